@@ -1,0 +1,28 @@
+# rxray_add_test(NAME name SOURCES a.c b.c LIBS lib... [LABELS l...] [TIMEOUT s])
+# One Criterion program per area, registered with ctest. Labels name what a
+# test needs (root, hugepages, gpu, dpdk) so `ctest -L`/`-LE` can select.
+function(rxray_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT RXRAY_HAVE_CRITERION)
+    return()
+  endif()
+  add_executable(test_${T_NAME} ${T_SOURCES})
+  target_link_libraries(test_${T_NAME} PRIVATE ${T_LIBS} PkgConfig::CRITERION)
+  target_compile_definitions(test_${T_NAME} PRIVATE
+    RXRAY_BIN="$<TARGET_FILE:rxray>" RXRAY_SRC_DIR="${PROJECT_SOURCE_DIR}")
+  add_test(NAME ${T_NAME} COMMAND test_${T_NAME} --verbose=0 -j1)
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  if(T_LABELS)
+    set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
+  endif()
+endfunction()
+
+# rxray_add_bench(name sources... LIBS libs...)
+function(rxray_add_bench name)
+  cmake_parse_arguments(B "" "" "LIBS" ${ARGN})
+  add_executable(bench_${name} ${B_UNPARSED_ARGUMENTS})
+  target_link_libraries(bench_${name} PRIVATE ${B_LIBS})
+endfunction()

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Clock sources for laps. The inline rxr_now() reads the native counter
+ * (TSC on x86, cntvct_el0 on aarch64) when that is the active source;
+ * anything else goes through rxr_clock_read_fn, chosen once here.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "rxray/probe.h"
+
+static uint64_t read_monotonic(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t (*rxr_clock_read_fn)(void) = read_monotonic;
+int rxr_clock_native;
+static struct rxr_clock active = {.source = RXR_CLOCK_MONOTONIC, .hz = 1e9, .invariant = true};
+
+static uint64_t read_native(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return read_monotonic();
+#endif
+}
+
+/*
+ * PMU cycle counter through a perf_event mmap page. The counter is per
+ * thread, so each thread opens its own event on first read. Reads follow
+ * the page's seqlock protocol (lock/index/offset, see perf_event.h).
+ */
+static __thread struct perf_event_mmap_page *pmu_page;
+static __thread int pmu_failed;
+
+static int pmu_open_self(void)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.size = sizeof(attr);
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+#if defined(__aarch64__)
+	attr.config1 = 0x2; /* arm64: request user access (perf_user_access sysctl) */
+#endif
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		return -errno;
+	void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd); /* the mapping keeps the event alive */
+	if (p == MAP_FAILED)
+		return -errno;
+	struct perf_event_mmap_page *pg = p;
+	if (!pg->cap_user_rdpmc || !pg->index) {
+		munmap(p, (size_t)sysconf(_SC_PAGESIZE));
+		return -EOPNOTSUPP;
+	}
+	pmu_page = pg;
+	return 0;
+}
+
+static uint64_t pmu_rdpmc(uint32_t idx)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(idx));
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v = 0;
+	if (idx == 31) /* perf index 32 = the dedicated cycle counter */
+		__asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
+	return v;
+#else
+	(void)idx;
+	return 0;
+#endif
+}
+
+static uint64_t read_pmu(void)
+{
+	if (!pmu_page) {
+		if (pmu_failed || pmu_open_self() < 0) {
+			pmu_failed = 1;
+			return 0;
+		}
+	}
+	struct perf_event_mmap_page *pg = pmu_page;
+	uint32_t seq, idx;
+	uint64_t count;
+	do {
+		seq = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
+		idx = pg->index;
+		count = (uint64_t)pg->offset;
+		if (idx) {
+			uint64_t pmc = pmu_rdpmc(idx - 1);
+			unsigned width = pg->pmc_width ? pg->pmc_width : 64;
+			if (width < 64) {
+				pmc <<= 64 - width;
+				count += (uint64_t)((int64_t)pmc >> (64 - width));
+			} else {
+				count += pmc;
+			}
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&pg->lock, __ATOMIC_RELAXED) != seq);
+	return count;
+}
+
+bool rxr_clock_tsc_invariant(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007)
+		return false;
+	__get_cpuid(0x80000007, &a, &b, &c, &d);
+	if (d & (1u << 8)) /* advanced power management: invariant TSC */
+		return true;
+	/* Hypervisors often hide the CPUID bit; the kernel's flags say it. */
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return false;
+	char line[4096];
+	bool constant = false, nonstop = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		constant = strstr(line, " constant_tsc") != NULL;
+		nonstop = strstr(line, " nonstop_tsc") != NULL;
+		break;
+	}
+	fclose(f);
+	return constant && nonstop;
+#else
+	return false;
+#endif
+}
+
+const char *rxr_clock_source_name(enum rxr_clock_source s)
+{
+	switch (s) {
+	case RXR_CLOCK_TSC: return "tsc";
+	case RXR_CLOCK_CNTVCT: return "cntvct";
+	case RXR_CLOCK_PMU: return "pmu";
+	case RXR_CLOCK_MONOTONIC: return "monotonic";
+	}
+	return "unknown";
+}
+
+static uint64_t (*source_reader(enum rxr_clock_source s))(void)
+{
+	switch (s) {
+	case RXR_CLOCK_TSC:
+	case RXR_CLOCK_CNTVCT: return read_native;
+	case RXR_CLOCK_PMU: return read_pmu;
+	case RXR_CLOCK_MONOTONIC: return read_monotonic;
+	}
+	return read_monotonic;
+}
+
+/* One (monotonic ns, ticks) pair, taken where the two reads sit closest. */
+static void pair_sample(uint64_t (*rd)(void), uint64_t *ns, uint64_t *ticks)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 16; i++) {
+		uint64_t a = read_monotonic();
+		uint64_t t = rd();
+		uint64_t b = read_monotonic();
+		if (b - a < best) {
+			best = b - a;
+			*ns = a + (b - a) / 2;
+			*ticks = t;
+		}
+	}
+}
+
+int rxr_clock_calibrate(enum rxr_clock_source s, unsigned ms, double *hz)
+{
+	uint64_t (*rd)(void) = source_reader(s);
+#if !defined(__x86_64__) && !defined(__i386__)
+	if (s == RXR_CLOCK_TSC)
+		return -ENOTSUP;
+#endif
+#if !defined(__aarch64__)
+	if (s == RXR_CLOCK_CNTVCT)
+		return -ENOTSUP;
+#endif
+	if (s == RXR_CLOCK_MONOTONIC) {
+		*hz = 1e9;
+		return 0;
+	}
+	if (s == RXR_CLOCK_PMU) {
+		rd();
+		if (!pmu_page)
+			return -EOPNOTSUPP;
+	}
+	if (!ms)
+		ms = 100;
+	uint64_t ns0 = 0, t0 = 0, ns1 = 0, t1 = 0;
+	pair_sample(rd, &ns0, &t0);
+	struct timespec req = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&req, &req) && errno == EINTR)
+		;
+	pair_sample(rd, &ns1, &t1);
+	if (ns1 <= ns0 || t1 <= t0)
+		return -EIO;
+	*hz = (double)(t1 - t0) * 1e9 / (double)(ns1 - ns0);
+	return 0;
+}
+
+static double measure_resolution_ns(uint64_t (*rd)(void), double hz)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t a = rd(), b;
+		do {
+			b = rd();
+		} while (b == a);
+		if (b - a < best)
+			best = b - a;
+	}
+	return (double)best * 1e9 / hz;
+}
+
+static enum rxr_clock_source pick_source(void)
+{
+	const char *force = getenv("RXRAY_CLOCK");
+	if (force) {
+		if (!strcmp(force, "tsc"))
+			return RXR_CLOCK_TSC;
+		if (!strcmp(force, "cntvct"))
+			return RXR_CLOCK_CNTVCT;
+		if (!strcmp(force, "pmu"))
+			return RXR_CLOCK_PMU;
+		if (!strcmp(force, "monotonic"))
+			return RXR_CLOCK_MONOTONIC;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	return rxr_clock_tsc_invariant() ? RXR_CLOCK_TSC : RXR_CLOCK_MONOTONIC;
+#elif defined(__aarch64__)
+	read_pmu();
+	return pmu_page ? RXR_CLOCK_PMU : RXR_CLOCK_CNTVCT;
+#else
+	return RXR_CLOCK_MONOTONIC;
+#endif
+}
+
+int rxr_clock_init(unsigned calib_ms)
+{
+	struct rxr_clock c;
+	memset(&c, 0, sizeof(c));
+	c.source = pick_source();
+	c.invariant = true;
+	double hz = 0;
+	int rc = rxr_clock_calibrate(c.source, calib_ms, &hz);
+	if (rc < 0 && c.source != RXR_CLOCK_MONOTONIC) {
+		snprintf(c.note, sizeof(c.note), "%s unavailable (%s): clock_gettime fallback",
+			 rxr_clock_source_name(c.source), strerror(-rc));
+		c.source = RXR_CLOCK_MONOTONIC;
+		rc = rxr_clock_calibrate(c.source, calib_ms, &hz);
+	}
+	if (rc < 0)
+		return rc;
+	c.hz = hz;
+	if (c.source == RXR_CLOCK_TSC)
+		c.invariant = rxr_clock_tsc_invariant();
+	if (c.source == RXR_CLOCK_PMU)
+		c.invariant = false; /* cycles follow the core's frequency */
+
+	rxr_clock_read_fn = source_reader(c.source);
+	rxr_clock_native = (c.source == RXR_CLOCK_TSC || c.source == RXR_CLOCK_CNTVCT);
+	c.resolution_ns = measure_resolution_ns(rxr_clock_read_fn, c.hz);
+	if (!c.note[0]) {
+		if (c.source == RXR_CLOCK_CNTVCT)
+			snprintf(c.note, sizeof(c.note),
+				 "cntvct_el0 at %.1f MHz: coarse, %.1f ns per tick", c.hz / 1e6,
+				 1e9 / c.hz);
+		else if (c.source == RXR_CLOCK_MONOTONIC)
+			snprintf(c.note, sizeof(c.note), "clock_gettime: ns units, costly reads");
+		else if (c.source == RXR_CLOCK_TSC && !c.invariant)
+			snprintf(c.note, sizeof(c.note), "TSC is not invariant: forced");
+	}
+	active = c;
+	active.lap_cost_cycles = rxr_probe_measure_lap_cost(0);
+	return 0;
+}
+
+const struct rxr_clock *rxr_clock_get(void)
+{
+	return &active;
+}
+
+uint64_t rxr_clock_read(void)
+{
+	return rxr_now();
+}
+
+double rxr_clock_to_ns(uint64_t ticks)
+{
+	return active.hz > 0 ? (double)ticks * 1e9 / active.hz : (double)ticks;
+}

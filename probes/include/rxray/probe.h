@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray probe library: where each cycle of a receive path goes.
+ *
+ * A measured thread owns one struct rxr_probe. Its hot loop calls
+ * rxr_lap(p, STAGE, pkts) at every stage boundary: one clock read, and the
+ * cycles since the previous lap are charged to STAGE, with the number of
+ * packets that stage handled. Per stage the probe keeps count, packets,
+ * cycles, min, max and a log-linear histogram of lap lengths.
+ *
+ * Modes are chosen at compile time with RXRAY_PROBE_MODE (the CMake option
+ * RXRAY_PROBES): 0 = off (every call compiles to nothing), 1 = counters,
+ * 2 = full (counters + sampled per-packet laps into a bounded ring + NVTX
+ * ranges per burst). A translation unit may define RXRAY_PROBE_MODE itself
+ * before including this header (the probe_cost bench does, to compare modes
+ * in one binary).
+ *
+ * Error rule (the project's): functions that can fail return 0 or a
+ * negative errno; constructors return NULL and set errno. Free functions
+ * accept NULL. Usable from C and C++.
+ */
+#ifndef RXRAY_PROBE_H
+#define RXRAY_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef RXRAY_PROBE_MODE
+#define RXRAY_PROBE_MODE 1
+#endif
+#define RXR_MODE_OFF 0
+#define RXR_MODE_COUNTERS 1
+#define RXR_MODE_FULL 2
+
+/*
+ * Stage ids. Extend at the end, never renumber: result files name stages
+ * by string (rxr_stage_name), but bench tables and traces use the ids.
+ */
+enum rxr_stage {
+	RXR_ST_CQE_POLL = 0,   /* poll completions / rte_eth_rx_burst */
+	RXR_ST_BUF_ALLOC,      /* replacement buffer allocation */
+	RXR_ST_SGE_SETUP,      /* WQE data segment rewrite (+ lkey lookup) */
+	RXR_ST_HDR_WRITE,      /* NIC: header bytes land in host memory */
+	RXR_ST_HDR_READ,       /* app/RX: first touch of the header */
+	RXR_ST_CHAIN,          /* mbuf chain link / segment bookkeeping */
+	RXR_ST_DOORBELL,       /* doorbell record update */
+	RXR_ST_HANDOFF,        /* burst hand-off to the app thread */
+	RXR_ST_APP,            /* the application's per-packet work */
+	RXR_ST_FREE,           /* buffer release / rte_pktmbuf_free_bulk */
+	RXR_ST_GPU,            /* GPU-side work */
+	RXR_ST_IDLE,           /* nothing to do: empty poll, pacing wait */
+	RXR_ST_PAYLOAD_WRITE,  /* NIC: payload bytes (or stamp) placed */
+	RXR_ST_CQE_WRITE,      /* NIC: completion entry written */
+	RXR_ST_COUNT
+};
+
+/* Name of a stage ("cqe_poll", ...) or NULL when out of range. */
+const char *rxr_stage_name(enum rxr_stage s);
+/* Stage id for a name, or -1 when unknown. */
+int rxr_stage_from_name(const char *name);
+
+/* ---------------------------------------------------------------- clock */
+
+enum rxr_clock_source {
+	RXR_CLOCK_TSC = 0,      /* x86 rdtsc (invariant TSC required) */
+	RXR_CLOCK_CNTVCT,       /* aarch64 generic timer: coarse, says so */
+	RXR_CLOCK_PMU,          /* perf_event mmap page user read (aarch64) */
+	RXR_CLOCK_MONOTONIC,    /* clock_gettime: last resort, ns units */
+};
+
+struct rxr_clock {
+	enum rxr_clock_source source;
+	double hz;              /* ticks per second, calibrated */
+	double resolution_ns;   /* smallest observable step */
+	bool invariant;         /* TSC: constant + nonstop; else true */
+	double lap_cost_cycles; /* median cost of one lap, measured */
+	char note[96];          /* e.g. "cntvct_el0 at 25 MHz: coarse" */
+};
+
+/*
+ * Pick the best clock this machine allows, calibrate it against
+ * CLOCK_MONOTONIC over calib_ms milliseconds (0 = 100 ms), measure the
+ * lap cost, and make it the clock used by every probe in this process.
+ * Thread-safe to call once before measured threads start. Returns 0 or
+ * -errno. The result is readable through rxr_clock_get().
+ * RXRAY_CLOCK=monotonic|tsc in the environment forces a source.
+ */
+int rxr_clock_init(unsigned calib_ms);
+/* The calibrated clock (zeroed until rxr_clock_init succeeded). */
+const struct rxr_clock *rxr_clock_get(void);
+/* Name of a clock source ("tsc", "cntvct", "pmu", "monotonic"). */
+const char *rxr_clock_source_name(enum rxr_clock_source s);
+/* Calibrate a specific source over ms milliseconds; hz out. 0 or -errno. */
+int rxr_clock_calibrate(enum rxr_clock_source s, unsigned ms, double *hz);
+/* True when this x86 CPU reports constant and nonstop TSC. */
+bool rxr_clock_tsc_invariant(void);
+
+/* Slow-path read of the active clock (function pointer behind it). */
+uint64_t rxr_clock_read(void);
+/* Ticks -> nanoseconds with the calibrated frequency. */
+double rxr_clock_to_ns(uint64_t ticks);
+
+extern uint64_t (*rxr_clock_read_fn)(void);
+extern int rxr_clock_native;
+
+/* Inline fast read: the native counter when it is the active source. */
+static inline uint64_t rxr_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_expect(rxr_clock_native, 1)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+#elif defined(__aarch64__)
+	if (__builtin_expect(rxr_clock_native, 1)) {
+		uint64_t v;
+		__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+		return v;
+	}
+#endif
+	return rxr_clock_read_fn();
+}
+
+/* Spin until `ticks` clock ticks have passed since `from`; returns now. */
+static inline uint64_t rxr_spin_until(uint64_t from, uint64_t ticks)
+{
+	uint64_t t;
+	do {
+		t = rxr_now();
+	} while (t - from < ticks);
+	return t;
+}
+
+/* ------------------------------------------------------------ histogram */
+
+/*
+ * Log-linear histogram: values < 16 exact; above, 16 linear sub-buckets
+ * per power of two, so a bucket is at most 1/16 of its lower bound wide.
+ * Percentiles report the bucket midpoint (relative error <= 1/32), clamped
+ * to the recorded min and max.
+ */
+#define RXR_HIST_SUB_BITS 4
+#define RXR_HIST_SUB (1u << RXR_HIST_SUB_BITS)
+#define RXR_HIST_MAX_EXP 44 /* values >= 2^44 land in the last bucket */
+#define RXR_HIST_BUCKETS (RXR_HIST_SUB + (RXR_HIST_MAX_EXP - RXR_HIST_SUB_BITS + 1) * RXR_HIST_SUB)
+
+static inline unsigned rxr_hist_bucket(uint64_t v)
+{
+	if (v < RXR_HIST_SUB)
+		return (unsigned)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v);
+	if (e > RXR_HIST_MAX_EXP)
+		return RXR_HIST_BUCKETS - 1;
+	unsigned sub = (unsigned)(v >> (e - RXR_HIST_SUB_BITS)) & (RXR_HIST_SUB - 1);
+	return RXR_HIST_SUB + (e - RXR_HIST_SUB_BITS) * RXR_HIST_SUB + sub;
+}
+/* Lowest value that falls in bucket b, and the bucket's width. */
+uint64_t rxr_hist_bucket_low(unsigned b);
+uint64_t rxr_hist_bucket_width(unsigned b);
+
+/* One stage's accumulator. */
+struct rxr_acc {
+	uint64_t count;   /* laps */
+	uint64_t packets; /* packets those laps handled */
+	uint64_t cycles;  /* sum of lap lengths */
+	uint64_t min, max;
+	uint64_t hist[RXR_HIST_BUCKETS];
+};
+
+void rxr_acc_reset(struct rxr_acc *a);
+static inline void rxr_acc_record(struct rxr_acc *a, uint64_t cyc, uint32_t pkts)
+{
+	a->count++;
+	a->packets += pkts;
+	a->cycles += cyc;
+	if (cyc < a->min)
+		a->min = cyc;
+	if (cyc > a->max)
+		a->max = cyc;
+	a->hist[rxr_hist_bucket(cyc)]++;
+}
+/* dst += src (counts, sums, min/max, histograms). */
+void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src);
+/* Value at quantile q in [0,1] (0 when empty). */
+uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q);
+
+/* ---------------------------------------------------------------- probe */
+
+/* One sampled per-packet lap (full mode), for traces. */
+struct rxr_sample {
+	uint64_t start;  /* clock ticks at the start of the stage */
+	uint32_t cycles; /* stage length (saturated) */
+	uint16_t stage;
+	uint16_t thread; /* rxr_probe.thread_id */
+	uint64_t seq;    /* sampled packet/burst number */
+};
+
+struct rxr_probe {
+	/* hot: written every lap */
+	uint64_t last;          /* clock at the previous lap */
+	uint64_t busy_packets;  /* packets this thread handled */
+	uint64_t sample_seq;    /* full mode: bursts seen */
+	uint32_t sample_mask;   /* full mode: sample 1 in (mask+1) */
+	uint32_t sampling;      /* full mode: current burst is sampled */
+	uint64_t inject[RXR_ST_COUNT]; /* ticks to spin inside a stage */
+	struct rxr_acc st[RXR_ST_COUNT];
+
+	/* cold */
+	char role[8];           /* "rx", "app", "nic" */
+	int core;               /* pinned core or -1 */
+	uint16_t thread_id;
+	struct rxr_sample *ring;/* full mode: sampled laps */
+	uint32_t ring_size;     /* power of two */
+	uint64_t ring_head;     /* records written (mod ring_size) */
+	uint64_t ring_overflow; /* records that overwrote older ones */
+	uint64_t ring_readers;  /* reserved */
+} __attribute__((aligned(64)));
+
+/*
+ * Allocate a probe for a thread with the given role ("rx", "app", "nic")
+ * pinned to core (-1 = unpinned). sample_shift k: in full mode, sample one
+ * burst in 2^k into a ring of ring_size records (rounded up to a power of
+ * two; 0 = 4096 in full builds, no ring otherwise). Returns NULL and sets errno (EINVAL, ENOMEM).
+ * Free with rxr_probe_free.
+ */
+struct rxr_probe *rxr_probe_new(const char *role, int core, unsigned sample_shift,
+				uint32_t ring_size);
+void rxr_probe_free(struct rxr_probe *p);
+/* Zero the accumulators and restart the lap clock (keeps injection). */
+void rxr_probe_reset(struct rxr_probe *p);
+/* Spin `ticks` clock ticks inside stage s on every lap that closes it. */
+void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks);
+/* Sum of cycles over every stage except idle. */
+uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p);
+/* Merge src's accumulators into dst (dst's role/core unchanged). */
+void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src);
+/* Copy up to max sampled laps (oldest first) into out; returns count. */
+size_t rxr_probe_samples(const struct rxr_probe *p, struct rxr_sample *out, size_t max);
+
+/* NVTX (full mode): registers the "rxray" domain and stage strings. */
+void rxr_nvtx_init(void);
+void rxr_nvtx_push(enum rxr_stage s);
+void rxr_nvtx_pop(void);
+
+/* Append one sampled lap to p's ring (full mode's rxr_lap calls it). */
+void rxr_sample_record(struct rxr_probe *p, enum rxr_stage s, uint64_t start, uint64_t cyc);
+
+/* Start (or restart) the lap clock, e.g. at the top of the hot loop. */
+static inline void rxr_lap_start(struct rxr_probe *p)
+{
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF
+	p->last = rxr_now();
+#else
+	(void)p;
+#endif
+}
+
+/*
+ * Close stage s: charge the ticks since the previous lap to s, attributing
+ * pkts packets to it. One clock read. When an injection is set for s, spin
+ * first so the injected ticks land inside s.
+ */
+static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
+{
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF
+	uint64_t t;
+	if (__builtin_expect(p->inject[s] != 0, 0))
+		t = rxr_spin_until(p->last, p->inject[s]);
+	else
+		t = rxr_now();
+	uint64_t d = t - p->last;
+#if RXRAY_PROBE_MODE == RXR_MODE_FULL
+	if (p->sampling)
+		rxr_sample_record(p, s, p->last, d);
+#endif
+	p->last = t;
+	rxr_acc_record(&p->st[s], d, pkts);
+#else
+	(void)p;
+	(void)s;
+	(void)pkts;
+#endif
+}
+
+/*
+ * Inject spin without a lap: for stages an engine does not lap itself
+ * (rarely needed; rxr_lap already spins).
+ */
+static inline void rxr_inject_spin(struct rxr_probe *p, enum rxr_stage s)
+{
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF
+	if (p->inject[s])
+		rxr_spin_until(rxr_now(), p->inject[s]);
+#else
+	(void)p;
+	(void)s;
+#endif
+}
+
+/*
+ * Burst brackets: count packets the thread handled and, in full mode,
+ * decide whether this burst is sampled and open/close an NVTX range.
+ */
+static inline void rxr_burst_begin(struct rxr_probe *p)
+{
+#if RXRAY_PROBE_MODE == RXR_MODE_FULL
+	p->sampling = (p->sample_seq++ & p->sample_mask) == 0;
+	rxr_nvtx_push(RXR_ST_CQE_POLL);
+#else
+	(void)p;
+#endif
+}
+
+static inline void rxr_burst_end(struct rxr_probe *p, uint32_t pkts)
+{
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF
+	p->busy_packets += pkts;
+#if RXRAY_PROBE_MODE == RXR_MODE_FULL
+	p->sampling = 0;
+	rxr_nvtx_pop();
+#endif
+#else
+	(void)p;
+	(void)pkts;
+#endif
+}
+
+/*
+ * Lap cost self-calibration: median ticks of one rxr_lap in this build's
+ * mode, measured over `iters` laps (0 = 100000). Also stored in the clock.
+ */
+double rxr_probe_measure_lap_cost(unsigned iters);
+
+/* Parse "STAGE=CYCLES" (cycles with k/M suffixes). 0 or -EINVAL. */
+int rxr_inject_parse(const char *spec, enum rxr_stage *s, uint64_t *cycles);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_PROBE_H */

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run result ("rxray.run/1"): one JSON document per run. The writer
+ * builds it from live probes; the reader parses it back into the same
+ * struct (per-stage summaries instead of histograms) for the analyzers.
+ *
+ * Required fields (never renamed, see DESIGN.md "Formats"):
+ *   schema, config{}, env{}, counters{offered, received, out_of_buffer,
+ *   nombuf, app_dropped, errors}, rates{offered_mpps, rx_mpps, loss},
+ *   clock{source, hz, lap_cost_cycles},
+ *   threads[{role, core, packets, busy_cycles, stages{<name>{count,
+ *   packets, cycles, cycles_per_packet, min, max, p50, p99}}}]
+ * Added here: stages also carry p90; a thread may carry "samples" (full
+ * probe mode: sampled per-packet laps, {"fields": [...], "data": [[...]]}).
+ * Every other top-level member is kept in r->extra: the writer emits each
+ * member of r->extra at the top level and the reader puts every top-level
+ * member it does not know there (e.g. "trial", "nic", "mempool").
+ *
+ * Ownership: a struct rxr_result owns its json_t references (config, env,
+ * extra) and its threads array; rxr_result_free releases all of it.
+ */
+#ifndef RXRAY_RESULT_H
+#define RXRAY_RESULT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rxray/probe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RXR_RUN_SCHEMA "rxray.run/1"
+
+struct rxr_counters {
+	uint64_t offered;       /* packets the wire/generator offered */
+	uint64_t received;      /* packets delivered to the application */
+	uint64_t out_of_buffer; /* arrived with no WQE posted (imissed) */
+	uint64_t nombuf;        /* replacement allocation failed (rx_nombuf) */
+	uint64_t app_dropped;   /* hand-off ring full */
+	uint64_t errors;        /* error CQEs, bad SGEs, sequence faults */
+};
+
+/* offered == received + out_of_buffer + nombuf + app_dropped */
+static inline bool rxr_counters_conserved(const struct rxr_counters *c)
+{
+	return c->offered == c->received + c->out_of_buffer + c->nombuf + c->app_dropped;
+}
+
+struct rxr_stage_sum {
+	uint64_t count, packets, cycles, min, max;
+	uint64_t p50, p90, p99;
+	double cycles_per_packet;
+};
+
+struct rxr_thread_result {
+	char role[8];
+	int core;
+	uint64_t packets;
+	uint64_t busy_cycles;
+	struct rxr_stage_sum st[RXR_ST_COUNT];
+	uint32_t stage_mask; /* bit s set when stage s was present/recorded */
+	struct rxr_sample *samples; /* owned; sampled laps (full mode) or NULL */
+	size_t nsamples;
+};
+
+struct rxr_result {
+	json_t *config;  /* owned; object */
+	json_t *env;     /* owned; object */
+	json_t *extra;   /* owned; object: other top-level members */
+	struct rxr_counters c;
+	double offered_mpps, rx_mpps, loss, seconds;
+	struct {
+		char source[16];
+		double hz;
+		double lap_cost_cycles;
+	} clock;
+	size_t nthreads;
+	struct rxr_thread_result *threads; /* owned */
+};
+
+/* New empty result with empty config/env objects. NULL + errno on failure. */
+struct rxr_result *rxr_result_new(void);
+void rxr_result_free(struct rxr_result *r);
+
+/* Append a thread from a live probe (summarises its accumulators). */
+int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p);
+/* Fill clock{} from the calibrated process clock. */
+void rxr_result_set_clock(struct rxr_result *r);
+/* Derive rates{} from counters and seconds. */
+void rxr_result_set_rates(struct rxr_result *r, double seconds);
+/* Fill env{} with host facts (kernel, cpu model, cores, hostname, date). */
+void rxr_result_fill_env(struct rxr_result *r);
+
+/* Build the JSON document (new reference). NULL on ENOMEM. */
+json_t *rxr_result_to_json(const struct rxr_result *r);
+/*
+ * Write the document to path atomically (temp file + fsync + rename), or
+ * to stdout when path is "-". 0 or -errno.
+ */
+int rxr_result_write(const struct rxr_result *r, const char *path);
+
+/*
+ * Parse a document. On error returns NULL and writes one line
+ * "<src>:<line>: <field>: <what>" into err (errlen bytes); src names the
+ * input in messages (a file path). Rejects wrong or missing schema,
+ * missing required fields and wrong types.
+ */
+struct rxr_result *rxr_result_from_json(const json_t *doc, const char *src, char *err,
+					size_t errlen);
+struct rxr_result *rxr_result_read(const char *path, char *err, size_t errlen);
+/* Parse from a string (one JSONL line); line is the 1-based line number. */
+struct rxr_result *rxr_result_parse(const char *text, const char *src, int line, char *err,
+				    size_t errlen);
+
+/*
+ * The receive-side thread (role other than "nic": the NIC is the
+ * generator) whose busy cycles/packet is highest; -1 when none.
+ */
+int rxr_result_bottleneck(const struct rxr_result *r);
+/* busy cycles per packet of a thread (0 when it handled none). */
+double rxr_thread_cycles_per_packet(const struct rxr_thread_result *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_RESULT_H */

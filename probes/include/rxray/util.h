@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small shared helpers: numbers with units ("1M", "2s", "64k", "12.5M"),
+ * range-checked; the one-line error convention; core pinning.
+ *
+ * Exit codes across rxray: 0 success, 1 runtime failure, 2 bad input.
+ */
+#ifndef RXRAY_UTIL_H
+#define RXRAY_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RXR_EXIT_OK 0
+#define RXR_EXIT_RUNTIME 1
+#define RXR_EXIT_USAGE 2
+
+/*
+ * Parse an unsigned count with an optional decimal suffix k/K, m/M, g/G
+ * (10^3, 10^6, 10^9) or binary Ki/Mi/Gi; fractions allowed with a suffix
+ * ("1.5M"). Range-checked against [min, max]. 0 or -EINVAL / -ERANGE.
+ */
+int rxr_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* A rate in packets per second: "12M", "500k", "max" (-> 0). */
+int rxr_parse_rate(const char *s, double *pps);
+/* A duration: "2", "2s", "500ms", "1.5s", "1m". Out in seconds. */
+int rxr_parse_seconds(const char *s, double min, double max, double *out);
+/* A double in [min, max]. */
+int rxr_parse_double(const char *s, double min, double max, double *out);
+
+/*
+ * Print "rxray <verb>: <message>\n" to stderr. The project's one error
+ * line; callers then return RXR_EXIT_USAGE or RXR_EXIT_RUNTIME.
+ */
+void rxr_err(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, returning RXR_EXIT_USAGE, for option errors: "--frame: ..." */
+int rxr_usage_err(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Pin the calling thread to core (>= 0). 0 or -errno. */
+int rxr_pin_self(int core);
+/* Number of cores this process may run on. */
+int rxr_cores_available(void);
+/* The i-th core of this process's affinity mask, or -1. */
+int rxr_core_nth(int i);
+
+/* Monotonic seconds (clock_gettime). */
+double rxr_mono_seconds(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_UTIL_H */

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/* Probe contexts, accumulators, histograms and sampled laps. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/probe.h"
+#include "rxray/util.h"
+
+static const char *const stage_names[RXR_ST_COUNT] = {
+    [RXR_ST_CQE_POLL] = "cqe_poll",
+    [RXR_ST_BUF_ALLOC] = "buf_alloc",
+    [RXR_ST_SGE_SETUP] = "sge_setup",
+    [RXR_ST_HDR_WRITE] = "hdr_write",
+    [RXR_ST_HDR_READ] = "hdr_read",
+    [RXR_ST_CHAIN] = "chain",
+    [RXR_ST_DOORBELL] = "doorbell",
+    [RXR_ST_HANDOFF] = "handoff",
+    [RXR_ST_APP] = "app",
+    [RXR_ST_FREE] = "free",
+    [RXR_ST_GPU] = "gpu",
+    [RXR_ST_IDLE] = "idle",
+    [RXR_ST_PAYLOAD_WRITE] = "payload_write",
+    [RXR_ST_CQE_WRITE] = "cqe_write",
+};
+
+const char *rxr_stage_name(enum rxr_stage s)
+{
+	return (unsigned)s < RXR_ST_COUNT ? stage_names[s] : NULL;
+}
+
+int rxr_stage_from_name(const char *name)
+{
+	for (int i = 0; name && i < RXR_ST_COUNT; i++)
+		if (!strcmp(stage_names[i], name))
+			return i;
+	return -1;
+}
+
+uint64_t rxr_hist_bucket_low(unsigned b)
+{
+	if (b < RXR_HIST_SUB)
+		return b;
+	unsigned e = (b - RXR_HIST_SUB) / RXR_HIST_SUB + RXR_HIST_SUB_BITS;
+	unsigned sub = (b - RXR_HIST_SUB) % RXR_HIST_SUB;
+	return (1ull << e) + ((uint64_t)sub << (e - RXR_HIST_SUB_BITS));
+}
+
+uint64_t rxr_hist_bucket_width(unsigned b)
+{
+	if (b < RXR_HIST_SUB)
+		return 1;
+	unsigned e = (b - RXR_HIST_SUB) / RXR_HIST_SUB + RXR_HIST_SUB_BITS;
+	return 1ull << (e - RXR_HIST_SUB_BITS);
+}
+
+void rxr_acc_reset(struct rxr_acc *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->min = UINT64_MAX;
+}
+
+void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src)
+{
+	if (!src->count)
+		return;
+	dst->count += src->count;
+	dst->packets += src->packets;
+	dst->cycles += src->cycles;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	for (unsigned i = 0; i < RXR_HIST_BUCKETS; i++)
+		dst->hist[i] += src->hist[i];
+}
+
+uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q)
+{
+	if (!a->count)
+		return 0;
+	if (q < 0)
+		q = 0;
+	if (q > 1)
+		q = 1;
+	/* rank of the wanted value, 1-based: the smallest r with r >= q*count */
+	uint64_t rank = (uint64_t)(q * (double)a->count);
+	if ((double)rank < q * (double)a->count)
+		rank++;
+	if (rank == 0)
+		rank = 1;
+	uint64_t seen = 0;
+	for (unsigned b = 0; b < RXR_HIST_BUCKETS; b++) {
+		seen += a->hist[b];
+		if (seen < rank)
+			continue;
+		uint64_t w = rxr_hist_bucket_width(b);
+		uint64_t v = rxr_hist_bucket_low(b) + (w - 1) / 2;
+		if (v < a->min)
+			v = a->min;
+		if (v > a->max)
+			v = a->max;
+		return v;
+	}
+	return a->max;
+}
+
+struct rxr_probe *rxr_probe_new(const char *role, int core, unsigned sample_shift,
+				uint32_t ring_size)
+{
+	if (!role || strlen(role) >= sizeof(((struct rxr_probe *)0)->role) || sample_shift > 31) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rxr_probe *p = aligned_alloc(64, sizeof(*p));
+	if (!p)
+		return NULL;
+	memset(p, 0, sizeof(*p));
+	snprintf(p->role, sizeof(p->role), "%s", role);
+	p->core = core;
+	p->sample_mask = (1u << sample_shift) - 1;
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		rxr_acc_reset(&p->st[s]);
+	/* The ring exists in full builds, or when a caller asks for one (a
+	 * translation unit compiled in full mode over a counters library). */
+	if (RXRAY_PROBE_MODE == RXR_MODE_FULL || ring_size) {
+		uint32_t n = ring_size ? ring_size : 4096;
+		uint32_t pow2 = 1;
+		while (pow2 < n && pow2 < (1u << 24))
+			pow2 <<= 1;
+		p->ring = calloc(pow2, sizeof(*p->ring));
+		if (!p->ring) {
+			free(p);
+			errno = ENOMEM;
+			return NULL;
+		}
+		p->ring_size = pow2;
+	}
+	p->last = rxr_now();
+	return p;
+}
+
+void rxr_probe_free(struct rxr_probe *p)
+{
+	if (!p)
+		return;
+	free(p->ring);
+	free(p);
+}
+
+void rxr_probe_reset(struct rxr_probe *p)
+{
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		rxr_acc_reset(&p->st[s]);
+	p->busy_packets = 0;
+	p->sample_seq = 0;
+	p->ring_head = 0;
+	p->ring_overflow = 0;
+	p->last = rxr_now();
+}
+
+void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks)
+{
+	if ((unsigned)s < RXR_ST_COUNT)
+		p->inject[s] = ticks;
+}
+
+uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
+{
+	uint64_t sum = 0;
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		if (s != RXR_ST_IDLE)
+			sum += p->st[s].cycles;
+	return sum;
+}
+
+void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
+{
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		rxr_acc_merge(&dst->st[s], &src->st[s]);
+	dst->busy_packets += src->busy_packets;
+	dst->ring_overflow += src->ring_overflow;
+}
+
+void rxr_sample_record(struct rxr_probe *p, enum rxr_stage s, uint64_t start, uint64_t cyc)
+{
+	if (!p->ring_size)
+		return;
+	if (p->ring_head >= p->ring_size)
+		p->ring_overflow++;
+	struct rxr_sample *r = &p->ring[p->ring_head & (p->ring_size - 1)];
+	r->start = start;
+	r->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
+	r->stage = (uint16_t)s;
+	r->thread = p->thread_id;
+	r->seq = p->sample_seq - 1;
+	p->ring_head++;
+}
+
+size_t rxr_probe_samples(const struct rxr_probe *p, struct rxr_sample *out, size_t max)
+{
+	if (!p->ring_size)
+		return 0;
+	uint64_t n = p->ring_head < p->ring_size ? p->ring_head : p->ring_size;
+	uint64_t first = p->ring_head - n;
+	size_t k = 0;
+	for (uint64_t i = first; i < p->ring_head && k < max; i++)
+		out[k++] = p->ring[i & (p->ring_size - 1)];
+	return k;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+double rxr_probe_measure_lap_cost(unsigned iters)
+{
+	enum { PER_ROUND = 256, MAX_ROUNDS = 2048 };
+	if (!iters)
+		iters = 100000;
+	unsigned rounds = iters / PER_ROUND;
+	if (rounds < 9)
+		rounds = 9;
+	if (rounds > MAX_ROUNDS)
+		rounds = MAX_ROUNDS;
+	struct rxr_probe *p = rxr_probe_new("cal", -1, 0, 0);
+	uint64_t *cost = malloc(rounds * sizeof(*cost));
+	if (!p || !cost) {
+		rxr_probe_free(p);
+		free(cost);
+		return 0;
+	}
+	for (unsigned r = 0; r < rounds; r++) {
+		uint64_t t0 = rxr_now();
+		rxr_lap_start(p);
+		for (unsigned i = 0; i < PER_ROUND; i++)
+			rxr_lap(p, (enum rxr_stage)(i & 3), 1);
+		cost[r] = rxr_now() - t0;
+	}
+	qsort(cost, rounds, sizeof(*cost), cmp_u64);
+	double med = (double)cost[rounds / 2] / PER_ROUND;
+	free(cost);
+	rxr_probe_free(p);
+	return med;
+}
+
+int rxr_inject_parse(const char *spec, enum rxr_stage *s, uint64_t *cycles)
+{
+	const char *eq = spec ? strchr(spec, '=') : NULL;
+	if (!eq || eq == spec)
+		return -EINVAL;
+	char name[32];
+	size_t len = (size_t)(eq - spec);
+	if (len >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, spec, len);
+	name[len] = '\0';
+	int id = rxr_stage_from_name(name);
+	if (id < 0)
+		return -EINVAL;
+	uint64_t v;
+	if (rxr_parse_u64(eq + 1, 0, 1000000000ull, &v) < 0)
+		return -EINVAL;
+	*s = (enum rxr_stage)id;
+	*cycles = v;
+	return 0;
+}

@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/* The run result: "rxray.run/1" writer and reader (jansson). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rxray/result.h"
+#include "rxray/util.h"
+
+/* Cap on sampled laps carried per thread, so a result stays small. */
+#define RESULT_MAX_SAMPLES 4096
+
+static const char *const required_keys[] = {"schema", "config", "env", "counters",
+					     "rates", "clock", "threads"};
+
+struct rxr_result *rxr_result_new(void)
+{
+	struct rxr_result *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->config = json_object();
+	r->env = json_object();
+	r->extra = json_object();
+	if (!r->config || !r->env || !r->extra) {
+		rxr_result_free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(r->clock.source, sizeof(r->clock.source), "unknown");
+	return r;
+}
+
+void rxr_result_free(struct rxr_result *r)
+{
+	if (!r)
+		return;
+	json_decref(r->config);
+	json_decref(r->env);
+	json_decref(r->extra);
+	for (size_t i = 0; i < r->nthreads; i++)
+		free(r->threads[i].samples);
+	free(r->threads);
+	free(r);
+}
+
+static struct rxr_thread_result *add_thread(struct rxr_result *r)
+{
+	struct rxr_thread_result *t = realloc(r->threads, (r->nthreads + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	r->threads = t;
+	t = &r->threads[r->nthreads++];
+	memset(t, 0, sizeof(*t));
+	return t;
+}
+
+int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
+{
+	struct rxr_thread_result *t = add_thread(r);
+	if (!t)
+		return -ENOMEM;
+	snprintf(t->role, sizeof(t->role), "%s", p->role);
+	t->core = p->core;
+	t->busy_cycles = rxr_probe_busy_cycles(p);
+	t->packets = p->busy_packets;
+	if (!t->packets) /* a thread that never closed a burst: best evidence */
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			if (s != RXR_ST_IDLE && p->st[s].packets > t->packets)
+				t->packets = p->st[s].packets;
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		const struct rxr_acc *a = &p->st[s];
+		if (!a->count)
+			continue;
+		struct rxr_stage_sum *ss = &t->st[s];
+		ss->count = a->count;
+		ss->packets = a->packets;
+		ss->cycles = a->cycles;
+		ss->min = a->min;
+		ss->max = a->max;
+		ss->p50 = rxr_acc_percentile(a, 0.50);
+		ss->p90 = rxr_acc_percentile(a, 0.90);
+		ss->p99 = rxr_acc_percentile(a, 0.99);
+		uint64_t den = t->packets ? t->packets : a->packets;
+		ss->cycles_per_packet = den ? (double)a->cycles / (double)den : 0;
+		t->stage_mask |= 1u << s;
+	}
+	if (p->ring_size && p->ring_head) {
+		size_t want = p->ring_head < p->ring_size ? p->ring_head : p->ring_size;
+		if (want > RESULT_MAX_SAMPLES)
+			want = RESULT_MAX_SAMPLES;
+		t->samples = malloc(want * sizeof(*t->samples));
+		if (!t->samples)
+			return -ENOMEM;
+		t->nsamples = rxr_probe_samples(p, t->samples, want);
+	}
+	return 0;
+}
+
+void rxr_result_set_clock(struct rxr_result *r)
+{
+	const struct rxr_clock *c = rxr_clock_get();
+	snprintf(r->clock.source, sizeof(r->clock.source), "%s",
+		 rxr_clock_source_name(c->source));
+	r->clock.hz = c->hz;
+	r->clock.lap_cost_cycles = c->lap_cost_cycles;
+}
+
+void rxr_result_set_rates(struct rxr_result *r, double seconds)
+{
+	r->seconds = seconds;
+	if (seconds > 0) {
+		r->offered_mpps = (double)r->c.offered / seconds / 1e6;
+		r->rx_mpps = (double)r->c.received / seconds / 1e6;
+	}
+	r->loss = r->c.offered ? 1.0 - (double)r->c.received / (double)r->c.offered : 0;
+}
+
+static void read_first_line(const char *path, const char *key, char *out, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		if (key && strncmp(line, key, strlen(key)))
+			continue;
+		char *v = key ? strchr(line, ':') : line;
+		if (!v)
+			continue;
+		v += key ? 1 : 0;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		v[strcspn(v, "\n")] = '\0';
+		snprintf(out, len, "%s", v);
+		break;
+	}
+	fclose(f);
+}
+
+void rxr_result_fill_env(struct rxr_result *r)
+{
+	struct utsname u;
+	if (!uname(&u)) {
+		json_object_set_new(r->env, "kernel", json_string(u.release));
+		json_object_set_new(r->env, "machine", json_string(u.machine));
+		json_object_set_new(r->env, "hostname", json_string(u.nodename));
+	}
+	char cpu[256] = "";
+	read_first_line("/proc/cpuinfo", "model name", cpu, sizeof(cpu));
+	if (!cpu[0])
+		read_first_line("/proc/cpuinfo", "CPU part", cpu, sizeof(cpu));
+	json_object_set_new(r->env, "cpu", json_string(cpu[0] ? cpu : "unknown"));
+	json_object_set_new(r->env, "cores_online", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(r->env, "cores_available", json_integer(rxr_cores_available()));
+	const struct rxr_clock *c = rxr_clock_get();
+	json_object_set_new(r->env, "clock_note", json_string(c->note));
+	json_object_set_new(r->env, "tsc_invariant", json_boolean(rxr_clock_tsc_invariant()));
+#ifdef RXRAY_BUILD_PROBES
+	json_object_set_new(r->env, "probes", json_string(RXRAY_BUILD_PROBES));
+#endif
+	time_t now = time(NULL);
+	struct tm tm;
+	char date[40];
+	if (gmtime_r(&now, &tm) && strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		json_object_set_new(r->env, "date", json_string(date));
+}
+
+static json_t *stage_to_json(const struct rxr_stage_sum *s)
+{
+	return json_pack("{s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "count", (json_int_t)s->count,
+			 "packets", (json_int_t)s->packets, "cycles", (json_int_t)s->cycles,
+			 "cycles_per_packet", s->cycles_per_packet, "min", (json_int_t)s->min,
+			 "max", (json_int_t)s->max, "p50", (json_int_t)s->p50, "p90",
+			 (json_int_t)s->p90, "p99", (json_int_t)s->p99);
+}
+
+static json_t *samples_to_json(const struct rxr_thread_result *t)
+{
+	json_t *data = json_array();
+	for (size_t i = 0; data && i < t->nsamples; i++) {
+		const struct rxr_sample *s = &t->samples[i];
+		json_array_append_new(data, json_pack("[I,I,s,I]", (json_int_t)s->start,
+						      (json_int_t)s->cycles,
+						      rxr_stage_name(s->stage) ? rxr_stage_name(s->stage) : "?",
+						      (json_int_t)s->seq));
+	}
+	return json_pack("{s:[s,s,s,s],s:o}", "fields", "start", "cycles", "stage", "seq", "data",
+			 data);
+}
+
+json_t *rxr_result_to_json(const struct rxr_result *r)
+{
+	json_t *threads = json_array();
+	if (!threads)
+		return NULL;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		json_t *stages = json_object();
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			if (t->stage_mask & (1u << s))
+				json_object_set_new(stages, rxr_stage_name((enum rxr_stage)s),
+						    stage_to_json(&t->st[s]));
+		json_t *jt = json_pack("{s:s,s:i,s:I,s:I,s:f,s:o}", "role", t->role, "core", t->core,
+				       "packets", (json_int_t)t->packets, "busy_cycles",
+				       (json_int_t)t->busy_cycles, "cycles_per_packet",
+				       rxr_thread_cycles_per_packet(t), "stages", stages);
+		if (jt && t->nsamples)
+			json_object_set_new(jt, "samples", samples_to_json(t));
+		json_array_append_new(threads, jt);
+	}
+	const struct rxr_counters *c = &r->c;
+	json_t *doc = json_pack(
+		"{s:s,s:O,s:O,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:b},s:{s:f,s:f,s:f,s:f},"
+		"s:{s:s,s:f,s:f},s:o}",
+		"schema", RXR_RUN_SCHEMA, "config", r->config, "env", r->env, "counters", "offered",
+		(json_int_t)c->offered, "received", (json_int_t)c->received, "out_of_buffer",
+		(json_int_t)c->out_of_buffer, "nombuf", (json_int_t)c->nombuf, "app_dropped",
+		(json_int_t)c->app_dropped, "errors", (json_int_t)c->errors, "conserved",
+		rxr_counters_conserved(c), "rates", "offered_mpps", r->offered_mpps, "rx_mpps",
+		r->rx_mpps, "loss", r->loss, "seconds", r->seconds, "clock", "source",
+		r->clock.source, "hz", r->clock.hz, "lap_cost_cycles", r->clock.lap_cost_cycles,
+		"threads", threads);
+	if (!doc)
+		return NULL;
+	const char *k;
+	json_t *v;
+	json_object_foreach(r->extra, k, v)
+		if (!json_object_get(doc, k))
+			json_object_set(doc, k, v);
+	return doc;
+}
+
+int rxr_result_write(const struct rxr_result *r, const char *path)
+{
+	json_t *doc = rxr_result_to_json(r);
+	if (!doc)
+		return -ENOMEM;
+	int rc = 0;
+	if (!strcmp(path, "-")) {
+		rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) ? -EIO : 0;
+		fputc('\n', stdout);
+		fflush(stdout);
+		json_decref(doc);
+		return rc;
+	}
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		json_decref(doc);
+		return -ENAMETOOLONG;
+	}
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		rc = -errno;
+		goto out;
+	}
+	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', f) == EOF ||
+	    fflush(f) || fsync(fileno(f))) {
+		rc = -EIO;
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	if (fclose(f)) {
+		rc = -errno;
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path)) {
+		rc = -errno;
+		unlink(tmp);
+	}
+out:
+	json_decref(doc);
+	return rc;
+}
+
+/* ------------------------------------------------------------- reading */
+
+struct rd {
+	const char *src;
+	int line;
+	char *err;
+	size_t errlen;
+};
+
+static void rd_fail(struct rd *d, const char *field, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!d->err || !d->errlen)
+		return;
+	if (d->line > 0)
+		snprintf(d->err, d->errlen, "%s:%d: %s: %s", d->src, d->line, field, what);
+	else
+		snprintf(d->err, d->errlen, "%s: %s: %s", d->src, field, what);
+}
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER: return "integer";
+	case JSON_REAL: return "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
+	case JSON_NULL: return "null";
+	}
+	return "?";
+}
+
+static json_t *get_typed(struct rd *d, const json_t *obj, const char *path, const char *key,
+			 json_type want)
+{
+	json_t *v = json_object_get(obj, key);
+	char field[128];
+	snprintf(field, sizeof(field), "%s%s%s", path, *path ? "." : "", key);
+	if (!v) {
+		rd_fail(d, field, "missing");
+		return NULL;
+	}
+	bool ok = json_typeof(v) == want ||
+		  (want == JSON_REAL && json_typeof(v) == JSON_INTEGER);
+	if (!ok) {
+		rd_fail(d, field, "expected %s, got %s",
+			want == JSON_REAL ? "number" : want == JSON_INTEGER ? "integer"
+						     : want == JSON_OBJECT ? "object"
+						     : want == JSON_ARRAY ? "array" : "string",
+			type_name(v));
+		return NULL;
+	}
+	return v;
+}
+
+static int get_u64(struct rd *d, const json_t *obj, const char *path, const char *key,
+		   uint64_t *out)
+{
+	json_t *v = get_typed(d, obj, path, key, JSON_INTEGER);
+	if (!v)
+		return -1;
+	if (json_integer_value(v) < 0) {
+		rd_fail(d, path, "%s: negative", key);
+		return -1;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int get_num(struct rd *d, const json_t *obj, const char *path, const char *key, double *out)
+{
+	json_t *v = get_typed(d, obj, path, key, JSON_REAL);
+	if (!v)
+		return -1;
+	*out = json_number_value(v);
+	return 0;
+}
+
+static int read_stage(struct rd *d, const json_t *js, const char *path, struct rxr_stage_sum *s)
+{
+	if (get_u64(d, js, path, "count", &s->count) || get_u64(d, js, path, "packets", &s->packets) ||
+	    get_u64(d, js, path, "cycles", &s->cycles) ||
+	    get_num(d, js, path, "cycles_per_packet", &s->cycles_per_packet) ||
+	    get_u64(d, js, path, "min", &s->min) || get_u64(d, js, path, "max", &s->max) ||
+	    get_u64(d, js, path, "p50", &s->p50) || get_u64(d, js, path, "p99", &s->p99))
+		return -1;
+	json_t *p90 = json_object_get(js, "p90");
+	s->p90 = json_is_integer(p90) ? (uint64_t)json_integer_value(p90) : s->p99;
+	return 0;
+}
+
+static int read_samples(struct rd *d, const json_t *jt, const char *path,
+			struct rxr_thread_result *t)
+{
+	json_t *js = json_object_get(jt, "samples");
+	if (!js)
+		return 0;
+	json_t *data = json_object_get(js, "data");
+	if (!json_is_array(data)) {
+		rd_fail(d, path, "samples.data: expected array");
+		return -1;
+	}
+	size_t n = json_array_size(data);
+	t->samples = calloc(n ? n : 1, sizeof(*t->samples));
+	if (!t->samples) {
+		rd_fail(d, path, "samples: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *row = json_array_get(data, i);
+		int st = rxr_stage_from_name(json_string_value(json_array_get(row, 2)));
+		if (!json_is_array(row) || json_array_size(row) != 4 || st < 0 ||
+		    !json_is_integer(json_array_get(row, 0)) ||
+		    !json_is_integer(json_array_get(row, 1))) {
+			rd_fail(d, path, "samples.data[%zu]: expected [start, cycles, stage, seq]", i);
+			return -1;
+		}
+		struct rxr_sample *s = &t->samples[t->nsamples++];
+		s->start = (uint64_t)json_integer_value(json_array_get(row, 0));
+		s->cycles = (uint32_t)json_integer_value(json_array_get(row, 1));
+		s->stage = (uint16_t)st;
+		s->seq = (uint64_t)json_integer_value(json_array_get(row, 3));
+	}
+	return 0;
+}
+
+static int read_thread(struct rd *d, const json_t *jt, size_t idx, struct rxr_thread_result *t)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "threads[%zu]", idx);
+	if (!json_is_object(jt)) {
+		rd_fail(d, path, "expected object, got %s", type_name(jt));
+		return -1;
+	}
+	json_t *role = get_typed(d, jt, path, "role", JSON_STRING);
+	if (!role)
+		return -1;
+	if (strlen(json_string_value(role)) >= sizeof(t->role)) {
+		rd_fail(d, path, "role: too long");
+		return -1;
+	}
+	snprintf(t->role, sizeof(t->role), "%s", json_string_value(role));
+	json_t *core = get_typed(d, jt, path, "core", JSON_INTEGER);
+	if (!core)
+		return -1;
+	t->core = (int)json_integer_value(core);
+	if (get_u64(d, jt, path, "packets", &t->packets) ||
+	    get_u64(d, jt, path, "busy_cycles", &t->busy_cycles))
+		return -1;
+	json_t *stages = get_typed(d, jt, path, "stages", JSON_OBJECT);
+	if (!stages)
+		return -1;
+	const char *name;
+	json_t *js;
+	json_object_foreach(stages, name, js) {
+		char sp[128];
+		snprintf(sp, sizeof(sp), "%s.stages.%s", path, name);
+		int s = rxr_stage_from_name(name);
+		if (s < 0) {
+			rd_fail(d, sp, "unknown stage");
+			return -1;
+		}
+		if (!json_is_object(js)) {
+			rd_fail(d, sp, "expected object, got %s", type_name(js));
+			return -1;
+		}
+		if (read_stage(d, js, sp, &t->st[s]))
+			return -1;
+		t->stage_mask |= 1u << s;
+	}
+	return read_samples(d, jt, path, t);
+}
+
+static struct rxr_result *from_json(const json_t *doc, struct rd *d)
+{
+	if (!json_is_object(doc)) {
+		rd_fail(d, "(document)", "expected a JSON object");
+		return NULL;
+	}
+	json_t *schema = json_object_get(doc, "schema");
+	if (!json_is_string(schema)) {
+		rd_fail(d, "schema", schema ? "expected string" : "missing");
+		return NULL;
+	}
+	if (strcmp(json_string_value(schema), RXR_RUN_SCHEMA)) {
+		rd_fail(d, "schema", "expected \"%s\", got \"%s\"", RXR_RUN_SCHEMA,
+			json_string_value(schema));
+		return NULL;
+	}
+	struct rxr_result *r = rxr_result_new();
+	if (!r) {
+		rd_fail(d, "(document)", "out of memory");
+		return NULL;
+	}
+	json_t *config = get_typed(d, doc, "", "config", JSON_OBJECT);
+	json_t *env = config ? get_typed(d, doc, "", "env", JSON_OBJECT) : NULL;
+	json_t *ctr = env ? get_typed(d, doc, "", "counters", JSON_OBJECT) : NULL;
+	json_t *rates = ctr ? get_typed(d, doc, "", "rates", JSON_OBJECT) : NULL;
+	json_t *clock = rates ? get_typed(d, doc, "", "clock", JSON_OBJECT) : NULL;
+	json_t *threads = clock ? get_typed(d, doc, "", "threads", JSON_ARRAY) : NULL;
+	if (!threads)
+		goto fail;
+	json_decref(r->config);
+	json_decref(r->env);
+	r->config = json_deep_copy(config);
+	r->env = json_deep_copy(env);
+	struct rxr_counters *c = &r->c;
+	if (get_u64(d, ctr, "counters", "offered", &c->offered) ||
+	    get_u64(d, ctr, "counters", "received", &c->received) ||
+	    get_u64(d, ctr, "counters", "out_of_buffer", &c->out_of_buffer) ||
+	    get_u64(d, ctr, "counters", "nombuf", &c->nombuf) ||
+	    get_u64(d, ctr, "counters", "app_dropped", &c->app_dropped) ||
+	    get_u64(d, ctr, "counters", "errors", &c->errors))
+		goto fail;
+	if (get_num(d, rates, "rates", "offered_mpps", &r->offered_mpps) ||
+	    get_num(d, rates, "rates", "rx_mpps", &r->rx_mpps) ||
+	    get_num(d, rates, "rates", "loss", &r->loss))
+		goto fail;
+	json_t *secs = json_object_get(rates, "seconds");
+	r->seconds = json_is_number(secs) ? json_number_value(secs) : 0;
+	json_t *src = get_typed(d, clock, "clock", "source", JSON_STRING);
+	if (!src || get_num(d, clock, "clock", "hz", &r->clock.hz) ||
+	    get_num(d, clock, "clock", "lap_cost_cycles", &r->clock.lap_cost_cycles))
+		goto fail;
+	snprintf(r->clock.source, sizeof(r->clock.source), "%s", json_string_value(src));
+	size_t n = json_array_size(threads);
+	if (n) {
+		r->threads = calloc(n, sizeof(*r->threads));
+		if (!r->threads) {
+			rd_fail(d, "threads", "out of memory");
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		r->nthreads = i + 1;
+		if (read_thread(d, json_array_get(threads, i), i, &r->threads[i]))
+			goto fail;
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)doc, k, v) {
+		bool known = false;
+		for (size_t i = 0; i < sizeof(required_keys) / sizeof(required_keys[0]); i++)
+			known |= !strcmp(k, required_keys[i]);
+		if (!known)
+			json_object_set(r->extra, k, v);
+	}
+	return r;
+fail:
+	rxr_result_free(r);
+	return NULL;
+}
+
+struct rxr_result *rxr_result_from_json(const json_t *doc, const char *src, char *err,
+					size_t errlen)
+{
+	struct rd d = {.src = src ? src : "(json)", .line = 0, .err = err, .errlen = errlen};
+	return from_json(doc, &d);
+}
+
+struct rxr_result *rxr_result_parse(const char *text, const char *src, int line, char *err,
+				    size_t errlen)
+{
+	struct rd d = {.src = src ? src : "(json)", .line = line, .err = err, .errlen = errlen};
+	json_error_t je;
+	json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	if (!doc) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s:%d: (json): %s", d.src,
+				 line > 0 ? line : je.line, je.text);
+		return NULL;
+	}
+	struct rxr_result *r = from_json(doc, &d);
+	json_decref(doc);
+	return r;
+}
+
+struct rxr_result *rxr_result_read(const char *path, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!doc) {
+		if (err && errlen) {
+			if (je.line > 0)
+				snprintf(err, errlen, "%s:%d: (json): %s", path, je.line, je.text);
+			else
+				snprintf(err, errlen, "%s: %s", path, je.text);
+		}
+		return NULL;
+	}
+	struct rd d = {.src = path, .line = 0, .err = err, .errlen = errlen};
+	struct rxr_result *r = from_json(doc, &d);
+	json_decref(doc);
+	return r;
+}
+
+double rxr_thread_cycles_per_packet(const struct rxr_thread_result *t)
+{
+	return t->packets ? (double)t->busy_cycles / (double)t->packets : 0;
+}
+
+int rxr_result_bottleneck(const struct rxr_result *r)
+{
+	int best = -1;
+	double worst = -1;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		if (!strcmp(t->role, "nic") || !t->packets)
+			continue;
+		double cpp = rxr_thread_cycles_per_packet(t);
+		if (cpp > worst) {
+			worst = cpp;
+			best = (int)i;
+		}
+	}
+	return best;
+}

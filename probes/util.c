@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* Numbers with units, the one-line error convention, core pinning. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rxray/util.h"
+
+/* Split "12.5M" into 12.5 and a multiplier; the whole string must parse. */
+static int parse_scaled(const char *s, double *out, bool allow_frac_plain)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *c = s; *c; c++)
+		if (isspace((unsigned char)*c))
+			return -EINVAL;
+	if (*s == '-' || *s == '+')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return -EINVAL;
+	double mul = 1;
+	if (!strcmp(end, "")) {
+		mul = 1;
+	} else if (!strcmp(end, "k") || !strcmp(end, "K")) {
+		mul = 1e3;
+	} else if (!strcmp(end, "m") || !strcmp(end, "M")) {
+		mul = 1e6;
+	} else if (!strcmp(end, "g") || !strcmp(end, "G")) {
+		mul = 1e9;
+	} else if (!strcmp(end, "Ki")) {
+		mul = 1024.0;
+	} else if (!strcmp(end, "Mi")) {
+		mul = 1024.0 * 1024;
+	} else if (!strcmp(end, "Gi")) {
+		mul = 1024.0 * 1024 * 1024;
+	} else {
+		return -EINVAL;
+	}
+	if (mul == 1 && !allow_frac_plain && v != floor(v))
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+int rxr_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	double v;
+	if (parse_scaled(s, &v, false) < 0)
+		return -EINVAL;
+	if (v != floor(v))
+		return -EINVAL;
+	if (v < (double)min || v > (double)max || v > 1.8e19)
+		return -ERANGE;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int rxr_parse_rate(const char *s, double *pps)
+{
+	if (s && (!strcmp(s, "max") || !strcmp(s, "0"))) {
+		*pps = 0;
+		return 0;
+	}
+	double v;
+	if (parse_scaled(s, &v, true) < 0)
+		return -EINVAL;
+	if (v <= 0 || v > 1e10)
+		return -ERANGE;
+	*pps = v;
+	return 0;
+}
+
+int rxr_parse_seconds(const char *s, double min, double max, double *out)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return -EINVAL;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		;
+	else if (!strcmp(end, "ms"))
+		v /= 1e3;
+	else if (!strcmp(end, "us"))
+		v /= 1e6;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		v *= 60;
+	else
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int rxr_parse_double(const char *s, double min, double max, double *out)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v))
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static void verr(const char *verb, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* one line, always */
+	for (char *c = msg; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	if (verb && *verb)
+		fprintf(stderr, "rxray %s: %s\n", verb, msg);
+	else
+		fprintf(stderr, "rxray: %s\n", msg);
+}
+
+void rxr_err(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verr(verb, fmt, ap);
+	va_end(ap);
+}
+
+int rxr_usage_err(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verr(verb, fmt, ap);
+	va_end(ap);
+	return RXR_EXIT_USAGE;
+}
+
+int rxr_pin_self(int core)
+{
+	if (core < 0)
+		return -EINVAL;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(core, &set);
+	int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	return rc ? -rc : 0;
+}
+
+int rxr_cores_available(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set);
+}
+
+int rxr_core_nth(int i)
+{
+	cpu_set_t set;
+	if (i < 0 || sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && i-- == 0)
+			return c;
+	return -1;
+}
+
+double rxr_mono_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,105 @@
+/* Clock calibration and injection. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <time.h>
+
+#include "rxray/probe.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+Test(clock, calibrated_within_1pct_of_monotonic_over_200ms)
+{
+	cr_assert_eq(rxr_clock_init(100), 0);
+	const struct rxr_clock *c = rxr_clock_get();
+	cr_assert_gt(c->hz, 1e6, "hz %f", c->hz);
+	uint64_t n0 = mono_ns(), t0 = rxr_now();
+	struct timespec req = {0, 200000000L};
+	nanosleep(&req, NULL);
+	uint64_t n1 = mono_ns(), t1 = rxr_now();
+	double measured = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
+	double rel = fabs(measured - c->hz) / c->hz;
+	cr_assert_lt(rel, 0.01, "calibrated %.0f Hz, measured %.0f Hz (%.3f%%)", c->hz, measured,
+		     rel * 100);
+	cr_assert_gt(c->lap_cost_cycles, 0);
+	cr_assert_gt(c->resolution_ns, 0);
+	cr_assert_str_neq(rxr_clock_source_name(c->source), "unknown");
+}
+
+Test(clock, monotonic_fallback_is_selectable)
+{
+	setenv("RXRAY_CLOCK", "monotonic", 1);
+	cr_assert_eq(rxr_clock_init(20), 0);
+	unsetenv("RXRAY_CLOCK");
+	const struct rxr_clock *c = rxr_clock_get();
+	cr_assert_eq(c->source, RXR_CLOCK_MONOTONIC);
+	cr_assert_float_eq(c->hz, 1e9, 1);
+	uint64_t a = rxr_now(), b = rxr_now();
+	cr_assert_geq(b, a);
+	cr_assert_eq(rxr_clock_init(50), 0); /* back to the best source */
+}
+
+Test(clock, injection_adds_requested_cycles_within_5pct)
+{
+	cr_assert_eq(rxr_clock_init(50), 0);
+	struct rxr_probe *p = rxr_probe_new("rx", -1, 0, 0);
+	cr_assert_not_null(p);
+	const uint64_t inj = 20000;
+	rxr_lap_start(p);
+	for (int i = 0; i < 2000; i++) {
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxr_lap(p, RXR_ST_APP, 1);
+	}
+	uint64_t base_min = p->st[RXR_ST_APP].min;
+	rxr_probe_reset(p);
+	rxr_probe_set_inject(p, RXR_ST_APP, inj);
+	rxr_lap_start(p);
+	for (int i = 0; i < 2000; i++) {
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxr_lap(p, RXR_ST_APP, 1);
+	}
+	/* min is robust to preemption on a shared machine */
+	uint64_t got = p->st[RXR_ST_APP].min - base_min;
+	cr_assert_geq(p->st[RXR_ST_APP].min, inj);
+	cr_assert_lt(fabs((double)got - (double)inj) / (double)inj, 0.05, "added %lu of %lu",
+		     (unsigned long)got, (unsigned long)inj);
+	/* the other stage did not absorb the spin */
+	cr_assert_lt(p->st[RXR_ST_CQE_POLL].min, inj / 10);
+	rxr_probe_free(p);
+}
+
+Test(clock, nvtx_calls_are_safe_without_a_tool)
+{
+	unsetenv("NVTX_INJECTION64_PATH");
+	rxr_nvtx_init();
+	rxr_nvtx_init();
+	for (int i = 0; i < 100000; i++) {
+		rxr_nvtx_push((enum rxr_stage)(i % RXR_ST_COUNT));
+		rxr_nvtx_pop();
+	}
+	rxr_nvtx_push((enum rxr_stage)999); /* out of range: unnamed range, no crash */
+	rxr_nvtx_pop();
+}
+
+Test(clock, inject_spec_parsing)
+{
+	enum rxr_stage s;
+	uint64_t c;
+	cr_assert_eq(rxr_inject_parse("buf_alloc=150", &s, &c), 0);
+	cr_assert_eq(s, RXR_ST_BUF_ALLOC);
+	cr_assert_eq(c, 150);
+	cr_assert_eq(rxr_inject_parse("free=2k", &s, &c), 0);
+	cr_assert_eq(c, 2000);
+	cr_assert_lt(rxr_inject_parse("nosuch=1", &s, &c), 0);
+	cr_assert_lt(rxr_inject_parse("free=", &s, &c), 0);
+	cr_assert_lt(rxr_inject_parse("=5", &s, &c), 0);
+	cr_assert_lt(rxr_inject_parse("free=-5", &s, &c), 0);
+	cr_assert_lt(rxr_inject_parse("free", &s, &c), 0);
+	cr_assert_eq(rxr_stage_from_name("cqe_poll"), RXR_ST_CQE_POLL);
+	cr_assert_str_eq(rxr_stage_name(RXR_ST_CQE_WRITE), "cqe_write");
+	cr_assert_null(rxr_stage_name(RXR_ST_COUNT));
+}

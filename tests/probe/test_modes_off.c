@@ -1,0 +1,19 @@
+/* The off mode compiles laps to nothing. */
+#undef RXRAY_PROBE_MODE
+#define RXRAY_PROBE_MODE 0
+#include <criterion/criterion.h>
+
+#include "rxray/probe.h"
+
+Test(modes, off_mode_records_nothing)
+{
+	struct rxr_probe *p = rxr_probe_new("rx", -1, 0, 0);
+	cr_assert_not_null(p);
+	rxr_lap_start(p);
+	rxr_burst_begin(p);
+	rxr_lap(p, RXR_ST_CQE_POLL, 32);
+	rxr_burst_end(p, 32);
+	cr_assert_eq(p->st[RXR_ST_CQE_POLL].count, 0);
+	cr_assert_eq(p->busy_packets, 0);
+	rxr_probe_free(p);
+}

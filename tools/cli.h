@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CLI's verb table. Each verb lives in tools/cmd_<verb>.c and exports
+ * int rxr_cmd_<verb>(int argc, char **argv): argv[0] is the verb name,
+ * getopt_long parses the rest. Returns the exit code: 0 ok, 1 runtime
+ * failure, 2 bad input (after one line on stderr naming the field).
+ * Every verb answers --help with USAGE and EXAMPLES on stdout, exit 0.
+ */
+#ifndef RXRAY_TOOLS_CLI_H
+#define RXRAY_TOOLS_CLI_H
+
+int rxr_cmd_doctor(int argc, char **argv);
+int rxr_cmd_run(int argc, char **argv);
+int rxr_cmd_caps(int argc, char **argv);
+int rxr_cmd_sweep(int argc, char **argv);
+int rxr_cmd_ceiling(int argc, char **argv);
+int rxr_cmd_diff(int argc, char **argv);
+int rxr_cmd_flame(int argc, char **argv);
+int rxr_cmd_report(int argc, char **argv);
+int rxr_cmd_attach(int argc, char **argv);
+
+/* Path of the running rxray binary (for verbs that re-exec it). */
+const char *rxr_self_exe(void);
+
+#endif
