@@ -19,7 +19,15 @@ run_build() { # name dir cmake-args...
     return 1
   fi
   echo "== $name tests"
-  ctest --test-dir "$dir" --output-on-failure --timeout 600
+  local rc=0
+  ctest --test-dir "$dir" --output-on-failure --timeout 600 || rc=$?
+  # Criterion prints [SKIP] with the reason; list them so a skip is seen.
+  local log="$dir/Testing/Temporary/LastTest.log"
+  if [ -f "$log" ] && grep -q '\[SKIP\]' "$log"; then
+    echo "== $name skipped tests (reason):"
+    grep '\[SKIP\]' "$log" | sed 's/^.*\[SKIP\] /   /' | sort -u
+  fi
+  return $rc
 }
 
 if [ "$which" = all ] || [ "$which" = release ]; then

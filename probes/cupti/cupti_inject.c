@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * librxray_cupti.so: a CUDA injection library. The CUDA driver loads the
+ * library named by CUDA_INJECTION64_PATH at cuInit and calls its exported
+ * InitializeInjection(); from there we subscribe to CUPTI activity
+ * records: kernels, memcpy, memset and NVTX markers (NVTX reaches CUPTI
+ * when NVTX_INJECTION64_PATH names libcupti.so). At exit the records are
+ * written as a Chrome trace-event JSON (opens in Perfetto) to
+ * $RXRAY_CUPTI_OUT (default rxray-cupti.json), with a summary object
+ * "rxray" {"schema": "rxray.cupti/1", counts and GPU busy time}.
+ *
+ * Records are copied into a bounded array under a mutex in the buffer
+ * completion callback (CUPTI's own thread); past the bound they are
+ * counted as dropped, never lost silently.
+ */
+#include <cupti.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CUPTI_BUF_SIZE (1u << 20)
+#define CUPTI_MAX_EVENTS (1u << 18)
+#define CUPTI_NAME_MAX 96
+
+enum ev_kind { EV_KERNEL, EV_MEMCPY, EV_MEMSET, EV_RANGE };
+
+struct ev {
+	enum ev_kind kind;
+	uint64_t start, end; /* ns, CUPTI timestamps */
+	uint64_t bytes;
+	uint32_t stream, id;
+	char name[CUPTI_NAME_MAX];
+};
+
+/* Open NVTX ranges: START records wait here for their END. */
+struct open_range {
+	uint32_t id;
+	uint64_t start;
+	char name[CUPTI_NAME_MAX];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct ev *ev;
+	size_t nev, dropped;
+	struct open_range open[256];
+	size_t nopen;
+	uint64_t cupti_dropped;
+	int ready;
+} st = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void CUPTIAPI buf_requested(uint8_t **buf, size_t *size, size_t *max_records)
+{
+	*buf = aligned_alloc(8, CUPTI_BUF_SIZE);
+	*size = *buf ? CUPTI_BUF_SIZE : 0;
+	*max_records = 0;
+}
+
+static struct ev *ev_push(enum ev_kind k)
+{
+	if (st.nev >= CUPTI_MAX_EVENTS) {
+		st.dropped++;
+		return NULL;
+	}
+	struct ev *e = &st.ev[st.nev++];
+	memset(e, 0, sizeof(*e));
+	e->kind = k;
+	return e;
+}
+
+static void copy_name(char *dst, const char *src)
+{
+	snprintf(dst, CUPTI_NAME_MAX, "%s", src ? src : "?");
+}
+
+static void on_marker(const CUpti_ActivityMarker2 *m)
+{
+	if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+		if (st.nopen < sizeof(st.open) / sizeof(st.open[0])) {
+			struct open_range *o = &st.open[st.nopen++];
+			o->id = m->id;
+			o->start = m->timestamp;
+			copy_name(o->name, m->name);
+		} else {
+			st.dropped++;
+		}
+		return;
+	}
+	if (!(m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END))
+		return;
+	for (size_t i = 0; i < st.nopen; i++) {
+		if (st.open[i].id != m->id)
+			continue;
+		struct ev *e = ev_push(EV_RANGE);
+		if (e) {
+			e->start = st.open[i].start;
+			e->end = m->timestamp;
+			e->id = m->id;
+			memcpy(e->name, st.open[i].name, CUPTI_NAME_MAX);
+		}
+		st.open[i] = st.open[--st.nopen];
+		return;
+	}
+}
+
+static void on_record(const CUpti_Activity *r)
+{
+	struct ev *e;
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)r;
+		if ((e = ev_push(EV_KERNEL))) {
+			e->start = k->start;
+			e->end = k->end;
+			e->stream = k->streamId;
+			e->id = k->correlationId;
+			copy_name(e->name, k->name);
+		}
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)r;
+		if ((e = ev_push(EV_MEMCPY))) {
+			e->start = m->start;
+			e->end = m->end;
+			e->bytes = m->bytes;
+			e->stream = m->streamId;
+			e->id = m->correlationId;
+			snprintf(e->name, CUPTI_NAME_MAX, "memcpy kind %u", (unsigned)m->copyKind);
+		}
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)r;
+		if ((e = ev_push(EV_MEMSET))) {
+			e->start = m->start;
+			e->end = m->end;
+			e->bytes = m->bytes;
+			e->stream = m->streamId;
+			e->id = m->correlationId;
+			copy_name(e->name, "memset");
+		}
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MARKER:
+		on_marker((const void *)r);
+		break;
+	default:
+		break;
+	}
+}
+
+static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+				   size_t valid)
+{
+	(void)ctx;
+	(void)size;
+	CUpti_Activity *r = NULL;
+	pthread_mutex_lock(&st.lock);
+	while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS)
+		on_record(r);
+	size_t dropped = 0;
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+		st.cupti_dropped += dropped;
+	pthread_mutex_unlock(&st.lock);
+	free(buf);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static const char *const kind_name[] = {"kernel", "memcpy", "memset", "nvtx"};
+
+static int write_trace(const char *path)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	uint64_t t0 = UINT64_MAX, busy[4] = {0}, count[4] = {0};
+	for (size_t i = 0; i < st.nev; i++)
+		if (st.ev[i].start < t0)
+			t0 = st.ev[i].start;
+	fprintf(f, "{\"traceEvents\":[\n");
+	for (size_t i = 0; i < st.nev; i++) {
+		const struct ev *e = &st.ev[i];
+		uint64_t dur = e->end > e->start ? e->end - e->start : 0;
+		busy[e->kind] += dur;
+		count[e->kind]++;
+		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", i ? ",\n" : "",
+			kind_name[e->kind]);
+		json_str(f, e->name);
+		fprintf(f, ",\"pid\":\"gpu\",\"tid\":\"%s %u\",\"ts\":%.3f,\"dur\":%.3f,"
+			   "\"args\":{\"bytes\":%llu,\"correlation\":%u}}",
+			e->kind == EV_RANGE ? "nvtx" : "stream", e->kind == EV_RANGE ? 0 : e->stream,
+			(double)(e->start - t0) / 1e3, (double)dur / 1e3, (unsigned long long)e->bytes,
+			e->id);
+	}
+	fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"rxray\":{\"schema\":\"rxray.cupti/1\"");
+	for (int k = 0; k < 4; k++)
+		fprintf(f, ",\"%s\":{\"count\":%llu,\"busy_ns\":%llu}", kind_name[k],
+			(unsigned long long)count[k], (unsigned long long)busy[k]);
+	fprintf(f, ",\"dropped\":%llu,\"open_ranges\":%zu}}\n",
+		(unsigned long long)(st.dropped + st.cupti_dropped), st.nopen);
+	if (fclose(f))
+		return -errno;
+	return rename(tmp, path) ? -errno : 0;
+}
+
+static void at_exit(void)
+{
+	if (!st.ready)
+		return;
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	const char *out = getenv("RXRAY_CUPTI_OUT");
+	pthread_mutex_lock(&st.lock);
+	int rc = write_trace(out && *out ? out : "rxray-cupti.json");
+	pthread_mutex_unlock(&st.lock);
+	if (rc)
+		fprintf(stderr, "rxray-cupti: cannot write trace: %s\n", strerror(-rc));
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+	if (st.ready)
+		return 1;
+	st.ev = calloc(CUPTI_MAX_EVENTS, sizeof(*st.ev));
+	if (!st.ev)
+		return 0;
+	if (cuptiActivityRegisterCallbacks(buf_requested, buf_completed) != CUPTI_SUCCESS) {
+		fprintf(stderr, "rxray-cupti: failed to register activity callbacks\n");
+		return 0;
+	}
+	const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+					    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+					    CUPTI_ACTIVITY_KIND_MARKER};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS)
+			fprintf(stderr, "rxray-cupti: activity kind %d not available\n", (int)kinds[i]);
+	st.ready = 1;
+	atexit(at_exit);
+	return 1;
+}
