@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The run result: "rxray.run/1" writer and reader (jansson). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -143,6 +144,35 @@ static void read_first_line(const char *path, const char *key, char *out, size_t
 	fclose(f);
 }
 
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_count_fn)(int *);
+typedef int (*cu_get_fn)(int *, int);
+typedef int (*cu_name_fn)(char *, int, int);
+
+/* GPU names through the driver, loaded only if present (never linked). */
+static json_t *gpu_list(void)
+{
+	json_t *arr = json_array();
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return arr;
+	cu_init_fn init = (cu_init_fn)(uintptr_t)dlsym(h, "cuInit");
+	cu_count_fn count = (cu_count_fn)(uintptr_t)dlsym(h, "cuDeviceGetCount");
+	cu_get_fn get = (cu_get_fn)(uintptr_t)dlsym(h, "cuDeviceGet");
+	cu_name_fn name = (cu_name_fn)(uintptr_t)dlsym(h, "cuDeviceGetName");
+	int n = 0;
+	if (init && count && get && name && init(0) == 0 && count(&n) == 0) {
+		for (int i = 0; i < n; i++) {
+			int dev;
+			char nm[128] = "";
+			if (get(&dev, i) == 0 && name(nm, (int)sizeof(nm), dev) == 0)
+				json_array_append_new(arr, json_string(nm));
+		}
+	}
+	dlclose(h);
+	return arr;
+}
+
 void rxr_result_fill_env(struct rxr_result *r)
 {
 	struct utsname u;
@@ -164,6 +194,16 @@ void rxr_result_fill_env(struct rxr_result *r)
 #ifdef RXRAY_BUILD_PROBES
 	json_object_set_new(r->env, "probes", json_string(RXRAY_BUILD_PROBES));
 #endif
+#ifdef RXRAY_DPDK_VERSION
+	json_object_set_new(r->env, "dpdk", json_string(RXRAY_DPDK_VERSION));
+#endif
+#ifdef RXRAY_RDMA_CORE_VERSION
+	json_object_set_new(r->env, "rdma_core", json_string(RXRAY_RDMA_CORE_VERSION));
+#endif
+#ifdef RXRAY_CUDA_VERSION
+	json_object_set_new(r->env, "cuda", json_string(RXRAY_CUDA_VERSION));
+#endif
+	json_object_set_new(r->env, "gpu", gpu_list());
 	time_t now = time(NULL);
 	struct tm tm;
 	char date[40];

@@ -92,7 +92,8 @@ struct rxr_clock {
  * RXRAY_CLOCK=monotonic|tsc in the environment forces a source.
  */
 int rxr_clock_init(unsigned calib_ms);
-/* The calibrated clock (zeroed until rxr_clock_init succeeded). */
+/* The active clock: clock_gettime at 1 GHz with lap_cost_cycles 0 until
+ * rxr_clock_init succeeds (callers may test lap_cost_cycles == 0). */
 const struct rxr_clock *rxr_clock_get(void);
 /* Name of a clock source ("tsc", "cntvct", "pmu", "monotonic"). */
 const char *rxr_clock_source_name(enum rxr_clock_source s);

@@ -94,6 +94,27 @@ const char *rx_dma_name(enum rx_dma d);
 const char *rx_payload_name(enum rx_payload p);
 const char *rx_mem_kind_name(enum rx_mem_kind k);
 
+/*
+ * Set one field from its command-line/spec name and text value, e.g.
+ * ("frame", "1064"), ("rate", "12M"), ("cores", "0,2-3"), ("inject",
+ * "app=500" — accumulates), ("allow-oversubscribe", NULL). Units via
+ * rxr_parse_*. 0, or -EINVAL with "<key>: <what>" in err (unknown key,
+ * bad value, out of range). Only syntax and ranges here; cross-field
+ * checks are rx_config_validate's.
+ */
+int rx_config_set(struct rx_config *c, const char *key, const char *val, char *err,
+		  size_t errlen);
+
+/* The keys rx_config_set knows, in help order. */
+struct rx_config_key {
+	const char *name;   /* "frame" */
+	bool has_arg;
+	const char *arg;    /* "BYTES" */
+	const char *help;   /* one line, with the default */
+};
+extern const struct rx_config_key rx_config_keys[];
+extern const size_t rx_config_nkeys;
+
 /* ----------------------------------------------------------------- caps */
 
 struct rx_caps {
@@ -164,6 +185,12 @@ struct rx_placement {
 };
 int rx_place(const struct rx_config *c, bool sim_nic, struct rx_placement *pl, char *err,
 	     size_t errlen);
+/*
+ * The same decision on an explicit list of usable cores (no affinity
+ * check): what rx_place does after resolving --cores or the mask.
+ */
+int rx_place_on(const struct rx_config *c, bool sim_nic, const int *cores, int ncores,
+		struct rx_placement *pl, char *err, size_t errlen);
 /* Placement as JSON {"nic","rx":[],"app":[],"app_mode","needed","available",
  * "oversubscribed"} (new reference). */
 json_t *rx_placement_to_json(const struct rx_placement *pl);

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ceiling model (DESIGN.md "Ceiling model") and the bound classifier.
+ * A stage's share of a thread is charged per packet of the thread (stage
+ * cycles / thread packets), so a thread's stages add up to its busy
+ * cycles/packet and the flame graph's widths read the same numbers.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/analyze.h"
+
+double rxr_thread_stage_cpp(const struct rxr_thread_result *t, int s)
+{
+	if (s < 0 || s >= RXR_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
+		return 0;
+	return (double)t->st[s].cycles / (double)t->packets;
+}
+
+double rxr_thread_stage_median_cpp(const struct rxr_thread_result *t, int s)
+{
+	if (s < 0 || s >= RXR_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
+		return 0;
+	return (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets;
+}
+
+/* Median-lap view of a run: predicted Mpps with stages at p50 x laps. */
+static double predict_median(const struct rxr_result *r, double queues)
+{
+	double *cpp = calloc(r->nthreads ? r->nthreads : 1, sizeof(double));
+	if (!cpp)
+		return NAN;
+	for (size_t i = 0; i < r->nthreads; i++)
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			if (s != RXR_ST_IDLE)
+				cpp[i] += rxr_thread_stage_median_cpp(&r->threads[i], s);
+	double m = rxr_run_predict(r, cpp, queues, NULL);
+	free(cpp);
+	return m;
+}
+
+double rxr_thread_busy_cpp(const struct rxr_thread_result *t)
+{
+	if (!t->packets)
+		return 0;
+	if (t->busy_cycles)
+		return (double)t->busy_cycles / (double)t->packets;
+	double sum = 0;
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		if (s != RXR_ST_IDLE)
+			sum += rxr_thread_stage_cpp(t, s);
+	return sum;
+}
+
+void rxr_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n)
+{
+	const char *role = r->threads[t].role[0] ? r->threads[t].role : "thread";
+	size_t same = 0, idx = 0;
+	for (size_t u = 0; u < r->nthreads; u++) {
+		if (strcmp(r->threads[u].role, r->threads[t].role))
+			continue;
+		if (u < t)
+			idx++;
+		same++;
+	}
+	if (same > 1)
+		snprintf(buf, n, "%s#%zu", role, idx);
+	else
+		snprintf(buf, n, "%s", role);
+}
+
+double rxr_run_queues(const struct rxr_result *r, const json_t *knobs)
+{
+	double q = rxr_knob_num(knobs, "queues", NAN);
+	if (!isfinite(q) && r)
+		q = rxr_knob_num(r->config, "queues", NAN);
+	return isfinite(q) && q >= 1 ? q : 1;
+}
+
+double rxr_run_predict(const struct rxr_result *r, const double *cpp, double queues, int *bottleneck)
+{
+	int best = -1;
+	double worst = 0;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		if (!strcmp(t->role, "nic") || !t->packets)
+			continue;
+		double c = cpp ? cpp[i] : rxr_thread_busy_cpp(t);
+		if (best < 0 || c > worst) {
+			worst = c;
+			best = (int)i;
+		}
+	}
+	if (bottleneck)
+		*bottleneck = best;
+	if (best < 0 || !(worst > 0) || !(r->clock.hz > 0))
+		return NAN;
+	return r->clock.hz / worst * queues / 1e6;
+}
+
+static int share_cmp(const void *a, const void *b)
+{
+	const struct rxr_stage_share *x = a, *y = b;
+	return (x->cpp < y->cpp) - (x->cpp > y->cpp);
+}
+
+void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->p = p;
+	c->thread = -1;
+	c->cpp = c->hz = c->predicted_mpps = c->ratio = c->median_mpps = NAN;
+	c->tail_stage = -1;
+	c->top_offered_mpps = c->top_rx_mpps = c->top_loss = NAN;
+	c->queues = 1;
+	c->basis_name = "-";
+	snprintf(c->thread_label, sizeof(c->thread_label), "-");
+	if (p->top_run) {
+		c->top_offered_mpps = p->top_run->offered_mpps;
+		c->top_rx_mpps = p->top_run->rx_mpps;
+		c->top_loss = p->top_run->loss;
+	}
+	const struct rxr_result *r = rxr_point_run(p);
+	if (!r)
+		return;
+	c->basis = r;
+	c->basis_name = r == p->ndr_run ? "ndr" : "top";
+	c->hz = r->clock.hz;
+	c->queues = rxr_run_queues(r, p->knobs);
+	c->predicted_mpps = rxr_run_predict(r, NULL, c->queues, &c->thread);
+	if (c->thread < 0)
+		return;
+	const struct rxr_thread_result *t = &r->threads[c->thread];
+	rxr_thread_label(r, (size_t)c->thread, c->thread_label, sizeof(c->thread_label));
+	c->cpp = rxr_thread_busy_cpp(t);
+	double measured = isfinite(p->ndr_mpps) && p->ndr_mpps > 0 ? p->ndr_mpps : c->top_rx_mpps;
+	if (isfinite(c->predicted_mpps) && c->predicted_mpps > 0 && isfinite(measured))
+		c->ratio = measured / c->predicted_mpps;
+	struct rxr_stage_share all[RXR_ST_COUNT];
+	size_t n = 0;
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		double v = rxr_thread_stage_cpp(t, s);
+		if (s == RXR_ST_IDLE || !(v > 0))
+			continue;
+		all[n++] = (struct rxr_stage_share){s, v, c->cpp > 0 ? v / c->cpp : 0};
+	}
+	qsort(all, n, sizeof(all[0]), share_cmp);
+	c->median_mpps = predict_median(r, c->queues);
+	for (size_t i = 0; i < n; i++) {
+		const struct rxr_stage_sum *st = &t->st[all[i].stage];
+		if (all[i].share < 0.10 || !st->count || !st->p50)
+			continue;
+		double ratio = ((double)st->cycles / (double)st->count) / (double)st->p50;
+		if (ratio > c->tail_ratio) {
+			c->tail_ratio = ratio;
+			c->tail_stage = all[i].stage;
+		}
+	}
+	c->ntop = n < RXR_TOP_STAGES ? n : RXR_TOP_STAGES;
+	memcpy(c->top, all, c->ntop * sizeof(all[0]));
+}
+
+const char *rxr_bound_name(enum rxr_bound b)
+{
+	switch (b) {
+	case RXR_BOUND_PACKET: return "per-packet";
+	case RXR_BOUND_BYTE: return "per-byte";
+	case RXR_BOUND_MIXED: return "mixed";
+	default: return "unknown";
+	}
+}
+
+int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (n < 2)
+		return -EINVAL;
+	double sx = 0, sy = 0, xmin = INFINITY, xmax = -INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(x[i]) || !isfinite(y[i]))
+			return -EINVAL;
+		sx += x[i];
+		sy += y[i];
+		xmin = fmin(xmin, x[i]);
+		xmax = fmax(xmax, x[i]);
+	}
+	if (!(xmax > xmin))
+		return -EINVAL;
+	double mx = sx / (double)n, my = sy / (double)n, sxx = 0, sxy = 0, syy = 0;
+	for (size_t i = 0; i < n; i++) {
+		sxx += (x[i] - mx) * (x[i] - mx);
+		sxy += (x[i] - mx) * (y[i] - my);
+		syy += (y[i] - my) * (y[i] - my);
+	}
+	out->n = n;
+	out->b = sxy / sxx;
+	out->a = my - out->b * mx;
+	double ssr = 0;
+	for (size_t i = 0; i < n; i++) {
+		double e = y[i] - (out->a + out->b * x[i]);
+		ssr += e * e;
+	}
+	out->rms = sqrt(ssr / (double)n);
+	out->rel_rms = my != 0 ? out->rms / fabs(my) : 0;
+	out->poor = out->rel_rms > 0.2;
+	out->r2 = syy > 0 ? 1 - ssr / syy : 1;
+	out->xmin = xmin;
+	out->xmax = xmax;
+	double at_max = out->a + out->b * xmax;
+	out->byte_share = at_max > 0 ? out->b * xmax / at_max : 0;
+	if (out->byte_share < 0.25)
+		out->bound = RXR_BOUND_PACKET;
+	else if (out->byte_share > 0.75)
+		out->bound = RXR_BOUND_BYTE;
+	else
+		out->bound = RXR_BOUND_MIXED;
+	return 0;
+}
+
+/* Family key: every knob but frame, in the point's order. */
+static char *family_key(const struct rxr_point *p)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+	if (!m)
+		return NULL;
+	const char *name;
+	json_t *v;
+	json_object_foreach(p->knobs, name, v) {
+		char b[256];
+		if (strcmp(name, "frame") && rxr_knob_str(p->knobs, name, b, sizeof(b)))
+			fprintf(m, "%s=%s,", name, b);
+	}
+	fclose(m);
+	return s;
+}
+
+static int frame_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct rxr_ceiling *sort_c = ctx;
+	double fa = rxr_knob_num(sort_c[*(const size_t *)a].p->knobs, "frame", 0);
+	double fb = rxr_knob_num(sort_c[*(const size_t *)b].p->knobs, "frame", 0);
+	return (fa > fb) - (fa < fb);
+}
+
+static void family_fit(struct rxr_family *f, const struct rxr_ceiling *c)
+{
+	double *x = calloc(f->n, sizeof(double)), *yc = calloc(f->n, sizeof(double));
+	double *xr = calloc(f->n, sizeof(double)), *yr = calloc(f->n, sizeof(double));
+	size_t nc = 0, nr = 0;
+	for (size_t i = 0; x && yc && xr && yr && i < f->n; i++) {
+		const struct rxr_ceiling *k = &c[f->idx[i]];
+		double fr = rxr_knob_num(k->p->knobs, "frame", NAN);
+		if (!isfinite(fr))
+			continue;
+		if (isfinite(k->predicted_mpps) && k->predicted_mpps > 0) {
+			x[nc] = fr;
+			yc[nc++] = 1000.0 / k->predicted_mpps;
+		}
+		/* a generator-limited NDR is the generator's ceiling, not the receiver's */
+		double m = isfinite(k->p->ndr_mpps) && k->p->ndr_mpps > 0 ? k->p->ndr_mpps : k->top_rx_mpps;
+		if (isfinite(m) && m > 0 && !k->p->generator_limited) {
+			xr[nr] = fr;
+			yr[nr++] = 1000.0 / m;
+		}
+	}
+	f->have_cost = x && yc && !rxr_bound_fit(x, yc, nc, &f->cost);
+	f->have_rate = xr && yr && !rxr_bound_fit(xr, yr, nr, &f->rate);
+	free(x);
+	free(yc);
+	free(xr);
+	free(yr);
+}
+
+int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+		       struct rxr_family **out, size_t *nout)
+{
+	struct rxr_family *fam = NULL;
+	char **keys = NULL;
+	size_t nf = 0;
+	int rc = 0;
+	size_t nvary = 0;
+	const char **vary = rxr_set_varying(s, &nvary);
+	if (!vary)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *k = family_key(c[i].p);
+		if (!k) {
+			rc = -ENOMEM;
+			break;
+		}
+		size_t j = 0;
+		while (j < nf && strcmp(keys[j], k))
+			j++;
+		if (j == nf) {
+			struct rxr_family *nfam = realloc(fam, (nf + 1) * sizeof(*nfam));
+			char **nk = nfam ? realloc(keys, (nf + 1) * sizeof(*nk)) : NULL;
+			if (nfam)
+				fam = nfam;
+			if (!nk) {
+				free(k);
+				rc = -ENOMEM;
+				break;
+			}
+			keys = nk;
+			keys[nf] = k;
+			memset(&fam[nf], 0, sizeof(fam[nf]));
+			char label[512];
+			size_t len = 0;
+			label[0] = '\0';
+			for (size_t v = 0; v < nvary; v++) {
+				char b[256];
+				if (!strcmp(vary[v], "frame") ||
+				    !rxr_knob_str(c[i].p->knobs, vary[v], b, sizeof(b)))
+					continue;
+				len += (size_t)snprintf(label + len, sizeof(label) - len, "%s%s=%s",
+							len ? " " : "", vary[v], b);
+				if (len >= sizeof(label))
+					break;
+			}
+			fam[nf].label = strdup(len ? label : "all");
+			nf++;
+		} else {
+			free(k);
+		}
+		size_t *ni = realloc(fam[j].idx, (fam[j].n + 1) * sizeof(size_t));
+		if (!ni || !fam[j].label) {
+			rc = -ENOMEM;
+			break;
+		}
+		fam[j].idx = ni;
+		fam[j].idx[fam[j].n++] = i;
+	}
+	for (size_t j = 0; j < nf; j++)
+		free(keys[j]);
+	free(keys);
+	free(vary);
+	if (rc) {
+		rxr_families_free(fam, nf);
+		return rc;
+	}
+	for (size_t j = 0; j < nf; j++) {
+		qsort_r(fam[j].idx, fam[j].n, sizeof(size_t), frame_cmp, (void *)c);
+		family_fit(&fam[j], c);
+	}
+	*out = fam;
+	*nout = nf;
+	return 0;
+}
+
+void rxr_families_free(struct rxr_family *f, size_t n)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(f[i].label);
+		free(f[i].idx);
+	}
+	free(f);
+}

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Selectors ("mode=hds,engine=dpdk") and the stage-by-stage diff of two
+ * runs: per thread (matched by label), per stage, cycles/packet in A and
+ * B, sorted by the size of the change; a one-line verdict; and what-ifs
+ * that put one of B's stages back at A's cost and re-run the ceiling model.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/analyze.h"
+
+void rxr_sel_free(struct rxr_sel *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->k[i]);
+		free(s->v[i]);
+	}
+	free(s->text);
+	memset(s, 0, sizeof(*s));
+}
+
+int rxr_sel_parse(const char *text, struct rxr_sel *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = -ENOMEM;
+	char *dup = strdup(text);
+	out->text = strdup(text);
+	if (!dup || !out->text)
+		goto fail;
+	char *save = NULL;
+	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		if (!eq || eq == t || !eq[1]) {
+			snprintf(err, errlen, "selector '%s': term '%s' is not knob=value", text, t);
+			rc = -EINVAL;
+			goto fail;
+		}
+		if (out->n == RXR_SEL_MAX) {
+			snprintf(err, errlen, "selector '%s': more than %d terms", text, RXR_SEL_MAX);
+			rc = -EINVAL;
+			goto fail;
+		}
+		*eq = '\0';
+		out->k[out->n] = strdup(t);
+		out->v[out->n] = strdup(eq + 1);
+		out->n++;
+		if (!out->k[out->n - 1] || !out->v[out->n - 1])
+			goto fail;
+	}
+	if (!out->n) {
+		snprintf(err, errlen, "selector '%s': empty (expected knob=value[,knob=value])", text);
+		rc = -EINVAL;
+		goto fail;
+	}
+	free(dup);
+	return 0;
+fail:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	free(dup);
+	rxr_sel_free(out);
+	return rc;
+}
+
+bool rxr_sel_match(const struct rxr_sel *s, const json_t *knobs)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		char b[256];
+		const char *v = rxr_knob_str(knobs, s->k[i], b, sizeof(b));
+		if (!v || strcmp(v, s->v[i]))
+			return false;
+	}
+	return true;
+}
+
+void rxr_sel_label(const struct rxr_sel *s, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->n && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", s->v[i]);
+}
+
+static bool sel_has(const struct rxr_sel *s, const char *k, const char *v)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->k[i], k) && !strcmp(s->v[i], v))
+			return true;
+	return false;
+}
+
+static void sel_label_unique(const struct rxr_sel *s, const struct rxr_sel *o, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->n && len < n; i++)
+		if (!sel_has(o, s->k[i], s->v[i]))
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", s->v[i]);
+}
+
+void rxr_sel_labels(const struct rxr_sel *a, const struct rxr_sel *b, char *la, char *lb, size_t n)
+{
+	sel_label_unique(a, b, la, n);
+	sel_label_unique(b, a, lb, n);
+	if (!la[0] || !lb[0] || !strcmp(la, lb)) {
+		snprintf(la, n, "%s", a->text);
+		snprintf(lb, n, "%s", b->text);
+	}
+}
+
+void rxr_diff_free(struct rxr_diff *d)
+{
+	if (!d)
+		return;
+	free(d->d);
+	free(d->w);
+	memset(d, 0, sizeof(*d));
+}
+
+static int thread_find(const struct rxr_result *r, const char *label)
+{
+	for (size_t t = 0; t < r->nthreads; t++) {
+		char l[24];
+		rxr_thread_label(r, t, l, sizeof(l));
+		if (!strcmp(l, label))
+			return (int)t;
+	}
+	return -1;
+}
+
+static int delta_cmp(const void *a, const void *b)
+{
+	const struct rxr_stage_delta *x = a, *y = b;
+	double fx = fabs(x->delta), fy = fabs(y->delta);
+	if (fx != fy)
+		return (fx < fy) - (fx > fy);
+	int c = strcmp(x->thread, y->thread);
+	return c ? c : x->stage - y->stage;
+}
+
+static int whatif_cmp(const void *a, const void *b)
+{
+	const struct rxr_whatif *x = a, *y = b;
+	return (x->mpps < y->mpps) - (x->mpps > y->mpps);
+}
+
+/* Append the deltas of one thread label (present in a, b or both). */
+static int deltas_add(struct rxr_diff *d, const struct rxr_result *a, int ta, const struct rxr_result *b,
+		      int tb, const char *label)
+{
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		if (s == RXR_ST_IDLE)
+			continue;
+		double va = ta >= 0 ? rxr_thread_stage_cpp(&a->threads[ta], s) : 0;
+		double vb = tb >= 0 ? rxr_thread_stage_cpp(&b->threads[tb], s) : 0;
+		if (va == 0 && vb == 0)
+			continue;
+		struct rxr_stage_delta *nd = realloc(d->d, (d->n + 1) * sizeof(*nd));
+		if (!nd)
+			return -ENOMEM;
+		d->d = nd;
+		struct rxr_stage_delta *e = &d->d[d->n++];
+		snprintf(e->thread, sizeof(e->thread), "%s", label);
+		e->stage = s;
+		e->a = va;
+		e->b = vb;
+		e->delta = vb - va;
+	}
+	return 0;
+}
+
+static void verdict_write(struct rxr_diff *d, const char *la, const char *lb)
+{
+	double delta = d->busy_b - d->busy_a;
+	size_t len = (size_t)snprintf(d->verdict, sizeof(d->verdict), "%s %s %.0f cycles/packet on the %s thread vs %s (%.0f -> %.0f)",
+				      lb, delta >= 0 ? "adds" : "saves", fabs(delta), d->thread, la,
+				      d->busy_a, d->busy_b);
+	int shown = 0;
+	for (size_t i = 0; i < d->n && shown < 4 && len < sizeof(d->verdict); i++) {
+		const struct rxr_stage_delta *e = &d->d[i];
+		if (strcmp(e->thread, d->thread) || fabs(e->delta) < 0.5)
+			continue;
+		len += (size_t)snprintf(d->verdict + len, sizeof(d->verdict) - len, "%s %s %+.0f",
+					shown ? "," : ":", rxr_stage_name((enum rxr_stage)e->stage), e->delta);
+		shown++;
+	}
+	if (len < sizeof(d->verdict) && isfinite(d->pred_a) && isfinite(d->pred_b))
+		snprintf(d->verdict + len, sizeof(d->verdict) - len,
+			 "; predicted ceiling %.2f -> %.2f Mpps", d->pred_a, d->pred_b);
+}
+
+int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
+		     const char *label_a, const char *label_b, struct rxr_diff *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!a || !b || !a->nthreads || !b->nthreads)
+		return -EINVAL;
+	int rc = 0;
+	double qa = rxr_run_queues(a, NULL), qb = rxr_run_queues(b, knobs_b);
+	int bb = -1;
+	out->pred_a = rxr_run_predict(a, NULL, qa, NULL);
+	out->pred_b = rxr_run_predict(b, NULL, qb, &bb);
+	/* threads of B, then threads only A has */
+	for (size_t t = 0; t < b->nthreads && !rc; t++) {
+		char l[24];
+		rxr_thread_label(b, t, l, sizeof(l));
+		rc = deltas_add(out, a, thread_find(a, l), b, (int)t, l);
+	}
+	for (size_t t = 0; t < a->nthreads && !rc; t++) {
+		char l[24];
+		rxr_thread_label(a, t, l, sizeof(l));
+		if (thread_find(b, l) < 0)
+			rc = deltas_add(out, a, (int)t, b, -1, l);
+	}
+	if (rc)
+		goto fail;
+	qsort(out->d, out->n, sizeof(out->d[0]), delta_cmp);
+
+	/* the verdict's thread: B's bottleneck when A has it, else biggest change */
+	int tb = -1, ta = -1;
+	if (bb >= 0) {
+		rxr_thread_label(b, (size_t)bb, out->thread, sizeof(out->thread));
+		ta = thread_find(a, out->thread);
+		tb = ta >= 0 ? bb : -1;
+	}
+	if (tb < 0) {
+		double best = -1;
+		for (size_t t = 0; t < b->nthreads; t++) {
+			char l[24];
+			rxr_thread_label(b, t, l, sizeof(l));
+			int u = thread_find(a, l);
+			if (u < 0 || !strcmp(b->threads[t].role, "nic"))
+				continue;
+			double ch = fabs(rxr_thread_busy_cpp(&b->threads[t]) - rxr_thread_busy_cpp(&a->threads[u]));
+			if (ch > best) {
+				best = ch;
+				tb = (int)t;
+				ta = u;
+				snprintf(out->thread, sizeof(out->thread), "%s", l);
+			}
+		}
+	}
+	if (tb < 0) {
+		snprintf(out->verdict, sizeof(out->verdict), "%s and %s share no measured thread", label_a,
+			 label_b);
+		return 0;
+	}
+	out->busy_a = rxr_thread_busy_cpp(&a->threads[ta]);
+	out->busy_b = rxr_thread_busy_cpp(&b->threads[tb]);
+	verdict_write(out, label_a, label_b);
+
+	/* what-ifs on that thread: one stage of B at A's cost */
+	double *cpp = calloc(b->nthreads, sizeof(double));
+	if (!cpp) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		if (s == RXR_ST_IDLE)
+			continue;
+		double vb = rxr_thread_stage_cpp(&b->threads[tb], s);
+		double va = rxr_thread_stage_cpp(&a->threads[ta], s);
+		if (vb == va)
+			continue;
+		for (size_t t = 0; t < b->nthreads; t++)
+			cpp[t] = rxr_thread_busy_cpp(&b->threads[t]);
+		cpp[tb] = fmax(cpp[tb] - vb + va, 1e-9);
+		struct rxr_whatif *nw = realloc(out->w, (out->nw + 1) * sizeof(*nw));
+		if (!nw) {
+			free(cpp);
+			rc = -ENOMEM;
+			goto fail;
+		}
+		out->w = nw;
+		struct rxr_whatif *w = &out->w[out->nw++];
+		snprintf(w->thread, sizeof(w->thread), "%s", out->thread);
+		w->stage = s;
+		w->cpp_b = vb;
+		w->cpp_a = va;
+		w->mpps = rxr_run_predict(b, cpp, qb, NULL);
+	}
+	free(cpp);
+	qsort(out->w, out->nw, sizeof(out->w[0]), whatif_cmp);
+	return 0;
+fail:
+	rxr_diff_free(out);
+	return rc;
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray analyzers: load run results and sweep results into a set of
+ * points, compute the ceiling model per point, classify ceilings as
+ * per-packet or per-byte bound over frame sizes, diff two configurations
+ * stage by stage, and render tables (markdown, CSV, HTML; JSON objects).
+ *
+ * Inputs (DESIGN.md "Formats", sweeps/include/rxray/sweep.h):
+ *  - a sweep folder: <dir>/results.jsonl ("rxray.run/1" trial lines with a
+ *    "trial" object, "rxray.trial/1" lines for trials without a result,
+ *    "rxray.point/1" summary lines) and <dir>/spec.yaml;
+ *  - a .jsonl file of the same lines;
+ *  - one run result (.json), or a folder of run results (*.json): each run
+ *    is one point whose knobs are its config's scalar members.
+ *
+ * Ceiling model: cycles/packet of a thread = its busy cycles / packets it
+ * handled; the bottleneck is the non-nic thread with the most. Predicted
+ * ceiling (Mpps) = clock_hz / bottleneck cycles/packet x parallel queues
+ * (knob "queues", default 1). The prediction is taken from the NDR run
+ * when there is one, else from the highest-rate run.
+ *
+ * Error rule: 0 or a negative errno; bad input (-EINVAL) comes with one
+ * line "<file>:<line>: <field>: <what>" in err. Free functions accept NULL.
+ */
+#ifndef RXRAY_ANALYZE_H
+#define RXRAY_ANALYZE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "rxray/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RXR_POINT_SCHEMA "rxray.point/1"
+#define RXR_TRIAL_SCHEMA "rxray.trial/1"
+#define RXR_ERR_LEN 512
+
+/* ---------------------------------------------------------------- set */
+
+struct rxr_point {
+	char *key;           /* owned: "engine=verbs,mode=hds,frame=1064,..." */
+	json_t *knobs;       /* owned object: knob -> value */
+	char status[16];     /* ok | infeasible | failed | partial | run */
+	char *reason;        /* owned or NULL */
+	double ndr_mpps;     /* NAN when unknown */
+	double pdr_mpps;     /* NAN when unknown */
+	double pdr_loss;     /* the PDR loss ratio the search used */
+	double max_offered_mpps, nic_max_mpps; /* NAN when unknown */
+	bool generator_limited;
+	int trials;
+	struct rxr_result *ndr_run; /* owned or NULL */
+	struct rxr_result *top_run; /* owned or NULL; may equal ndr_run */
+	json_t *top_doc;     /* owned raw JSON of top_run (samples), or NULL */
+};
+
+struct rxr_set {
+	struct rxr_point *pts; /* owned, in input order */
+	size_t n;
+	char *src;             /* owned: the path loaded */
+	char *spec_text;       /* owned: spec.yaml contents, or NULL */
+	char *spec_path;       /* owned or NULL */
+	size_t ntrials;        /* trial lines seen */
+	/*
+	 * A last line without a newline that is not valid JSON (what a sweep
+	 * killed mid-write leaves) is skipped, not an error: its line number,
+	 * 0 when none.
+	 */
+	int truncated_line;
+};
+
+/*
+ * Load a sweep folder, a .jsonl file, a run result or a folder of run
+ * results. 0 and *out (free with rxr_set_free); -EINVAL with err on bad
+ * input (a line that is not JSON, a wrong schema, a missing field, no
+ * results at all); -ENOENT/-EACCES/... with err "<path>: <strerror>".
+ */
+int rxr_set_load(const char *path, struct rxr_set **out, char *err, size_t errlen);
+void rxr_set_free(struct rxr_set *s);
+/* The run to analyse for a point: ndr_run, else top_run, else NULL. */
+const struct rxr_result *rxr_point_run(const struct rxr_point *p);
+
+/*
+ * A knob's value as text (numbers without decimals when integral) into
+ * buf; NULL when absent.
+ */
+const char *rxr_knob_str(const json_t *knobs, const char *name, char *buf, size_t n);
+/* A knob as a number; def when absent or not numeric. */
+double rxr_knob_num(const json_t *knobs, const char *name, double def);
+/*
+ * Knob names whose value differs between points of s, in first-seen
+ * order: an owned NULL-terminated array of borrowed strings (free the
+ * array only). NULL on ENOMEM.
+ */
+const char **rxr_set_varying(const struct rxr_set *s, size_t *n);
+/*
+ * "engine=verbs mode=hds" from the varying knobs; with none, from engine,
+ * mode, frame and queues when present, else the key.
+ */
+void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t nvary, char *buf,
+		     size_t n);
+
+/* ----------------------------------------------------------- selectors */
+
+#define RXR_SEL_MAX 16
+/* "mode=single" or "engine=dpdk,mode=hds": all terms must match. */
+struct rxr_sel {
+	size_t n;
+	char *k[RXR_SEL_MAX], *v[RXR_SEL_MAX]; /* owned */
+	char *text;                            /* owned copy of the input */
+};
+
+/* 0, or -EINVAL with err naming the bad term; -ENOMEM. Free rxr_sel_free. */
+int rxr_sel_parse(const char *text, struct rxr_sel *out, char *err, size_t errlen);
+void rxr_sel_free(struct rxr_sel *s);
+bool rxr_sel_match(const struct rxr_sel *s, const json_t *knobs);
+/* The selector's values joined by ',' ("hds", "dpdk,hds") into buf. */
+void rxr_sel_label(const struct rxr_sel *s, char *buf, size_t n);
+/*
+ * Labels for a pair: the values of the terms that differ between a and b
+ * ("engine=dpdk,mode=single" vs "engine=dpdk,mode=hds" -> "single", "hds");
+ * falls back to the full selector texts when that leaves them equal.
+ */
+void rxr_sel_labels(const struct rxr_sel *a, const struct rxr_sel *b, char *la, char *lb, size_t n);
+
+/* --------------------------------------------------------- ceiling model */
+
+/* Busy cycles/packet of a thread: busy_cycles, else the non-idle stages. */
+double rxr_thread_busy_cpp(const struct rxr_thread_result *t);
+/* Stage s's cycles per packet of the thread (stage cycles / thread packets). */
+double rxr_thread_stage_cpp(const struct rxr_thread_result *t, int s);
+/* "rx", or "rx#1" when the role repeats in r. buf gets the label. */
+void rxr_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n);
+/* Parallel queues of a run: knobs "queues", else config "queues", else 1. */
+double rxr_run_queues(const struct rxr_result *r, const json_t *knobs);
+/*
+ * Predicted ceiling of a run in Mpps given per-thread busy cycles/packet
+ * (cpp[i] for thread i; NULL = measured): hz / max non-nic cpp x queues.
+ * *bottleneck gets the thread index (may be NULL). NAN when no non-nic
+ * thread handled packets or hz is unknown.
+ */
+double rxr_run_predict(const struct rxr_result *r, const double *cpp, double queues,
+		       int *bottleneck);
+
+#define RXR_TOP_STAGES 3
+struct rxr_stage_share {
+	int stage;    /* enum rxr_stage */
+	double cpp;   /* cycles/packet */
+	double share; /* of the thread's busy cycles/packet, 0..1 */
+};
+
+struct rxr_ceiling {
+	const struct rxr_point *p;      /* borrowed */
+	const struct rxr_result *basis; /* borrowed: the run predicted from */
+	const char *basis_name;         /* "ndr", "top" or "-" */
+	int thread;                     /* bottleneck thread in basis, -1 none */
+	char thread_label[24];
+	double cpp;                     /* its busy cycles/packet */
+	double hz, queues;
+	double predicted_mpps;          /* NAN when unknown */
+	double ratio;                   /* NDR (or top RX rate) / predicted */
+	double top_offered_mpps, top_rx_mpps, top_loss; /* highest trial; NAN */
+	size_t ntop;
+	struct rxr_stage_share top[RXR_TOP_STAGES];
+	/*
+	 * Robust view for noisy hosts: the same model with each stage charged
+	 * its median lap (p50 x laps / packets) instead of its mean, so a few
+	 * laps stretched by preemption do not set the ceiling. tail_ratio is
+	 * the largest mean-lap / median-lap of the bottleneck thread's stages
+	 * that carry >= 10% of its cycles (tail_stage); > 20 means the mean is
+	 * dominated by outliers.
+	 */
+	double median_mpps; /* NAN when unknown */
+	double tail_ratio;
+	int tail_stage;     /* -1 none */
+};
+
+/* Heavy-tail threshold for rxr_ceiling.tail_ratio. */
+#define RXR_TAIL_RATIO 20.0
+/* Stage s of a thread charged its median lap: p50 x laps / thread packets. */
+double rxr_thread_stage_median_cpp(const struct rxr_thread_result *t, int s);
+
+/* Fill c for p (never fails; unknowns are NAN / -1). */
+void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c);
+
+/* ------------------------------------------------------ bound classifier */
+
+enum rxr_bound { RXR_BOUND_UNKNOWN = 0, RXR_BOUND_PACKET, RXR_BOUND_BYTE, RXR_BOUND_MIXED };
+/* "per-packet", "per-byte", "mixed", "unknown". */
+const char *rxr_bound_name(enum rxr_bound b);
+
+/*
+ * Least-squares fit of y = a + b*x (time/packet in ns against frame
+ * bytes). byte_share = b*xmax / (a + b*xmax): the part of the time per
+ * packet at the largest frame that grows with bytes. Classified per-packet
+ * below 0.25, per-byte above 0.75, mixed between. r2 is 1 - SSres/SStot
+ * (1 when y is constant), rms the residual root mean square (ns),
+ * rel_rms = rms / mean y. poor is set when rel_rms > 0.2: the points
+ * scatter too much around any line for the verdict to be trusted (noisy
+ * measurements, e.g. threads preempted on an oversubscribed host).
+ */
+struct rxr_fit {
+	size_t n;
+	double a, b, r2, rms, rel_rms, xmin, xmax, byte_share;
+	enum rxr_bound bound;
+	bool poor;
+};
+/* 0, or -EINVAL when n < 2 or fewer than 2 distinct x or a non-finite value. */
+int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *out);
+
+/* A config family: points equal in every knob except frame. */
+struct rxr_family {
+	char *label;     /* owned: the knobs that define it, varying ones only */
+	size_t *idx;     /* owned: indices into the ceiling array, by frame */
+	size_t n;
+	bool have_cost, have_rate;
+	struct rxr_fit cost; /* y = 1000 / predicted Mpps (receiver cost) */
+	struct rxr_fit rate; /* y = 1000 / measured Mpps (NDR, else top RX) */
+};
+
+/* Group ceilings into families (>= 1 point each) and fit each. 0/-ENOMEM. */
+int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+		       struct rxr_family **out, size_t *nout);
+void rxr_families_free(struct rxr_family *f, size_t n);
+
+/* ---------------------------------------------------------------- diff */
+
+struct rxr_stage_delta {
+	char thread[24]; /* thread label: "rx", "app", "nic", "rx#1" */
+	int stage;
+	double a, b;     /* cycles/packet in A and B */
+	double delta;    /* b - a */
+};
+
+struct rxr_whatif {
+	char thread[24];
+	int stage;
+	double cpp_b, cpp_a;  /* the stage in B, and in A */
+	double mpps;          /* B's predicted ceiling if the stage cost A's */
+};
+
+struct rxr_diff {
+	struct rxr_stage_delta *d; /* owned, sorted by |delta| descending */
+	size_t n;
+	struct rxr_whatif *w;      /* owned, biggest gain first */
+	size_t nw;
+	char thread[24];           /* the thread the verdict is about */
+	double busy_a, busy_b;     /* its busy cycles/packet in A and B */
+	double pred_a, pred_b;     /* predicted ceilings (Mpps), NAN unknown */
+	char verdict[512];         /* one line */
+};
+
+/*
+ * Stage-by-stage delta of cycles/packet from run a to run b (threads
+ * matched by label), the verdict line naming the thread with the largest
+ * busy change (B's bottleneck when it exists in A) and its biggest stage
+ * deltas, and what-ifs: B's predicted ceiling if each stage of that thread
+ * cost what it costs in A. label_b names B in the verdict ("hds").
+ * 0, -EINVAL (a run without threads), -ENOMEM.
+ */
+int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
+		     const char *label_a, const char *label_b, struct rxr_diff *out);
+void rxr_diff_free(struct rxr_diff *d);
+
+/* ---------------------------------------------------------------- tables */
+
+/* A text table rendered as markdown, CSV or HTML. */
+struct rxr_table {
+	char *title;      /* owned or NULL */
+	size_t ncols, nrows;
+	char **head;      /* owned, ncols */
+	char **cells;     /* owned, nrows * ncols */
+	size_t cap;       /* rows allocated */
+	size_t cur;       /* cells filled in the last row */
+};
+
+/* NULL + errno (ENOMEM). */
+struct rxr_table *rxr_table_new(const char *title, size_t ncols, const char *const *head);
+void rxr_table_free(struct rxr_table *t);
+/* Start a row, then add ncols cells. 0 / -ENOMEM / -EINVAL (too many). */
+int rxr_table_row(struct rxr_table *t);
+int rxr_table_cell(struct rxr_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Renderers. 0 or -EIO. HTML is escaped; markdown escapes '|'. */
+int rxr_table_write_md(const struct rxr_table *t, FILE *o);
+int rxr_table_write_csv(const struct rxr_table *t, FILE *o);
+int rxr_table_write_html(const struct rxr_table *t, FILE *o);
+
+/* The ceiling table (one row per ceiling). NULL + errno. */
+struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n);
+/* The seed report's shape: frame, TX offered, RX received, TX Mpps, RX Mpps, loss. */
+struct rxr_table *rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n);
+/* One row per family and basis: fit, R^2, residual, verdict. */
+struct rxr_table *rxr_bound_table(const struct rxr_family *f, size_t n);
+/* Stage deltas (top max rows, 0 = all) and what-ifs of one diff. */
+struct rxr_table *rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max);
+struct rxr_table *rxr_whatif_table(const struct rxr_diff *d, const char *la);
+
+/* JSON documents (new references, NULL on ENOMEM). */
+json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+			 const struct rxr_family *f, size_t nf);
+json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb);
+
+/* Format a number of Mpps/cycles for tables: "-" for NAN. */
+void rxr_fmt_num(char *buf, size_t n, double v, int decimals);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_ANALYZE_H */

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+/* Text tables (markdown, CSV, HTML) and the analyzers' tables and JSON. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/analyze.h"
+
+struct rxr_table *rxr_table_new(const char *title, size_t ncols, const char *const *head)
+{
+	struct rxr_table *t = calloc(1, sizeof(*t));
+	if (!t)
+		goto fail;
+	t->ncols = ncols;
+	t->head = calloc(ncols, sizeof(char *));
+	if (!t->head || (title && !(t->title = strdup(title))))
+		goto fail;
+	for (size_t i = 0; i < ncols; i++)
+		if (!(t->head[i] = strdup(head[i])))
+			goto fail;
+	t->cur = ncols;
+	return t;
+fail:
+	rxr_table_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void rxr_table_free(struct rxr_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; t->head && i < t->ncols; i++)
+		free(t->head[i]);
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->head);
+	free(t->cells);
+	free(t->title);
+	free(t);
+}
+
+int rxr_table_row(struct rxr_table *t)
+{
+	while (t->nrows && t->cur < t->ncols) /* pad a short previous row */
+		if (rxr_table_cell(t, "%s", ""))
+			return -ENOMEM;
+	if (t->nrows == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 16;
+		char **ncl = realloc(t->cells, nc * t->ncols * sizeof(char *));
+		if (!ncl)
+			return -ENOMEM;
+		t->cells = ncl;
+		t->cap = nc;
+	}
+	for (size_t i = 0; i < t->ncols; i++)
+		t->cells[t->nrows * t->ncols + i] = NULL;
+	t->nrows++;
+	t->cur = 0;
+	return 0;
+}
+
+int rxr_table_cell(struct rxr_table *t, const char *fmt, ...)
+{
+	if (!t->nrows || t->cur >= t->ncols)
+		return -EINVAL;
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	t->cells[(t->nrows - 1) * t->ncols + t->cur++] = s;
+	return 0;
+}
+
+static const char *cell(const struct rxr_table *t, size_t r, size_t c)
+{
+	const char *s = t->cells[r * t->ncols + c];
+	return s ? s : "";
+}
+
+static void md_put(FILE *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", o);
+		else if (*s == '\n')
+			fputc(' ', o);
+		else
+			fputc(*s, o);
+	}
+}
+
+int rxr_table_write_md(const struct rxr_table *t, FILE *o)
+{
+	fputc('|', o);
+	for (size_t c = 0; c < t->ncols; c++) {
+		fputc(' ', o);
+		md_put(o, t->head[c]);
+		fputs(" |", o);
+	}
+	fputs("\n|", o);
+	for (size_t c = 0; c < t->ncols; c++)
+		fputs("---|", o);
+	fputc('\n', o);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputc('|', o);
+		for (size_t c = 0; c < t->ncols; c++) {
+			fputc(' ', o);
+			md_put(o, cell(t, r, c));
+			fputs(" |", o);
+		}
+		fputc('\n', o);
+	}
+	return ferror(o) ? -EIO : 0;
+}
+
+static void csv_put(FILE *o, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, o);
+		return;
+	}
+	fputc('"', o);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', o);
+		fputc(*s, o);
+	}
+	fputc('"', o);
+}
+
+int rxr_table_write_csv(const struct rxr_table *t, FILE *o)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (c)
+			fputc(',', o);
+		csv_put(o, t->head[c]);
+	}
+	fputc('\n', o);
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			if (c)
+				fputc(',', o);
+			csv_put(o, cell(t, r, c));
+		}
+		fputc('\n', o);
+	}
+	return ferror(o) ? -EIO : 0;
+}
+
+static void html_put(FILE *o, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", o); break;
+		case '<': fputs("&lt;", o); break;
+		case '>': fputs("&gt;", o); break;
+		case '"': fputs("&quot;", o); break;
+		default: fputc(*s, o);
+		}
+	}
+}
+
+int rxr_table_write_html(const struct rxr_table *t, FILE *o)
+{
+	fputs("<table>\n<thead><tr>", o);
+	for (size_t c = 0; c < t->ncols; c++) {
+		fputs("<th>", o);
+		html_put(o, t->head[c]);
+		fputs("</th>", o);
+	}
+	fputs("</tr></thead>\n<tbody>\n", o);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs("<tr>", o);
+		for (size_t c = 0; c < t->ncols; c++) {
+			fputs("<td>", o);
+			html_put(o, cell(t, r, c));
+			fputs("</td>", o);
+		}
+		fputs("</tr>\n", o);
+	}
+	fputs("</tbody>\n</table>\n", o);
+	return ferror(o) ? -EIO : 0;
+}
+
+void rxr_fmt_num(char *buf, size_t n, double v, int decimals)
+{
+	if (!isfinite(v))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.*f", decimals, v);
+}
+
+/* 77660160 -> "77,660,160" */
+static void fmt_count(char *buf, size_t n, uint64_t v)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+	size_t o = 0;
+	for (int i = 0; i < len && o + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+}
+
+static void fmt_pct(char *buf, size_t n, double v)
+{
+	if (!isfinite(v))
+		snprintf(buf, n, "-");
+	else if (v > 0 && v < 0.001)
+		snprintf(buf, n, "%.3f%%", 100 * v);
+	else
+		snprintf(buf, n, "%.1f%%", 100 * v);
+}
+
+static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->ntop && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s %.0f (%.0f%%)", i ? ", " : "",
+					rxr_stage_name((enum rxr_stage)c->top[i].stage), c->top[i].cpp,
+					100 * c->top[i].share);
+	if (!len)
+		snprintf(buf, n, "-");
+}
+
+struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n)
+{
+	static const char *const head[] = {"point", "status", "NDR Mpps", "PDR Mpps",
+					   "predicted Mpps", "measured/predicted", "bottleneck",
+					   "cycles/pkt", "top stages (cycles/pkt, share)",
+					   "highest trial: offered -> RX Mpps, loss",
+					   "predicted from median laps Mpps", "notes"};
+	size_t nvary = 0;
+	const char **vary = rxr_set_varying(s, &nvary);
+	struct rxr_table *t = vary ? rxr_table_new("Ceiling", 12, head) : NULL;
+	for (size_t i = 0; t && i < n; i++) {
+		const struct rxr_ceiling *k = &c[i];
+		char label[512], a[32], b[32], p[32], r[32], cp[32], st[256], top[128], o1[32], o2[32],
+			l1[32];
+		rxr_point_label(k->p, vary, nvary, label, sizeof(label));
+		rxr_fmt_num(a, sizeof(a), k->p->ndr_mpps, 2);
+		rxr_fmt_num(b, sizeof(b), k->p->pdr_mpps, 2);
+		rxr_fmt_num(p, sizeof(p), k->predicted_mpps, 2);
+		rxr_fmt_num(r, sizeof(r), k->ratio, 2);
+		if (k->p->generator_limited && isfinite(k->ratio)) /* NDR is a lower bound */
+			snprintf(r, sizeof(r), ">= %.2f", k->ratio);
+		rxr_fmt_num(cp, sizeof(cp), k->cpp, 0);
+		top_stages(st, sizeof(st), k);
+		rxr_fmt_num(o1, sizeof(o1), k->top_offered_mpps, 2);
+		rxr_fmt_num(o2, sizeof(o2), k->top_rx_mpps, 2);
+		fmt_pct(l1, sizeof(l1), k->top_loss);
+		snprintf(top, sizeof(top), "%s -> %s, %s", o1, o2, l1);
+		char med[32];
+		rxr_fmt_num(med, sizeof(med), k->median_mpps, 2);
+		char notes[512];
+		size_t nl = 0;
+		notes[0] = '\0';
+		if (k->p->generator_limited)
+			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
+					       "generator-limited: NDR is a lower bound; ");
+		if (k->p->reason && nl < sizeof(notes))
+			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl, "%s; ", k->p->reason);
+		if (k->tail_ratio > RXR_TAIL_RATIO && nl < sizeof(notes))
+			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
+					       "heavy tail: %s mean lap is %.0fx its median (preempted or stalled?); ",
+					       rxr_stage_name((enum rxr_stage)k->tail_stage), k->tail_ratio);
+		if (!strcmp(k->basis_name, "top") && nl < sizeof(notes))
+			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
+					       "predicted from the highest-rate run; ");
+		if (nl >= 2 && nl < sizeof(notes))
+			notes[nl - 2] = '\0';
+		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
+		    rxr_table_cell(t, "%s", k->p->status) || rxr_table_cell(t, "%s", a) ||
+		    rxr_table_cell(t, "%s", b) || rxr_table_cell(t, "%s", p) ||
+		    rxr_table_cell(t, "%s", r) || rxr_table_cell(t, "%s", k->thread_label) ||
+		    rxr_table_cell(t, "%s", cp) || rxr_table_cell(t, "%s", st) ||
+		    rxr_table_cell(t, "%s", top) || rxr_table_cell(t, "%s", med) ||
+		    rxr_table_cell(t, "%s", notes)) {
+			rxr_table_free(t);
+			t = NULL;
+		}
+	}
+	free(vary);
+	if (!t)
+		errno = ENOMEM;
+	return t;
+}
+
+struct rxr_table *rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n)
+{
+	static const char *const head[] = {"config", "frame", "TX offered", "RX received",
+					   "TX Mpps", "RX Mpps", "loss"};
+	struct rxr_family *f = NULL;
+	size_t nf = 0;
+	if (rxr_families_build(s, c, n, &f, &nf)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct rxr_table *t = rxr_table_new("Highest-rate trial per point (the seed report's shape)", 7, head);
+	for (size_t j = 0; t && j < nf; j++) {
+		for (size_t i = 0; t && i < f[j].n; i++) {
+			const struct rxr_ceiling *k = &c[f[j].idx[i]];
+			const struct rxr_result *r = k->p->top_run;
+			if (!r)
+				continue;
+			char fr[32], off[40], rx[40], tx[32], rm[32], l[32], fb[32];
+			const char *frame = rxr_knob_str(k->p->knobs, "frame", fb, sizeof(fb));
+			snprintf(fr, sizeof(fr), "%s B", frame ? frame : "?");
+			fmt_count(off, sizeof(off), r->c.offered);
+			fmt_count(rx, sizeof(rx), r->c.received);
+			rxr_fmt_num(tx, sizeof(tx), r->offered_mpps, 2);
+			rxr_fmt_num(rm, sizeof(rm), r->rx_mpps, 2);
+			fmt_pct(l, sizeof(l), r->loss);
+			if (rxr_table_row(t) || rxr_table_cell(t, "%s", f[j].label) ||
+			    rxr_table_cell(t, "%s", fr) || rxr_table_cell(t, "%s", off) ||
+			    rxr_table_cell(t, "%s", rx) || rxr_table_cell(t, "%s", tx) ||
+			    rxr_table_cell(t, "%s", rm) || rxr_table_cell(t, "%s", l)) {
+				rxr_table_free(t);
+				t = NULL;
+			}
+		}
+	}
+	rxr_families_free(f, nf);
+	if (!t)
+		errno = ENOMEM;
+	return t;
+}
+
+static int bound_row(struct rxr_table *t, const struct rxr_family *f, const char *basis,
+		     const struct rxr_fit *x)
+{
+	return rxr_table_row(t) || rxr_table_cell(t, "%s", f->label) ||
+	       rxr_table_cell(t, "%s", basis) || rxr_table_cell(t, "%zu (%.0f-%.0f B)", x->n, x->xmin, x->xmax) ||
+	       rxr_table_cell(t, "%.1f", x->a) || rxr_table_cell(t, "%.4f", x->b) ||
+	       rxr_table_cell(t, "%.3f", x->r2) || rxr_table_cell(t, "%.2f", x->rms) ||
+	       rxr_table_cell(t, "%.0f%%", 100 * x->byte_share) ||
+	       rxr_table_cell(t, "%s%s%s", rxr_bound_name(x->bound), x->n == 2 ? " (2 points: exact fit)" : "",
+			      x->poor ? " (poor fit: residual > 20% of the mean; not conclusive)" : "");
+}
+
+struct rxr_table *rxr_bound_table(const struct rxr_family *f, size_t n)
+{
+	static const char *const head[] = {"config", "basis", "frames", "a (ns/pkt)", "b (ns/byte)",
+					   "R^2", "residual rms (ns)", "byte share at max frame", "bound"};
+	struct rxr_table *t = rxr_table_new("Bound classification: time/packet = a + b x frame bytes", 9, head);
+	for (size_t i = 0; t && i < n; i++) {
+		int rc = 0;
+		if (f[i].have_cost)
+			rc = bound_row(t, &f[i], "receiver cost (1/predicted)", &f[i].cost);
+		if (!rc && f[i].have_rate)
+			rc = bound_row(t, &f[i], "measured (1/NDR, generator-limited points left out)", &f[i].rate);
+		if (rc) {
+			rxr_table_free(t);
+			t = NULL;
+		}
+	}
+	if (!t)
+		errno = ENOMEM;
+	return t;
+}
+
+struct rxr_table *rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max)
+{
+	char ha[64], hb[64];
+	snprintf(ha, sizeof(ha), "%s cycles/pkt", la);
+	snprintf(hb, sizeof(hb), "%s cycles/pkt", lb);
+	const char *head[] = {"thread", "stage", ha, hb, "delta"};
+	struct rxr_table *t = rxr_table_new("Stage deltas (sorted by size)", 5, head);
+	for (size_t i = 0; t && i < d->n && (!max || i < max); i++) {
+		const struct rxr_stage_delta *e = &d->d[i];
+		if (rxr_table_row(t) || rxr_table_cell(t, "%s", e->thread) ||
+		    rxr_table_cell(t, "%s", rxr_stage_name((enum rxr_stage)e->stage)) ||
+		    rxr_table_cell(t, "%.1f", e->a) || rxr_table_cell(t, "%.1f", e->b) ||
+		    rxr_table_cell(t, "%+.1f", e->delta)) {
+			rxr_table_free(t);
+			t = NULL;
+		}
+	}
+	if (!t)
+		errno = ENOMEM;
+	return t;
+}
+
+struct rxr_table *rxr_whatif_table(const struct rxr_diff *d, const char *la)
+{
+	char h[96];
+	snprintf(h, sizeof(h), "predicted Mpps if the stage cost what it costs in %s", la);
+	const char *head[] = {"thread", "stage", "cycles/pkt now", "cycles/pkt in A", h};
+	struct rxr_table *t = rxr_table_new("What if", 5, head);
+	for (size_t i = 0; t && i < d->nw; i++) {
+		const struct rxr_whatif *w = &d->w[i];
+		char m[32];
+		rxr_fmt_num(m, sizeof(m), w->mpps, 2);
+		if (rxr_table_row(t) || rxr_table_cell(t, "%s", w->thread) ||
+		    rxr_table_cell(t, "%s", rxr_stage_name((enum rxr_stage)w->stage)) ||
+		    rxr_table_cell(t, "%.1f", w->cpp_b) || rxr_table_cell(t, "%.1f", w->cpp_a) ||
+		    rxr_table_cell(t, "%s", m)) {
+			rxr_table_free(t);
+			t = NULL;
+		}
+	}
+	if (!t)
+		errno = ENOMEM;
+	return t;
+}
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *fit_json(const struct rxr_fit *x)
+{
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:f,s:f,s:o,s:s,s:b}", "n", (json_int_t)x->n, "a_ns",
+			 num_or_null(x->a), "b_ns_per_byte", num_or_null(x->b), "r2", num_or_null(x->r2),
+			 "rms_ns", num_or_null(x->rms), "rel_rms", num_or_null(x->rel_rms), "frame_min",
+			 x->xmin, "frame_max", x->xmax, "byte_share", num_or_null(x->byte_share), "bound",
+			 rxr_bound_name(x->bound), "poor_fit", x->poor);
+}
+
+json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+			 const struct rxr_family *f, size_t nf)
+{
+	json_t *pts = json_array(), *fams = json_array();
+	for (size_t i = 0; pts && i < n; i++) {
+		const struct rxr_ceiling *k = &c[i];
+		json_t *st = json_array();
+		for (size_t j = 0; st && j < k->ntop; j++)
+			json_array_append_new(st, json_pack("{s:s,s:f,s:f}", "stage",
+							    rxr_stage_name((enum rxr_stage)k->top[j].stage),
+							    "cycles_per_packet", k->top[j].cpp, "share",
+							    k->top[j].share));
+		json_t *o = json_pack("{s:s,s:O,s:s,s:o,s:o,s:o,s:o,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o,s:o,s:b,s:i}",
+				      "key", k->p->key, "knobs", k->p->knobs, "status", k->p->status,
+				      "ndr_mpps", num_or_null(k->p->ndr_mpps), "pdr_mpps",
+				      num_or_null(k->p->pdr_mpps), "predicted_mpps",
+				      num_or_null(k->predicted_mpps), "ratio", num_or_null(k->ratio),
+				      "basis", k->basis_name, "bottleneck", k->thread_label,
+				      "bottleneck_cycles_per_packet", num_or_null(k->cpp), "clock_hz",
+				      num_or_null(k->hz), "queues", k->queues, "top_stages", st,
+				      "top_offered_mpps", num_or_null(k->top_offered_mpps), "top_rx_mpps",
+				      num_or_null(k->top_rx_mpps), "top_loss", num_or_null(k->top_loss),
+				      "generator_limited", k->p->generator_limited, "trials", k->p->trials);
+		if (o) {
+			json_object_set_new(o, "median_mpps", num_or_null(k->median_mpps));
+			json_object_set_new(o, "tail_ratio", json_real(k->tail_ratio));
+			if (k->tail_stage >= 0)
+				json_object_set_new(o, "tail_stage",
+						    json_string(rxr_stage_name((enum rxr_stage)k->tail_stage)));
+		}
+		if (o && k->p->reason)
+			json_object_set_new(o, "reason", json_string(k->p->reason));
+		json_array_append_new(pts, o);
+	}
+	for (size_t i = 0; fams && i < nf; i++) {
+		json_t *keys = json_array();
+		for (size_t j = 0; keys && j < f[i].n; j++)
+			json_array_append_new(keys, json_string(c[f[i].idx[j]].p->key));
+		json_array_append_new(fams, json_pack("{s:s,s:o,s:o,s:o}", "config", f[i].label, "points",
+						      keys, "cost", f[i].have_cost ? fit_json(&f[i].cost) : json_null(),
+						      "measured", f[i].have_rate ? fit_json(&f[i].rate) : json_null()));
+	}
+	return json_pack("{s:s,s:s,s:o,s:o}", "schema", "rxray.ceiling/1", "source", s->src, "points",
+			 pts, "bounds", fams);
+}
+
+json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb)
+{
+	json_t *ds = json_array(), *ws = json_array();
+	for (size_t i = 0; ds && i < d->n; i++)
+		json_array_append_new(ds, json_pack("{s:s,s:s,s:f,s:f,s:f}", "thread", d->d[i].thread, "stage",
+						    rxr_stage_name((enum rxr_stage)d->d[i].stage), "a",
+						    d->d[i].a, "b", d->d[i].b, "delta", d->d[i].delta));
+	for (size_t i = 0; ws && i < d->nw; i++)
+		json_array_append_new(ws, json_pack("{s:s,s:s,s:f,s:f,s:o}", "thread", d->w[i].thread, "stage",
+						    rxr_stage_name((enum rxr_stage)d->w[i].stage), "cycles_b",
+						    d->w[i].cpp_b, "cycles_a", d->w[i].cpp_a, "predicted_mpps",
+						    num_or_null(d->w[i].mpps)));
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o,s:o}", "a", la, "b", lb, "verdict", d->verdict,
+			 "thread", d->thread, "busy_a", d->busy_a, "busy_b", d->busy_b, "predicted_a",
+			 num_or_null(d->pred_a), "predicted_b", num_or_null(d->pred_b), "stages", ds,
+			 "what_if", ws);
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_simnic_rate: the software NIC's maximum rate per frame size and
+ * DMA placement, so reports know the generator's headroom. Two views:
+ *   solo     the NIC alone fills a fully posted ring (ring packets, no
+ *            consumer, nothing bounces between cores): its own ceiling.
+ *            Short runs, median of --solo-reps, so a busy host's
+ *            preemptions fall out of the median.
+ *   paired   unpaced for --seconds against a minimal consumer on another
+ *            core that only checks CQE owner bits and re-posts WQEs (the
+ *            lines bounce between cores as they would with an engine;
+ *            out_of_buffer drops cost wire time, see simnic.h);
+ *            median of --runs: CQEs written per second.
+ * nic cyc/pkt = NIC busy cycles (hdr+payload+cqe writes) per written
+ * packet. Never pass/fail: it prints a table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/simnic.h"
+#include "rxray/util.h"
+
+struct bench_opts {
+	double seconds;
+	int runs, solo_reps;
+	uint32_t ring;
+	int nic_core, rx_core;
+	enum rx_payload payload;
+	bool payload_set; /* else: a table for stamp and one for full */
+	enum rx_mode mode;
+};
+
+struct bench_point {
+	double written_mpps, cyc_per_pkt;
+};
+
+/*
+ * Minimal consumer: the NIC writes CQEs in order with release stores, so
+ * when the CQE 31 ahead is ours, all 32 are: consume them with one cache
+ * line read, re-post the same fixed slots, ring once. Falls back to one
+ * at a time. This keeps the consumer far faster than the NIC.
+ */
+static void bench_consume(struct rxs_nic *n, struct rxs_ring *r)
+{
+	uint32_t ci = 0, posted = r->wqe_cnt;
+	for (;;) {
+		bool done = rxs_nic_done(n);
+		uint32_t k = 32;
+		/* largest power-of-two run that is complete: one line read each
+		 * try, so a partial burst never drops us to one CQE at a time */
+		while (k && !rxs_cq_peek(r, ci + k - 1))
+			k >>= 1;
+		if (!k) {
+			if (done)
+				break;
+			continue;
+		}
+		ci += k;
+		posted += k; /* WQE contents are unchanged: fixed slots */
+		rxs_cq_set_ci(r, ci);
+		rxs_rq_doorbell(r, posted);
+	}
+}
+
+/* Keep the NIC's core busy for a moment so a solo fill (a fraction of a
+ * millisecond) does not start on a core that just woke from idle. */
+static void *bench_warm_main(void *arg)
+{
+	int core = *(const int *)arg;
+	if (core >= 0)
+		rxr_pin_self(core);
+	double t = rxr_mono_seconds();
+	while (rxr_mono_seconds() - t < 0.005)
+		;
+	return NULL;
+}
+
+static void bench_warm(int core)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, bench_warm_main, &core) == 0)
+		pthread_join(t, NULL);
+}
+
+static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dma, bool solo,
+		      struct bench_point *pt)
+{
+	struct rxs_params p;
+	struct rxs_ring r;
+	char err[256];
+	int rc = -ENOMEM;
+	uint32_t slot = (frame + 63) & ~63u, hkey = 0, pkey = 0, split = 64;
+	rxs_params_defaults(&p);
+	p.ring = o->ring;
+	p.frame = frame;
+	p.sges = o->mode == RX_MODE_HDS ? 2 : 1;
+	p.seconds = solo ? 0 : o->seconds;
+	p.max_packets = solo ? p.ring : 0;
+	p.dma = dma;
+	p.payload = o->payload;
+	p.core = o->nic_core;
+	struct rxs_nic *n = rxs_nic_new(&p, err, sizeof(err));
+	char *buf = aligned_alloc(64, (size_t)slot * p.ring * 2);
+	if (!n || !buf)
+		goto out;
+	memset(buf, 0, (size_t)slot * p.ring * 2);
+	char *pay = buf + (size_t)slot * p.ring;
+	if ((rc = rxs_mr_reg(n, buf, (size_t)slot * p.ring * 2, &hkey)) < 0)
+		goto out;
+	pkey = hkey;
+	rxs_nic_ring(n, 0, &r);
+	for (uint32_t i = 0; i < p.ring; i++) {
+		if (p.sges == 2) {
+			rxs_seg_set(rxs_wqe_seg(&r, i, 0), buf + (size_t)i * slot, split, hkey);
+			rxs_seg_set(rxs_wqe_seg(&r, i, 1), pay + (size_t)i * slot, slot, pkey);
+		} else {
+			rxs_seg_set(rxs_wqe_seg(&r, i, 0), buf + (size_t)i * slot, slot, hkey);
+		}
+	}
+	rxs_rq_doorbell(&r, p.ring);
+	if (solo)
+		bench_warm(o->nic_core);
+	if ((rc = rxs_nic_start(n)) < 0)
+		goto out;
+	if (!solo)
+		bench_consume(n, &r);
+	if ((rc = rxs_nic_join(n)) < 0)
+		goto out;
+	struct rxs_counters c;
+	struct rxs_stats st;
+	rxs_nic_counters(n, UINT32_MAX, &c);
+	rxs_nic_stats(n, &st);
+	const struct rxr_probe *pr = rxs_nic_probe(n);
+	uint64_t busy = rxr_probe_busy_cycles(pr);
+	pt->written_mpps = st.seconds > 0 ? (double)c.received / st.seconds / 1e6 : 0;
+	pt->cyc_per_pkt = c.received ? (double)busy / (double)c.received : 0;
+	rc = 0;
+out:
+	if (rc < 0 && !n)
+		fprintf(stderr, "bench_simnic_rate: %s\n", err);
+	rxs_nic_free(n);
+	free(buf);
+	return rc;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+
+static void bench_usage(void)
+{
+	printf("USAGE\n  bench_simnic_rate [--seconds T] [--runs N] [--solo-reps N] [--ring N] [--payload none|stamp|full]\n"
+	       "                    [--mode single|hds] [--frames 64,128,...] [--nic-core C] [--rx-core C]\n"
+	       "\nEXAMPLES\n  bench_simnic_rate\n  bench_simnic_rate --payload full --runs 5\n");
+}
+
+static void bench_table(const struct bench_opts *o, const uint32_t *frames, size_t nframes,
+			int ncores)
+{
+	const struct rxr_clock *clk = rxr_clock_get();
+	printf("# software NIC max rate: %s, payload %s, ring %u, NIC core %d, consumer core %d\n",
+	       rx_mode_name(o->mode), rx_payload_name(o->payload), o->ring, o->nic_core, o->rx_core);
+	printf("# clock %s %.3f GHz; solo: median of %d fills of %u packets; paired: median of %d runs x %.2f s; probes %s\n",
+	       rxr_clock_source_name(clk->source), clk->hz / 1e9, o->solo_reps, o->ring, o->runs,
+	       o->seconds,
+	       RXRAY_PROBE_MODE == 0 ? "off (cyc/pkt n/a)" : "on");
+	FILE *la = fopen("/proc/loadavg", "r");
+	double load = -1;
+	if (la) {
+		if (fscanf(la, "%lf", &load) != 1)
+			load = -1;
+		fclose(la);
+	}
+	printf("# load average %.2f on %d cores (a busy host lowers every figure)\n", load,
+	       ncores);
+	printf("\n| frame | dma    | solo Mpps | solo cyc/pkt | solo Gbit/s | paired Mpps | paired cyc/pkt |\n");
+	printf("|------:|--------|----------:|-------------:|------------:|------------:|---------------:|\n");
+	for (size_t f = 0; f < nframes; f++) {
+		for (int d = 0; d < 2; d++) {
+			double sw[99], sc[99], pw[99], pc[99];
+			int ns = 0, np = 0;
+			struct bench_point pt;
+			for (int i = 0; i < o->solo_reps; i++)
+				if (bench_once(o, frames[f], (enum rx_dma)d, true, &pt) == 0) {
+					sw[ns] = pt.written_mpps;
+					sc[ns++] = pt.cyc_per_pkt;
+				}
+			for (int i = 0; i < o->runs; i++)
+				if (bench_once(o, frames[f], (enum rx_dma)d, false, &pt) == 0) {
+					pw[np] = pt.written_mpps;
+					pc[np++] = pt.cyc_per_pkt;
+				}
+			if (!ns || !np) {
+				printf("| %5u | %-6s | failed |\n", frames[f], rx_dma_name((enum rx_dma)d));
+				continue;
+			}
+			double sm = median(sw, ns);
+			printf("| %5u | %-6s | %9.2f | %12.1f | %11.2f | %11.2f | %14.1f |\n", frames[f],
+			       rx_dma_name((enum rx_dma)d), sm, median(sc, ns), sm * frames[f] * 8 / 1e3,
+			       median(pw, np), median(pc, np));
+			fflush(stdout);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const uint32_t def_frames[] = {64, 128, 256, 512, 1024, 1518, 2048, 4096, 8064};
+	uint32_t frames[32];
+	size_t nframes = sizeof(def_frames) / sizeof(def_frames[0]);
+	memcpy(frames, def_frames, sizeof(def_frames));
+	struct bench_opts o = {.seconds = 0.25, .runs = 3, .solo_reps = 15, .ring = 4096, .nic_core = -1,
+			       .rx_core = -1, .payload = RX_PAYLOAD_STAMP, .mode = RX_MODE_SINGLE};
+	static const struct option opts[] = {
+		{"seconds", required_argument, NULL, 's'}, {"runs", required_argument, NULL, 'r'},
+		{"ring", required_argument, NULL, 'R'},    {"payload", required_argument, NULL, 'p'},
+		{"mode", required_argument, NULL, 'm'},    {"frames", required_argument, NULL, 'f'},
+		{"nic-core", required_argument, NULL, 'n'}, {"rx-core", required_argument, NULL, 'x'},
+		{"solo-reps", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+	int ch;
+	uint64_t v;
+	struct rx_config cfg;
+	char err[256];
+	rx_config_defaults(&cfg);
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			if (rxr_parse_seconds(optarg, 0.01, 60, &o.seconds) < 0)
+				return rxr_usage_err("bench_simnic_rate", "--seconds: bad '%s'", optarg);
+			break;
+		case 'r':
+			if (rxr_parse_u64(optarg, 1, 99, &v) < 0)
+				return rxr_usage_err("bench_simnic_rate", "--runs: bad '%s'", optarg);
+			o.runs = (int)v;
+			break;
+		case 'S':
+			if (rxr_parse_u64(optarg, 1, 99, &v) < 0)
+				return rxr_usage_err("bench_simnic_rate", "--solo-reps: bad '%s'", optarg);
+			o.solo_reps = (int)v;
+			break;
+		case 'R':
+			if (rxr_parse_u64(optarg, 64, RXS_MAX_RING, &v) < 0 || (v & (v - 1)))
+				return rxr_usage_err("bench_simnic_rate", "--ring: bad '%s'", optarg);
+			o.ring = (uint32_t)v;
+			break;
+		case 'p':
+		case 'm':
+			if (rx_config_set(&cfg, ch == 'p' ? "payload" : "mode", optarg, err,
+					  sizeof(err)) < 0)
+				return rxr_usage_err("bench_simnic_rate", "--%s", err);
+			if (ch == 'p') {
+				o.payload = cfg.payload;
+				o.payload_set = true;
+			}
+			o.mode = cfg.mode;
+			break;
+		case 'f': {
+			char *save = NULL, buf[256];
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			nframes = 0;
+			for (char *t = strtok_r(buf, ",", &save); t && nframes < 32;
+			     t = strtok_r(NULL, ",", &save)) {
+				if (rxr_parse_u64(t, RXS_MIN_FRAME, RXS_MAX_FRAME, &v) < 0)
+					return rxr_usage_err("bench_simnic_rate", "--frames: bad '%s'", t);
+				frames[nframes++] = (uint32_t)v;
+			}
+			break;
+		}
+		case 'n':
+		case 'x':
+			if (rxr_parse_u64(optarg, 0, 4095, &v) < 0)
+				return rxr_usage_err("bench_simnic_rate", "--%s: bad '%s'",
+						     ch == 'n' ? "nic-core" : "rx-core", optarg);
+			*(ch == 'n' ? &o.nic_core : &o.rx_core) = (int)v;
+			break;
+		case 'h':
+			bench_usage();
+			return 0;
+		default:
+			return rxr_usage_err("bench_simnic_rate", "unknown option (see --help)");
+		}
+	}
+	if (rxr_clock_init(0) < 0) {
+		fprintf(stderr, "bench_simnic_rate: clock init failed\n");
+		return 1;
+	}
+	int ncores = rxr_cores_available();
+	if (o.nic_core < 0)
+		o.nic_core = rxr_core_nth(0);
+	if (o.rx_core < 0)
+		o.rx_core = rxr_cores_available() > 1 ? rxr_core_nth(1) : rxr_core_nth(0);
+	if (o.rx_core >= 0)
+		rxr_pin_self(o.rx_core);
+	static const enum rx_payload both[] = {RX_PAYLOAD_STAMP, RX_PAYLOAD_FULL};
+	for (int pi = 0; pi < (o.payload_set ? 1 : 2); pi++) {
+		if (!o.payload_set)
+			o.payload = both[pi];
+		bench_table(&o, frames, nframes, ncores);
+	}
+	return 0;
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rx_config: defaults, names, JSON, and the checks every engine shares.
+ * A violation is an error before anything starts, never a stall later.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rxray/core.h"
+
+void rx_config_defaults(struct rx_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->engine, sizeof(c->engine), "verbs");
+	snprintf(c->device, sizeof(c->device), "sim");
+	c->mode = RX_MODE_SINGLE;
+	c->frame = 1064;
+	c->split = 64;
+	c->queues = 1;
+	c->ring = 8192;
+	c->batch = 64;
+	c->burst = 64;
+	c->rate_pps = 0;
+	c->seconds = 2;
+	c->dma = RX_DMA_CACHE;
+	c->payload = RX_PAYLOAD_STAMP;
+	c->app = RX_APP_AUTO;
+	c->free_mode = RX_FREE_MIXED;
+	c->discipline = RX_DISC_AUTO;
+	c->payload_mem = RX_MEM_HOST;
+	c->mempool_cache = 256;
+	c->sample_shift = 6;
+}
+
+const char *rx_mode_name(enum rx_mode m)
+{
+	return m == RX_MODE_HDS ? "hds" : "single";
+}
+
+const char *rx_app_name(enum rx_app a)
+{
+	switch (a) {
+	case RX_APP_THREAD: return "thread";
+	case RX_APP_INLINE: return "inline";
+	case RX_APP_EAL: return "eal";
+	default: return "auto";
+	}
+}
+
+const char *rx_free_name(enum rx_free f)
+{
+	return f == RX_FREE_PER_POOL ? "per-pool" : "mixed";
+}
+
+const char *rx_discipline_name(enum rx_discipline d)
+{
+	switch (d) {
+	case RX_DISC_SCALAR: return "scalar";
+	case RX_DISC_VECTOR: return "vector";
+	default: return "auto";
+	}
+}
+
+const char *rx_dma_name(enum rx_dma d)
+{
+	return d == RX_DMA_MEMORY ? "memory" : "cache";
+}
+
+const char *rx_payload_name(enum rx_payload p)
+{
+	switch (p) {
+	case RX_PAYLOAD_NONE: return "none";
+	case RX_PAYLOAD_FULL: return "full";
+	default: return "stamp";
+	}
+}
+
+const char *rx_mem_kind_name(enum rx_mem_kind k)
+{
+	switch (k) {
+	case RX_MEM_HUGE: return "huge";
+	case RX_MEM_GPU: return "gpu";
+	default: return "host";
+	}
+}
+
+json_t *rx_config_to_json(const struct rx_config *c)
+{
+	json_t *o = json_object();
+	json_t *cores = json_array();
+	json_t *inj = json_object();
+	if (!o || !cores || !inj)
+		goto fail;
+	for (int i = 0; i < c->ncores && i < RX_MAX_CORES; i++)
+		json_array_append_new(cores, json_integer(c->cores[i]));
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		if (c->inject[s])
+			json_object_set_new(inj, rxr_stage_name((enum rxr_stage)s),
+					    json_integer((json_int_t)c->inject[s]));
+	json_object_set_new(o, "engine", json_string(c->engine));
+	json_object_set_new(o, "device", json_string(c->device));
+	json_object_set_new(o, "mode", json_string(rx_mode_name(c->mode)));
+	json_object_set_new(o, "frame", json_integer(c->frame));
+	json_object_set_new(o, "split", json_integer(c->mode == RX_MODE_HDS ? c->split : 0));
+	json_object_set_new(o, "queues", json_integer(c->queues));
+	json_object_set_new(o, "ring", json_integer(c->ring));
+	json_object_set_new(o, "batch", json_integer(c->batch));
+	json_object_set_new(o, "burst", json_integer(c->burst));
+	json_object_set_new(o, "buffers", json_integer(c->buffers));
+	json_object_set_new(o, "hring", json_integer(c->hring));
+	json_object_set_new(o, "rate_pps", json_real(c->rate_pps));
+	json_object_set_new(o, "seconds", json_real(c->seconds));
+	json_object_set_new(o, "cores", cores);
+	json_object_set_new(o, "dma", json_string(rx_dma_name(c->dma)));
+	json_object_set_new(o, "payload", json_string(rx_payload_name(c->payload)));
+	json_object_set_new(o, "app", json_string(rx_app_name(c->app)));
+	json_object_set_new(o, "free", json_string(rx_free_name(c->free_mode)));
+	json_object_set_new(o, "discipline", json_string(rx_discipline_name(c->discipline)));
+	json_object_set_new(o, "payload_mem", json_string(rx_mem_kind_name(c->payload_mem)));
+	json_object_set_new(o, "mempool_cache", json_integer(c->mempool_cache));
+	json_object_set_new(o, "inject", inj);
+	json_object_set_new(o, "sample_shift", json_integer(c->sample_shift));
+	json_object_set_new(o, "allow_oversubscribe", json_boolean(c->allow_oversubscribe));
+	return o;
+fail:
+	json_decref(o);
+	json_decref(cores);
+	json_decref(inj);
+	return NULL;
+}
+
+json_t *rx_caps_to_json(const struct rx_caps *caps)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "name", json_string(caps->name));
+	json_object_set_new(o, "max_ring", json_integer(caps->max_ring));
+	json_object_set_new(o, "max_sges", json_integer(caps->max_sges));
+	json_object_set_new(o, "max_queues", json_integer(caps->max_queues));
+	json_object_set_new(o, "max_frame", json_integer(caps->max_frame));
+	json_object_set_new(o, "min_frame", json_integer(caps->min_frame));
+	json_object_set_new(o, "min_split", json_integer(caps->min_split));
+	json_object_set_new(o, "buffer_split", json_boolean(caps->buffer_split));
+	json_object_set_new(o, "gpu_mem", json_boolean(caps->gpu_mem));
+	json_object_set_new(o, "max_rate_pps", json_real(caps->max_rate_pps));
+	json_object_set_new(o, "sim_nic", json_boolean(caps->sim_nic));
+	return o;
+}
+
+__attribute__((format(printf, 3, 4))) static int verr(char *err, size_t errlen, const char *fmt,
+						       ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static bool is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
+		       size_t errlen)
+{
+	uint32_t min_frame = caps->min_frame ? caps->min_frame : 1;
+	if (c->frame < min_frame)
+		return verr(err, errlen, "frame: %u bytes is below the device minimum %u", c->frame,
+			    min_frame);
+	if (caps->max_frame && c->frame > caps->max_frame)
+		return verr(err, errlen, "frame: %u bytes exceeds the device maximum %u", c->frame,
+			    caps->max_frame);
+	if (c->mode == RX_MODE_HDS) {
+		uint32_t min_split = caps->min_split ? caps->min_split : 1;
+		if (!caps->buffer_split || caps->max_sges < 2)
+			return verr(err, errlen,
+				    "mode: hds needs header/data split, %s has none (max %u segment%s)",
+				    caps->name, caps->max_sges, caps->max_sges == 1 ? "" : "s");
+		if (c->split >= c->frame)
+			return verr(err, errlen,
+				    "split: %u must be smaller than frame %u (nothing left for the payload segment)",
+				    c->split, c->frame);
+		if (c->split < min_split)
+			return verr(err, errlen, "split: %u is below the device minimum %u", c->split,
+				    min_split);
+	}
+	if (c->queues < 1 || c->queues > RX_MAX_QUEUES)
+		return verr(err, errlen, "queues: %u out of range 1..%u", c->queues, RX_MAX_QUEUES);
+	if (caps->max_queues && c->queues > caps->max_queues)
+		return verr(err, errlen, "queues: %u exceeds the device maximum %u", c->queues,
+			    caps->max_queues);
+	if (!is_pow2(c->ring) || c->ring < 2)
+		return verr(err, errlen, "ring: %u must be a power of two >= 2", c->ring);
+	if (caps->max_ring && c->ring > caps->max_ring)
+		return verr(err, errlen, "ring: depth %u exceeds the device maximum %u (max_qp_wr)",
+			    c->ring, caps->max_ring);
+	if (c->batch < 1)
+		return verr(err, errlen, "batch: must be >= 1");
+	if (c->batch > c->ring)
+		return verr(err, errlen,
+			    "batch: %u exceeds the ring's %u slots (the worker would wait forever for a full batch)",
+			    c->batch, c->ring);
+	if (c->burst < 1)
+		return verr(err, errlen, "burst: must be >= 1");
+	if (c->burst > c->ring)
+		return verr(err, errlen, "burst: %u exceeds the ring's %u slots", c->burst, c->ring);
+	if (c->buffers && (uint64_t)c->buffers < (uint64_t)c->ring + c->batch)
+		return verr(err, errlen,
+			    "buffers: %u is below the floor ring %u + batch %u = %u (the pool would run dry with every buffer posted or in flight)",
+			    c->buffers, c->ring, c->batch, c->ring + c->batch);
+	if (c->hring && (!is_pow2(c->hring) || c->hring < c->batch))
+		return verr(err, errlen, "hring: %u must be a power of two >= batch %u", c->hring,
+			    c->batch);
+	if (c->mempool_cache > 512)
+		return verr(err, errlen, "mempool-cache: %u exceeds 512", c->mempool_cache);
+	if (c->buffers && c->mempool_cache && c->mempool_cache * 3ull > c->buffers * 2ull)
+		return verr(err, errlen, "mempool-cache: %u exceeds buffers %u / 1.5",
+			    c->mempool_cache, c->buffers);
+	if (!(c->rate_pps >= 0) || c->rate_pps > 1e10)
+		return verr(err, errlen, "rate: %g pps out of range", c->rate_pps);
+	if (!(c->seconds > 0) || c->seconds > 86400)
+		return verr(err, errlen, "seconds: %g out of range (0, 86400]", c->seconds);
+	if (c->payload_mem == RX_MEM_GPU && !caps->gpu_mem)
+		return verr(err, errlen, "payload-mem: gpu is not possible with %s", caps->name);
+	if (c->sample_shift > 30)
+		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
+	if (c->ncores < 0 || c->ncores > RX_MAX_CORES)
+		return verr(err, errlen, "cores: %d entries out of range", c->ncores);
+
+	struct rx_placement pl;
+	return rx_place(c, caps->sim_nic, &pl, err, errlen);
+}

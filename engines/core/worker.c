@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workers: pinned threads with a probe each. The probe is reset on the
+ * thread after pinning so set-up and migration never land in a stage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rxray/core.h"
+#include "rxray/util.h"
+
+static void *worker_main(void *arg)
+{
+	struct rx_worker *w = arg;
+	if (w->core >= 0) {
+		int rc = rxr_pin_self(w->core);
+		if (rc < 0) {
+			w->rc = rc;
+			return NULL;
+		}
+	}
+	rxr_probe_reset(w->probe);
+	w->rc = w->fn(w, w->arg);
+	return NULL;
+}
+
+int rx_worker_start(struct rx_worker *w, const char *role, int core, const struct rx_config *c,
+		    rx_worker_fn fn, void *arg)
+{
+	memset(w, 0, sizeof(*w));
+	w->core = core;
+	w->fn = fn;
+	w->arg = arg;
+	snprintf(w->role, sizeof(w->role), "%s", role);
+	w->probe = rxr_probe_new(role, core, c ? c->sample_shift : 0, 0);
+	if (!w->probe)
+		return -errno;
+	if (c)
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			if (c->inject[s])
+				rxr_probe_set_inject(w->probe, (enum rxr_stage)s, c->inject[s]);
+	int rc = pthread_create(&w->tid, NULL, worker_main, w);
+	if (rc != 0) {
+		rxr_probe_free(w->probe);
+		w->probe = NULL;
+		return -rc;
+	}
+	w->started = true;
+	return 0;
+}
+
+int rx_worker_join(struct rx_worker *w)
+{
+	if (!w->started)
+		return w->rc;
+	if (!w->joined) {
+		pthread_join(w->tid, NULL);
+		w->joined = true;
+	}
+	return w->rc;
+}
+
+void rx_worker_destroy(struct rx_worker *w)
+{
+	if (!w)
+		return;
+	rx_worker_join(w);
+	rxr_probe_free(w->probe);
+	w->probe = NULL;
+}

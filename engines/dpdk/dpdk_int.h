@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to engines/dpdk: a run's queues, the daqiri-like workers and the
+ * backend interface (ethdev = a real port through rte_eth_rx_burst, sim =
+ * the mlx5 PMD's receive disciplines over the software NIC's rings).
+ *
+ * Per queue: an RX lcore calls the backend's burst function (chosen once
+ * at setup), collects packets into batches of `batch` with per-packet
+ * segment pointers, and hands full batches to the app over an SP/SC
+ * rte_ring; empty batches come back over a second SP/SC ring. The app
+ * (EAL lcore, plain pthread, or inline on the RX lcore) reads pkt_len and
+ * frees with rte_pktmbuf_free_bulk, mixed or grouped per pool.
+ */
+#ifndef RXRAY_DPDK_INT_H
+#define RXRAY_DPDK_INT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "rxray/core.h"
+#include "rxray/dpdk.h"
+#include "rxray/probe.h"
+#include "rxray/result.h"
+
+#define RXD_CACHELINE 64
+#define RXD_MAX_SEGS 2
+#define RXD_MAX_BURST 512
+
+/* One hand-off: up to `batch` packets and their segments. */
+struct rxd_batch {
+	uint32_t n; /* packets */
+	uint32_t pad;
+	struct rte_mbuf **pkts; /* [batch] packet heads */
+	struct rte_mbuf **segs; /* [batch * segs] segment k*segs+s of packet k */
+};
+
+struct rxd_queue;
+struct rxd_run;
+
+/*
+ * Receive up to n packets into pkts. Laps its own stages on p (cqe_poll
+ * ... doorbell) and laps idle when it returns 0.
+ */
+typedef uint16_t (*rxd_burst_fn)(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+				 uint16_t n);
+
+struct rxd_rx_stats {
+	uint64_t delivered;   /* packets the backend returned */
+	uint64_t app_dropped; /* hand-off ring full: freed on the RX lcore */
+	uint64_t handoffs;
+	uint64_t bursts, empty_bursts;
+};
+
+struct rxd_app_stats {
+	uint64_t received; /* packets the app read and freed */
+	uint64_t bytes;
+	uint64_t batches;
+	uint64_t seq_missing; /* sum of forward gaps (sim) */
+	uint64_t seq_dup;     /* went backwards or repeated */
+	uint64_t tag_errors;  /* bad magic or wrong queue */
+	uint64_t len_errors;  /* pkt_len != frame (sim) */
+	uint64_t next_seq;
+	bool seq_started;
+};
+
+struct rxd_queue {
+	uint32_t index;
+	struct rxd_run *run;
+	rxd_burst_fn burst_fn;		      /* chosen at setup */
+	void *be;			      /* backend per-queue state */
+	struct rte_mempool *mp[RXD_MAX_SEGS]; /* segment pools (mp[1] NULL: single) */
+	uint32_t segs;			      /* segments per packet */
+	uint32_t batch, burst;
+	uint32_t frame; /* expected pkt_len; 0 = unchecked */
+	bool check_tag; /* sim: read the rxray tag in the header */
+	bool per_pool_free;
+	enum rx_app app; /* resolved: EAL, THREAD (non-EAL) or INLINE */
+	int rx_core, app_core;
+	unsigned rx_lcore, app_lcore;
+
+	/* rx side */
+	_Alignas(RXD_CACHELINE) struct rxd_rx_stats rx;
+	struct rxd_batch *cur;	    /* batch being filled */
+	struct rxr_probe *rx_probe; /* owned */
+	struct rxd_mpops_counts rx_ops;
+	struct rxd_mpops_counts rx_idle_ops; /* calls made by empty polls */
+
+	/* rx -> app */
+	_Alignas(RXD_CACHELINE) atomic_int rx_done;
+	atomic_int rx_started;
+	struct rte_ring *hand;	   /* full batches, SP/SC */
+	struct rte_ring *spare;	   /* empty batches back, SP/SC */
+	struct rxd_batch *batches; /* owned array */
+	uint32_t nbatches;
+	struct rte_mbuf **batch_mem; /* owned pointer storage */
+
+	/* app side */
+	_Alignas(RXD_CACHELINE) struct rxd_app_stats appst;
+	struct rxr_probe *app_probe; /* owned; NULL inline */
+	struct rxd_mpops_counts app_ops;
+	pthread_t app_thr;
+	bool app_thr_started;
+	int app_rc, rx_rc;
+};
+
+/* --------------------------------------------------------------- backends */
+
+/*
+ * A device behind the workers. open: everything up to traffic (pools,
+ * rings, queue setup) and each queue's burst_fn/be/mp/segs; start: let
+ * traffic flow; quiet: true once no new packet will arrive for queue q
+ * (the RX lcore then drains and ends); pending: packets still waiting in
+ * q's device queue; collect: counters and extras into r after the
+ * workers ended; close: undo open. 0 or -errno with a line in err.
+ */
+struct rxd_backend_ops {
+	const char *name;
+	int (*caps)(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen);
+	int (*validate)(const struct rx_config *c, const struct rx_caps *caps, char *err,
+			size_t errlen);
+	int (*open)(struct rxd_run *run, char *err, size_t errlen);
+	int (*start)(struct rxd_run *run, char *err, size_t errlen);
+	bool (*quiet)(struct rxd_run *run, struct rxd_queue *q);
+	bool (*pending)(struct rxd_run *run, struct rxd_queue *q);
+	int (*collect)(struct rxd_run *run, struct rxr_result *r, json_t *extra);
+	void (*close)(struct rxd_run *run);
+};
+
+extern const struct rxd_backend_ops rxd_backend_ethdev;
+extern const struct rxd_backend_ops rxd_backend_sim;
+
+struct rxd_run {
+	const struct rx_config *c;
+	const struct rxd_backend_ops *be;
+	void *be_priv; /* owned by the backend */
+	struct rx_placement pl;
+	uint32_t nq;
+	struct rxd_queue *q;	 /* nq entries, owned */
+	uint32_t pool_buffers;	 /* mbufs per pool */
+	uint32_t hring;		 /* hand-off ring slots */
+	uint32_t run_id;	 /* makes DPDK object names unique */
+	enum rx_discipline disc; /* resolved (sim) */
+	volatile sig_atomic_t *stop;
+	atomic_int quit; /* ethdev: time is up */
+	double seconds;	 /* measured run length */
+	char eal_note[256];
+	bool no_huge;
+};
+
+/*
+ * Bring the EAL up for a config (user arguments from a "dpdk:" device,
+ * lcores for 2 threads per queue, memory for the pools). Same returns as
+ * rxd_eal_ensure.
+ */
+int rxd_eal_for_config(const struct rx_config *c, char *note, size_t notelen, char *err,
+		       size_t errlen);
+
+/* Backend for a device string ("sim", "sim:...", "dpdk:..."); NULL none. */
+const struct rxd_backend_ops *rxd_backend_find(const char *device);
+
+/* --------------------------------------------------------------- workers */
+
+/* Pools: mbufs per pool for a config (explicit c->buffers or derived). */
+uint32_t rxd_pool_buffers(const struct rx_config *c, uint32_t hring);
+/*
+ * Create a pktmbuf pool with the counting driver: n mbufs of data room
+ * `room` (headroom included), per-lcore cache `cache`. NULL + err line.
+ */
+struct rte_mempool *rxd_pool_create(const char *name, uint32_t n, uint32_t cache, uint32_t room,
+				    char *err, size_t errlen);
+
+/* Allocate batches and hand-off rings for q (after segs/batch are set). */
+int rxd_queue_workers_init(struct rxd_run *run, struct rxd_queue *q, char *err, size_t errlen);
+void rxd_queue_workers_fini(struct rxd_queue *q);
+/* Launch every queue's RX lcore and app thread, wait for all of them to
+ * end (the backend's quiet() ends each RX loop). 0 or -errno. */
+int rxd_workers_run(struct rxd_run *run, char *err, size_t errlen);
+
+/* Per-packet processing by the app on a batch (also used inline). */
+void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b);
+
+/* ---------------------------------------------------------------- GPU */
+
+/*
+ * Payload pool in GPU memory for an ethdev port (cudaMalloc +
+ * rte_extmem_register + rte_dev_dma_map + rte_pktmbuf_pool_create_extbuf).
+ * Built only with CUDA; otherwise returns NULL with "built without CUDA".
+ * *gpu_mem receives the device allocation (free with rxd_gpu_pool_free).
+ */
+struct rte_mempool *rxd_gpu_pool_create(const char *name, uint16_t port, uint32_t n, uint32_t cache,
+					uint32_t room, void **gpu_mem, size_t *gpu_len, char *err,
+					size_t errlen);
+void rxd_gpu_pool_free(uint16_t port, struct rte_mempool *mp, void *gpu_mem, size_t gpu_len);
+bool rxd_gpu_available(void);
+
+#endif /* RXRAY_DPDK_INT_H */

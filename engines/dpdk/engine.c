@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The DPDK engine's ops table: pick the backend from the device string,
+ * place threads, bring the EAL up, run the workers, and turn counters,
+ * probes and mempool operation counts into a run result.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_lcore.h>
+#include <rte_version.h>
+
+#include "dpdk_int.h"
+#include "rxray/util.h"
+
+static uint32_t engine_runs;
+
+const struct rxd_backend_ops *rxd_backend_find(const char *device)
+{
+	if (!strcmp(device, "sim") || !strncmp(device, "sim:", 4))
+		return &rxd_backend_sim;
+	if (!strncmp(device, "dpdk:", 5))
+		return &rxd_backend_ethdev;
+	return NULL;
+}
+
+static const struct rxd_backend_ops *engine_backend(const struct rx_config *c, char *err,
+						    size_t errlen)
+{
+	const struct rxd_backend_ops *be = rxd_backend_find(c->device);
+	if (!be)
+		snprintf(err, errlen,
+			 "device: '%s' is not a DPDK engine device (use sim, sim:<opts> or "
+			 "dpdk:<eal args>, e.g. dpdk:--vdev=net_null0)",
+			 c->device);
+	return be;
+}
+
+static uint32_t engine_hring(const struct rx_config *c)
+{
+	return c->hring ? c->hring : 32;
+}
+
+/* MiB the EAL needs for the run's pools (and rings), with headroom. */
+static size_t engine_mem_mb(const struct rx_config *c)
+{
+	uint32_t q = c->queues ? c->queues : 1;
+	uint64_t per_mbuf =
+	    128 + RTE_PKTMBUF_HEADROOM + 64 + (c->frame > 2048 ? c->frame + 64 : 2048);
+	uint64_t pools = (uint64_t)q * (c->mode == RX_MODE_HDS ? 2 : 1);
+	uint64_t bytes = pools * rxd_pool_buffers(c, engine_hring(c)) * per_mbuf;
+	bytes += (uint64_t)q * c->ring * 64 * 2;
+	return (size_t)(bytes >> 20) + 128;
+}
+
+int rxd_eal_for_config(const struct rx_config *c, char *note, size_t notelen, char *err,
+		       size_t errlen)
+{
+	const char *args = !strncmp(c->device, "dpdk:", 5) ? c->device + 5 : "";
+	/* two lcores per queue (RX + EAL app), at least for 4 queues, so a
+	 * later run in the same process with more queues can reuse the EAL */
+	unsigned q = c->queues > 4 ? c->queues : 4;
+	unsigned lcores = 1 + 2 * q;
+	return rxd_eal_ensure(args, lcores, engine_mem_mb(c), note, notelen, err, errlen);
+}
+
+static int dpdk_caps(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen)
+{
+	const struct rxd_backend_ops *be = engine_backend(c, err, errlen);
+	if (!be)
+		return -EINVAL;
+	memset(caps, 0, sizeof(*caps));
+	return be->caps(c, caps, err, errlen);
+}
+
+static int dpdk_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
+			 size_t errlen)
+{
+	const struct rxd_backend_ops *be = engine_backend(c, err, errlen);
+	if (!be)
+		return -EINVAL;
+	if (c->mempool_cache > RTE_MEMPOOL_CACHE_MAX_SIZE) {
+		snprintf(err, errlen, "mempool-cache: %u is above DPDK's %d", c->mempool_cache,
+			 RTE_MEMPOOL_CACHE_MAX_SIZE);
+		return -EINVAL;
+	}
+	if (c->batch > 65535 || c->batch < 1) {
+		snprintf(err, errlen, "batch: %u out of range 1..65535", c->batch);
+		return -EINVAL;
+	}
+	uint32_t segs = c->mode == RX_MODE_HDS ? 2 : 1;
+	uint32_t floor = c->ring + c->batch + 2 * c->mempool_cache;
+	if (c->buffers && c->buffers < floor) {
+		snprintf(err, errlen,
+			 "buffers: %u per pool cannot fill a ring of %u and a batch of %u with "
+			 "caches of %u (need at least %u per pool, %u segment%s per packet)",
+			 c->buffers, c->ring, c->batch, c->mempool_cache, floor, segs,
+			 segs > 1 ? "s" : "");
+		return -EINVAL;
+	}
+	return be->validate ? be->validate(c, caps, err, errlen) : 0;
+}
+
+static void engine_free_queues(struct rxd_run *run)
+{
+	for (uint32_t i = 0; run->q && i < run->nq; i++) {
+		rxr_probe_free(run->q[i].rx_probe);
+		rxr_probe_free(run->q[i].app_probe);
+	}
+	free(run->q);
+	run->q = NULL;
+}
+
+static int engine_queues(struct rxd_run *run, char *err, size_t errlen)
+{
+	const struct rx_config *c = run->c;
+	run->q = calloc(run->nq, sizeof(*run->q));
+	if (!run->q)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rxd_queue *q = &run->q[i];
+		q->index = i;
+		q->run = run;
+		q->batch = c->batch;
+		q->burst = c->burst;
+		q->per_pool_free = c->free_mode == RX_FREE_PER_POOL;
+		q->app = run->pl.app;
+		q->rx_core = run->pl.rx_core[i];
+		q->app_core = run->pl.app_core[i];
+		q->rx_lcore = 1 + i;
+		q->app_lcore = 1 + run->nq + i;
+		if (q->rx_lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(q->rx_lcore) ||
+		    (q->app == RX_APP_EAL && !rte_lcore_is_enabled(q->app_lcore))) {
+			snprintf(err, errlen, "queues: the EAL has too few lcores for %u queues",
+				 run->nq);
+			return -EINVAL;
+		}
+		q->rx_probe = rxr_probe_new("rx", q->rx_core, c->sample_shift, 0);
+		if (!q->rx_probe)
+			return -ENOMEM;
+		if (q->app != RX_APP_INLINE) {
+			q->app_probe = rxr_probe_new("app", q->app_core, c->sample_shift, 0);
+			if (!q->app_probe)
+				return -ENOMEM;
+		}
+		for (int s = 0; s < RXR_ST_COUNT; s++) {
+			if (!c->inject[s] || s == RXR_ST_HDR_WRITE || s == RXR_ST_PAYLOAD_WRITE ||
+			    s == RXR_ST_CQE_WRITE)
+				continue; /* NIC stages belong to the software NIC */
+			rxr_probe_set_inject(q->rx_probe, (enum rxr_stage)s, c->inject[s]);
+			if (q->app_probe)
+				rxr_probe_set_inject(q->app_probe, (enum rxr_stage)s, c->inject[s]);
+		}
+	}
+	return 0;
+}
+
+static json_t *mp_json(const struct rxd_mpops_pool *t, double pkts)
+{
+	double d = pkts > 0 ? pkts : 1;
+	return json_pack("{s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:I}", "gets_per_pkt",
+			 (double)t->deq_calls / d, "puts_per_pkt", (double)t->enq_calls / d,
+			 "get_objs_per_pkt", (double)t->deq_objs / d, "put_objs_per_pkt",
+			 (double)t->enq_objs / d, "get_calls", (json_int_t)t->deq_calls,
+			 "put_calls", (json_int_t)t->enq_calls, "get_objs", (json_int_t)t->deq_objs,
+			 "put_objs", (json_int_t)t->enq_objs, "get_fails", (json_int_t)t->deq_fail);
+}
+
+/* Counters, threads and the "dpdk" extras after the workers ended. */
+static int engine_result(struct rxd_run *run, struct rxr_result *r, char *err, size_t errlen)
+{
+	const struct rx_config *c = run->c;
+	struct rxd_mpops_counts rx_all, app_all, idle_all, both;
+	struct rxd_mpops_pool trx, tapp, tall, tidle;
+	uint64_t delivered = 0, seq_missing = 0, seq_dup = 0, tag_err = 0, len_err = 0;
+	json_t *dx = json_object(), *mp = NULL, *pools = json_array();
+	int rc = 0;
+
+	if (!dx || !pools) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (!r->extra && !(r->extra = json_object())) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memset(&rx_all, 0, sizeof(rx_all));
+	memset(&app_all, 0, sizeof(app_all));
+	memset(&idle_all, 0, sizeof(idle_all));
+	rc = run->be->collect(run, r, dx);
+	if (rc) {
+		snprintf(err, errlen, "dpdk: collecting results: %s", strerror(-rc));
+		goto out;
+	}
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rxd_queue *q = &run->q[i];
+		r->c.received += q->appst.received;
+		r->c.app_dropped += q->rx.app_dropped;
+		delivered += q->rx.delivered;
+		seq_missing += q->appst.seq_missing;
+		seq_dup += q->appst.seq_dup;
+		tag_err += q->appst.tag_errors;
+		len_err += q->appst.len_errors;
+		rxd_mpops_add(&rx_all, &q->rx_ops);
+		rxd_mpops_add(&app_all, &q->app_ops);
+		rxd_mpops_add(&idle_all, &q->rx_idle_ops);
+		rc = rxr_result_add_probe(r, q->rx_probe);
+		if (!rc && q->app_probe)
+			rc = rxr_result_add_probe(r, q->app_probe);
+		if (rc)
+			goto out;
+		for (uint32_t g = 0; g < q->segs; g++) {
+			int slot = rxd_mpops_pool_slot(q->mp[g]);
+			if (slot < 0)
+				continue;
+			struct rxd_mpops_pool pc = rx_all.pool[slot];
+			pc.deq_calls =
+			    q->rx_ops.pool[slot].deq_calls + q->app_ops.pool[slot].deq_calls;
+			pc.enq_calls =
+			    q->rx_ops.pool[slot].enq_calls + q->app_ops.pool[slot].enq_calls;
+			pc.deq_objs =
+			    q->rx_ops.pool[slot].deq_objs + q->app_ops.pool[slot].deq_objs;
+			pc.enq_objs =
+			    q->rx_ops.pool[slot].enq_objs + q->app_ops.pool[slot].enq_objs;
+			pc.deq_fail =
+			    q->rx_ops.pool[slot].deq_fail + q->app_ops.pool[slot].deq_fail;
+			json_t *pj = mp_json(&pc, (double)q->rx.delivered);
+			json_object_set_new(pj, "queue", json_integer(i));
+			json_object_set_new(
+			    pj, "segment",
+			    json_string(g ? "payload" : (q->segs > 1 ? "header" : "single")));
+			json_object_set_new(pj, "name", json_string(q->mp[g]->name));
+			json_array_append_new(pools, pj);
+		}
+	}
+	r->c.errors += seq_dup + tag_err + len_err;
+	both = rx_all;
+	rxd_mpops_add(&both, &app_all);
+	rxd_mpops_total(&rx_all, &trx);
+	rxd_mpops_total(&app_all, &tapp);
+	rxd_mpops_total(&both, &tall);
+	rxd_mpops_total(&idle_all, &tidle);
+	mp = mp_json(&tall, (double)delivered);
+	if (!mp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	json_object_set_new(mp, "rx", mp_json(&trx, (double)delivered));
+	/* the app's calls per packet it freed; the RX lcore's per packet it
+	 * delivered (it also frees what the hand-off ring drops) */
+	json_object_set_new(mp, "app", mp_json(&tapp, (double)r->c.received));
+	/* empty polls' calls, per delivered packet, kept out of the totals */
+	json_object_set_new(mp, "rx_idle", mp_json(&tidle, (double)delivered));
+	json_object_set_new(mp, "pools", pools);
+	pools = NULL;
+	json_object_set_new(mp, "cache_size", json_integer(c->mempool_cache));
+	json_object_set_new(mp, "driver", json_string(RXD_MPOPS_NAME));
+	json_object_set_new(mp, "note",
+			    json_string("calls that reached the shared ring "
+					"(cache misses/flushes, or every call without a cache)"));
+	json_object_set_new(dx, "mempool", mp);
+	json_object_set_new(dx, "backend", json_string(run->be->name));
+	json_object_set_new(
+	    dx, "discipline",
+	    json_string(!strcmp(run->be->name, "sim") ? rx_discipline_name(run->disc) : "pmd"));
+	json_object_set_new(dx, "app",
+			    json_string(run->pl.app == RX_APP_EAL      ? "eal"
+					: run->pl.app == RX_APP_THREAD ? "non-eal"
+								       : "same-core"));
+	json_object_set_new(dx, "free",
+			    json_string(c->free_mode == RX_FREE_PER_POOL ? "per-pool" : "mixed"));
+	json_object_set_new(dx, "segments_per_pkt", json_integer(run->q[0].segs));
+	json_object_set_new(dx, "buffers_per_pool", json_integer(run->pool_buffers));
+	json_object_set_new(dx, "hring", json_integer(run->hring));
+	json_object_set_new(dx, "delivered", json_integer((json_int_t)delivered));
+	json_object_set_new(dx, "seq",
+			    json_pack("{s:I,s:I,s:I,s:I}", "missing", (json_int_t)seq_missing,
+				      "dup", (json_int_t)seq_dup, "tag_errors", (json_int_t)tag_err,
+				      "len_errors", (json_int_t)len_err));
+	json_t *allocs = json_object_get(dx, "allocs");
+	if (allocs && delivered)
+		json_object_set_new(
+		    dx, "allocs_per_pkt",
+		    json_real((double)json_integer_value(allocs) / (double)delivered));
+	json_object_set_new(r->extra, "dpdk", dx);
+	dx = NULL;
+out:
+	json_decref(dx);
+	json_decref(pools);
+	return rc;
+}
+
+static void engine_config_json(const struct rxd_run *run, struct rxr_result *r)
+{
+	const struct rx_config *c = run->c;
+	if (json_object_size(r->config) == 0) {
+		json_t *cj = rx_config_to_json(c);
+		if (cj) {
+			json_object_update(r->config, cj);
+			json_decref(cj);
+		}
+	}
+	json_object_set_new(r->config, "backend", json_string(run->be->name));
+	json_object_set_new(
+	    r->config, "discipline_resolved",
+	    json_string(!strcmp(run->be->name, "sim") ? rx_discipline_name(run->disc) : "pmd"));
+	json_object_set_new(r->config, "buffers_resolved", json_integer(run->pool_buffers));
+	json_object_set_new(r->config, "hring_resolved", json_integer(run->hring));
+	json_object_set_new(r->config, "placement", rx_placement_to_json(&run->pl));
+	if (json_object_size(r->env) == 0)
+		rxr_result_fill_env(r);
+	json_object_set_new(r->env, "dpdk",
+			    json_pack("{s:s,s:s,s:b,s:s}", "version", rte_version(), "eal_args",
+				      rxd_eal_args(), "no_huge", run->no_huge, "note",
+				      run->eal_note));
+}
+
+static int dpdk_run(const struct rx_config *c, struct rxr_result *r, volatile sig_atomic_t *stop,
+		    char *err, size_t errlen)
+{
+	struct rxd_run run;
+	int rc;
+
+	memset(&run, 0, sizeof(run));
+	run.c = c;
+	run.stop = stop;
+	run.be = engine_backend(c, err, errlen);
+	if (!run.be)
+		return -EINVAL;
+	rc = rx_place(c, run.be == &rxd_backend_sim, &run.pl, err, errlen);
+	if (rc)
+		return rc;
+	run.nq = c->queues;
+	run.hring = engine_hring(c);
+	run.pool_buffers = rxd_pool_buffers(c, run.hring);
+	run.disc = c->discipline != RX_DISC_AUTO ? c->discipline
+		   : c->mode == RX_MODE_HDS	 ? RX_DISC_SCALAR
+						 : RX_DISC_VECTOR;
+	if (!rxr_clock_get()->hz && (rc = rxr_clock_init(50)) != 0) {
+		snprintf(err, errlen, "clock: cannot calibrate: %s", strerror(-rc));
+		return rc;
+	}
+	rc = rxd_eal_for_config(c, run.eal_note, sizeof(run.eal_note), err, errlen);
+	if (rc)
+		return rc;
+	run.no_huge = strstr(rxd_eal_args(), "--no-huge") != NULL;
+	run.run_id = __atomic_fetch_add(&engine_runs, 1, __ATOMIC_RELAXED);
+	rc = engine_queues(&run, err, errlen);
+	if (!rc)
+		rc = run.be->open(&run, err, errlen);
+	if (!rc)
+		rc = rxd_workers_run(&run, err, errlen);
+	if (!rc) {
+		engine_config_json(&run, r);
+		rc = engine_result(&run, r, err, errlen);
+	}
+	if (!rc) {
+		rxr_result_set_clock(r);
+		rxr_result_set_rates(r, run.seconds);
+	}
+	run.be->close(&run);
+	engine_free_queues(&run);
+	return rc;
+}
+
+const struct rx_engine_ops rx_engine_dpdk = {
+    .name = "dpdk",
+    .summary = "DPDK mbufs + mempools, daqiri-like workers; ethdev port or mlx5 PMD model on "
+	       "the software NIC",
+    .caps = dpdk_caps,
+    .validate = dpdk_validate,
+    .run = dpdk_run,
+};

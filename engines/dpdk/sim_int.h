@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the "sim" backend: one receive queue modelled on the mlx5
+ * PMD's struct mlx5_rxq_data (software ring of mbufs beside the hardware
+ * WQE ring, consumer indexes, the per-queue MR cache), driven over the
+ * software NIC's mlx5-format rings.
+ */
+#ifndef RXRAY_DPDK_SIM_INT_H
+#define RXRAY_DPDK_SIM_INT_H
+
+#include <stdint.h>
+
+#include "dpdk_int.h"
+#include "rxray/simnic.h"
+
+/* ------------------------------------------------------------ MR cache */
+
+/*
+ * Address-range -> lkey. The table is the "global" registry (every region
+ * registered with the NIC, sorted by start: the PMD's mempool/MR
+ * database); the cache is the per-queue front end the PMD keeps in
+ * mlx5_mr_ctrl: a handful of entries, a most-recently-used index checked
+ * first, then a linear scan, then the bottom half (here: a binary search
+ * of the table) whose answer replaces the oldest cache entry.
+ */
+#define RXD_MR_CACHE_N 8
+#define RXD_MR_MAX 64
+
+struct rxd_mr {
+	uintptr_t start, end;
+	uint32_t lkey;
+};
+
+struct rxd_mr_table {
+	uint32_t n;
+	struct rxd_mr mr[RXD_MR_MAX];
+};
+
+struct rxd_mr_cache {
+	struct rxd_mr e[RXD_MR_CACHE_N];
+	uint16_t mru, head;
+	const struct rxd_mr_table *table;
+	uint64_t lookups, mru_hits, scan_hits, misses;
+};
+
+/* Add [start, end) -> lkey keeping the table sorted. 0 or -ENOSPC. */
+int rxd_mr_table_add(struct rxd_mr_table *t, uintptr_t start, uintptr_t end, uint32_t lkey);
+void rxd_mr_cache_init(struct rxd_mr_cache *c, const struct rxd_mr_table *t);
+/* Bottom half: table search + cache fill. MLX5_INVALID_LKEY on no match. */
+uint32_t rxd_mr_lookup_slow(struct rxd_mr_cache *c, uintptr_t addr);
+
+/* The PMD's fast path: MRU entry, then a short scan, then the bottom half. */
+static inline uint32_t rxd_mr_lookup(struct rxd_mr_cache *c, uintptr_t addr)
+{
+	c->lookups++;
+	const struct rxd_mr *m = &c->e[c->mru];
+	if (__builtin_expect(addr >= m->start && addr < m->end, 1)) {
+		c->mru_hits++;
+		return m->lkey;
+	}
+	for (uint16_t i = 0; i < RXD_MR_CACHE_N; i++) {
+		m = &c->e[i];
+		if (m->start == 0 && m->end == 0)
+			break;
+		if (addr >= m->start && addr < m->end) {
+			c->mru = i;
+			c->scan_hits++;
+			return m->lkey;
+		}
+	}
+	return rxd_mr_lookup_slow(c, addr);
+}
+
+/* --------------------------------------------------------------- queue */
+
+struct rxd_simq {
+	struct rxs_ring ring;
+	uint32_t wqe_mask, cqe_mask;
+	uint32_t sges;			/* segments per WQE (1 or 2) */
+	uint32_t seg_len[RXD_MAX_SEGS]; /* WQE byte_count per segment */
+	struct rte_mempool *mp[RXD_MAX_SEGS];
+	struct rte_mbuf **elts; /* wqe_cnt * sges (+ slack): the software ring */
+	uint32_t rq_ci;		/* WQEs posted (scalar: also consumed + wqe_cnt) */
+	uint32_t rq_pi;		/* vector: WQEs whose mbufs went to the app */
+	uint32_t cq_ci;		/* CQ consumer index */
+	uint32_t repl_thresh;	/* vector: replenish when this many are free */
+	bool lkey_per_seg;	/* more than one MR: rewrite lkeys (PMD check) */
+	uint32_t lkey0;		/* the only lkey when !lkey_per_seg */
+	uint16_t port;
+	struct rxd_mr_cache mrc;
+
+	/* counters (RX lcore only) */
+	uint64_t allocs;	/* replacement buffers taken into the ring */
+	uint64_t nombuf_pkts;	/* packets dropped: allocation failed mid-chain */
+	uint64_t nombuf_events; /* allocation failures (the PMD's rx_nombuf) */
+	uint64_t err_cqes;
+	uint64_t wqe_counter_faults; /* CQE names another WQE than expected */
+	uint64_t spec_allocs;	     /* scalar: look-ahead alloc+free ending a short burst */
+	uint64_t idle_allocs;	     /* scalar: the same on an empty poll */
+	uint64_t doorbells;
+	uint64_t replenish_calls; /* vector: bulk gets */
+};
+
+/* The disciplines' burst functions (rxd_burst_fn). */
+uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+			      uint16_t n);
+uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+			      uint16_t n);
+/* Vector setup check: the PMD requires CQ size == ring size. */
+uint32_t rxd_sim_vector_thresh(uint32_t wqe_cnt);
+
+#endif /* RXRAY_DPDK_SIM_INT_H */

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The NIC thread: wire + DMA engine. Each burst takes the packets that are
+ * due, fetches one posted WQE per packet (in order per queue), checks its
+ * data segments against the memory-region registry like a NIC's MTT check,
+ * scatters the header, then the payload, then writes the completions.
+ * Stages are lapped per burst, so the probe costs a few clock reads per
+ * burst rather than per packet.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "nic_priv.h"
+#include "rxray/util.h"
+
+/* One packet in flight inside a burst. */
+struct nic_pkt {
+	struct nic_queue *q;
+	uint64_t seq;
+	uint32_t flow;
+	uint32_t cqe_idx;      /* CQ producer index reserved for it */
+	uint16_t wqe_counter;
+	uint8_t syndrome;      /* 0 = good */
+	uint8_t nseg;
+	uint32_t hdr_len;      /* header region [0, hdr_len) */
+	char *seg[RXS_MAX_SGES];
+	uint32_t seg_take[RXS_MAX_SGES]; /* bytes of the frame landing in each */
+};
+
+static const struct nic_mr *dma_mr_find(const struct rxs_nic *n, uint32_t lkey)
+{
+	uint32_t idx = (lkey >> 12) - 1;
+	if (idx >= n->nmr)
+		return NULL;
+	const struct nic_mr *mr = &n->mr[idx];
+	return (mr->valid && mr->lkey == lkey) ? mr : NULL;
+}
+
+/* Fetch + check the WQE for pkt: fills segments or a syndrome. */
+static void dma_wqe_fetch(const struct rxs_nic *n, struct nic_pkt *pk, const char *wqe)
+{
+	uint32_t remaining = n->p.frame;
+	pk->nseg = 0;
+	for (uint32_t i = 0; i < n->p.sges; i++) {
+		const struct mlx5_wqe_data_seg *ds = (const struct mlx5_wqe_data_seg *)wqe + i;
+		uint32_t lkey = be32toh(ds->lkey);
+		if (lkey == MLX5_INVALID_LKEY)
+			break;
+		uint32_t bc = be32toh(ds->byte_count);
+		uintptr_t addr = (uintptr_t)be64toh(ds->addr);
+		const struct nic_mr *mr = dma_mr_find(n, lkey);
+		if (!mr || addr < mr->addr || addr - mr->addr > mr->len ||
+		    (size_t)bc > mr->len - (addr - mr->addr)) {
+			pk->syndrome = MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+			return;
+		}
+		uint32_t take = bc < remaining ? bc : remaining;
+		pk->seg[pk->nseg] = (char *)addr;
+		pk->seg_take[pk->nseg] = take;
+		pk->nseg++;
+		remaining -= take;
+	}
+	if (remaining) {
+		pk->syndrome = MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+		return;
+	}
+	pk->syndrome = 0;
+	if (pk->nseg > 1)
+		pk->hdr_len = pk->seg_take[0];
+	else
+		pk->hdr_len = n->p.frame < RXS_SINGLE_HDR ? n->p.frame : RXS_SINGLE_HDR;
+}
+
+/* Copy frame bytes [off, off+len) from src into the packet's segments. */
+static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src, uint32_t len,
+			int fill)
+{
+	const char *s = src;
+	for (uint32_t i = 0; i < pk->nseg && len; i++) {
+		uint32_t take = pk->seg_take[i];
+		if (off >= take) {
+			off -= take;
+			continue;
+		}
+		uint32_t k = take - off < len ? take - off : len;
+		if (s)
+			memcpy(pk->seg[i] + off, s, k);
+		else
+			memset(pk->seg[i] + off, fill, k);
+		if (s)
+			s += k;
+		len -= k;
+		off = 0;
+	}
+}
+
+static inline void dma_flush_line(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_clflush(p);
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dc civac, %0" : : "r"(p) : "memory");
+#else
+	(void)p;
+#endif
+}
+
+/* Memory placement: push the header region's lines out of the caches. */
+static void dma_flush(const struct nic_pkt *pk)
+{
+	uintptr_t a = (uintptr_t)pk->seg[0] & ~(uintptr_t)63;
+	uintptr_t end = (uintptr_t)pk->seg[0] + pk->hdr_len;
+	for (; a < end; a += 64)
+		dma_flush_line((const void *)a);
+}
+
+static void dma_header(const struct rxs_nic *n, const struct nic_pkt *pk)
+{
+	uint8_t hdr[NIC_TMPL_SIZE];
+	uint32_t hl = n->p.frame < RXS_HDR_LEN ? n->p.frame : RXS_HDR_LEN;
+	memcpy(hdr, n->tmpl + (size_t)pk->flow * NIC_TMPL_SIZE, RXS_HDR_LEN);
+	uint64_t be = htobe64(pk->seq);
+	memcpy(hdr + RXS_SEQ_OFF, &be, sizeof(be));
+	dma_scatter(pk, 0, hdr, hl, 0);
+	if (pk->hdr_len > hl)
+		dma_scatter(pk, hl, NULL, pk->hdr_len - hl, (int)(pk->seq & 0xff));
+}
+
+static void dma_payload(const struct rxs_nic *n, const struct nic_pkt *pk)
+{
+	uint32_t off = pk->hdr_len > RXS_HDR_LEN ? pk->hdr_len : RXS_HDR_LEN;
+	if (off >= n->p.frame)
+		return;
+	uint32_t len = n->p.frame - off;
+	if (n->p.payload == RX_PAYLOAD_STAMP) {
+		uint64_t be = htobe64(pk->seq);
+		dma_scatter(pk, off, &be, len < 8 ? len : 8, 0);
+	} else if (n->p.payload == RX_PAYLOAD_FULL) {
+		dma_scatter(pk, off, NULL, len, (int)(pk->seq & 0xff));
+	}
+}
+
+static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t qi, uint64_t ts)
+{
+	struct nic_queue *q = pk->q;
+	struct mlx5_cqe64 *cqe = &q->cq_buf[pk->cqe_idx & (n->cq_depth - 1)];
+	uint8_t owner = (uint8_t)((pk->cqe_idx >> n->cq_shift) & 1);
+	uint8_t opcode;
+	cqe->sop_drop_qpn = htobe32(qi);
+	cqe->wqe_counter = htobe16(pk->wqe_counter);
+	if (pk->syndrome) {
+		struct mlx5_err_cqe *e = (struct mlx5_err_cqe *)(void *)cqe;
+		e->vendor_err_synd = 0;
+		e->syndrome = pk->syndrome;
+		cqe->byte_cnt = 0;
+		opcode = MLX5_CQE_RESP_ERR;
+		NIC_CNT_ADD(q->cnt.errors, 1);
+	} else {
+		cqe->byte_cnt = htobe32(n->p.frame);
+		cqe->timestamp = htobe64(ts);
+		opcode = MLX5_CQE_RESP_SEND;
+		NIC_CNT_ADD(q->cnt.bytes, n->p.frame);
+	}
+	NIC_CNT_ADD(q->cnt.received, 1);
+	/* the completion becomes visible after everything it describes */
+	__atomic_store_n(&cqe->op_own, (uint8_t)((opcode << 4) | owner), __ATOMIC_RELEASE);
+}
+
+/*
+ * Claim a WQE and a CQE for a packet due on q. Returns false (and counts
+ * out_of_buffer) when either is missing; cq_full when only the CQ was.
+ * Doorbell records are re-read only when the cached view says empty, as a
+ * NIC caches its descriptors.
+ */
+static bool dma_claim(const struct rxs_nic *n, struct nic_queue *q, struct nic_pkt *pk)
+{
+	uint16_t avail = (uint16_t)(q->rq_posted - q->rq_ci);
+	if (!avail) {
+		q->rq_posted = be32toh(__atomic_load_n(&q->rq_dbrec[MLX5_RCV_DBR],
+						       __ATOMIC_ACQUIRE)) & 0xffffu;
+		avail = (uint16_t)(q->rq_posted - q->rq_ci);
+		if (!avail) {
+			NIC_CNT_ADD(q->cnt.out_of_buffer, 1);
+			return false;
+		}
+	}
+	/* a WQE is there; the CQ must have room too (a CQ overrun on real
+	 * hardware is fatal; here the packet is dropped and counted) */
+	uint32_t used = (q->cq_pi - q->cq_ci) & 0xffffffu;
+	if (used >= n->cq_depth) {
+		q->cq_ci = be32toh(__atomic_load_n(&q->cq_dbrec[RXS_CQ_SET_CI], __ATOMIC_ACQUIRE)) &
+			   0xffffffu;
+		used = (q->cq_pi - q->cq_ci) & 0xffffffu;
+		if (used >= n->cq_depth) {
+			NIC_CNT_ADD(q->cnt.cq_full, 1);
+			NIC_CNT_ADD(q->cnt.out_of_buffer, 1);
+			return false;
+		}
+	}
+	pk->wqe_counter = (uint16_t)q->rq_ci;
+	pk->cqe_idx = q->cq_pi;
+	const char *wqe = (const char *)q->rq_buf + (size_t)(q->rq_ci & (n->p.ring - 1)) * n->stride;
+	/* descriptors are fetched ahead of use, as a NIC's WQE cache does */
+	__builtin_prefetch((const char *)q->rq_buf +
+			   (size_t)((q->rq_ci + 16) & (n->p.ring - 1)) * n->stride);
+	q->rq_ci++;
+	q->cq_pi++;
+	dma_wqe_fetch(n, pk, wqe);
+	return true;
+}
+
+/* Offer k packets starting at packet number `first`; returns how many
+ * found a buffer (good or error completion). */
+static uint32_t dma_burst(struct rxs_nic *n, uint64_t first, uint32_t k, uint64_t ts)
+{
+	struct nic_pkt pk[RXS_BURST];
+	uint32_t np = 0, ngood = 0;
+	struct rxr_probe *p = n->probe;
+	uint32_t flow = (uint32_t)(first % n->nflows);
+	for (uint32_t i = 0; i < k; i++, flow = flow + 1 == n->nflows ? 0 : flow + 1) {
+		struct nic_queue *q = &n->q[n->flow_q[flow]];
+		struct nic_pkt *x = &pk[np];
+		x->q = q;
+		x->flow = flow;
+		x->seq = q->seq++;
+		NIC_CNT_ADD(q->cnt.offered, 1);
+		if (!dma_claim(n, q, x))
+			continue;
+		np++;
+		if (x->syndrome)
+			continue;
+		ngood++;
+		/* a DMA engine keeps many writes in flight: ask for the header
+		 * lines now, write them in the next pass */
+		__builtin_prefetch(x->seg[0], 1);
+	}
+	for (uint32_t i = 0; i < np; i++) {
+		if (pk[i].syndrome)
+			continue;
+		dma_header(n, &pk[i]);
+		if (n->p.dma == RX_DMA_MEMORY)
+			dma_flush(&pk[i]);
+	}
+	if (!np) {
+		/* nothing landed: the NIC only waited for buffers */
+		rxr_lap(p, RXR_ST_IDLE, 0);
+		rxr_burst_end(p, 0);
+		return 0;
+	}
+	rxr_lap(p, RXR_ST_HDR_WRITE, np);
+	if (n->p.payload != RX_PAYLOAD_NONE) {
+		for (uint32_t i = 0; i < np; i++)
+			if (!pk[i].syndrome)
+				dma_payload(n, &pk[i]);
+		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
+	}
+	for (uint32_t i = 0; i < np; i++)
+		dma_cqe(n, &pk[i], (uint32_t)(pk[i].q - n->q), ts);
+	rxr_lap(p, RXR_ST_CQE_WRITE, np);
+	rxr_burst_end(p, np);
+	return np;
+}
+
+/*
+ * Unpaced ("max") runs: a packet dropped for want of a buffer still takes
+ * its time on the wire. Without this, drops cost a counter update and a
+ * NIC facing a slow consumer would "offer" hundreds of Mpps. The NIC
+ * waits (idle) the average time it takes to deliver one packet, measured
+ * over its recent full bursts, so max = the NIC's own delivery rate.
+ */
+static void dma_wire_time(struct rxs_nic *n, uint64_t t0, uint32_t k, uint32_t np,
+			  double *avg)
+{
+	uint64_t t1 = rxr_now();
+	if (np == k) {
+		double per = (double)(t1 - t0) / k;
+		*avg = *avg > 0 ? *avg + (per - *avg) / 8 : per;
+	} else if (*avg > 0) {
+		rxr_spin_until(t1, (uint64_t)(*avg * (k - np)));
+		rxr_lap(n->probe, RXR_ST_IDLE, 0);
+	}
+}
+
+static bool dma_should_stop(const struct rxs_nic *n)
+{
+	if (__atomic_load_n(&n->stop_req, __ATOMIC_RELAXED))
+		return true;
+	return n->p.stop && *n->p.stop;
+}
+
+void *nic_thread_main(void *arg)
+{
+	struct rxs_nic *n = arg;
+	struct rxr_probe *p = n->probe;
+	double hz = rxr_clock_get()->hz;
+	if (n->p.core >= 0) {
+		int rc = rxr_pin_self(n->p.core);
+		if (rc < 0) {
+			n->thread_rc = rc;
+			goto out;
+		}
+	}
+	rxr_probe_reset(p);
+	double tpp = n->p.rate_pps > 0 ? hz / n->p.rate_pps : 0;
+	uint64_t t0 = rxr_now();
+	uint64_t tend = n->p.seconds > 0 ? t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
+	uint64_t sent = 0;
+	double avg_pkt = 0; /* ticks per delivered packet, unpaced runs */
+	__atomic_store_n(&n->t_start, t0, __ATOMIC_RELEASE);
+	rxr_lap_start(p);
+	for (;;) {
+		uint64_t now = rxr_now();
+		if (now >= tend || dma_should_stop(n))
+			break;
+		uint64_t k = RXS_BURST;
+		if (tpp > 0) {
+			uint64_t due = (uint64_t)((double)(now - t0) / tpp) + 1;
+			if (due <= sent) {
+				rxr_lap(p, RXR_ST_IDLE, 0);
+				continue;
+			}
+			if (due - sent < k)
+				k = due - sent;
+		}
+		if (n->p.max_packets) {
+			if (sent >= n->p.max_packets)
+				break;
+			if (n->p.max_packets - sent < k)
+				k = n->p.max_packets - sent;
+		}
+		rxr_burst_begin(p);
+		uint32_t np = dma_burst(n, sent, (uint32_t)k, now);
+		if (tpp == 0)
+			dma_wire_time(n, now, (uint32_t)k, np, &avg_pkt);
+		sent += k;
+		__atomic_store_n(&n->bursts, n->bursts + 1, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&n->t_end, rxr_now(), __ATOMIC_RELEASE);
+out:
+	if (!n->t_end)
+		__atomic_store_n(&n->t_end, n->t_start, __ATOMIC_RELEASE);
+	/* every CQE written above happens-before an acquire that sees DONE */
+	__atomic_store_n(&n->state, NIC_DONE, __ATOMIC_RELEASE);
+	return NULL;
+}

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The software NIC (DESIGN.md "The software NIC"): a pinned thread that
+ * plays wire + NIC over receive rings in the mlx5 formats of rdma-core's
+ * <infiniband/mlx5dv.h>, so an engine's datapath is the same code it runs
+ * on a real mlx5 device through mlx5dv_init_obj.
+ *
+ * Rings (one RQ + one CQ per queue, allocated by the NIC like a driver
+ * would; an engine sees them through struct rxs_ring, shaped like
+ * mlx5dv_rwq / mlx5dv_cq):
+ *
+ *   RQ   wqe_cnt WQEs of `stride` bytes; WQE i holds `sges` consecutive
+ *        struct mlx5_wqe_data_seg {byte_count, lkey, addr} (big-endian).
+ *        A segment with lkey == MLX5_INVALID_LKEY ends the scatter list
+ *        early. The engine owns WQE contents.
+ *   RQ doorbell record  rq_dbrec[MLX5_RCV_DBR] = htobe32(posted & 0xffff):
+ *        the engine's running count of posted WQEs (16 bits, like mlx5).
+ *        The NIC consumes WQEs strictly in order; WQE (n & (wqe_cnt-1)) is
+ *        the n-th posted. Store it with rxs_rq_doorbell (release) AFTER the
+ *        WQE contents are written.
+ *   CQ   cqe_cnt struct mlx5_cqe64 entries, initialised with op_own =
+ *        MLX5_CQE_INVALID << 4. For the n-th completion the NIC fills entry
+ *        n & (cqe_cnt-1) and stores op_own last (release) as
+ *        (opcode << 4) | ((n / cqe_cnt) & 1): the mlx5 owner-bit rule. An
+ *        entry at consumer index ci belongs to software when its opcode is
+ *        not MLX5_CQE_INVALID and its owner bit == (ci / cqe_cnt) & 1;
+ *        rxs_cq_peek does that check with an acquire load.
+ *        Good completion: opcode MLX5_CQE_RESP_SEND, byte_cnt = frame
+ *        bytes, wqe_counter = the consumed WQE's 16-bit counter.
+ *        Error completion: opcode MLX5_CQE_RESP_ERR, laid out as struct
+ *        mlx5_err_cqe (syndrome MLX5_CQE_SYNDROME_LOCAL_PROT_ERR for a bad
+ *        lkey or an address range outside the region,
+ *        MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR when the segments are too short
+ *        for the frame), wqe_counter set, nothing written to any buffer.
+ *        Unlike hardware the RQ keeps working after an error CQE.
+ *   CQ doorbell record  cq_dbrec[RXS_CQ_SET_CI] = htobe32(ci & 0xffffff):
+ *        the consumer index; store it with rxs_cq_set_ci (release). The NIC
+ *        reads it to know the CQ has room; a packet that finds the CQ full
+ *        is dropped and counted in out_of_buffer (and in cq_full).
+ *        Update the CQ consumer index before re-posting the WQEs of the
+ *        completions you consumed, as mlx5 drivers do.
+ *
+ * Memory ordering: engine -> NIC: WQE stores, then release store of the RQ
+ * doorbell record; the NIC acquire-loads it before reading WQEs. NIC ->
+ * engine: buffer + CQE field stores, then release store of op_own; the
+ * engine acquire-loads op_own before reading the CQE or the buffers.
+ *
+ * Packets: Ethernet II / IPv4 / UDP (UDP checksum 0), then the rxray tag
+ * at RXS_TAG_OFF: be64 per-queue sequence number, be16 queue, be16
+ * RXS_TAG_MAGIC. The sequence number counts every packet OFFERED to that
+ * queue from 0 (dropped ones too), so a consumer sees strictly increasing
+ * numbers and the gaps add up to that queue's out_of_buffer + errors.
+ * RXS_HDR_LEN (54) bytes of header; frames are >= RXS_MIN_FRAME (64) and,
+ * with two segments, SGE0 must take at least RXS_HDR_LEN bytes (split).
+ * Scatter follows the segments' byte_count in order: SGE0 gets
+ * min(frame, byte_count0), SGE1 the rest.
+ * The header region = what lands in SGE0 when there are two segments, else
+ * the first min(frame, 64) bytes; it is always fully written (hdr_write).
+ * The rest is the payload region: none (not touched), stamp (the be64
+ * sequence number at its first byte), full (every byte written).
+ * DMA placement: cache = plain stores; memory = stores, then the header
+ * region's cache lines are flushed (clflush / dc civac) so the consumer's
+ * first read (hdr_read) misses to memory like a non-DDIO DMA write.
+ *
+ * Flows: `flows` UDP flows (source port varies); each packet goes to flow
+ * n % flows and to queue toeplitz(5-tuple, default RSS key) % queues.
+ * Pacing: packet n is due at start + n / rate on the probe clock (rate 0 =
+ * as fast as the NIC can). A due packet that finds no posted WQE is an
+ * out_of_buffer. The NIC works in bursts of up to RXS_BURST due packets.
+ *
+ * NIC probe (role "nic"): hdr_write (WQE fetch, SGE checks, header bytes,
+ * flush), payload_write, cqe_write, idle (pacing wait, and bursts in which
+ * no packet found a buffer). Injection applies to the three write stages
+ * only. The probe's packet count is packets offered.
+ *
+ * Lifecycle: rxs_nic_new -> rxs_mr_reg ... -> engine posts WQEs ->
+ * rxs_nic_start -> engine polls until rxs_nic_done() and then drains its
+ * CQs -> rxs_nic_join -> rxs_nic_counters / rxs_nic_stats /
+ * rxs_nic_result_add -> rxs_nic_free. The NIC ends on its own after
+ * `seconds` or `max_packets`, or when *stop becomes nonzero, or on
+ * rxs_nic_stop. Invariant per queue: offered == received + out_of_buffer
+ * (received = CQEs written, error CQEs included; errors is a subset).
+ *
+ * Error rule: 0 or -errno; constructors return NULL and set errno, with a
+ * line in err when given.
+ */
+#ifndef RXRAY_SIMNIC_H
+#define RXRAY_SIMNIC_H
+
+#include <endian.h>
+#include <infiniband/mlx5dv.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rxray/core.h"
+#include "rxray/probe.h"
+#include "rxray/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RXS_MAX_QUEUES RX_MAX_QUEUES
+#define RXS_MAX_MRS 64
+#define RXS_MAX_RING 32768u   /* WQEs per RQ (16-bit counters) */
+#define RXS_MAX_SGES 2u
+#define RXS_MIN_FRAME 64u
+#define RXS_MAX_FRAME 9216u
+#define RXS_BURST 32u
+#define RXS_TAG_OFF 42u       /* 14 eth + 20 ipv4 + 8 udp */
+#define RXS_SEQ_OFF RXS_TAG_OFF
+#define RXS_QUEUE_OFF (RXS_TAG_OFF + 8u)
+#define RXS_MAGIC_OFF (RXS_TAG_OFF + 10u)
+#define RXS_TAG_MAGIC 0x5258u /* "RX" */
+#define RXS_HDR_LEN 54u
+#define RXS_SINGLE_HDR 64u    /* header region size with one segment */
+#define RXS_UDP_DST_PORT 4791u
+/* CQ doorbell record word of the consumer index (rdma-core mlx5 provider
+ * MLX5_CQ_SET_CI; not in the public mlx5dv.h). */
+#define RXS_CQ_SET_CI 0
+
+struct rxs_nic; /* opaque */
+
+struct rxs_params {
+	uint32_t queues;        /* 1..RXS_MAX_QUEUES */
+	uint32_t ring;          /* WQEs per RQ, power of two, <= RXS_MAX_RING */
+	uint32_t cq_depth;      /* CQEs per CQ, power of two; 0 = ring */
+	uint32_t sges;          /* data segments per WQE: 1 or 2 */
+	uint32_t frame;         /* bytes per packet, RXS_MIN_FRAME..RXS_MAX_FRAME */
+	uint32_t flows;         /* UDP flows spread over queues; 0 = 64 * queues */
+	double rate_pps;        /* offered rate, 0 = max */
+	double seconds;         /* run length; 0 = until stopped/max_packets */
+	uint64_t max_packets;   /* stop after offering this many; 0 = no limit */
+	enum rx_dma dma;
+	enum rx_payload payload;
+	int core;               /* NIC thread's core, -1 = unpinned */
+	unsigned sample_shift;  /* probe sampling (full probe mode) */
+	uint64_t inject[RXR_ST_COUNT]; /* NIC stages only */
+	const volatile sig_atomic_t *stop; /* optional external stop flag */
+};
+
+/* Per-queue counters (snapshots; exact after rxs_nic_join). */
+struct rxs_counters {
+	uint64_t offered;       /* packets due on this queue */
+	uint64_t received;      /* CQEs written (good + error) */
+	uint64_t out_of_buffer; /* due with no WQE posted, or CQ full */
+	uint64_t cq_full;       /* subset of out_of_buffer: CQ had no room */
+	uint64_t errors;        /* error CQEs written (subset of received) */
+	uint64_t bytes;         /* frame bytes delivered in good CQEs */
+};
+
+/* The NIC thread's own figures (after rxs_nic_join). */
+struct rxs_stats {
+	double seconds;             /* from first due packet to stop */
+	double target_pps;          /* params.rate_pps (0 = max) */
+	double achieved_pps;        /* offered / seconds */
+	double busy_cycles_per_pkt; /* non-idle NIC cycles / CQEs written */
+	/* The NIC, not the engine, set the pace: with a target rate, achieved
+	 * < 98% of it; at max rate, out_of_buffer <= 0.1% of offered (the
+	 * engine kept up with all the NIC could make). */
+	bool generator_limited;
+	uint64_t bursts;
+};
+
+/* What an engine drives: the same fields mlx5dv_rwq / mlx5dv_cq expose. */
+struct rxs_ring {
+	void *rq_buf;           /* wqe_cnt * stride bytes, 64-byte aligned */
+	uint32_t wqe_cnt;       /* power of two */
+	uint32_t stride;        /* bytes per WQE: 16 * sges rounded to pow2 */
+	uint32_t sges;          /* data segments per WQE */
+	__be32 *rq_dbrec;       /* [MLX5_RCV_DBR] = posted counter */
+	struct mlx5_cqe64 *cq_buf;
+	uint32_t cqe_cnt;       /* power of two */
+	uint32_t cqe_shift;     /* log2(cqe_cnt) */
+	__be32 *cq_dbrec;       /* [RXS_CQ_SET_CI] = consumer index */
+};
+
+/* Defaults: 1 queue, ring 1024, 1 sge, frame 1064, rate max, 1 s, cache,
+ * stamp, unpinned. */
+void rxs_params_defaults(struct rxs_params *p);
+/*
+ * Derive NIC parameters from a run config: queues, ring, sges (hds -> 2),
+ * frame, rate, seconds, dma, payload, NIC-stage injections, sample shift;
+ * then apply the device string's options ("sim" or
+ * "sim:rate=12M,flows=256,cq=16384"; rate= overrides the config's rate).
+ * nic_core from rx_place. 0, or -EINVAL with "device: ..." in err.
+ */
+int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_params *p,
+			   char *err, size_t errlen);
+/* Caps of the software NIC (max ring, sges, queues, frame, split). */
+void rxs_caps(struct rx_caps *caps);
+
+/*
+ * Create the NIC: rings, flow table, probe. Nothing runs yet. Returns NULL
+ * with errno (EINVAL bad params with a line in err, ENOMEM).
+ */
+struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen);
+/* Stops (if running), joins, frees everything. NULL ok. */
+void rxs_nic_free(struct rxs_nic *n);
+const struct rxs_params *rxs_nic_params(const struct rxs_nic *n);
+
+/* Ring view of queue q (0..queues-1). 0 or -EINVAL. */
+int rxs_nic_ring(struct rxs_nic *n, uint32_t q, struct rxs_ring *out);
+
+/*
+ * Register [addr, addr+len) -> *lkey (never MLX5_INVALID_LKEY). Only while
+ * the NIC is not running (-EBUSY). -ENOSPC past RXS_MAX_MRS, -EINVAL for a
+ * NULL/empty range.
+ */
+int rxs_mr_reg(struct rxs_nic *n, void *addr, size_t len, uint32_t *lkey);
+/* Invalidate lkey (later SGEs with it get error CQEs). Not while running. */
+int rxs_mr_dereg(struct rxs_nic *n, uint32_t lkey);
+
+/* Start the NIC thread (pins itself to params.core). 0 or -errno. */
+int rxs_nic_start(struct rxs_nic *n);
+/* Ask the NIC to stop offering packets (async-signal-safe store). */
+void rxs_nic_stop(struct rxs_nic *n);
+/*
+ * True once the NIC has offered its last packet and every CQE it will
+ * ever write is visible (acquire). An engine polls until this is true,
+ * then drains its CQs once more and is done.
+ */
+bool rxs_nic_done(const struct rxs_nic *n);
+/* Wait for the NIC thread. 0, or the thread's -errno (e.g. pinning). */
+int rxs_nic_join(struct rxs_nic *n);
+
+/* Counters of queue q, or totals when q == UINT32_MAX. */
+void rxs_nic_counters(const struct rxs_nic *n, uint32_t q, struct rxs_counters *out);
+void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out);
+/* The NIC thread's probe (role "nic"). Read it after rxs_nic_join. */
+const struct rxr_probe *rxs_nic_probe(const struct rxs_nic *n);
+/*
+ * Add the NIC to a result: its probe as a thread, and r->extra "nic":
+ * {target_pps, achieved_mpps, busy_cycles_per_packet, generator_limited,
+ * dma, payload, flows, cq_full, per-queue counters}. Sets r->c.offered and
+ * r->c.out_of_buffer from the NIC totals (the engine adds received, errors
+ * and its own drops). 0 or -ENOMEM.
+ */
+int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r);
+
+/* ------------------------------------------------- engine-side helpers */
+
+/* Data segment i of WQE idx (idx is masked). */
+static inline struct mlx5_wqe_data_seg *rxs_wqe_seg(const struct rxs_ring *r, uint32_t idx,
+						    uint32_t i)
+{
+	char *w = (char *)r->rq_buf + (size_t)(idx & (r->wqe_cnt - 1)) * r->stride;
+	return (struct mlx5_wqe_data_seg *)w + i;
+}
+
+static inline void rxs_seg_set(struct mlx5_wqe_data_seg *s, const void *addr, uint32_t len,
+			       uint32_t lkey)
+{
+	s->byte_count = htobe32(len);
+	s->lkey = htobe32(lkey);
+	s->addr = htobe64((uint64_t)(uintptr_t)addr);
+}
+
+/* Publish `posted` (running count of posted WQEs) after writing them. */
+static inline void rxs_rq_doorbell(const struct rxs_ring *r, uint32_t posted)
+{
+	__atomic_store_n(&r->rq_dbrec[MLX5_RCV_DBR], htobe32(posted & 0xffffu),
+			 __ATOMIC_RELEASE);
+}
+
+/* The CQE at consumer index ci when software owns it, else NULL. */
+static inline struct mlx5_cqe64 *rxs_cq_peek(const struct rxs_ring *r, uint32_t ci)
+{
+	struct mlx5_cqe64 *cqe = &r->cq_buf[ci & (r->cqe_cnt - 1)];
+	uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+	if ((op >> 4) == MLX5_CQE_INVALID || (op & MLX5_CQE_OWNER_MASK) != ((ci >> r->cqe_shift) & 1))
+		return NULL;
+	return cqe;
+}
+
+static inline void rxs_cq_set_ci(const struct rxs_ring *r, uint32_t ci)
+{
+	__atomic_store_n(&r->cq_dbrec[RXS_CQ_SET_CI], htobe32(ci & 0xffffffu), __ATOMIC_RELEASE);
+}
+
+static inline uint8_t rxs_cqe_opcode(const struct mlx5_cqe64 *c)
+{
+	return (uint8_t)(c->op_own >> 4);
+}
+
+/* Error CQE view: syndrome byte (MLX5_CQE_SYNDROME_*). */
+static inline uint8_t rxs_cqe_syndrome(const struct mlx5_cqe64 *c)
+{
+	return ((const struct mlx5_err_cqe *)(const void *)c)->syndrome;
+}
+
+/* hdr_read: the tag fields of a received header (SGE0 bytes). */
+static inline uint64_t rxs_hdr_seq(const void *hdr)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, (const char *)hdr + RXS_SEQ_OFF, sizeof(v));
+	return be64toh(v);
+}
+static inline uint16_t rxs_hdr_queue(const void *hdr)
+{
+	uint16_t v;
+	__builtin_memcpy(&v, (const char *)hdr + RXS_QUEUE_OFF, sizeof(v));
+	return be16toh(v);
+}
+static inline bool rxs_hdr_valid(const void *hdr)
+{
+	uint16_t v;
+	__builtin_memcpy(&v, (const char *)hdr + RXS_MAGIC_OFF, sizeof(v));
+	return be16toh(v) == RXS_TAG_MAGIC;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_SIMNIC_H */

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Software NIC lifecycle: rings, memory-region registry, the NIC thread,
+ * counters and the NIC's part of a run result.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_priv.h"
+#include "rxray/util.h"
+
+__attribute__((format(printf, 3, 4))) static void nerr(char *err, size_t errlen,
+							const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static bool pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static int nic_params_check(const struct rxs_params *p, char *err, size_t errlen)
+{
+	if (p->queues < 1 || p->queues > RXS_MAX_QUEUES)
+		nerr(err, errlen, "queues: %u out of range 1..%u", p->queues, RXS_MAX_QUEUES);
+	else if (!pow2(p->ring) || p->ring < 2 || p->ring > RXS_MAX_RING)
+		nerr(err, errlen, "ring: %u must be a power of two 2..%u", p->ring, RXS_MAX_RING);
+	else if (p->cq_depth && (!pow2(p->cq_depth) || p->cq_depth < 2))
+		nerr(err, errlen, "cq: %u must be a power of two >= 2", p->cq_depth);
+	else if (p->sges < 1 || p->sges > RXS_MAX_SGES)
+		nerr(err, errlen, "sges: %u out of range 1..%u", p->sges, RXS_MAX_SGES);
+	else if (p->frame < RXS_MIN_FRAME || p->frame > RXS_MAX_FRAME)
+		nerr(err, errlen, "frame: %u out of range %u..%u", p->frame, RXS_MIN_FRAME,
+		     RXS_MAX_FRAME);
+	else if (!(p->rate_pps >= 0) || !(p->seconds >= 0))
+		nerr(err, errlen, "rate: negative rate or seconds");
+	else
+		return 0;
+	return -EINVAL;
+}
+
+static void *nic_zalloc(size_t len)
+{
+	size_t alen = (len + 63) & ~(size_t)63;
+	void *p = aligned_alloc(64, alen);
+	if (p)
+		memset(p, 0, alen);
+	return p;
+}
+
+struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen)
+{
+	struct rxs_nic *n = NULL;
+	int rc = nic_params_check(p, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (rxr_clock_get()->hz <= 0 && (rc = rxr_clock_init(0)) < 0) {
+		nerr(err, errlen, "simnic: clock init failed: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = -ENOMEM;
+	n = nic_zalloc(sizeof(*n));
+	if (!n)
+		goto fail;
+	n->p = *p;
+	n->p.stop = p->stop;
+	n->stride = p->sges > 1 ? 32 : 16;
+	n->cq_depth = p->cq_depth ? p->cq_depth : p->ring;
+	n->cq_shift = (uint32_t)__builtin_ctz(n->cq_depth);
+	n->nflows = p->flows ? p->flows : 64 * p->queues;
+	n->mr_gen = 0x5a;
+	n->q = nic_zalloc(sizeof(*n->q) * p->queues);
+	if (!n->q)
+		goto fail;
+	for (uint32_t i = 0; i < p->queues; i++) {
+		struct nic_queue *q = &n->q[i];
+		q->rq_buf = nic_zalloc((size_t)p->ring * n->stride);
+		q->rq_dbrec = nic_zalloc(64);
+		q->cq_buf = nic_zalloc((size_t)n->cq_depth * sizeof(struct mlx5_cqe64));
+		q->cq_dbrec = nic_zalloc(64);
+		if (!q->rq_buf || !q->rq_dbrec || !q->cq_buf || !q->cq_dbrec)
+			goto fail;
+		for (uint32_t k = 0; k < n->cq_depth; k++)
+			q->cq_buf[k].op_own = MLX5_CQE_INVALID << 4;
+	}
+	if (nic_flows_build(n) < 0)
+		goto fail;
+	n->probe = rxr_probe_new("nic", p->core, p->sample_shift, 0);
+	if (!n->probe)
+		goto fail;
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		if (p->inject[s])
+			rxr_probe_set_inject(n->probe, (enum rxr_stage)s, p->inject[s]);
+	return n;
+fail:
+	if (rc == -ENOMEM)
+		nerr(err, errlen, "simnic: out of memory");
+	rxs_nic_free(n);
+	errno = -rc;
+	return NULL;
+}
+
+void rxs_nic_free(struct rxs_nic *n)
+{
+	if (!n)
+		return;
+	if (n->started && !n->joined) {
+		rxs_nic_stop(n);
+		rxs_nic_join(n);
+	}
+	if (n->q)
+		for (uint32_t i = 0; i < n->p.queues; i++) {
+			free(n->q[i].rq_buf);
+			free(n->q[i].rq_dbrec);
+			free(n->q[i].cq_buf);
+			free(n->q[i].cq_dbrec);
+		}
+	free(n->q);
+	free(n->tmpl);
+	free(n->flow_q);
+	rxr_probe_free(n->probe);
+	free(n);
+}
+
+const struct rxs_params *rxs_nic_params(const struct rxs_nic *n)
+{
+	return &n->p;
+}
+
+int rxs_nic_ring(struct rxs_nic *n, uint32_t qi, struct rxs_ring *out)
+{
+	if (qi >= n->p.queues)
+		return -EINVAL;
+	struct nic_queue *q = &n->q[qi];
+	out->rq_buf = q->rq_buf;
+	out->wqe_cnt = n->p.ring;
+	out->stride = n->stride;
+	out->sges = n->p.sges;
+	out->rq_dbrec = q->rq_dbrec;
+	out->cq_buf = q->cq_buf;
+	out->cqe_cnt = n->cq_depth;
+	out->cqe_shift = n->cq_shift;
+	out->cq_dbrec = q->cq_dbrec;
+	return 0;
+}
+
+static bool nic_running(const struct rxs_nic *n)
+{
+	return n->started && !n->joined;
+}
+
+int rxs_mr_reg(struct rxs_nic *n, void *addr, size_t len, uint32_t *lkey)
+{
+	if (!addr || !len || (uintptr_t)addr + len < (uintptr_t)addr)
+		return -EINVAL;
+	if (nic_running(n))
+		return -EBUSY;
+	if (n->nmr >= RXS_MAX_MRS)
+		return -ENOSPC;
+	uint32_t idx = n->nmr++;
+	/* index in the high bits for an O(1) lookup, a generation in the low
+	 * 12 so a stale key never matches; never MLX5_INVALID_LKEY (0x100) */
+	n->mr_gen = (n->mr_gen + 1) & 0xfff;
+	n->mr[idx] = (struct nic_mr){.addr = (uintptr_t)addr, .len = len,
+				     .lkey = ((idx + 1) << 12) | n->mr_gen, .valid = true};
+	*lkey = n->mr[idx].lkey;
+	return 0;
+}
+
+int rxs_mr_dereg(struct rxs_nic *n, uint32_t lkey)
+{
+	if (nic_running(n))
+		return -EBUSY;
+	uint32_t idx = (lkey >> 12) - 1;
+	if (idx >= n->nmr || !n->mr[idx].valid || n->mr[idx].lkey != lkey)
+		return -EINVAL;
+	n->mr[idx].valid = false;
+	return 0;
+}
+
+int rxs_nic_start(struct rxs_nic *n)
+{
+	if (n->started)
+		return -EBUSY;
+	__atomic_store_n(&n->state, NIC_RUNNING, __ATOMIC_RELEASE);
+	int rc = pthread_create(&n->tid, NULL, nic_thread_main, n);
+	if (rc != 0) {
+		__atomic_store_n(&n->state, NIC_IDLE, __ATOMIC_RELEASE);
+		return -rc;
+	}
+	n->started = true;
+	return 0;
+}
+
+void rxs_nic_stop(struct rxs_nic *n)
+{
+	__atomic_store_n(&n->stop_req, 1, __ATOMIC_RELAXED);
+}
+
+bool rxs_nic_done(const struct rxs_nic *n)
+{
+	return __atomic_load_n(&n->state, __ATOMIC_ACQUIRE) == NIC_DONE;
+}
+
+int rxs_nic_join(struct rxs_nic *n)
+{
+	if (!n->started)
+		return -EINVAL;
+	if (!n->joined) {
+		pthread_join(n->tid, NULL);
+		n->joined = true;
+	}
+	return n->thread_rc;
+}
+
+void rxs_nic_counters(const struct rxs_nic *n, uint32_t qi, struct rxs_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (uint32_t i = 0; i < n->p.queues; i++) {
+		if (qi != UINT32_MAX && i != qi)
+			continue;
+		const struct rxs_counters *c = &n->q[i].cnt;
+		out->offered += __atomic_load_n(&c->offered, __ATOMIC_RELAXED);
+		out->received += __atomic_load_n(&c->received, __ATOMIC_RELAXED);
+		out->out_of_buffer += __atomic_load_n(&c->out_of_buffer, __ATOMIC_RELAXED);
+		out->cq_full += __atomic_load_n(&c->cq_full, __ATOMIC_RELAXED);
+		out->errors += __atomic_load_n(&c->errors, __ATOMIC_RELAXED);
+		out->bytes += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
+	}
+}
+
+void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out)
+{
+	struct rxs_counters tot;
+	rxs_nic_counters(n, UINT32_MAX, &tot);
+	memset(out, 0, sizeof(*out));
+	double hz = rxr_clock_get()->hz;
+	uint64_t t0 = __atomic_load_n(&n->t_start, __ATOMIC_ACQUIRE);
+	uint64_t t1 = __atomic_load_n(&n->t_end, __ATOMIC_ACQUIRE);
+	out->seconds = (t1 > t0 && hz > 0) ? (double)(t1 - t0) / hz : 0;
+	out->target_pps = n->p.rate_pps;
+	out->achieved_pps = out->seconds > 0 ? (double)tot.offered / out->seconds : 0;
+	uint64_t busy = rxr_probe_busy_cycles(n->probe);
+	out->busy_cycles_per_pkt = tot.received ? (double)busy / (double)tot.received : 0;
+	if (n->p.rate_pps > 0)
+		out->generator_limited = out->achieved_pps < 0.98 * n->p.rate_pps;
+	else /* max: the consumer took (nearly) all the NIC could make */
+		out->generator_limited = tot.offered > 0 &&
+					 tot.out_of_buffer * 1000 <= tot.offered;
+	out->bursts = __atomic_load_n(&n->bursts, __ATOMIC_RELAXED);
+}
+
+const struct rxr_probe *rxs_nic_probe(const struct rxs_nic *n)
+{
+	return n->probe;
+}
+
+static json_t *nic_counters_json(const struct rxs_counters *c)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "offered", json_integer((json_int_t)c->offered));
+	json_object_set_new(o, "received", json_integer((json_int_t)c->received));
+	json_object_set_new(o, "out_of_buffer", json_integer((json_int_t)c->out_of_buffer));
+	json_object_set_new(o, "cq_full", json_integer((json_int_t)c->cq_full));
+	json_object_set_new(o, "errors", json_integer((json_int_t)c->errors));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
+	return o;
+}
+
+int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
+{
+	struct rxs_counters tot;
+	struct rxs_stats st;
+	int rc = rxr_result_add_probe(r, n->probe);
+	if (rc < 0)
+		return rc;
+	rxs_nic_counters(n, UINT32_MAX, &tot);
+	rxs_nic_stats(n, &st);
+	if (!r->extra && !(r->extra = json_object()))
+		return -ENOMEM;
+	json_t *o = json_object();
+	json_t *qs = json_array();
+	if (!o || !qs) {
+		json_decref(o);
+		json_decref(qs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n->p.queues; i++) {
+		struct rxs_counters c;
+		rxs_nic_counters(n, i, &c);
+		json_array_append_new(qs, nic_counters_json(&c));
+	}
+	json_object_set_new(o, "target_pps", json_real(st.target_pps));
+	json_object_set_new(o, "achieved_mpps", json_real(st.achieved_pps / 1e6));
+	json_object_set_new(o, "seconds", json_real(st.seconds));
+	json_object_set_new(o, "busy_cycles_per_packet", json_real(st.busy_cycles_per_pkt));
+	json_object_set_new(o, "generator_limited", json_boolean(st.generator_limited));
+	json_object_set_new(o, "dma", json_string(rx_dma_name(n->p.dma)));
+	json_object_set_new(o, "payload", json_string(rx_payload_name(n->p.payload)));
+	json_object_set_new(o, "flows", json_integer(n->nflows));
+	json_object_set_new(o, "sges", json_integer(n->p.sges));
+	json_object_set_new(o, "cq_depth", json_integer(n->cq_depth));
+	json_object_set_new(o, "core", json_integer(n->p.core));
+	json_object_set_new(o, "totals", nic_counters_json(&tot));
+	json_object_set_new(o, "queues", qs);
+	json_object_set_new(r->extra, "nic", o);
+	r->c.offered = tot.offered;
+	r->c.out_of_buffer = tot.out_of_buffer;
+	return 0;
+}

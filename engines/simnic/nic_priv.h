@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Software NIC internals shared by nic.c (lifecycle), wire.c (packets,
+ * flows, params) and dma.c (the NIC thread). Not installed. */
+#ifndef RXRAY_SIMNIC_PRIV_H
+#define RXRAY_SIMNIC_PRIV_H
+
+#include <pthread.h>
+
+#include "rxray/simnic.h"
+
+#define NIC_TMPL_SIZE 64u
+#define NIC_RETA_SIZE 128u
+
+enum nic_state { NIC_IDLE = 0, NIC_RUNNING, NIC_DONE };
+
+struct nic_mr {
+	uintptr_t addr;
+	size_t len;
+	uint32_t lkey;
+	bool valid;
+};
+
+/* One queue. NIC-thread fields first; counters are written only by the
+ * NIC thread (relaxed atomic stores) and read by anyone. */
+struct nic_queue {
+	uint32_t rq_ci;        /* WQEs consumed (low 16 bits compared) */
+	uint32_t rq_posted;    /* cached doorbell value (16 bits) */
+	uint32_t cq_pi;        /* CQEs produced */
+	uint32_t cq_ci;        /* cached consumer index (24 bits) */
+	uint64_t seq;          /* next sequence number */
+	struct rxs_counters cnt;
+	void *rq_buf;
+	__be32 *rq_dbrec;      /* own cache line */
+	struct mlx5_cqe64 *cq_buf;
+	__be32 *cq_dbrec;      /* own cache line */
+} __attribute__((aligned(64)));
+
+struct rxs_nic {
+	struct rxs_params p;
+	uint32_t stride, cq_depth, cq_shift, nflows;
+	struct nic_queue *q;          /* p.queues entries */
+	uint8_t *tmpl;                /* nflows * NIC_TMPL_SIZE header templates */
+	uint8_t *flow_q;              /* flow -> queue */
+	struct nic_mr mr[RXS_MAX_MRS];
+	uint32_t nmr, mr_gen;
+	struct rxr_probe *probe;
+	pthread_t tid;
+	bool started, joined;
+	int state;                    /* enum nic_state, atomic */
+	int stop_req;                 /* atomic */
+	int thread_rc;
+	uint64_t t_start, t_end;      /* clock ticks of first due packet, stop */
+	uint64_t bursts;
+};
+
+/* Relaxed publication of a counter only the NIC thread writes. */
+#define NIC_CNT_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
+
+/* wire.c: build flow templates and the flow -> queue table. 0 or -ENOMEM. */
+int nic_flows_build(struct rxs_nic *n);
+/* Toeplitz hash of the bytes in with the default 40-byte RSS key. */
+uint32_t nic_toeplitz(const uint8_t *in, size_t len);
+/* dma.c: the NIC thread. */
+void *nic_thread_main(void *arg);
+
+#endif

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the wire carries: per-flow Ethernet/IPv4/UDP header templates, RSS
+ * spreading (Toeplitz with the widely published default key, then a
+ * 128-entry indirection table filled round robin, as drivers do by
+ * default), and the NIC parameters derived from a run config.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_priv.h"
+#include "rxray/util.h"
+
+static const uint8_t nic_rss_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+uint32_t nic_toeplitz(const uint8_t *in, size_t len)
+{
+	uint32_t h = 0;
+	/* window = the 32 key bits starting at the current input bit */
+	uint32_t win = ((uint32_t)nic_rss_key[0] << 24) | ((uint32_t)nic_rss_key[1] << 16) |
+		       ((uint32_t)nic_rss_key[2] << 8) | nic_rss_key[3];
+	for (size_t i = 0; i < len && i + 4 < sizeof(nic_rss_key); i++) {
+		for (int b = 7; b >= 0; b--) {
+			if (in[i] & (1u << b))
+				h ^= win;
+			win = (win << 1) | ((nic_rss_key[i + 4] >> b) & 1u);
+		}
+	}
+	return h;
+}
+
+static uint16_t ip_csum(const uint8_t *ip, size_t len)
+{
+	uint32_t s = 0;
+	for (size_t i = 0; i + 1 < len; i += 2)
+		s += ((uint32_t)ip[i] << 8) | ip[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+int nic_flows_build(struct rxs_nic *n)
+{
+	n->tmpl = calloc(n->nflows, NIC_TMPL_SIZE);
+	n->flow_q = calloc(n->nflows, 1);
+	if (!n->tmpl || !n->flow_q)
+		return -ENOMEM;
+	uint32_t frame = n->p.frame;
+	for (uint32_t f = 0; f < n->nflows; f++) {
+		uint8_t *h = n->tmpl + (size_t)f * NIC_TMPL_SIZE;
+		static const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x01};
+		static const uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x02};
+		memcpy(h, dmac, 6);
+		memcpy(h + 6, smac, 6);
+		put16(h + 12, 0x0800);
+		uint8_t *ip = h + 14;
+		ip[0] = 0x45;
+		put16(ip + 2, (uint16_t)(frame - 14));
+		put16(ip + 4, 0);
+		put16(ip + 6, 0x4000); /* DF */
+		ip[8] = 64;
+		ip[9] = 17;
+		ip[12] = 10;  /* src 10.<f>.<f>.<f>: one source per flow */
+		ip[13] = (uint8_t)(f >> 16);
+		ip[14] = (uint8_t)(f >> 8);
+		ip[15] = (uint8_t)(f + 1);
+		ip[16] = 10; /* dst 10.255.0.1 */
+		ip[17] = 255;
+		ip[18] = 0;
+		ip[19] = 1;
+		put16(ip + 10, ip_csum(ip, 20));
+		uint8_t *udp = ip + 20;
+		put16(udp, (uint16_t)(1024 + (f & 0xffff) % 60000));
+		put16(udp + 2, RXS_UDP_DST_PORT);
+		put16(udp + 4, (uint16_t)(frame - 34));
+		put16(udp + 6, 0);
+		/* tag: seq patched per packet; queue and magic fixed per flow */
+		uint8_t tuple[12];
+		memcpy(tuple, ip + 12, 8);
+		memcpy(tuple + 8, udp, 4);
+		uint32_t hash = nic_toeplitz(tuple, sizeof(tuple));
+		uint32_t q = (hash & (NIC_RETA_SIZE - 1)) % n->p.queues;
+		n->flow_q[f] = (uint8_t)q;
+		put16(h + RXS_QUEUE_OFF, (uint16_t)q);
+		put16(h + RXS_MAGIC_OFF, RXS_TAG_MAGIC);
+	}
+	return 0;
+}
+
+void rxs_params_defaults(struct rxs_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->queues = 1;
+	p->ring = 1024;
+	p->sges = 1;
+	p->frame = 1064;
+	p->seconds = 1;
+	p->dma = RX_DMA_CACHE;
+	p->payload = RX_PAYLOAD_STAMP;
+	p->core = -1;
+}
+
+void rxs_caps(struct rx_caps *caps)
+{
+	memset(caps, 0, sizeof(*caps));
+	snprintf(caps->name, sizeof(caps->name), "simnic");
+	caps->max_ring = RXS_MAX_RING;
+	caps->max_sges = RXS_MAX_SGES;
+	caps->max_queues = RXS_MAX_QUEUES;
+	caps->max_frame = RXS_MAX_FRAME;
+	caps->min_frame = RXS_MIN_FRAME;
+	caps->min_split = RXS_HDR_LEN;
+	caps->buffer_split = true;
+	caps->gpu_mem = false;
+	caps->max_rate_pps = 0;
+	caps->sim_nic = true;
+}
+
+__attribute__((format(printf, 3, 4))) static int werr(char *err, size_t errlen, const char *fmt,
+						       ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* One "key=value" device option. */
+static int wire_dev_option(struct rxs_params *p, const char *key, const char *val, char *err,
+			   size_t errlen)
+{
+	uint64_t v;
+	if (!strcmp(key, "rate")) {
+		if (rxr_parse_rate(val, &p->rate_pps) < 0)
+			return werr(err, errlen, "device: rate=%s is not a rate (e.g. 12M, max)", val);
+	} else if (!strcmp(key, "flows")) {
+		if (rxr_parse_u64(val, 1, 1u << 20, &v) < 0)
+			return werr(err, errlen, "device: flows=%s out of range 1..1Mi", val);
+		p->flows = (uint32_t)v;
+	} else if (!strcmp(key, "cq")) {
+		if (rxr_parse_u64(val, 2, 1u << 22, &v) < 0 || (v & (v - 1)))
+			return werr(err, errlen, "device: cq=%s must be a power of two 2..4Mi", val);
+		p->cq_depth = (uint32_t)v;
+	} else {
+		return werr(err, errlen, "device: unknown sim option '%s' (rate, flows, cq)", key);
+	}
+	return 0;
+}
+
+int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_params *p,
+			   char *err, size_t errlen)
+{
+	struct rx_dev d;
+	int rc = rx_dev_parse(c->device, &d, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (strcmp(d.kind, "sim") != 0)
+		return werr(err, errlen, "device: '%s' is not a software NIC (sim[:opts])", c->device);
+	rxs_params_defaults(p);
+	p->queues = c->queues;
+	p->ring = c->ring;
+	p->sges = c->mode == RX_MODE_HDS ? 2 : 1;
+	p->frame = c->frame;
+	p->rate_pps = c->rate_pps;
+	p->seconds = c->seconds;
+	p->dma = c->dma;
+	p->payload = c->payload;
+	p->core = nic_core;
+	p->sample_shift = c->sample_shift;
+	static const enum rxr_stage nic_stages[] = {RXR_ST_HDR_WRITE, RXR_ST_PAYLOAD_WRITE,
+						    RXR_ST_CQE_WRITE};
+	for (size_t i = 0; i < sizeof(nic_stages) / sizeof(nic_stages[0]); i++)
+		p->inject[nic_stages[i]] = c->inject[nic_stages[i]];
+
+	char opts[sizeof(d.args)];
+	snprintf(opts, sizeof(opts), "%s", d.args);
+	char *save = NULL;
+	for (char *tok = strtok_r(opts, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			return werr(err, errlen, "device: sim option '%s' needs key=value", tok);
+		*eq = '\0';
+		rc = wire_dev_option(p, tok, eq + 1, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

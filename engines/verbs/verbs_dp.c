@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fixed-slot datapath shared by the sim and mlx5 backends.
+ *
+ * RX worker, per loop: poll up to `burst` CQEs (owner bit + opcode, error
+ * CQEs counted and their slot released at once), hand the burst to the app
+ * (SPSC ring) or run the app inline, and once `batch` slots have been
+ * released rewrite their WQEs and ring the doorbell record once.
+ * App: read each header's sequence number, do the per-packet work (length
+ * check), release each slot with one atomic add (daqiri's discipline).
+ *
+ * The loop variant (mode x inline/thread x WQE terminator) is picked once
+ * in verbs_queue_setup from a table; the per-packet code never looks at
+ * the configuration.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/util.h"
+#include "verbs_int.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/*
+ * --inject STAGE=CYCLES is per packet: the probe holds the value
+ * (rx_worker_start copies c->inject in) and a lap covering n packets
+ * first spins n times it inside the stage, so the stage's cycles/packet
+ * rises by the injected amount. rxr_lap's own spin (until `inject` ticks
+ * since the lap began) is then already satisfied; laps with no packets
+ * (idle) get only that one.
+ */
+ALWAYS_INLINE void dp_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t n)
+{
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF
+	if (UNLIKELY(p->inject[s] != 0) && n)
+		rxr_spin_until(rxr_now(), p->inject[s] * n);
+#endif
+	rxr_lap(p, s, n);
+}
+
+/* --------------------------------------------------------------- rings */
+
+/*
+ * rdma-core's udma barriers (util/udma_barrier.h): descriptors must be
+ * visible to the device before the doorbell record, and a CQE's fields
+ * may be read only after its owner byte. x86 orders these already; arm64
+ * needs the outer-shareable forms, as rdma-core and DPDK emit.
+ */
+ALWAYS_INLINE void dp_udma_to_device_barrier(void)
+{
+#if defined(__aarch64__)
+	__asm__ __volatile__("dmb oshst" ::: "memory");
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+ALWAYS_INLINE void dp_udma_from_device_barrier(void)
+{
+#if defined(__aarch64__)
+	__asm__ __volatile__("dmb oshld" ::: "memory");
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+ALWAYS_INLINE struct mlx5_cqe64 *dp_cqe(const struct verbs_queue *q, uint32_t ci)
+{
+	return (struct mlx5_cqe64 *)((uint8_t *)q->cq.buf + ((size_t)(ci & q->cq_mask) << q->cqe_shift) +
+				     q->cqe64_off);
+}
+
+/* Ownership as rdma-core's get_sw_cqe reads it: valid opcode, owner bit
+ * equal to the consumer index's wrap parity. */
+ALWAYS_INLINE struct mlx5_cqe64 *dp_cqe_next(const struct verbs_queue *q)
+{
+	struct mlx5_cqe64 *cqe = dp_cqe(q, q->ci);
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+	if ((op_own >> 4) == MLX5_CQE_INVALID)
+		return NULL;
+	if ((op_own & MLX5_CQE_OWNER_MASK) ^ !!(q->ci & q->cq.cqe_cnt))
+		return NULL;
+	dp_udma_from_device_barrier();
+	return cqe;
+}
+
+ALWAYS_INLINE void dp_cq_update_ci(struct verbs_queue *q)
+{
+	__atomic_store_n(q->cq.dbrec, htobe32(q->ci & 0xffffff), __ATOMIC_RELEASE);
+}
+
+/*
+ * Poll up to q->burst completions into b: good ones as packets (b->n),
+ * every one as a slot to release after them (b->nfree). Error CQEs are
+ * counted and reach no app. Returns the completions polled.
+ */
+static uint32_t dp_poll(struct verbs_queue *q, struct verbs_burst *b)
+{
+	uint32_t n = 0, polled = 0;
+	while (polled < q->burst) {
+		struct mlx5_cqe64 *cqe = dp_cqe_next(q);
+		if (!cqe)
+			break;
+		uint8_t opcode = cqe->op_own >> 4;
+		uint16_t wc = be16toh(cqe->wqe_counter);
+		if (LIKELY(opcode == MLX5_CQE_RESP_SEND || opcode == MLX5_CQE_RESP_SEND_IMM ||
+			   opcode == MLX5_CQE_RESP_SEND_INV)) {
+			b->pkt[n].slot = (uint16_t)(wc & q->mask);
+			b->pkt[n].len = (uint16_t)be32toh(cqe->byte_cnt);
+			n++;
+		} else {
+			const struct mlx5_err_cqe *e = (const struct mlx5_err_cqe *)cqe;
+			q->rx.last_syndrome = e->syndrome;
+			q->rx.last_opcode = opcode;
+			q->rx.err_cqes++;
+		}
+		q->ci++;
+		polled++;
+	}
+	if (polled)
+		dp_cq_update_ci(q);
+	b->n = n;
+	b->nfree = polled;
+	q->rx.cqes += n;
+	return polled;
+}
+
+/* WQE rewrite for one slot: its data segments always point at slot i. */
+ALWAYS_INLINE void dp_sge_write(struct verbs_queue *q, uint32_t slot, bool hds, bool term)
+{
+	struct mlx5_wqe_data_seg *d =
+		(struct mlx5_wqe_data_seg *)((uint8_t *)q->rq.buf + ((size_t)slot << q->rq_shift));
+	unsigned k = 0;
+	if (hds)
+		mlx5dv_set_data_seg(&d[k++], q->sge0_len, q->hdr_lkey,
+				    (uintptr_t)(q->hdr_base + (size_t)slot * q->hdr_stride));
+	mlx5dv_set_data_seg(&d[k++], q->sge1_len, q->pay_lkey,
+			    (uintptr_t)(q->pay_base + (size_t)slot * q->pay_stride));
+	if (term) /* fewer SGEs than the WQE holds: end the list as rdma-core does */
+		mlx5dv_set_data_seg(&d[k], 0, MLX5_INVALID_LKEY, 0);
+}
+
+/*
+ * Repost released slots (at most ring - outstanding), then one doorbell:
+ * once `batch` are released, or on an empty poll (force). The forced
+ * flush matters: slots of dropped bursts are only counted with the next
+ * burst handed off, which needs completions, which need posted WQEs.
+ */
+ALWAYS_INLINE void dp_refill(struct verbs_queue *q, struct rxr_probe *p, bool hds, bool term,
+			     bool force)
+{
+	uint32_t rel = atomic_load_explicit(&q->released, memory_order_acquire);
+	uint32_t can = rel + q->ring - q->head;
+	if (LIKELY(can < q->batch) && !(force && can))
+		return;
+	for (uint32_t k = 0; k < can; k++)
+		dp_sge_write(q, (q->head + k) & q->mask, hds, term);
+	dp_lap(p, RXR_ST_SGE_SETUP, can);
+	q->head += can;
+	/* descriptors before the doorbell record */
+	dp_udma_to_device_barrier();
+	__atomic_store_n(q->rq.dbrec, htobe32(q->head & 0xffff), __ATOMIC_RELEASE);
+	q->rx.doorbells++;
+	q->rx.posted += can;
+	dp_lap(p, RXR_ST_DOORBELL, can);
+}
+
+/* ----------------------------------------------------------------- app */
+
+ALWAYS_INLINE const uint8_t *dp_hdr(const struct verbs_queue *q, uint32_t slot, bool hds)
+{
+	return hds ? q->hdr_base + (size_t)slot * q->hdr_stride
+		   : q->pay_base + (size_t)slot * q->pay_stride;
+}
+
+/* The app's work on one burst: hdr_read, app, free, each lapped. */
+ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
+				const struct verbs_burst *b, bool hds)
+{
+	struct verbs_app_stats *a = &q->app;
+	uint32_t n = b->n;
+
+	/* hdr_read: first touch of each header, sequence check per queue */
+	uint64_t next = a->next_seq;
+	uint64_t dup = 0, missing = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t raw;
+		memcpy(&raw, dp_hdr(q, b->pkt[i].slot, hds) + q->seq_off, sizeof(raw));
+		uint64_t seq = be64toh(raw);
+		if (LIKELY(seq == next)) {
+			next++;
+		} else if (seq > next) {
+			missing += seq - next;
+			next = seq + 1;
+		} else {
+			dup++;
+		}
+	}
+	a->next_seq = next;
+	a->seq_missing += missing;
+	a->seq_dup += dup;
+	dp_lap(p, RXR_ST_HDR_READ, n);
+
+	/* app: the per-packet work of a minimal consumer (pkt_len) */
+	uint64_t bytes = 0, bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		bytes += b->pkt[i].len;
+		bad += b->pkt[i].len != q->frame;
+	}
+	a->bytes += bytes;
+	a->len_errors += bad;
+	a->received += n;
+	dp_lap(p, RXR_ST_APP, n);
+
+	/* free: one atomic add per packet, as daqiri releases slots; then
+	 * error/dropped slots that had to wait for these */
+	for (uint32_t i = 0; i < n; i++)
+		atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
+	if (UNLIKELY(b->nfree > n))
+		atomic_fetch_add_explicit(&q->released, b->nfree - n, memory_order_release);
+	dp_lap(p, RXR_ST_FREE, n);
+}
+
+static void dp_app_single(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b)
+{
+	dp_app_burst(q, p, b, false);
+}
+
+static void dp_app_hds(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b)
+{
+	dp_app_burst(q, p, b, true);
+}
+
+/* ------------------------------------------------------------ hand-off */
+
+/* Copy a burst into the SPSC ring, adding `carry` slots to release after
+ * it; false when full (the burst is dropped). */
+ALWAYS_INLINE bool dp_hring_push(struct verbs_hring *h, const struct verbs_burst *b,
+				 uint32_t carry)
+{
+	uint32_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+	if (UNLIKELY(head - h->tail_cache >= h->size)) {
+		h->tail_cache = atomic_load_explicit(&h->tail, memory_order_acquire);
+		if (head - h->tail_cache >= h->size)
+			return false;
+	}
+	struct verbs_burst *e =
+		(struct verbs_burst *)(h->entries + (size_t)(head & h->mask) * h->entry_bytes);
+	e->n = b->n;
+	e->nfree = b->nfree + carry;
+	memcpy(e->pkt, b->pkt, b->n * sizeof(b->pkt[0]));
+	atomic_store_explicit(&h->head, head + 1, memory_order_release);
+	return true;
+}
+
+ALWAYS_INLINE const struct verbs_burst *dp_hring_peek(struct verbs_hring *h)
+{
+	uint32_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	if (tail == h->head_cache) {
+		h->head_cache = atomic_load_explicit(&h->head, memory_order_acquire);
+		if (tail == h->head_cache)
+			return NULL;
+	}
+	return (const struct verbs_burst *)(h->entries + (size_t)(tail & h->mask) * h->entry_bytes);
+}
+
+ALWAYS_INLINE void dp_hring_pop(struct verbs_hring *h)
+{
+	uint32_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	atomic_store_explicit(&h->tail, tail + 1, memory_order_release);
+}
+
+/* ------------------------------------------------------------ rx loops */
+
+/*
+ * One RX worker loop, specialised by the constant arguments. Runs until
+ * the wire is quiet (wire_done) and the CQ is drained.
+ */
+ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool hds, bool term,
+			      bool inl)
+{
+	struct verbs_burst *b = q->scratch;
+	bool draining = false;
+
+	rxr_lap_start(p);
+	for (;;) {
+		rxr_burst_begin(p);
+		uint32_t polled = dp_poll(q, b);
+		if (polled == 0) {
+			rxr_lap(p, RXR_ST_IDLE, 0);
+			dp_refill(q, p, hds, term, true);
+			rxr_burst_end(p, 0);
+			if (UNLIKELY(draining))
+				break;
+			/* read the flag, then poll once more: nothing lands after it */
+			if (UNLIKELY(atomic_load_explicit(q->wire_done, memory_order_acquire)))
+				draining = true;
+			continue;
+		}
+		uint32_t n = b->n;
+		dp_lap(p, RXR_ST_CQE_POLL, n);
+		if (inl) {
+			dp_app_burst(q, p, b, hds);
+		} else if (LIKELY(dp_hring_push(&q->hr, b, q->carry))) {
+			q->carry = 0;
+			dp_lap(p, RXR_ST_HANDOFF, n);
+		} else {
+			/* ring full: the burst is dropped; its slots are released
+			 * after the bursts ahead of it, with the next one pushed */
+			q->rx.app_dropped += n;
+			q->carry += b->nfree;
+			dp_lap(p, RXR_ST_HANDOFF, n);
+		}
+		dp_refill(q, p, hds, term, false);
+		rxr_burst_end(p, n);
+	}
+	atomic_store_explicit(&q->rx_done, 1, memory_order_release);
+}
+
+#define DP_RX_VARIANT(name, hds, term, inl)                                                        \
+	static void name(struct verbs_queue *q, struct rxr_probe *p)                               \
+	{                                                                                          \
+		dp_rx_loop(q, p, hds, term, inl);                                                  \
+	}
+DP_RX_VARIANT(dp_rx_single_thr, false, false, false)
+DP_RX_VARIANT(dp_rx_single_thr_term, false, true, false)
+DP_RX_VARIANT(dp_rx_single_inl, false, false, true)
+DP_RX_VARIANT(dp_rx_single_inl_term, false, true, true)
+DP_RX_VARIANT(dp_rx_hds_thr, true, false, false)
+DP_RX_VARIANT(dp_rx_hds_thr_term, true, true, false)
+DP_RX_VARIANT(dp_rx_hds_inl, true, false, true)
+DP_RX_VARIANT(dp_rx_hds_inl_term, true, true, true)
+
+/* [hds][inline][terminator] */
+static const verbs_rx_fn dp_rx_table[2][2][2] = {
+	/* single */ {{dp_rx_single_thr, dp_rx_single_thr_term},
+			{dp_rx_single_inl, dp_rx_single_inl_term}},
+	/* hds */ {{dp_rx_hds_thr, dp_rx_hds_thr_term}, {dp_rx_hds_inl, dp_rx_hds_inl_term}},
+};
+
+/* Same for the initial post (not timed): whole ring, one doorbell. */
+static void dp_post_all(struct verbs_queue *q, bool hds, bool term)
+{
+	for (uint32_t i = 0; i < q->ring; i++)
+		dp_sge_write(q, i, hds, term);
+	q->head = q->ring;
+	dp_udma_to_device_barrier();
+	__atomic_store_n(q->rq.dbrec, htobe32(q->head & 0xffff), __ATOMIC_RELEASE);
+}
+
+/* ----------------------------------------------------------- threads */
+
+int verbs_rx_worker(struct rx_worker *w, void *arg)
+{
+	struct verbs_queue *q = arg;
+	q->rx_fn(q, w->probe);
+	return 0;
+}
+
+int verbs_app_worker(struct rx_worker *w, void *arg)
+{
+	struct verbs_queue *q = arg;
+	struct rxr_probe *p = w->probe;
+	verbs_app_fn app = q->app_fn;
+	rxr_lap_start(p);
+	for (;;) {
+		const struct verbs_burst *b = dp_hring_peek(&q->hr);
+		if (!b) {
+			rxr_lap(p, RXR_ST_IDLE, 0);
+			if (atomic_load_explicit(&q->rx_done, memory_order_acquire) &&
+			    !dp_hring_peek(&q->hr))
+				break;
+			continue;
+		}
+		uint32_t n = b->n;
+		rxr_burst_begin(p);
+		dp_lap(p, RXR_ST_HANDOFF, n);
+		app(q, p, b);
+		dp_hring_pop(&q->hr);
+		rxr_burst_end(p, n);
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- setup */
+
+static int dp_log2(uint32_t v)
+{
+	return v && !(v & (v - 1)) ? __builtin_ctz(v) : -1;
+}
+
+static uint32_t dp_pow2_up(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int verbs_queue_setup(struct verbs_run *run, struct verbs_queue *q, char *err, size_t errlen)
+{
+	const struct rx_config *c = run->c;
+	bool hds = c->mode == RX_MODE_HDS;
+	unsigned nsge = hds ? 2 : 1;
+
+	int rs = dp_log2(q->rq.stride), cs = dp_log2(q->cq.cqe_size);
+	if (rs < 4 || q->rq.stride / sizeof(struct mlx5_wqe_data_seg) < nsge) {
+		snprintf(err, errlen, "queue %u: receive WQE stride %u holds fewer than %u data segments",
+			 q->index, q->rq.stride, nsge);
+		return -EINVAL;
+	}
+	if (cs < 0 || (q->cq.cqe_size != 64 && q->cq.cqe_size != 128)) {
+		snprintf(err, errlen, "queue %u: CQE size %u is not 64 or 128", q->index, q->cq.cqe_size);
+		return -EINVAL;
+	}
+	if (dp_log2(q->rq.wqe_cnt) < 0 || q->rq.wqe_cnt < c->ring || dp_log2(q->cq.cqe_cnt) < 0 ||
+	    q->cq.cqe_cnt < c->ring) {
+		snprintf(err, errlen, "queue %u: device rings (rq %u, cq %u) do not fit ring %u",
+			 q->index, q->rq.wqe_cnt, q->cq.cqe_cnt, c->ring);
+		return -EINVAL;
+	}
+	q->ring = c->ring;
+	q->mask = c->ring - 1;
+	q->rq_shift = (uint32_t)rs;
+	q->cqe_shift = (uint32_t)cs;
+	q->cqe64_off = q->cq.cqe_size == 128 ? 64 : 0;
+	q->cq_mask = q->cq.cqe_cnt - 1;
+	q->frame = c->frame;
+	q->batch = c->batch;
+	q->burst = c->burst;
+	q->hdr_stride = run->hdr_stride;
+	q->pay_stride = run->pay_stride;
+	q->sge0_len = hds ? c->split : 0;
+	q->sge1_len = run->pay_stride;
+	q->seq_off = run->seq_off;
+	q->ci = 0;
+	q->wire_done = &run->wire_done;
+	bool term = q->rq.stride / sizeof(struct mlx5_wqe_data_seg) > nsge;
+
+	q->scratch = calloc(1, sizeof(struct verbs_burst) + c->burst * sizeof(struct verbs_pkt));
+	if (!q->scratch)
+		goto nomem;
+	if (!q->inline_app) {
+		uint32_t sz = dp_pow2_up(c->hring ? c->hring : c->ring);
+		q->hr.size = sz;
+		q->hr.mask = sz - 1;
+		q->hr.entry_pkts = c->burst;
+		q->hr.entry_bytes = (sizeof(struct verbs_burst) + c->burst * sizeof(struct verbs_pkt) + 7) &
+				    ~(size_t)7;
+		q->hr.entries = calloc(sz, q->hr.entry_bytes);
+		if (!q->hr.entries)
+			goto nomem;
+	}
+	q->rx_fn = dp_rx_table[hds][q->inline_app][term];
+	q->app_fn = hds ? dp_app_hds : dp_app_single;
+	dp_post_all(q, hds, term);
+	return 0;
+nomem:
+	verbs_queue_teardown(q);
+	snprintf(err, errlen, "queue %u: out of memory for the hand-off ring", q->index);
+	return -ENOMEM;
+}
+
+void verbs_queue_teardown(struct verbs_queue *q)
+{
+	if (!q)
+		return;
+	free(q->scratch);
+	q->scratch = NULL;
+	free(q->hr.entries);
+	q->hr.entries = NULL;
+}

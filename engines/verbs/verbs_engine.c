@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs engine's ops table and run orchestration: device -> memory ->
+ * registration -> queues -> workers -> traffic -> drain -> result. The
+ * datapath itself is verbs_dp.c; the devices are verbs_sim.c and
+ * verbs_mlx5.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/simnic.h"
+#include "rxray/util.h"
+#include "rxray/verbs.h"
+#include "verbs_int.h"
+
+#define VERBS_SLOT_ALIGN 64u
+
+__attribute__((format(printf, 3, 4))) static int verr(char *err, size_t errlen, const char *fmt,
+						       ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Same, returning rc (a runtime -errno) instead of -EINVAL. */
+#define verr_rc(rc, err, errlen, ...) (verr((err), (errlen), __VA_ARGS__), (rc))
+
+const struct verbs_backend_ops *verbs_backend_find(const char *kind)
+{
+	static const struct verbs_backend_ops *const backends[] = {
+		&verbs_backend_sim,
+		&verbs_backend_mlx5,
+	};
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (!strcmp(backends[i]->name, kind))
+			return backends[i];
+	return NULL;
+}
+
+static int verbs_backend_of(const struct rx_config *c, struct rx_dev *dev,
+			    const struct verbs_backend_ops **be, char *err, size_t errlen)
+{
+	int rc = rx_dev_parse(c->device, dev, err, errlen);
+	if (rc < 0)
+		return rc;
+	*be = verbs_backend_find(dev->kind);
+	if (!*be)
+		return verr(err, errlen,
+			    "device: '%s' is not a verbs device (sim[:opts] or mlx5:<ibdev|pci>)",
+			    c->device);
+	return 0;
+}
+
+static int verbs_caps(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen)
+{
+	struct rx_dev dev;
+	const struct verbs_backend_ops *be;
+	int rc = verbs_backend_of(c, &dev, &be, err, errlen);
+	if (rc < 0)
+		return rc;
+	memset(caps, 0, sizeof(*caps));
+	rc = be->caps(c, caps, err, errlen);
+	if (rc < 0)
+		return rc;
+	/* the engine's own limits: 16-bit wqe_counter / doorbell, 16-bit lengths */
+	if (!caps->max_ring || caps->max_ring > VERBS_MAX_RING)
+		caps->max_ring = VERBS_MAX_RING;
+	if (!caps->max_frame || caps->max_frame > UINT16_MAX)
+		caps->max_frame = UINT16_MAX;
+	if (caps->min_split < RXS_SEQ_OFF + 8)
+		caps->min_split = RXS_SEQ_OFF + 8;
+	if (caps->min_frame < RXS_SEQ_OFF + 8)
+		caps->min_frame = RXS_SEQ_OFF + 8;
+	return 0;
+}
+
+static int verbs_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
+			  size_t errlen)
+{
+	if (c->ring > VERBS_MAX_RING)
+		return verr(err, errlen,
+			    "ring: %u exceeds %u (wqe_counter and the doorbell record are 16-bit)",
+			    c->ring, VERBS_MAX_RING);
+	if (c->frame > UINT16_MAX)
+		return verr(err, errlen, "frame: %u exceeds %u", c->frame, UINT16_MAX);
+	if (c->frame < RXS_SEQ_OFF + 8)
+		return verr(err, errlen,
+			    "frame: %u bytes cannot carry the sequence number at bytes %u..%u",
+			    c->frame, RXS_SEQ_OFF, RXS_SEQ_OFF + 7);
+	if (c->mode == RX_MODE_HDS && c->split < RXS_SEQ_OFF + 8)
+		return verr(err, errlen,
+			    "split: %u puts the sequence number (bytes %u..%u) outside the header segment",
+			    c->split, RXS_SEQ_OFF, RXS_SEQ_OFF + 7);
+	if (c->mode == RX_MODE_SINGLE && !rx_mem_cpu_visible(c->payload_mem))
+		return verr(err, errlen,
+			    "payload-mem: %s with mode single: the app reads headers from the payload slots",
+			    rx_mem_kind_name(c->payload_mem));
+	if (c->app == RX_APP_EAL)
+		return verr(err, errlen, "app: eal is a dpdk placement; verbs takes thread or inline");
+	return 0;
+}
+
+/* ----------------------------------------------------------------- run */
+
+static uint32_t verbs_align(uint32_t v)
+{
+	return (v + VERBS_SLOT_ALIGN - 1) & ~(VERBS_SLOT_ALIGN - 1);
+}
+
+/* Memory for every queue's slots, registered with the device. */
+static int verbs_mem_setup(struct verbs_run *run, char *err, size_t errlen)
+{
+	const struct rx_config *c = run->c;
+	bool hds = c->mode == RX_MODE_HDS;
+	size_t slots = (size_t)run->nq * c->ring;
+	uint32_t hdr_lkey = 0, pay_lkey = 0;
+	int rc;
+
+	run->hdr_stride = hds ? verbs_align(c->split) : 0;
+	run->pay_stride = verbs_align(hds ? c->frame - c->split : c->frame);
+	run->seq_off = RXS_SEQ_OFF;
+	if (hds) {
+		rc = rx_mem_alloc(&run->hdr_mem, RX_MEM_HOST, slots * run->hdr_stride, err, errlen);
+		if (rc < 0)
+			return rc;
+		rc = run->be->reg(run, run->hdr_mem.addr, run->hdr_mem.len, &hdr_lkey, err, errlen);
+		if (rc < 0)
+			return rc;
+		run->hdr_mem.lkey = hdr_lkey;
+	}
+	rc = rx_mem_alloc(&run->pay_mem, c->payload_mem, slots * run->pay_stride, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = run->be->reg(run, run->pay_mem.addr, run->pay_mem.len, &pay_lkey, err, errlen);
+	if (rc < 0)
+		return rc;
+	run->pay_mem.lkey = pay_lkey;
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct verbs_queue *q = &run->q[i];
+		q->hdr_base = hds ? (uint8_t *)run->hdr_mem.addr + (size_t)i * c->ring * run->hdr_stride
+				  : NULL;
+		q->pay_base = (uint8_t *)run->pay_mem.addr + (size_t)i * c->ring * run->pay_stride;
+		q->hdr_lkey = hdr_lkey;
+		q->pay_lkey = pay_lkey;
+	}
+	return 0;
+}
+
+/* Start one RX worker per queue and, when placed, one app thread each. */
+static int verbs_workers_start(struct verbs_run *run, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct verbs_queue *q = &run->q[i];
+		int rc;
+		if (!q->inline_app) {
+			rc = rx_worker_start(&q->appw, "app", run->pl.app_core[i], run->c,
+					     verbs_app_worker, q);
+			if (rc < 0)
+				return verr_rc(rc, err, errlen, "queue %u: cannot start the app thread: %s",
+					       i, strerror(-rc));
+		}
+		rc = rx_worker_start(&q->rxw, "rx", run->pl.rx_core[i], run->c, verbs_rx_worker, q);
+		if (rc < 0)
+			return verr_rc(rc, err, errlen, "queue %u: cannot start the rx worker: %s", i,
+				       strerror(-rc));
+	}
+	return 0;
+}
+
+/* Join every started worker; the first failure (pinning) goes to err. */
+static int verbs_workers_join(struct verbs_run *run, char *err, size_t errlen)
+{
+	int first = 0;
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct verbs_queue *q = &run->q[i];
+		struct rx_worker *ws[2] = {&q->rxw, &q->appw};
+		for (int k = 0; k < 2; k++) {
+			if (ws[k]->started) {
+				int rc = rx_worker_join(ws[k]);
+				if (rc < 0 && !first) {
+					first = rc;
+					verr(err, errlen, "queue %u: %s thread on core %d: %s", i,
+					     ws[k]->role, ws[k]->core, strerror(-rc));
+				}
+			}
+			/* an rx worker that never ran must not leave its app waiting */
+			atomic_store(&q->rx_done, 1);
+		}
+	}
+	return first;
+}
+
+static json_t *verbs_queue_json(const struct verbs_queue *q, const struct verbs_dev_counters *d,
+				uint64_t uncounted)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "queue", json_integer(q->index));
+	json_object_set_new(o, "rx_core", json_integer(q->rxw.core));
+	json_object_set_new(o, "app_core", json_integer(q->inline_app ? -1 : q->appw.core));
+	json_object_set_new(o, "offered", json_integer((json_int_t)d->offered));
+	json_object_set_new(o, "out_of_buffer", json_integer((json_int_t)d->out_of_buffer));
+	json_object_set_new(o, "received", json_integer((json_int_t)q->app.received));
+	json_object_set_new(o, "app_dropped", json_integer((json_int_t)q->rx.app_dropped));
+	json_object_set_new(o, "err_cqes", json_integer((json_int_t)q->rx.err_cqes));
+	json_object_set_new(o, "last_syndrome", json_integer(q->rx.last_syndrome));
+	json_object_set_new(o, "seq_dup", json_integer((json_int_t)q->app.seq_dup));
+	json_object_set_new(o, "seq_gaps", json_integer((json_int_t)q->app.seq_missing));
+	json_object_set_new(o, "seq_uncounted", json_integer((json_int_t)uncounted));
+	json_object_set_new(o, "len_errors", json_integer((json_int_t)q->app.len_errors));
+	json_object_set_new(o, "doorbells", json_integer((json_int_t)q->rx.doorbells));
+	json_object_set_new(o, "wqes_reposted", json_integer((json_int_t)q->rx.posted));
+	return o;
+}
+
+/*
+ * Counters, sequence check, threads, config, env. The sequence number
+ * counts every packet offered to a queue, so per queue the numbers the app
+ * never saw (gaps + the tail after the last one seen) must equal what the
+ * NIC dropped (out_of_buffer), what erred (error CQEs) and what the
+ * hand-off dropped. Anything else is a fault: counted in errors.
+ */
+static int verbs_result_fill(struct verbs_run *run, struct rxr_result *r, double seconds)
+{
+	const struct rx_config *c = run->c;
+	struct verbs_dev_counters tot = {0};
+	struct verbs_dev_counters *perq = calloc(run->nq, sizeof(*perq));
+	json_t *qs = json_array(), *vx = json_object();
+	int rc = -ENOMEM;
+	if (!perq || !qs || !vx)
+		goto out;
+	rc = run->be->collect(run, r, &tot, perq);
+	if (rc < 0)
+		goto out;
+
+	uint64_t received = 0, dropped = 0, errors = tot.errors, faults = 0;
+	for (uint32_t i = 0; i < run->nq; i++) {
+		const struct verbs_queue *q = &run->q[i];
+		uint64_t uncounted = 0;
+		received += q->app.received;
+		dropped += q->rx.app_dropped;
+		/* device errors are already in tot.errors; count only the rest */
+		errors += q->rx.err_cqes > perq[i].errors ? q->rx.err_cqes - perq[i].errors : 0;
+		errors += q->app.len_errors + q->app.seq_dup;
+		if (perq[i].known) {
+			uint64_t unseen = q->app.seq_missing + (perq[i].offered > q->app.next_seq
+									  ? perq[i].offered - q->app.next_seq
+									  : 0);
+			uint64_t counted = perq[i].out_of_buffer + q->rx.err_cqes + q->rx.app_dropped;
+			uncounted = unseen > counted ? unseen - counted : counted - unseen;
+			if (q->app.next_seq > perq[i].offered) /* numbers never offered */
+				uncounted += q->app.next_seq - perq[i].offered;
+		}
+		faults += uncounted + q->app.seq_dup;
+		errors += uncounted;
+		json_array_append_new(qs, verbs_queue_json(q, &perq[i], uncounted));
+	}
+	r->c.offered = tot.offered;
+	r->c.out_of_buffer = tot.out_of_buffer;
+	r->c.received = received;
+	r->c.nombuf = 0;
+	r->c.app_dropped = dropped;
+	r->c.errors = errors;
+
+	for (uint32_t i = 0; i < run->nq; i++) {
+		if (run->q[i].rxw.probe && (rc = rxr_result_add_probe(r, run->q[i].rxw.probe)) < 0)
+			goto out;
+		if (run->q[i].appw.probe && (rc = rxr_result_add_probe(r, run->q[i].appw.probe)) < 0)
+			goto out;
+	}
+	rxr_result_set_clock(r);
+	rxr_result_set_rates(r, seconds);
+	if (!json_object_size(r->env))
+		rxr_result_fill_env(r);
+
+	json_t *cfg = rx_config_to_json(c);
+	if (cfg) {
+		json_decref(r->config);
+		r->config = cfg;
+	}
+	json_object_set_new(r->config, "placement", rx_placement_to_json(&run->pl));
+	json_object_set_new(r->config, "backend", json_string(run->be->name));
+	json_object_set_new(r->config, "hring",
+			    json_integer(run->q[0].inline_app ? 0 : run->q[0].hr.size));
+
+	json_object_set_new(vx, "backend", json_string(run->be->name));
+	json_object_set_new(vx, "app", json_string(rx_app_name(run->pl.app)));
+	json_object_set_new(vx, "hdr_slot_bytes", json_integer(run->hdr_stride));
+	json_object_set_new(vx, "payload_slot_bytes", json_integer(run->pay_stride));
+	json_object_set_new(vx, "wqe_stride", json_integer(run->q[0].rq.stride));
+	json_object_set_new(vx, "conserved", json_boolean(rxr_counters_conserved(&r->c)));
+	json_object_set_new(vx, "sequence_faults", json_integer((json_int_t)faults));
+	json_object_set_new(vx, "queues", qs);
+	qs = NULL;
+	if (!r->extra)
+		r->extra = json_object();
+	if (r->extra)
+		json_object_set_new(r->extra, "verbs", vx);
+	else
+		json_decref(vx);
+	vx = NULL;
+	rc = 0;
+out:
+	json_decref(qs);
+	json_decref(vx);
+	free(perq);
+	return rc;
+}
+
+static void verbs_run_cleanup(struct verbs_run *run)
+{
+	for (uint32_t i = 0; run->q && i < run->nq; i++) {
+		struct verbs_queue *q = &run->q[i];
+		if (q->rxw.started || q->appw.started) {
+			atomic_store(&run->wire_done, 1);
+			atomic_store(&q->rx_done, 1);
+		}
+	}
+	for (uint32_t i = 0; run->q && i < run->nq; i++) {
+		rx_worker_destroy(&run->q[i].rxw);
+		rx_worker_destroy(&run->q[i].appw);
+		verbs_queue_teardown(&run->q[i]);
+	}
+	if (run->be)
+		run->be->close(run); /* deregisters before the memory goes */
+	rx_mem_free(&run->pay_mem);
+	rx_mem_free(&run->hdr_mem);
+	free(run->q);
+	run->q = NULL;
+}
+
+static int verbs_run(const struct rx_config *c, struct rxr_result *r, volatile sig_atomic_t *stop,
+		     char *err, size_t errlen)
+{
+	static volatile sig_atomic_t never;
+	struct verbs_run run = {.c = c};
+	struct rx_caps caps;
+	double seconds = 0;
+	int rc;
+
+	if (!stop)
+		stop = &never;
+	/* a caller that never calibrated (no lap cost measured yet) gets it here */
+	const struct rxr_clock *clk = rxr_clock_get();
+	if ((clk->hz <= 0 || clk->lap_cost_cycles <= 0) && (rc = rxr_clock_init(0)) < 0) {
+		verr(err, errlen, "clock: cannot calibrate: %s", strerror(-rc));
+		return rc;
+	}
+	rc = verbs_caps(c, &caps, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = rx_place(c, caps.sim_nic, &run.pl, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = verbs_backend_of(c, &run.dev, &run.be, err, errlen);
+	if (rc < 0)
+		return rc;
+	run.nq = c->queues;
+	/* queues carry cache-line-aligned members: allocate them aligned */
+	size_t qbytes = (size_t)run.nq * sizeof(*run.q);
+	qbytes = (qbytes + VERBS_CACHELINE - 1) & ~(size_t)(VERBS_CACHELINE - 1);
+	run.q = aligned_alloc(VERBS_CACHELINE, qbytes);
+	if (run.q)
+		memset(run.q, 0, qbytes);
+	if (!run.q) {
+		verr(err, errlen, "queues: out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < run.nq; i++) {
+		run.q[i].index = i;
+		run.q[i].inline_app = run.pl.app_core[i] < 0 || run.pl.app == RX_APP_INLINE;
+	}
+	rc = run.be->open(&run, err, errlen);
+	if (rc < 0)
+		goto out;
+	rc = verbs_mem_setup(&run, err, errlen);
+	if (rc < 0)
+		goto out;
+	for (uint32_t i = 0; i < run.nq; i++)
+		if ((rc = verbs_queue_setup(&run, &run.q[i], err, errlen)) < 0)
+			goto out;
+	rc = verbs_workers_start(&run, err, errlen);
+	if (rc < 0)
+		goto out;
+	rc = run.be->start(&run, err, errlen);
+	if (rc < 0)
+		goto out;
+	rc = run.be->wait(&run, stop, &seconds, err, errlen);
+	atomic_store(&run.wire_done, 1);
+	int jrc = verbs_workers_join(&run, rc < 0 ? NULL : err, errlen);
+	if (rc < 0 || (rc = jrc) < 0)
+		goto out;
+	rc = verbs_result_fill(&run, r, seconds);
+	if (rc < 0)
+		verr(err, errlen, "result: %s", strerror(-rc));
+out:
+	verbs_run_cleanup(&run);
+	return rc;
+}
+
+const struct rx_engine_ops rx_engine_verbs = {
+	.name = "verbs",
+	.summary = "fixed slots, direct mlx5 CQE poll, doorbell per batch (sim | mlx5)",
+	.caps = verbs_caps,
+	.validate = verbs_validate,
+	.run = verbs_run,
+};

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The evidence report (see rxray/report.h): collect -> compute ceilings,
+ * fits and diffs -> write plots and flames -> write report.md and
+ * report.html side by side through doc.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "doc.h"
+#include "plot.h"
+#include "rxray/afile.h"
+#include "rxray/flame.h"
+#include "rxray/report.h"
+#include "report_priv.h"
+
+static int mkdir_p(const char *dir)
+{
+	struct stat st;
+	if (!stat(dir, &st))
+		return S_ISDIR(st.st_mode) ? 0 : -EEXIST;
+	return mkdir(dir, 0755) ? -errno : 0;
+}
+
+/* Render into memory with fn, then save as dir/rel and keep the text. */
+int rpt_save(struct rpt *R, const char *rel, char *text, size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", R->dir, rel);
+	int rc = rxr_afile_write_string(path, text, len);
+	if (rc)
+		snprintf(R->err, R->errlen, "%s: %s", path, strerror(-rc));
+	return rc;
+}
+
+static void section_summary(struct rpt *R, struct doc *d)
+{
+	doc_h(d, 2, "summary", "Summary");
+	doc_p(d, "Source: %s (%zu points, %zu trials). Ceiling model: predicted Mpps = clock_hz / busy "
+		 "cycles per packet of the bottleneck thread (the software NIC excluded) x queues; "
+		 "bound: time/packet = a + b x frame bytes fitted per config.",
+	      R->s->src, R->s->n, R->s->ntrials);
+	for (size_t j = 0; j < R->nf; j++) {
+		const struct rxr_family *f = &R->f[j];
+		char head[768];
+		if (f->have_cost)
+			snprintf(head, sizeof(head), "%s: %s bound%s (%.0f%% of time/packet at %.0f B grows with bytes, R^2 %.3f, residual %.0f%% of the mean)",
+				 f->label, rxr_bound_name(f->cost.bound), f->cost.poor ? "? poor fit, not conclusive" : "",
+				 100 * f->cost.byte_share, f->cost.xmax, f->cost.r2, 100 * f->cost.rel_rms);
+		else
+			snprintf(head, sizeof(head), "%s: bound not classified (needs two or more measured frame sizes)",
+				 f->label);
+		doc_h(d, 3, "", head);
+		doc_ul_begin(d);
+		for (size_t k = 0; k < f->n; k++) {
+			const struct rxr_ceiling *c = &R->c[f->idx[k]];
+			char fb[32], nd[32], pr[32];
+			const char *fr = rxr_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
+			rxr_fmt_num(nd, sizeof(nd), c->p->ndr_mpps, 2);
+			rxr_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
+			if (c->thread < 0) {
+				doc_li(d, "warn", "frame %s B: %s%s%s", fr ? fr : "?", c->p->status,
+				       c->p->reason ? ": " : "", c->p->reason ? c->p->reason : "");
+				continue;
+			}
+			char stages[256] = "";
+			size_t len = 0;
+			for (size_t i = 0; i < c->ntop && len < sizeof(stages); i++)
+				len += (size_t)snprintf(stages + len, sizeof(stages) - len, "%s%s %.0f (%.0f%%)",
+							i ? ", " : "", rxr_stage_name((enum rxr_stage)c->top[i].stage),
+							c->top[i].cpp, 100 * c->top[i].share);
+			doc_li(d, NULL, "frame %s B: NDR %s Mpps%s, predicted %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s",
+			       fr ? fr : "?", nd, c->p->generator_limited ? " (generator-limited: lower bound)" : "",
+			       pr, c->thread_label, c->cpp,
+			       c->ntop ? stages : "-",
+			       f->have_cost ? rxr_bound_name(f->cost.bound) : "bound unknown");
+		}
+		doc_ul_end(d);
+	}
+}
+
+static void section_warnings(struct rpt *R, struct doc *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < R->s->n; i++) {
+		const struct rxr_point *p = &R->s->pts[i];
+		n += p->generator_limited || strcmp(p->status, "ok") || R->c[i].tail_ratio > RXR_TAIL_RATIO;
+	}
+	n += R->s->truncated_line != 0;
+	doc_h(d, 2, "warnings", "Warnings");
+	if (!n) {
+		doc_p(d, "None: every point was searched to completion and no NDR was capped by the generator.");
+		return;
+	}
+	doc_ul_begin(d);
+	if (R->s->truncated_line)
+		doc_li(d, "warn", "%s: the last line (%d) was truncated (a sweep killed mid-write?) and was skipped",
+		       R->s->src, R->s->truncated_line);
+	for (size_t i = 0; i < R->s->n; i++) {
+		const struct rxr_point *p = &R->s->pts[i];
+		char label[512], a[32], b[32];
+		rxr_point_label(p, R->vary, R->nvary, label, sizeof(label));
+		if (p->generator_limited) {
+			rxr_fmt_num(a, sizeof(a), p->nic_max_mpps, 2);
+			rxr_fmt_num(b, sizeof(b), p->ndr_mpps, 2);
+			doc_li(d, "warn", "%s: generator-limited: the generator reached %s Mpps at most, so NDR %s Mpps "
+			       "is a lower bound on the receiver's ceiling (the predicted ceiling is %.2f Mpps)",
+			       label, a, b, R->c[i].predicted_mpps);
+		}
+		if (R->c[i].tail_ratio > RXR_TAIL_RATIO) {
+			const struct rxr_ceiling *c = &R->c[i];
+			rxr_fmt_num(a, sizeof(a), c->median_mpps, 2);
+			doc_li(d, "warn", "%s: heavy tail: %s's mean lap on the %s thread is %.0fx its median, so a few "
+			       "laps (preemption, interrupts, a stalled core) dominate its cycles/packet; with median "
+			       "laps the predicted ceiling is %s Mpps instead of %.2f",
+			       label, rxr_stage_name((enum rxr_stage)c->tail_stage), c->thread_label, c->tail_ratio,
+			       a, c->predicted_mpps);
+		}
+		if (strcmp(p->status, "ok") && strcmp(p->status, "run"))
+			doc_li(d, "warn", "%s: %s%s%s", label, p->status, p->reason ? ": " : "",
+			       p->reason ? p->reason : "");
+		if (!strcmp(p->status, "run") && isfinite(R->c[i].top_loss) && R->c[i].top_loss > 0)
+			doc_li(d, "warn", "%s: a single run, not a search: %.1f%% loss, no NDR", label,
+			       100 * R->c[i].top_loss);
+	}
+	doc_ul_end(d);
+}
+
+static void section_env(struct rpt *R, struct doc *d)
+{
+	doc_h(d, 2, "environment", "Environment");
+	const struct rxr_result *r = NULL;
+	for (size_t i = 0; i < R->s->n && !r; i++)
+		r = rxr_point_run(&R->s->pts[i]);
+	if (!r) {
+		doc_p(d, "No measured run: environment not recorded.");
+		return;
+	}
+	static const char *const head[] = {"item", "value"};
+	struct rxr_table *t = rxr_table_new("Environment", 2, head);
+	if (!t)
+		return;
+	/* the facts a bug report needs first, then everything else recorded */
+	static const struct {
+		const char *key, *label;
+	} want[] = {{"cpu", "CPU"},           {"cores_online", "cores online"},
+		    {"cores_available", "cores available"}, {"kernel", "kernel"},
+		    {"machine", "architecture"}, {"dpdk", "DPDK"},
+		    {"rdma_core", "rdma-core"},  {"cuda", "CUDA"},
+		    {"device", "device"},        {"nic", "NIC"},
+		    {"gpu", "GPU"}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char b[256];
+		const char *v = rxr_knob_str(r->env, want[i].key, b, sizeof(b));
+		if (!v && (!strcmp(want[i].key, "device")))
+			v = rxr_knob_str(R->s->pts[0].knobs, "device", b, sizeof(b));
+		rxr_table_row(t);
+		rxr_table_cell(t, "%s", want[i].label);
+		rxr_table_cell(t, "%s", v ? v : "not recorded (not present, or not captured by the run)");
+	}
+	rxr_table_row(t);
+	rxr_table_cell(t, "clock");
+	rxr_table_cell(t, "%s at %.4g GHz, lap cost %.1f cycles", r->clock.source, r->clock.hz / 1e9,
+		       r->clock.lap_cost_cycles);
+	const char *k;
+	json_t *v;
+	json_object_foreach(r->env, k, v) {
+		bool known = false;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			known |= !strcmp(want[i].key, k);
+		char b[256];
+		if (known || !rxr_knob_str(r->env, k, b, sizeof(b)))
+			continue;
+		rxr_table_row(t);
+		rxr_table_cell(t, "%s", k);
+		rxr_table_cell(t, "%s", b);
+	}
+	doc_table(d, t);
+	rxr_table_free(t);
+}
+
+static void section_tables(struct rpt *R, struct doc *d)
+{
+	doc_h(d, 2, "spec", "Sweep spec");
+	if (R->s->spec_text)
+		doc_code(d, R->s->spec_text);
+	else
+		doc_p(d, "No spec.yaml next to the results (single runs or a bare .jsonl).");
+
+	struct rxr_table *t = rxr_seed_table(R->s, R->c, R->s->n);
+	doc_h(d, 2, "seed", "Results in the seed report's shape (highest-rate trial per point)");
+	if (t)
+		doc_table(d, t);
+	rxr_table_free(t);
+
+	t = rxr_ceiling_table(R->s, R->c, R->s->n);
+	doc_h(d, 2, "ceiling", "Ceiling: measured vs predicted");
+	if (t)
+		doc_table(d, t);
+	rxr_table_free(t);
+	doc_p(d, "measured/predicted uses NDR (or the highest trial's RX rate when there is no NDR); "
+		 "'>=' marks generator-limited points, whose NDR is a lower bound.");
+
+	t = rxr_bound_table(R->f, R->nf);
+	doc_h(d, 2, "bounds", "Bound classification");
+	if (t && t->nrows)
+		doc_table(d, t);
+	else
+		doc_p(d, "No config has two or more measured frame sizes: nothing to classify.");
+	rxr_table_free(t);
+	doc_p(d, "per-packet: under 25%% of the time per packet at the largest frame grows with bytes; "
+		 "per-byte: over 75%%; mixed between. 'receiver cost' fits 1/predicted (the bottleneck "
+		 "thread's cost), 'measured' fits 1/NDR without generator-limited points.");
+}
+
+static void section_repro(struct rpt *R, struct doc *d)
+{
+	const char *rx = R->o.rxray ? R->o.rxray : "rxray";
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+	if (!m)
+		return;
+	fprintf(m, "# this report\n%s report %s -o %s\n", rx, R->s->src,
+		R->o.outdir_arg ? R->o.outdir_arg : R->dir);
+	if (R->s->spec_path)
+		fprintf(m, "# the whole sweep again, into a new folder\n%s sweep %s -o %s.rerun\n", rx,
+			R->s->spec_path, R->s->src);
+	fprintf(m, "# tables\n%s ceiling %s\n", rx, R->s->src);
+	fprintf(m, "# each point once, at its NDR (or the generator's max when none)\n");
+	for (size_t i = 0; i < R->s->n; i++) {
+		const struct rxr_point *p = &R->s->pts[i];
+		if (!rxr_point_run(p))
+			continue;
+		fprintf(m, "%s run", rx);
+		const char *k;
+		json_t *v;
+		json_object_foreach(p->knobs, k, v) {
+			char b[256];
+			if (!rxr_knob_str(p->knobs, k, b, sizeof(b)) || (!strcmp(k, "inject") && !strcmp(b, "none")))
+				continue;
+			char opt[64];
+			snprintf(opt, sizeof(opt), "%s", k);
+			for (char *c = opt; *c; c++)
+				if (*c == '_')
+					*c = '-';
+			if (!strcmp(k, "inject")) {
+				char *save = NULL;
+				for (char *t = strtok_r(b, "+", &save); t; t = strtok_r(NULL, "+", &save))
+					fprintf(m, " --inject %s", t);
+				continue;
+			}
+			fprintf(m, " --%s %s", opt, b);
+		}
+		if (isfinite(p->ndr_mpps) && p->ndr_mpps > 0)
+			fprintf(m, " --rate %.0f", p->ndr_mpps * 1e6);
+		else
+			fprintf(m, " --rate max");
+		const struct rxr_result *r = rxr_point_run(p);
+		/* the duration the trial asked for (its config), else the one it ran */
+		double secs = rxr_knob_num(r->config, "seconds", r->seconds > 0 ? r->seconds : 2.0);
+		fprintf(m, " --seconds %.3g -o point%zu.json\n", secs, i);
+	}
+	fclose(m);
+	doc_h(d, 2, "reproduce", "Reproduce");
+	doc_code(d, s);
+	free(s);
+}
+
+static void ctx_free(struct rpt *R)
+{
+	rxr_families_free(R->f, R->nf);
+	free(R->c);
+	free(R->vary);
+	rpt_diffs_free(R);
+}
+
+int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_report_opts *o,
+		     char *err, size_t errlen)
+{
+	struct rpt R = {.s = s, .dir = dir, .err = err, .errlen = errlen};
+	if (o)
+		R.o = *o;
+	struct rxr_afile md = {0}, html = {0};
+	char path[4096];
+	int rc = mkdir_p(dir);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", dir, rc == -EEXIST ? "exists and is not a folder" : strerror(-rc));
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/plots", dir);
+	if (!rc && (rc = mkdir_p(path)))
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	snprintf(path, sizeof(path), "%s/flames", dir);
+	if (!rc && (rc = mkdir_p(path)))
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	if (rc)
+		return rc;
+	rc = -ENOMEM;
+	R.c = calloc(s->n ? s->n : 1, sizeof(*R.c));
+	R.vary = rxr_set_varying(s, &R.nvary);
+	if (!R.c || !R.vary)
+		goto nomem;
+	for (size_t i = 0; i < s->n; i++)
+		rxr_ceiling_compute(&s->pts[i], &R.c[i]);
+	if (rxr_families_build(s, R.c, s->n, &R.f, &R.nf))
+		goto nomem;
+	if (rpt_diffs_collect(&R))
+		goto nomem;
+
+	/* files next to the report first: plots, flames, ceiling.json */
+	if ((rc = rpt_plots(&R)) || (rc = rpt_flames(&R)))
+		goto out;
+	json_t *cj = rxr_ceiling_json(s, R.c, s->n, R.f, R.nf);
+	char *cjs = cj ? json_dumps(cj, JSON_INDENT(2)) : NULL;
+	json_decref(cj);
+	if (!cjs)
+		goto nomem;
+	rc = rpt_save(&R, "ceiling.json", cjs, strlen(cjs));
+	free(cjs);
+	if (rc)
+		goto out;
+
+	snprintf(path, sizeof(path), "%s/report.md", dir);
+	if ((rc = rxr_afile_open(&md, path))) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/report.html", dir);
+	if ((rc = rxr_afile_open(&html, path))) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	struct doc d = {md.f, html.f};
+	doc_open(&d, R.o.title ? R.o.title : "rxray report");
+	doc_p(&d, "Generated by rxray%s%s from %s.", R.o.version ? " " : "", R.o.version ? R.o.version : "",
+	      s->src);
+	static const char *const nav_id[] = {"summary", "warnings", "environment", "spec", "seed", "ceiling",
+					     "bounds", "diffs", "plots", "flames", "reproduce"};
+	static const char *const nav_name[] = {"summary", "warnings", "environment", "spec", "seed table",
+					       "ceiling", "bounds", "diffs", "plots", "flame graphs", "reproduce"};
+	doc_nav(&d, nav_id, nav_name, sizeof(nav_id) / sizeof(nav_id[0]));
+	section_summary(&R, &d);
+	section_warnings(&R, &d);
+	section_env(&R, &d);
+	section_tables(&R, &d);
+	rpt_section_diffs(&R, &d);
+	rpt_section_plots(&R, &d);
+	rpt_section_flames(&R, &d);
+	section_repro(&R, &d);
+	doc_close(&d);
+	rc = rxr_afile_commit(&md);
+	if (!rc)
+		rc = rxr_afile_commit(&html);
+	if (rc)
+		snprintf(err, errlen, "%s/report.*: %s", dir, strerror(-rc));
+	goto out;
+nomem:
+	rc = -ENOMEM;
+	snprintf(err, errlen, "out of memory");
+out:
+	rxr_afile_abort(&md);
+	rxr_afile_abort(&html);
+	ctx_free(&R);
+	return rc;
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/* Report parts: mode/engine diffs, plots and flame graphs. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+#include "report_priv.h"
+#include "rxray/flame.h"
+
+static const char *const diff_axes[] = {"mode", "engine"};
+
+/*
+ * Two points pair on an axis when every other knob both of them carry is
+ * equal: a knob only one side has (split on hds, not on single) does not
+ * keep them apart. rest gets the shared knobs, "k=v,...".
+ */
+static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const char *axis, char *rest,
+		    size_t n)
+{
+	size_t len = 0;
+	const char *k;
+	json_t *v;
+	rest[0] = '\0';
+	json_object_foreach(a->knobs, k, v) {
+		char x[256], y[256];
+		if (!strcmp(k, axis) || !rxr_knob_str(a->knobs, k, x, sizeof(x)) ||
+		    !rxr_knob_str(b->knobs, k, y, sizeof(y)))
+			continue;
+		if (strcmp(x, y))
+			return false;
+		if (len < n)
+			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
+	}
+	return true;
+}
+
+static int diff_cmp(const void *a, const void *b)
+{
+	const struct rpt_diff *x = a, *y = b;
+	int c = strcmp(x->axis, y->axis);
+	if (c)
+		return -c; /* mode before engine */
+	double dx = fabs(x->d.busy_b - x->d.busy_a), dy = fabs(y->d.busy_b - y->d.busy_a);
+	return (dx < dy) - (dx > dy);
+}
+
+int rpt_diffs_collect(struct rpt *R)
+{
+	const struct rxr_set *s = R->s;
+	for (size_t ax = 0; ax < 2; ax++) {
+		const char *axis = diff_axes[ax];
+		for (size_t i = 0; i < s->n; i++) {
+			char ri[512], vi[64], vj[64];
+			if (!rxr_point_run(&s->pts[i]) || !rxr_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)))
+				continue;
+			for (size_t j = i + 1; j < s->n; j++) {
+				if (!rxr_point_run(&s->pts[j]) ||
+				    !rxr_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) || !strcmp(vi, vj) ||
+				    !pair_on(&s->pts[i], &s->pts[j], axis, ri, sizeof(ri)))
+					continue;
+				struct rpt_diff *nd = realloc(R->diffs, (R->ndiffs + 1) * sizeof(*nd));
+				if (!nd)
+					return -ENOMEM;
+				R->diffs = nd;
+				struct rpt_diff *e = &R->diffs[R->ndiffs];
+				memset(e, 0, sizeof(*e));
+				/* A = the faster point, so the verdict reads "B adds ..." */
+				double pi = R->c[i].predicted_mpps, pj = R->c[j].predicted_mpps;
+				bool swap = isfinite(pj) && (!isfinite(pi) || pj > pi);
+				e->axis = axis;
+				e->ia = swap ? j : i;
+				e->ib = swap ? i : j;
+				snprintf(e->la, sizeof(e->la), "%s", swap ? vj : vi);
+				snprintf(e->lb, sizeof(e->lb), "%s", swap ? vi : vj);
+				snprintf(e->rest, sizeof(e->rest), "%s", ri);
+				int rc = rxr_diff_compute(rxr_point_run(&s->pts[e->ia]), rxr_point_run(&s->pts[e->ib]),
+							  s->pts[e->ib].knobs, e->la, e->lb, &e->d);
+				if (rc == -ENOMEM)
+					return rc;
+				if (!rc)
+					R->ndiffs++;
+			}
+		}
+	}
+	if (R->ndiffs)
+		qsort(R->diffs, R->ndiffs, sizeof(R->diffs[0]), diff_cmp);
+	return 0;
+}
+
+void rpt_diffs_free(struct rpt *R)
+{
+	for (size_t i = 0; i < R->ndiffs; i++)
+		rxr_diff_free(&R->diffs[i].d);
+	free(R->diffs);
+	for (int i = 0; i < RPT_PLOTS; i++)
+		free(R->plot[i]);
+	for (size_t i = 0; R->flame && i < R->s->n; i++)
+		free(R->flame[i]);
+	free(R->flame);
+	free(R->dflame[0]);
+	free(R->dflame[1]);
+}
+
+void rpt_section_diffs(struct rpt *R, struct doc *d)
+{
+	doc_h(d, 2, "diffs", "Biggest differences between modes and engines");
+	if (!R->ndiffs) {
+		doc_p(d, "No two measured points differ in mode or engine alone.");
+		return;
+	}
+	for (size_t ax = 0; ax < 2; ax++) {
+		size_t first = R->ndiffs, n = 0;
+		for (size_t i = 0; i < R->ndiffs; i++)
+			if (!strcmp(R->diffs[i].axis, diff_axes[ax])) {
+				if (first == R->ndiffs)
+					first = i;
+				n++;
+			}
+		if (!n)
+			continue;
+		doc_h(d, 3, ax ? "diff-engine" : "diff-mode", ax ? "Between engines" : "Between modes");
+		doc_ul_begin(d);
+		for (size_t i = first; i < first + n && i < first + 8; i++)
+			doc_li(d, NULL, "%s: %s", R->diffs[i].rest, R->diffs[i].d.verdict);
+		doc_ul_end(d);
+		const struct rpt_diff *e = &R->diffs[first];
+		doc_p(d, "Largest change (%s vs %s at %s), stage by stage:", e->la, e->lb, e->rest);
+		struct rxr_table *t = rxr_diff_table(&e->d, e->la, e->lb, 10);
+		if (t)
+			doc_table(d, t);
+		rxr_table_free(t);
+		t = rxr_whatif_table(&e->d, e->la);
+		if (t && t->nrows) {
+			doc_p(d, "What if one stage of the %s thread cost what it costs in %s:", e->d.thread, e->la);
+			doc_table(d, t);
+		}
+		rxr_table_free(t);
+		if (R->dflame[ax]) {
+			char rel[64], cap[768];
+			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
+			snprintf(cap, sizeof(cap), "Differential flame graph, %s -> %s at %s (red grows, blue shrinks)",
+				 e->la, e->lb, e->rest);
+			doc_svg(d, cap, rel, R->dflame[ax], 0);
+		}
+	}
+}
+
+/* Render with a writer into a string. */
+static char *mem_render(int (*fn)(FILE *, void *), void *ctx, int *rc)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+	if (!m) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	*rc = fn(m, ctx);
+	fclose(m);
+	if (*rc) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct lines_ctx {
+	struct rpt *R;
+	int which; /* 0 = rx Mpps, 1 = loss */
+};
+
+static int lines_fn(FILE *o, void *vctx)
+{
+	struct lines_ctx *L = vctx;
+	struct rpt *R = L->R;
+	size_t ns = 0;
+	struct plot_series *s = calloc(2 * R->nf + 1, sizeof(*s));
+	double *buf = calloc(6 * R->s->n + 1, sizeof(double));
+	int rc = -ENOMEM;
+	if (!s || !buf)
+		goto out;
+	double *p = buf;
+	for (size_t j = 0; j < R->nf; j++) {
+		const struct rxr_family *f = &R->f[j];
+		double *x = p, *y = p + f->n, *yo = p + 2 * f->n;
+		p += 3 * f->n;
+		size_t k = 0;
+		for (size_t i = 0; i < f->n; i++) {
+			const struct rxr_ceiling *c = &R->c[f->idx[i]];
+			if (!c->p->top_run && !c->p->ndr_run)
+				continue;
+			x[k] = rxr_knob_num(c->p->knobs, "frame", NAN);
+			if (L->which == 0) {
+				y[k] = isfinite(c->p->ndr_mpps) ? c->p->ndr_mpps : c->top_rx_mpps;
+				yo[k] = c->top_offered_mpps;
+			} else {
+				y[k] = c->top_loss;
+			}
+			k++;
+		}
+		if (!k)
+			continue;
+		s[ns++] = (struct plot_series){.name = f->label, .n = k, .x = x, .y = y, .colour = (unsigned)j};
+		if (L->which == 0)
+			s[ns++] = (struct plot_series){.name = "offered (highest trial)", .n = k, .x = x, .y = yo,
+						       .dashed = true, .colour = (unsigned)j};
+	}
+	rc = L->which == 0
+		     ? plot_lines_svg(o, "RX rate vs frame size (solid: NDR; dashed: offered)", "frame size (bytes)",
+				      "Mpps", s, ns, false)
+		     : plot_lines_svg(o, "Loss at the highest-rate trial vs frame size", "frame size (bytes)",
+				      "loss", s, ns, true);
+out:
+	free(s);
+	free(buf);
+	return rc;
+}
+
+static int stacked_fn(FILE *o, void *vctx)
+{
+	struct rpt *R = vctx;
+	const char *segs[RXR_ST_COUNT];
+	int segid[RXR_ST_COUNT];
+	size_t nseg = 0, nbar = 0;
+	for (int st = 0; st < RXR_ST_COUNT; st++) {
+		bool used = false;
+		for (size_t i = 0; i < R->s->n && !used; i++)
+			used = R->c[i].thread >= 0 &&
+			       rxr_thread_stage_cpp(&R->c[i].basis->threads[R->c[i].thread], st) > 0;
+		if (used && st != RXR_ST_IDLE) {
+			segid[nseg] = st;
+			segs[nseg++] = rxr_stage_name((enum rxr_stage)st);
+		}
+	}
+	char **labels = calloc(R->s->n + 1, sizeof(char *));
+	double *v = calloc((R->s->n + 1) * (nseg + 1), sizeof(double));
+	int rc = -ENOMEM;
+	if (!labels || !v)
+		goto out;
+	for (size_t i = 0; i < R->s->n; i++) {
+		const struct rxr_ceiling *c = &R->c[i];
+		if (c->thread < 0)
+			continue;
+		char lb[256];
+		size_t len = 0;
+		lb[0] = '\0';
+		for (size_t k = 0; k < R->nvary && len < sizeof(lb); k++) {
+			char b[64];
+			const char *x = rxr_knob_str(c->p->knobs, R->vary[k], b, sizeof(b));
+			len += (size_t)snprintf(lb + len, sizeof(lb) - len, "%s%s", k ? "/" : "", x ? x : "-");
+		}
+		if (len < sizeof(lb))
+			snprintf(lb + len, sizeof(lb) - len, " %s", c->thread_label);
+		if (!(labels[nbar] = strdup(lb)))
+			goto out;
+		for (size_t k = 0; k < nseg; k++)
+			v[nbar * nseg + k] = rxr_thread_stage_cpp(&c->basis->threads[c->thread], segid[k]);
+		nbar++;
+	}
+	rc = plot_stacked_svg(o, "Cycles per packet of the bottleneck thread, by stage", "cycles/packet", segs,
+			      nseg, (const char *const *)labels, v, nbar);
+out:
+	for (size_t i = 0; labels && i < nbar; i++)
+		free(labels[i]);
+	free(labels);
+	free(v);
+	return rc;
+}
+
+int rpt_plots(struct rpt *R)
+{
+	static const char *const rel[RPT_PLOTS] = {"plots/rx_mpps.svg", "plots/loss.svg", "plots/cycles.svg"};
+	struct lines_ctx l0 = {R, 0}, l1 = {R, 1};
+	for (int i = 0; i < RPT_PLOTS; i++) {
+		int rc;
+		R->plot[i] = i == 2 ? mem_render(stacked_fn, R, &rc) : mem_render(lines_fn, i ? &l1 : &l0, &rc);
+		if (rc == -EINVAL) /* nothing to plot */
+			continue;
+		if (rc) {
+			snprintf(R->err, R->errlen, "%s: %s", rel[i], strerror(-rc));
+			return rc;
+		}
+		char *xml = NULL;
+		if (asprintf(&xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n%s", R->plot[i]) < 0)
+			return -ENOMEM;
+		rc = rpt_save(R, rel[i], xml, strlen(xml));
+		free(xml);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct flame_ctx {
+	const struct rxr_flame *a, *b;
+	struct rxr_flame_svg_opts o;
+};
+
+static int flame_fn(FILE *o, void *vctx)
+{
+	struct flame_ctx *F = vctx;
+	return F->a ? rxr_flame_diff_svg_write(F->a, F->b, o, &F->o) : rxr_flame_svg_write(F->b, o, &F->o);
+}
+
+static int flame_one(struct rpt *R, const struct rxr_result *a, const struct rxr_result *b,
+		     struct rxr_flame_svg_opts *o, const char *rel, char **out)
+{
+	struct rxr_flame *fa = a ? rxr_flame_new() : NULL, *fb = rxr_flame_new();
+	int rc = -ENOMEM;
+	if (!fb || (a && !fa))
+		goto out;
+	if ((a && (rc = rxr_flame_add_result(fa, a, NULL))) || (rc = rxr_flame_add_result(fb, b, NULL)))
+		goto out;
+	if (!(rxr_flame_total(fb) > 0)) {
+		rc = 0; /* no stage cycles recorded: nothing to draw */
+		goto out;
+	}
+	struct flame_ctx F = {fa, fb, *o};
+	*out = mem_render(flame_fn, &F, &rc);
+	if (!rc)
+		rc = rpt_save(R, rel, *out, strlen(*out));
+	else
+		snprintf(R->err, R->errlen, "%s: %s", rel, strerror(-rc));
+out:
+	rxr_flame_free(fa);
+	rxr_flame_free(fb);
+	return rc;
+}
+
+int rpt_flames(struct rpt *R)
+{
+	R->flame = calloc(R->s->n + 1, sizeof(char *));
+	if (!R->flame)
+		return -ENOMEM;
+	for (size_t i = 0; i < R->s->n; i++) {
+		const struct rxr_point *p = &R->s->pts[i];
+		const struct rxr_result *r = rxr_point_run(p);
+		if (!r || !r->nthreads)
+			continue;
+		char label[512], rel[64], sub[160];
+		rxr_point_label(p, R->vary, R->nvary, label, sizeof(label));
+		snprintf(rel, sizeof(rel), "flames/point%zu.svg", i);
+		snprintf(sub, sizeof(sub), "widths: cycles per packet by thread and stage, from the %s run",
+			 r == p->ndr_run ? "NDR" : "highest-rate");
+		struct rxr_flame_svg_opts o = {.title = label, .subtitle = sub, .units = "cycles/packet"};
+		int rc = flame_one(R, NULL, r, &o, rel, &R->flame[i]);
+		if (rc)
+			return rc;
+	}
+	for (size_t ax = 0; ax < 2; ax++) {
+		for (size_t i = 0; i < R->ndiffs; i++) {
+			const struct rpt_diff *e = &R->diffs[i];
+			if (strcmp(e->axis, diff_axes[ax]))
+				continue;
+			char rel[64], title[768];
+			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
+			snprintf(title, sizeof(title), "%s -> %s at %s", e->la, e->lb, e->rest);
+			struct rxr_flame_svg_opts o = {.title = title, .units = "cycles/packet",
+						       .label_a = e->la, .label_b = e->lb};
+			int rc = flame_one(R, rxr_point_run(&R->s->pts[e->ia]), rxr_point_run(&R->s->pts[e->ib]),
+					   &o, rel, &R->dflame[ax]);
+			if (rc)
+				return rc;
+			break;
+		}
+	}
+	return 0;
+}
+
+void rpt_section_plots(struct rpt *R, struct doc *d)
+{
+	static const char *const rel[RPT_PLOTS] = {"plots/rx_mpps.svg", "plots/loss.svg", "plots/cycles.svg"};
+	static const char *const cap[RPT_PLOTS] = {
+		"RX Mpps vs frame size, with the offered rate",
+		"Loss at the highest-rate trial vs frame size",
+		"Stacked cycles/packet per stage of each point's bottleneck thread"};
+	doc_h(d, 2, "plots", "Plots");
+	for (int i = 0; i < RPT_PLOTS; i++)
+		if (R->plot[i])
+			doc_svg(d, cap[i], rel[i], R->plot[i], 0);
+}
+
+void rpt_section_flames(struct rpt *R, struct doc *d)
+{
+	doc_h(d, 2, "flames", "Flame graphs");
+	doc_p(d, "One per measured point: frames are thread roles and their stages, widths are cycles per "
+		 "packet. In the HTML report: hover for details, click to zoom, Search to highlight.");
+	for (size_t i = 0; i < R->s->n; i++) {
+		if (!R->flame[i])
+			continue;
+		char label[512], rel[64];
+		rxr_point_label(&R->s->pts[i], R->vary, R->nvary, label, sizeof(label));
+		snprintf(rel, sizeof(rel), "flames/point%zu.svg", i);
+		doc_svg(d, label, rel, R->flame[i], 1);
+	}
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Report internals shared by report.c and report_parts.c. */
+#ifndef RXRAY_REPORT_PRIV_H
+#define RXRAY_REPORT_PRIV_H
+
+#include "doc.h"
+#include "rxray/analyze.h"
+#include "rxray/report.h"
+
+#define RPT_PLOTS 3
+
+struct rpt_diff {
+	const char *axis;   /* "mode" or "engine" */
+	size_t ia, ib;      /* points: A is the faster (higher predicted) one */
+	char la[64], lb[64];
+	char rest[512];     /* the knobs both share, for the line's prefix */
+	struct rxr_diff d;
+};
+
+struct rpt {
+	const struct rxr_set *s;
+	const char *dir;
+	char *err;
+	size_t errlen;
+	struct rxr_report_opts o;
+	struct rxr_ceiling *c; /* one per point */
+	const char **vary;
+	size_t nvary;
+	struct rxr_family *f;
+	size_t nf;
+	struct rpt_diff *diffs; /* grouped by axis, biggest change first */
+	size_t ndiffs;
+	char *plot[RPT_PLOTS];  /* SVG text, NULL when there was nothing to plot */
+	char **flame;           /* per point, NULL without a run */
+	char *dflame[2];        /* differential flame of the biggest diff per axis */
+};
+
+/* Save text as dir/rel atomically; err filled on failure. 0 or -errno. */
+int rpt_save(struct rpt *R, const char *rel, char *text, size_t len);
+/* Pairs differing in mode or engine only, with their diffs. 0/-ENOMEM. */
+int rpt_diffs_collect(struct rpt *R);
+/* Frees diffs, plots and flames. */
+void rpt_diffs_free(struct rpt *R);
+/* Write the plot and flame SVG files (kept in R for the HTML). 0/-errno. */
+int rpt_plots(struct rpt *R);
+int rpt_flames(struct rpt *R);
+void rpt_section_diffs(struct rpt *R, struct doc *d);
+void rpt_section_plots(struct rpt *R, struct doc *d);
+void rpt_section_flames(struct rpt *R, struct doc *d);
+
+#endif

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray sweeps: a YAML spec expands into a matrix of points (one engine
+ * configuration each); every point gets a throughput search that finds the
+ * non-drop rate (NDR, loss <= ndr_loss, default 0) and the partial-drop
+ * rate (PDR, loss <= pdr_loss, default 0.5%) together, after FD.io CSIT
+ * MLRsearch (RFC 9971) and RFC 2544. Each trial is one `rxray run` in a
+ * child process. Results go to a JSONL file, appended and fsync'd.
+ *
+ * Prefix: sweep_. Error rule: functions return 0 or a negative errno and
+ * fill out-pointers; parse errors also write one line
+ * "<file>:<line>:<column>: <field>: <what>" into the caller's buffer and
+ * return -EINVAL (bad input, exit 2 in the CLI). Free functions accept NULL.
+ *
+ * ------------------------------------------------------------ the spec
+ * A YAML mapping. Every field that takes a value also takes a list of
+ * values: a list makes that field an axis of the matrix. Singular and
+ * plural names are the same field (frame/frames, ring/rings, ...).
+ *   engines         verbs | dpdk                          default verbs
+ *   device          sim | sim:... | mlx5:<pci> | dpdk:<eal args>   sim
+ *   modes           single | hds                          default single
+ *   frames          bytes on the wire (64..65535)         default 1064
+ *   split           hds header bytes (< frame)            engine default
+ *   queues          1..64                                 default 1
+ *   rings           power of two >= 2                     default 8192
+ *   batches, bursts 1..ring                               engine default
+ *   buffers         dpdk mbufs per pool, >= ring + batch  engine default
+ *   mempool_caches  dpdk, 0..512                          engine default
+ *   free            mixed | per-pool (dpdk)               engine default
+ *   app             auto | thread | inline | eal | non-eal | same-core
+ *   discipline      auto | scalar | vector (dpdk; vector needs single)
+ *   dma             cache | memory;  payload  none | stamp | full
+ *   inject          "STAGE=CYCLES[,STAGE=CYCLES]" or "none"
+ *   cores           the cores trials may use: [0, 1] or "0-3,6"
+ *                   (default: this process's affinity mask). Not an axis.
+ *   allow_oversubscribe  bool (default false)
+ *   output          result folder, relative to the current directory
+ *                   (default "results/sweep"; -o overrides it)
+ *   traffic_cmd     real-hardware mode: a shell command that starts
+ *                   traffic, templated with {rate_pps} {frame} {seconds};
+ *                   run per trial next to `rxray run`, which reads
+ *                   received/missed from the port counters.
+ *   search:         ndr_loss (0), pdr_loss (0.005), precision (0.01,
+ *                   relative bracket width), trial_seconds (final trials,
+ *                   1s), initial_seconds (search trials, = trial_seconds),
+ *                   max_trials (12), min_rate (10k pps), max_rate (pps or
+ *                   "max": the generator's own; required with traffic_cmd),
+ *                   timeout (per trial, default 3 x trial_seconds + 20 s),
+ *                   exceed_ratio (0: one lossy trial fails its rate; e.g.
+ *                   0.5: a rate fails when more than half of its trial
+ *                   seconds exceeded the loss ratio, for noisy hosts)
+ * Knobs not named in the spec are not passed to `rxray run` (its defaults
+ * apply) and are not part of the point key. dpdk-only knobs (buffers,
+ * mempool_caches, free, discipline) are dropped from verbs points and
+ * split from single points, so such points collapse into one.
+ * Unknown fields, wrong types, empty lists and impossible points (a value
+ * that no engine accepts, e.g. split >= frame, batch > ring, vector with
+ * hds) are errors pointing at the offending node.
+ *
+ * ----------------------------------------------------------- the output
+ * <output>/spec.yaml      a copy of the spec the sweep ran
+ * <output>/results.jsonl  one JSON document per line, in this order per
+ *                         point: its trials, then its summary.
+ *  trial line: a full "rxray.run/1" run result (result.h) with one added
+ *    top-level object
+ *      "trial": {"key": <point key>, "n": <1-based trial number>,
+ *                "target_pps": <rate asked, 0 = the generator's max>,
+ *                "seconds": <duration asked>,
+ *                "status": "ok"|"timeout"|"crashed"|"failed"}
+ *    Trials that produced no run result (timeout, crash, failure) are
+ *    written as {"schema": "rxray.trial/1", "trial": {..., "reason"}}.
+ *  point summary line:
+ *      {"schema": "rxray.point/1", "key": "engine=verbs,mode=hds,...",
+ *       "knobs": {"engine": .., "mode": .., "frame": .., every knob},
+ *       "status": "ok"|"infeasible"|"failed", "reason": "...",
+ *       "ndr_mpps": x, "pdr_mpps": y, "ndr_loss": 0, "pdr_loss": 0.005,
+ *       "max_offered_mpps": highest achieved offered rate,
+ *       "nic_max_mpps": the NIC's achieved rate at "max",
+ *       "generator_limited": bool (the ceiling is a lower bound),
+ *       "trials": n, "ndr_run": <trial line at the NDR> | null,
+ *       "top_run": <trial line of the highest-rate trial> | null}
+ * The key is the knobs in a fixed order, "name=value" joined by commas:
+ * engine, mode, frame, split, queues, ring, batch, burst, buffers,
+ * mempool_cache, free, app, discipline, dma, payload, inject, device
+ * (inject entries joined with '+'; device last, so it may hold commas).
+ * Readers should skip lines whose schema they do not know.
+ * Resume (--resume) skips points with a summary line, replays the trial
+ * lines of an unfinished point into its search, and drops a truncated
+ * last line (what a SIGKILL mid-write leaves) after reporting it.
+ */
+#ifndef RXRAY_SWEEP_H
+#define RXRAY_SWEEP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SWEEP_POINT_SCHEMA "rxray.point/1"
+#define SWEEP_TRIAL_SCHEMA "rxray.trial/1"
+#define SWEEP_MAX_CORES 256
+#define SWEEP_MAX_QUEUES 64
+#define SWEEP_ERR_LEN 512
+#define SWEEP_MAX_POINTS 10000
+
+/* ---------------------------------------------------------------- spec */
+
+/* The knobs, in key order. */
+enum sweep_knob {
+	SWEEP_K_ENGINE = 0,
+	SWEEP_K_MODE,
+	SWEEP_K_FRAME,
+	SWEEP_K_SPLIT,
+	SWEEP_K_QUEUES,
+	SWEEP_K_RING,
+	SWEEP_K_BATCH,
+	SWEEP_K_BURST,
+	SWEEP_K_BUFFERS,
+	SWEEP_K_MEMPOOL_CACHE,
+	SWEEP_K_FREE,
+	SWEEP_K_APP,
+	SWEEP_K_DISCIPLINE,
+	SWEEP_K_DMA,
+	SWEEP_K_PAYLOAD,
+	SWEEP_K_INJECT,
+	SWEEP_K_DEVICE,
+	SWEEP_K_COUNT
+};
+
+/* Knob name as used in keys, knobs{} and `rxray run --<name>` (with _ -> -). */
+const char *sweep_knob_name(enum sweep_knob k);
+
+/* Where a value came from in the spec file (1-based), for error lines. */
+struct sweep_mark {
+	int line, column;
+};
+
+/* One value of an axis: text as written (normalised) and its number. */
+struct sweep_value {
+	char text[256];
+	uint64_t num;             /* numeric knobs; 0 for names */
+	struct sweep_mark mark;
+};
+
+struct sweep_axis {
+	size_t n;                 /* 0 = not given in the spec */
+	struct sweep_value *v;    /* owned */
+	struct sweep_mark mark;   /* the field's key */
+};
+
+struct sweep_search_cfg {
+	double ndr_loss, pdr_loss; /* loss ratios, 0 <= ndr <= pdr < 1 */
+	double precision;          /* goal: (hi - lo) / hi <= precision */
+	double trial_seconds;      /* final (confirming) trial duration */
+	double initial_seconds;    /* search trial duration */
+	unsigned max_trials;       /* cap per point */
+	double min_rate, max_rate; /* pps; max_rate 0 = the generator's max */
+	double timeout;            /* seconds per trial, child killed after */
+	double exceed_ratio;       /* 0: any lossy trial fails its rate; else
+				    * the share of a rate's trial seconds that
+				    * may exceed the loss ratio (MLRsearch) */
+};
+
+struct sweep_spec {
+	char path[512];            /* the file it was read from */
+	struct sweep_axis axis[SWEEP_K_COUNT];
+	int cores[SWEEP_MAX_CORES];
+	int ncores;                /* 0 = the affinity mask */
+	bool allow_oversubscribe;
+	char output[512];
+	char traffic_cmd[1024];    /* "" = none */
+	struct sweep_search_cfg search;
+};
+
+/* Defaults of the search settings (the values listed above). */
+void sweep_search_cfg_defaults(struct sweep_search_cfg *s);
+
+/*
+ * Parse a spec file. On success *out owns a new spec (free with
+ * sweep_spec_free) and 0 is returned. -EINVAL: bad spec, with one line
+ * "<path>:<line>:<col>: <field>: <what>" in err; -ENOENT etc: cannot
+ * read, with "<path>: <strerror>" in err. Also checks every point of the
+ * matrix (sweep_matrix_expand), so a spec that parses runs.
+ */
+int sweep_spec_load(const char *path, struct sweep_spec **out, char *err, size_t errlen);
+/* Same from a string; name is used as the file in messages. */
+int sweep_spec_parse(const char *text, size_t len, const char *name, struct sweep_spec **out,
+		     char *err, size_t errlen);
+void sweep_spec_free(struct sweep_spec *s);
+
+/* -------------------------------------------------------------- matrix */
+
+struct sweep_point {
+	size_t index;                         /* 0-based in the matrix */
+	const struct sweep_value *k[SWEEP_K_COUNT]; /* NULL = not set (engine default) */
+	char key[1024];
+};
+
+/*
+ * Expand the axes into points (cartesian product, last knob varies
+ * fastest... engines outermost), drop knobs that do not apply (dpdk-only
+ * knobs on verbs, split on single), deduplicate by key, and check each
+ * point. *pts is a new array of *npts points referring into spec (keep
+ * spec alive); free with free(). -EINVAL with "<path>:<line>:<col>:
+ * <field>: <what>" in err for an impossible point; -ENOMEM.
+ */
+int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts, size_t *npts,
+			char *err, size_t errlen);
+/* The point's knobs as a JSON object (numbers for numeric knobs). New ref. */
+json_t *sweep_point_knobs(const struct sweep_point *p);
+/* Is the point on the software NIC (needs a NIC core)? */
+bool sweep_point_is_sim(const struct sweep_point *p);
+
+/* ----------------------------------------------------------- placement */
+
+struct sweep_place {
+	bool feasible;
+	bool oversubscribed;
+	int needed;                /* cores the point's threads want */
+	int available;
+	int nic, rx, app;          /* cores per role (nic 0/1, app 0 = inline) */
+	char app_mode[16];         /* resolved: "thread" | "inline" | as given */
+	int cores[SWEEP_MAX_CORES];/* in order: nic, rx workers, app threads */
+	int ncores;
+	char reason[160];          /* why infeasible, or "" */
+};
+
+/*
+ * Place a point's threads on the available cores avail[0..navail):
+ * a NIC core on sim devices, one RX core per queue, one app core per
+ * queue when app is thread/eal/non-eal; "auto" takes app cores when they
+ * fit and runs inline otherwise; inline/same-core take none. A point
+ * needing more cores than exist is infeasible (reason filled) unless
+ * allow_over: then every available core is handed over (the engine
+ * doubles threads up) and oversubscribed is set.
+ * Returns 0; -EINVAL when navail <= 0.
+ */
+int sweep_place_point(const struct sweep_point *p, const int *avail, int navail, bool allow_over,
+		      struct sweep_place *pl);
+/* The cores to use: spec->cores, or this process's affinity mask. */
+int sweep_cores_available(const struct sweep_spec *spec, int *cores, int max);
+/* Parse "0-3,6" into cores (at most max). Count, or -EINVAL. */
+int sweep_cores_parse(const char *s, int *cores, int max);
+
+/* -------------------------------------------------------------- search */
+
+enum sweep_trial_status {
+	SWEEP_TRIAL_OK = 0,
+	SWEEP_TRIAL_TIMEOUT,
+	SWEEP_TRIAL_CRASHED,
+	SWEEP_TRIAL_FAILED,      /* exit 1, or no readable result */
+	SWEEP_TRIAL_REJECTED,    /* exit 2: the engine refused the config */
+};
+const char *sweep_trial_status_name(enum sweep_trial_status s);
+
+struct sweep_trial {
+	int n;                   /* 1-based */
+	double target_pps;       /* 0 = the generator's max */
+	double seconds;          /* duration asked */
+	enum sweep_trial_status status;
+	double offered_pps;      /* achieved offered rate */
+	double rx_pps;
+	double loss;             /* (offered - received) / offered */
+	json_t *doc;             /* the trial line (owned), or NULL */
+	char reason[256];
+};
+
+/*
+ * A trial: measure at target_pps (0 = max) for seconds, fill t (status,
+ * rates, loss, doc, reason; n/target/seconds are already set). Return 0,
+ * or a negative errno to abort the whole search (interrupted).
+ */
+typedef int (*sweep_trial_fn)(void *ctx, struct sweep_trial *t);
+
+enum sweep_point_status { SWEEP_POINT_OK = 0, SWEEP_POINT_INFEASIBLE, SWEEP_POINT_FAILED };
+const char *sweep_point_status_name(enum sweep_point_status s);
+
+struct sweep_search_result {
+	enum sweep_point_status status;
+	char reason[256];
+	double ndr_pps, pdr_pps;   /* lower ends of the final brackets, 0 none */
+	double ndr_hi_pps, pdr_hi_pps; /* upper ends, 0 = none (lower bound) */
+	double max_offered_pps, nic_max_pps;
+	bool generator_limited;
+	int ndr_trial, pdr_trial, top_trial; /* indices into trials, -1 none */
+	size_t ntrials;
+	struct sweep_trial *trials; /* owned, with their docs */
+};
+
+/*
+ * The search, for one point. Trial 1 at max_rate (0 = the generator's
+ * max, which also measures the NIC's max). Then, per goal (NDR, PDR):
+ * below the lowest failing rate, try the received rate seen there (backing
+ * off by doubling steps while it fails); above the highest passing rate,
+ * step up by doubling steps from precision until a trial fails; then
+ * bisect until (hi - lo) / hi <= precision. Rates are the achieved
+ * offered rates; a trial whose generator fell more than 10% short of the
+ * rate asked counts against that rate (it was not sustained). With
+ * exceed_ratio > 0, rates are judged by the share of
+ * their trial seconds that exceeded the loss ratio; the upper end of the
+ * final bracket is re-tested too, and a failing rate below a passing one
+ * is re-tested (up to 3 trials), so one noisy trial cannot set the result. The final lower bound is re-tested at trial_seconds and
+ * must have passed twice; a failed re-test turns it into an upper bound
+ * and the search goes on. A rate that met the loss ratio at the
+ * generator's max leaves no upper bound: generator-limited, lower bound.
+ * At most max_trials trials; a cap hit keeps the bracket found so far
+ * and says so in reason. A rejected first trial makes the point
+ * infeasible; three broken trials (timeout, crash, failure) fail it.
+ * Returns 0 (r filled; free with sweep_search_result_free) or the
+ * callback's negative errno (r filled with the trials so far).
+ */
+int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void *ctx,
+		     struct sweep_search_result *r);
+void sweep_search_result_free(struct sweep_search_result *r);
+
+/* --------------------------------------------------------------- trial */
+
+struct sweep_exec {
+	const char *runner;        /* the rxray binary (argv[0] of trials) */
+	const char *tmpdir;        /* where trial JSON and stderr land */
+	const struct sweep_spec *spec;
+	const struct sweep_point *point;
+	const struct sweep_place *place;
+	volatile int *stop;        /* nonzero: kill the child, return -EINTR */
+};
+
+/*
+ * Build the argv of one trial: runner run --engine .. --rate R --seconds
+ * S --cores LIST -o json --quiet. Returns a NULL-terminated array of
+ * strings (free with sweep_argv_free), NULL + errno on ENOMEM.
+ */
+char **sweep_trial_argv(const struct sweep_exec *x, double target_pps, double seconds,
+			const char *json_path);
+void sweep_argv_free(char **argv);
+/*
+ * Expand {rate_pps} {frame} {seconds} in tmpl into out. 0, -ENOSPC when it
+ * does not fit, -EINVAL on an unknown {name} (its name in out).
+ */
+int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, double seconds,
+			  char *out, size_t outlen);
+/*
+ * A sweep_trial_fn running the trial in a child process (ctx: struct
+ * sweep_exec): fork + exec of runner with a timeout (SIGKILL, status
+ * timeout), a signal death recorded as crashed, exit 2 as rejected,
+ * otherwise the result read back with rxr_result_read. With traffic_cmd,
+ * the command runs through /bin/sh next to the trial.
+ */
+int sweep_trial_exec(void *ctx, struct sweep_trial *t);
+/*
+ * Fill t's status, rates and loss from a trial line (a run result with
+ * "trial", or a broken trial's line); t->seconds must be set. Does not
+ * take doc. 0, or -EINVAL with the reader's message in err.
+ */
+int sweep_trial_from_doc(const struct sweep_spec *spec, struct sweep_trial *t, json_t *doc,
+			 const char *src, char *err, size_t errlen);
+
+/* --------------------------------------------------------------- store */
+
+struct sweep_store {
+	int fd;                    /* results.jsonl, O_APPEND */
+	char path[600];
+	json_t *done;              /* object: key -> summary doc */
+	json_t *partial;           /* object: key -> array of trial docs */
+	size_t lines, dropped;     /* read on open; dropped: truncated tail */
+};
+
+/*
+ * Open <dir>/results.jsonl. resume: read it back (points done, trials of
+ * an unfinished point) and cut a truncated last line, reporting it in
+ * note; not resume: the file must be absent or empty (-EEXIST otherwise).
+ * Creates dir. 0 or -errno with a line in err.
+ */
+int sweep_store_open(struct sweep_store *st, const char *dir, bool resume, char *note,
+		     size_t notelen, char *err, size_t errlen);
+/* Append one document as one line and fsync. 0 or -errno. */
+int sweep_store_append(struct sweep_store *st, const json_t *doc);
+void sweep_store_close(struct sweep_store *st);
+/* Build a point summary line (new ref) from a finished search. */
+json_t *sweep_summary_json(const struct sweep_point *p, const struct sweep_search_cfg *cfg,
+			   const struct sweep_search_result *r);
+
+/* --------------------------------------------------------------- runner */
+
+struct sweep_opts {
+	const char *runner;        /* default: this binary */
+	const char *output;        /* overrides spec->output */
+	bool resume;
+	bool quiet;
+	bool dry_run;              /* print points and placement, run nothing */
+	FILE *table;               /* where the NDR/PDR table goes (stdout) */
+};
+
+/*
+ * Run the sweep: copy the spec to <output>/spec.yaml, then for each
+ * point: placement, search (each trial appended as it ends), summary.
+ * Prints progress on stderr (a live line on a TTY, log lines otherwise,
+ * nothing with quiet) and the table at the end. Returns 0 when every
+ * point has a summary, 1 runtime failure / interrupted, 2 bad input.
+ * stop: set nonzero (a signal handler) to end after killing the trial.
+ */
+int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatile int *stop);
+/* Print the NDR/PDR table of the summaries in a results.jsonl. 0/-errno. */
+int sweep_table_print(FILE *f, const char *results_path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_SWEEP_H */

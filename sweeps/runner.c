@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sweep runner: points in matrix order, each placed, searched and
+ * summarised, every line in the store as soon as it exists; progress on
+ * stderr; the NDR/PDR table at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rxray/sweep.h"
+#include "rxray/util.h"
+
+struct progress {
+	bool tty, quiet;
+	size_t i, n, ran;     /* point number (1-based), points, points run here */
+	double t0, spent;     /* start of the sweep; seconds spent on run points */
+	const char *key;
+	int trial;
+	double est_point;     /* seconds a point takes before any finished */
+};
+
+static void fmt_eta(double s, char *out, size_t len)
+{
+	if (!isfinite(s) || s < 0)
+		s = 0;
+	snprintf(out, len, "%d:%02d", (int)s / 60, (int)s % 60);
+}
+
+static double progress_eta(const struct progress *pg)
+{
+	double per = pg->ran ? pg->spent / (double)pg->ran : pg->est_point;
+	return per * (double)(pg->n - pg->i + 1);
+}
+
+static void progress_trial(const struct progress *pg)
+{
+	if (pg->quiet || !pg->tty)
+		return;
+	char eta[16];
+	fmt_eta(progress_eta(pg), eta, sizeof(eta));
+	fprintf(stderr, "\r\033[K[%zu/%zu] %.90s  trial %d  ETA %s", pg->i, pg->n, pg->key,
+		pg->trial, eta);
+	fflush(stderr);
+}
+
+static void progress_point(const struct progress *pg, const json_t *sum, double secs)
+{
+	if (pg->quiet)
+		return;
+	const char *status = json_string_value(json_object_get(sum, "status"));
+	char line[600];
+	if (status && !strcmp(status, "ok"))
+		snprintf(line, sizeof(line), "NDR %.3f Mpps, PDR %.3f Mpps%s, %d trials, %.1f s",
+			 json_real_value(json_object_get(sum, "ndr_mpps")),
+			 json_real_value(json_object_get(sum, "pdr_mpps")),
+			 json_is_true(json_object_get(sum, "generator_limited"))
+				 ? " (generator-limited)"
+				 : "",
+			 (int)json_integer_value(json_object_get(sum, "trials")), secs);
+	else
+		snprintf(line, sizeof(line), "%s: %s", status ? status : "?",
+			 json_string_value(json_object_get(sum, "reason")));
+	fprintf(stderr, "%s[%zu/%zu] %s: %s\n", pg->tty ? "\r\033[K" : "rxray sweep: ", pg->i,
+		pg->n, pg->key, line);
+}
+
+struct trial_ctx {
+	struct sweep_exec x;
+	struct sweep_store *st;
+	struct progress *pg;
+	json_t *replay;          /* trial docs of this point from an earlier run */
+	size_t replayed;
+	char err[SWEEP_ERR_LEN];
+};
+
+/* Use a recorded trial when it is the one the search asks for now. */
+static bool trial_replay(struct trial_ctx *c, struct sweep_trial *t)
+{
+	json_t *doc = json_array_get(c->replay, (size_t)t->n - 1);
+	json_t *tr = json_object_get(doc, "trial");
+	if (!doc || json_integer_value(json_object_get(tr, "n")) != t->n ||
+	    json_number_value(json_object_get(tr, "target_pps")) != t->target_pps ||
+	    json_number_value(json_object_get(tr, "seconds")) != t->seconds)
+		return false;
+	char err[256];
+	if (sweep_trial_from_doc(c->x.spec, t, doc, c->st->path, err, sizeof(err)) < 0)
+		return false;
+	t->doc = json_incref(doc);
+	c->replayed++;
+	return true;
+}
+
+static int trial_run(void *ctx, struct sweep_trial *t)
+{
+	struct trial_ctx *c = ctx;
+	c->pg->trial = t->n;
+	if (c->replay && trial_replay(c, t))
+		return 0;
+	/* the record no longer matches: everything after it is stale */
+	json_decref(c->replay);
+	c->replay = NULL;
+	progress_trial(c->pg);
+	int rc = sweep_trial_exec(&c->x, t);
+	if (rc < 0)
+		return rc;
+	if (!t->doc)
+		return -ENOMEM;
+	rc = sweep_store_append(c->st, t->doc);
+	if (rc < 0)
+		snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path, strerror(-rc));
+	return rc;
+}
+
+static int copy_spec(const char *src, const char *dir, char *err, size_t errlen)
+{
+	char dst[700], tmp[710];
+	snprintf(dst, sizeof(dst), "%s/spec.yaml", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
+	FILE *in = fopen(src, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
+	int rc = 0;
+	if (!in || !out) {
+		rc = -errno;
+		snprintf(err, errlen, "%.400s: %s", in ? tmp : src, strerror(errno));
+		goto out;
+	}
+	char buf[8192];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n) {
+			rc = -EIO;
+			break;
+		}
+	if (!rc && (fflush(out) || fsync(fileno(out))))
+		rc = -errno;
+	if (fclose(out))
+		rc = rc ? rc : -EIO;
+	out = NULL;
+	if (!rc && rename(tmp, dst) < 0)
+		rc = -errno;
+	if (rc)
+		snprintf(err, errlen, "%.400s: %s", dst, strerror(-rc));
+out:
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	return rc;
+}
+
+static void dry_run_print(FILE *f, const struct sweep_point *p, const struct sweep_place *pl,
+			  const struct sweep_exec *x, double secs)
+{
+	fprintf(f, "%zu %s\n", p->index + 1, p->key);
+	if (!pl->feasible) {
+		fprintf(f, "  infeasible: %s\n", pl->reason);
+		return;
+	}
+	fprintf(f, "  place: %d cores (nic %d, rx %d, app %d %s)%s:", pl->needed, pl->nic, pl->rx,
+		pl->app, pl->app_mode, pl->oversubscribed ? " oversubscribed" : "");
+	for (int i = 0; i < pl->ncores; i++)
+		fprintf(f, " %d", pl->cores[i]);
+	fprintf(f, "\n  trial:");
+	char **argv = sweep_trial_argv(x, 0, secs, "<tmp>.json");
+	for (size_t i = 0; argv && argv[i]; i++)
+		fprintf(f, " %s", argv[i]);
+	fprintf(f, "\n");
+	sweep_argv_free(argv);
+}
+
+static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
+		     struct trial_ctx *c, json_t **sum)
+{
+	struct sweep_search_result r;
+	const struct sweep_place *pl = c->x.place;
+	int rc = 0;
+	if (!pl->feasible) {
+		memset(&r, 0, sizeof(r));
+		r.status = SWEEP_POINT_INFEASIBLE;
+		r.ndr_trial = r.pdr_trial = r.top_trial = -1;
+		snprintf(r.reason, sizeof(r.reason), "%s", pl->reason);
+	} else {
+		rc = sweep_search_run(&spec->search, trial_run, c, &r);
+		if (rc < 0) {
+			sweep_search_result_free(&r);
+			return rc;
+		}
+	}
+	*sum = sweep_summary_json(p, &spec->search, &r);
+	sweep_search_result_free(&r);
+	if (!*sum)
+		return -ENOMEM;
+	rc = sweep_store_append(c->st, *sum);
+	if (rc < 0)
+		snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path, strerror(-rc));
+	return rc;
+}
+
+int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatile int *stop)
+{
+	char err[SWEEP_ERR_LEN], note[SWEEP_ERR_LEN], tmpdir[600];
+	const char *dir = o->output ? o->output : spec->output;
+	struct sweep_point *pts = NULL;
+	size_t npts = 0;
+	struct sweep_store st = {.fd = -1};
+	int cores[SWEEP_MAX_CORES];
+	int ret = RXR_EXIT_RUNTIME;
+	int rc = sweep_matrix_expand(spec, &pts, &npts, err, sizeof(err));
+	if (rc < 0) {
+		rxr_err("sweep", "%s", rc == -EINVAL ? err : strerror(-rc));
+		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+	}
+	int ncores = sweep_cores_available(spec, cores, SWEEP_MAX_CORES);
+	if (ncores <= 0) {
+		rxr_err("sweep", "no cores available");
+		goto out;
+	}
+	struct progress pg = {.tty = isatty(STDERR_FILENO), .quiet = o->quiet, .n = npts,
+			      .t0 = rxr_mono_seconds()};
+	pg.est_point = 6 * (spec->search.initial_seconds + 0.3);
+	struct trial_ctx c = {.x = {.runner = o->runner, .tmpdir = tmpdir, .spec = spec,
+				    .stop = stop},
+			      .st = &st, .pg = &pg};
+	if (o->dry_run) {
+		for (size_t i = 0; i < npts; i++) {
+			struct sweep_place pl;
+			sweep_place_point(&pts[i], cores, ncores, spec->allow_oversubscribe, &pl);
+			c.x.point = &pts[i];
+			c.x.place = &pl;
+			dry_run_print(o->table ? o->table : stdout, &pts[i], &pl, &c.x,
+				      spec->search.initial_seconds);
+		}
+		ret = RXR_EXIT_OK;
+		goto out;
+	}
+	rc = sweep_store_open(&st, dir, o->resume, note, sizeof(note), err, sizeof(err));
+	if (rc < 0) {
+		rxr_err("sweep", "%s", err);
+		ret = rc == -EEXIST || rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	if (note[0])
+		rxr_err("sweep", "%s", note);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/.trial", dir);
+	if (mkdir(tmpdir, 0755) < 0 && errno != EEXIST) {
+		rxr_err("sweep", "%s: %s", tmpdir, strerror(errno));
+		goto out;
+	}
+	if (copy_spec(spec->path, dir, err, sizeof(err)) < 0) {
+		rxr_err("sweep", "%s", err);
+		goto out;
+	}
+	size_t skipped = 0;
+	for (size_t i = 0; i < npts && !(stop && *stop); i++) {
+		const struct sweep_point *p = &pts[i];
+		pg.i = i + 1;
+		pg.key = p->key;
+		pg.trial = 0;
+		if (json_object_get(st.done, p->key)) {
+			skipped++;
+			continue;
+		}
+		struct sweep_place pl;
+		sweep_place_point(p, cores, ncores, spec->allow_oversubscribe, &pl);
+		c.x.point = p;
+		c.x.place = &pl;
+		c.replay = json_incref(json_object_get(st.partial, p->key));
+		c.replayed = 0;
+		c.err[0] = '\0';
+		double t0 = rxr_mono_seconds();
+		json_t *sum = NULL;
+		rc = run_point(spec, p, &c, &sum);
+		json_decref(c.replay);
+		c.replay = NULL;
+		if (rc < 0) {
+			json_decref(sum);
+			if (rc != -EINTR)
+				rxr_err("sweep", "%s", c.err[0] ? c.err : strerror(-rc));
+			break;
+		}
+		double secs = rxr_mono_seconds() - t0;
+		if (pl.feasible) {
+			pg.ran++;
+			pg.spent += secs;
+		}
+		progress_point(&pg, sum, secs);
+		json_decref(sum);
+	}
+	if (stop && *stop) {
+		if (!o->quiet)
+			fprintf(stderr, "%srxray sweep: interrupted; `rxray sweep --resume` continues "
+					"it\n", pg.tty ? "\r\033[K" : "");
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	if (!o->quiet) {
+		char el[16];
+		fmt_eta(rxr_mono_seconds() - pg.t0, el, sizeof(el));
+		fprintf(stderr, "rxray sweep: %zu points (%zu from an earlier run) in %s; results in "
+				"%s\n", npts, skipped, el, st.path);
+	}
+	ret = sweep_table_print(o->table ? o->table : stdout, st.path) < 0 ? RXR_EXIT_RUNTIME
+									   : RXR_EXIT_OK;
+out:
+	sweep_store_close(&st);
+	free(pts);
+	return ret;
+}

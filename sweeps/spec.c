@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sweep spec: YAML (libyaml's document API, which keeps each node's start
+ * mark) into struct sweep_spec. Every error names file:line:column and the
+ * field, so a user can jump to the offending node.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "rxray/probe.h"
+#include "rxray/sweep.h"
+#include "rxray/util.h"
+
+enum vtype { VT_NAME, VT_UINT, VT_DEVICE, VT_INJECT };
+
+struct knob_def {
+	const char *name, *alias, *alias2;
+	enum vtype type;
+	uint64_t min, max;
+	const char *const *names; /* VT_NAME: allowed, NULL-terminated */
+};
+
+static const char *const engines[] = {"verbs", "dpdk", NULL};
+static const char *const modes[] = {"single", "hds", NULL};
+static const char *const frees[] = {"mixed", "per-pool", NULL};
+static const char *const apps[] = {"auto", "thread", "inline", "eal", "non-eal", "same-core",
+				   NULL};
+static const char *const discs[] = {"auto", "scalar", "vector", NULL};
+static const char *const dmas[] = {"cache", "memory", NULL};
+static const char *const payloads[] = {"none", "stamp", "full", NULL};
+
+static const struct knob_def knob_defs[SWEEP_K_COUNT] = {
+	[SWEEP_K_ENGINE] = {"engine", "engines", NULL, VT_NAME, 0, 0, engines},
+	[SWEEP_K_MODE] = {"mode", "modes", NULL, VT_NAME, 0, 0, modes},
+	[SWEEP_K_FRAME] = {"frame", "frames", NULL, VT_UINT, 64, 65535, NULL},
+	[SWEEP_K_SPLIT] = {"split", "splits", NULL, VT_UINT, 1, 65535, NULL},
+	[SWEEP_K_QUEUES] = {"queues", "queue", NULL, VT_UINT, 1, SWEEP_MAX_QUEUES, NULL},
+	[SWEEP_K_RING] = {"ring", "rings", NULL, VT_UINT, 2, 1u << 20, NULL},
+	[SWEEP_K_BATCH] = {"batch", "batches", NULL, VT_UINT, 1, 1u << 20, NULL},
+	[SWEEP_K_BURST] = {"burst", "bursts", NULL, VT_UINT, 1, 1u << 20, NULL},
+	[SWEEP_K_BUFFERS] = {"buffers", "buffer", NULL, VT_UINT, 0, 1u << 30, NULL},
+	[SWEEP_K_MEMPOOL_CACHE] = {"mempool_cache", "mempool_caches", NULL, VT_UINT, 0, 512,
+				   NULL},
+	[SWEEP_K_FREE] = {"free", "free_mode", "free_modes", VT_NAME, 0, 0, frees},
+	[SWEEP_K_APP] = {"app", "apps", NULL, VT_NAME, 0, 0, apps},
+	[SWEEP_K_DISCIPLINE] = {"discipline", "disciplines", NULL, VT_NAME, 0, 0, discs},
+	[SWEEP_K_DMA] = {"dma", NULL, NULL, VT_NAME, 0, 0, dmas},
+	[SWEEP_K_PAYLOAD] = {"payload", "payloads", NULL, VT_NAME, 0, 0, payloads},
+	[SWEEP_K_INJECT] = {"inject", NULL, NULL, VT_INJECT, 0, 0, NULL},
+	[SWEEP_K_DEVICE] = {"device", "devices", NULL, VT_DEVICE, 0, 0, NULL},
+};
+
+static const char known_fields[] =
+	"engines, device, modes, frames, split, queues, rings, batches, bursts, buffers, "
+	"mempool_caches, free, app, discipline, dma, payload, inject, cores, "
+	"allow_oversubscribe, output, traffic_cmd, search";
+
+const char *sweep_knob_name(enum sweep_knob k)
+{
+	return k < SWEEP_K_COUNT ? knob_defs[k].name : NULL;
+}
+
+struct ctx {
+	yaml_document_t *doc;
+	const char *file;
+	char *err;
+	size_t errlen;
+	struct sweep_spec *spec;
+};
+
+static int fail(struct ctx *c, const yaml_node_t *n, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(struct ctx *c, const yaml_node_t *n, const char *field, const char *fmt, ...)
+{
+	char what[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(c->err, c->errlen, "%s:%zu:%zu: %s: %s", c->file, n->start_mark.line + 1,
+		 n->start_mark.column + 1, field, what);
+	return -EINVAL;
+}
+
+static struct sweep_mark mark_of(const yaml_node_t *n)
+{
+	return (struct sweep_mark){(int)n->start_mark.line + 1, (int)n->start_mark.column + 1};
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		return "a scalar";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+static bool is_null(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+	return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	       (!*s || !strcmp(s, "~") || !strcmp(s, "null"));
+}
+
+static int parse_value(struct ctx *c, enum sweep_knob k, const yaml_node_t *n,
+		       struct sweep_value *v)
+{
+	const struct knob_def *d = &knob_defs[k];
+	const char *s = scalar(n);
+	if (!s || is_null(n))
+		return fail(c, n, d->name, "expected a value, got %s",
+			    s ? "nothing" : node_kind(n));
+	memset(v, 0, sizeof(*v));
+	v->mark = mark_of(n);
+	if (strlen(s) >= sizeof(v->text))
+		return fail(c, n, d->name, "value too long (%zu characters, at most %zu)",
+			    strlen(s), sizeof(v->text) - 1);
+	switch (d->type) {
+	case VT_NAME: {
+		for (const char *const *p = d->names; *p; p++) {
+			if (strcmp(*p, s))
+				continue;
+			/* one name per meaning in keys: dpdk's words map onto core's */
+			if (k == SWEEP_K_APP && !strcmp(s, "non-eal"))
+				s = "thread";
+			else if (k == SWEEP_K_APP && !strcmp(s, "same-core"))
+				s = "inline";
+			snprintf(v->text, sizeof(v->text), "%s", s);
+			return 0;
+		}
+		char list[160] = "";
+		for (const char *const *p = d->names; *p; p++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 p == d->names ? "" : " | ", *p);
+		return fail(c, n, d->name, "unknown value '%s' (expected %s)", s, list);
+	}
+	case VT_UINT: {
+		int rc = rxr_parse_u64(s, d->min, d->max, &v->num);
+		if (rc == -ERANGE)
+			return fail(c, n, d->name, "%s is out of range [%llu, %llu]", s,
+				    (unsigned long long)d->min, (unsigned long long)d->max);
+		if (rc < 0)
+			return fail(c, n, d->name, "expected an integer, got '%s'", s);
+		if (k == SWEEP_K_RING && (v->num & (v->num - 1)))
+			return fail(c, n, d->name, "%s is not a power of two", s);
+		snprintf(v->text, sizeof(v->text), "%llu", (unsigned long long)v->num);
+		return 0;
+	}
+	case VT_DEVICE:
+		if (strcmp(s, "sim") && strncmp(s, "sim:", 4) && strncmp(s, "mlx5:", 5) &&
+		    strncmp(s, "dpdk:", 5))
+			return fail(c, n, d->name,
+				    "unknown device '%s' (expected sim, sim:..., mlx5:<pci> or "
+				    "dpdk:<eal args>)", s);
+		snprintf(v->text, sizeof(v->text), "%s", s);
+		return 0;
+	case VT_INJECT: {
+		snprintf(v->text, sizeof(v->text), "%s", s);
+		if (!strcmp(s, "none"))
+			return 0;
+		char buf[256];
+		snprintf(buf, sizeof(buf), "%s", s);
+		char *save = NULL;
+		for (char *tok = strtok_r(buf, ",+", &save); tok; tok = strtok_r(NULL, ",+", &save)) {
+			enum rxr_stage st;
+			uint64_t cyc;
+			if (rxr_inject_parse(tok, &st, &cyc) < 0)
+				return fail(c, n, d->name,
+					    "'%s' is not STAGE=CYCLES with a known stage", tok);
+		}
+		/* keys are comma-joined: store with '+' between entries */
+		for (char *p = v->text; *p; p++)
+			if (*p == ',')
+				*p = '+';
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+static int parse_axis(struct ctx *c, enum sweep_knob k, const yaml_node_t *key,
+		      const yaml_node_t *n)
+{
+	struct sweep_axis *a = &c->spec->axis[k];
+	const char *name = knob_defs[k].name;
+	if (a->n)
+		return fail(c, key, name, "given twice (as %s and %s)", name, scalar(key));
+	a->mark = mark_of(key);
+	size_t cnt = 1;
+	if (n->type == YAML_SEQUENCE_NODE) {
+		cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+		if (!cnt)
+			return fail(c, n, name, "empty list (an axis needs at least one value)");
+	} else if (n->type != YAML_SCALAR_NODE) {
+		return fail(c, n, name, "expected a value or a list, got %s", node_kind(n));
+	}
+	a->v = calloc(cnt, sizeof(*a->v));
+	if (!a->v)
+		return -ENOMEM;
+	a->n = cnt;
+	for (size_t i = 0; i < cnt; i++) {
+		const yaml_node_t *item = n;
+		if (n->type == YAML_SEQUENCE_NODE)
+			item = yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
+		int rc = parse_value(c, k, item, &a->v[i]);
+		if (rc < 0)
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(a->v[j].text, a->v[i].text))
+				return fail(c, item, name, "'%s' is listed twice", a->v[i].text);
+	}
+	return 0;
+}
+
+static int parse_bool(struct ctx *c, const yaml_node_t *n, const char *field, bool *out)
+{
+	const char *s = scalar(n);
+	if (s && (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on"))) {
+		*out = true;
+		return 0;
+	}
+	if (s && (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off"))) {
+		*out = false;
+		return 0;
+	}
+	return fail(c, n, field, "expected true or false, got %s%s%s", s ? "'" : "",
+		    s ? s : node_kind(n), s ? "'" : "");
+}
+
+static int parse_string(struct ctx *c, const yaml_node_t *n, const char *field, char *out,
+			size_t outlen)
+{
+	const char *s = scalar(n);
+	if (!s || is_null(n) || !*s)
+		return fail(c, n, field, "expected a non-empty string, got %s",
+			    s ? "nothing" : node_kind(n));
+	if (strlen(s) >= outlen)
+		return fail(c, n, field, "too long (at most %zu characters)", outlen - 1);
+	snprintf(out, outlen, "%s", s);
+	return 0;
+}
+
+static int parse_cores(struct ctx *c, const yaml_node_t *n)
+{
+	struct sweep_spec *sp = c->spec;
+	if (n->type == YAML_SCALAR_NODE) {
+		int cnt = sweep_cores_parse(scalar(n), sp->cores, SWEEP_MAX_CORES);
+		if (cnt <= 0)
+			return fail(c, n, "cores", "expected a core list like \"0-3,6\", got '%s'",
+				    scalar(n));
+		sp->ncores = cnt;
+		return 0;
+	}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail(c, n, "cores", "expected a list of cores, got %s", node_kind(n));
+	size_t cnt = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (!cnt)
+		return fail(c, n, "cores", "empty list");
+	if (cnt > SWEEP_MAX_CORES)
+		return fail(c, n, "cores", "more than %d cores", SWEEP_MAX_CORES);
+	for (size_t i = 0; i < cnt; i++) {
+		const yaml_node_t *it = yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
+		uint64_t v;
+		const char *s = scalar(it);
+		if (!s || rxr_parse_u64(s, 0, 4095, &v) < 0)
+			return fail(c, it, "cores", "expected a core number 0..4095, got %s%s%s",
+				    s ? "'" : "", s ? s : node_kind(it), s ? "'" : "");
+		for (size_t j = 0; j < i; j++)
+			if (sp->cores[j] == (int)v)
+				return fail(c, it, "cores", "core %llu is listed twice",
+					    (unsigned long long)v);
+		sp->cores[i] = (int)v;
+	}
+	sp->ncores = (int)cnt;
+	return 0;
+}
+
+static int parse_ratio(struct ctx *c, const yaml_node_t *n, const char *field, double min,
+		       double max, double *out)
+{
+	const char *s = scalar(n);
+	if (!s || rxr_parse_double(s, min, max, out) < 0)
+		return fail(c, n, field, "expected a number in [%g, %g], got %s%s%s", min, max,
+			    s ? "'" : "", s ? s : node_kind(n), s ? "'" : "");
+	return 0;
+}
+
+static int parse_search(struct ctx *c, const yaml_node_t *n)
+{
+	struct sweep_search_cfg *s = &c->spec->search;
+	if (n->type != YAML_MAPPING_NODE)
+		return fail(c, n, "search", "expected a mapping, got %s", node_kind(n));
+	const yaml_node_t *ndr_node = NULL, *seen[16] = {0};
+	int nseen = 0;
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+		const char *name = scalar(k);
+		char field[64];
+		snprintf(field, sizeof(field), "search.%s", name ? name : "?");
+		if (!name)
+			return fail(c, k, "search", "keys must be names");
+		for (int i = 0; i < nseen; i++)
+			if (!strcmp(scalar(seen[i]), name))
+				return fail(c, k, field, "given twice");
+		if (nseen < 16)
+			seen[nseen++] = k;
+		const char *sv = scalar(v);
+		int rc;
+		if (!strcmp(name, "ndr_loss")) {
+			rc = parse_ratio(c, v, field, 0, 0.5, &s->ndr_loss);
+			ndr_node = v;
+		} else if (!strcmp(name, "pdr_loss")) {
+			rc = parse_ratio(c, v, field, 0, 0.5, &s->pdr_loss);
+		} else if (!strcmp(name, "exceed_ratio")) {
+			rc = parse_ratio(c, v, field, 0, 0.9, &s->exceed_ratio);
+		} else if (!strcmp(name, "precision")) {
+			rc = parse_ratio(c, v, field, 0.0001, 0.5, &s->precision);
+		} else if (!strcmp(name, "trial_seconds") || !strcmp(name, "initial_seconds") ||
+			   !strcmp(name, "timeout")) {
+			double *dst = name[0] == 't' && name[1] == 'r' ? &s->trial_seconds
+				      : name[0] == 'i'		   ? &s->initial_seconds
+									   : &s->timeout;
+			rc = (!sv || rxr_parse_seconds(sv, 0.01, 3600, dst) < 0)
+				     ? fail(c, v, field,
+					    "expected a duration in [10ms, 1h] like 0.25, 250ms or "
+					    "2s, got %s%s%s",
+					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
+				     : 0;
+		} else if (!strcmp(name, "max_trials")) {
+			uint64_t t;
+			rc = (!sv || rxr_parse_u64(sv, 1, 1000, &t) < 0)
+				     ? fail(c, v, field, "expected an integer in [1, 1000], got %s%s%s",
+					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
+				     : 0;
+			if (!rc)
+				s->max_trials = (unsigned)t;
+		} else if (!strcmp(name, "min_rate") || !strcmp(name, "max_rate")) {
+			double *dst = name[1] == 'i' ? &s->min_rate : &s->max_rate;
+			rc = (!sv || rxr_parse_rate(sv, dst) < 0 || (name[1] == 'i' && *dst <= 0))
+				     ? fail(c, v, field,
+					    "expected a rate in packets/s like 500k or 12M%s, got %s%s%s",
+					    name[1] == 'a' ? " or max" : "", sv ? "'" : "",
+					    sv ? sv : node_kind(v), sv ? "'" : "")
+				     : 0;
+		} else {
+			return fail(c, k, field,
+				    "unknown field (known: ndr_loss, pdr_loss, precision, "
+				    "trial_seconds, initial_seconds, max_trials, min_rate, max_rate, "
+				    "timeout, exceed_ratio)");
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (ndr_node && s->ndr_loss > s->pdr_loss)
+		return fail(c, ndr_node, "search.ndr_loss", "%g is above pdr_loss %g", s->ndr_loss,
+			    s->pdr_loss);
+	if (s->max_rate > 0 && s->max_rate <= s->min_rate)
+		return fail(c, n, "search.max_rate", "%g pps is not above min_rate %g pps",
+			    s->max_rate, s->min_rate);
+	return 0;
+}
+
+static int knob_lookup(const char *name)
+{
+	for (int k = 0; k < SWEEP_K_COUNT; k++) {
+		const struct knob_def *d = &knob_defs[k];
+		if (!strcmp(name, d->name) || (d->alias && !strcmp(name, d->alias)) ||
+		    (d->alias2 && !strcmp(name, d->alias2)))
+			return k;
+	}
+	return -1;
+}
+
+static int parse_root(struct ctx *c, const yaml_node_t *root)
+{
+	struct sweep_spec *sp = c->spec;
+	if (!root) {
+		snprintf(c->err, c->errlen, "%s:1:1: spec: empty document (expected a mapping)",
+			 c->file);
+		return -EINVAL;
+	}
+	if (root->type != YAML_MAPPING_NODE)
+		return fail(c, root, "spec", "expected a mapping of fields, got %s", node_kind(root));
+	bool seen_over = false, seen_out = false, seen_cmd = false, seen_cores = false,
+	     seen_search = false;
+	const yaml_node_t *cmd_node = NULL;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+		const char *name = scalar(k);
+		if (!name)
+			return fail(c, k, "spec", "field names must be plain names");
+		int knob = knob_lookup(name);
+		int rc;
+		bool *seen = NULL;
+		if (knob >= 0) {
+			rc = parse_axis(c, (enum sweep_knob)knob, k, v);
+		} else if (!strcmp(name, "cores")) {
+			seen = &seen_cores;
+			rc = seen_cores ? 0 : parse_cores(c, v);
+		} else if (!strcmp(name, "allow_oversubscribe")) {
+			seen = &seen_over;
+			rc = seen_over ? 0 : parse_bool(c, v, name, &sp->allow_oversubscribe);
+		} else if (!strcmp(name, "output")) {
+			seen = &seen_out;
+			rc = seen_out ? 0 : parse_string(c, v, name, sp->output, sizeof(sp->output));
+		} else if (!strcmp(name, "traffic_cmd")) {
+			seen = &seen_cmd;
+			cmd_node = v;
+			rc = seen_cmd ? 0
+				      : parse_string(c, v, name, sp->traffic_cmd,
+						     sizeof(sp->traffic_cmd));
+			if (!rc && !seen_cmd) {
+				char probe[2048];
+				int te = sweep_template_expand(sp->traffic_cmd, 1, 64, 1, probe,
+							       sizeof(probe));
+				if (te == -EINVAL)
+					rc = fail(c, v, name,
+						  "unknown placeholder {%s} (known: {rate_pps} "
+						  "{frame} {seconds})", probe);
+			}
+		} else if (!strcmp(name, "search")) {
+			seen = &seen_search;
+			rc = seen_search ? 0 : parse_search(c, v);
+		} else {
+			return fail(c, k, name, "unknown field (known: %s)", known_fields);
+		}
+		if (seen && *seen)
+			return fail(c, k, name, "given twice");
+		if (seen)
+			*seen = true;
+		if (rc < 0)
+			return rc;
+	}
+	if (sp->traffic_cmd[0]) {
+		struct sweep_axis *dev = &sp->axis[SWEEP_K_DEVICE];
+		for (size_t i = 0; i < dev->n; i++)
+			if (!strncmp(dev->v[i].text, "sim", 3))
+				return fail(c, cmd_node, "traffic_cmd",
+					    "needs a real device (mlx5:... or dpdk:...); device '%s' "
+					    "generates its own traffic", dev->v[i].text);
+		if (!dev->n)
+			return fail(c, cmd_node, "traffic_cmd",
+				    "needs a real device (mlx5:... or dpdk:...); the default "
+				    "device sim generates its own traffic");
+		if (sp->search.max_rate <= 0)
+			return fail(c, cmd_node, "traffic_cmd",
+				    "needs search.max_rate (the rate the first trial asks of the "
+				    "traffic source)");
+	}
+	return 0;
+}
+
+int sweep_spec_parse(const char *text, size_t len, const char *name, struct sweep_spec **out,
+		     char *err, size_t errlen)
+{
+	struct sweep_spec *sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	snprintf(sp->path, sizeof(sp->path), "%s", name);
+	snprintf(sp->output, sizeof(sp->output), "results/sweep");
+	sweep_search_cfg_defaults(&sp->search);
+
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	bool have_doc = false;
+	int rc = -EINVAL;
+	struct ctx c = {&doc, name, err, errlen, sp};
+	if (!yaml_parser_initialize(&parser)) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(err, errlen, "%s:%zu:%zu: yaml: %s%s%s", name,
+			 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+			 parser.problem ? parser.problem : "parse error",
+			 parser.context ? " " : "", parser.context ? parser.context : "");
+		goto out_parser;
+	}
+	have_doc = true;
+	rc = parse_root(&c, yaml_document_get_root_node(&doc));
+	if (rc < 0)
+		goto out_parser;
+	if (sp->search.initial_seconds <= 0)
+		sp->search.initial_seconds = sp->search.trial_seconds;
+	if (sp->search.timeout <= 0)
+		sp->search.timeout = 3 * sp->search.trial_seconds + 20;
+
+	struct sweep_point *pts = NULL;
+	size_t npts = 0;
+	rc = sweep_matrix_expand(sp, &pts, &npts, err, errlen);
+	free(pts);
+out_parser:
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+out_free:
+	if (rc < 0)
+		sweep_spec_free(sp);
+	else
+		*out = sp;
+	return rc;
+}
+
+int sweep_spec_load(const char *path, struct sweep_spec **out, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int rc = 0;
+	for (;;) {
+		if (len + 4096 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			if (cap > (16u << 20)) {
+				snprintf(err, errlen, "%s: larger than 16 MiB", path);
+				rc = -EFBIG;
+				break;
+			}
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (!rc && ferror(f)) {
+		rc = -EIO;
+		snprintf(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	if (!rc)
+		rc = sweep_spec_parse(buf ? buf : "", len, path, out, err, errlen);
+	free(buf);
+	return rc;
+}
+
+void sweep_spec_free(struct sweep_spec *s)
+{
+	if (!s)
+		return;
+	for (int k = 0; k < SWEEP_K_COUNT; k++)
+		free(s->axis[k].v);
+	free(s);
+}

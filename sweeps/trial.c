@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One trial = one `rxray run` in a child process: a fresh process per
+ * trial (fresh EAL, fresh pinning), a timeout after which the child's
+ * process group is killed, a death by signal recorded as a crash, and the
+ * run result read back through the run-result reader. In real-hardware
+ * mode a traffic command runs next to it through /bin/sh.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rxray/result.h"
+#include "rxray/sweep.h"
+#include "rxray/util.h"
+
+/* Lead time given to `rxray run` before the traffic command starts. */
+#define TRAFFIC_LEAD_S 0.5
+
+int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, double seconds,
+			  char *out, size_t outlen)
+{
+	size_t o = 0;
+	for (const char *p = tmpl; *p;) {
+		char piece[64];
+		const char *add = NULL;
+		size_t skip = 1;
+		if (*p == '{') {
+			const char *end = strchr(p, '}');
+			size_t nl = end ? (size_t)(end - p - 1) : 0;
+			if (!end) {
+				snprintf(out, outlen, "%s", "(unclosed)");
+				return -EINVAL;
+			}
+			if (nl == 8 && !strncmp(p + 1, "rate_pps", nl))
+				snprintf(piece, sizeof(piece), "%.0f", rate_pps);
+			else if (nl == 5 && !strncmp(p + 1, "frame", nl))
+				snprintf(piece, sizeof(piece), "%llu", (unsigned long long)frame);
+			else if (nl == 7 && !strncmp(p + 1, "seconds", nl))
+				snprintf(piece, sizeof(piece), "%g", seconds);
+			else {
+				snprintf(out, outlen, "%.*s", (int)nl, p + 1);
+				return -EINVAL;
+			}
+			add = piece;
+			skip = nl + 2;
+		}
+		size_t alen = add ? strlen(add) : 1;
+		if (o + alen + 1 > outlen)
+			return -ENOSPC;
+		memcpy(out + o, add ? add : p, alen);
+		o += alen;
+		p += skip;
+	}
+	if (o + 1 > outlen)
+		return -ENOSPC;
+	out[o] = '\0';
+	return 0;
+}
+
+void sweep_argv_free(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static int argv_add(char ***argv, size_t *n, const char *a, const char *b)
+{
+	char **nv = realloc(*argv, (*n + 3) * sizeof(**argv));
+	if (!nv)
+		return -ENOMEM;
+	*argv = nv;
+	nv[*n] = strdup(a);
+	nv[*n + 1] = b ? strdup(b) : NULL;
+	nv[*n + 2] = NULL;
+	if (!nv[*n] || (b && !nv[*n + 1])) {
+		free(nv[*n]);
+		free(nv[*n + 1]);
+		nv[*n] = NULL;
+		return -ENOMEM;
+	}
+	*n += b ? 2 : 1;
+	return 0;
+}
+
+char **sweep_trial_argv(const struct sweep_exec *x, double target_pps, double seconds,
+			const char *json_path)
+{
+	char **argv = NULL;
+	size_t n = 0;
+	char opt[64], val[1100];
+	int rc = argv_add(&argv, &n, x->runner, "run");
+	const bool traffic = x->spec->traffic_cmd[0] != '\0';
+	for (int k = 0; !rc && k < SWEEP_K_COUNT; k++) {
+		const struct sweep_value *v = x->point->k[k];
+		if (!v || (k == SWEEP_K_INJECT && !strcmp(v->text, "none")))
+			continue;
+		snprintf(opt, sizeof(opt), "--%s", sweep_knob_name((enum sweep_knob)k));
+		for (char *c = opt; *c; c++)
+			if (*c == '_')
+				*c = '-';
+		if (k != SWEEP_K_INJECT) {
+			rc = argv_add(&argv, &n, opt, v->text);
+			continue;
+		}
+		snprintf(val, sizeof(val), "%s", v->text);
+		char *save = NULL;
+		for (char *t = strtok_r(val, "+", &save); !rc && t; t = strtok_r(NULL, "+", &save))
+			rc = argv_add(&argv, &n, opt, t);
+	}
+	if (!rc && !traffic) {
+		if (target_pps > 0)
+			snprintf(val, sizeof(val), "%.0f", target_pps);
+		else
+			snprintf(val, sizeof(val), "max");
+		rc = argv_add(&argv, &n, "--rate", val);
+	}
+	if (!rc) {
+		snprintf(val, sizeof(val), "%g", traffic ? seconds + 2 * TRAFFIC_LEAD_S : seconds);
+		rc = argv_add(&argv, &n, "--seconds", val);
+	}
+	if (!rc && x->place && x->place->ncores > 0) {
+		size_t o = 0;
+		for (int i = 0; i < x->place->ncores && o < sizeof(val) - 8; i++)
+			o += (size_t)snprintf(val + o, sizeof(val) - o, "%s%d", i ? "," : "",
+					      x->place->cores[i]);
+		rc = argv_add(&argv, &n, "--cores", val);
+	}
+	if (!rc && x->spec->allow_oversubscribe)
+		rc = argv_add(&argv, &n, "--allow-oversubscribe", NULL);
+	if (!rc)
+		rc = argv_add(&argv, &n, "-o", json_path);
+	if (!rc)
+		rc = argv_add(&argv, &n, "--quiet", NULL);
+	if (rc) {
+		sweep_argv_free(argv);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return argv;
+}
+
+static pid_t spawn(char *const argv[], const char *errpath, bool shell)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	setpgid(0, 0);
+	int nul = open("/dev/null", O_RDWR);
+	int ef = open(errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (nul >= 0) {
+		dup2(nul, STDIN_FILENO);
+		dup2(shell && ef >= 0 ? ef : nul, STDOUT_FILENO);
+	}
+	if (ef >= 0)
+		dup2(ef, STDERR_FILENO);
+	execv(argv[0], argv);
+	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Wait for pid until the deadline or a stop: 0 exited (*st), 1 timed out, -EINTR stopped. */
+static int wait_child(pid_t pid, double deadline, volatile int *stop, int *st)
+{
+	struct timespec nap = {0, 1000000};
+	for (;;) {
+		pid_t w = waitpid(pid, st, WNOHANG);
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return 0;
+		bool late = rxr_mono_seconds() > deadline, stopped = stop && *stop;
+		if (late || stopped) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+				;
+			return stopped ? -EINTR : 1;
+		}
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 10000000)
+			nap.tv_nsec += 1000000;
+	}
+}
+
+static void last_line(const char *path, char *out, size_t outlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (line[0])
+			snprintf(out, outlen, "%.250s", line);
+	}
+	fclose(f);
+}
+
+static json_t *broken_doc(const struct sweep_exec *x, const struct sweep_trial *t)
+{
+	return json_pack("{s:s, s:{s:s, s:i, s:f, s:f, s:s, s:s}}", "schema",
+			 SWEEP_TRIAL_SCHEMA, "trial", "key", x->point->key, "n", t->n, "target_pps",
+			 t->target_pps, "seconds", t->seconds, "status",
+			 sweep_trial_status_name(t->status), "reason", t->reason);
+}
+
+int sweep_trial_from_doc(const struct sweep_spec *spec, struct sweep_trial *t, json_t *doc,
+			 const char *src, char *err, size_t errlen)
+{
+	json_t *tr = json_object_get(doc, "trial");
+	const char *status = json_string_value(json_object_get(tr, "status"));
+	if (status && strcmp(status, "ok")) {
+		t->status = !strcmp(status, "timeout")	 ? SWEEP_TRIAL_TIMEOUT
+			    : !strcmp(status, "crashed") ? SWEEP_TRIAL_CRASHED
+							 : SWEEP_TRIAL_FAILED;
+		snprintf(t->reason, sizeof(t->reason), "%s",
+			 json_string_value(json_object_get(tr, "reason"))
+				 ? json_string_value(json_object_get(tr, "reason"))
+				 : status);
+		return 0;
+	}
+	struct rxr_result *r = rxr_result_from_json(doc, src, err, errlen);
+	if (!r)
+		return -EINVAL;
+	const bool traffic = spec->traffic_cmd[0] != '\0';
+	double secs = traffic ? t->seconds : r->seconds;
+	if (!traffic && r->offered_mpps > 0) {
+		t->offered_pps = r->offered_mpps * 1e6;
+		t->rx_pps = r->rx_mpps * 1e6;
+	} else if (secs > 0) {
+		/* real hardware: the port counted what the traffic source sent */
+		t->offered_pps = (double)r->c.offered / secs;
+		t->rx_pps = (double)r->c.received / secs;
+	}
+	uint64_t rx = r->c.received < r->c.offered ? r->c.received : r->c.offered;
+	t->loss = r->c.offered ? (double)(r->c.offered - rx) / (double)r->c.offered : r->loss;
+	t->status = SWEEP_TRIAL_OK;
+	rxr_result_free(r);
+	return 0;
+}
+
+static void read_result(const struct sweep_exec *x, struct sweep_trial *t, const char *path)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!doc) {
+		t->status = SWEEP_TRIAL_FAILED;
+		snprintf(t->reason, sizeof(t->reason), "%.150s:%d: %.90s", path, je.line, je.text);
+		return;
+	}
+	json_t *tr = json_pack("{s:s, s:i, s:f, s:f, s:s}", "key", x->point->key, "n", t->n,
+			       "target_pps", t->target_pps, "seconds", t->seconds, "status", "ok");
+	if (!tr || json_object_set_new(doc, "trial", tr) < 0 ||
+	    sweep_trial_from_doc(x->spec, t, doc, path, t->reason, sizeof(t->reason)) < 0) {
+		t->status = SWEEP_TRIAL_FAILED;
+		if (!t->reason[0])
+			snprintf(t->reason, sizeof(t->reason), "out of memory");
+		json_decref(doc);
+		return;
+	}
+	t->doc = doc;
+}
+
+int sweep_trial_exec(void *ctx, struct sweep_trial *t)
+{
+	const struct sweep_exec *x = ctx;
+	char json_path[700], err_path[700], cmd[2048];
+	snprintf(json_path, sizeof(json_path), "%s/trial.json", x->tmpdir);
+	snprintf(err_path, sizeof(err_path), "%s/trial.err", x->tmpdir);
+	unlink(json_path);
+	unlink(err_path);
+	const bool traffic = x->spec->traffic_cmd[0] != '\0';
+	if (traffic && sweep_template_expand(x->spec->traffic_cmd, t->target_pps,
+					     x->point->k[SWEEP_K_FRAME]->num, t->seconds, cmd,
+					     sizeof(cmd)) < 0) {
+		t->status = SWEEP_TRIAL_FAILED;
+		snprintf(t->reason, sizeof(t->reason), "traffic_cmd does not expand");
+		t->doc = broken_doc(x, t);
+		return 0;
+	}
+	char **argv = sweep_trial_argv(x, t->target_pps, t->seconds, json_path);
+	if (!argv)
+		return -ENOMEM;
+	double deadline = rxr_mono_seconds() + x->spec->search.timeout;
+	int st = 0, rc = 0, tst = 0;
+	pid_t pid = spawn(argv, err_path, false), tpid = -1;
+	sweep_argv_free(argv);
+	if (pid < 0)
+		return -errno;
+	if (traffic) {
+		struct timespec lead = {0, (long)(TRAFFIC_LEAD_S * 1e9)};
+		nanosleep(&lead, NULL);
+		char tlog[700];
+		snprintf(tlog, sizeof(tlog), "%s/traffic.log", x->tmpdir);
+		char *sh[] = {"/bin/sh", "-c", cmd, NULL};
+		tpid = spawn(sh, tlog, true);
+	}
+	int w = wait_child(pid, deadline, x->stop, &st);
+	if (tpid > 0) {
+		int tw = wait_child(tpid, w == 0 ? deadline : 0, x->stop, &tst);
+		if (w == 0 && tw != 0)
+			w = tw;
+		else if (w == 0 && (!WIFEXITED(tst) || WEXITSTATUS(tst))) {
+			t->status = SWEEP_TRIAL_FAILED;
+			snprintf(t->reason, sizeof(t->reason), "traffic_cmd %s %d",
+				 WIFEXITED(tst) ? "exited" : "killed by signal",
+				 WIFEXITED(tst) ? WEXITSTATUS(tst) : WTERMSIG(tst));
+			t->doc = broken_doc(x, t);
+			return 0;
+		}
+	}
+	if (w < 0)
+		return w;
+	char line[256];
+	last_line(err_path, line, sizeof(line));
+	if (w == 1) {
+		t->status = SWEEP_TRIAL_TIMEOUT;
+		snprintf(t->reason, sizeof(t->reason), "no result after %.0f s, killed",
+			 x->spec->search.timeout);
+	} else if (WIFSIGNALED(st)) {
+		t->status = SWEEP_TRIAL_CRASHED;
+		snprintf(t->reason, sizeof(t->reason), "killed by signal %d (%.20s)%s%.200s", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)), line[0] ? ": " : "", line);
+	} else if (WEXITSTATUS(st) == RXR_EXIT_USAGE) {
+		t->status = SWEEP_TRIAL_REJECTED;
+		snprintf(t->reason, sizeof(t->reason), "%s", line[0] ? line : "rejected (exit 2)");
+	} else if (WEXITSTATUS(st) != 0) {
+		t->status = SWEEP_TRIAL_FAILED;
+		snprintf(t->reason, sizeof(t->reason), "exit %d%s%.220s", WEXITSTATUS(st),
+			 line[0] ? ": " : "", line);
+	} else {
+		read_result(x, t, json_path);
+	}
+	if (t->status != SWEEP_TRIAL_OK)
+		t->doc = broken_doc(x, t);
+	unlink(json_path);
+	return rc;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/* rxray diff: selectors, ordering of stage deltas, verdict, what-ifs. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+
+#include "rxray/analyze.h"
+#include "testutil.h"
+
+static struct rxr_set *fixture(void)
+{
+	char err[RXR_ERR_LEN];
+	struct rxr_set *s = NULL;
+	cr_assert_eq(rxr_set_load(FIXTURES "/sweep", &s, err, sizeof(err)), 0, "%s", err);
+	return s;
+}
+
+static const struct rxr_point *find(const struct rxr_set *s, const char *key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->pts[i].key, key))
+			return &s->pts[i];
+	cr_assert_fail("no point %s", key);
+	return NULL;
+}
+
+Test(diff, selectors)
+{
+	struct rxr_sel a, b;
+	char err[256];
+	cr_assert_eq(rxr_sel_parse("engine=dpdk,mode=single", &a, err, sizeof(err)), 0);
+	cr_assert_eq(rxr_sel_parse("engine=dpdk,mode=hds", &b, err, sizeof(err)), 0);
+	json_t *k = json_pack("{s:s,s:s,s:i}", "engine", "dpdk", "mode", "hds", "frame", 1064);
+	cr_expect(!rxr_sel_match(&a, k));
+	cr_expect(rxr_sel_match(&b, k));
+	char la[64], lb[64];
+	rxr_sel_labels(&a, &b, la, lb, sizeof(la));
+	cr_expect_str_eq(la, "single");
+	cr_expect_str_eq(lb, "hds");
+	rxr_sel_free(&a);
+	rxr_sel_free(&b);
+	/* numbers match by their text */
+	cr_assert_eq(rxr_sel_parse("frame=1064", &a, err, sizeof(err)), 0);
+	cr_expect(rxr_sel_match(&a, k));
+	rxr_sel_free(&a);
+	json_decref(k);
+
+	cr_expect_eq(rxr_sel_parse("mode", &a, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "'mode' is not knob=value"), "%s", err);
+	cr_expect_eq(rxr_sel_parse("=x", &a, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(rxr_sel_parse(",", &a, err, sizeof(err)), -EINVAL);
+}
+
+Test(diff, ordering_verdict_whatif)
+{
+	struct rxr_set *s = fixture();
+	const struct rxr_point *a = find(s, "engine=dpdk,mode=single,frame=1064,queues=1,ring=8192");
+	const struct rxr_point *b = find(s, "engine=dpdk,mode=hds,frame=1064,queues=1,ring=8192");
+	struct rxr_diff d;
+	cr_assert_eq(rxr_diff_compute(rxr_point_run(a), rxr_point_run(b), b->knobs, "single", "hds", &d), 0);
+	/* sorted by |delta|, largest first */
+	for (size_t i = 1; i < d.n; i++)
+		cr_expect(fabs(d.d[i - 1].delta) >= fabs(d.d[i].delta), "row %zu out of order", i);
+	cr_assert(d.n >= 3);
+	cr_expect_str_eq(d.d[0].thread, "rx");
+	cr_expect_eq(d.d[0].stage, RXR_ST_BUF_ALLOC);
+	cr_expect_float_eq(d.d[0].delta, 170, 1e-6);
+	cr_expect_str_eq(d.d[1].thread, "app");
+	cr_expect_eq(d.d[1].stage, RXR_ST_FREE);
+	cr_expect_float_eq(d.d[1].delta, 110, 1e-6);
+	cr_expect_eq(d.d[2].stage, RXR_ST_SGE_SETUP);
+	/* idle is never a stage delta */
+	for (size_t i = 0; i < d.n; i++)
+		cr_expect_neq(d.d[i].stage, RXR_ST_IDLE);
+
+	cr_expect_str_eq(d.thread, "rx");
+	cr_expect_float_eq(d.busy_a, 120, 1e-6);
+	cr_expect_float_eq(d.busy_b, 500, 1e-6);
+	cr_expect(strstr(d.verdict, "hds adds 380 cycles/packet on the rx thread"), "%s", d.verdict);
+	cr_expect(strstr(d.verdict, "buf_alloc +170, sge_setup +100, chain +60"), "%s", d.verdict);
+	cr_expect(strstr(d.verdict, "16.67 -> 4.00 Mpps"), "%s", d.verdict);
+
+	/* buf_alloc at single's cost: rx 500 - 200 + 30 = 330 -> 2e9/330 */
+	cr_assert(d.nw >= 1);
+	cr_expect_eq(d.w[0].stage, RXR_ST_BUF_ALLOC);
+	cr_expect_float_eq(d.w[0].mpps, 2e9 / 330 / 1e6, 1e-6);
+	for (size_t i = 1; i < d.nw; i++)
+		cr_expect(d.w[i - 1].mpps >= d.w[i].mpps);
+	rxr_diff_free(&d);
+
+	/* reversed: single saves */
+	cr_assert_eq(rxr_diff_compute(rxr_point_run(b), rxr_point_run(a), a->knobs, "hds", "single", &d), 0);
+	cr_expect(strstr(d.verdict, "single saves 380 cycles/packet"), "%s", d.verdict);
+	rxr_diff_free(&d);
+	rxr_set_free(s);
+}
+
+Test(diff, whatif_moves_the_bottleneck)
+{
+	/* verbs hds (rx 100, app 90) vs dpdk hds (rx 500, app 220): fixing rx in
+	 * dpdk leaves the app thread (220) as the new bottleneck */
+	struct rxr_set *s = fixture();
+	const struct rxr_point *a = find(s, "engine=verbs,mode=hds,frame=1064,queues=1,ring=8192");
+	const struct rxr_point *b = find(s, "engine=dpdk,mode=hds,frame=1064,queues=1,ring=8192");
+	struct rxr_diff d;
+	cr_assert_eq(rxr_diff_compute(rxr_point_run(a), rxr_point_run(b), b->knobs, "verbs", "dpdk", &d), 0);
+	for (size_t i = 0; i < d.nw; i++)
+		cr_expect(d.w[i].mpps <= 2e9 / 220 / 1e6 + 1e-9, "%s %f", rxr_stage_name(d.w[i].stage), d.w[i].mpps);
+	rxr_diff_free(&d);
+	rxr_set_free(s);
+}
+
+Test(diff, cli)
+{
+	char cmd[512], *out = NULL;
+	snprintf(cmd, sizeof(cmd), "%s diff %s/sweep mode=single mode=hds", RXRAY_BIN, FIXTURES);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	/* one section per pair: 2 engines x 4 frames */
+	int n = 0;
+	for (const char *p = out; (p = strstr(p, "## single vs hds")); p++)
+		n++;
+	cr_expect_eq(n, 8, "%s", out);
+	cr_expect(strstr(out, "**hds adds 380 cycles/packet on the rx thread vs single (120 -> 500)"), "%s", out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "%s diff %s/sweep engine=verbs engine=dpdk --format json", RXRAY_BIN, FIXTURES);
+	cr_assert_eq(tu_run(cmd, &out), 0);
+	json_t *j = json_loads(out, 0, NULL);
+	cr_assert(j, "%s", out);
+	cr_expect_eq(json_array_size(json_object_get(j, "pairs")), 8);
+	json_decref(j);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "%s diff %s/sweep mode=single mode=nope", RXRAY_BIN, FIXTURES);
+	cr_expect_eq(tu_run(cmd, &out), 2);
+	cr_expect(strstr(out, "no measured point matches mode=nope"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s diff %s/sweep mode single", RXRAY_BIN, FIXTURES);
+	cr_expect_eq(tu_run(cmd, &out), 2);
+	free(out);
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* rx_config validation and thread placement. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rxray/core.h"
+#include "rxray/util.h"
+
+static struct rx_caps sim_caps(void)
+{
+	struct rx_caps c;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.name, sizeof(c.name), "testnic");
+	c.max_ring = 32768;
+	c.max_sges = 2;
+	c.max_queues = 64;
+	c.max_frame = 9216;
+	c.min_frame = 64;
+	c.min_split = 54;
+	c.buffer_split = true;
+	c.sim_nic = false; /* placement tested separately */
+	return c;
+}
+
+/* Validate c and expect -EINVAL with an error starting "<field>:". */
+static void expect_reject(const struct rx_config *c, const struct rx_caps *caps, const char *field)
+{
+	char err[256] = "";
+	int rc = rx_config_validate(c, caps, err, sizeof(err));
+	cr_assert_eq(rc, -EINVAL, "expected %s to be rejected (rc %d)", field, rc);
+	size_t n = strlen(field);
+	cr_assert(strncmp(err, field, n) == 0 && err[n] == ':', "error names '%s': %s", field, err);
+}
+
+static void one_core_config(struct rx_config *c)
+{
+	rx_config_defaults(c);
+	c->cores[0] = rxr_core_nth(0);
+	c->ncores = 1;
+}
+
+Test(config, defaults_are_valid)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	char err[256] = "";
+	one_core_config(&c);
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(c.engine, "verbs");
+	cr_assert_eq(c.frame, 1064);
+}
+
+Test(config, rejects_batch_above_ring)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	one_core_config(&c);
+	c.ring = 64;
+	c.batch = 128;
+	c.burst = 32;
+	expect_reject(&c, &caps, "batch");
+}
+
+Test(config, rejects_depth_above_max)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	one_core_config(&c);
+	caps.max_ring = 4096;
+	c.ring = 8192;
+	expect_reject(&c, &caps, "ring");
+	c.ring = 1000;
+	expect_reject(&c, &caps, "ring");
+}
+
+Test(config, rejects_split_not_below_frame)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	one_core_config(&c);
+	c.mode = RX_MODE_HDS;
+	c.frame = 256;
+	c.split = 256;
+	expect_reject(&c, &caps, "split");
+	c.split = 32; /* below the device minimum */
+	expect_reject(&c, &caps, "split");
+	c.split = 64;
+	caps.buffer_split = false;
+	expect_reject(&c, &caps, "mode");
+}
+
+Test(config, rejects_too_many_queues)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	one_core_config(&c);
+	caps.max_queues = 4;
+	c.queues = 8;
+	expect_reject(&c, &caps, "queues");
+	caps.max_queues = 64;
+	c.queues = 2; /* two RX workers on one core */
+	expect_reject(&c, &caps, "queues");
+}
+
+Test(config, rejects_buffers_below_floor)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	one_core_config(&c);
+	c.ring = 1024;
+	c.batch = 64;
+	c.buffers = 1024 + 63;
+	expect_reject(&c, &caps, "buffers");
+	c.buffers = 1024 + 64;
+	c.mempool_cache = 0;
+	char err[256] = "";
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(config, rejects_other_fields)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	one_core_config(&c);
+	c.frame = 32;
+	expect_reject(&c, &caps, "frame");
+	one_core_config(&c);
+	c.burst = 0;
+	expect_reject(&c, &caps, "burst");
+	one_core_config(&c);
+	c.mempool_cache = 600;
+	expect_reject(&c, &caps, "mempool-cache");
+	one_core_config(&c);
+	c.payload_mem = RX_MEM_GPU;
+	expect_reject(&c, &caps, "payload-mem");
+	one_core_config(&c);
+	c.seconds = 0;
+	expect_reject(&c, &caps, "seconds");
+	one_core_config(&c);
+	c.cores[0] = 100000;
+	expect_reject(&c, &caps, "cores");
+}
+
+Test(config, json_names)
+{
+	struct rx_config c;
+	rx_config_defaults(&c);
+	c.mode = RX_MODE_HDS;
+	c.inject[RXR_ST_APP] = 500;
+	json_t *o = rx_config_to_json(&c);
+	cr_assert_not_null(o);
+	cr_assert_str_eq(json_string_value(json_object_get(o, "mode")), "hds");
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "inject"), "app")), 500);
+	cr_assert_eq(json_integer_value(json_object_get(o, "split")), 64);
+	json_decref(o);
+	cr_assert_str_eq(rx_payload_name(RX_PAYLOAD_FULL), "full");
+	cr_assert_str_eq(rx_mem_kind_name(RX_MEM_HUGE), "huge");
+	cr_assert_str_eq(rx_free_name(RX_FREE_PER_POOL), "per-pool");
+}
+
+/* ----------------------------------------------------------- placement */
+
+static const int eight[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+Test(place, two_cores_nic_and_inline_worker)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_core, 0);
+	cr_assert_eq(pl.rx_core[0], 1);
+	cr_assert_eq(pl.app, RX_APP_INLINE);
+	cr_assert_eq(pl.app_core[0], -1);
+	cr_assert_eq(pl.needed, 2);
+	cr_assert(!pl.oversubscribed);
+}
+
+Test(place, more_cores_give_app_threads)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	c.queues = 2;
+	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.app, RX_APP_THREAD);
+	cr_assert_eq(pl.nic_core, 0);
+	cr_assert_eq(pl.rx_core[0], 1);
+	cr_assert_eq(pl.rx_core[1], 2);
+	cr_assert_eq(pl.app_core[0], 3);
+	cr_assert_eq(pl.app_core[1], 4);
+	cr_assert_eq(pl.needed, 5);
+	/* no NIC thread on a real device */
+	cr_assert_eq(rx_place_on(&c, false, eight, 4, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_core, -1);
+	cr_assert_eq(pl.app, RX_APP_THREAD);
+	cr_assert_eq(pl.app_core[1], 3);
+}
+
+Test(place, infeasible_is_an_error_unless_oversubscribe)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	c.app = RX_APP_THREAD;
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "app:", 4) == 0, "%s", err);
+	c.app = RX_APP_INLINE;
+	c.queues = 2;
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "queues:", 7) == 0, "%s", err);
+	c.queues = 1;
+	cr_assert_eq(rx_place_on(&c, true, eight, 1, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "cores:", 6) == 0, "%s", err);
+	c.queues = 2;
+	c.allow_oversubscribe = true;
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert(pl.oversubscribed);
+	cr_assert_eq(pl.rx_core[1], 0, "round robin onto the NIC's core");
+	json_t *j = rx_placement_to_json(&pl);
+	cr_assert(json_is_true(json_object_get(j, "oversubscribed")));
+	json_decref(j);
+}
+
+Test(place, explicit_cores_checked)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	c.cores[0] = rxr_core_nth(0);
+	c.cores[1] = rxr_core_nth(0);
+	c.ncores = 2;
+	cr_assert_eq(rx_place(&c, true, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "twice") != NULL, "%s", err);
+}
+
+Test(dev, parse)
+{
+	struct rx_dev d;
+	char err[128];
+	cr_assert_eq(rx_dev_parse("sim", &d, err, sizeof(err)), 0);
+	cr_assert_str_eq(d.kind, "sim");
+	cr_assert_str_eq(d.args, "");
+	cr_assert_eq(rx_dev_parse("mlx5:0000:3b:00.0", &d, err, sizeof(err)), 0);
+	cr_assert_str_eq(d.kind, "mlx5");
+	cr_assert_str_eq(d.args, "0000:3b:00.0");
+	cr_assert_eq(rx_dev_parse("", &d, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "device:", 7) == 0);
+}
+
+Test(mem, host_and_clear_failures)
+{
+	struct rx_mem m;
+	char err[256] = "";
+	cr_assert_eq(rx_mem_alloc(&m, RX_MEM_HOST, 100000, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not_null(m.addr);
+	cr_assert_geq(m.len, 100000);
+	memset(m.addr, 1, m.len);
+	rx_mem_free(&m);
+	cr_assert_null(m.addr);
+	/* GPU: there is none here unless CUDA and a device exist */
+	int rc = rx_mem_alloc(&m, RX_MEM_GPU, 4096, err, sizeof(err));
+	if (rc < 0)
+		cr_assert(strncmp(err, "payload-mem: gpu:", 17) == 0, "%s", err);
+	rx_mem_free(&m);
+	rc = rx_mem_alloc(&m, RX_MEM_HUGE, 4096, err, sizeof(err));
+	if (rc < 0)
+		cr_assert(strncmp(err, "payload-mem: huge:", 18) == 0, "%s", err);
+	else
+		cr_assert_geq(m.page_size, 2u << 20);
+	rx_mem_free(&m);
+}
+
+static int worker_body(struct rx_worker *w, void *arg)
+{
+	int *ran = arg;
+	rxr_lap_start(w->probe);
+	rxr_lap(w->probe, RXR_ST_APP, 1);
+	*ran = 1;
+	return 7;
+}
+
+Test(worker, runs_pinned_with_probe)
+{
+	struct rx_worker w;
+	struct rx_config c;
+	int ran = 0;
+	cr_assert_eq(rxr_clock_init(20), 0);
+	rx_config_defaults(&c);
+	cr_assert_eq(rx_worker_start(&w, "rx", rxr_core_nth(0), &c, worker_body, &ran), 0);
+	cr_assert_eq(rx_worker_join(&w), 7);
+	cr_assert_eq(ran, 1);
+	cr_assert_str_eq(w.probe->role, "rx");
+	rx_worker_destroy(&w);
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* `rxray run` / `rxray caps`: bad input exits 2 with one line naming the option. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rxray/result.h"
+
+/* Run `rxray <args>`, capture stderr's first line; returns the exit code. */
+static int rxray(const char *args, char *line, size_t len)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1 >/dev/null", RXRAY_BIN, args);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	line[0] = '\0';
+	char buf[512];
+	int lines = 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (lines++ == 0)
+			snprintf(line, len, "%s", buf);
+	int st = pclose(f);
+	cr_assert(WIFEXITED(st), "rxray %s did not exit normally", args);
+	if (WEXITSTATUS(st) == 2)
+		cr_assert_eq(lines, 1, "rxray %s: %d lines on stderr, want one", args, lines);
+	return WEXITSTATUS(st);
+}
+
+static void expect_usage(const char *args, const char *opt)
+{
+	char line[512];
+	int rc = rxray(args, line, sizeof(line));
+	cr_assert_eq(rc, 2, "rxray %s exited %d: %s", args, rc, line);
+	cr_assert(strstr(line, opt) != NULL, "rxray %s: '%s' not named in: %s", args, opt, line);
+}
+
+Test(run_cli, bad_option_values_exit_2)
+{
+	expect_usage("run --frame abc", "--frame");
+	expect_usage("run --frame 100000", "--frame");
+	expect_usage("run --queues 0", "--queues");
+	expect_usage("run --rate fast", "--rate");
+	expect_usage("run --seconds -1", "--seconds");
+	expect_usage("run --mode jumbo", "--mode");
+	expect_usage("run --dma l3", "--dma");
+	expect_usage("run --payload some", "--payload");
+	expect_usage("run --app elsewhere", "--app");
+	expect_usage("run --free never", "--free");
+	expect_usage("run --discipline avx", "--discipline");
+	expect_usage("run --payload-mem tape", "--payload-mem");
+	expect_usage("run --mempool-cache 1000", "--mempool-cache");
+	expect_usage("run --inject nosuchstage=5", "--inject");
+	expect_usage("run --inject app", "--inject");
+	expect_usage("run --cores 3-1", "--cores");
+	expect_usage("run --cores x", "--cores");
+	expect_usage("run --sample-shift 99", "--sample-shift");
+	expect_usage("run --bogus", "--bogus");
+	expect_usage("run --ring", "--ring");
+	expect_usage("run stray", "stray");
+	expect_usage("run --engine nosuch", "--engine");
+	expect_usage("caps --frame abc", "--frame");
+}
+
+/* Cross-field checks need an engine; skip visibly when none is built. */
+static bool have_engine(void)
+{
+	char line[512];
+	int rc = rxray("caps --engine verbs --device sim", line, sizeof(line));
+	return !(rc == 2 && strstr(line, "not an engine of this build"));
+}
+
+Test(run_cli, config_rejects_exit_2)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	expect_usage("run --device sim --ring 64 --batch 128", "--batch");
+	expect_usage("run --device sim --ring 65536", "--ring");
+	expect_usage("run --device sim --ring 1000", "--ring");
+	expect_usage("run --device sim --mode hds --frame 256 --split 256", "--split");
+	expect_usage("run --device sim --queues 64", "--queues");
+	expect_usage("run --device sim --ring 1024 --batch 64 --buffers 1000", "--buffers");
+	expect_usage("run --device sim:bogus=1", "--device");
+	expect_usage("caps --device sim --ring 64 --batch 128", "--batch");
+}
+
+Test(run_cli, help_exits_0)
+{
+	char line[512];
+	cr_assert_eq(rxray("run --help", line, sizeof(line)), 0);
+	cr_assert_eq(rxray("caps --help", line, sizeof(line)), 0);
+	FILE *f = popen(RXRAY_BIN " run --help", "r");
+	char buf[256];
+	bool usage = false, examples = false;
+	while (fgets(buf, sizeof(buf), f)) {
+		usage |= strncmp(buf, "USAGE", 5) == 0;
+		examples |= strncmp(buf, "EXAMPLES", 8) == 0;
+	}
+	pclose(f);
+	cr_assert(usage && examples);
+}
+
+Test(run_cli, short_run_writes_a_readable_conserving_result)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	char path[] = "/tmp/rxray-run-cli-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	char args[256], line[512];
+	snprintf(args, sizeof(args),
+		 "run --device sim --mode hds --frame 1064 --ring 1024 --seconds 300ms -q -o %s", path);
+	cr_assert_eq(rxray(args, line, sizeof(line)), 0, "%s", line);
+	char err[256] = "";
+	struct rxr_result *r = rxr_result_read(path, err, sizeof(err));
+	cr_assert_not_null(r, "reader rejected the result: %s", err);
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(r->c.offered, 0);
+	bool nic = false, rx = false;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		nic |= !strcmp(r->threads[i].role, "nic");
+		rx |= !strcmp(r->threads[i].role, "rx");
+	}
+	cr_assert(nic && rx, "threads nic and rx present");
+	rxr_result_free(r);
+	unlink(path);
+}
+
+Test(run_cli, sigint_stops_and_still_writes)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	char path[] = "/tmp/rxray-run-int-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	unlink(path);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int dn = open("/dev/null", O_WRONLY);
+		dup2(dn, 1);
+		execl(RXRAY_BIN, RXRAY_BIN, "run", "--device", "sim", "--ring", "1024", "--seconds",
+		      "30", "-o", path, (char *)NULL);
+		_exit(127);
+	}
+	/* wait until rxray catches SIGINT (handler installed = the run started) */
+	bool caught = false;
+	for (int i = 0; i < 400 && !caught; i++) {
+		char spath[64], buf[256];
+		snprintf(spath, sizeof(spath), "/proc/%d/status", (int)pid);
+		FILE *f = fopen(spath, "r");
+		while (f && fgets(buf, sizeof(buf), f))
+			if (!strncmp(buf, "SigCgt:", 7))
+				caught = (strtoull(buf + 7, NULL, 16) >> (SIGINT - 1)) & 1;
+		if (f)
+			fclose(f);
+		if (!caught)
+			usleep(50 * 1000);
+	}
+	cr_assert(caught, "rxray never installed its SIGINT handler");
+	usleep(300 * 1000);
+	kill(pid, SIGINT);
+	int st = 0;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %d", st);
+	char err[256] = "";
+	struct rxr_result *r = rxr_result_read(path, err, sizeof(err));
+	cr_assert_not_null(r, "%s", err);
+	cr_assert_lt(r->seconds, 20);
+	cr_assert(rxr_counters_conserved(&r->c));
+	rxr_result_free(r);
+	unlink(path);
+}

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The DPDK engine, run for real: EAL (in-memory, --no-huge when needed),
+ * mempools with the counting driver, the software NIC or net_null.
+ * Criterion runs every test in its own process, so each gets a fresh EAL.
+ * Runs are short (0.2-0.3 s) and rate-limited where counts must be exact.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rxray/core.h"
+#include "rxray/dpdk.h"
+#include "rxray/result.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void cfg_base(struct rx_config *c, const char *device)
+{
+	rx_config_defaults(c);
+	snprintf(c->engine, sizeof(c->engine), "dpdk");
+	snprintf(c->device, sizeof(c->device), "%s", device);
+	c->seconds = 0.25;
+	c->ring = 1024;
+	c->batch = 32;
+	c->app = RX_APP_INLINE;
+	c->quiet = true;
+}
+
+/* caps -> validate -> run, as the CLI does; returns the result. */
+static struct rxr_result *run_cfg(const struct rx_config *c)
+{
+	char err[512] = "";
+	struct rx_caps caps;
+	cr_assert_eq(rx_engine_dpdk.caps(c, &caps, err, sizeof(err)), 0, "caps: %s", err);
+	cr_assert_eq(rx_config_validate(c, &caps, err, sizeof(err)), 0, "validate: %s", err);
+	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
+	struct rxr_result *r = rxr_result_new();
+	cr_assert_not_null(r);
+	int rc = rx_engine_dpdk.run(c, r, &stop_flag, err, sizeof(err));
+	cr_assert_eq(rc, 0, "run: %s", err);
+	return r;
+}
+
+static json_t *dx(const struct rxr_result *r)
+{
+	json_t *d = json_object_get(r->extra, "dpdk");
+	cr_assert_not_null(d, "result has no dpdk extras");
+	return d;
+}
+
+static double num(json_t *o, const char *path)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", path);
+	json_t *v = o;
+	for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, "."))
+		v = json_object_get(v, tok);
+	cr_assert_not_null(v, "missing %s", path);
+	return json_number_value(v);
+}
+
+static void assert_conserved(const struct rxr_result *r)
+{
+	const struct rxr_counters *k = &r->c;
+	cr_assert(rxr_counters_conserved(k),
+		  "offered %lu != received %lu + oob %lu + nombuf %lu + app_dropped %lu",
+		  (unsigned long)k->offered, (unsigned long)k->received,
+		  (unsigned long)k->out_of_buffer, (unsigned long)k->nombuf,
+		  (unsigned long)k->app_dropped);
+	cr_assert_gt(k->received, 0);
+	cr_assert_eq(k->errors, 0, "errors %lu", (unsigned long)k->errors);
+}
+
+Test(dpdk, sim_scalar_hds_conserves_and_allocates_per_segment)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.mode = RX_MODE_HDS;
+	c.rate_pps = 2e6;
+	c.mempool_cache = 0;
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = dx(r);
+	assert_conserved(r);
+	cr_assert_str_eq(json_string_value(json_object_get(d, "discipline")), "scalar");
+	double delivered = num(d, "delivered");
+	/* scalar: one replacement allocation per segment, two segments */
+	cr_assert_eq(num(d, "allocs"), 2 * delivered);
+	/* cache 0: every allocation is a call on the shared ring, plus the
+	 * PMD's look-ahead allocation at the end of a short burst */
+	json_t *q0 = json_array_get(json_object_get(d, "sim_queues"), 0);
+	double look = num(q0, "lookahead_allocs");
+	cr_assert_eq(num(d, "mempool.rx.get_calls"), num(d, "allocs") + look);
+	/* empty polls' look-ahead get+put, counted apart */
+	cr_assert_eq(num(d, "mempool.rx_idle.get_calls"), num(q0, "idle_allocs"));
+	cr_assert_eq(num(d, "mempool.rx_idle.put_calls"), num(q0, "idle_allocs"));
+	/* two regions: the MRU entry never holds the next segment's MR */
+	cr_assert_eq(num(d, "mr_cache.mru_hits"), 0);
+	cr_assert_eq(num(d, "mr_cache.lookups"), num(d, "allocs"));
+	cr_assert_eq(num(d, "seq.dup"), 0);
+	rxr_result_free(r);
+}
+
+Test(dpdk, sim_scalar_single_one_alloc_per_packet)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.discipline = RX_DISC_SCALAR;
+	c.rate_pps = 2e6;
+	c.mempool_cache = 0;
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = dx(r);
+	assert_conserved(r);
+	cr_assert_eq(num(d, "allocs"), num(d, "delivered"));
+	/* the EAL arguments are in the result, --no-huge said when used */
+	json_t *ed = json_object_get(r->env, "dpdk");
+	const char *args = json_string_value(json_object_get(ed, "eal_args"));
+	cr_assert(args && strstr(args, "--mbuf-pool-ops-name=" RXD_MPOPS_NAME), "%s", args);
+	if (json_is_true(json_object_get(ed, "no_huge")))
+		cr_assert(strstr(json_string_value(json_object_get(ed, "note")), "--no-huge"));
+	/* one region: the MRU entry always hits */
+	cr_assert_eq(num(d, "mr_cache.mru_hits"), num(d, "mr_cache.lookups"));
+	rxr_result_free(r);
+}
+
+Test(dpdk, sim_vector_bulk_replenish_under_0_1_calls_per_packet)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.discipline = RX_DISC_VECTOR;
+	c.rate_pps = 2e6;
+	c.mempool_cache = 0;
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = dx(r);
+	assert_conserved(r);
+	cr_assert_str_eq(json_string_value(json_object_get(d, "discipline")), "vector");
+	double calls = num(d, "mempool.get_calls") + num(d, "mempool.put_calls");
+	double pkts = num(d, "delivered");
+	cr_assert_lt(calls / pkts, 0.1, "%.3f mempool calls per packet", calls / pkts);
+	/* every bulk get is at least the replenish threshold (64 here) */
+	cr_assert_geq(num(d, "mempool.rx.get_objs"), 64 * num(d, "mempool.rx.get_calls"));
+	rxr_result_free(r);
+}
+
+Test(dpdk, sim_vector_rejects_split)
+{
+	struct rx_config c;
+	struct rx_caps caps;
+	char err[256] = "";
+	cfg_base(&c, "sim");
+	c.mode = RX_MODE_HDS;
+	c.discipline = RX_DISC_VECTOR;
+	cr_assert_eq(rx_engine_dpdk.caps(&c, &caps, err, sizeof(err)), 0);
+	cr_assert_eq(rx_engine_dpdk.validate(&c, &caps, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "discipline:"), "%s", err);
+}
+
+/* DOMAIN.md: cache 0 and an app that is not an EAL thread: mixed
+ * free_bulk flushes on every pool change, one put per segment. */
+static struct rxr_result *free_run(enum rx_free f, enum rx_app app, uint32_t cache)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.mode = RX_MODE_HDS;
+	c.rate_pps = 2e5;
+	c.mempool_cache = cache;
+	c.app = app;
+	c.free_mode = f;
+	c.hring = 512;
+	c.allow_oversubscribe = true;
+	return run_cfg(&c);
+}
+
+Test(dpdk, free_mixed_is_one_put_per_segment_without_cache)
+{
+	struct rxr_result *r = free_run(RX_FREE_MIXED, RX_APP_THREAD, 0);
+	json_t *d = dx(r);
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(r->c.received, 0);
+	cr_assert_eq(num(d, "mempool.app.put_calls"), 2.0 * (double)r->c.received);
+	cr_assert_eq(num(d, "mempool.app.put_objs"), 2.0 * (double)r->c.received);
+	rxr_result_free(r);
+}
+
+Test(dpdk, free_per_pool_is_bulk_puts_without_cache)
+{
+	struct rxr_result *r = free_run(RX_FREE_PER_POOL, RX_APP_THREAD, 0);
+	json_t *d = dx(r);
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(r->c.received, 0);
+	double per_pkt = num(d, "mempool.app.puts_per_pkt");
+	/* batches of 32: two puts (one per pool) per batch */
+	cr_assert_lt(per_pkt, 2.0 / 32 + 0.01, "%.4f puts per packet", per_pkt);
+	cr_assert_eq(num(d, "mempool.app.put_objs"), 2.0 * (double)r->c.received);
+	rxr_result_free(r);
+}
+
+Test(dpdk, eal_app_has_a_cache)
+{
+	struct rxr_result *r = free_run(RX_FREE_MIXED, RX_APP_EAL, 256);
+	json_t *d = dx(r);
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(r->c.received, 1000);
+	/* the EAL lcore's cache absorbs the alternating puts */
+	cr_assert_lt(num(d, "mempool.app.puts_per_pkt"), 0.2);
+	rxr_result_free(r);
+}
+
+Test(dpdk, nombuf_when_the_pool_is_too_small)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.mode = RX_MODE_HDS;
+	c.ring = 256;
+	c.batch = 32;
+	c.hring = 64;
+	c.buffers = 300;
+	c.mempool_cache = 0;
+	c.rate_pps = 2e6;
+	c.app = RX_APP_THREAD;
+	c.allow_oversubscribe = true;
+	c.inject[RXR_ST_APP] = 200000; /* a slow app holds the buffers */
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = dx(r);
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(num(d, "rx_nombuf"), 0, "no allocation failed");
+	cr_assert_gt(r->c.out_of_buffer + r->c.nombuf, 0);
+	cr_assert_eq(num(d, "seq.dup"), 0);
+	rxr_result_free(r);
+}
+
+Test(dpdk, sequence_gaps_match_losses)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.mode = RX_MODE_HDS;
+	c.rate_pps = 0; /* as fast as the NIC goes: losses expected */
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = dx(r);
+	assert_conserved(r);
+	cr_assert_eq(num(d, "seq.dup"), 0);
+	cr_assert_eq(num(d, "seq.tag_errors"), 0);
+	cr_assert_eq(num(d, "seq.len_errors"), 0);
+	/* gaps are losses before the last received packet */
+	cr_assert_leq(num(d, "seq.missing"),
+		      (double)(r->c.out_of_buffer + r->c.nombuf + r->c.app_dropped));
+	rxr_result_free(r);
+}
+
+Test(dpdk, ethdev_null_conserves)
+{
+	struct rx_config c;
+	cfg_base(&c, "dpdk:--vdev=net_null0");
+	c.seconds = 0.2;
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = dx(r);
+	assert_conserved(r);
+	cr_assert_eq(num(d, "port.ipackets"), (double)(r->c.received + r->c.app_dropped));
+	cr_assert_str_eq(json_string_value(json_object_get(d, "backend")), "ethdev");
+	rxr_result_free(r);
+}
+
+Test(dpdk, ethdev_null_rejects_buffer_split)
+{
+	struct rx_config c;
+	struct rx_caps caps;
+	char err[512] = "";
+	cfg_base(&c, "dpdk:--vdev=net_null0");
+	c.mode = RX_MODE_HDS;
+	cr_assert_eq(rx_engine_dpdk.caps(&c, &caps, err, sizeof(err)), 0, "%s", err);
+	cr_assert(!caps.buffer_split);
+	cr_assert_eq(rx_engine_dpdk.validate(&c, &caps, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "BUFFER_SPLIT"), "%s", err);
+}
+
+Test(dpdk, cli_split_on_null_exits_2)
+{
+	char cmd[512];
+	if (access(RXRAY_BIN, X_OK))
+		cr_skip_test("needs the rxray binary: %s is not built", RXRAY_BIN);
+	snprintf(cmd, sizeof(cmd),
+		 "%s run --engine dpdk --device dpdk:--vdev=net_null0 --mode hds --seconds 0.1 "
+		 "-q 2>/dev/null",
+		 RXRAY_BIN);
+	int st = system(cmd);
+	cr_assert(WIFEXITED(st));
+	cr_assert_eq(WEXITSTATUS(st), 2);
+}
+
+Test(dpdk, eal_reused_for_a_second_run)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.rate_pps = 1e6;
+	c.seconds = 0.1;
+	struct rxr_result *r = run_cfg(&c);
+	assert_conserved(r);
+	rxr_result_free(r);
+	/* same process: the EAL stays, pools and rings get fresh names */
+	c.mode = RX_MODE_HDS;
+	r = run_cfg(&c);
+	assert_conserved(r);
+	rxr_result_free(r);
+	/* other EAL arguments cannot be applied to a running EAL */
+	struct rx_caps caps;
+	char err[512] = "";
+	cfg_base(&c, "dpdk:--vdev=net_null0");
+	cr_assert_eq(rx_engine_dpdk.caps(&c, &caps, err, sizeof(err)), -EBUSY);
+	cr_assert(strstr(err, "fresh process"), "%s", err);
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A tiny fixed-slot consumer of the software NIC for the tests and the
+ * rate bench: WQE i always points at slot i of one registered region
+ * (hds: header slot i and payload slot i of two regions); poll CQE ->
+ * slot = wqe_counter & mask -> check the sequence number -> re-post.
+ */
+#ifndef RXRAY_TEST_SIMNIC_CONSUMER_H
+#define RXRAY_TEST_SIMNIC_CONSUMER_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/simnic.h"
+
+struct tc_queue {
+	struct rxs_ring r;
+	uint32_t posted, ci;
+	uint64_t next_seq;   /* lowest sequence number not seen yet */
+	uint64_t good;       /* good CQEs */
+	uint64_t errors;     /* error CQEs */
+	uint64_t gaps;       /* sequence numbers skipped */
+	uint64_t backwards;  /* seq below next_seq: duplicate or reorder */
+	uint64_t bad_hdr;    /* wrong magic or queue field */
+	uint64_t bad_len;    /* byte_cnt != frame */
+	uint64_t bad_stamp;  /* payload stamp != seq */
+	uint8_t last_synd;
+};
+
+struct tc {
+	struct rxs_nic *nic;
+	struct rxs_params p;
+	uint32_t nq, slot, split;
+	char *hdr, *pay;     /* regions */
+	size_t hdr_len, pay_len;
+	uint32_t hkey, pkey;
+	uint64_t spin_per_pkt; /* clock ticks of "app work" per packet */
+	struct tc_queue q[RXS_MAX_QUEUES];
+};
+
+static inline char *tc_hdr_slot(struct tc *t, uint32_t qi, uint32_t s)
+{
+	return t->hdr + ((size_t)qi * t->p.ring + s) * t->slot;
+}
+static inline char *tc_pay_slot(struct tc *t, uint32_t qi, uint32_t s)
+{
+	return t->pay + ((size_t)qi * t->p.ring + s) * t->slot;
+}
+
+static inline void tc_post(struct tc *t, uint32_t qi, uint32_t idx)
+{
+	struct tc_queue *q = &t->q[qi];
+	uint32_t s = idx & (t->p.ring - 1);
+	struct mlx5_wqe_data_seg *d0 = rxs_wqe_seg(&q->r, idx, 0);
+	if (t->p.sges == 2) {
+		rxs_seg_set(d0, tc_hdr_slot(t, qi, s), t->split, t->hkey);
+		rxs_seg_set(rxs_wqe_seg(&q->r, idx, 1), tc_pay_slot(t, qi, s), t->slot, t->pkey);
+	} else {
+		rxs_seg_set(d0, tc_hdr_slot(t, qi, s), t->slot, t->hkey);
+	}
+}
+
+/* Create NIC + regions, post every WQE. 0 or -errno. split: hds only. */
+static inline int tc_init(struct tc *t, const struct rxs_params *p, uint32_t split)
+{
+	char err[256];
+	memset(t, 0, sizeof(*t));
+	t->p = *p;
+	t->nq = p->queues;
+	t->split = split;
+	t->slot = (p->frame + 63) & ~63u;
+	t->nic = rxs_nic_new(p, err, sizeof(err));
+	if (!t->nic)
+		return -errno;
+	t->hdr_len = (size_t)t->slot * p->ring * p->queues;
+	t->hdr = aligned_alloc(64, t->hdr_len);
+	t->pay_len = t->hdr_len;
+	t->pay = aligned_alloc(64, t->pay_len);
+	if (!t->hdr || !t->pay)
+		return -ENOMEM;
+	memset(t->hdr, 0, t->hdr_len);
+	memset(t->pay, 0, t->pay_len);
+	int rc = rxs_mr_reg(t->nic, t->hdr, t->hdr_len, &t->hkey);
+	if (rc == 0)
+		rc = rxs_mr_reg(t->nic, t->pay, t->pay_len, &t->pkey);
+	if (rc < 0)
+		return rc;
+	for (uint32_t qi = 0; qi < t->nq; qi++) {
+		struct tc_queue *q = &t->q[qi];
+		rxs_nic_ring(t->nic, qi, &q->r);
+		for (uint32_t i = 0; i < p->ring; i++)
+			tc_post(t, qi, i);
+		q->posted = p->ring;
+		rxs_rq_doorbell(&q->r, q->posted);
+	}
+	return 0;
+}
+
+static inline void tc_fini(struct tc *t)
+{
+	rxs_nic_free(t->nic);
+	free(t->hdr);
+	free(t->pay);
+	t->nic = NULL;
+	t->hdr = t->pay = NULL;
+}
+
+/* Handle one CQE of queue qi; returns 1 when one was consumed. */
+static inline int tc_poll_one(struct tc *t, uint32_t qi)
+{
+	struct tc_queue *q = &t->q[qi];
+	struct mlx5_cqe64 *cqe = rxs_cq_peek(&q->r, q->ci);
+	if (!cqe)
+		return 0;
+	uint32_t s = be16toh(cqe->wqe_counter) & (t->p.ring - 1);
+	if (rxs_cqe_opcode(cqe) == MLX5_CQE_RESP_SEND) {
+		const char *h = tc_hdr_slot(t, qi, s);
+		uint64_t seq = rxs_hdr_seq(h);
+		if (!rxs_hdr_valid(h) || rxs_hdr_queue(h) != qi)
+			q->bad_hdr++;
+		if (be32toh(cqe->byte_cnt) != t->p.frame)
+			q->bad_len++;
+		if (seq < q->next_seq) {
+			q->backwards++;
+		} else {
+			q->gaps += seq - q->next_seq;
+			q->next_seq = seq + 1;
+		}
+		if (t->p.sges == 2 && t->p.payload == RX_PAYLOAD_STAMP) {
+			uint64_t v;
+			memcpy(&v, tc_pay_slot(t, qi, s), 8);
+			if (be64toh(v) != seq)
+				q->bad_stamp++;
+		}
+		q->good++;
+		if (t->spin_per_pkt)
+			rxr_spin_until(rxr_now(), t->spin_per_pkt);
+	} else {
+		q->errors++;
+		q->last_synd = rxs_cqe_syndrome(cqe);
+	}
+	q->ci++;
+	rxs_cq_set_ci(&q->r, q->ci);
+	tc_post(t, qi, q->posted);
+	q->posted++;
+	rxs_rq_doorbell(&q->r, q->posted);
+	return 1;
+}
+
+/* Poll every queue until the NIC is done and the CQs are drained. */
+static inline void tc_run(struct tc *t)
+{
+	for (;;) {
+		bool done = rxs_nic_done(t->nic);
+		int got = 0;
+		for (uint32_t qi = 0; qi < t->nq; qi++)
+			got += tc_poll_one(t, qi);
+		if (!got && done)
+			break;
+	}
+}
+
+#endif

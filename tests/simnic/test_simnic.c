@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/* The software NIC driven directly by a tiny fixed-slot consumer. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+
+#include "consumer.h"
+
+static void init_clock(void)
+{
+	cr_assert_eq(rxr_clock_init(20), 0);
+}
+
+TestSuite(simnic, .init = init_clock);
+
+/* Every sequence number of every queue is accounted for exactly once. */
+static void check_accounting(struct tc *t)
+{
+	struct rxs_counters tot;
+	rxs_nic_counters(t->nic, UINT32_MAX, &tot);
+	cr_assert_eq(tot.offered, tot.received + tot.out_of_buffer,
+		     "NIC conservation: offered %lu != received %lu + oob %lu",
+		     (unsigned long)tot.offered, (unsigned long)tot.received,
+		     (unsigned long)tot.out_of_buffer);
+	for (uint32_t qi = 0; qi < t->nq; qi++) {
+		struct rxs_counters c;
+		struct tc_queue *q = &t->q[qi];
+		rxs_nic_counters(t->nic, qi, &c);
+		cr_assert_eq(c.offered, c.received + c.out_of_buffer, "queue %u conserves", qi);
+		cr_assert_eq(c.received, q->good + q->errors, "queue %u: every CQE seen", qi);
+		cr_assert_eq(c.errors, q->errors);
+		cr_assert_eq(q->backwards, 0, "queue %u: %lu packets delivered twice/out of order", qi,
+			     (unsigned long)q->backwards);
+		cr_assert_eq(q->bad_hdr, 0, "queue %u: header tag wrong", qi);
+		cr_assert_eq(q->bad_len, 0, "queue %u: byte_cnt wrong", qi);
+		cr_assert_eq(q->bad_stamp, 0, "queue %u: payload stamp wrong", qi);
+		cr_assert_leq(q->next_seq, c.offered);
+		uint64_t lost = q->gaps + (c.offered - q->next_seq);
+		cr_assert_eq(lost, c.out_of_buffer + c.errors,
+			     "queue %u: %lu sequence numbers missing, %lu counted", qi,
+			     (unsigned long)lost, (unsigned long)(c.out_of_buffer + c.errors));
+	}
+}
+
+static void run_consumer(struct tc *t)
+{
+	cr_assert_eq(rxs_nic_start(t->nic), 0);
+	tc_run(t);
+	cr_assert_eq(rxs_nic_join(t->nic), 0);
+}
+
+/* Consume until `want` CQEs were seen on queue 0, then stop the NIC. */
+static void run_until(struct tc *t, uint32_t want)
+{
+	cr_assert_eq(rxs_nic_start(t->nic), 0);
+	for (;;) {
+		bool done = rxs_nic_done(t->nic);
+		int got = 0;
+		for (uint32_t qi = 0; qi < t->nq; qi++)
+			got += tc_poll_one(t, qi);
+		if (t->q[0].ci >= want)
+			rxs_nic_stop(t->nic);
+		if (!got && done)
+			break;
+	}
+	cr_assert_eq(rxs_nic_join(t->nic), 0);
+}
+
+Test(simnic, ring_wraps_many_revolutions)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 64;
+	p.frame = 128;
+	p.rate_pps = 2e6;
+	p.seconds = 30; /* a cap: the consumer stops the NIC */
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	run_until(&t, 200u * p.ring);
+	check_accounting(&t);
+	/* the ring, the CQ owner bit and the slots wrapped 200 times */
+	cr_assert_geq(t.q[0].ci, 200u * p.ring, "only %u CQEs consumed", t.q[0].ci);
+	cr_assert_gt(t.q[0].good, 100u * p.ring);
+	tc_fini(&t);
+}
+
+Test(simnic, wqe_counter_wraps_16_bits)
+{
+	/* > 65536 completions on a small ring: the 16-bit WQE counter, the
+	 * doorbell record and the CQ owner bit all wrap; stop once there */
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 256;
+	p.frame = 64;
+	p.seconds = 30; /* a cap only */
+	p.rate_pps = 2e6;
+	p.payload = RX_PAYLOAD_NONE;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	run_until(&t, 70000);
+	check_accounting(&t);
+	cr_assert_geq(t.q[0].ci, 70000u, "only %u CQEs before the 30 s cap", t.q[0].ci);
+	cr_assert_geq(t.q[0].good, 60000u);
+	tc_fini(&t);
+}
+
+Test(simnic, queues_spread_and_sequence_per_queue)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.queues = 4;
+	p.ring = 128;
+	p.frame = 256;
+	p.sges = 2;
+	p.rate_pps = 1e6;
+	p.seconds = 0;
+	p.max_packets = 40000;
+	cr_assert_eq(tc_init(&t, &p, 64), 0);
+	run_consumer(&t);
+	check_accounting(&t);
+	for (uint32_t qi = 0; qi < 4; qi++) {
+		struct rxs_counters c;
+		rxs_nic_counters(t.nic, qi, &c);
+		cr_assert_gt(c.offered, 0, "flow hash left queue %u empty", qi);
+	}
+	tc_fini(&t);
+}
+
+Test(simnic, bad_sges_give_error_cqes_and_no_stray_writes)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 16;
+	p.frame = 128;
+	p.seconds = 0;
+	p.max_packets = 4;
+	p.payload = RX_PAYLOAD_FULL;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	/* an unregistered canary right where a bad address points */
+	char *canary = aligned_alloc(64, 4096);
+	memset(canary, 0, 4096);
+	struct tc_queue *q = &t.q[0];
+	rxs_seg_set(rxs_wqe_seg(&q->r, 0, 0), tc_hdr_slot(&t, 0, 0), t.slot, t.hkey ^ 0x7);
+	rxs_seg_set(rxs_wqe_seg(&q->r, 1, 0), canary, 1024, t.hkey);
+	/* inside the region but running past its end */
+	rxs_seg_set(rxs_wqe_seg(&q->r, 2, 0), t.hdr + t.hdr_len - 64, 128, t.hkey);
+	/* registered and in range, but too short for the frame */
+	rxs_seg_set(rxs_wqe_seg(&q->r, 3, 0), tc_hdr_slot(&t, 0, 3), 100, t.hkey);
+	char *tail = tc_hdr_slot(&t, 0, 3);
+	cr_assert_eq(rxs_nic_start(t.nic), 0);
+	uint8_t synd[4] = {0};
+	uint32_t n = 0;
+	while (n < 4) {
+		struct mlx5_cqe64 *cqe = rxs_cq_peek(&q->r, q->ci);
+		if (!cqe) {
+			cr_assert(!rxs_nic_done(t.nic) || rxs_cq_peek(&q->r, q->ci),
+				  "NIC done after %u CQEs", n);
+			continue;
+		}
+		cr_assert_eq(rxs_cqe_opcode(cqe), MLX5_CQE_RESP_ERR, "CQE %u not an error", n);
+		cr_assert_eq(be16toh(cqe->wqe_counter), n);
+		synd[n++] = rxs_cqe_syndrome(cqe);
+		q->ci++;
+		q->errors++;
+	}
+	cr_assert_eq(rxs_nic_join(t.nic), 0);
+	cr_assert_eq(synd[0], MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, "bad lkey");
+	cr_assert_eq(synd[1], MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, "unregistered address");
+	cr_assert_eq(synd[2], MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, "range past the end");
+	cr_assert_eq(synd[3], MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, "segment too short");
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(canary[i], 0, "write outside any region at canary+%d", i);
+	for (int i = 0; i < 128; i++)
+		cr_assert_eq(tail[i], 0, "write into a short segment");
+	struct rxs_counters c;
+	rxs_nic_counters(t.nic, 0, &c);
+	cr_assert_eq(c.errors, 4);
+	cr_assert_eq(c.received, 4);
+	cr_assert_eq(c.offered, c.received + c.out_of_buffer);
+	free(canary);
+	tc_fini(&t);
+}
+
+Test(simnic, deregistered_key_is_rejected)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 8;
+	p.frame = 64;
+	p.seconds = 0;
+	p.max_packets = 8;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	cr_assert_eq(rxs_mr_dereg(t.nic, t.hkey), 0);
+	cr_assert_eq(rxs_mr_dereg(t.nic, t.hkey), -EINVAL);
+	run_consumer(&t);
+	check_accounting(&t);
+	cr_assert_eq(t.q[0].good, 0);
+	cr_assert_eq(t.q[0].errors, 8);
+	cr_assert_eq(t.q[0].last_synd, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+	tc_fini(&t);
+}
+
+Test(simnic, overload_counts_out_of_buffer_and_conserves)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 64;
+	p.frame = 64;
+	p.seconds = 0.2;
+	p.rate_pps = 0; /* as fast as the NIC goes */
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	t.spin_per_pkt = (uint64_t)(rxr_clock_get()->hz / 200000); /* 5 us per packet */
+	run_consumer(&t);
+	check_accounting(&t);
+	struct rxs_counters c;
+	rxs_nic_counters(t.nic, UINT32_MAX, &c);
+	cr_assert_gt(c.out_of_buffer, 0);
+	cr_assert_gt(c.received, 0);
+	tc_fini(&t);
+}
+
+Test(simnic, cq_full_is_out_of_buffer)
+{
+	/* a consumer that never advances the CQ index: the CQ fills first */
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 64;
+	p.cq_depth = 16;
+	p.frame = 64;
+	p.seconds = 0;
+	p.max_packets = 100;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	cr_assert_eq(rxs_nic_start(t.nic), 0);
+	cr_assert_eq(rxs_nic_join(t.nic), 0);
+	struct rxs_counters c;
+	rxs_nic_counters(t.nic, 0, &c);
+	cr_assert_eq(c.received, 16);
+	cr_assert_eq(c.cq_full, 84);
+	cr_assert_eq(c.out_of_buffer, 84);
+	tc_fini(&t);
+}
+
+Test(simnic, hds_memory_placement_full_payload)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 32;
+	p.frame = 1064;
+	p.sges = 2;
+	p.dma = RX_DMA_MEMORY;
+	p.payload = RX_PAYLOAD_FULL;
+	p.seconds = 0;
+	p.rate_pps = 5e5;
+	p.max_packets = 2000;
+	cr_assert_eq(tc_init(&t, &p, 128), 0);
+	run_consumer(&t);
+	check_accounting(&t);
+	cr_assert_gt(t.q[0].good, 0);
+	/* the last delivered packet: payload bytes all equal seq & 0xff */
+	uint64_t seq = t.q[0].next_seq - 1;
+	uint32_t s = (t.q[0].ci - 1) & (p.ring - 1);
+	const uint8_t *pay = (const uint8_t *)tc_pay_slot(&t, 0, s);
+	const uint8_t *hdr = (const uint8_t *)tc_hdr_slot(&t, 0, s);
+	cr_assert_eq(rxs_hdr_seq(hdr), seq);
+	cr_assert_eq(hdr[12], 0x08, "ethertype IPv4");
+	cr_assert_eq(hdr[23], 17, "protocol UDP");
+	for (uint32_t i = 0; i < p.frame - 128; i++)
+		cr_assert_eq(pay[i], (uint8_t)seq, "payload byte %u", i);
+	tc_fini(&t);
+}
+
+Test(simnic, paced_rate_never_runs_ahead)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 1024;
+	p.frame = 64;
+	p.rate_pps = 1e6;
+	p.seconds = 0.1;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	run_consumer(&t);
+	check_accounting(&t);
+	struct rxs_stats st;
+	struct rxs_counters c;
+	rxs_nic_stats(t.nic, &st);
+	rxs_nic_counters(t.nic, UINT32_MAX, &c);
+	cr_assert_gt(c.offered, 0);
+	cr_assert_leq((double)c.offered, 1e6 * st.seconds + RXS_BURST + 1,
+		      "offered %lu in %.3f s at 1 Mpps", (unsigned long)c.offered, st.seconds);
+	cr_assert_leq(st.achieved_pps, 1.01e6);
+	tc_fini(&t);
+}
+
+Test(simnic, rejects_bad_params_and_busy_registration)
+{
+	struct rxs_params p;
+	char err[256] = "";
+	rxs_params_defaults(&p);
+	p.ring = 1000;
+	cr_assert_null(rxs_nic_new(&p, err, sizeof(err)));
+	cr_assert_eq(errno, EINVAL);
+	cr_assert(strstr(err, "ring") != NULL, "%s", err);
+	rxs_params_defaults(&p);
+	p.frame = 32;
+	cr_assert_null(rxs_nic_new(&p, err, sizeof(err)));
+	cr_assert(strstr(err, "frame") != NULL, "%s", err);
+
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 8;
+	p.frame = 64;
+	p.seconds = 0.05;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	cr_assert_eq(rxs_nic_start(t.nic), 0);
+	uint32_t k;
+	cr_assert_eq(rxs_mr_reg(t.nic, t.hdr, 64, &k), -EBUSY);
+	tc_run(&t);
+	cr_assert_eq(rxs_nic_join(t.nic), 0);
+	tc_fini(&t);
+}
+
+Test(simnic, config_maps_to_params)
+{
+	struct rx_config c;
+	struct rxs_params p;
+	char err[256];
+	rx_config_defaults(&c);
+	snprintf(c.device, sizeof(c.device), "sim:rate=2M,flows=16,cq=16384");
+	c.mode = RX_MODE_HDS;
+	c.inject[RXR_ST_HDR_WRITE] = 100;
+	c.inject[RXR_ST_CQE_POLL] = 100;
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.sges, 2);
+	cr_assert_float_eq(p.rate_pps, 2e6, 1);
+	cr_assert_eq(p.flows, 16);
+	cr_assert_eq(p.cq_depth, 16384);
+	cr_assert_eq(p.inject[RXR_ST_HDR_WRITE], 100);
+	cr_assert_eq(p.inject[RXR_ST_CQE_POLL], 0, "engine stages are not the NIC's");
+	snprintf(c.device, sizeof(c.device), "sim:bogus=1");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "device:", 7) == 0, "%s", err);
+	snprintf(c.device, sizeof(c.device), "mlx5:0000:3b:00.0");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+}
+
+Test(simnic, result_carries_nic_thread_and_counters)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 64;
+	p.frame = 64;
+	p.seconds = 0;
+	p.max_packets = 1000;
+	p.rate_pps = 1e6;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	run_consumer(&t);
+	struct rxr_result *r = rxr_result_new();
+	cr_assert_not_null(r);
+	cr_assert_eq(rxs_nic_result_add(t.nic, r), 0);
+	cr_assert_eq(r->c.offered, 1000);
+	cr_assert_eq(r->nthreads, 1);
+	cr_assert_str_eq(r->threads[0].role, "nic");
+	json_t *nic = json_object_get(r->extra, "nic");
+	cr_assert_not_null(nic);
+	cr_assert(json_is_array(json_object_get(nic, "queues")));
+	rxr_result_free(r);
+	tc_fini(&t);
+}

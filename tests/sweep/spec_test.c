@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Spec parsing: a table of bad specs, each with the exact one-line error
+ * (file:line:column: field: what), the same line through `rxray sweep`
+ * with exit 2, and good specs expanding into the expected points.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/sweep.h"
+#include "util.h"
+
+#define KNOWN                                                                                \
+	"engines, device, modes, frames, split, queues, rings, batches, bursts, buffers, "  \
+	"mempool_caches, free, app, discipline, dma, payload, inject, cores, "               \
+	"allow_oversubscribe, output, traffic_cmd, search"
+#define SEARCH_KNOWN                                                                         \
+	"ndr_loss, pdr_loss, precision, trial_seconds, initial_seconds, max_trials, "       \
+	"min_rate, max_rate, timeout, exceed_ratio"
+
+static const struct bad_spec {
+	const char *yaml;
+	const char *msg; /* after "<file>:" */
+} bad_specs[] = {
+	{"engines: verbs\ncolour: red\n", "2:1: colour: unknown field (known: " KNOWN ")"},
+	{"frames: [1064, big]\n", "1:16: frame: expected an integer, got 'big'"},
+	{"rings: []\n", "1:8: ring: empty list (an axis needs at least one value)"},
+	{"rings: [8192, 1000]\n", "1:15: ring: 1000 is not a power of two"},
+	{"queues: 65\n", "1:9: queues: 65 is out of range [1, 64]"},
+	{"engines: [verbs, xdp]\n", "1:18: engine: unknown value 'xdp' (expected verbs | dpdk)"},
+	{"frames: {a: 1}\n", "1:9: frame: expected a value or a list, got a mapping"},
+	{"frames: [1064, [2064]]\n", "1:16: frame: expected a value, got a list"},
+	{"frames:\n", "1:8: frame: expected a value, got nothing"},
+	{"frame: 1064\nframes: 2064\n", "2:1: frame: given twice (as frame and frames)"},
+	{"frames: [1064, 1064]\n", "1:16: frame: '1064' is listed twice"},
+	{"modes: hds\nframes: [4064, 1064]\nsplit: 2000\n",
+	 "3:8: split: 2000 is not smaller than frame 1064 (mode hds)"},
+	{"rings: 64\nbatches: [32, 128]\n",
+	 "2:15: batch: 128 is larger than ring 64 (the batch would never fill)"},
+	{"rings: 64\nbursts: 65\n", "2:9: burst: 65 is larger than ring 64"},
+	{"engines: dpdk\nmodes: [single, hds]\ndiscipline: vector\n",
+	 "3:13: discipline: vector needs mode single (buffer split forces the scalar routine)"},
+	{"engines: dpdk\nrings: 1024\nbuffers: 1000\n",
+	 "3:10: buffers: 1000 is below ring + batch = 1088 (the ring could never be refilled)"},
+	{"engines: dpdk\nrings: 512\nbuffers: 700\nmempool_cache: 512\n",
+	 "4:16: mempool_cache: 512 is above buffers / 1.5 (DPDK refuses the pool)"},
+	{"device: dpdk:--vdev=net_null0\n",
+	 "1:9: device: the verbs engine drives sim or mlx5 devices, not 'dpdk:--vdev=net_null0'"},
+	{"device: [sim, eth0]\n",
+	 "1:15: device: unknown device 'eth0' (expected sim, sim:..., mlx5:<pci> or dpdk:<eal "
+	 "args>)"},
+	{"app: eal\n", "1:6: app: eal needs engine dpdk (this point's engine is verbs)"},
+	{"inject: foo=10\n", "1:9: inject: 'foo=10' is not STAGE=CYCLES with a known stage"},
+	{"cores: 0-x\n", "1:8: cores: expected a core list like \"0-3,6\", got '0-x'"},
+	{"cores: [0, 1, 1]\n", "1:15: cores: core 1 is listed twice"},
+	{"allow_oversubscribe: maybe\n",
+	 "1:22: allow_oversubscribe: expected true or false, got 'maybe'"},
+	{"output: [a, b]\n", "1:9: output: expected a non-empty string, got a list"},
+	{"search:\n  trials: 5\n", "2:3: search.trials: unknown field (known: " SEARCH_KNOWN ")"},
+	{"search:\n  precision: high\n",
+	 "2:14: search.precision: expected a number in [0.0001, 0.5], got 'high'"},
+	{"search:\n  trial_seconds: fast\n",
+	 "2:18: search.trial_seconds: expected a duration in [10ms, 1h] like 0.25, 250ms or 2s, "
+	 "got 'fast'"},
+	{"search:\n  max_trials: 0\n",
+	 "2:15: search.max_trials: expected an integer in [1, 1000], got '0'"},
+	{"search:\n  pdr_loss: 0.001\n  ndr_loss: 0.01\n",
+	 "3:13: search.ndr_loss: 0.01 is above pdr_loss 0.001"},
+	{"search:\n  min_rate: fast\n",
+	 "2:13: search.min_rate: expected a rate in packets/s like 500k or 12M, got 'fast'"},
+	{"search: 5\n", "1:9: search: expected a mapping, got a scalar"},
+	{"traffic_cmd: echo {rate_pps}\n",
+	 "1:14: traffic_cmd: needs a real device (mlx5:... or dpdk:...); the default device sim "
+	 "generates its own traffic"},
+	{"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: gen {rate}\n",
+	 "3:14: traffic_cmd: unknown placeholder {rate} (known: {rate_pps} {frame} {seconds})"},
+	{"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: gen {rate_pps}\n",
+	 "3:14: traffic_cmd: needs search.max_rate (the rate the first trial asks of the traffic "
+	 "source)"},
+	{"- a\n- b\n", "1:1: spec: expected a mapping of fields, got a list"},
+	{"", "1:1: spec: empty document (expected a mapping)"},
+	{"# only a comment\n", "1:1: spec: empty document (expected a mapping)"},
+	{"frames: [1064\n", "2:1: yaml: did not find expected ',' or ']' while parsing a flow "
+			    "sequence"},
+};
+
+Test(sweep_spec, bad_specs_name_file_line_column_and_field)
+{
+	char *dir = sw_tmpdir();
+	for (size_t i = 0; i < sizeof(bad_specs) / sizeof(bad_specs[0]); i++) {
+		char name[32], want[1024], err[SWEEP_ERR_LEN] = "";
+		snprintf(name, sizeof(name), "bad%zu.yaml", i);
+		char *path = sw_write(dir, name, bad_specs[i].yaml);
+		snprintf(want, sizeof(want), "%s:%s", path, bad_specs[i].msg);
+		struct sweep_spec *sp = NULL;
+		int rc = sweep_spec_load(path, &sp, err, sizeof(err));
+		cr_expect_eq(rc, -EINVAL, "spec %zu: rc %d", i, rc);
+		cr_expect_str_eq(err, want, "spec %zu:\n got: %s\nwant: %s", i, err, want);
+		cr_expect_null(sp);
+		free(path);
+	}
+	sw_rmtree(dir);
+}
+
+Test(sweep_spec, cli_prints_one_line_and_exits_2)
+{
+	char *dir = sw_tmpdir();
+	char *path = sw_write(dir, "bad.yaml", "engines: verbs\nrings: [8192, 1000]\n");
+	char *out = NULL, *err = NULL, want[700];
+	char *argv[] = {RXRAY_BIN, "sweep", path, "-o", dir, NULL};
+	cr_expect_eq(sw_run(argv, &out, &err), 2);
+	snprintf(want, sizeof(want), "rxray sweep: %s:2:15: ring: 1000 is not a power of two\n",
+		 path);
+	cr_expect_str_eq(err, want);
+	cr_expect_str_eq(out, "");
+	/* nothing half written */
+	char res[700];
+	snprintf(res, sizeof(res), "%s/results.jsonl", dir);
+	cr_expect_null(sw_read(res));
+	free(out);
+	free(err);
+	char *argv3[] = {RXRAY_BIN, "sweep", "--bogus", NULL};
+	cr_expect_eq(sw_run(argv3, NULL, &err), 2);
+	cr_expect_str_eq(err, "rxray sweep: --bogus: unknown option or missing value (rxray sweep "
+			      "--help)\n");
+	free(err);
+	char *argv2[] = {RXRAY_BIN, "sweep", "/nonexistent/spec.yaml", NULL};
+	cr_expect_eq(sw_run(argv2, NULL, &err), 2);
+	cr_expect_str_eq(err, "rxray sweep: /nonexistent/spec.yaml: No such file or directory\n");
+	free(err);
+	free(path);
+	sw_rmtree(dir);
+}
+
+static struct sweep_spec *parse(const char *yaml)
+{
+	char err[SWEEP_ERR_LEN] = "";
+	struct sweep_spec *sp = NULL;
+	int rc = sweep_spec_parse(yaml, strlen(yaml), "t.yaml", &sp, err, sizeof(err));
+	cr_assert_eq(rc, 0, "%s", err);
+	return sp;
+}
+
+Test(sweep_spec, default_spec_is_the_seed_matrix)
+{
+	char err[SWEEP_ERR_LEN] = "";
+	struct sweep_spec *sp = NULL;
+	cr_assert_eq(sweep_spec_load(RXRAY_SRC_DIR "/sweeps/default.yaml", &sp, err, sizeof(err)),
+		     0, "%s", err);
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0);
+	cr_expect_eq(n, 16);
+	cr_expect_str_eq(pts[0].key, "engine=verbs,mode=single,frame=1064,queues=1,ring=8192,"
+				     "device=sim");
+	cr_expect_str_eq(pts[7].key, "engine=verbs,mode=hds,frame=8064,split=64,queues=1,"
+				     "ring=8192,device=sim");
+	cr_expect_str_eq(pts[8].key, "engine=dpdk,mode=single,frame=1064,queues=1,ring=8192,"
+				     "device=sim");
+	cr_expect_lt(sp->search.pdr_loss - 0.005, 1e-12);
+	cr_expect_eq(sp->search.ndr_loss, 0);
+	free(pts);
+	sweep_spec_free(sp);
+}
+
+Test(sweep_spec, queues_spec_parses)
+{
+	char err[SWEEP_ERR_LEN] = "";
+	struct sweep_spec *sp = NULL;
+	cr_assert_eq(sweep_spec_load(RXRAY_SRC_DIR "/sweeps/queues.yaml", &sp, err, sizeof(err)),
+		     0, "%s", err);
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0);
+	cr_expect_eq(n, 48);
+	free(pts);
+	sweep_spec_free(sp);
+}
+
+Test(sweep_spec, axes_aliases_defaults_and_dedup)
+{
+	struct sweep_spec *sp = parse("engine: [verbs, dpdk]\nmempool_caches: [0, 256]\n"
+				      "frames: 2064\nmode: single\nsplit: [64, 128]\n"
+				      "app: non-eal\ninject: free=100,app=20\n"
+				      "search: {trial_seconds: 250ms, max_rate: 12M}\n");
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	char err[SWEEP_ERR_LEN];
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0, "%s", err);
+	/* verbs drops the dpdk-only cache, single drops split: 1 + 2 points */
+	cr_assert_eq(n, 3);
+	cr_expect_str_eq(pts[0].key, "engine=verbs,mode=single,frame=2064,queues=1,ring=8192,"
+				     "app=thread,inject=free=100+app=20,device=sim");
+	cr_expect_str_eq(pts[1].key, "engine=dpdk,mode=single,frame=2064,queues=1,ring=8192,"
+				     "mempool_cache=0,app=thread,inject=free=100+app=20,device=sim");
+	cr_expect_eq(pts[2].k[SWEEP_K_MEMPOOL_CACHE]->num, 256);
+	cr_expect_float_eq(sp->search.trial_seconds, 0.25, 1e-9);
+	cr_expect_float_eq(sp->search.initial_seconds, 0.25, 1e-9);
+	cr_expect_float_eq(sp->search.max_rate, 12e6, 1e-3);
+	json_t *k = sweep_point_knobs(&pts[1]);
+	cr_expect_eq(json_integer_value(json_object_get(k, "frame")), 2064);
+	cr_expect_eq(json_integer_value(json_object_get(k, "mempool_cache")), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(k, "engine")), "dpdk");
+	cr_expect_null(json_object_get(k, "split"));
+	json_decref(k);
+	free(pts);
+	sweep_spec_free(sp);
+}
+
+Test(sweep_spec, units_and_search_settings)
+{
+	struct sweep_spec *sp = parse("rings: [1Ki, 8Ki]\ncores: \"0-3,6\"\n"
+				      "allow_oversubscribe: yes\noutput: out/x\n"
+				      "search:\n  ndr_loss: 0\n  pdr_loss: 0.002\n  precision: 0.05\n"
+				      "  initial_seconds: 100ms\n  trial_seconds: 0.5\n"
+				      "  max_trials: 7\n  min_rate: 50k\n  max_rate: max\n"
+				      "  timeout: 5s\n  exceed_ratio: 0.5\n");
+	cr_expect_eq(sp->axis[SWEEP_K_RING].v[0].num, 1024);
+	cr_expect_eq(sp->axis[SWEEP_K_RING].v[1].num, 8192);
+	cr_expect_eq(sp->ncores, 5);
+	cr_expect_eq(sp->cores[4], 6);
+	cr_expect(sp->allow_oversubscribe);
+	cr_expect_str_eq(sp->output, "out/x");
+	const struct sweep_search_cfg *c = &sp->search;
+	cr_expect_float_eq(c->pdr_loss, 0.002, 1e-12);
+	cr_expect_float_eq(c->precision, 0.05, 1e-12);
+	cr_expect_float_eq(c->initial_seconds, 0.1, 1e-12);
+	cr_expect_float_eq(c->trial_seconds, 0.5, 1e-12);
+	cr_expect_eq(c->max_trials, 7);
+	cr_expect_float_eq(c->min_rate, 50e3, 1e-6);
+	cr_expect_eq(c->max_rate, 0);
+	cr_expect_float_eq(c->timeout, 5, 1e-12);
+	cr_expect_float_eq(c->exceed_ratio, 0.5, 1e-12);
+	sweep_spec_free(sp);
+}

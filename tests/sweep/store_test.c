@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store, the trial child process and resume, driven through a fake
+ * `rxray run` (fake_run.c) whose ceiling is known: C = 20 Mpps x 1064 /
+ * frame (a quarter in hds), generator 30 Mpps.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rxray/result.h"
+#include "rxray/sweep.h"
+#include "util.h"
+
+Test(sweep_trial, traffic_command_template)
+{
+	char out[128];
+	cr_expect_eq(sweep_template_expand("gen --pps {rate_pps} --len {frame} -t {seconds}", 1.5e6,
+					   1064, 0.25, out, sizeof(out)),
+		     0);
+	cr_expect_str_eq(out, "gen --pps 1500000 --len 1064 -t 0.25");
+	cr_expect_eq(sweep_template_expand("{rate_pps}{rate_pps}", 12345678.4, 64, 1, out,
+					   sizeof(out)),
+		     0);
+	cr_expect_str_eq(out, "1234567812345678");
+	cr_expect_eq(sweep_template_expand("x {pps} y", 1, 64, 1, out, sizeof(out)), -EINVAL);
+	cr_expect_str_eq(out, "pps");
+	cr_expect_eq(sweep_template_expand("x {rate_pps", 1, 64, 1, out, sizeof(out)), -EINVAL);
+	cr_expect_eq(sweep_template_expand("{frame}", 1, 1064, 1, out, 4), -ENOSPC);
+}
+
+static json_t *doc_point(const char *key)
+{
+	return json_pack("{s:s, s:s, s:s}", "schema", SWEEP_POINT_SCHEMA, "key", key, "status",
+			 "ok");
+}
+
+static json_t *doc_trial(const char *key, int n)
+{
+	return json_pack("{s:s, s:{s:s, s:i, s:f, s:s}}", "schema", "rxray.run/1", "trial", "key",
+			 key, "n", n, "target_pps", 0.0, "status", "ok");
+}
+
+Test(sweep_store, append_resume_and_a_truncated_last_line)
+{
+	char *dir = sw_tmpdir(), err[SWEEP_ERR_LEN], note[SWEEP_ERR_LEN], path[600];
+	struct sweep_store st;
+	cr_assert_eq(sweep_store_open(&st, dir, false, note, sizeof(note), err, sizeof(err)), 0,
+		     "%s", err);
+	json_t *d1 = doc_trial("a", 1), *d2 = doc_point("a"), *d3 = doc_trial("b", 1);
+	cr_expect_eq(sweep_store_append(&st, d1), 0);
+	cr_expect_eq(sweep_store_append(&st, d2), 0);
+	cr_expect_eq(sweep_store_append(&st, d3), 0);
+	sweep_store_close(&st);
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	cr_expect_eq(sw_count_lines(path, NULL), 3);
+
+	/* a second sweep into the same folder must say --resume */
+	cr_expect_eq(sweep_store_open(&st, dir, false, note, sizeof(note), err, sizeof(err)),
+		     -EEXIST);
+	cr_expect(strstr(err, "pass --resume"), "%s", err);
+
+	/* what a SIGKILL in the middle of a write leaves */
+	int fd = open(path, O_WRONLY | O_APPEND);
+	cr_assert(write(fd, "{\"schema\": \"rxray.run/1\", \"trial\": {\"ke", 38) == 38);
+	close(fd);
+	cr_assert_eq(sweep_store_open(&st, dir, true, note, sizeof(note), err, sizeof(err)), 0,
+		     "%s", err);
+	char want[700];
+	snprintf(want, sizeof(want),
+		 "%s:4: dropped a truncated last line (38 bytes): the trial in flight when the "
+		 "sweep stopped",
+		 path);
+	cr_expect_str_eq(note, want);
+	cr_expect_eq(st.lines, 3);
+	cr_expect_not_null(json_object_get(st.done, "a"));
+	cr_expect_null(json_object_get(st.partial, "a"), "a finished: no partial trials");
+	cr_expect_eq(json_array_size(json_object_get(st.partial, "b")), 1);
+	cr_expect_eq(sweep_store_append(&st, d2), 0);
+	sweep_store_close(&st);
+	cr_expect_eq(sw_count_lines(path, NULL), 4, "the cut line is gone, the new one whole");
+
+	/* a broken line in the middle is an error, not silently skipped */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	cr_assert(write(fd, "{}\nnot json\n{}\n", 15) == 15);
+	close(fd);
+	cr_expect_eq(sweep_store_open(&st, dir, true, note, sizeof(note), err, sizeof(err)),
+		     -EINVAL);
+	json_decref(d1);
+	json_decref(d2);
+	json_decref(d3);
+	sw_rmtree(dir);
+}
+
+struct trial_fixture {
+	char *dir;
+	struct sweep_spec *sp;
+	struct sweep_point *pts;
+	size_t n;
+	struct sweep_place pl;
+	struct sweep_exec x;
+};
+
+static void trial_setup(struct trial_fixture *f, const char *yaml)
+{
+	char err[SWEEP_ERR_LEN] = "";
+	f->dir = sw_tmpdir();
+	cr_assert_eq(sweep_spec_parse(yaml, strlen(yaml), "t.yaml", &f->sp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(sweep_matrix_expand(f->sp, &f->pts, &f->n, err, sizeof(err)), 0, "%s", err);
+	const int cores[] = {0, 1};
+	sweep_place_point(&f->pts[0], cores, 2, false, &f->pl);
+	f->x = (struct sweep_exec){.runner = FAKE_RUN, .tmpdir = f->dir, .spec = f->sp,
+				   .point = &f->pts[0], .place = &f->pl};
+}
+
+static void trial_teardown(struct trial_fixture *f)
+{
+	free(f->pts);
+	sweep_spec_free(f->sp);
+	sw_rmtree(f->dir);
+}
+
+static struct sweep_trial trial_at(struct trial_fixture *f, double target)
+{
+	struct sweep_trial t = {.n = 1, .target_pps = target, .seconds = 0.05};
+	cr_assert_eq(sweep_trial_exec(&f->x, &t), 0);
+	return t;
+}
+
+Test(sweep_trial, ok_trial_reads_the_run_result)
+{
+	struct trial_fixture f;
+	trial_setup(&f, "frames: 2128\nmodes: single\n");
+	struct sweep_trial t = trial_at(&f, 0);
+	cr_expect_eq(t.status, SWEEP_TRIAL_OK, "%s", t.reason);
+	cr_expect_float_eq(t.offered_pps, 30e6, 30e6 * 1e-6);
+	cr_expect_float_eq(t.rx_pps, 10e6, 10e6 * 1e-6);
+	cr_expect_float_eq(t.loss, 2.0 / 3, 1e-6);
+	json_t *tr = json_object_get(t.doc, "trial");
+	cr_expect_str_eq(json_string_value(json_object_get(tr, "key")), f.pts[0].key);
+	cr_expect_str_eq(json_string_value(json_object_get(tr, "status")), "ok");
+	cr_expect_eq(json_integer_value(json_object_get(tr, "n")), 1);
+	char err[256];
+	struct rxr_result *r = rxr_result_from_json(t.doc, "t", err, sizeof(err));
+	cr_expect_not_null(r, "%s", err);
+	rxr_result_free(r);
+	json_decref(t.doc);
+	t = trial_at(&f, 4e6);
+	cr_expect_float_eq(t.offered_pps, 4e6, 4);
+	cr_expect_eq(t.loss, 0);
+	json_decref(t.doc);
+	trial_teardown(&f);
+}
+
+Test(sweep_trial, crash_timeout_reject_and_failure_are_recorded)
+{
+	static const struct {
+		const char *yaml;
+		enum sweep_trial_status st;
+		const char *reason;
+	} cases[] = {
+		{"frames: 666\n", SWEEP_TRIAL_CRASHED, "killed by signal 11 (Segmentation fault)"},
+		{"frames: 777\nsearch: {timeout: 0.5}\n", SWEEP_TRIAL_TIMEOUT,
+		 "no result after 0 s, killed"},
+		{"frames: 888\n", SWEEP_TRIAL_REJECTED,
+		 "rxray run: --frame: 888 is refused by the fake engine"},
+		{"frames: 999\n", SWEEP_TRIAL_FAILED, "exit 1: rxray run: the fake engine failed"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct trial_fixture f;
+		trial_setup(&f, cases[i].yaml);
+		double t0 = (double)time(NULL);
+		struct sweep_trial t = trial_at(&f, 1e6);
+		cr_expect_eq(t.status, cases[i].st, "case %zu: status %d (%s)", i, t.status,
+			     t.reason);
+		cr_expect_str_eq(t.reason, cases[i].reason, "case %zu", i);
+		cr_expect_leq((double)time(NULL) - t0, 3, "case %zu took too long", i);
+		json_t *tr = json_object_get(t.doc, "trial");
+		cr_expect_str_eq(json_string_value(json_object_get(t.doc, "schema")),
+				 SWEEP_TRIAL_SCHEMA);
+		cr_expect_str_eq(json_string_value(json_object_get(tr, "reason")), t.reason);
+		json_decref(t.doc);
+		trial_teardown(&f);
+	}
+}
+
+static const char fake_spec[] = "modes: [single, hds]\n"
+				"frames: [1064, 2128, 4256]\n"
+				"cores: [0, 1]\n"
+				"search:\n"
+				"  initial_seconds: 0.05\n"
+				"  trial_seconds: 0.06\n"
+				"  precision: 0.01\n"
+				"  max_trials: 12\n";
+
+static json_t *load_lines(const char *path, size_t *ntrial, size_t *npoint)
+{
+	json_t *pts = json_object();
+	FILE *f = fopen(path, "r");
+	cr_assert(f, "%s", path);
+	char *line = NULL;
+	size_t cap = 0;
+	*ntrial = *npoint = 0;
+	while (getline(&line, &cap, f) > 0) {
+		json_error_t je;
+		json_t *d = json_loads(line, 0, &je);
+		cr_assert(d, "%s: not JSON: %s", path, je.text);
+		const char *schema = json_string_value(json_object_get(d, "schema"));
+		if (!strcmp(schema, SWEEP_POINT_SCHEMA)) {
+			const char *key = json_string_value(json_object_get(d, "key"));
+			cr_expect_null(json_object_get(pts, key), "point %s twice", key);
+			json_object_set(pts, key, d);
+			(*npoint)++;
+		} else {
+			char err[256];
+			struct rxr_result *r = rxr_result_from_json(d, path, err, sizeof(err));
+			cr_expect_not_null(r, "trial line not a run result: %s", err);
+			rxr_result_free(r);
+			(*ntrial)++;
+		}
+		json_decref(d);
+	}
+	free(line);
+	fclose(f);
+	return pts;
+}
+
+static void check_fake_points(json_t *pts)
+{
+	const char *key;
+	json_t *p;
+	json_object_foreach(pts, key, p) {
+		json_t *k = json_object_get(p, "knobs");
+		double frame = (double)json_integer_value(json_object_get(k, "frame"));
+		bool hds = !strcmp(json_string_value(json_object_get(k, "mode")), "hds");
+		double C = 20.0 * 1064 / frame * (hds ? 0.25 : 1);
+		double ndr = json_real_value(json_object_get(p, "ndr_mpps"));
+		cr_expect_str_eq(json_string_value(json_object_get(p, "status")), "ok", "%s", key);
+		cr_expect(ndr <= C * (1 + 1e-6) && ndr >= C * (1 - 0.01), "%s: ndr %g, C %g", key,
+			  ndr, C);
+		cr_expect_float_eq(json_real_value(json_object_get(p, "nic_max_mpps")), 30, 1e-3);
+		cr_expect_leq(json_integer_value(json_object_get(p, "trials")), 12);
+		cr_expect(json_is_object(json_object_get(p, "ndr_run")), "%s: ndr_run", key);
+		cr_expect(json_is_object(json_object_get(p, "top_run")), "%s: top_run", key);
+		cr_expect(json_is_false(json_object_get(p, "generator_limited")));
+	}
+}
+
+Test(sweep_run, fake_sweep_end_to_end)
+{
+	char *dir = sw_tmpdir(), *out = NULL, *err = NULL, res[700], copy[700];
+	char *spec = sw_write(dir, "spec.yaml", fake_spec);
+	char outdir[600];
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, NULL};
+	cr_assert_eq(sw_run(argv, &out, &err), 0, "%s", err);
+	snprintf(res, sizeof(res), "%s/results.jsonl", outdir);
+	size_t nt, np;
+	json_t *pts = load_lines(res, &nt, &np);
+	cr_expect_eq(np, 6);
+	check_fake_points(pts);
+	json_decref(pts);
+	snprintf(copy, sizeof(copy), "%s/spec.yaml", outdir);
+	char *c = sw_read(copy);
+	cr_expect_str_eq(c, fake_spec);
+	free(c);
+	/* the table: varying knobs as columns, one row per point */
+	cr_expect(strstr(out, "all points: engine=verbs, queues=1, ring=8192, device=sim\n"), "%s",
+		  out);
+	cr_expect(strstr(out, "| mode | frame | NDR Mpps | PDR Mpps | NIC max Mpps | trials |"),
+		  "%s", out);
+	cr_expect(strstr(out, "| single | 1064 | 20.000 |") || strstr(out, "| single | 1064 | 19.9"),
+		  "%s", out);
+	cr_expect(strstr(err, "rxray sweep: [6/6] "), "plain progress lines: %s", err);
+	free(out);
+	free(err);
+	/* --table prints the same table again */
+	char *argv2[] = {RXRAY_BIN, "sweep", "--table", outdir, NULL};
+	cr_expect_eq(sw_run(argv2, &out, NULL), 0);
+	cr_expect(strstr(out, "| hds | 4256 |"), "%s", out);
+	free(out);
+	/* a second run into the same folder needs --resume */
+	cr_expect_eq(sw_run(argv, NULL, &err), 2);
+	cr_expect(strstr(err, "pass --resume"), "%s", err);
+	free(err);
+	free(spec);
+	sw_rmtree(dir);
+}
+
+Test(sweep_run, resume_after_sigkill_loses_at_most_the_trial_in_flight)
+{
+	char *dir = sw_tmpdir(), *err = NULL, outdir[600], res[700];
+	char *spec = sw_write(dir, "spec.yaml", fake_spec);
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	snprintf(res, sizeof(res), "%s/results.jsonl", outdir);
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
+			NULL};
+	pid_t pid = sw_spawn(argv);
+	/* kill it once a point is done and the next one has trials */
+	for (int i = 0; i < 2000; i++) {
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+		size_t pts = sw_count_lines(res, SWEEP_POINT_SCHEMA);
+		size_t all = sw_count_lines(res, NULL);
+		if (pts >= 2 && all > pts + 9 + 2)
+			break;
+	}
+	kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFSIGNALED(st), "the sweep finished before it was killed");
+	size_t before_pts = sw_count_lines(res, SWEEP_POINT_SCHEMA);
+	size_t before_all = sw_count_lines(res, NULL);
+	cr_assert_lt(before_pts, 6);
+	/* and the half-written line a kill mid-write would leave */
+	int fd = open(res, O_WRONLY | O_APPEND);
+	cr_assert(write(fd, "{\"schema\":\"rxray.run/1\",\"con", 28) == 28);
+	close(fd);
+
+	char *argv2[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--resume",
+			 NULL};
+	cr_assert_eq(sw_run(argv2, NULL, &err), 0, "%s", err);
+	cr_expect(strstr(err, "dropped a truncated last line (28 bytes)"), "%s", err);
+	char skipped[64];
+	snprintf(skipped, sizeof(skipped), "(%zu from an earlier run)", before_pts);
+	cr_expect(strstr(err, skipped), "%s", err);
+	size_t nt, np;
+	json_t *pts = load_lines(res, &nt, &np);
+	cr_expect_eq(np, 6, "every point once");
+	check_fake_points(pts);
+	/* the trials of the interrupted point were reused, not run again:
+	 * every point's trial lines number 1..trials exactly once */
+	size_t sum = 0;
+	const char *key;
+	json_t *p;
+	json_object_foreach(pts, key, p) sum += (size_t)json_integer_value(json_object_get(p, "trials"));
+	cr_expect_eq(nt, sum, "%zu trial lines for %zu trials (lines before the kill: %zu)", nt,
+		     sum, before_all);
+	json_decref(pts);
+	free(err);
+	free(spec);
+	sw_rmtree(dir);
+}

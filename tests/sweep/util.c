@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int sw_run_timeout_ms = 120000;
+
+char *sw_tmpdir(void)
+{
+	char *p = strdup("/tmp/rxray-sweep-test-XXXXXX");
+	cr_assert(p && mkdtemp(p), "mkdtemp failed");
+	return p;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void sw_rmtree(char *dir)
+{
+	if (dir && !strncmp(dir, "/tmp/rxray-sweep-test-", 22))
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+char *sw_write(const char *dir, const char *name, const char *text)
+{
+	char *path = NULL;
+	cr_assert(asprintf(&path, "%s/%s", dir, name) > 0);
+	FILE *f = fopen(path, "w");
+	cr_assert(f, "cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+char *sw_read(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int ch;
+	while ((ch = fgetc(f)) != EOF)
+		fputc(ch, m);
+	fclose(m);
+	fclose(f);
+	return buf;
+}
+
+size_t sw_count_lines(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	while (getline(&line, &cap, f) > 0)
+		n += !needle || strstr(line, needle);
+	free(line);
+	fclose(f);
+	return n;
+}
+
+int sw_run(char *const argv[], char **out, char **err)
+{
+	char of[] = "/tmp/rxray-sweep-out-XXXXXX", ef[] = "/tmp/rxray-sweep-err-XXXXXX";
+	int ofd = mkstemp(of), efd = mkstemp(ef);
+	cr_assert(ofd >= 0 && efd >= 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (!pid) {
+		dup2(ofd, STDOUT_FILENO);
+		dup2(efd, STDERR_FILENO);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	/* a hung child must not hang the test: kill it after 120 s */
+	int st = 0;
+	for (int ms = 0;; ms += 5) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (ms > sw_run_timeout_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			break;
+		}
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+	}
+	close(ofd);
+	close(efd);
+	if (out)
+		*out = sw_read(of);
+	if (err)
+		*err = sw_read(ef);
+	unlink(of);
+	unlink(ef);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+pid_t sw_spawn(char *const argv[])
+{
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (!pid) {
+		int nul = open("/dev/null", O_RDWR);
+		dup2(nul, STDOUT_FILENO);
+		dup2(nul, STDERR_FILENO);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+int sw_run_available(const char *engine, const char *device, char *why, size_t whylen)
+{
+	char *dir = sw_tmpdir(), *out = NULL, *err = NULL, json[600];
+	snprintf(json, sizeof(json), "%s/probe.json", dir);
+	char *argv[] = {RXRAY_BIN, "run", "--engine", (char *)engine, "--device", (char *)device,
+			"--seconds", "0.05", "-o", json, "--quiet", NULL};
+	sw_run_timeout_ms = 15000;
+	int rc = sw_run(argv, &out, &err);
+	sw_run_timeout_ms = 120000;
+	if (rc == 128 + SIGKILL)
+		snprintf(why, whylen, "`rxray run --engine %s --device %s` hung for 15 s here",
+			 engine, device);
+	else if (rc)
+		snprintf(why, whylen, "`rxray run --engine %s --device %s` is not usable here "
+				      "(exit %d: %.200s)", engine, device, rc, err ? err : "");
+	unlink(json);
+	rmdir(dir);
+	free(dir);
+	free(out);
+	free(err);
+	return rc == 0;
+}

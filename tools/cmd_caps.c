@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray caps: what a device can do (queried without opening a datapath),
+ * and whether a configuration fits it. Same options as `rxray run`; exit 2
+ * when the configuration does not fit, naming the option.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engines.h"
+#include "rxray/core.h"
+#include "rxray/util.h"
+
+#define VERB "caps"
+
+static void caps_help(void)
+{
+	printf("USAGE\n  rxray caps [--engine NAME] [--device DEV] [config options]\n\n"
+	       "Print the device's capabilities (ring depth, segments, queues, frame\n"
+	       "sizes, buffer split) and check a configuration against them and\n"
+	       "against this host's cores, exactly as `rxray run` would before it\n"
+	       "starts anything. -o writes {caps, config, placement, valid, error}.\n\n"
+	       "OPTIONS\n");
+	rxr_config_print_options(stdout);
+	printf("\nEXAMPLES\n"
+	       "  rxray caps --device sim\n"
+	       "  rxray caps --device sim --mode hds --split 2048 --frame 1064\n"
+	       "  rxray caps --engine verbs --device mlx5:0000:3b:00.0 --ring 65536\n"
+	       "\nExit codes: 0 config fits, 1 device query failed, 2 bad input or a\n"
+	       "config that does not fit.\n");
+}
+
+static void caps_print(const struct rx_caps *k, const char *engine)
+{
+	printf("device %s (engine %s)\n", k->name, engine);
+	printf("  max ring depth   %u\n", k->max_ring);
+	printf("  max segments     %u\n", k->max_sges);
+	printf("  max queues       %u\n", k->max_queues);
+	printf("  frame bytes      %u..%u\n", k->min_frame, k->max_frame);
+	printf("  buffer split     %s (min split %u)\n", k->buffer_split ? "yes" : "no",
+	       k->min_split);
+	printf("  gpu memory       %s\n", k->gpu_mem ? "yes" : "no");
+	printf("  software NIC     %s\n", k->sim_nic ? "yes (needs a core)" : "no");
+	if (k->max_rate_pps > 0)
+		printf("  max rate         %.2f Mpps\n", k->max_rate_pps / 1e6);
+}
+
+static int caps_write(const char *path, const struct rx_config *c, const struct rx_caps *k,
+		      const struct rx_placement *pl, const char *error)
+{
+	json_t *o = json_object();
+	int rc = -ENOMEM;
+	if (!o)
+		return rc;
+	json_object_set_new(o, "schema", json_string("rxray.caps/1"));
+	json_object_set_new(o, "caps", rx_caps_to_json(k));
+	json_object_set_new(o, "config", rx_config_to_json(c));
+	if (pl)
+		json_object_set_new(o, "placement", rx_placement_to_json(pl));
+	json_object_set_new(o, "valid", json_boolean(error == NULL));
+	if (error)
+		json_object_set_new(o, "error", json_string(error));
+	if (!strcmp(path, "-"))
+		rc = json_dumpf(o, stdout, JSON_INDENT(2)) == 0 ? 0 : -EIO;
+	else
+		rc = json_dump_file(o, path, JSON_INDENT(2)) == 0 ? 0 : -EIO;
+	json_decref(o);
+	return rc;
+}
+
+int rxr_cmd_caps(int argc, char **argv)
+{
+	struct rx_config c;
+	struct rx_caps k;
+	struct rx_placement pl;
+	char err[512] = "", line[520] = "", list[128];
+	rx_config_defaults(&c);
+	int ex = rxr_config_parse_argv(VERB, argc, argv, &c);
+	if (ex < 0) {
+		caps_help();
+		return RXR_EXIT_OK;
+	}
+	if (ex)
+		return ex;
+	const struct rx_engine_ops *ops = rxr_engine_find(c.engine);
+	if (!ops)
+		return rxr_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
+				     c.engine, rxr_engine_list(list, sizeof(list)));
+	memset(&k, 0, sizeof(k));
+	int rc = ops->caps ? ops->caps(&c, &k, err, sizeof(err)) : -ENOTSUP;
+	if (rc < 0) {
+		rxr_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
+		rxr_err(VERB, "%s", line);
+		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+	}
+	bool ok = rx_config_validate(&c, &k, err, sizeof(err)) == 0 &&
+		  (!ops->validate || ops->validate(&c, &k, err, sizeof(err)) == 0);
+	bool placed = ok && rx_place(&c, k.sim_nic, &pl, err, sizeof(err)) == 0;
+	if (!c.quiet && strcmp(c.out, "-") != 0) {
+		caps_print(&k, ops->name);
+		if (placed) {
+			printf("config fits: %s frame %u, %u queue%s, ring %u, batch %u\n",
+			       rx_mode_name(c.mode), c.frame, c.queues, c.queues == 1 ? "" : "s",
+			       c.ring, c.batch);
+			printf("placement: nic %d, rx", pl.nic_core);
+			for (uint32_t i = 0; i < c.queues; i++)
+				printf(" %d", pl.rx_core[i]);
+			printf(", app %s", rx_app_name(pl.app));
+			if (pl.app != RX_APP_INLINE)
+				for (uint32_t i = 0; i < c.queues; i++)
+					printf(" %d", pl.app_core[i]);
+			printf(" (%d of %d cores%s)\n", pl.needed, pl.available,
+			       pl.oversubscribed ? ", oversubscribed" : "");
+		}
+	}
+	if (!placed)
+		rxr_engine_opt_line(err, line, sizeof(line));
+	if (c.out[0] && (rc = caps_write(c.out, &c, &k, placed ? &pl : NULL,
+					 placed ? NULL : line)) < 0) {
+		rxr_err(VERB, "%s: cannot write: %s", c.out, strerror(-rc));
+		return RXR_EXIT_RUNTIME;
+	}
+	if (!placed)
+		return rxr_usage_err(VERB, "%s", line);
+	return RXR_EXIT_OK;
+}

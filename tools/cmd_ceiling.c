@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray ceiling: per point, measured NDR/PDR against the ceiling predicted
+ * from the bottleneck thread's cycles/packet; the bound classification
+ * over frame sizes; and the seed report's table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rxray/afile.h"
+#include "rxray/analyze.h"
+#include "rxray/util.h"
+
+#define VERB "ceiling"
+
+static void ceiling_usage(FILE *f)
+{
+	fprintf(f,
+		"USAGE\n"
+		"  rxray ceiling RESULTS [--format md|csv|json] [--table T] [-o FILE] [-s SEL]\n"
+		"\n"
+		"RESULTS is a sweep folder (results.jsonl), a .jsonl file, a run result\n"
+		"(.json) or a folder of run results. Per point: NDR/PDR measured by the\n"
+		"sweep, the ceiling predicted as clock_hz / cycles per packet of the\n"
+		"bottleneck thread (nic threads excluded) x queues, their ratio, the\n"
+		"bottleneck's top stages and the highest trial's loss. Then the bound\n"
+		"classification (fit time/packet = a + b x frame bytes per config) and\n"
+		"the seed report's table (frame, TX offered, RX received, Mpps, loss).\n"
+		"\n"
+		"OPTIONS\n"
+		"  -f, --format FMT   md (default), csv, json\n"
+		"      --table T      csv: ceiling (default), bounds or seed\n"
+		"  -o, --output FILE  default '-' (stdout)\n"
+		"  -s, --select SEL   only points matching knob=value[,knob=value]\n"
+		"  -h, --help\n"
+		"\n"
+		"EXAMPLES\n"
+		"  rxray ceiling results/sweep\n"
+		"  rxray ceiling results/sweep --format csv --table bounds\n"
+		"  rxray ceiling results/sweep -s engine=dpdk --format json -o ceiling.json\n"
+		"\n"
+		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struct rxr_set *s,
+			const struct rxr_ceiling *c, size_t n, const struct rxr_family *f, size_t nf)
+{
+	if (!strcmp(fmt, "json")) {
+		json_t *j = rxr_ceiling_json(s, c, n, f, nf);
+		int rc = j ? json_dumpf(j, o, JSON_INDENT(2)) : -1;
+		json_decref(j);
+		fputc('\n', o);
+		return rc ? -EIO : 0;
+	}
+	struct rxr_table *tc = rxr_ceiling_table(s, c, n);
+	struct rxr_table *tb = rxr_bound_table(f, nf);
+	struct rxr_table *ts = rxr_seed_table(s, c, n);
+	int rc = -ENOMEM;
+	if (!tc || !tb || !ts)
+		goto out;
+	if (!strcmp(fmt, "csv")) {
+		rc = rxr_table_write_csv(!strcmp(table, "bounds") ? tb : !strcmp(table, "seed") ? ts : tc, o);
+		goto out;
+	}
+	fprintf(o, "## Ceiling: measured vs predicted (%s)\n\n", s->src);
+	rc = rxr_table_write_md(tc, o);
+	fprintf(o, "\nPredicted = clock_hz / busy cycles per packet of the bottleneck thread x queues;"
+		   " measured/predicted uses NDR (or the highest trial's RX rate without one).\n");
+	fprintf(o, "\n## Bound classification\n\n");
+	if (!rc && tb->nrows)
+		rc = rxr_table_write_md(tb, o);
+	else if (!rc)
+		fprintf(o, "No config has two or more frame sizes: nothing to classify.\n");
+	fprintf(o, "\n## %s\n\n", ts->title);
+	if (!rc)
+		rc = rxr_table_write_md(ts, o);
+out:
+	rxr_table_free(tc);
+	rxr_table_free(tb);
+	rxr_table_free(ts);
+	return rc;
+}
+
+int rxr_cmd_ceiling(int argc, char **argv)
+{
+	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
+					   {"table", required_argument, NULL, 'T'},
+					   {"output", required_argument, NULL, 'o'},
+					   {"select", required_argument, NULL, 's'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *fmt = "md", *table = "ceiling", *output = "-", *select = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:s:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'f': fmt = optarg; break;
+		case 'T': table = optarg; break;
+		case 'o': output = optarg; break;
+		case 's': select = optarg; break;
+		case 'h': ceiling_usage(stdout); return RXR_EXIT_OK;
+		default: ceiling_usage(stderr); return RXR_EXIT_USAGE;
+		}
+	}
+	if (strcmp(fmt, "md") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
+		return rxr_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
+	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed"))
+		return rxr_usage_err(VERB, "--table: '%s' (expected ceiling, bounds or seed)", table);
+	if (argc - optind != 1) {
+		ceiling_usage(stderr);
+		return RXR_EXIT_USAGE;
+	}
+	char err[RXR_ERR_LEN];
+	struct rxr_set *s = NULL, view = {0};
+	struct rxr_sel sel = {0};
+	struct rxr_ceiling *cs = NULL;
+	struct rxr_family *f = NULL;
+	struct rxr_afile af = {0};
+	size_t n = 0, nf = 0;
+	int ec = 0;
+	int rc = rxr_set_load(argv[optind], &s, err, sizeof(err));
+	if (rc) {
+		rxr_err(VERB, "%s", err);
+		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+	}
+	if (s->truncated_line)
+		rxr_err(VERB, "warning: %s: last line (%d) is truncated (a sweep killed mid-write?): skipped",
+			argv[optind], s->truncated_line);
+	if (select && rxr_sel_parse(select, &sel, err, sizeof(err))) {
+		ec = rxr_usage_err(VERB, "--select: %s", err);
+		goto out;
+	}
+	/* a view of the selected points (borrowed), so labels show what varies among them */
+	view = *s;
+	view.pts = calloc(s->n, sizeof(*view.pts));
+	cs = calloc(s->n, sizeof(*cs));
+	if (!cs || !view.pts) {
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	view.n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!select || rxr_sel_match(&sel, s->pts[i].knobs))
+			view.pts[view.n++] = s->pts[i];
+	for (size_t i = 0; i < view.n; i++)
+		rxr_ceiling_compute(&view.pts[i], &cs[n++]);
+	if (!n) {
+		ec = rxr_usage_err(VERB, "--select %s: no point matches", select);
+		goto out;
+	}
+	if (rxr_families_build(&view, cs, n, &f, &nf)) {
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	if (rxr_afile_open(&af, output)) {
+		rxr_err(VERB, "%s: %s", output, strerror(errno));
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	rc = ceiling_emit(af.f, fmt, table, &view, cs, n, f, nf);
+	if (rc) {
+		rxr_afile_abort(&af);
+		rxr_err(VERB, "writing %s: %s", output, strerror(-rc));
+		ec = RXR_EXIT_RUNTIME;
+	} else if ((rc = rxr_afile_commit(&af))) {
+		rxr_err(VERB, "%s: %s", output, strerror(-rc));
+		ec = RXR_EXIT_RUNTIME;
+	}
+out:
+	rxr_families_free(f, nf);
+	free(cs);
+	free(view.pts);
+	rxr_sel_free(&sel);
+	rxr_set_free(s);
+	return ec;
+}

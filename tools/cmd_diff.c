@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray diff: stage-by-stage delta of cycles/packet between two
+ * configurations selected by their knobs, the verdict line, and what the
+ * ceiling would be if one stage cost what it costs in A.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rxray/afile.h"
+#include "rxray/analyze.h"
+#include "rxray/util.h"
+
+#define VERB "diff"
+
+static void diff_usage(FILE *f)
+{
+	fprintf(f,
+		"USAGE\n"
+		"  rxray diff RESULTS A B [--format md|json] [-n ROWS] [-o FILE]\n"
+		"\n"
+		"A and B select points by knobs: knob=value[,knob=value]. Points of A\n"
+		"and B are paired when every other knob is equal (mode=single vs\n"
+		"mode=hds pairs each frame size with itself); each pair gets its stage\n"
+		"deltas per thread (sorted by size), a verdict line, and B's predicted\n"
+		"ceiling if one stage cost what it costs in A. RESULTS as for ceiling.\n"
+		"\n"
+		"OPTIONS\n"
+		"  -f, --format FMT   md (default) or json\n"
+		"  -n, --rows N       stage rows per pair (default 12, 0 = all)\n"
+		"  -o, --output FILE  default '-' (stdout)\n"
+		"  -h, --help\n"
+		"\n"
+		"EXAMPLES\n"
+		"  rxray diff results/sweep mode=single mode=hds\n"
+		"  rxray diff results/sweep engine=verbs,mode=hds engine=dpdk,mode=hds --format json\n"
+		"\n"
+		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+/*
+ * a and b pair when every knob both carry, the selectors' keys aside, is
+ * equal (a knob only one side has, like split on hds, does not count).
+ * rest gets the shared knobs.
+ */
+static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const struct rxr_sel *sa,
+		    const struct rxr_sel *sb, char *rest, size_t n)
+{
+	size_t len = 0;
+	const char *k;
+	json_t *v;
+	rest[0] = '\0';
+	json_object_foreach(a->knobs, k, v) {
+		bool sel = false;
+		for (size_t i = 0; i < sa->n; i++)
+			sel |= !strcmp(sa->k[i], k);
+		for (size_t i = 0; i < sb->n; i++)
+			sel |= !strcmp(sb->k[i], k);
+		char x[256], y[256];
+		if (sel || !rxr_knob_str(a->knobs, k, x, sizeof(x)) || !rxr_knob_str(b->knobs, k, y, sizeof(y)))
+			continue;
+		if (strcmp(x, y))
+			return false;
+		if (len < n)
+			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
+	}
+	return true;
+}
+
+static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa,
+		     const struct rxr_point *pb, const char *la, const char *lb, const char *rest,
+		     size_t rows)
+{
+	struct rxr_diff d;
+	int rc = rxr_diff_compute(rxr_point_run(pa), rxr_point_run(pb), pb->knobs, la, lb, &d);
+	if (rc)
+		return rc;
+	if (json) {
+		json_t *j = rxr_diff_json(&d, la, lb);
+		if (j) {
+			json_object_set_new(j, "point_a", json_string(pa->key));
+			json_object_set_new(j, "point_b", json_string(pb->key));
+		}
+		rc = j ? json_array_append_new(arr, j) : -ENOMEM;
+		rxr_diff_free(&d);
+		return rc ? -ENOMEM : 0;
+	}
+	struct rxr_table *t = rxr_diff_table(&d, la, lb, rows);
+	struct rxr_table *w = rxr_whatif_table(&d, la);
+	if (!t || !w) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	fprintf(o, "## %s vs %s%s%s\n\n**%s**\n\n", la, lb, rest[0] ? " at " : "", rest, d.verdict);
+	rc = rxr_table_write_md(t, o);
+	if (!rc && w->nrows) {
+		fprintf(o, "\nWhat if one stage of the %s thread cost what it costs in %s:\n\n", d.thread, la);
+		rc = rxr_table_write_md(w, o);
+	}
+	fputc('\n', o);
+out:
+	rxr_table_free(t);
+	rxr_table_free(w);
+	rxr_diff_free(&d);
+	return rc;
+}
+
+int rxr_cmd_diff(int argc, char **argv)
+{
+	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
+					   {"rows", required_argument, NULL, 'n'},
+					   {"output", required_argument, NULL, 'o'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *fmt = "md", *output = "-";
+	uint64_t rows = 12;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:n:o:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'f': fmt = optarg; break;
+		case 'o': output = optarg; break;
+		case 'n':
+			if (rxr_parse_u64(optarg, 0, 100000, &rows))
+				return rxr_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
+			break;
+		case 'h': diff_usage(stdout); return RXR_EXIT_OK;
+		default: diff_usage(stderr); return RXR_EXIT_USAGE;
+		}
+	}
+	if (strcmp(fmt, "md") && strcmp(fmt, "json"))
+		return rxr_usage_err(VERB, "--format: '%s' (expected md or json)", fmt);
+	if (argc - optind != 3) {
+		diff_usage(stderr);
+		return RXR_EXIT_USAGE;
+	}
+	char err[RXR_ERR_LEN];
+	struct rxr_set *s = NULL;
+	struct rxr_sel sa = {0}, sb = {0};
+	struct rxr_afile af = {0};
+	json_t *arr = NULL;
+	int ec = 0, rc;
+	if (rxr_sel_parse(argv[optind + 1], &sa, err, sizeof(err)) ||
+	    rxr_sel_parse(argv[optind + 2], &sb, err, sizeof(err))) {
+		ec = rxr_usage_err(VERB, "%s", err);
+		goto out;
+	}
+	rc = rxr_set_load(argv[optind], &s, err, sizeof(err));
+	if (rc) {
+		rxr_err(VERB, "%s", err);
+		ec = rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+		goto out;
+	}
+	if (s->truncated_line)
+		rxr_err(VERB, "warning: %s: last line (%d) is truncated (a sweep killed mid-write?): skipped",
+			argv[optind], s->truncated_line);
+	char la[128], lb[128];
+	rxr_sel_labels(&sa, &sb, la, lb, sizeof(la));
+	size_t na = 0, nb = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		na += rxr_sel_match(&sa, s->pts[i].knobs) && rxr_point_run(&s->pts[i]);
+		nb += rxr_sel_match(&sb, s->pts[i].knobs) && rxr_point_run(&s->pts[i]);
+	}
+	if (!na || !nb) {
+		ec = rxr_usage_err(VERB, "%s: no measured point matches %s", argv[optind],
+				   !na ? sa.text : sb.text);
+		goto out;
+	}
+	bool json = !strcmp(fmt, "json");
+	arr = json ? json_array() : NULL;
+	if ((json && !arr) || rxr_afile_open(&af, output)) {
+		rxr_err(VERB, "%s: %s", output, strerror(errno));
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	size_t pairs = 0;
+	rc = 0;
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		const struct rxr_point *pa = &s->pts[i];
+		if (!rxr_sel_match(&sa, pa->knobs) || !rxr_point_run(pa))
+			continue;
+		char ra[1024];
+		for (size_t j = 0; j < s->n && !rc; j++) {
+			const struct rxr_point *pb = &s->pts[j];
+			if (j == i || !rxr_sel_match(&sb, pb->knobs) || !rxr_point_run(pb))
+				continue;
+			if (!pair_on(pa, pb, &sa, &sb, ra, sizeof(ra)) && !(na == 1 && nb == 1))
+				continue;
+			rc = diff_pair(af.f, json, arr, pa, pb, la, lb, ra, (size_t)rows);
+			pairs++;
+		}
+	}
+	if (!rc && !pairs) {
+		rxr_afile_abort(&af);
+		ec = rxr_usage_err(VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
+				   argv[optind], sa.text, sb.text);
+		goto out;
+	}
+	if (!rc && json) {
+		json_t *doc = json_pack("{s:s,s:s,s:s,s:O}", "schema", "rxray.diff/1", "a", sa.text, "b",
+					sb.text, "pairs", arr);
+		rc = doc && !json_dumpf(doc, af.f, JSON_INDENT(2)) ? 0 : -EIO;
+		fputc('\n', af.f);
+		json_decref(doc);
+	}
+	if (rc) {
+		rxr_afile_abort(&af);
+		rxr_err(VERB, "%s", strerror(-rc));
+		ec = RXR_EXIT_RUNTIME;
+	} else if ((rc = rxr_afile_commit(&af))) {
+		rxr_err(VERB, "%s: %s", output, strerror(-rc));
+		ec = RXR_EXIT_RUNTIME;
+	}
+out:
+	json_decref(arr);
+	rxr_sel_free(&sa);
+	rxr_sel_free(&sb);
+	rxr_set_free(s);
+	return ec;
+}

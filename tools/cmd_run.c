@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray run: one point on one engine. Reads as: parse options -> clock ->
+ * engine -> caps -> validate (shared, then the engine's) -> run -> summary
+ * -> result JSON. Bad input exits 2 with one line naming the option; a
+ * runtime failure or counters that do not conserve exit 1.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engines.h"
+#include "rxray/core.h"
+#include "rxray/util.h"
+
+#define VERB "run"
+
+static volatile sig_atomic_t run_stop;
+
+static void run_on_signal(int sig)
+{
+	(void)sig;
+	run_stop = 1;
+}
+
+static void run_help(void)
+{
+	printf("USAGE\n  rxray run [options]\n\n"
+	       "Run one configuration on an engine, print where the cycles went, and\n"
+	       "write the result JSON (rxray.run/1).\n\nOPTIONS\n");
+	rxr_config_print_options(stdout);
+	printf("\nEXAMPLES\n"
+	       "  rxray run --engine verbs --device sim --mode hds --frame 1064 --seconds 2\n"
+	       "  rxray run --device sim --rate 5M --ring 1024 --batch 32 -o run.json\n"
+	       "  rxray run --device sim --inject app=500 --inject hdr_read=200 -o inj.json\n"
+	       "  rxray run --engine dpdk --device sim --discipline scalar --mode hds\n"
+	       "\nExit codes: 0 ok, 1 runtime failure or counters that do not conserve,\n"
+	       "2 bad input. Ctrl-C stops the run early and still writes the result.\n");
+}
+
+static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps *caps,
+			const struct rxr_result *r, bool conserved)
+{
+	const struct rxr_counters *k = &r->c;
+	fprintf(f, "rxray run: %s on %s (%s), %s frame %u", c->engine, c->device, caps->name,
+		rx_mode_name(c->mode), c->frame);
+	if (c->mode == RX_MODE_HDS)
+		fprintf(f, " split %u", c->split);
+	fprintf(f, ", %u queue%s, ring %u, batch %u, %.2f s%s\n", c->queues,
+		c->queues == 1 ? "" : "s", c->ring, c->batch, r->seconds,
+		run_stop ? " (interrupted)" : "");
+	fprintf(f, "  offered  %12llu  %8.3f Mpps\n", (unsigned long long)k->offered,
+		r->offered_mpps);
+	fprintf(f, "  received %12llu  %8.3f Mpps   loss %.4f%%\n",
+		(unsigned long long)k->received, r->rx_mpps, r->loss * 100);
+	fprintf(f, "  out_of_buffer %llu  nombuf %llu  app_dropped %llu  errors %llu\n",
+		(unsigned long long)k->out_of_buffer, (unsigned long long)k->nombuf,
+		(unsigned long long)k->app_dropped, (unsigned long long)k->errors);
+	json_t *nic = r->extra ? json_object_get(r->extra, "nic") : NULL;
+	if (nic) {
+		double target = json_number_value(json_object_get(nic, "target_pps"));
+		bool lim = json_is_true(json_object_get(nic, "generator_limited"));
+		char tgt[32] = "max";
+		if (target > 0)
+			snprintf(tgt, sizeof(tgt), "%.3f Mpps", target / 1e6);
+		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s%s\n",
+			json_number_value(json_object_get(nic, "achieved_mpps")), tgt,
+			lim ? "; generator-limited (the NIC set the pace)" : "");
+	}
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		fprintf(f, "  %-4s core %-3d %8.1f cyc/pkt busy:", t->role, t->core,
+			rxr_thread_cycles_per_packet(t));
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			if (t->stage_mask & (1u << s))
+				fprintf(f, " %s %.1f", rxr_stage_name((enum rxr_stage)s),
+					t->st[s].cycles_per_packet);
+		fputc('\n', f);
+	}
+	fprintf(f, "  conservation: offered %llu %s received + out_of_buffer + nombuf + app_dropped %llu: %s\n",
+		(unsigned long long)k->offered, conserved ? "==" : "!=",
+		(unsigned long long)(k->received + k->out_of_buffer + k->nombuf + k->app_dropped),
+		conserved ? "ok" : "VIOLATED");
+}
+
+static void run_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = run_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Engine lookup + caps + both validations. 0 or an exit code. */
+static int run_check(const struct rx_config *c, const struct rx_engine_ops **opsp,
+		     struct rx_caps *caps)
+{
+	char err[512], line[520], list[128];
+	const struct rx_engine_ops *ops = rxr_engine_find(c->engine);
+	if (!ops)
+		return rxr_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
+				     c->engine, rxr_engine_list(list, sizeof(list)));
+	memset(caps, 0, sizeof(*caps));
+	err[0] = '\0';
+	int rc = ops->caps ? ops->caps(c, caps, err, sizeof(err)) : 0;
+	if (rc < 0) {
+		rxr_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
+		rxr_err(VERB, "%s", line);
+		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+	}
+	if (rx_config_validate(c, caps, err, sizeof(err)) < 0 ||
+	    (ops->validate && ops->validate(c, caps, err, sizeof(err)) < 0)) {
+		rxr_engine_opt_line(err, line, sizeof(line));
+		return rxr_usage_err(VERB, "%s", line);
+	}
+	*opsp = ops;
+	return 0;
+}
+
+int rxr_cmd_run(int argc, char **argv)
+{
+	struct rx_config c;
+	struct rx_caps caps;
+	const struct rx_engine_ops *ops = NULL;
+	struct rxr_result *r = NULL;
+	char err[512];
+	int ex;
+
+	rx_config_defaults(&c);
+	ex = rxr_config_parse_argv(VERB, argc, argv, &c);
+	if (ex < 0) {
+		run_help();
+		return RXR_EXIT_OK;
+	}
+	if (ex)
+		return ex;
+	int rc = rxr_clock_init(0);
+	if (rc < 0) {
+		rxr_err(VERB, "clock: calibration failed: %s", strerror(-rc));
+		return RXR_EXIT_RUNTIME;
+	}
+	ex = run_check(&c, &ops, &caps);
+	if (ex)
+		return ex;
+
+	r = rxr_result_new();
+	if (!r) {
+		rxr_err(VERB, "out of memory");
+		return RXR_EXIT_RUNTIME;
+	}
+	json_t *cfg = rx_config_to_json(&c);
+	if (cfg) {
+		json_decref(r->config);
+		r->config = cfg;
+	}
+	rxr_result_fill_env(r);
+	run_signals();
+	err[0] = '\0';
+	rc = ops->run(&c, r, &run_stop, err, sizeof(err));
+	if (rc < 0) {
+		rxr_err(VERB, "%s: %s", c.engine, err[0] ? err : strerror(-rc));
+		ex = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	rxr_result_set_clock(r);
+	rxr_result_set_rates(r, r->seconds > 0 ? r->seconds : c.seconds);
+	if (!r->extra)
+		r->extra = json_object();
+	if (r->extra) {
+		json_object_set_new(r->extra, "interrupted", json_boolean(run_stop != 0));
+		json_object_set_new(r->extra, "caps", rx_caps_to_json(&caps));
+	}
+	bool conserved = rxr_counters_conserved(&r->c);
+	bool to_stdout = !strcmp(c.out, "-");
+	if (!c.quiet)
+		run_summary(to_stdout ? stderr : stdout, &c, &caps, r, conserved);
+	if (c.out[0]) {
+		rc = rxr_result_write(r, c.out);
+		if (rc < 0) {
+			rxr_err(VERB, "%s: cannot write the result: %s", c.out, strerror(-rc));
+			ex = RXR_EXIT_RUNTIME;
+			goto out;
+		}
+	}
+	ex = RXR_EXIT_OK;
+	if (!conserved) {
+		rxr_err(VERB,
+			"counters do not conserve: offered %llu != received %llu + out_of_buffer %llu + nombuf %llu + app_dropped %llu",
+			(unsigned long long)r->c.offered, (unsigned long long)r->c.received,
+			(unsigned long long)r->c.out_of_buffer, (unsigned long long)r->c.nombuf,
+			(unsigned long long)r->c.app_dropped);
+		ex = RXR_EXIT_RUNTIME;
+	}
+out:
+	rxr_result_free(r);
+	return ex;
+}
