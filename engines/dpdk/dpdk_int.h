@@ -197,7 +197,10 @@ void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch 
 struct rte_mempool *rxd_gpu_pool_create(const char *name, uint16_t port, uint32_t n, uint32_t cache,
 					uint32_t room, void **gpu_mem, size_t *gpu_len, char *err,
 					size_t errlen);
-void rxd_gpu_pool_free(uint16_t port, struct rte_mempool *mp, void *gpu_mem, size_t gpu_len);
+/* Undo rte_dev_dma_map while the port still exists (before close). */
+void rxd_gpu_unmap(uint16_t port, void *gpu_mem, size_t gpu_len);
+/* Free the pool, unregister the external memory, cudaFree it. */
+void rxd_gpu_pool_free(struct rte_mempool *mp, void *gpu_mem, size_t gpu_len);
 bool rxd_gpu_available(void);
 
 #endif /* RXRAY_DPDK_INT_H */

@@ -232,6 +232,11 @@ static int engine_result(struct rxd_run *run, struct rxr_result *r, char *err, s
 			    pj, "segment",
 			    json_string(g ? "payload" : (q->segs > 1 ? "header" : "single")));
 			json_object_set_new(pj, "name", json_string(q->mp[g]->name));
+			/* the payload pool (or the only one) is where --payload-mem lands */
+			bool payload = g == 1 || q->segs == 1;
+			json_object_set_new(
+			    pj, "memory",
+			    json_string(payload ? rx_mem_kind_name(c->payload_mem) : "host"));
 			json_array_append_new(pools, pj);
 		}
 	}

@@ -325,6 +325,9 @@ static void eth_close(struct rxd_run *run)
 		return;
 	if (ep->started)
 		rte_eth_dev_stop(ep->port);
+	/* the DMA mapping belongs to the device: undo it before the close */
+	for (uint32_t i = 0; i < run->nq; i++)
+		rxd_gpu_unmap(ep->port, ep->gpu_mem[i], ep->gpu_len[i]);
 	if (ep->configured)
 		rte_eth_dev_close(ep->port);
 	for (uint32_t i = 0; i < run->nq && run->q; i++) {
@@ -334,8 +337,7 @@ static void eth_close(struct rxd_run *run)
 		/* the GPU pool is the payload pool (hds) or the only one */
 		uint32_t g = ep->pools[i][1] ? 1 : 0;
 		if (ep->gpu_mem[i])
-			rxd_gpu_pool_free(ep->port, ep->pools[i][g], ep->gpu_mem[i],
-					  ep->gpu_len[i]);
+			rxd_gpu_pool_free(ep->pools[i][g], ep->gpu_mem[i], ep->gpu_len[i]);
 		else
 			rte_mempool_free(ep->pools[i][g]);
 		if (g)

@@ -88,14 +88,18 @@ fail:
 	return NULL;
 }
 
-void rxd_gpu_pool_free(uint16_t port, struct rte_mempool *mp, void *gpu_mem, size_t gpu_len)
+void rxd_gpu_unmap(uint16_t port, void *gpu_mem, size_t gpu_len)
 {
 	struct rte_eth_dev_info di;
+	if (gpu_mem && rte_eth_dev_info_get(port, &di) == 0)
+		rte_dev_dma_unmap(di.device, gpu_mem, RTE_BAD_IOVA, gpu_len);
+}
+
+void rxd_gpu_pool_free(struct rte_mempool *mp, void *gpu_mem, size_t gpu_len)
+{
 	rte_mempool_free(mp);
 	if (!gpu_mem)
 		return;
-	if (rte_eth_dev_info_get(port, &di) == 0)
-		rte_dev_dma_unmap(di.device, gpu_mem, RTE_BAD_IOVA, gpu_len);
 	rte_extmem_unregister(gpu_mem, gpu_len);
 	cudaFree(gpu_mem);
 }
@@ -123,9 +127,15 @@ struct rte_mempool *rxd_gpu_pool_create(const char *name, uint16_t port, uint32_
 	return NULL;
 }
 
-void rxd_gpu_pool_free(uint16_t port, struct rte_mempool *mp, void *gpu_mem, size_t gpu_len)
+void rxd_gpu_unmap(uint16_t port, void *gpu_mem, size_t gpu_len)
 {
 	(void)port;
+	(void)gpu_mem;
+	(void)gpu_len;
+}
+
+void rxd_gpu_pool_free(struct rte_mempool *mp, void *gpu_mem, size_t gpu_len)
+{
 	(void)gpu_mem;
 	(void)gpu_len;
 	rte_mempool_free(mp);

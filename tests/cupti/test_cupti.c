@@ -15,10 +15,15 @@ Test(cupti, injection_records_gpu_activity_and_nvtx)
 	cr_assert_geq(fd, 0);
 	close(fd);
 	unlink(out);
+	/* The build's paths, or the environment's when the test runs from a
+	 * bundle on another machine (tools/device-bundle.sh). */
+	const char *smoke = getenv("RXRAY_CUPTI_SMOKE") ? getenv("RXRAY_CUPTI_SMOKE") : CUPTI_SMOKE;
+	const char *lib = getenv("RXRAY_CUPTI_LIB") ? getenv("RXRAY_CUPTI_LIB") : CUPTI_LIB;
+	const char *cupti = getenv("RXRAY_LIBCUPTI") ? getenv("RXRAY_LIBCUPTI") : LIBCUPTI;
 	char cmd[2048];
 	snprintf(cmd, sizeof(cmd),
-		 "CUDA_INJECTION64_PATH=%s NVTX_INJECTION64_PATH=%s RXRAY_CUPTI_OUT=%s %s",
-		 CUPTI_LIB, LIBCUPTI, out, CUPTI_SMOKE);
+		 "CUDA_INJECTION64_PATH=%s NVTX_INJECTION64_PATH=%s RXRAY_CUPTI_OUT=%s %s", lib, cupti,
+		 out, smoke);
 	int st = system(cmd);
 	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 	if (rc == 3)

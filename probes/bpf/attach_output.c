@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/* What rxray attach leaves behind: JSON, folded stacks, flame graph, summary. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rxray/attach.h"
+#ifdef RXRAY_ATTACH_FLAME
+#include "rxray/flame.h"
+#endif
+
+static uint64_t samples_total(const struct rxr_profile *p)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < p->nstacks; i++)
+		t += p->stacks[i].count;
+	return t;
+}
+
+static json_t *jnum_or_null(bool have, double v)
+{
+	return have ? json_real(v) : json_null();
+}
+
+static json_t *tele_json(const struct rxr_profile *p)
+{
+	json_t *t = json_object(), *ports = json_array(), *pools = json_array();
+
+	json_object_set_new(t, "socket", json_string(p->tele_path));
+	json_object_set_new(t, "version", json_string(p->tele_version));
+	for (size_t i = 0; i < p->t1.nports; i++) {
+		const struct rxr_tele_port *b = &p->t1.ports[i], *a = NULL;
+		for (size_t k = 0; k < p->t0.nports; k++)
+			if (p->t0.ports[k].id == b->id)
+				a = &p->t0.ports[k];
+		if (!a)
+			continue;
+		json_array_append_new(ports, json_pack("{s:i,s:s,s:i,s:I,s:I,s:I,s:I}", "id", b->id,
+						      "name", b->name, "rx_queues", (int)b->nb_rx_queues,
+						      "packets", (json_int_t)(b->ipackets - a->ipackets),
+						      "imissed", (json_int_t)(b->imissed - a->imissed),
+						      "rx_nombuf", (json_int_t)(b->rx_nombuf - a->rx_nombuf),
+						      "ierrors", (json_int_t)(b->ierrors - a->ierrors)));
+	}
+	for (size_t i = 0; i < p->t1.npools; i++) {
+		const struct rxr_tele_pool *mp = &p->t1.pools[i];
+		json_array_append_new(pools, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", mp->name,
+						      "size", (json_int_t)mp->size,
+						      "cache_size", (json_int_t)mp->cache_size,
+						      "elt_size", (json_int_t)mp->elt_size,
+						      "private_data_size",
+						      (json_int_t)mp->private_data_size));
+	}
+	json_object_set_new(t, "ports", ports);
+	json_object_set_new(t, "mempools", pools);
+	return t;
+}
+
+static json_t *uprobes_json(const struct rxr_profile *p)
+{
+	json_t *u = json_object(), *arr = json_array();
+	double on = p->uprobe_attached_s > 0 ? p->uprobe_attached_s : 1;
+
+	for (size_t i = 0; i < p->nuprobes; i++) {
+		const struct rxr_profile_uprobe *up = &p->uprobes[i];
+		json_array_append_new(arr, json_pack(
+			"{s:s,s:I,s:f,s:f,s:f}", "symbol", up->spec, "calls", (json_int_t)up->st.calls,
+			"calls_per_s", (double)up->st.calls / on,
+			"ret_per_call", up->st.returns ? (double)up->st.ret_sum / (double)up->st.returns : 0.0,
+			"empty_fraction",
+			up->st.returns ? (double)up->st.ret_zero / (double)up->st.returns : 0.0));
+	}
+	json_object_set_new(u, "probes", arr);
+	json_object_set_new(u, "attached_s", json_real(p->uprobe_attached_s));
+	json_object_set_new(u, "cost_us_per_hit", json_pack("[f,f]", 1.5, 7.5));
+	json_object_set_new(u, "rate_attached_pps", json_real(p->uprobe_rate_on_pps));
+	json_object_set_new(u, "rate_detached_pps", json_real(p->uprobe_rate_off_pps));
+	return u;
+}
+
+json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
+{
+	uint64_t total = samples_total(p);
+	bool cpp = p->packets > 0;
+	json_t *d = json_object(), *tids = json_array(), *funcs = json_array(), *fnd = json_array();
+
+	if (!d || !tids || !funcs || !fnd) {
+		json_decref(d);
+		json_decref(tids);
+		json_decref(funcs);
+		json_decref(fnd);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		json_array_append_new(tids, json_integer(p->tids[i]));
+	json_object_set_new(d, "schema", json_string(RXR_ATTACH_SCHEMA));
+	json_object_set_new(d, "target", json_pack("{s:i,s:s,s:s,s:i,s:o}", "pid", p->pid, "comm",
+						   p->comm, "threads", p->how, "lcore", p->lcore,
+						   "tids", tids));
+	json_object_set_new(d, "sampler", json_pack("{s:s,s:s,s:i,s:i,s:I,s:I,s:I}", "event", p->event,
+						    "stacks", p->stack_mode,
+						    "freq_hz", (int)p->freq_hz, "cpus",
+						    (int)p->sst.ncpus, "samples", (json_int_t)total,
+						    "dropped", (json_int_t)p->sst.dropped,
+						    "stack_errors", (json_int_t)p->sst.stack_errors));
+	json_object_set_new(d, "window", json_pack("{s:f,s:b,s:I,s:f,s:f,s:{s:s,s:f}}", "seconds",
+						   p->seconds, "interrupted", p->interrupted,
+						   "busy_ns", (json_int_t)p->busy_ns, "busy_cycles",
+						   p->busy_cycles, "busy_fraction",
+						   p->seconds > 0 ? (double)p->busy_ns / 1e9 / p->seconds /
+						   (double)(p->nthreads ? p->nthreads : 1) : 0.0,
+						   "clock", "source", p->clock_source, "hz", p->clock_hz));
+	json_object_set_new(d, "telemetry", p->have_tele ? tele_json(p) : json_null());
+	json_object_set_new(d, "packets", p->have_tele ? json_integer((json_int_t)p->packets)
+						      : json_null());
+	json_object_set_new(d, "mpps", jnum_or_null(p->have_tele && p->seconds > 0,
+						     (double)p->packets / p->seconds / 1e6));
+	json_object_set_new(d, "cycles_per_packet", jnum_or_null(cpp, p->cycles_per_packet));
+	json_t *callers = json_array();
+	for (size_t i = 0; i < p->nmempool_callers; i++)
+		json_array_append_new(callers, json_pack("{s:s,s:I}", "frame",
+							 p->mempool_callers[i].name, "samples",
+							 (json_int_t)p->mempool_callers[i].samples));
+	json_object_set_new(d, "shares", json_pack("{s:f,s:f,s:o}", "mempool", p->mempool_share,
+						   "pmd", p->pmd_share, "mempool_callers", callers));
+	for (size_t i = 0; i < p->nfuncs && i < top; i++) {
+		const struct rxr_profile_func *f = &p->funcs[i];
+		double self = total ? (double)f->self / (double)total : 0;
+		double tot = total ? (double)f->total / (double)total : 0;
+		if (!f->self)
+			break;
+		json_array_append_new(funcs, json_pack(
+			"{s:s,s:s,s:I,s:f,s:f,s:o}", "name", f->name, "dso", f->dso, "self_samples",
+			(json_int_t)f->self, "self_share", self, "total_share", tot,
+			"cycles_per_packet", jnum_or_null(cpp, self * p->cycles_per_packet)));
+	}
+	json_object_set_new(d, "top_functions", funcs);
+	json_object_set_new(d, "uprobes", p->nuprobes ? uprobes_json(p) : json_null());
+	for (size_t i = 0; i < p->nfindings; i++)
+		json_array_append_new(fnd, json_string(p->findings[i]));
+	json_object_set_new(d, "findings", fnd);
+	return d;
+}
+
+bool rxr_profile_has_flame(void)
+{
+#ifdef RXRAY_ATTACH_FLAME
+	return true;
+#else
+	return false;
+#endif
+}
+
+static int folded_write(const struct rxr_profile *p, FILE *f)
+{
+	for (size_t i = 0; i < p->nstacks; i++)
+		if (fprintf(f, "%s %" PRIu64 "\n", p->stacks[i].folded, p->stacks[i].count) < 0)
+			return -EIO;
+	return 0;
+}
+
+static int json_write(const struct rxr_profile *p, FILE *f)
+{
+	json_t *d = rxr_profile_to_json(p, 50);
+	int rc;
+
+	if (!d)
+		return -ENOMEM;
+	rc = json_dumpf(d, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) ? -EIO : 0;
+	if (!rc && fputc('\n', f) == EOF)
+		rc = -EIO;
+	json_decref(d);
+	return rc;
+}
+
+#ifdef RXRAY_ATTACH_FLAME
+static int flame_write(const struct rxr_profile *p, FILE *f)
+{
+	struct rxr_flame *fl = rxr_flame_new();
+	char title[192], sub[512];
+	uint64_t total = samples_total(p);
+	int rc = 0;
+
+	if (!fl)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks && !rc; i++) {
+		const char *frames[300];
+		size_t n = 0;
+		char *copy = strdup(p->stacks[i].folded), *save = NULL;
+		if (!copy) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (char *tok = strtok_r(copy, ";", &save); tok && n < 300;
+		     tok = strtok_r(NULL, ";", &save))
+			frames[n++] = tok;
+		rc = rxr_flame_add(fl, frames, n, (double)p->stacks[i].count);
+		free(copy);
+	}
+	bool per_packet = p->packets > 0 && total > 0 && p->cycles_per_packet > 0;
+	if (!rc && per_packet)
+		rxr_flame_scale(fl, p->cycles_per_packet / (double)total);
+	snprintf(title, sizeof(title), "rxray attach: pid %d (%s)%s", p->pid, p->comm,
+		 per_packet ? ", cycles per packet" : ", samples");
+	snprintf(sub, sizeof(sub), "%s; %.2f s, %s at %u Hz, %s stacks; %.1f cycles/packet over %"
+		 PRIu64 " packets", p->how, p->seconds, p->event, p->freq_hz, p->stack_mode,
+		 p->cycles_per_packet, p->packets);
+	struct rxr_flame_svg_opts o = {.title = title, .subtitle = sub,
+				       .units = per_packet ? "cycles/packet" : "samples"};
+	if (!rc)
+		rc = rxr_flame_svg_write(fl, f, &o);
+	rxr_flame_free(fl);
+	return rc;
+}
+#endif
+
+/* Write one file through a temp name + rename. */
+static int file_write(const struct rxr_profile *p, const char *dir, const char *name,
+		      int (*fn)(const struct rxr_profile *, FILE *), char *err, size_t errlen)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return rc;
+	}
+	rc = fn(p, f);
+	if (fflush(f) || fsync(fileno(f)))
+		rc = rc ? rc : -EIO;
+	if (fclose(f))
+		rc = rc ? rc : -EIO;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	}
+	return rc;
+}
+
+int rxr_profile_write(const struct rxr_profile *p, const char *dir, char *err, size_t errlen)
+{
+	int rc;
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return rc;
+	}
+	rc = file_write(p, dir, "stacks.folded", folded_write, err, errlen);
+#ifdef RXRAY_ATTACH_FLAME
+	if (!rc && p->nstacks)
+		rc = file_write(p, dir, "flame.svg", flame_write, err, errlen);
+#endif
+	if (!rc)
+		rc = file_write(p, dir, "attach.json", json_write, err, errlen);
+	return rc;
+}
+
+static void count_print(FILE *out, uint64_t v)
+{
+	if (v >= 1000000000ull)
+		fprintf(out, "%.2fG", (double)v / 1e9);
+	else if (v >= 1000000ull)
+		fprintf(out, "%.2fM", (double)v / 1e6);
+	else if (v >= 1000ull)
+		fprintf(out, "%.1fk", (double)v / 1e3);
+	else
+		fprintf(out, "%" PRIu64, v);
+}
+
+void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top)
+{
+	uint64_t total = samples_total(p);
+	bool cpp = p->packets > 0;
+
+	fprintf(out, "rxray attach: pid %d (%s), %s\n", p->pid, p->comm, p->how);
+	fprintf(out, "window      %.2f s%s, %s at %u Hz on %u CPUs, %s stacks, %" PRIu64 " samples",
+		p->seconds, p->interrupted ? " (interrupted)" : "", p->event, p->freq_hz,
+		p->sst.ncpus, p->stack_mode, total);
+	if (p->sst.dropped)
+		fprintf(out, " (%" PRIu64 " dropped)", p->sst.dropped);
+	fprintf(out, "\nbusy        %.3f s on CPU = ", (double)p->busy_ns / 1e9);
+	count_print(out, (uint64_t)p->busy_cycles);
+	fprintf(out, " cycles (%s %.3f GHz)\n", p->clock_source, p->clock_hz / 1e9);
+	if (p->have_tele) {
+		fprintf(out, "packets     ");
+		count_print(out, p->packets);
+		fprintf(out, " (%.2f Mpps), imissed %" PRIu64 ", rx_nombuf %" PRIu64 "  [%s]\n",
+			p->seconds > 0 ? (double)p->packets / p->seconds / 1e6 : 0.0, p->imissed,
+			p->rx_nombuf, p->tele_path);
+	} else {
+		fprintf(out, "packets     unknown (no telemetry socket): shares only\n");
+	}
+	if (cpp)
+		fprintf(out, "cycles/pkt  %.1f\n", p->cycles_per_packet);
+	fprintf(out, "\n  %6s %6s %8s  %s\n", "self%", "total%", cpp ? "cyc/pkt" : "samples",
+		"function [object]");
+	for (size_t i = 0; i < p->nfuncs && i < top && total; i++) {
+		const struct rxr_profile_func *f = &p->funcs[i];
+		double self = (double)f->self / (double)total;
+		if (!f->self)
+			break;
+		if (cpp)
+			fprintf(out, "  %5.1f%% %5.1f%% %8.2f  %s", 100 * self,
+				100.0 * (double)f->total / (double)total, self * p->cycles_per_packet,
+				f->name);
+		else
+			fprintf(out, "  %5.1f%% %5.1f%% %8" PRIu64 "  %s", 100 * self,
+				100.0 * (double)f->total / (double)total, f->self, f->name);
+		if (f->dso[0] == '[' || !f->dso[0])
+			fprintf(out, "%s%s\n", f->dso[0] ? " " : "", f->dso);
+		else
+			fprintf(out, " [%s]\n", f->dso);
+	}
+	fprintf(out, "\nmempool code %.1f%% of samples", 100 * p->mempool_share);
+	if (cpp)
+		fprintf(out, " (%.1f cycles/packet)", p->mempool_share * p->cycles_per_packet);
+	fprintf(out, ", PMD code %.1f%%\n", 100 * p->pmd_share);
+	for (size_t i = 0; i < p->nuprobes; i++) {
+		const struct rxr_profile_uprobe *u = &p->uprobes[i];
+		double on = p->uprobe_attached_s > 0 ? p->uprobe_attached_s : 1;
+		fprintf(out, "uprobe %-28s %.0f calls/s, %.2f returned/call, %.0f%% empty\n", u->spec,
+			(double)u->st.calls / on,
+			u->st.returns ? (double)u->st.ret_sum / (double)u->st.returns : 0.0,
+			u->st.returns ? 100.0 * (double)u->st.ret_zero / (double)u->st.returns : 0.0);
+	}
+	if (p->nuprobes)
+		fprintf(out, "uprobe overhead: packet rate %.2f Mpps attached vs %.2f Mpps detached "
+			"(%.1f%%); 1.5-7.5 us per hit here\n", p->uprobe_rate_on_pps / 1e6,
+			p->uprobe_rate_off_pps / 1e6,
+			p->uprobe_rate_off_pps > 0
+				? 100.0 * (1 - p->uprobe_rate_on_pps / p->uprobe_rate_off_pps)
+				: 0.0);
+	if (p->nfindings) {
+		fprintf(out, "\nfindings\n");
+		for (size_t i = 0; i < p->nfindings; i++)
+			fprintf(out, "  - %s\n", p->findings[i]);
+	}
+}

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The BPF side's user half: load attach.bpf.o through its skeleton, open
+ * one sampling perf event per CPU, attach through BPF links (closing the
+ * link and the event detaches; nothing is pinned), walk the count map.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attach.skel.h"
+#include "attach_bpf.h"
+#include "rxray/attach.h"
+
+struct rxr_uprobe_slot {
+	char path[256];
+	uint64_t off;
+	struct bpf_link *entry, *ret;
+};
+
+/* dwarf mode: unwound stacks counted in user space, in a fixed table */
+struct raw_entry {
+	uint64_t hash;
+	uint32_t tid;
+	int32_t kern_stack;
+	uint32_t n;
+	uint64_t count;
+	uint64_t *ips; /* n, owned */
+};
+
+#define RAW_SLOTS (2 * RXR_BPF_MAX_KEYS) /* open addressing, at most half full */
+
+struct rxr_sampler {
+	struct rxr_attach_bpf *skel;
+	enum rxr_stack_mode mode;
+	rxr_unwind_fn unwind;
+	void *unwind_ctx;
+	struct ring_buffer *rb;
+	struct raw_entry *raw; /* RAW_SLOTS, dwarf mode */
+	size_t nraw;
+	uint64_t raw_dropped;
+	uint64_t ips[RXR_BPF_STACK_DEPTH];
+	int ncpus;
+	int *pfds;
+	struct bpf_link **links;
+	char event[16];
+	unsigned nevents;
+	int pid;
+	int nup;
+	struct rxr_uprobe_slot up[RXR_ATTACH_MAX_UPROBES];
+};
+
+_Static_assert(RXR_ATTACH_MAX_UPROBES == RXR_BPF_MAX_UPROBES, "uprobe table sizes");
+_Static_assert(RXR_ATTACH_MAX_THREADS == RXR_BPF_MAX_TIDS, "tid table sizes");
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's warnings would break the one-line error rule; debug via env */
+	if (getenv("RXRAY_BPF_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int perf_open(struct perf_event_attr *a, int cpu)
+{
+	return (int)syscall(__NR_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Hardware cycles where a PMU exists, else the cpu-clock software event. */
+static int events_open(struct rxr_sampler *s, unsigned freq, char *err, size_t errlen)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.freq = 1,
+		.sample_freq = freq,
+	};
+	bool hw = true;
+
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		int fd = perf_open(&a, cpu);
+		if (fd < 0 && hw && cpu == 0 && (errno == ENOENT || errno == EOPNOTSUPP ||
+						  errno == ENODEV || errno == EINVAL)) {
+			hw = false;
+			a.type = PERF_TYPE_SOFTWARE;
+			a.config = PERF_COUNT_SW_CPU_CLOCK;
+			fd = perf_open(&a, cpu);
+		}
+		if (fd < 0) {
+			if (errno == ENODEV) /* offline CPU */
+				continue;
+			snprintf(err, errlen, "failed to open perf event on CPU %d: %s", cpu,
+				 strerror(errno));
+			return -errno;
+		}
+		s->pfds[cpu] = fd;
+		s->nevents++;
+	}
+	snprintf(s->event, sizeof(s->event), "%s", hw ? "cycles" : "cpu-clock");
+	return 0;
+}
+
+static uint64_t raw_hash(uint32_t tid, int32_t ks, const uint64_t *ips, size_t n)
+{
+	uint64_t h = 1469598103934665603ull ^ ((uint64_t)tid << 32 | (uint32_t)ks);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static int raw_count(struct rxr_sampler *s, uint32_t tid, int32_t ks, const uint64_t *ips,
+		     size_t n)
+{
+	uint64_t h = raw_hash(tid, ks, ips, n);
+	size_t j = h & (RAW_SLOTS - 1);
+
+	for (;; j = (j + 1) & (RAW_SLOTS - 1)) {
+		struct raw_entry *e = &s->raw[j];
+		if (!e->hash)
+			break;
+		if (e->hash == h && e->tid == tid && e->kern_stack == ks && e->n == n &&
+		    !memcmp(e->ips, ips, n * sizeof(*ips))) {
+			e->count++;
+			return 0;
+		}
+	}
+	if (s->nraw == RXR_BPF_MAX_KEYS) { /* bounded, like the kernel's map */
+		s->raw_dropped++;
+		return 0;
+	}
+	struct raw_entry *e = &s->raw[j];
+	e->ips = malloc(n ? n * sizeof(*ips) : 1);
+	if (!e->ips) {
+		s->raw_dropped++;
+		return 0;
+	}
+	memcpy(e->ips, ips, n * sizeof(*ips));
+	e->hash = h;
+	e->tid = tid;
+	e->kern_stack = ks;
+	e->n = (uint32_t)n;
+	e->count = 1;
+	s->nraw++;
+	return 0;
+}
+
+static int raw_on_sample(void *ctx, void *data, size_t size)
+{
+	struct rxr_sampler *s = ctx;
+	const struct rxr_bpf_raw_sample *e = data;
+	size_t n = 0;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->stack_len)
+		n = s->unwind(s->unwind_ctx, e->tid, (const uint64_t *)e->regs, e->stack,
+			      e->stack_len, s->ips, RXR_BPF_STACK_DEPTH);
+	if (!n) { /* at least the leaf */
+		s->ips[0] = e->regs[16];
+		n = 1;
+	}
+	return raw_count(s, e->tid, e->kern_stack, s->ips, n);
+}
+
+struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err,
+				     size_t errlen)
+{
+	struct rxr_sampler *s = calloc(1, sizeof(*s));
+	const struct rxr_attach_target *t = o->target;
+	int rc = 0;
+
+	libbpf_set_print(libbpf_quiet);
+	if (!s) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		rc = s->ncpus ? s->ncpus : -ENOENT;
+		snprintf(err, errlen, "failed to count CPUs");
+		goto fail;
+	}
+	s->pfds = malloc(sizeof(int) * (size_t)s->ncpus);
+	s->links = calloc((size_t)s->ncpus, sizeof(*s->links));
+	if (!s->pfds || !s->links) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (int i = 0; i < s->ncpus; i++)
+		s->pfds[i] = -1;
+
+	s->skel = rxr_attach_bpf__open();
+	if (!s->skel) {
+		rc = -errno;
+		snprintf(err, errlen, "failed to open BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	s->pid = t->pid;
+	s->skel->rodata->target_tgid = (__u32)t->pid;
+	s->skel->rodata->filter_tids = !t->whole;
+	s->mode = o->mode;
+	s->unwind = o->unwind;
+	s->unwind_ctx = o->unwind_ctx;
+	struct bpf_program *raw = bpf_object__find_program_by_name(s->skel->obj, "rxr_sample_raw");
+	if (s->mode == RXR_STACKS_DWARF && (!raw || !s->unwind)) {
+		rc = -EOPNOTSUPP;
+		snprintf(err, errlen, "--stacks dwarf: not supported on this architecture");
+		goto fail;
+	}
+	if (s->mode == RXR_STACKS_FP) {
+		if (raw)
+			bpf_program__set_autoload(raw, false);
+		/* the ring is dwarf mode's; keep it at one page otherwise */
+		bpf_map__set_max_entries(s->skel->maps.raw_samples, (__u32)sysconf(_SC_PAGESIZE));
+	}
+	rc = rxr_attach_bpf__load(s->skel);
+	if (rc) {
+		snprintf(err, errlen, "failed to load BPF object: %s", strerror(-rc));
+		goto fail;
+	}
+	if (!t->whole) {
+		for (size_t i = 0; i < t->nthreads; i++) {
+			__u32 tid = (__u32)t->threads[i].tid;
+			__u8 one = 1;
+			if (bpf_map__update_elem(s->skel->maps.tids, &tid, sizeof(tid), &one,
+						 sizeof(one), BPF_ANY)) {
+				rc = -errno;
+				snprintf(err, errlen, "failed to fill tid filter: %s", strerror(errno));
+				goto fail;
+			}
+		}
+	}
+	if (s->mode == RXR_STACKS_DWARF) {
+		s->raw = calloc(RAW_SLOTS, sizeof(*s->raw));
+		s->rb = s->raw ? ring_buffer__new(bpf_map__fd(s->skel->maps.raw_samples),
+						  raw_on_sample, s, NULL)
+			       : NULL;
+		if (!s->rb) {
+			rc = s->raw ? -errno : -ENOMEM;
+			snprintf(err, errlen, "failed to set up the sample ring: %s", strerror(-rc));
+			goto fail;
+		}
+	}
+	rc = events_open(s, o->freq_hz, err, errlen);
+	if (rc)
+		goto fail;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		if (s->pfds[cpu] < 0)
+			continue;
+		s->links[cpu] = bpf_program__attach_perf_event(
+			s->mode == RXR_STACKS_DWARF ? raw : s->skel->progs.rxr_sample, s->pfds[cpu]);
+		if (!s->links[cpu]) {
+			rc = -errno;
+			snprintf(err, errlen, "failed to attach to perf event on CPU %d: %s", cpu,
+				 strerror(errno));
+			goto fail;
+		}
+	}
+	return s;
+fail:
+	rxr_sampler_close(s);
+	errno = -rc;
+	return NULL;
+}
+
+const char *rxr_sampler_event(const struct rxr_sampler *s)
+{
+	return s->event;
+}
+
+int rxr_sampler_poll(struct rxr_sampler *s, int ms)
+{
+	int rc;
+
+	if (!s->rb) {
+		struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	rc = ring_buffer__poll(s->rb, ms);
+	return rc < 0 && rc != -EINTR ? rc : 0;
+}
+
+void rxr_sampler_stop(struct rxr_sampler *s)
+{
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+		if (s->pfds[cpu] >= 0)
+			close(s->pfds[cpu]);
+		s->pfds[cpu] = -1;
+	}
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+}
+
+void rxr_sampler_stats(const struct rxr_sampler *s, struct rxr_sampler_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->samples = s->skel->bss->samples;
+	st->dropped = s->skel->bss->dropped + s->raw_dropped;
+	st->stack_errors = s->skel->bss->stack_errors;
+	st->ncpus = s->nevents;
+}
+
+static size_t stack_read(int fd, __s32 id, __u64 *ips)
+{
+	size_t n = 0;
+
+	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
+		return 0;
+	while (n < RXR_BPF_STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+int rxr_sampler_foreach(struct rxr_sampler *s, rxr_stack_fn fn, void *ctx)
+{
+	int cfd = bpf_map__fd(s->skel->maps.counts);
+	int sfd = bpf_map__fd(s->skel->maps.stacks);
+	struct rxr_bpf_key key, next;
+	__u64 uip[RXR_BPF_STACK_DEPTH], kip[RXR_BPF_STACK_DEPTH], count;
+	void *prev = NULL;
+	int rc;
+
+	if (s->mode == RXR_STACKS_DWARF) {
+		for (size_t j = 0; j < RAW_SLOTS; j++) {
+			const struct raw_entry *e = &s->raw[j];
+			if (!e->hash)
+				continue;
+			size_t nk = stack_read(sfd, e->kern_stack, kip);
+			rc = fn(ctx, e->tid, e->ips, e->n, (const uint64_t *)kip, nk, e->count);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	while (!bpf_map_get_next_key(cfd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(cfd, &key, &count))
+			continue;
+		size_t nu = stack_read(sfd, key.user_stack, uip);
+		size_t nk = stack_read(sfd, key.kern_stack, kip);
+		rc = fn(ctx, key.tid, (const uint64_t *)uip, nu, (const uint64_t *)kip, nk, count);
+		if (rc)
+			return rc;
+	}
+	return errno == ENOENT || !errno ? 0 : -errno;
+}
+
+int rxr_sampler_uprobe_add(struct rxr_sampler *s, const char *path, uint64_t off)
+{
+	if (s->nup == RXR_ATTACH_MAX_UPROBES)
+		return -ENOSPC;
+	snprintf(s->up[s->nup].path, sizeof(s->up[0].path), "%s", path);
+	s->up[s->nup].off = off;
+	return s->nup++;
+}
+
+static void uprobes_detach(struct rxr_sampler *s)
+{
+	for (int i = 0; i < s->nup; i++) {
+		bpf_link__destroy(s->up[i].entry);
+		bpf_link__destroy(s->up[i].ret);
+		s->up[i].entry = s->up[i].ret = NULL;
+	}
+}
+
+int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on)
+{
+	if (!on) {
+		uprobes_detach(s);
+		return 0;
+	}
+	for (int i = 0; i < s->nup; i++) {
+		struct rxr_uprobe_slot *u = &s->up[i];
+		LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = (__u64)i);
+		LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = (__u64)i, .retprobe = true);
+		if (u->entry)
+			continue;
+		u->entry = bpf_program__attach_uprobe_opts(s->skel->progs.rxr_uprobe_entry,
+							   s->pid, u->path, u->off, &eo);
+		if (u->entry)
+			u->ret = bpf_program__attach_uprobe_opts(s->skel->progs.rxr_uprobe_return,
+								 s->pid, u->path, u->off, &ro);
+		if (!u->entry || !u->ret) {
+			int rc = -errno;
+			uprobes_detach(s);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int rxr_sampler_uprobe_stat(struct rxr_sampler *s, int slot, struct rxr_uprobe_stat *st)
+{
+	struct rxr_bpf_uprobe_stat v;
+	__u32 k = (__u32)slot;
+
+	if (slot < 0 || slot >= s->nup)
+		return -EINVAL;
+	if (bpf_map__lookup_elem(s->skel->maps.ustats, &k, sizeof(k), &v, sizeof(v), 0))
+		return -errno;
+	st->calls = v.calls;
+	st->returns = v.returns;
+	st->ret_sum = v.ret_sum;
+	st->ret_zero = v.ret_zero;
+	return 0;
+}
+
+void rxr_sampler_close(struct rxr_sampler *s)
+{
+	if (!s)
+		return;
+	if (s->links && s->pfds)
+		rxr_sampler_stop(s);
+	if (s->skel)
+		uprobes_detach(s);
+	ring_buffer__free(s->rb);
+	rxr_attach_bpf__destroy(s->skel);
+	if (s->raw)
+		for (size_t j = 0; j < RAW_SLOTS; j++)
+			free(s->raw[j].ips);
+	free(s->raw);
+	free(s->links);
+	free(s->pfds);
+	free(s);
+}

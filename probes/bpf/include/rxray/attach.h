@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray attach: per-packet attribution of a running, unmodified DPDK
+ * process, from outside it.
+ *
+ *   target     which threads of which process (--pid, --tid, --lcore)
+ *   telemetry  the target's DPDK telemetry v2 socket: port and mempool
+ *              counters at the start and end of the window
+ *   sampler    a BPF perf-event program counting user+kernel stacks of the
+ *              target threads (hardware cycles where a PMU exists,
+ *              cpu-clock otherwise) and optional uprobes on named symbols
+ *   symbols    libdwfl symbolisation of the target (PIE, shared objects;
+ *              stripped code shown as dso+0xoffset) and kallsyms
+ *   profile    the window's samples, folded, normalised per packet:
+ *              cycles/packet of a frame = its sample share x the threads'
+ *              busy cycles / packets received in the window; findings
+ *
+ * Error rule: functions that can fail return 0 or a negative errno;
+ * constructors return NULL and set errno. Where an err buffer is taken,
+ * a failure also leaves one human line in it. Free/close functions accept
+ * NULL. Every table is fixed-size: memory is bounded whatever the target
+ * does (stacks beyond the BPF maps' sizes are counted as dropped).
+ */
+#ifndef RXRAY_ATTACH_H
+#define RXRAY_ATTACH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RXR_ATTACH_SCHEMA "rxray.attach/1"
+#define RXR_ATTACH_MAX_THREADS 1024 /* = the BPF tid filter's size */
+#define RXR_ATTACH_MAX_PORTS 32
+#define RXR_ATTACH_MAX_POOLS 64
+#define RXR_ATTACH_MAX_UPROBES 16
+#define RXR_ATTACH_MAX_FINDINGS 16
+#define FRAME_NAME_MAX 128 /* longest frame name kept (longer ones are cut) */
+
+/* ------------------------------------------------------------- target */
+
+struct rxr_attach_thread {
+	int tid;
+	char comm[16];
+	int pinned_core; /* the single core of its affinity mask; -1: several */
+	int last_cpu;    /* /proc/<pid>/task/<tid>/stat field 39 */
+};
+
+struct rxr_attach_target {
+	int pid;
+	char comm[16];
+	int lcore;      /* --lcore N, or -1 */
+	bool whole;     /* every thread of pid (no tid filter) */
+	char how[160];  /* how the threads were chosen, for the output */
+	size_t nthreads;
+	struct rxr_attach_thread threads[RXR_ATTACH_MAX_THREADS];
+};
+
+/*
+ * Resolve the threads to sample. ntids > 0: exactly those tids (each must
+ * be a thread of pid). lcore >= 0: the thread DPDK named for that lcore
+ * ("rte-worker-N", "lcore-worker-N", "dpdk-worker-N"), else the busiest
+ * thread whose affinity is exactly core N. Otherwise the whole process.
+ * Returns 0; -ESRCH (no such pid), -ENOENT (tid not in pid, no thread on
+ * that lcore), -E2BIG (too many threads), -EINVAL (tids and lcore both).
+ * err gets one line naming what was wrong.
+ */
+int rxr_attach_target_resolve(int pid, const int *tids, size_t ntids, int lcore,
+			      struct rxr_attach_target *t, char *err, size_t errlen);
+
+/*
+ * Time the target threads spent on a CPU so far, in ns (sum of
+ * /proc/<pid>/task/<tid>/schedstat; the whole process: every live
+ * thread). 0, or -ESRCH when the process is gone.
+ */
+int rxr_attach_target_cpu_ns(const struct rxr_attach_target *t, uint64_t *ns);
+
+/* True while the process exists. */
+bool rxr_attach_target_alive(const struct rxr_attach_target *t);
+
+/*
+ * Check this process may load BPF and open perf events: root with
+ * CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON. 0, or -EPERM with the missing
+ * capabilities named in missing ("CAP_BPF, CAP_PERFMON").
+ */
+int rxr_attach_caps_check(char *missing, size_t len);
+
+/* ---------------------------------------------------------- telemetry */
+
+struct rxr_tele; /* an open telemetry v2 connection */
+
+struct rxr_tele_port {
+	uint16_t id;
+	char name[64];
+	uint32_t nb_rx_queues;
+	uint64_t rx_mbuf_size_min; /* smallest data room among its RX pools */
+	uint64_t ipackets, imissed, ierrors, rx_nombuf;
+};
+
+struct rxr_tele_pool {
+	char name[64];
+	uint64_t size, cache_size, elt_size, header_size, private_data_size, populated_size;
+};
+
+struct rxr_tele_snap {
+	double t; /* CLOCK_MONOTONIC seconds when read */
+	size_t nports;
+	struct rxr_tele_port ports[RXR_ATTACH_MAX_PORTS];
+	size_t npools;
+	struct rxr_tele_pool pools[RXR_ATTACH_MAX_POOLS];
+};
+
+/*
+ * Connect to the telemetry v2 socket of process pid. prefix = the
+ * target's --file-prefix (NULL: find the socket whose greeting names pid
+ * among <runtime dir>/dpdk/<any prefix>/dpdk_telemetry.v2*). The runtime
+ * dir is /var/run for root, else $XDG_RUNTIME_DIR or /tmp, as EAL does.
+ * NULL + errno: ENOENT (no socket for that prefix / none for pid), ESRCH
+ * (the prefix's socket belongs to another process), EPROTO (bad greeting),
+ * ENOMEM; err names the path.
+ */
+struct rxr_tele *rxr_tele_open(int pid, const char *prefix, char *err, size_t errlen);
+void rxr_tele_close(struct rxr_tele *tl);
+/* Socket path, DPDK version string ("DPDK 22.11.11"), file prefix. */
+const char *rxr_tele_path(const struct rxr_tele *tl);
+const char *rxr_tele_version(const struct rxr_tele *tl);
+const char *rxr_tele_prefix(const struct rxr_tele *tl);
+
+/*
+ * Send one command ("/ethdev/stats,0") and return the value under the
+ * command's key in *out (new reference; JSON null -> -ENOENT).
+ * 0, -EIO (socket), -EPROTO (not JSON / wrong key), -ENOENT.
+ */
+int rxr_tele_query(struct rxr_tele *tl, const char *cmd, json_t **out);
+
+/*
+ * Read every port (/ethdev/list, /ethdev/stats, /ethdev/info; imissed
+ * falls back to /ethdev/xstats rx_missed_errors) and every mempool
+ * (/mempool/list, /mempool/info). Ports/pools beyond the fixed tables are
+ * left out. 0, -EIO, -EPROTO.
+ */
+int rxr_tele_snapshot(struct rxr_tele *tl, struct rxr_tele_snap *s);
+
+/* ------------------------------------------------------------ sampler */
+
+struct rxr_sampler; /* the loaded BPF object, its perf events and links */
+
+enum rxr_stack_mode {
+	RXR_STACKS_FP = 0, /* kernel frame-pointer walk, counted in a BPF map */
+	RXR_STACKS_DWARF,  /* registers + 8 KiB of user stack per sample through
+			    * a BPF ring buffer, unwound in user space with the
+			    * objects' CFI (x86-64 only) */
+};
+
+/*
+ * dwarf mode's unwinder: fill ips (leaf first) from the 17 x86-64 DWARF
+ * registers and a copy of len stack bytes starting at regs[7] (rsp).
+ * Returns the number of ips (0 when nothing could be unwound).
+ */
+typedef size_t (*rxr_unwind_fn)(void *ctx, uint32_t tid, const uint64_t *regs,
+				const uint8_t *stack, size_t len, uint64_t *ips, size_t max);
+
+struct rxr_sampler_opts {
+	const struct rxr_attach_target *target;
+	unsigned freq_hz; /* samples per second per CPU, 1..100000 */
+	enum rxr_stack_mode mode;
+	rxr_unwind_fn unwind; /* dwarf mode: required */
+	void *unwind_ctx;
+};
+
+struct rxr_sampler_stats {
+	uint64_t samples;      /* kept */
+	uint64_t dropped;      /* lost to a full count map / ring buffer / table */
+	uint64_t stack_errors; /* user stack not captured */
+	unsigned ncpus;        /* per-CPU perf events attached */
+};
+
+struct rxr_uprobe_stat {
+	uint64_t calls, returns, ret_sum, ret_zero;
+};
+
+/*
+ * Load the BPF object (filtered to the target's pid and, unless whole,
+ * its tids), open one sampling perf event per online CPU (hardware
+ * cycles, falling back to the cpu-clock software event) and attach the
+ * program through BPF links (never pinned). Sampling starts on return.
+ * NULL + errno: EPERM, ENOENT (no CPU event), ENOMEM, or libbpf's error.
+ */
+struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err,
+				     size_t errlen);
+/*
+ * Wait up to ms for samples: dwarf mode consumes and unwinds the ring
+ * buffer; fp mode just sleeps (the kernel counts). Returns early on a
+ * signal. 0 or -errno.
+ */
+int rxr_sampler_poll(struct rxr_sampler *s, int ms);
+
+/* "cycles" or "cpu-clock". */
+const char *rxr_sampler_event(const struct rxr_sampler *s);
+/*
+ * Stop sampling: destroy the perf links and events (maps stay readable);
+ * dwarf mode then drains what is left in the ring buffer.
+ */
+void rxr_sampler_stop(struct rxr_sampler *s);
+void rxr_sampler_stats(const struct rxr_sampler *s, struct rxr_sampler_stats *st);
+
+/*
+ * Call fn once per counted (tid, user stack, kernel stack): ips are leaf
+ * first; nu/nk may be 0. A non-zero return from fn stops the walk and is
+ * returned. 0 or -errno from the map walk.
+ */
+typedef int (*rxr_stack_fn)(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu,
+			    const uint64_t *kip, size_t nk, uint64_t count);
+int rxr_sampler_foreach(struct rxr_sampler *s, rxr_stack_fn fn, void *ctx);
+
+/*
+ * Register an entry + return uprobe on path at file offset off (not yet
+ * attached). Returns the slot (>= 0), -ENOSPC (RXR_ATTACH_MAX_UPROBES).
+ */
+int rxr_sampler_uprobe_add(struct rxr_sampler *s, const char *path, uint64_t off);
+/*
+ * Attach (on) or detach (off) every registered uprobe, as links. 0 or
+ * -errno of the first attach that failed (the others are then detached).
+ */
+int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on);
+int rxr_sampler_uprobe_stat(struct rxr_sampler *s, int slot, struct rxr_uprobe_stat *st);
+
+/* Detach everything still attached and free. */
+void rxr_sampler_close(struct rxr_sampler *s);
+
+/* ------------------------------------------------------------ symbols */
+
+struct rxr_syms; /* libdwfl session on the target + kallsyms */
+
+struct rxr_frame {
+	const char *sym;  /* symbol name (owned by the session) or NULL */
+	const char *dso;  /* object basename, "[kernel]", or NULL: unmapped */
+	uint64_t off;     /* address in the object's ELF address space */
+};
+
+/* Report the target's mappings to libdwfl. NULL + errno, err says why. */
+struct rxr_syms *rxr_syms_open(int pid, char *err, size_t errlen);
+void rxr_syms_close(struct rxr_syms *sy);
+/* A user address. 0, or -ENOENT (no object mapped there). */
+int rxr_syms_user(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f);
+/* A kernel address through /proc/kallsyms (loaded on first use). 0/-ENOENT. */
+int rxr_syms_kernel(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f);
+/*
+ * Unwind one dwarf-mode sample of thread tid (matches rxr_unwind_fn, ctx =
+ * the session): the target's CFI (.eh_frame / .debug_frame) applied to
+ * the copied registers and stack. Reads nothing of the live process.
+ */
+size_t rxr_syms_unwind(void *sy, uint32_t tid, const uint64_t *regs, const uint8_t *stack,
+		       size_t len, uint64_t *ips, size_t max);
+
+/*
+ * Resolve a --uprobes spec: "sym", "dso:sym" or "dso+0xOFF" (dso matched
+ * against mapped objects' basenames by prefix) to a file path and file
+ * offset. 0; -ENOENT (no such symbol/object) or -EINVAL with err set.
+ */
+int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pathlen,
+		    uint64_t *file_off, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ profile */
+
+struct rxr_profile_stack {
+	char *folded; /* "comm;thread;outer;...;leaf" (owned) */
+	uint64_t count;
+};
+
+struct rxr_profile_func {
+	char *name; /* leaf frame name (owned) */
+	char dso[64];
+	uint64_t self;  /* samples with this leaf */
+	uint64_t total; /* samples with it anywhere in the stack */
+};
+
+struct rxr_profile_uprobe {
+	char spec[96];
+	struct rxr_uprobe_stat st;
+};
+
+struct rxr_profile {
+	/* what was sampled */
+	int pid;
+	char comm[16];
+	char how[160];
+	int lcore;
+	size_t nthreads;
+	int tids[RXR_ATTACH_MAX_THREADS];
+	unsigned freq_hz;
+	char event[16];
+	char stack_mode[8]; /* "fp" or "dwarf" */
+	/* the window */
+	double seconds;
+	bool interrupted;    /* SIGINT/SIGTERM ended it early */
+	uint64_t busy_ns;    /* CPU time of the sampled threads */
+	double clock_hz;     /* cycles per second of the rxray clock */
+	char clock_source[16];
+	double busy_cycles;
+	/* samples */
+	struct rxr_sampler_stats sst;
+	size_t nstacks;
+	struct rxr_profile_stack *stacks; /* owned, sorted by count desc */
+	size_t nfuncs;
+	struct rxr_profile_func *funcs;   /* owned, sorted by self desc */
+	double mempool_share;             /* leaf in a mempool object/function */
+	/* the frames right above mempool leaves (who allocates/frees), by samples */
+	size_t nmempool_callers;
+	struct {
+		char name[FRAME_NAME_MAX];
+		uint64_t samples;
+	} mempool_callers[8];
+	double pmd_share;                 /* leaf in a PMD (librte_net_*) */
+	/* packets (telemetry) */
+	bool have_tele;
+	char tele_path[108];
+	char tele_version[32];
+	struct rxr_tele_snap t0, t1;
+	uint64_t packets, imissed, rx_nombuf, ierrors; /* window deltas */
+	double cycles_per_packet; /* 0 when packets unknown or 0 */
+	/* uprobes */
+	size_t nuprobes;
+	struct rxr_profile_uprobe uprobes[RXR_ATTACH_MAX_UPROBES];
+	double uprobe_attached_s;  /* time they were attached */
+	double uprobe_rate_on_pps, uprobe_rate_off_pps; /* packet rate on/off */
+	/* findings */
+	size_t nfindings;
+	char findings[RXR_ATTACH_MAX_FINDINGS][512];
+};
+
+/* Zeroed profile. NULL + errno (ENOMEM). */
+struct rxr_profile *rxr_profile_new(void);
+void rxr_profile_free(struct rxr_profile *p);
+
+/*
+ * Fold the sampler's stacks through sy into p->stacks and p->funcs (root
+ * frame = process name, then thread name, then outermost..leaf) and set
+ * the mempool/PMD shares. Frames after the first address that maps to no
+ * object are cut (a frame-pointer walk through code built without frame
+ * pointers). 0, -ENOMEM.
+ */
+int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_syms *sy,
+		     const struct rxr_attach_target *t);
+
+/*
+ * Window deltas from p->t0/p->t1 (when have_tele), cycles per packet, and
+ * the findings: a pktmbuf pool with cache_size 0 while ports receive,
+ * rx_nombuf or imissed rising during the window.
+ */
+void rxr_profile_finish(struct rxr_profile *p);
+
+/* The "rxray.attach/1" document (new reference) or NULL (ENOMEM). */
+json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top);
+
+/*
+ * Write into dir (created if needed): stacks.folded (sample counts),
+ * attach.json, and flame.svg (per packet when packets > 0, else per
+ * sample) when the flame writer is part of the build. Each file is
+ * written to a temp name and renamed. 0 or -errno with err naming the
+ * file.
+ */
+int rxr_profile_write(const struct rxr_profile *p, const char *dir, char *err, size_t errlen);
+/* True when this build writes flame.svg. */
+bool rxr_profile_has_flame(void);
+
+/* One screen: window, packets, cycles/packet, top functions, findings. */
+void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_ATTACH_H */

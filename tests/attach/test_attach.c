@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray attach against a real dpdk-testpmd (rxonly on net_null, no
+ * hugepages, no PCI). Needs root; skips with the reason otherwise. Every
+ * test stops its testpmd in .fini, which also runs when an assert fails.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testpmd_launch.h"
+
+static struct tpmd pmd;
+static char outdir[128];
+
+static void pmd_fini(void)
+{
+	char cmd[256];
+	tpmd_stop(&pmd);
+	/* failures already quoted what they needed from these */
+	snprintf(cmd, sizeof(cmd), "rm -rf /tmp/rxray-attach-test-%d-*", (int)getpid());
+	if (system(cmd))
+		fprintf(stderr, "could not remove /tmp/rxray-attach-test-%d-*\n", (int)getpid());
+}
+
+static void need_env(void)
+{
+	const char *why = tpmd_unavailable();
+	if (why)
+		cr_skip_test("%s", why);
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		cr_skip_test("needs kernel BTF (/sys/kernel/btf/vmlinux)");
+}
+
+static void pmd_up(const char *tag, const char *extra)
+{
+	char why[256];
+	need_env();
+	int rc = tpmd_start(&pmd, tag, extra, why, sizeof(why));
+	cr_assert_eq(rc, 0, "testpmd: %s", why);
+	snprintf(outdir, sizeof(outdir), "/tmp/rxray-attach-test-%d-%s", (int)getpid(), tag);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Start rxray with args; stdout/stderr into files under /tmp. */
+static pid_t rxray_spawn(const char *const *args, const char *tag)
+{
+	const char *argv[48];
+	int n = 0;
+	argv[n++] = RXRAY_BIN;
+	for (int i = 0; args[i] && n < 47; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char p[160];
+		snprintf(p, sizeof(p), "/tmp/rxray-attach-test-%d-%s.out", (int)getppid(), tag);
+		int o = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		snprintf(p, sizeof(p), "/tmp/rxray-attach-test-%d-%s.err", (int)getppid(), tag);
+		int e = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int rxray_wait(pid_t pid, double timeout)
+{
+	double t0 = now_s();
+	int st;
+	while (waitpid(pid, &st, WNOHANG) != pid) {
+		if (now_s() - t0 > timeout) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		usleep(20000);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char *slurp(const char *tag, const char *ext)
+{
+	static char buf[65536];
+	char p[160];
+	snprintf(p, sizeof(p), "/tmp/rxray-attach-test-%d-%s.%s", (int)getpid(), tag, ext);
+	FILE *f = fopen(p, "re");
+	size_t n = 0;
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static int rxray_run(const char *const *args, const char *tag, double timeout)
+{
+	return rxray_wait(rxray_spawn(args, tag), timeout);
+}
+
+static json_t *result_load(void)
+{
+	char p[200];
+	json_error_t je;
+	snprintf(p, sizeof(p), "%s/attach.json", outdir);
+	json_t *d = json_load_file(p, 0, &je);
+	cr_assert_not_null(d, "%s: %s", p, je.text);
+	cr_assert_str_eq(json_string_value(json_object_get(d, "schema")), "rxray.attach/1");
+	return d;
+}
+
+/* Attach to lcore 1 for secs; returns the parsed result. */
+static json_t *attach_lcore1_stacks(const char *tag, const char *secs, const char *stacks)
+{
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", secs,
+			      "-o", outdir, stacks ? "--stacks" : NULL, stacks, NULL};
+	int rc = rxray_run(args, tag, 30);
+	cr_assert_eq(rc, 0, "rxray attach exit %d: %s", rc, slurp(tag, "err"));
+	return result_load();
+}
+
+static json_t *attach_lcore1(const char *tag, const char *secs)
+{
+	return attach_lcore1_stacks(tag, secs, NULL);
+}
+
+/* Hottest frame in the net_null receive path or the mempool. */
+static void assert_top_in_rx_path(json_t *d)
+{
+	json_t *top = json_array_get(json_object_get(d, "top_functions"), 0);
+	cr_assert_not_null(top, "no top function");
+	const char *name = json_string_value(json_object_get(top, "name"));
+	const char *dso = json_string_value(json_object_get(top, "dso"));
+	cr_assert(strstr(dso, "net_null") || strstr(dso, "mempool") || strstr(name, "mempool") ||
+		  strstr(name, "eth_null"), "hottest frame %s [%s]", name, dso);
+}
+
+/* Frames (';'-separated) of the deepest folded stack whose leaf is in net_null. */
+static int deepest_net_null_stack(bool *has_testpmd_caller)
+{
+	char p[200], line[8192];
+	int best = 0;
+	snprintf(p, sizeof(p), "%s/stacks.folded", outdir);
+	FILE *f = fopen(p, "re");
+	cr_assert_not_null(f, "%s", p);
+	*has_testpmd_caller = false;
+	while (fgets(line, sizeof(line), f)) {
+		char *leaf = strrchr(line, ';');
+		if (!leaf || !strstr(leaf, "net_null"))
+			continue;
+		int frames = 1;
+		for (char *c = line; *c; c++)
+			frames += *c == ';';
+		if (frames > best)
+			best = frames;
+		/* a caller frame in the testpmd binary, below the thread frame */
+		char *thread = strchr(line, ';');
+		if (thread && strstr(thread + 1, "dpdk-testpmd+0x"))
+			*has_testpmd_caller = true;
+	}
+	fclose(f);
+	return best;
+}
+
+/* True while an `rxray attach` that is not our child runs (another test run). */
+static bool foreign_attach_running(pid_t mine)
+{
+	char path[64], buf[256];
+	bool found = false;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d && !found && (de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		if (pid <= 0 || pid == mine)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		size_t l0 = strlen(buf);
+		found = l0 >= 5 && !strcmp(buf + l0 - 5, "rxray") && l0 + 1 < n &&
+			!strcmp(buf + l0 + 1, "attach");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int progs_count(void);
+
+/*
+ * Programs named rxr_* loaded now. bpftool here cannot say which process
+ * holds a program, so first wait (bounded) for other rxray attach runs,
+ * e.g. a concurrent ctest, to end; `mine` is our own running child or 0.
+ */
+static int our_progs_excluding(pid_t mine)
+{
+	for (int i = 0; i < 600 && foreign_attach_running(mine); i++)
+		usleep(100000);
+	return progs_count();
+}
+
+static int our_progs(void)
+{
+	return our_progs_excluding(0);
+}
+
+static int progs_count(void)
+{
+	FILE *f = popen("bpftool -j prog show 2>/dev/null", "r");
+	json_error_t je;
+	json_t *arr, *v;
+	size_t i;
+	int n = 0;
+	cr_assert_not_null(f, "bpftool");
+	arr = json_loadf(f, 0, &je);
+	pclose(f);
+	cr_assert_not_null(arr, "bpftool -j prog show: %s", je.text);
+	json_array_foreach(arr, i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (name && !strncmp(name, "rxr_", 4))
+			n++;
+	}
+	json_decref(arr);
+	return n;
+}
+
+static double mempool_share(json_t *d)
+{
+	return json_real_value(json_object_get(json_object_get(d, "shares"), "mempool"));
+}
+
+static bool findings_mention(json_t *d, const char *a, const char *b)
+{
+	json_t *v;
+	size_t i;
+	json_array_foreach(json_object_get(d, "findings"), i, v) {
+		const char *s = json_string_value(v);
+		if (s && strstr(s, a) && (!b || strstr(s, b)))
+			return true;
+	}
+	return false;
+}
+
+TestSuite(attach, .fini = pmd_fini, .timeout = 120);
+
+Test(attach, testpmd_rxonly_per_packet)
+{
+	pmd_up("rx", NULL);
+	json_t *d = attach_lcore1("rx", "2");
+
+	json_int_t packets = json_integer_value(json_object_get(d, "packets"));
+	double cpp = json_real_value(json_object_get(d, "cycles_per_packet"));
+	cr_assert_gt(packets, 0, "packets in the window");
+	cr_assert_gt(cpp, 0, "cycles per packet");
+	cr_assert_lt(cpp, 100000, "cycles per packet %.1f is not plausible for net_null", cpp);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(d, "target"), "lcore")), 1);
+	json_t *tids = json_object_get(json_object_get(d, "target"), "tids");
+	cr_assert_eq(json_array_size(tids), 1);
+	cr_assert_eq(json_integer_value(json_array_get(tids, 0)), tpmd_worker_tid(&pmd),
+		     "--lcore 1 resolves to rte-worker-1");
+
+	assert_top_in_rx_path(d);
+	cr_assert_gt(json_real_value(json_object_get(json_object_get(d, "shares"), "pmd")), 0.2);
+
+	/* files: folded stacks with counts, summary on stdout */
+	char p[200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/stacks.folded", outdir);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_gt(st.st_size, 0);
+#ifdef RXRAY_ATTACH_TEST_FLAME
+	snprintf(p, sizeof(p), "%s/flame.svg", outdir);
+	cr_assert_eq(stat(p, &st), 0, "flame.svg written");
+#endif
+	const char *out = slurp("rx", "out");
+	cr_assert(strstr(out, "cycles/pkt"), "summary: %s", out);
+	cr_assert(strstr(out, "dpdk-testpmd"), "summary: %s", out);
+	json_decref(d);
+}
+
+Test(attach, mbcache0_raises_mempool_share)
+{
+	pmd_up("c250", NULL);
+	json_t *a = attach_lcore1("c250", "2");
+	double share_cached = mempool_share(a);
+	cr_assert_not(findings_mention(a, "cache_size 0", NULL), "no cache finding with a cache");
+	json_decref(a);
+	tpmd_stop(&pmd);
+
+	pmd_up("c0", "--mbcache=0");
+	json_t *b = attach_lcore1("c0", "2");
+	double share_nocache = mempool_share(b);
+	cr_assert_gt(share_nocache, share_cached + 0.05,
+		     "mempool share %.3f with --mbcache=0 vs %.3f cached", share_nocache,
+		     share_cached);
+	cr_assert(findings_mention(b, "mb_pool_0", "cache_size 0"),
+		  "finding names the cache-less pool: %s", slurp("c0", "out"));
+	const char *mode = json_string_value(json_object_get(json_object_get(b, "sampler"), "stacks"));
+	if (!strcmp(mode, "dwarf")) /* whole stacks: the finding says who calls the ring */
+		cr_assert(findings_mention(b, "mb_pool_0", "called from"), "%s", slurp("c0", "out"));
+	json_decref(b);
+}
+
+/* Start a long attach, check its programs are loaded, end it with sig. */
+static void detach_on(int sig, const char *tag)
+{
+	char pid[16];
+	pmd_up(tag, NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	int before = our_progs();
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "60",
+			      "-o", outdir, "-q", NULL};
+	pid_t r = rxray_spawn(args, tag);
+	double t0 = now_s();
+	int during = 0;
+	while (now_s() - t0 < 15 && (during = our_progs_excluding(r)) <= before)
+		usleep(100000);
+	cr_assert_gt(during, before, "attach's programs never showed up in bpftool");
+	usleep(800000);
+	kill(r, sig);
+	int rc = rxray_wait(r, 15);
+	if (sig == SIGKILL)
+		cr_assert_eq(rc, 128 + SIGKILL);
+	else
+		cr_assert_eq(rc, 0, "exit after signal %d: %d %s", sig, rc, slurp(tag, "err"));
+	/* link release can trail the exit by a moment */
+	int after = our_progs();
+	for (int i = 0; i < 50 && after > before; i++) {
+		usleep(100000);
+		after = our_progs();
+	}
+	cr_assert_eq(after, before, "programs left after signal %d: %d (before %d)", sig, after,
+		     before);
+	if (sig != SIGKILL) {
+		json_t *d = result_load();
+		cr_assert(json_is_true(json_object_get(json_object_get(d, "window"), "interrupted")));
+		cr_assert_gt(json_integer_value(json_object_get(d, "packets")), 0);
+		json_decref(d);
+	}
+}
+
+Test(attach, detach_leaves_nothing_after_sigint)
+{
+	detach_on(SIGINT, "int");
+}
+
+Test(attach, detach_leaves_nothing_after_sigterm)
+{
+	detach_on(SIGTERM, "term");
+}
+
+Test(attach, detach_leaves_nothing_after_sigkill)
+{
+	detach_on(SIGKILL, "kill");
+}
+
+Test(attach, detach_leaves_nothing_after_normal_exit)
+{
+	pmd_up("norm", NULL);
+	int before = our_progs();
+	json_t *d = attach_lcore1("norm", "0.5");
+	json_decref(d);
+	cr_assert_eq(our_progs(), before);
+}
+
+Test(attach, uprobes_count_rx_bursts)
+{
+	char pid[16], spec[512] = "";
+	size_t sl = 0, i;
+	json_t *v;
+
+	pmd_up("up", NULL);
+	json_t *d = attach_lcore1("up0", "1");
+	/* probe the PMD functions the sampler found hottest (stripped: dso+0xOFF) */
+	json_array_foreach(json_object_get(d, "top_functions"), i, v) {
+		const char *dso = json_string_value(json_object_get(v, "dso"));
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (strstr(dso, "net_null") && sl + strlen(name) + 2 < sizeof(spec))
+			sl += (size_t)snprintf(spec + sl, sizeof(spec) - sl, "%s%s", sl ? "," : "", name);
+	}
+	json_decref(d);
+	cr_assert_gt(sl, 0, "no net_null function among the top functions");
+	int before = our_progs();
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "2",
+			      "--uprobes", spec, "--uprobe-duty", "20", "-o", outdir, NULL};
+	int rc = rxray_run(args, "up", 30);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp("up", "err"));
+	d = result_load();
+	json_t *u = json_object_get(d, "uprobes");
+	cr_assert(json_is_object(u), "uprobes section");
+	cr_assert_gt(json_real_value(json_object_get(u, "attached_s")), 0.1);
+	bool burst = false;
+	json_array_foreach(json_object_get(u, "probes"), i, v) {
+		double rpc = json_real_value(json_object_get(v, "ret_per_call"));
+		if (json_integer_value(json_object_get(v, "calls")) > 0 && rpc >= 1 && rpc <= 512)
+			burst = true;
+	}
+	cr_assert(burst, "no probed function returned packets per call: %s", slurp("up", "out"));
+	cr_assert(strstr(slurp("up", "out"), "us per hit"), "output states the uprobe cost");
+	json_decref(d);
+	cr_assert_eq(our_progs(), before, "uprobe programs left behind");
+}
+
+Test(attach, dwarf_stacks_reach_the_forwarding_loop)
+{
+#if !defined(__x86_64__)
+	cr_skip_test("dwarf stacks are x86-64 only");
+#endif
+	pmd_up("dw", NULL);
+	json_t *d = attach_lcore1_stacks("dw", "2", "dwarf");
+	const char *mode = json_string_value(json_object_get(json_object_get(d, "sampler"), "stacks"));
+	cr_assert_str_eq(mode, "dwarf");
+	assert_top_in_rx_path(d);
+	bool caller = false;
+	int depth = deepest_net_null_stack(&caller);
+	/* process;thread;...;rx burst caller in testpmd;net_null rx: the PMD's
+	 * callers are found although neither object has frame pointers */
+	cr_assert_geq(depth, 5, "deepest net_null stack has %d frames", depth);
+	cr_assert(caller, "no net_null stack has its testpmd caller");
+	json_decref(d);
+}
+
+Test(attach, fp_stacks_leaf_attribution)
+{
+	pmd_up("fp", NULL);
+	json_t *d = attach_lcore1_stacks("fp", "2", "fp");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "sampler"), "stacks")),
+			 "fp");
+	cr_assert_gt(json_integer_value(json_object_get(d, "packets")), 0);
+	cr_assert_gt(json_real_value(json_object_get(d, "cycles_per_packet")), 0);
+	assert_top_in_rx_path(d);
+	json_decref(d);
+}
+
+Test(attach, lcore_without_a_worker_name_is_the_busiest_pinned_thread)
+{
+	char pid[16];
+	pmd_up("lc0", NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	/* lcore 0 is testpmd's main thread: no "-worker-0" name, found by affinity */
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "0", "--seconds", "0.3",
+			      "--file-prefix", pmd.prefix, "-o", outdir, "-q", NULL};
+	int rc = rxray_run(args, "lc0", 30);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp("lc0", "err"));
+	json_t *d = result_load();
+	json_t *target = json_object_get(d, "target");
+	cr_assert(strstr(json_string_value(json_object_get(target, "threads")), "pinned to core 0"),
+		  "%s", json_string_value(json_object_get(target, "threads")));
+	cr_assert_eq(json_integer_value(json_array_get(json_object_get(target, "tids"), 0)),
+		     (json_int_t)pmd.pid, "the main lcore thread");
+	json_decref(d);
+}
+
+Test(attach, tid_names_the_thread)
+{
+	char pid[16], tid[16];
+	pmd_up("tid", NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	snprintf(tid, sizeof(tid), "%d", tpmd_worker_tid(&pmd));
+	const char *args[] = {"attach", "--pid", pid, "--tid", tid, "--seconds", "1", "-o", outdir,
+			      "-q", NULL};
+	int rc = rxray_run(args, "tid", 30);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp("tid", "err"));
+	json_t *d = result_load();
+	json_t *tids = json_object_get(json_object_get(d, "target"), "tids");
+	cr_assert_eq(json_array_size(tids), 1);
+	cr_assert_eq(json_integer_value(json_array_get(tids, 0)), atoi(tid));
+	cr_assert_gt(json_integer_value(json_object_get(d, "packets")), 0);
+	assert_top_in_rx_path(d);
+	json_decref(d);
+}
+
+Test(attach, target_exit_is_a_runtime_error)
+{
+	char pid[16];
+	pmd_up("exit", NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	int before = our_progs();
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "20",
+			      "-o", outdir, "-q", NULL};
+	pid_t r = rxray_spawn(args, "exit");
+	usleep(1500000);
+	tpmd_stop(&pmd);
+	int rc = rxray_wait(r, 15);
+	cr_assert_eq(rc, 1, "exit %d: %s", rc, slurp("exit", "err"));
+	cr_assert(strstr(slurp("exit", "err"), "exited"), "%s", slurp("exit", "err"));
+	cr_assert_eq(our_progs(), before);
+}
+
+Test(attach, process_without_telemetry_gives_shares_only)
+{
+	char pid[16];
+	need_env();
+	/* a busy process that is no DPDK app: samples, no packets */
+	pid_t busy = fork();
+	if (busy == 0) {
+		execl("/bin/sh", "sh", "-c", "while :; do :; done", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)busy);
+	snprintf(outdir, sizeof(outdir), "/tmp/rxray-attach-test-%d-busy", (int)getpid());
+	const char *args[] = {"attach", "--pid", pid, "--seconds", "0.5", "-o", outdir, NULL};
+	int rc = rxray_run(args, "busy", 30);
+	kill(busy, SIGKILL);
+	waitpid(busy, NULL, 0);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp("busy", "err"));
+	cr_assert(strstr(slurp("busy", "err"), "no telemetry socket"), "%s", slurp("busy", "err"));
+	cr_assert(strstr(slurp("busy", "out"), "packets     unknown"), "%s", slurp("busy", "out"));
+	json_t *d = result_load();
+	cr_assert(json_is_null(json_object_get(d, "packets")));
+	cr_assert_gt(json_integer_value(json_object_get(json_object_get(d, "sampler"), "samples")), 0);
+	json_decref(d);
+}
+
+struct bad_case {
+	const char *args[12];
+	const char *expect; /* in the error line */
+};
+
+Test(attach, bad_arguments_exit_2)
+{
+	char pid[16], tid_other[16];
+	pmd_up("bad", NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	snprintf(tid_other, sizeof(tid_other), "%d", (int)getpid());
+	int before = our_progs();
+	const struct bad_case cases[] = {
+		{{"attach", NULL}, "--pid"},
+		{{"attach", "--pid", "abc", NULL}, "--pid"},
+		{{"attach", "--pid", "4194303", "--seconds", "1", NULL}, "no such process"},
+		{{"attach", "--pid", pid, "--lcore", "77", NULL}, "--lcore 77"},
+		{{"attach", "--pid", pid, "--lcore", "x", NULL}, "--lcore"},
+		{{"attach", "--pid", pid, "--tid", tid_other, NULL}, "--tid"},
+		{{"attach", "--pid", pid, "--tid", "1", "--lcore", "1", NULL}, "--lcore"},
+		{{"attach", "--pid", pid, "--file-prefix", "no-such-prefix", NULL}, "no-such-prefix"},
+		{{"attach", "--pid", pid, "--freq", "0", NULL}, "--freq"},
+		{{"attach", "--pid", pid, "--seconds", "soon", NULL}, "--seconds"},
+		{{"attach", "--pid", pid, "--bogus", NULL}, "--bogus"},
+		{{"attach", "--pid", pid, "--stacks", "lbr", NULL}, "--stacks"},
+		{{"attach", "--pid", pid, "--lcore", "1", "--uprobes", "no_such_function_x",
+		  "--seconds", "0.2", "-o", outdir, NULL}, "no_such_function_x"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = rxray_run(cases[i].args, "bad", 20);
+		const char *err = slurp("bad", "err");
+		cr_expect_eq(rc, 2, "case %zu exit %d: %s", i, rc, err);
+		cr_expect(strstr(err, "rxray attach: ") && strstr(err, cases[i].expect),
+			  "case %zu: error line '%s' should name '%s'", i, err, cases[i].expect);
+		cr_expect_eq(strchr(err, '\n') - err + 1, (long)strlen(err), "case %zu: one line: %s",
+			     i, err);
+	}
+	cr_assert_eq(our_progs(), before);
+}
+
+Test(attach, missing_capabilities_exit_1)
+{
+	char pid[16];
+	if (access("/usr/bin/setpriv", X_OK))
+		cr_skip_test("needs setpriv (util-linux) to drop capabilities");
+	pmd_up("caps", NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	const char *args[] = {"--bounding-set=-bpf,-perfmon,-sys_admin", RXRAY_BIN, "attach",
+			      "--pid", pid, "--lcore", "1", "--seconds", "0.2", "-o", outdir, NULL};
+	const char *argv[16] = {"/usr/bin/setpriv"};
+	for (int i = 0; args[i]; i++)
+		argv[i + 1] = args[i];
+	pid_t r = fork();
+	if (r == 0) {
+		char p[160];
+		snprintf(p, sizeof(p), "/tmp/rxray-attach-test-%d-caps.err", (int)getppid());
+		int e = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(e, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int rc = rxray_wait(r, 20);
+	const char *err = slurp("caps", "err");
+	cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
+	cr_assert(strstr(err, "CAP_BPF") && strstr(err, "CAP_PERFMON"), "names what is missing: %s",
+		  err);
+}

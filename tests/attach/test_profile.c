@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The attach profile's arithmetic and findings from known telemetry
+ * snapshots: no root, no BPF, no DPDK. (The end-to-end run on testpmd is
+ * test_attach.c.)
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rxray/attach.h"
+
+static struct rxr_profile *prof;
+
+static void setup(void)
+{
+	prof = rxr_profile_new();
+	cr_assert_not_null(prof);
+	prof->pid = 4242;
+	snprintf(prof->comm, sizeof(prof->comm), "app");
+	prof->seconds = 2;
+	prof->clock_hz = 2e9;
+	prof->busy_ns = 2000000000ull; /* 2 s on CPU = 4e9 cycles */
+	prof->have_tele = true;
+	snprintf(prof->stack_mode, sizeof(prof->stack_mode), "fp");
+
+	struct rxr_tele_snap *a = &prof->t0, *b = &prof->t1;
+	a->nports = b->nports = 1;
+	a->ports[0] = (struct rxr_tele_port){.id = 0, .nb_rx_queues = 1,
+					      .rx_mbuf_size_min = 2176, .ipackets = 1000};
+	snprintf(a->ports[0].name, sizeof(a->ports[0].name), "net_null0");
+	b->ports[0] = a->ports[0];
+	b->ports[0].ipackets = 1000 + 100000000; /* 100 M packets in the window */
+	a->npools = b->npools = 2;
+	/* a pktmbuf pool without cache whose data room matches the port's */
+	a->pools[0] = (struct rxr_tele_pool){.size = 16384, .cache_size = 0, .elt_size = 2304,
+					      .private_data_size = 64};
+	snprintf(a->pools[0].name, sizeof(a->pools[0].name), "mb_pool_0");
+	/* a cached pool: no finding */
+	a->pools[1] = (struct rxr_tele_pool){.size = 1024, .cache_size = 256, .elt_size = 2304,
+					      .private_data_size = 64};
+	snprintf(a->pools[1].name, sizeof(a->pools[1].name), "cached");
+	b->pools[0] = a->pools[0];
+	b->pools[1] = a->pools[1];
+	prof->mempool_share = 0.25;
+	prof->sst.samples = 1000;
+}
+
+static void teardown(void)
+{
+	rxr_profile_free(prof);
+}
+
+static bool has_finding(const char *a, const char *b)
+{
+	for (size_t i = 0; i < prof->nfindings; i++)
+		if (strstr(prof->findings[i], a) && (!b || strstr(prof->findings[i], b)))
+			return true;
+	return false;
+}
+
+TestSuite(attach_profile, .init = setup, .fini = teardown);
+
+Test(attach_profile, cycles_per_packet_is_busy_cycles_over_packets)
+{
+	rxr_profile_finish(prof);
+	cr_assert_eq(prof->packets, 100000000u);
+	cr_assert_float_eq(prof->busy_cycles, 4e9, 1);
+	cr_assert_float_eq(prof->cycles_per_packet, 40.0, 1e-9);
+}
+
+Test(attach_profile, cacheless_pool_feeding_rx_is_named)
+{
+	rxr_profile_finish(prof);
+	cr_assert(has_finding("mb_pool_0", "cache_size 0"));
+	cr_assert(has_finding("mb_pool_0", "feeds RX of port 0"));
+	/* 25% of 40 cycles */
+	cr_assert(has_finding("mb_pool_0", "10.0 cycles/packet"), "%s", prof->findings[0]);
+	cr_assert_not(has_finding("cached", NULL));
+}
+
+Test(attach_profile, no_pool_finding_without_rx_queues)
+{
+	prof->t1.ports[0].nb_rx_queues = 0;
+	rxr_profile_finish(prof);
+	cr_assert_not(has_finding("mb_pool_0", NULL));
+}
+
+Test(attach_profile, rising_nombuf_and_imissed_are_findings)
+{
+	prof->t1.ports[0].rx_nombuf = 17;
+	prof->t1.ports[0].imissed = 5000000;
+	rxr_profile_finish(prof);
+	cr_assert_eq(prof->rx_nombuf, 17u);
+	cr_assert_eq(prof->imissed, 5000000u);
+	cr_assert(has_finding("rx_nombuf rose by 17", NULL));
+	cr_assert(has_finding("imissed rose by 5000000", "5.00%"));
+}
+
+Test(attach_profile, counters_going_backwards_are_not_negative)
+{
+	prof->t0.ports[0].imissed = 10; /* e.g. stats reset during the window */
+	prof->t1.ports[0].imissed = 0;
+	rxr_profile_finish(prof);
+	cr_assert_eq(prof->imissed, 0u);
+	cr_assert_not(has_finding("imissed", NULL));
+}
+
+Test(attach_profile, no_telemetry_means_no_packets)
+{
+	prof->have_tele = false;
+	rxr_profile_finish(prof);
+	cr_assert_eq(prof->packets, 0u);
+	cr_assert_float_eq(prof->cycles_per_packet, 0.0, 1e-12);
+	json_t *d = rxr_profile_to_json(prof, 10);
+	cr_assert(json_is_null(json_object_get(d, "packets")));
+	cr_assert(json_is_null(json_object_get(d, "cycles_per_packet")));
+	json_decref(d);
+}
+
+Test(attach_profile, no_samples_is_a_warning)
+{
+	prof->sst.samples = 0;
+	rxr_profile_finish(prof);
+	cr_assert(has_finding("no samples", NULL));
+}
+
+Test(attach_profile, json_document_has_the_schema_fields)
+{
+	rxr_profile_finish(prof);
+	json_t *d = rxr_profile_to_json(prof, 10);
+	cr_assert_not_null(d);
+	cr_assert_str_eq(json_string_value(json_object_get(d, "schema")), RXR_ATTACH_SCHEMA);
+	const char *keys[] = {"target", "sampler", "window", "telemetry", "packets",
+			      "cycles_per_packet", "top_functions", "findings", "shares"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		cr_assert_not_null(json_object_get(d, keys[i]), "missing %s", keys[i]);
+	cr_assert_eq(json_integer_value(json_object_get(d, "packets")), 100000000);
+	json_t *pools = json_object_get(json_object_get(d, "telemetry"), "mempools");
+	cr_assert_eq(json_array_size(pools), 2);
+	json_decref(d);
+}
+
+Test(attach_profile, write_is_atomic_and_complete)
+{
+	char dir[] = "/tmp/rxray-profile-XXXXXX", err[256], p[300];
+	cr_assert_not_null(mkdtemp(dir));
+	rxr_profile_finish(prof);
+	cr_assert_eq(rxr_profile_write(prof, dir, err, sizeof(err)), 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/attach.json", dir);
+	json_error_t je;
+	json_t *d = json_load_file(p, 0, &je);
+	cr_assert_not_null(d, "%s", je.text);
+	json_decref(d);
+	snprintf(p, sizeof(p), "%s/stacks.folded", dir);
+	cr_assert_eq(access(p, F_OK), 0);
+	/* a path that cannot be a directory: an error naming it, nothing written */
+	cr_assert_neq(rxr_profile_write(prof, "/proc/version/x", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "/proc/version/x"), "%s", err);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	cr_assert_eq(system(p), 0);
+}

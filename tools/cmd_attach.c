@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray attach: profile a running, unmodified DPDK process from outside
+ * and normalise what it sees per packet. Reads as: parse -> resolve the
+ * target -> open telemetry -> check privileges -> load and attach the
+ * sampler -> window (uprobes duty-cycled inside it) -> detach -> fold,
+ * normalise, write, print. Every failure prints one line and leaves
+ * through the cleanup at the end, which detaches whatever is attached.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "rxray/attach.h"
+#include "rxray/probe.h"
+#include "rxray/util.h"
+
+#define VERB "attach"
+
+static struct attach_opts {
+	int pid;
+	int tids[RXR_ATTACH_MAX_THREADS];
+	size_t ntids;
+	int lcore;
+	unsigned freq;
+	double seconds;
+	const char *prefix;
+	const char *out;
+	char *uprobes; /* comma list, points into argv */
+	double duty;
+	unsigned top;
+	bool quiet;
+	int stacks; /* enum rxr_stack_mode, or -1 for auto */
+} opts = {
+	.pid = -1,
+	.lcore = -1,
+	.freq = 999,
+	.seconds = 5,
+	.duty = 0.1,
+	.top = 12,
+	.stacks = -1, /* auto: dwarf where it loads, else fp */
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"USAGE\n"
+		"  rxray attach --pid PID [--lcore N | --tid T[,T...]] [options]\n"
+		"\n"
+		"Samples the user and kernel stacks of a running DPDK process with a BPF\n"
+		"perf-event program (hardware cycles where a PMU exists, cpu-clock otherwise),\n"
+		"reads packet and drop counters from its telemetry socket at the start and\n"
+		"end of the window, and reports cycles per packet: sample share x the\n"
+		"threads' busy cycles / packets received in the window.\n"
+		"\n"
+		"OPTIONS\n"
+		"  --pid PID           process to profile (required)\n"
+		"  --lcore N           the thread DPDK runs as lcore N (named rte-worker-N /\n"
+		"                      lcore-worker-N), else the busiest thread pinned to core N\n"
+		"  --tid T[,T...]      these threads (default: the whole process)\n"
+		"  --freq HZ           samples per second per CPU (default 999, max 20000)\n"
+		"  --seconds S         window length (default 5; \"500ms\", \"2s\")\n"
+		"  --stacks dwarf|fp   dwarf (default where the kernel allows, x86-64): 8 KiB\n"
+		"                      of user stack per sample, unwound by rxray with the\n"
+		"                      objects' CFI, so code built without frame pointers\n"
+		"                      (distro DPDK) gets whole stacks; fp: the kernel walks\n"
+		"                      frame pointers, cheaper, such code shows its leaf only\n"
+		"  --file-prefix NAME  the target's EAL --file-prefix (default: the telemetry\n"
+		"                      socket that greets as PID)\n"
+		"  --uprobes SYM[,SYM] count calls and return values (packets per rx burst) of\n"
+		"                      these functions: \"sym\", \"dso:sym\" or \"dso+0xOFF\". Off by\n"
+		"                      default: a hit costs 1.5-7.5 us here, so they are attached\n"
+		"                      only --uprobe-duty of each second and the output states the\n"
+		"                      packet rate with and without them\n"
+		"  --uprobe-duty PCT   share of each second uprobes are attached (default 10%%)\n"
+		"  -o, --out DIR       output directory (default attach-PID): stacks.folded,\n"
+		"                      flame.svg (cycles per packet), attach.json (rxray.attach/1)\n"
+		"  --top N             functions in the summary (default 12)\n"
+		"  -q, --quiet         no summary on stdout\n"
+		"\n"
+		"Needs root, or CAP_BPF + CAP_PERFMON. Probes are BPF links, never pinned:\n"
+		"they go away on exit, SIGINT and SIGTERM. RXRAY_BPF_DEBUG=1 prints libbpf's log.\n"
+		"\n"
+		"EXAMPLES\n"
+		"  rxray attach --pid $(pidof dpdk-testpmd) --lcore 1 --seconds 5\n"
+		"  rxray attach --pid 4242 --tid 4250 --freq 4999 -o prof/\n"
+		"  rxray attach --pid 4242 --lcore 3 --uprobes librte_mempool_ring:common_ring_mc_dequeue\n"
+		"\n"
+		"Exit codes: 0 ok, 1 runtime failure (privileges, BPF, target exited), 2 bad input.\n");
+}
+
+static int tids_parse(const char *s)
+{
+	char buf[4096];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (opts.ntids == RXR_ATTACH_MAX_THREADS)
+			return rxr_usage_err(VERB, "--tid: at most %d threads", RXR_ATTACH_MAX_THREADS);
+		if (rxr_parse_u64(tok, 1, 4194304, &v))
+			return rxr_usage_err(VERB, "--tid: '%s' is not a thread id", tok);
+		opts.tids[opts.ntids++] = (int)v;
+	}
+	if (!opts.ntids)
+		return rxr_usage_err(VERB, "--tid: empty list");
+	return 0;
+}
+
+static int opts_parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"lcore", required_argument, NULL, 'l'},
+		{"tid", required_argument, NULL, 't'},
+		{"freq", required_argument, NULL, 'F'},
+		{"seconds", required_argument, NULL, 's'},
+		{"file-prefix", required_argument, NULL, 'P'},
+		{"uprobes", required_argument, NULL, 'u'},
+		{"uprobe-duty", required_argument, NULL, 'd'},
+		{"out", required_argument, NULL, 'o'},
+		{"top", required_argument, NULL, 'T'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"stacks", required_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	uint64_t v;
+	double d;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (rxr_parse_u64(optarg, 1, 4194304, &v))
+				return rxr_usage_err(VERB, "--pid: '%s' is not a process id", optarg);
+			opts.pid = (int)v;
+			break;
+		case 'l':
+			if (rxr_parse_u64(optarg, 0, 1023, &v))
+				return rxr_usage_err(VERB, "--lcore: '%s' is not a core (0-1023)", optarg);
+			opts.lcore = (int)v;
+			break;
+		case 't':
+			if ((rc = tids_parse(optarg)))
+				return rc;
+			break;
+		case 'F':
+			if (rxr_parse_u64(optarg, 1, 20000, &v))
+				return rxr_usage_err(VERB, "--freq: '%s' is not 1-20000 Hz", optarg);
+			opts.freq = (unsigned)v;
+			break;
+		case 's':
+			if (rxr_parse_seconds(optarg, 0.05, 3600, &opts.seconds))
+				return rxr_usage_err(VERB, "--seconds: '%s' is not 0.05-3600 s", optarg);
+			break;
+		case 'P':
+			if (!*optarg || strchr(optarg, '/'))
+				return rxr_usage_err(VERB, "--file-prefix: '%s' is not a prefix", optarg);
+			opts.prefix = optarg;
+			break;
+		case 'u':
+			opts.uprobes = optarg;
+			break;
+		case 'd':
+			if (rxr_parse_double(optarg, 1, 100, &d))
+				return rxr_usage_err(VERB, "--uprobe-duty: '%s' is not 1-100 (%%)", optarg);
+			opts.duty = d / 100;
+			break;
+		case 'o':
+			if (!*optarg)
+				return rxr_usage_err(VERB, "--out: empty path");
+			opts.out = optarg;
+			break;
+		case 'T':
+			if (rxr_parse_u64(optarg, 1, 1000, &v))
+				return rxr_usage_err(VERB, "--top: '%s' is not 1-1000", optarg);
+			opts.top = (unsigned)v;
+			break;
+		case 'q':
+			opts.quiet = true;
+			break;
+		case 'S':
+			if (!strcmp(optarg, "fp"))
+				opts.stacks = RXR_STACKS_FP;
+			else if (!strcmp(optarg, "dwarf"))
+				opts.stacks = RXR_STACKS_DWARF;
+			else
+				return rxr_usage_err(VERB, "--stacks: '%s' is not fp or dwarf", optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		case ':':
+			return rxr_usage_err(VERB, "%s needs a value", argv[optind - 1]);
+		default:
+			return rxr_usage_err(VERB, "unknown option '%s' (rxray attach --help)",
+					     argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return rxr_usage_err(VERB, "unexpected argument '%s'", argv[optind]);
+	if (opts.pid < 0)
+		return rxr_usage_err(VERB, "--pid: required");
+	if (opts.ntids && opts.lcore >= 0)
+		return rxr_usage_err(VERB, "--tid and --lcore: give one of them");
+	return 0;
+}
+
+static uint64_t ports_packets(const struct rxr_tele_snap *s)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->nports; i++)
+		n += s->ports[i].ipackets;
+	return n;
+}
+
+/* Until mono time `until` (or a signal): poll the sampler in slices. */
+static void wait_until(struct rxr_sampler *s, double until)
+{
+	double now;
+
+	while (!stop_requested && (now = rxr_mono_seconds()) < until) {
+		double left = until - now;
+		rxr_sampler_poll(s, left < 0.1 ? (int)(left * 1000) + 1 : 100);
+	}
+}
+
+/*
+ * The window. Without uprobes: sleep in slices until done, a signal, or
+ * the target's exit. With them: each second, attach for duty x 1 s, then
+ * detach, and count packets over the attached and detached parts.
+ */
+static int window_run(struct rxr_sampler *s, struct rxr_tele *tl,
+		      const struct rxr_attach_target *t, struct rxr_profile *p, double start)
+{
+	struct rxr_tele_snap *snap = NULL;
+	double on_s = 0, off_s = 0, on_pk = 0, off_pk = 0;
+	double end = start + opts.seconds;
+	int rc = 0;
+
+	if (p->nuprobes && tl && !(snap = malloc(sizeof(*snap))))
+		return -ENOMEM;
+	while (!stop_requested) {
+		double now = rxr_mono_seconds();
+		if (now >= end)
+			break;
+		if (!rxr_attach_target_alive(t)) {
+			rc = -ESRCH;
+			break;
+		}
+		if (!p->nuprobes) {
+			wait_until(s, now + 0.1 < end ? now + 0.1 : end);
+			continue;
+		}
+		/*
+		 * Packets are counted while attached (k0..k1) and while detached
+		 * (k2..k3); detaching waits for the kernel (~0.2 s here), which
+		 * belongs to neither side.
+		 */
+		double on = opts.duty, period_end = now + 1;
+		if (on > end - now)
+			on = end - now;
+		uint64_t k0 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+		double t0 = rxr_mono_seconds();
+		rc = rxr_sampler_uprobes_set(s, true);
+		if (rc)
+			break;
+		wait_until(s, t0 + on);
+		uint64_t k1 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+		double t1 = rxr_mono_seconds();
+		rxr_sampler_uprobes_set(s, false);
+		on_s += t1 - t0;
+		on_pk += (double)(k1 - k0);
+		if (period_end > end)
+			period_end = end;
+		now = rxr_mono_seconds();
+		if (period_end - now > 0.02 && !stop_requested) {
+			uint64_t k2 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+			double t2 = rxr_mono_seconds();
+			wait_until(s, period_end);
+			uint64_t k3 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+			off_s += rxr_mono_seconds() - t2;
+			off_pk += (double)(k3 - k2);
+		}
+	}
+	p->uprobe_attached_s = on_s;
+	p->uprobe_rate_on_pps = on_s > 0 ? on_pk / on_s : 0;
+	p->uprobe_rate_off_pps = off_s > 0 ? off_pk / off_s : 0;
+	free(snap);
+	return rc;
+}
+
+/*
+ * Run rxray (and its unwinding) off the cores the target threads are
+ * pinned to, when another core is left: what rxray costs should not come
+ * out of the measured thread's time.
+ */
+static void keep_off_target_cores(const struct rxr_attach_target *t)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	cpu_set_t keep = set;
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].pinned_core >= 0 && t->threads[i].pinned_core < CPU_SETSIZE)
+			CPU_CLR(t->threads[i].pinned_core, &keep);
+	if (CPU_COUNT(&keep) > 0 && CPU_COUNT(&keep) < CPU_COUNT(&set))
+		sched_setaffinity(0, sizeof(keep), &keep);
+}
+
+int rxr_cmd_attach(int argc, char **argv)
+{
+	struct rxr_attach_target *t = NULL;
+	struct rxr_profile *p = NULL;
+	struct rxr_tele *tl = NULL;
+	struct rxr_syms *sy = NULL;
+	struct rxr_sampler *s = NULL;
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+	char err[512], outdir[256];
+	char up_path[RXR_ATTACH_MAX_UPROBES][256];
+	uint64_t up_off[RXR_ATTACH_MAX_UPROBES];
+	size_t nup = 0;
+	uint64_t ns0 = 0, ns1 = 0;
+	int rc, ret = RXR_EXIT_RUNTIME;
+
+	rc = opts_parse(argc, argv);
+	if (rc)
+		return rc < 0 ? RXR_EXIT_OK : rc;
+	/* from here on a signal ends the window; cleanup detaches */
+	stop_requested = 0;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	t = calloc(1, sizeof(*t));
+	p = rxr_profile_new();
+	if (!t || !p) {
+		rxr_err(VERB, "out of memory");
+		goto cleanup;
+	}
+	rc = rxr_attach_target_resolve(opts.pid, opts.tids, opts.ntids, opts.lcore, t, err,
+				       sizeof(err));
+	if (rc) {
+		rxr_err(VERB, "%s", err);
+		ret = RXR_EXIT_USAGE;
+		goto cleanup;
+	}
+	rc = rxr_attach_caps_check(err, sizeof(err));
+	if (rc) {
+		rxr_err(VERB, "needs root or CAP_BPF+CAP_PERFMON: missing %s", err);
+		goto cleanup;
+	}
+	tl = rxr_tele_open(opts.pid, opts.prefix, err, sizeof(err));
+	if (!tl && opts.prefix) {
+		rxr_err(VERB, "%s", err);
+		ret = RXR_EXIT_USAGE;
+		goto cleanup;
+	}
+	if (!tl)
+		fprintf(stderr, "rxray attach: warning: %s; reporting shares without packets\n", err);
+	sy = rxr_syms_open(opts.pid, err, sizeof(err));
+	if (!sy) {
+		rxr_err(VERB, "%s", err);
+		goto cleanup;
+	}
+	/* uprobe specs are input: check them all before loading anything */
+	for (char *save = NULL, *tok = opts.uprobes ? strtok_r(opts.uprobes, ",", &save) : NULL;
+	     tok; tok = strtok_r(NULL, ",", &save)) {
+		if (nup == RXR_ATTACH_MAX_UPROBES) {
+			ret = rxr_usage_err(VERB, "--uprobes: at most %d symbols",
+					    RXR_ATTACH_MAX_UPROBES);
+			goto cleanup;
+		}
+		if (rxr_syms_locate(sy, tok, up_path[nup], sizeof(up_path[0]), &up_off[nup], err,
+				    sizeof(err))) {
+			rxr_err(VERB, "%s", err);
+			ret = RXR_EXIT_USAGE;
+			goto cleanup;
+		}
+		snprintf(p->uprobes[nup].spec, sizeof(p->uprobes[0].spec), "%s", tok);
+		nup++;
+	}
+	p->nuprobes = nup;
+	rxr_clock_init(50);
+	keep_off_target_cores(t);
+
+	/* fill what the profile says about the target */
+	p->pid = t->pid;
+	snprintf(p->comm, sizeof(p->comm), "%s", t->comm);
+	snprintf(p->how, sizeof(p->how), "%s", t->how);
+	p->lcore = t->lcore;
+	p->nthreads = t->nthreads;
+	for (size_t i = 0; i < t->nthreads; i++)
+		p->tids[i] = t->threads[i].tid;
+	p->freq_hz = opts.freq;
+	p->clock_hz = rxr_clock_get()->hz;
+	snprintf(p->clock_source, sizeof(p->clock_source), "%s",
+		 rxr_clock_source_name(rxr_clock_get()->source));
+
+	struct rxr_sampler_opts so = {.target = t, .freq_hz = opts.freq,
+				      .mode = opts.stacks < 0 ? RXR_STACKS_DWARF : opts.stacks,
+				      .unwind = rxr_syms_unwind, .unwind_ctx = sy};
+	s = rxr_sampler_open(&so, err, sizeof(err));
+	if (!s && opts.stacks < 0 && errno != EPERM) {
+		fprintf(stderr, "rxray attach: note: dwarf stacks unavailable (%s); using frame "
+			"pointers\n", err);
+		so.mode = RXR_STACKS_FP;
+		s = rxr_sampler_open(&so, err, sizeof(err));
+	}
+	if (!s) {
+		rxr_err(VERB, "%s", err);
+		goto cleanup;
+	}
+	snprintf(p->stack_mode, sizeof(p->stack_mode), "%s",
+		 so.mode == RXR_STACKS_DWARF ? "dwarf" : "fp");
+	snprintf(p->event, sizeof(p->event), "%s", rxr_sampler_event(s));
+	for (size_t i = 0; i < nup; i++)
+		rxr_sampler_uprobe_add(s, up_path[i], up_off[i]);
+
+	/* the window: telemetry and CPU time read at both ends */
+	if (tl && rxr_tele_snapshot(tl, &p->t0)) {
+		fprintf(stderr, "rxray attach: warning: telemetry read failed; no packets\n");
+		rxr_tele_close(tl);
+		tl = NULL;
+	}
+	double w0 = rxr_mono_seconds();
+	if (rxr_attach_target_cpu_ns(t, &ns0)) {
+		rxr_err(VERB, "pid %d exited", t->pid);
+		goto cleanup;
+	}
+	rc = window_run(s, tl, t, p, w0);
+	if (rc == -ESRCH || rxr_attach_target_cpu_ns(t, &ns1)) {
+		rxr_err(VERB, "pid %d exited during the window", t->pid);
+		goto cleanup;
+	}
+	if (rc) {
+		rxr_err(VERB, "failed to attach uprobes: %s", strerror(-rc));
+		goto cleanup;
+	}
+	p->have_tele = tl && !rxr_tele_snapshot(tl, &p->t1);
+	p->seconds = (p->have_tele ? p->t1.t : rxr_mono_seconds()) - (tl ? p->t0.t : w0);
+	rxr_sampler_stop(s);
+	p->interrupted = stop_requested != 0;
+	p->busy_ns = ns1 - ns0;
+	if (tl) {
+		snprintf(p->tele_path, sizeof(p->tele_path), "%s", rxr_tele_path(tl));
+		snprintf(p->tele_version, sizeof(p->tele_version), "%s", rxr_tele_version(tl));
+	}
+	rxr_sampler_stats(s, &p->sst);
+	for (size_t i = 0; i < p->nuprobes; i++)
+		rxr_sampler_uprobe_stat(s, (int)i, &p->uprobes[i].st);
+
+	rc = rxr_profile_fold(p, s, sy, t);
+	if (rc) {
+		rxr_err(VERB, "failed to read the samples: %s", strerror(-rc));
+		goto cleanup;
+	}
+	rxr_profile_finish(p);
+	if (opts.out)
+		snprintf(outdir, sizeof(outdir), "%s", opts.out);
+	else
+		snprintf(outdir, sizeof(outdir), "attach-%d", opts.pid);
+	rc = rxr_profile_write(p, outdir, err, sizeof(err));
+	if (rc) {
+		rxr_err(VERB, "failed to write %s", err);
+		goto cleanup;
+	}
+	if (!opts.quiet) {
+		rxr_profile_print(p, stdout, opts.top);
+		printf("\nfiles       %s/stacks.folded, %s/attach.json", outdir, outdir);
+		if (rxr_profile_has_flame())
+			printf(", %s/flame.svg (%s)\n", outdir,
+			       p->packets ? "cycles per packet" : "samples");
+		else
+			printf(" (no flame writer in this build)\n");
+	}
+	ret = RXR_EXIT_OK;
+cleanup:
+	rxr_sampler_close(s);
+	rxr_syms_close(sy);
+	rxr_tele_close(tl);
+	rxr_profile_free(p);
+	free(t);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	return ret;
+}
