@@ -253,6 +253,18 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 	out->busy_a = rxr_thread_busy_cpp(&a->threads[ta]);
 	out->busy_b = rxr_thread_busy_cpp(&b->threads[tb]);
 	verdict_write(out, label_a, label_b);
+	if (bb >= 0 && bb != tb) {
+		/* B is bound by a thread A does not have (e.g. an app thread of
+		 * its own vs an inline app): say so, or the ceiling reads wrong */
+		char l[24];
+		size_t len = strlen(out->verdict);
+		rxr_thread_label(b, (size_t)bb, l, sizeof(l));
+		if (len < sizeof(out->verdict))
+			snprintf(out->verdict + len, sizeof(out->verdict) - len,
+				 "; %s is bound by its %s thread (%.0f cycles/packet), which %s "
+				 "does not have",
+				 label_b, l, rxr_thread_busy_cpp(&b->threads[bb]), label_a);
+	}
 
 	/* what-ifs on that thread: one stage of B at A's cost */
 	double *cpp = calloc(b->nthreads, sizeof(double));

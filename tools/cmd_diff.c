@@ -21,6 +21,10 @@ static void diff_usage(FILE *f)
 	fprintf(f,
 		"USAGE\n"
 		"  rxray diff RESULTS A B [--format md|json] [-n ROWS] [-o FILE]\n"
+		"  rxray diff RUN_A.json RUN_B.json [options]\n"
+		"\n"
+		"Two run results (or two result sets holding one measured point each)\n"
+		"are compared as they are, whatever their knobs.\n"
 		"\n"
 		"A and B select points by knobs: knob=value[,knob=value]. Points of A\n"
 		"and B are paired when every other knob is equal (mode=single vs\n"
@@ -36,6 +40,7 @@ static void diff_usage(FILE *f)
 		"\n"
 		"EXAMPLES\n"
 		"  rxray diff results/sweep mode=single mode=hds\n"
+		"  rxray diff verbs.json daqiri.json\n"
 		"  rxray diff results/sweep engine=verbs,mode=hds engine=dpdk,mode=hds --format json\n"
 		"\n"
 		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
@@ -108,6 +113,86 @@ out:
 	return rc;
 }
 
+/* The one measured point of a set, or NULL (with the count in *n). */
+static const struct rxr_point *only_point(const struct rxr_set *s, size_t *n)
+{
+	const struct rxr_point *p = NULL;
+	*n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (rxr_point_run(&s->pts[i])) {
+			p = &s->pts[i];
+			(*n)++;
+		}
+	return *n == 1 ? p : NULL;
+}
+
+/* Write doc-or-markdown for one pair to output; the common tail of both forms. */
+static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, const char *la,
+		     const char *lb, bool json, const char *output, size_t rows)
+{
+	struct rxr_afile af = {0};
+	json_t *arr = json ? json_array() : NULL;
+	int rc;
+	if ((json && !arr) || rxr_afile_open(&af, output)) {
+		rxr_err(VERB, "%s: %s", output, strerror(errno));
+		json_decref(arr);
+		return RXR_EXIT_RUNTIME;
+	}
+	rc = diff_pair(af.f, json, arr, pa, pb, la, lb, "", rows);
+	if (!rc && json) {
+		json_t *doc = json_pack("{s:s,s:s,s:s,s:O}", "schema", "rxray.diff/1", "a", la, "b",
+					lb, "pairs", arr);
+		rc = doc && !json_dumpf(doc, af.f, JSON_INDENT(2)) ? 0 : -EIO;
+		fputc('\n', af.f);
+		json_decref(doc);
+	}
+	json_decref(arr);
+	if (rc) {
+		rxr_afile_abort(&af);
+		rxr_err(VERB, "%s", strerror(-rc));
+		return RXR_EXIT_RUNTIME;
+	}
+	if ((rc = rxr_afile_commit(&af))) {
+		rxr_err(VERB, "%s: %s", output, strerror(-rc));
+		return RXR_EXIT_RUNTIME;
+	}
+	return RXR_EXIT_OK;
+}
+
+static int diff_files(const char *fa, const char *fb, bool json, const char *output, size_t rows)
+{
+	char err[RXR_ERR_LEN];
+	struct rxr_set *sa = NULL, *sb = NULL;
+	int ec = RXR_EXIT_OK, rc;
+	const char *files[2] = {fa, fb};
+	struct rxr_set **sets[2] = {&sa, &sb};
+	const struct rxr_point *p[2] = {NULL, NULL};
+	for (int i = 0; i < 2; i++) {
+		size_t n;
+		rc = rxr_set_load(files[i], sets[i], err, sizeof(err));
+		if (rc) {
+			rxr_err(VERB, "%s", err);
+			ec = rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+			goto out;
+		}
+		p[i] = only_point(*sets[i], &n);
+		if (!p[i]) {
+			ec = rxr_usage_err(VERB,
+					   "%s: holds %zu measured points; name them: rxray diff "
+					   "RESULTS A B",
+					   files[i], n);
+			goto out;
+		}
+	}
+	const char *la = strrchr(fa, '/') ? strrchr(fa, '/') + 1 : fa;
+	const char *lb = strrchr(fb, '/') ? strrchr(fb, '/') + 1 : fb;
+	ec = diff_emit(p[0], p[1], la, lb, json, output, rows);
+out:
+	rxr_set_free(sa);
+	rxr_set_free(sb);
+	return ec;
+}
+
 int rxr_cmd_diff(int argc, char **argv)
 {
 	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
@@ -133,6 +218,9 @@ int rxr_cmd_diff(int argc, char **argv)
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "json"))
 		return rxr_usage_err(VERB, "--format: '%s' (expected md or json)", fmt);
+	if (argc - optind == 2)
+		return diff_files(argv[optind], argv[optind + 1], !strcmp(fmt, "json"), output,
+				  (size_t)rows);
 	if (argc - optind != 3) {
 		diff_usage(stderr);
 		return RXR_EXIT_USAGE;
