@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "flame_priv.h"
+#include "rxray/analyze.h"
 #include "rxray/afile.h"
 
 #define FLAME_FH 16   /* frame height, px */
@@ -98,43 +99,6 @@ static int layout_build(const struct rxr_flame *f, const struct rxr_flame *a, do
 						       .depth = p.depth + 1, .x = x, .v = mv, .a = ma});
 	}
 	return rc;
-}
-
-/* XML-escape, replacing control characters and invalid UTF-8 with '?'. */
-static void xml_put(FILE *o, const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; i < len; i++) {
-		unsigned c = u[i];
-		if (c < 0x80) {
-			switch (c) {
-			case '&': fputs("&amp;", o); break;
-			case '<': fputs("&lt;", o); break;
-			case '>': fputs("&gt;", o); break;
-			case '"': fputs("&quot;", o); break;
-			case '\'': fputs("&#39;", o); break;
-			default: fputc(c < 0x20 && c != '\t' ? '?' : (int)c, o);
-			}
-			continue;
-		}
-		size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-		if (c >= 0xf5)
-			n = 0;
-		bool ok = n && i + n <= len;
-		for (size_t k = 1; ok && k < n; k++)
-			ok = (u[i + k] & 0xc0) == 0x80;
-		if (!ok) {
-			fputc('?', o);
-			continue;
-		}
-		fwrite(u + i, 1, n, o);
-		i += n - 1;
-	}
-}
-
-static void xml_puts(FILE *o, const char *s)
-{
-	xml_put(o, s, strlen(s));
 }
 
 static void colour_hot(const char *name, size_t len, char *buf, size_t n)
@@ -242,7 +206,7 @@ static void svg_frame(FILE *o, const struct rxr_flame *f, const struct frec *r, 
 	if (diff)
 		fprintf(o, " data-a=\"%.10g\"", r->a);
 	fputs("><title>", o);
-	xml_put(o, nm, nlen);
+	rxr_xml_put(o, nm, nlen);
 	fprintf(o, "\n%s %s (%s)", vb, units, pct);
 	if (diff) {
 		char ab[32], db[32];
@@ -256,13 +220,13 @@ static void svg_frame(FILE *o, const struct rxr_flame *f, const struct frec *r, 
 	size_t fit = w > 6 ? (size_t)((w - 6) / FLAME_CHAR) : 0;
 	if (fit >= 3) {
 		if (nlen <= fit) {
-			xml_put(o, nm, nlen);
+			rxr_xml_put(o, nm, nlen);
 		} else {
 			/* cut on a UTF-8 boundary */
 			size_t cut = fit - 2;
 			while (cut && ((unsigned char)nm[cut] & 0xc0) == 0x80)
 				cut--;
-			xml_put(o, nm, cut);
+			rxr_xml_put(o, nm, cut);
 			fputs("..", o);
 		}
 	}
@@ -296,7 +260,7 @@ static int svg_write(const struct rxr_flame *f, const struct rxr_flame *a, FILE 
 		   "height=\"%d\" viewBox=\"0 0 %d %d\" data-fw=\"%d\" data-pad=\"%d\" "
 		   "data-total=\"%.10g\" data-cw=\"%.1f\" data-diff=\"%d\" data-units=\"",
 		width, height, width, height, width, FLAME_PAD, total, FLAME_CHAR, diff);
-	xml_puts(o, units);
+	rxr_xml_puts(o, units);
 	fputs("\">\n<style>\n"
 	      ".rxf-f text{font:12px Verdana,sans-serif;fill:#000;pointer-events:none}\n"
 	      ".rxf-f:hover rect{stroke:#000;stroke-width:0.5;cursor:pointer}\n"
@@ -309,22 +273,22 @@ static int svg_write(const struct rxr_flame *f, const struct rxr_flame *a, FILE 
 	fprintf(o, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"rgb(248,248,242)\"/>\n", width,
 		height);
 	fprintf(o, "<text class=\"rxf-h\" x=\"%d\" y=\"24\" text-anchor=\"middle\">", width / 2);
-	xml_puts(o, title);
+	rxr_xml_puts(o, title);
 	fputs("</text>\n", o);
 	if (opt->subtitle || diff) {
 		fprintf(o, "<text class=\"rxf-s\" x=\"%d\" y=\"44\" text-anchor=\"middle\">", width / 2);
 		if (opt->subtitle)
-			xml_puts(o, opt->subtitle);
+			rxr_xml_puts(o, opt->subtitle);
 		if (diff) {
 			char av[32], bv[32];
 			fmt_val(av, sizeof(av), a->nodes[0].total);
 			fmt_val(bv, sizeof(bv), total);
 			fprintf(o, "%s", opt->subtitle ? "  |  " : "");
-			xml_puts(o, opt->label_a ? opt->label_a : "A");
+			rxr_xml_puts(o, opt->label_a ? opt->label_a : "A");
 			fprintf(o, " %s -&gt; ", av);
-			xml_puts(o, opt->label_b ? opt->label_b : "B");
+			rxr_xml_puts(o, opt->label_b ? opt->label_b : "B");
 			fprintf(o, " %s ", bv);
-			xml_puts(o, units);
+			rxr_xml_puts(o, units);
 			fputs("; widths = B, red grows, blue shrinks", o);
 		}
 		fputs("</text>\n", o);

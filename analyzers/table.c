@@ -153,25 +153,12 @@ int rxr_table_write_csv(const struct rxr_table *t, FILE *o)
 	return ferror(o) ? -EIO : 0;
 }
 
-static void html_put(FILE *o, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", o); break;
-		case '<': fputs("&lt;", o); break;
-		case '>': fputs("&gt;", o); break;
-		case '"': fputs("&quot;", o); break;
-		default: fputc(*s, o);
-		}
-	}
-}
-
 int rxr_table_write_html(const struct rxr_table *t, FILE *o)
 {
 	fputs("<table>\n<thead><tr>", o);
 	for (size_t c = 0; c < t->ncols; c++) {
 		fputs("<th>", o);
-		html_put(o, t->head[c]);
+		rxr_xml_puts(o, t->head[c]);
 		fputs("</th>", o);
 	}
 	fputs("</tr></thead>\n<tbody>\n", o);
@@ -179,7 +166,7 @@ int rxr_table_write_html(const struct rxr_table *t, FILE *o)
 		fputs("<tr>", o);
 		for (size_t c = 0; c < t->ncols; c++) {
 			fputs("<td>", o);
-			html_put(o, cell(t, r, c));
+			rxr_xml_puts(o, cell(t, r, c));
 			fputs("</td>", o);
 		}
 		fputs("</tr>\n", o);

@@ -5,19 +5,8 @@
 #include <string.h>
 
 #include "doc.h"
+#include "rxray/analyze.h"
 
-void doc_html_esc(FILE *o, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", o); break;
-		case '<': fputs("&lt;", o); break;
-		case '>': fputs("&gt;", o); break;
-		case '"': fputs("&quot;", o); break;
-		default: fputc(*s, o);
-		}
-	}
-}
 
 static const char css[] =
 	"body{font:14px/1.45 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;"
@@ -35,9 +24,9 @@ void doc_open(struct doc *d, const char *title)
 {
 	fprintf(d->md, "# %s\n\n", title);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", d->html);
-	doc_html_esc(d->html, title);
+	rxr_xml_puts(d->html, title);
 	fprintf(d->html, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
-	doc_html_esc(d->html, title);
+	rxr_xml_puts(d->html, title);
 	fputs("</h1>\n", d->html);
 }
 
@@ -50,7 +39,7 @@ void doc_h(struct doc *d, int level, const char *id, const char *text)
 {
 	fprintf(d->md, "\n%.*s %s\n\n", level, "####", text);
 	fprintf(d->html, "<h%d id=\"%s\">", level, id);
-	doc_html_esc(d->html, text);
+	rxr_xml_puts(d->html, text);
 	fprintf(d->html, "</h%d>\n", level);
 }
 
@@ -72,7 +61,7 @@ void doc_p(struct doc *d, const char *fmt, ...)
 		return;
 	fprintf(d->md, "%s\n\n", s);
 	fputs("<p>", d->html);
-	doc_html_esc(d->html, s);
+	rxr_xml_puts(d->html, s);
 	fputs("</p>\n", d->html);
 	free(s);
 }
@@ -95,7 +84,7 @@ void doc_li(struct doc *d, const char *cls, const char *fmt, ...)
 		fprintf(d->html, "<li class=\"%s\">", cls);
 	else
 		fputs("<li>", d->html);
-	doc_html_esc(d->html, s);
+	rxr_xml_puts(d->html, s);
 	fputs("</li>\n", d->html);
 	free(s);
 }
@@ -110,7 +99,7 @@ void doc_code(struct doc *d, const char *text)
 {
 	fprintf(d->md, "```\n%s%s```\n\n", text, text[0] && text[strlen(text) - 1] == '\n' ? "" : "\n");
 	fputs("<pre>", d->html);
-	doc_html_esc(d->html, text);
+	rxr_xml_puts(d->html, text);
 	fputs("</pre>\n", d->html);
 }
 
@@ -141,13 +130,13 @@ void doc_svg(struct doc *d, const char *caption, const char *rel, const char *sv
 	}
 	if (collapsed) {
 		fputs("<details><summary>", d->html);
-		doc_html_esc(d->html, caption);
+		rxr_xml_puts(d->html, caption);
 		fputs("</summary>\n", d->html);
 	}
 	fputs("<figure>\n", d->html);
 	fputs(p, d->html);
 	fputs("<figcaption>", d->html);
-	doc_html_esc(d->html, caption);
+	rxr_xml_puts(d->html, caption);
 	fputs("</figcaption></figure>\n", d->html);
 	if (collapsed)
 		fputs("</details>\n", d->html);
@@ -158,7 +147,7 @@ void doc_nav(struct doc *d, const char *const *ids, const char *const *names, si
 	fputs("<nav>", d->html);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(d->html, "%s<a href=\"#%s\">", i ? " | " : "", ids[i]);
-		doc_html_esc(d->html, names[i]);
+		rxr_xml_puts(d->html, names[i]);
 		fputs("</a>", d->html);
 	}
 	fputs("</nav>\n", d->html);

@@ -36,7 +36,5 @@ int doc_table(struct doc *d, const struct rxr_table *t);
 void doc_svg(struct doc *d, const char *caption, const char *rel, const char *svg, int collapsed);
 /* HTML only: a line of links to sections (ids[i] labelled names[i]). */
 void doc_nav(struct doc *d, const char *const *ids, const char *const *names, size_t n);
-/* Escape for HTML text. */
-void doc_html_esc(FILE *o, const char *s);
 
 #endif

@@ -284,6 +284,13 @@ void rxr_table_free(struct rxr_table *t);
 /* Start a row, then add ncols cells. 0 / -ENOMEM / -EINVAL (too many). */
 int rxr_table_row(struct rxr_table *t);
 int rxr_table_cell(struct rxr_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Write s (len bytes) XML/HTML-escaped: & < > " ' as entities, control
+ * characters and invalid UTF-8 as '?'. For SVG and HTML alike.
+ */
+void rxr_xml_put(FILE *o, const char *s, size_t len);
+void rxr_xml_puts(FILE *o, const char *s);
+
 /* Renderers. 0 or -EIO. HTML is escaped; markdown escapes '|'. */
 int rxr_table_write_md(const struct rxr_table *t, FILE *o);
 int rxr_table_write_csv(const struct rxr_table *t, FILE *o);
