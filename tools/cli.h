@@ -19,6 +19,14 @@ int rxr_cmd_flame(int argc, char **argv);
 int rxr_cmd_report(int argc, char **argv);
 int rxr_cmd_attach(int argc, char **argv);
 
+struct rxr_set;
+/*
+ * Load run/sweep results for an analysis verb (tools/setload.c): prints
+ * the error line or the truncated-last-line warning itself. Returns 0, or
+ * the exit code (2 bad input, 1 out of memory); *out is then NULL.
+ */
+int rxr_cli_set_load(const char *verb, const char *path, struct rxr_set **out);
+
 /* Path of the running rxray binary (for verbs that re-exec it). */
 const char *rxr_self_exe(void);
 

@@ -121,14 +121,9 @@ int rxr_cmd_ceiling(int argc, char **argv)
 	struct rxr_afile af = {0};
 	size_t n = 0, nf = 0;
 	int ec = 0;
-	int rc = rxr_set_load(argv[optind], &s, err, sizeof(err));
-	if (rc) {
-		rxr_err(VERB, "%s", err);
-		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
-	}
-	if (s->truncated_line)
-		rxr_err(VERB, "warning: %s: last line (%d) is truncated (a sweep killed mid-write?): skipped",
-			argv[optind], s->truncated_line);
+	int rc = rxr_cli_set_load(VERB, argv[optind], &s);
+	if (rc)
+		return rc;
 	if (select && rxr_sel_parse(select, &sel, err, sizeof(err))) {
 		ec = rxr_usage_err(VERB, "--select: %s", err);
 		goto out;

@@ -161,20 +161,15 @@ static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, con
 
 static int diff_files(const char *fa, const char *fb, bool json, const char *output, size_t rows)
 {
-	char err[RXR_ERR_LEN];
 	struct rxr_set *sa = NULL, *sb = NULL;
-	int ec = RXR_EXIT_OK, rc;
+	int ec = RXR_EXIT_OK;
 	const char *files[2] = {fa, fb};
 	struct rxr_set **sets[2] = {&sa, &sb};
 	const struct rxr_point *p[2] = {NULL, NULL};
 	for (int i = 0; i < 2; i++) {
 		size_t n;
-		rc = rxr_set_load(files[i], sets[i], err, sizeof(err));
-		if (rc) {
-			rxr_err(VERB, "%s", err);
-			ec = rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+		if ((ec = rxr_cli_set_load(VERB, files[i], sets[i])))
 			goto out;
-		}
 		p[i] = only_point(*sets[i], &n);
 		if (!p[i]) {
 			ec = rxr_usage_err(VERB,
@@ -236,15 +231,8 @@ int rxr_cmd_diff(int argc, char **argv)
 		ec = rxr_usage_err(VERB, "%s", err);
 		goto out;
 	}
-	rc = rxr_set_load(argv[optind], &s, err, sizeof(err));
-	if (rc) {
-		rxr_err(VERB, "%s", err);
-		ec = rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+	if ((ec = rxr_cli_set_load(VERB, argv[optind], &s)))
 		goto out;
-	}
-	if (s->truncated_line)
-		rxr_err(VERB, "warning: %s: last line (%d) is truncated (a sweep killed mid-write?): skipped",
-			argv[optind], s->truncated_line);
 	char la[128], lb[128];
 	rxr_sel_labels(&sa, &sb, la, lb, sizeof(la));
 	size_t na = 0, nb = 0;

@@ -135,11 +135,9 @@ static int flame_load(struct rxr_flame *f, const char *path, const char *selecto
 	struct rxr_set *s = NULL;
 	struct rxr_sel sel[2] = {{0}, {0}};
 	int ec = 0;
-	int rc = rxr_set_load(path, &s, err, sizeof(err));
-	if (rc) {
-		rxr_err(VERB, "%s", err);
-		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
-	}
+	int rc = rxr_cli_set_load(VERB, path, &s);
+	if (rc)
+		return rc;
 	if ((selector && rxr_sel_parse(selector, &sel[0], err, sizeof(err))) ||
 	    (side && rxr_sel_parse(side, &sel[1], err, sizeof(err)))) {
 		ec = rxr_usage_err(VERB, "%s", err);
@@ -173,11 +171,9 @@ static int flame_trace(const char *path, const char *selector, FILE *o)
 	int ec = 0, rc;
 	if (!is_results_path(path))
 		return rxr_usage_err(VERB, "%s: --format trace needs run results (.json, .jsonl or a folder)", path);
-	rc = rxr_set_load(path, &s, err, sizeof(err));
-	if (rc) {
-		rxr_err(VERB, "%s", err);
-		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
-	}
+	rc = rxr_cli_set_load(VERB, path, &s);
+	if (rc)
+		return rc;
 	if (selector && rxr_sel_parse(selector, &sel, err, sizeof(err))) {
 		ec = rxr_usage_err(VERB, "--select: %s", err);
 		goto out;

@@ -70,14 +70,9 @@ int rxr_cmd_report(int argc, char **argv)
 		return rxr_usage_err(VERB, "-o DIR: the output folder is required");
 	char err[RXR_ERR_LEN];
 	struct rxr_set *s = NULL;
-	int rc = rxr_set_load(argv[optind], &s, err, sizeof(err));
-	if (rc) {
-		rxr_err(VERB, "%s", err);
-		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
-	}
-	if (s->truncated_line)
-		rxr_err(VERB, "warning: %s: last line (%d) is truncated (a sweep killed mid-write?): skipped",
-			argv[optind], s->truncated_line);
+	int rc = rxr_cli_set_load(VERB, argv[optind], &s);
+	if (rc)
+		return rc;
 	struct rxr_report_opts o = {.title = title, .rxray = "rxray", .version = RXRAY_VERSION,
 				    .outdir_arg = out};
 	rc = rxr_report_write(s, out, &o, err, sizeof(err));
