@@ -1,8 +1,11 @@
-# rxray_add_test(NAME name SOURCES a.c b.c LIBS lib... [LABELS l...] [TIMEOUT s])
+# rxray_add_test(NAME name SOURCES a.c b.c LIBS lib... [LABELS l...] [TIMEOUT s]
+#                [NEEDS_PROBES])
 # One Criterion program per area, registered with ctest. Labels name what a
 # test needs (root, hugepages, gpu, dpdk) so `ctest -L`/`-LE` can select.
+# NEEDS_PROBES: the test asserts what the probes recorded; with
+# RXRAY_PROBES=off it is registered but disabled (ctest lists it as such).
 function(rxray_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "NEEDS_PROBES" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT RXRAY_HAVE_CRITERION)
     return()
   endif()
@@ -21,6 +24,10 @@ function(rxray_add_test)
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT})
   if(T_LABELS)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
+  endif()
+  if(T_NEEDS_PROBES AND RXRAY_PROBES STREQUAL "off")
+    message(STATUS "rxray: test ${T_NAME} disabled: it needs probes (RXRAY_PROBES=off)")
+    set_tests_properties(${T_NAME} PROPERTIES DISABLED TRUE)
   endif()
 endfunction()
 
