@@ -150,6 +150,17 @@ int rxr_usage_err(const char *verb, const char *fmt, ...)
 	return RXR_EXIT_USAGE;
 }
 
+int rxr_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
 int rxr_pin_self(int core)
 {
 	if (core < 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rxray/core.h"
+#include "rxray/util.h"
 
 void rx_config_defaults(struct rx_config *c)
 {
@@ -105,6 +106,7 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	json_object_set_new(o, "frame", json_integer(c->frame));
 	json_object_set_new(o, "split", json_integer(c->mode == RX_MODE_HDS ? c->split : 0));
 	json_object_set_new(o, "queues", json_integer(c->queues));
+	json_object_set_new(o, "nic_threads", json_integer(c->nic_threads));
 	json_object_set_new(o, "ring", json_integer(c->ring));
 	json_object_set_new(o, "batch", json_integer(c->batch));
 	json_object_set_new(o, "burst", json_integer(c->burst));
@@ -150,17 +152,8 @@ json_t *rx_caps_to_json(const struct rx_caps *caps)
 	return o;
 }
 
-__attribute__((format(printf, 3, 4))) static int verr(char *err, size_t errlen, const char *fmt,
-						       ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* one error line, -EINVAL (rxr_errf) */
+#define verr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 static bool is_pow2(uint32_t v)
 {
@@ -196,6 +189,10 @@ int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, ch
 	if (caps->max_queues && c->queues > caps->max_queues)
 		return verr(err, errlen, "queues: %u exceeds the device maximum %u", c->queues,
 			    caps->max_queues);
+	if (c->nic_threads && !caps->sim_nic)
+		return verr(err, errlen,
+			    "nic-threads: %s has no software NIC threads (only device sim)",
+			    caps->name);
 	if (!is_pow2(c->ring) || c->ring < 2)
 		return verr(err, errlen, "ring: %u must be a power of two >= 2", c->ring);
 	if (caps->max_ring && c->ring > caps->max_ring)

@@ -14,17 +14,10 @@
 #include <unistd.h>
 
 #include "rxray/core.h"
+#include "rxray/util.h"
 
-__attribute__((format(printf, 3, 4))) static void merr(char *err, size_t errlen,
-							const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-}
+/* one error line (rxr_errf) */
+#define merr(err, errlen, ...) ((void)rxr_errf(err, errlen, 0, __VA_ARGS__))
 
 /* Default huge page size from /proc/meminfo (bytes), 2 MiB if unknown. */
 static size_t mem_hugepage_size(void)

@@ -14,11 +14,12 @@
 
 const struct rx_config_key rx_config_keys[] = {
 	{"engine", true, "NAME", "engine: verbs | dpdk (default verbs)"},
-	{"device", true, "DEV", "sim[:rate=R,flows=N,cq=N] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
+	{"device", true, "DEV", "sim[:rate=R,flows=N,cq=N,nics=N] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
 	{"mode", true, "MODE", "single | hds (header/data split) (default single)"},
 	{"frame", true, "BYTES", "frame size without FCS (default 1064)"},
 	{"split", true, "BYTES", "hds: bytes into the header segment (default 64)"},
 	{"queues", true, "N", "receive queues, one RX worker each (default 1)"},
+	{"nic-threads", true, "N", "sim: software NIC threads, each owning queues q % N, 1..queues or auto (default auto: spare cores, at most queues)"},
 	{"ring", true, "N", "receive WQEs per queue, power of two (default 8192)"},
 	{"batch", true, "N", "packets per hand-off to the app (default 64)"},
 	{"burst", true, "N", "completions polled per burst (default 64)"},
@@ -40,17 +41,8 @@ const struct rx_config_key rx_config_keys[] = {
 };
 const size_t rx_config_nkeys = sizeof(rx_config_keys) / sizeof(rx_config_keys[0]);
 
-__attribute__((format(printf, 3, 4))) static int oerr(char *err, size_t errlen, const char *fmt,
-						       ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* one error line, -EINVAL (rxr_errf) */
+#define oerr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 static int opt_u32(const char *key, const char *val, uint64_t min, uint64_t max, uint32_t *out,
 		   char *err, size_t errlen)
@@ -172,7 +164,13 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 		return opt_u32(key, val, 1, 65535, &c->split, err, errlen);
 	else if (!strcmp(key, "queues"))
 		return opt_u32(key, val, 1, RX_MAX_QUEUES, &c->queues, err, errlen);
-	else if (!strcmp(key, "ring"))
+	else if (!strcmp(key, "nic-threads")) {
+		if (!strcmp(val, "auto")) {
+			c->nic_threads = 0;
+			return 0;
+		}
+		return opt_u32(key, val, 1, RX_MAX_QUEUES, &c->nic_threads, err, errlen);
+	} else if (!strcmp(key, "ring"))
 		return opt_u32(key, val, 1, 1u << 24, &c->ring, err, errlen);
 	else if (!strcmp(key, "batch"))
 		return opt_u32(key, val, 1, 1u << 24, &c->batch, err, errlen);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Thread placement and device strings. Placement is decided once, before
- * anything starts: NIC first (sim only), then one RX worker per queue, then
- * app threads when they get cores of their own. Sharing a core between two
+ * anything starts: the NIC threads first (sim only), then one RX worker per
+ * queue, then app threads when they get cores of their own. Sharing a core between two
  * spinning threads would measure the scheduler, not the datapath, so it is
  * an error unless the user asks for it.
  */
@@ -15,17 +15,8 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
-__attribute__((format(printf, 3, 4))) static int perr(char *err, size_t errlen, const char *fmt,
-						       ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* one error line, -EINVAL (rxr_errf) */
+#define perr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* The cores a run may use: --cores, else the affinity mask. */
 static int place_cores(const struct rx_config *c, int *out, char *err, size_t errlen)
@@ -55,58 +46,120 @@ static int place_cores(const struct rx_config *c, int *out, char *err, size_t er
 	return c->ncores;
 }
 
+static void place_reset(struct rx_placement *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->nic_core = -1;
+	for (int i = 0; i < RX_MAX_QUEUES; i++)
+		pl->rx_core[i] = pl->app_core[i] = pl->nic_cores[i] = -1;
+}
+
 int rx_place(const struct rx_config *c, bool sim_nic, struct rx_placement *pl, char *err,
 	     size_t errlen)
 {
 	int cores[RX_MAX_CORES];
-	memset(pl, 0, sizeof(*pl));
-	pl->nic_core = -1;
-	for (int i = 0; i < RX_MAX_QUEUES; i++)
-		pl->rx_core[i] = pl->app_core[i] = -1;
+	place_reset(pl);
 	int avail = place_cores(c, cores, err, errlen);
 	if (avail < 0)
 		return avail;
 	return rx_place_on(c, sim_nic, cores, avail, pl, err, errlen);
 }
 
+/* "nics=N" among a sim device string's options; 0 when absent. */
+static int place_dev_nics(const struct rx_config *c, uint32_t *n, char *err, size_t errlen)
+{
+	struct rx_dev d;
+	*n = 0;
+	if (rx_dev_parse(c->device, &d, NULL, 0) < 0 || strcmp(d.kind, "sim") != 0)
+		return 0; /* not a software NIC: nothing to read */
+	char *save = NULL;
+	for (char *tok = strtok_r(d.args, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strncmp(tok, "nics=", 5) != 0)
+			continue;
+		uint64_t v = 0;
+		if (rxr_parse_u64(tok + 5, 1, RX_MAX_QUEUES, &v) < 0)
+			return perr(err, errlen, "device: nics=%s out of range 1..%d", tok + 5,
+				    RX_MAX_QUEUES);
+		*n = (uint32_t)v;
+	}
+	return 0;
+}
+
+int rx_nic_threads_asked(const struct rx_config *c, uint32_t *n, char *err, size_t errlen)
+{
+	uint32_t dev = 0;
+	int rc = place_dev_nics(c, &dev, err, errlen);
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	if (dev && c->nic_threads && dev != c->nic_threads)
+		return perr(err, errlen, "nic-threads: %u disagrees with the device option nics=%u",
+			    c->nic_threads, dev);
+	*n = c->nic_threads ? c->nic_threads : dev;
+	if (*n > c->queues)
+		return perr(err, errlen,
+			    "nic-threads: %u NIC threads for %u queues; each NIC thread owns at least one queue",
+			    *n, c->queues);
+	return 0;
+}
+
 int rx_place_on(const struct rx_config *c, bool sim_nic, const int *cores, int avail,
 		struct rx_placement *pl, char *err, size_t errlen)
 {
-	memset(pl, 0, sizeof(*pl));
-	pl->nic_core = -1;
-	for (int i = 0; i < RX_MAX_QUEUES; i++)
-		pl->rx_core[i] = pl->app_core[i] = -1;
+	place_reset(pl);
 	if (c->queues < 1 || c->queues > RX_MAX_QUEUES)
 		return perr(err, errlen, "queues: %u out of range 1..%u", c->queues, RX_MAX_QUEUES);
 	if (avail <= 0)
 		return perr(err, errlen, "cores: no core available");
+	uint32_t asked = 0;
+	if (sim_nic) {
+		int rc = rx_nic_threads_asked(c, &asked, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
 	int q = (int)c->queues;
-	int base = (sim_nic ? 1 : 0) + q; /* nic + rx workers */
+	/* AUTO app is decided as if the NIC had the threads asked for, or 1 */
+	int nic = sim_nic ? (asked ? (int)asked : 1) : 0;
 	enum rx_app app = c->app;
 	if (app == RX_APP_AUTO)
-		app = base + q <= avail ? RX_APP_THREAD : RX_APP_INLINE;
-	int needed = base + (app == RX_APP_INLINE ? 0 : q);
+		app = nic + 2 * q <= avail ? RX_APP_THREAD : RX_APP_INLINE;
+	int napp = app == RX_APP_INLINE ? 0 : q;
+	if (sim_nic && !asked) {
+		/* auto: the cores the rx workers and app threads leave, 1..q */
+		int left = avail - q - napp;
+		nic = left < 1 ? 1 : left > q ? q : left;
+	}
+	int base = nic + q; /* nic threads + rx workers */
+	int needed = base + napp;
 	pl->app = app;
 	pl->needed = needed;
 	pl->available = avail;
+	pl->nic_threads = nic;
+	char nics[32] = "";
+	if (sim_nic)
+		snprintf(nics, sizeof(nics), "NIC %d + ", nic);
 	if (needed > avail && !c->allow_oversubscribe) {
+		if (nic > 1 && 1 + q + napp <= avail)
+			return perr(err, errlen,
+				    "nic-threads: %d NIC threads need %d cores (%sRX %d + app %d), %d available; use fewer --nic-threads, more --cores, or --allow-oversubscribe",
+				    nic, needed, nics, q, napp, avail);
 		if (base > avail && q == 1)
 			return perr(err, errlen,
 				    "cores: %s needs %d cores (%sRX 1), %d available; give more --cores or --allow-oversubscribe",
-				    sim_nic ? "a software NIC run" : "one queue", base,
-				    sim_nic ? "NIC 1 + " : "", avail);
+				    sim_nic ? "a software NIC run" : "one queue", base, nics, avail);
 		if (base > avail)
 			return perr(err, errlen,
 				    "queues: %d queues need %d cores (%sRX %d), %d available; use fewer queues, more --cores, or --allow-oversubscribe",
-				    q, base, sim_nic ? "NIC 1 + " : "", q, avail);
+				    q, base, nics, q, avail);
 		return perr(err, errlen,
 			    "app: %s threads need %d cores (%sRX %d + app %d), %d available; use --app inline, fewer queues, or --allow-oversubscribe",
-			    rx_app_name(app), needed, sim_nic ? "NIC 1 + " : "", q, q, avail);
+			    rx_app_name(app), needed, nics, q, q, avail);
 	}
 	pl->oversubscribed = needed > avail;
 	int k = 0;
-	if (sim_nic)
-		pl->nic_core = cores[k++ % avail];
+	for (int i = 0; i < nic; i++)
+		pl->nic_cores[i] = cores[k++ % avail];
+	pl->nic_core = pl->nic_cores[0];
 	for (int i = 0; i < q; i++)
 		pl->rx_core[i] = cores[k++ % avail];
 	if (app != RX_APP_INLINE)
@@ -120,17 +173,23 @@ json_t *rx_placement_to_json(const struct rx_placement *pl)
 	json_t *o = json_object();
 	json_t *rx = json_array();
 	json_t *app = json_array();
-	if (!o || !rx || !app) {
+	json_t *nic = json_array();
+	if (!o || !rx || !app || !nic) {
 		json_decref(o);
 		json_decref(rx);
 		json_decref(app);
+		json_decref(nic);
 		return NULL;
 	}
+	for (int i = 0; i < pl->nic_threads && i < RX_MAX_QUEUES; i++)
+		json_array_append_new(nic, json_integer(pl->nic_cores[i]));
 	for (int i = 0; i < RX_MAX_QUEUES && pl->rx_core[i] >= 0; i++) {
 		json_array_append_new(rx, json_integer(pl->rx_core[i]));
 		json_array_append_new(app, json_integer(pl->app_core[i]));
 	}
 	json_object_set_new(o, "nic", json_integer(pl->nic_core));
+	json_object_set_new(o, "nic_threads", json_integer(pl->nic_threads));
+	json_object_set_new(o, "nic_cores", nic);
 	json_object_set_new(o, "rx", rx);
 	json_object_set_new(o, "app", app);
 	json_object_set_new(o, "app_mode", json_string(rx_app_name(pl->app)));

@@ -222,6 +222,7 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	rc = rxs_params_from_config(c, run->pl.nic_core, &sp->prm, err, errlen);
 	if (rc)
 		return rc;
+	rxs_params_place(&sp->prm, &run->pl);
 	sp->prm.stop = run->stop;
 	sp->nic = rxs_nic_new(&sp->prm, err, errlen);
 	if (!sp->nic)

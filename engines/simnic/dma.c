@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NIC thread: wire + DMA engine. Each burst takes the packets that are
- * due, fetches one posted WQE per packet (in order per queue), checks its
+ * A NIC thread: wire + DMA engine for the queues it owns (q % threads ==
+ * its index; no other thread touches them). Each burst takes the packets
+ * that are due on its flows, fetches one posted WQE per packet (in order per queue), checks its
  * data segments against the memory-region registry like a NIC's MTT check,
  * scatters the header, then the payload, then writes the completions.
  * Stages are lapped per burst, so the probe costs a few clock reads per
@@ -209,15 +210,17 @@ static bool dma_claim(const struct rxs_nic *n, struct nic_queue *q, struct nic_p
 	return true;
 }
 
-/* Offer k packets starting at packet number `first`; returns how many
- * found a buffer (good or error completion). */
-static uint32_t dma_burst(struct rxs_nic *n, uint64_t first, uint32_t k, uint64_t ts)
+/* Offer k packets starting at the thread's packet number `first`; returns
+ * how many found a buffer (good or error completion). */
+static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint64_t ts)
 {
+	struct rxs_nic *n = t->n;
 	struct nic_pkt pk[RXS_BURST];
 	uint32_t np = 0, ngood = 0;
-	struct rxr_probe *p = n->probe;
-	uint32_t flow = (uint32_t)(first % n->nflows);
-	for (uint32_t i = 0; i < k; i++, flow = flow + 1 == n->nflows ? 0 : flow + 1) {
+	struct rxr_probe *p = t->probe;
+	uint32_t fi = (uint32_t)(first % t->nflows);
+	for (uint32_t i = 0; i < k; i++, fi = fi + 1 == t->nflows ? 0 : fi + 1) {
+		uint32_t flow = t->flows[fi];
 		struct nic_queue *q = &n->q[n->flow_q[flow]];
 		struct nic_pkt *x = &pk[np];
 		x->q = q;
@@ -241,6 +244,9 @@ static uint32_t dma_burst(struct rxs_nic *n, uint64_t first, uint32_t k, uint64_
 		if (n->p.dma == RX_DMA_MEMORY)
 			dma_flush(&pk[i]);
 	}
+	NIC_CNT_ADD(t->offered, k);
+	NIC_CNT_ADD(t->received, np);
+	NIC_CNT_ADD(t->out_of_buffer, k - np);
 	if (!np) {
 		/* nothing landed: the NIC only waited for buffers */
 		rxr_lap(p, RXR_ST_IDLE, 0);
@@ -268,7 +274,7 @@ static uint32_t dma_burst(struct rxs_nic *n, uint64_t first, uint32_t k, uint64_
  * waits (idle) the average time it takes to deliver one packet, measured
  * over its recent full bursts, so max = the NIC's own delivery rate.
  */
-static void dma_wire_time(struct rxs_nic *n, uint64_t t0, uint32_t k, uint32_t np,
+static void dma_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t np,
 			  double *avg)
 {
 	uint64_t t1 = rxr_now();
@@ -277,7 +283,7 @@ static void dma_wire_time(struct rxs_nic *n, uint64_t t0, uint32_t k, uint32_t n
 		*avg = *avg > 0 ? *avg + (per - *avg) / 8 : per;
 	} else if (*avg > 0) {
 		rxr_spin_until(t1, (uint64_t)(*avg * (k - np)));
-		rxr_lap(n->probe, RXR_ST_IDLE, 0);
+		rxr_lap(t->probe, RXR_ST_IDLE, 0);
 	}
 }
 
@@ -290,25 +296,28 @@ static bool dma_should_stop(const struct rxs_nic *n)
 
 void *nic_thread_main(void *arg)
 {
-	struct rxs_nic *n = arg;
-	struct rxr_probe *p = n->probe;
+	struct nic_thread *t = arg;
+	struct rxs_nic *n = t->n;
+	struct rxr_probe *p = t->probe;
 	double hz = rxr_clock_get()->hz;
-	if (n->p.core >= 0) {
-		int rc = rxr_pin_self(n->p.core);
+	if (t->core >= 0) {
+		int rc = rxr_pin_self(t->core);
 		if (rc < 0) {
-			n->thread_rc = rc;
+			t->rc = rc;
 			goto out;
 		}
 	}
 	rxr_probe_reset(p);
-	double tpp = n->p.rate_pps > 0 ? hz / n->p.rate_pps : 0;
+	double tpp = t->rate_pps > 0 ? hz / t->rate_pps : 0;
 	uint64_t t0 = rxr_now();
 	uint64_t tend = n->p.seconds > 0 ? t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
 	uint64_t sent = 0;
 	double avg_pkt = 0; /* ticks per delivered packet, unpaced runs */
-	__atomic_store_n(&n->t_start, t0, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->t_start, t0, __ATOMIC_RELEASE);
 	rxr_lap_start(p);
-	for (;;) {
+	/* a thread whose queues got no flow, or no quota, offers nothing */
+	bool idle = !t->nflows || (t->limited && !t->max_packets);
+	for (; !idle;) {
 		uint64_t now = rxr_now();
 		if (now >= tend || dma_should_stop(n))
 			break;
@@ -322,24 +331,24 @@ void *nic_thread_main(void *arg)
 			if (due - sent < k)
 				k = due - sent;
 		}
-		if (n->p.max_packets) {
-			if (sent >= n->p.max_packets)
+		if (t->limited) {
+			if (sent >= t->max_packets)
 				break;
-			if (n->p.max_packets - sent < k)
-				k = n->p.max_packets - sent;
+			if (t->max_packets - sent < k)
+				k = t->max_packets - sent;
 		}
 		rxr_burst_begin(p);
-		uint32_t np = dma_burst(n, sent, (uint32_t)k, now);
+		uint32_t np = dma_burst(t, sent, (uint32_t)k, now);
 		if (tpp == 0)
-			dma_wire_time(n, now, (uint32_t)k, np, &avg_pkt);
+			dma_wire_time(t, now, (uint32_t)k, np, &avg_pkt);
 		sent += k;
-		__atomic_store_n(&n->bursts, n->bursts + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&n->t_end, rxr_now(), __ATOMIC_RELEASE);
+	__atomic_store_n(&t->t_end, rxr_now(), __ATOMIC_RELEASE);
 out:
-	if (!n->t_end)
-		__atomic_store_n(&n->t_end, n->t_start, __ATOMIC_RELEASE);
+	if (!t->t_end)
+		__atomic_store_n(&t->t_end, t->t_start, __ATOMIC_RELEASE);
 	/* every CQE written above happens-before an acquire that sees DONE */
-	__atomic_store_n(&n->state, NIC_DONE, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->state, NIC_DONE, __ATOMIC_RELEASE);
 	return NULL;
 }

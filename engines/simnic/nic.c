@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Software NIC lifecycle: rings, memory-region registry, the NIC thread,
+ * Software NIC lifecycle: rings, memory-region registry, the NIC threads,
  * counters and the NIC's part of a run result.
  */
 #include <errno.h>
@@ -12,16 +12,8 @@
 #include "nic_priv.h"
 #include "rxray/util.h"
 
-__attribute__((format(printf, 3, 4))) static void nerr(char *err, size_t errlen,
-							const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-}
+/* one error line (rxr_errf) */
+#define nerr(err, errlen, ...) ((void)rxr_errf(err, errlen, 0, __VA_ARGS__))
 
 static bool pow2(uint32_t v)
 {
@@ -43,6 +35,10 @@ static int nic_params_check(const struct rxs_params *p, char *err, size_t errlen
 		     RXS_MAX_FRAME);
 	else if (!(p->rate_pps >= 0) || !(p->seconds >= 0))
 		nerr(err, errlen, "rate: negative rate or seconds");
+	else if (p->threads > p->queues)
+		nerr(err, errlen,
+		     "nic-threads: %u NIC threads for %u queues; each thread needs a queue of its own",
+		     p->threads, p->queues);
 	else
 		return 0;
 	return -EINVAL;
@@ -94,12 +90,24 @@ struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen
 	}
 	if (nic_flows_build(n) < 0)
 		goto fail;
-	n->probe = rxr_probe_new("nic", p->core, p->sample_shift, 0);
-	if (!n->probe)
+	n->nthreads = p->threads ? p->threads : 1;
+	n->t = nic_zalloc(sizeof(*n->t) * n->nthreads);
+	if (!n->t)
 		goto fail;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (p->inject[s])
-			rxr_probe_set_inject(n->probe, (enum rxr_stage)s, p->inject[s]);
+	for (uint32_t i = 0; i < n->nthreads; i++) {
+		struct nic_thread *t = &n->t[i];
+		t->n = n;
+		t->idx = i;
+		t->core = i == 0 ? p->core : p->thread_core[i];
+		t->probe = rxr_probe_new("nic", t->core, p->sample_shift, 0);
+		if (!t->probe)
+			goto fail;
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			if (p->inject[s])
+				rxr_probe_set_inject(t->probe, (enum rxr_stage)s, p->inject[s]);
+	}
+	if (nic_threads_share(n) < 0)
+		goto fail;
 	return n;
 fail:
 	if (rc == -ENOMEM)
@@ -127,7 +135,12 @@ void rxs_nic_free(struct rxs_nic *n)
 	free(n->q);
 	free(n->tmpl);
 	free(n->flow_q);
-	rxr_probe_free(n->probe);
+	if (n->t)
+		for (uint32_t i = 0; i < n->nthreads; i++) {
+			free(n->t[i].flows);
+			rxr_probe_free(n->t[i].probe);
+		}
+	free(n->t);
 	free(n);
 }
 
@@ -191,10 +204,23 @@ int rxs_nic_start(struct rxs_nic *n)
 {
 	if (n->started)
 		return -EBUSY;
-	__atomic_store_n(&n->state, NIC_RUNNING, __ATOMIC_RELEASE);
-	int rc = pthread_create(&n->tid, NULL, nic_thread_main, n);
+	int rc = 0;
+	for (uint32_t i = 0; i < n->nthreads; i++)
+		__atomic_store_n(&n->t[i].state, NIC_RUNNING, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < n->nthreads && !rc; i++) {
+		rc = pthread_create(&n->t[i].tid, NULL, nic_thread_main, &n->t[i]);
+		n->t[i].started = rc == 0;
+	}
 	if (rc != 0) {
-		__atomic_store_n(&n->state, NIC_IDLE, __ATOMIC_RELEASE);
+		/* leave nothing running: stop and join the threads that started */
+		rxs_nic_stop(n);
+		for (uint32_t i = 0; i < n->nthreads; i++) {
+			if (n->t[i].started)
+				pthread_join(n->t[i].tid, NULL);
+			n->t[i].started = false;
+			__atomic_store_n(&n->t[i].state, NIC_IDLE, __ATOMIC_RELEASE);
+		}
+		__atomic_store_n(&n->stop_req, 0, __ATOMIC_RELAXED);
 		return -rc;
 	}
 	n->started = true;
@@ -208,7 +234,11 @@ void rxs_nic_stop(struct rxs_nic *n)
 
 bool rxs_nic_done(const struct rxs_nic *n)
 {
-	return __atomic_load_n(&n->state, __ATOMIC_ACQUIRE) == NIC_DONE;
+	/* one acquire per thread: each thread's CQEs happen-before its DONE */
+	for (uint32_t i = 0; i < n->nthreads; i++)
+		if (__atomic_load_n(&n->t[i].state, __ATOMIC_ACQUIRE) != NIC_DONE)
+			return false;
+	return true;
 }
 
 int rxs_nic_join(struct rxs_nic *n)
@@ -216,10 +246,17 @@ int rxs_nic_join(struct rxs_nic *n)
 	if (!n->started)
 		return -EINVAL;
 	if (!n->joined) {
-		pthread_join(n->tid, NULL);
+		for (uint32_t i = 0; i < n->nthreads; i++)
+			if (!n->t[i].joined) {
+				pthread_join(n->t[i].tid, NULL);
+				n->t[i].joined = true;
+			}
 		n->joined = true;
 	}
-	return n->thread_rc;
+	for (uint32_t i = 0; i < n->nthreads; i++)
+		if (n->t[i].rc < 0)
+			return n->t[i].rc;
+	return 0;
 }
 
 void rxs_nic_counters(const struct rxs_nic *n, uint32_t qi, struct rxs_counters *out)
@@ -244,24 +281,74 @@ void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out)
 	rxs_nic_counters(n, UINT32_MAX, &tot);
 	memset(out, 0, sizeof(*out));
 	double hz = rxr_clock_get()->hz;
-	uint64_t t0 = __atomic_load_n(&n->t_start, __ATOMIC_ACQUIRE);
-	uint64_t t1 = __atomic_load_n(&n->t_end, __ATOMIC_ACQUIRE);
+	uint64_t t0 = UINT64_MAX, t1 = 0, busy = 0;
+	for (uint32_t i = 0; i < n->nthreads; i++) {
+		const struct nic_thread *t = &n->t[i];
+		uint64_t a = __atomic_load_n(&t->t_start, __ATOMIC_ACQUIRE);
+		uint64_t b = __atomic_load_n(&t->t_end, __ATOMIC_ACQUIRE);
+		if (!a)
+			continue; /* never ran */
+		t0 = a < t0 ? a : t0;
+		t1 = b > t1 ? b : t1;
+		busy += rxr_probe_busy_cycles(t->probe);
+		out->bursts += __atomic_load_n(&t->bursts, __ATOMIC_RELAXED);
+	}
 	out->seconds = (t1 > t0 && hz > 0) ? (double)(t1 - t0) / hz : 0;
 	out->target_pps = n->p.rate_pps;
 	out->achieved_pps = out->seconds > 0 ? (double)tot.offered / out->seconds : 0;
-	uint64_t busy = rxr_probe_busy_cycles(n->probe);
 	out->busy_cycles_per_pkt = tot.received ? (double)busy / (double)tot.received : 0;
+	out->threads = n->nthreads;
 	if (n->p.rate_pps > 0)
 		out->generator_limited = out->achieved_pps < 0.98 * n->p.rate_pps;
 	else /* max: the consumer took (nearly) all the NIC could make */
 		out->generator_limited = tot.offered > 0 &&
 					 tot.out_of_buffer * 1000 <= tot.offered;
-	out->bursts = __atomic_load_n(&n->bursts, __ATOMIC_RELAXED);
+}
+
+uint32_t rxs_nic_threads(const struct rxs_nic *n)
+{
+	return n->nthreads;
+}
+
+void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t ti, struct rxs_thread_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (ti >= n->nthreads)
+		return;
+	const struct nic_thread *t = &n->t[ti];
+	double hz = rxr_clock_get()->hz;
+	out->core = t->core;
+	out->flows = t->nflows;
+	out->target_pps = t->rate_pps;
+	for (uint32_t q = ti; q < n->p.queues; q += n->nthreads) {
+		struct rxs_counters c;
+		rxs_nic_counters(n, q, &c);
+		out->queues++;
+		out->cnt.cq_full += c.cq_full;
+		out->cnt.errors += c.errors;
+		out->cnt.bytes += c.bytes;
+	}
+	out->cnt.offered = __atomic_load_n(&t->offered, __ATOMIC_RELAXED);
+	out->cnt.received = __atomic_load_n(&t->received, __ATOMIC_RELAXED);
+	out->cnt.out_of_buffer = __atomic_load_n(&t->out_of_buffer, __ATOMIC_RELAXED);
+	uint64_t t0 = __atomic_load_n(&t->t_start, __ATOMIC_ACQUIRE);
+	uint64_t t1 = __atomic_load_n(&t->t_end, __ATOMIC_ACQUIRE);
+	out->seconds = (t1 > t0 && hz > 0) ? (double)(t1 - t0) / hz : 0;
+	out->achieved_pps = out->seconds > 0 ? (double)out->cnt.offered / out->seconds : 0;
+	uint64_t busy = rxr_probe_busy_cycles(t->probe);
+	out->busy_cycles_per_pkt =
+		out->cnt.received ? (double)busy / (double)out->cnt.received : 0;
+	out->bursts = __atomic_load_n(&t->bursts, __ATOMIC_RELAXED);
 }
 
 const struct rxr_probe *rxs_nic_probe(const struct rxs_nic *n)
 {
-	return n->probe;
+	return n->t[0].probe;
+}
+
+const struct rxr_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t)
+{
+	return t < n->nthreads ? n->t[t].probe : NULL;
 }
 
 static json_t *nic_counters_json(const struct rxs_counters *c)
@@ -278,22 +365,61 @@ static json_t *nic_counters_json(const struct rxs_counters *c)
 	return o;
 }
 
+/* extra "nic".threads: one object per NIC thread. */
+static json_t *nic_threads_json(const struct rxs_nic *n)
+{
+	json_t *a = json_array();
+	for (uint32_t i = 0; a && i < n->nthreads; i++) {
+		struct rxs_thread_stats ts;
+		rxs_nic_thread_stats(n, i, &ts);
+		json_t *o = json_object();
+		json_t *qs = json_array();
+		if (!o || !qs) {
+			json_decref(o);
+			json_decref(qs);
+			json_decref(a);
+			return NULL;
+		}
+		for (uint32_t q = i; q < n->p.queues; q += n->nthreads)
+			json_array_append_new(qs, json_integer(q));
+		json_object_set_new(o, "thread", json_integer(i));
+		json_object_set_new(o, "core", json_integer(ts.core));
+		json_object_set_new(o, "queues", qs);
+		json_object_set_new(o, "flows", json_integer(ts.flows));
+		json_object_set_new(o, "target_pps", json_real(ts.target_pps));
+		json_object_set_new(o, "achieved_mpps", json_real(ts.achieved_pps / 1e6));
+		json_object_set_new(o, "seconds", json_real(ts.seconds));
+		json_object_set_new(o, "busy_cycles_per_packet", json_real(ts.busy_cycles_per_pkt));
+		json_object_set_new(o, "bursts", json_integer((json_int_t)ts.bursts));
+		json_object_set_new(o, "offered", json_integer((json_int_t)ts.cnt.offered));
+		json_object_set_new(o, "received", json_integer((json_int_t)ts.cnt.received));
+		json_object_set_new(o, "out_of_buffer",
+				    json_integer((json_int_t)ts.cnt.out_of_buffer));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 {
 	struct rxs_counters tot;
 	struct rxs_stats st;
-	int rc = rxr_result_add_probe(r, n->probe);
-	if (rc < 0)
-		return rc;
+	for (uint32_t i = 0; i < n->nthreads; i++) {
+		int rc = rxr_result_add_probe(r, n->t[i].probe);
+		if (rc < 0)
+			return rc;
+	}
 	rxs_nic_counters(n, UINT32_MAX, &tot);
 	rxs_nic_stats(n, &st);
 	if (!r->extra && !(r->extra = json_object()))
 		return -ENOMEM;
 	json_t *o = json_object();
 	json_t *qs = json_array();
-	if (!o || !qs) {
+	json_t *ts = nic_threads_json(n);
+	if (!o || !qs || !ts) {
 		json_decref(o);
 		json_decref(qs);
+		json_decref(ts);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n->p.queues; i++) {
@@ -312,6 +438,8 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "sges", json_integer(n->p.sges));
 	json_object_set_new(o, "cq_depth", json_integer(n->cq_depth));
 	json_object_set_new(o, "core", json_integer(n->p.core));
+	json_object_set_new(o, "nic_threads", json_integer(n->nthreads));
+	json_object_set_new(o, "threads", ts);
 	json_object_set_new(o, "totals", nic_counters_json(&tot));
 	json_object_set_new(o, "queues", qs);
 	json_object_set_new(r->extra, "nic", o);

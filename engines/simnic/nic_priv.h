@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Software NIC internals shared by nic.c (lifecycle), wire.c (packets,
- * flows, params) and dma.c (the NIC thread). Not installed. */
+ * flows, params) and dma.c (the NIC threads). Not installed. */
 #ifndef RXRAY_SIMNIC_PRIV_H
 #define RXRAY_SIMNIC_PRIV_H
 
@@ -21,7 +21,8 @@ struct nic_mr {
 };
 
 /* One queue. NIC-thread fields first; counters are written only by the
- * NIC thread (relaxed atomic stores) and read by anyone. */
+ * NIC thread that owns the queue (queue q -> thread q % threads; relaxed
+ * atomic stores) and read by anyone. */
 struct nic_queue {
 	uint32_t rq_ci;        /* WQEs consumed (low 16 bits compared) */
 	uint32_t rq_posted;    /* cached doorbell value (16 bits) */
@@ -35,6 +36,32 @@ struct nic_queue {
 	__be32 *cq_dbrec;      /* own cache line */
 } __attribute__((aligned(64)));
 
+/*
+ * One NIC thread: owns the queues q with q % threads == idx, walks its own
+ * flow list (the flows hashed to its queues, in flow order) at its share
+ * of the offered rate. Everything here is written by that thread only
+ * (counters with relaxed atomic stores), except the lifecycle flags.
+ */
+struct nic_thread {
+	struct rxs_nic *n;
+	uint32_t idx;
+	int core;                     /* -1 = unpinned */
+	uint32_t *flows;              /* flow numbers this thread offers */
+	uint32_t nflows;
+	double rate_pps;              /* share of p.rate_pps (0 = max) */
+	uint64_t max_packets;         /* share of p.max_packets (0 = none) */
+	bool limited;                 /* p.max_packets set (quota may be 0) */
+	struct rxr_probe *probe;
+	pthread_t tid;
+	bool started, joined;
+	int state;                    /* enum nic_state, atomic */
+	int rc;
+	uint64_t t_start, t_end;      /* clock ticks of first due packet, stop */
+	uint64_t bursts;
+	/* the thread's own tally, kept apart from the per-queue counters */
+	uint64_t offered, received, out_of_buffer;
+} __attribute__((aligned(64)));
+
 struct rxs_nic {
 	struct rxs_params p;
 	uint32_t stride, cq_depth, cq_shift, nflows;
@@ -43,14 +70,10 @@ struct rxs_nic {
 	uint8_t *flow_q;              /* flow -> queue */
 	struct nic_mr mr[RXS_MAX_MRS];
 	uint32_t nmr, mr_gen;
-	struct rxr_probe *probe;
-	pthread_t tid;
+	struct nic_thread *t;         /* nthreads entries */
+	uint32_t nthreads;
 	bool started, joined;
-	int state;                    /* enum nic_state, atomic */
 	int stop_req;                 /* atomic */
-	int thread_rc;
-	uint64_t t_start, t_end;      /* clock ticks of first due packet, stop */
-	uint64_t bursts;
 };
 
 /* Relaxed publication of a counter only the NIC thread writes. */
@@ -58,9 +81,12 @@ struct rxs_nic {
 
 /* wire.c: build flow templates and the flow -> queue table. 0 or -ENOMEM. */
 int nic_flows_build(struct rxs_nic *n);
+/* wire.c: each thread's flow list, rate share and packet quota (after
+ * nic_flows_build). 0 or -ENOMEM. */
+int nic_threads_share(struct rxs_nic *n);
 /* Toeplitz hash of the bytes in with the default 40-byte RSS key. */
 uint32_t nic_toeplitz(const uint8_t *in, size_t len);
-/* dma.c: the NIC thread. */
+/* dma.c: a NIC thread's body (arg: its struct nic_thread). */
 void *nic_thread_main(void *arg);
 
 #endif

@@ -3,7 +3,8 @@
  * What the wire carries: per-flow Ethernet/IPv4/UDP header templates, RSS
  * spreading (Toeplitz with the widely published default key, then a
  * 128-entry indirection table filled round robin, as drivers do by
- * default), and the NIC parameters derived from a run config.
+ * default), each NIC thread's share of the flows, and the NIC parameters
+ * derived from a run config.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -100,6 +101,33 @@ int nic_flows_build(struct rxs_nic *n)
 	return 0;
 }
 
+int nic_threads_share(struct rxs_nic *n)
+{
+	uint32_t done = 0; /* flows of threads before this one */
+	for (uint32_t i = 0; i < n->nthreads; i++) {
+		struct nic_thread *t = &n->t[i];
+		uint32_t mine = 0;
+		for (uint32_t f = 0; f < n->nflows; f++)
+			mine += n->flow_q[f] % n->nthreads == i;
+		t->flows = calloc(mine ? mine : 1, sizeof(*t->flows));
+		if (!t->flows)
+			return -ENOMEM;
+		for (uint32_t f = 0; f < n->nflows; f++)
+			if (n->flow_q[f] % n->nthreads == i)
+				t->flows[t->nflows++] = f;
+		/* every flow keeps rate / flows: the thread's share is its flows */
+		t->rate_pps = n->p.rate_pps * t->nflows / n->nflows;
+		/* quotas by cumulative share, so they add up to max_packets */
+		t->limited = n->p.max_packets > 0;
+		uint64_t lo = (uint64_t)((unsigned __int128)n->p.max_packets * done / n->nflows);
+		uint64_t hi = (uint64_t)((unsigned __int128)n->p.max_packets * (done + t->nflows) /
+					 n->nflows);
+		t->max_packets = hi - lo;
+		done += t->nflows;
+	}
+	return 0;
+}
+
 void rxs_params_defaults(struct rxs_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -110,7 +138,18 @@ void rxs_params_defaults(struct rxs_params *p)
 	p->seconds = 1;
 	p->dma = RX_DMA_CACHE;
 	p->payload = RX_PAYLOAD_STAMP;
+	p->threads = 1;
 	p->core = -1;
+	for (uint32_t i = 0; i < RXS_MAX_QUEUES; i++)
+		p->thread_core[i] = -1;
+}
+
+void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl)
+{
+	p->threads = pl->nic_threads > 0 ? (uint32_t)pl->nic_threads : 1;
+	p->core = pl->nic_cores[0];
+	for (uint32_t i = 1; i < RXS_MAX_QUEUES; i++)
+		p->thread_core[i] = i < p->threads ? pl->nic_cores[i] : -1;
 }
 
 void rxs_caps(struct rx_caps *caps)
@@ -129,17 +168,8 @@ void rxs_caps(struct rx_caps *caps)
 	caps->sim_nic = true;
 }
 
-__attribute__((format(printf, 3, 4))) static int werr(char *err, size_t errlen, const char *fmt,
-						       ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* one error line, -EINVAL (rxr_errf) */
+#define werr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* One "key=value" device option. */
 static int wire_dev_option(struct rxs_params *p, const char *key, const char *val, char *err,
@@ -157,8 +187,14 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 		if (rxr_parse_u64(val, 2, 1u << 22, &v) < 0 || (v & (v - 1)))
 			return werr(err, errlen, "device: cq=%s must be a power of two 2..4Mi", val);
 		p->cq_depth = (uint32_t)v;
+	} else if (!strcmp(key, "nics")) {
+		if (rxr_parse_u64(val, 1, RXS_MAX_QUEUES, &v) < 0)
+			return werr(err, errlen, "device: nics=%s out of range 1..%u", val,
+				    RXS_MAX_QUEUES);
+		p->threads = (uint32_t)v;
 	} else {
-		return werr(err, errlen, "device: unknown sim option '%s' (rate, flows, cq)", key);
+		return werr(err, errlen, "device: unknown sim option '%s' (rate, flows, cq, nics)",
+			    key);
 	}
 	return 0;
 }
@@ -182,6 +218,7 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 	p->dma = c->dma;
 	p->payload = c->payload;
 	p->core = nic_core;
+	p->threads = 0; /* set below from the device string or the config */
 	p->sample_shift = c->sample_shift;
 	static const enum rxr_stage nic_stages[] = {RXR_ST_HDR_WRITE, RXR_ST_PAYLOAD_WRITE,
 						    RXR_ST_CQE_WRITE};
@@ -200,5 +237,18 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 		if (rc < 0)
 			return rc;
 	}
+	if (p->threads && c->nic_threads && p->threads != c->nic_threads)
+		return werr(err, errlen, "nic-threads: %u disagrees with the device option nics=%u",
+			    c->nic_threads, p->threads);
+	if (p->threads > p->queues)
+		return werr(err, errlen,
+			    "device: nics=%u NIC threads for %u queues; each NIC thread owns at least one queue",
+			    p->threads, p->queues);
+	if (c->nic_threads > p->queues)
+		return werr(err, errlen,
+			    "nic-threads: %u NIC threads for %u queues; each NIC thread owns at least one queue",
+			    c->nic_threads, p->queues);
+	if (!p->threads)
+		p->threads = c->nic_threads ? c->nic_threads : 1;
 	return 0;
 }

@@ -18,20 +18,11 @@
 
 #define VERBS_SLOT_ALIGN 64u
 
-__attribute__((format(printf, 3, 4))) static int verr(char *err, size_t errlen, const char *fmt,
-						       ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* one error line, -EINVAL (rxr_errf) */
+#define verr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* Same, returning rc (a runtime -errno) instead of -EINVAL. */
-#define verr_rc(rc, err, errlen, ...) (verr((err), (errlen), __VA_ARGS__), (rc))
+#define verr_rc(rc, err, errlen, ...) rxr_errf(err, errlen, rc, __VA_ARGS__)
 
 const struct verbs_backend_ops *verbs_backend_find(const char *kind)
 {

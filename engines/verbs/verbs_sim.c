@@ -32,6 +32,7 @@ static int sim_open(struct verbs_run *run, char *err, size_t errlen)
 	int rc = rxs_params_from_config(run->c, run->pl.nic_core, &p, err, errlen);
 	if (rc < 0)
 		return rc;
+	rxs_params_place(&p, &run->pl);
 	struct rxs_nic *nic = rxs_nic_new(&p, err, errlen);
 	if (!nic)
 		return -errno;

@@ -186,6 +186,7 @@ Test(place, more_cores_give_app_threads)
 	char err[256] = "";
 	rx_config_defaults(&c);
 	c.queues = 2;
+	c.nic_threads = 1; /* auto would give the spare cores to NIC threads */
 	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(pl.app, RX_APP_THREAD);
 	cr_assert_eq(pl.nic_core, 0);
@@ -298,4 +299,134 @@ Test(worker, runs_pinned_with_probe)
 	cr_assert_eq(ran, 1);
 	cr_assert_str_eq(w.probe->role, "rx");
 	rx_worker_destroy(&w);
+}
+
+/* ------------------------------------------------------- NIC threads */
+
+Test(place, auto_nic_threads_take_the_spare_cores)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	char err[256] = "";
+	int sixteen[16];
+	for (int i = 0; i < 16; i++)
+		sixteen[i] = i;
+	rx_config_defaults(&c);
+	/* 2 cores, 1 queue: one NIC thread, nothing changes */
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 1);
+	cr_assert_eq(pl.nic_cores[0], 0);
+	cr_assert_eq(pl.nic_cores[1], -1);
+	cr_assert_eq(pl.needed, 2);
+	/* 2 queues on 8: rx 2 + app 2, NIC threads min(2, 4 left) = 2 */
+	c.queues = 2;
+	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 2);
+	cr_assert_eq(pl.nic_core, 0);
+	cr_assert_eq(pl.nic_cores[1], 1);
+	cr_assert_eq(pl.rx_core[0], 2);
+	cr_assert_eq(pl.app_core[1], 5);
+	cr_assert_eq(pl.needed, 6);
+	/* 4 queues on 16: app threads, 4 NIC threads of the 8 left */
+	c.queues = 4;
+	cr_assert_eq(rx_place_on(&c, true, sixteen, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.app, RX_APP_THREAD);
+	cr_assert_eq(pl.nic_threads, 4);
+	cr_assert_eq(pl.needed, 12);
+	/* 3 queues on 7: app threads (1 + 6 fit), 1 core left -> 1 NIC thread */
+	c.queues = 3;
+	cr_assert_eq(rx_place_on(&c, true, eight, 7, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 1);
+	cr_assert_eq(pl.needed, 7);
+	/* oversubscribed: still one NIC thread */
+	c.queues = 2;
+	c.allow_oversubscribe = true;
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 1);
+	/* a real device has none */
+	cr_assert_eq(rx_place_on(&c, false, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 0);
+	cr_assert_eq(pl.nic_cores[0], -1);
+}
+
+Test(place, asked_nic_threads_are_counted_and_checked)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	c.queues = 2;
+	c.nic_threads = 2;
+	/* 4 cores: 2 + 2 + 2 app do not fit, so auto app runs inline */
+	cr_assert_eq(rx_place_on(&c, true, eight, 4, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.app, RX_APP_INLINE);
+	cr_assert_eq(pl.needed, 4);
+	cr_assert_eq(pl.nic_cores[0], 0);
+	cr_assert_eq(pl.nic_cores[1], 1);
+	cr_assert_eq(pl.rx_core[0], 2);
+	cr_assert_eq(pl.rx_core[1], 3);
+	json_t *j = rx_placement_to_json(&pl);
+	cr_assert_eq(json_array_size(json_object_get(j, "nic_cores")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(j, "nic_threads")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(j, "nic")), 0);
+	json_decref(j);
+	/* 3 cores: one NIC thread would fit, two do not */
+	cr_assert_eq(rx_place_on(&c, true, eight, 3, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "nic-threads: 2 NIC threads need 4 cores (NIC 2 + RX 2 + app 0), 3 "
+			      "available; use fewer --nic-threads, more --cores, or "
+			      "--allow-oversubscribe");
+	/* 2 cores: the queues themselves do not fit */
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "queues: 2 queues need 4 cores (NIC 2 + RX 2)", 44) == 0, "%s",
+		  err);
+	c.allow_oversubscribe = true;
+	cr_assert_eq(rx_place_on(&c, true, eight, 3, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert(pl.oversubscribed);
+	cr_assert_eq(pl.needed, 4);
+	cr_assert_eq(pl.rx_core[1], 0, "round robin onto NIC thread 0's core");
+	c.allow_oversubscribe = false;
+	/* more threads than queues */
+	c.nic_threads = 3;
+	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads: 3 NIC threads for 2 queues", 39) == 0, "%s", err);
+	/* the device option, alone and disagreeing */
+	c.nic_threads = 0;
+	snprintf(c.device, sizeof(c.device), "sim:rate=1M,nics=2");
+	cr_assert_eq(rx_place_on(&c, true, eight, 4, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 2);
+	c.nic_threads = 1;
+	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
+	uint32_t n = 9;
+	c.nic_threads = 2;
+	cr_assert_eq(rx_nic_threads_asked(&c, &n, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(n, 2);
+}
+
+Test(config, nic_threads_option_and_validation)
+{
+	struct rx_config c;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	cr_assert_eq(c.nic_threads, 0, "auto by default");
+	cr_assert_eq(rx_config_set(&c, "nic-threads", "2", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.nic_threads, 2);
+	cr_assert_eq(rx_config_set(&c, "nic-threads", "auto", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.nic_threads, 0);
+	cr_assert_eq(rx_config_set(&c, "nic-threads", "0", err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
+	cr_assert_eq(rx_config_set(&c, "nic-threads", "65", err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_config_set(&c, "nic-threads", "two", err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_config_set(&c, "nic-threads", NULL, err, sizeof(err)), -EINVAL);
+	json_t *j = rx_config_to_json(&c);
+	cr_assert(json_is_integer(json_object_get(j, "nic_threads")));
+	json_decref(j);
+	/* only the software NIC has NIC threads */
+	struct rx_caps caps;
+	memset(&caps, 0, sizeof(caps));
+	snprintf(caps.name, sizeof(caps.name), "mlx5_0");
+	c.nic_threads = 1;
+	c.allow_oversubscribe = true;
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
 }

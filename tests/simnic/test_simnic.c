@@ -374,3 +374,219 @@ Test(simnic, result_carries_nic_thread_and_counters)
 	rxr_result_free(r);
 	tc_fini(&t);
 }
+
+/* ------------------------------------------------ several NIC threads */
+
+/* Each thread's own tally equals the sums over the queues it owns
+ * (q % threads == t), and the threads add up to the NIC totals. */
+static void check_threads(struct tc *t, uint32_t nthreads)
+{
+	struct rxs_counters tot, sum = {0};
+	rxs_nic_counters(t->nic, UINT32_MAX, &tot);
+	cr_assert_eq(rxs_nic_threads(t->nic), nthreads);
+	for (uint32_t ti = 0; ti < nthreads; ti++) {
+		struct rxs_thread_stats ts;
+		struct rxs_counters own = {0};
+		rxs_nic_thread_stats(t->nic, ti, &ts);
+		for (uint32_t qi = ti; qi < t->nq; qi += nthreads) {
+			struct rxs_counters c;
+			rxs_nic_counters(t->nic, qi, &c);
+			own.offered += c.offered;
+			own.received += c.received;
+			own.out_of_buffer += c.out_of_buffer;
+		}
+		cr_assert_eq(ts.cnt.offered, own.offered,
+			     "thread %u offered %lu, its queues were offered %lu", ti,
+			     (unsigned long)ts.cnt.offered, (unsigned long)own.offered);
+		cr_assert_eq(ts.cnt.received, own.received, "thread %u received", ti);
+		cr_assert_eq(ts.cnt.out_of_buffer, own.out_of_buffer, "thread %u oob", ti);
+		cr_assert_eq(ts.queues, (t->nq - ti + nthreads - 1) / nthreads);
+		cr_assert_gt(ts.flows, 0, "thread %u got no flow", ti);
+		sum.offered += ts.cnt.offered;
+		sum.received += ts.cnt.received;
+		sum.out_of_buffer += ts.cnt.out_of_buffer;
+		const struct rxr_probe *pr = rxs_nic_thread_probe(t->nic, ti);
+		cr_assert_not_null(pr);
+		cr_assert(ti == 0 || pr != rxs_nic_thread_probe(t->nic, 0), "a probe per thread");
+	}
+	cr_assert_eq(sum.offered, tot.offered);
+	cr_assert_eq(sum.received, tot.received);
+	cr_assert_eq(sum.out_of_buffer, tot.out_of_buffer);
+	cr_assert_null(rxs_nic_thread_probe(t->nic, nthreads));
+}
+
+Test(simnic, four_queues_two_threads_conserve_per_queue)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.queues = 4;
+	p.threads = 2;
+	p.ring = 128;
+	p.frame = 256;
+	p.sges = 2;
+	p.rate_pps = 1e6;
+	p.seconds = 0;
+	p.max_packets = 40001; /* odd: the quotas must still add up */
+	cr_assert_eq(tc_init(&t, &p, 64), 0);
+	run_consumer(&t);
+	check_accounting(&t); /* sequence numbers per queue, tags name the queue */
+	check_threads(&t, 2);
+	struct rxs_counters tot;
+	rxs_nic_counters(t.nic, UINT32_MAX, &tot);
+	cr_assert_eq(tot.offered, 40001);
+	for (uint32_t qi = 0; qi < 4; qi++) {
+		struct rxs_counters c;
+		rxs_nic_counters(t.nic, qi, &c);
+		cr_assert_gt(c.offered, 0, "queue %u got nothing", qi);
+	}
+	struct rxs_stats st;
+	rxs_nic_stats(t.nic, &st);
+	cr_assert_eq(st.threads, 2);
+	tc_fini(&t);
+}
+
+Test(simnic, two_threads_overloaded_count_drops_on_their_own_queues)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.queues = 2;
+	p.threads = 2;
+	p.ring = 64;
+	p.frame = 64;
+	p.seconds = 0.2;
+	p.rate_pps = 0;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	t.spin_per_pkt = (uint64_t)(rxr_clock_get()->hz / 200000); /* 5 us per packet */
+	run_consumer(&t);
+	check_accounting(&t);
+	check_threads(&t, 2);
+	struct rxs_counters c;
+	rxs_nic_counters(t.nic, UINT32_MAX, &c);
+	cr_assert_gt(c.out_of_buffer, 0);
+	cr_assert_gt(c.received, 0);
+	tc_fini(&t);
+}
+
+Test(simnic, rate_splits_by_flow_share)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.queues = 3;
+	p.threads = 2;
+	p.ring = 64;
+	p.frame = 128;
+	p.flows = 100;
+	p.rate_pps = 3e6;
+	p.seconds = 0;
+	p.max_packets = 3000;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	run_consumer(&t);
+	check_accounting(&t);
+	check_threads(&t, 2);
+	double sum = 0;
+	uint32_t flows = 0;
+	for (uint32_t ti = 0; ti < 2; ti++) {
+		struct rxs_thread_stats ts;
+		rxs_nic_thread_stats(t.nic, ti, &ts);
+		cr_assert_float_eq(ts.target_pps, 3e6 * ts.flows / 100.0, 1e-3);
+		/* quota by flow share: within one packet of it */
+		double share = 3000.0 * ts.flows / 100.0;
+		cr_assert(ts.cnt.offered + 1 > share && ts.cnt.offered < share + 1,
+			  "thread %u offered %lu for a share of %.1f", ti,
+			  (unsigned long)ts.cnt.offered, share);
+		sum += ts.target_pps;
+		flows += ts.flows;
+	}
+	cr_assert_eq(flows, 100);
+	cr_assert_float_eq(sum, 3e6, 1e-3);
+	tc_fini(&t);
+}
+
+Test(simnic, result_has_a_nic_thread_entry_per_thread)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.queues = 4;
+	p.threads = 2;
+	p.ring = 64;
+	p.frame = 64;
+	p.seconds = 0;
+	p.max_packets = 2000;
+	p.rate_pps = 2e6;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	run_consumer(&t);
+	struct rxr_result *r = rxr_result_new();
+	cr_assert_not_null(r);
+	cr_assert_eq(rxs_nic_result_add(t.nic, r), 0);
+	cr_assert_eq(r->c.offered, 2000);
+	cr_assert_eq(r->nthreads, 2);
+	cr_assert_str_eq(r->threads[0].role, "nic");
+	cr_assert_str_eq(r->threads[1].role, "nic");
+	json_t *nic = json_object_get(r->extra, "nic");
+	cr_assert_eq(json_integer_value(json_object_get(nic, "nic_threads")), 2);
+	cr_assert(json_is_object(json_object_get(nic, "totals")), "aggregate kept");
+	json_t *ts = json_object_get(nic, "threads");
+	cr_assert_eq(json_array_size(ts), 2);
+	json_int_t offered = 0;
+	for (size_t i = 0; i < 2; i++) {
+		json_t *o = json_array_get(ts, i);
+		json_t *qs = json_object_get(o, "queues");
+		cr_assert_eq(json_array_size(qs), 2);
+		cr_assert_eq(json_integer_value(json_array_get(qs, 0)), (json_int_t)i);
+		cr_assert_eq(json_integer_value(json_array_get(qs, 1)), (json_int_t)i + 2);
+		offered += json_integer_value(json_object_get(o, "offered"));
+	}
+	cr_assert_eq(offered, 2000);
+	rxr_result_free(r);
+	tc_fini(&t);
+}
+
+Test(simnic, nic_threads_params_checked)
+{
+	struct rxs_params p;
+	struct rx_config c;
+	char err[256] = "";
+	rxs_params_defaults(&p);
+	cr_assert_eq(p.threads, 1);
+	p.queues = 2;
+	p.threads = 3;
+	cr_assert_null(rxs_nic_new(&p, err, sizeof(err)));
+	cr_assert_eq(errno, EINVAL);
+	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
+
+	rx_config_defaults(&c);
+	c.queues = 4;
+	snprintf(c.device, sizeof(c.device), "sim:nics=2");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.threads, 2);
+	c.nic_threads = 4;
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
+	snprintf(c.device, sizeof(c.device), "sim");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.threads, 4);
+	c.nic_threads = 0;
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.threads, 1, "auto is the placement's call; alone it is 1");
+	snprintf(c.device, sizeof(c.device), "sim:nics=0");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "device:", 7) == 0, "%s", err);
+	snprintf(c.device, sizeof(c.device), "sim:nics=8");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "queues") != NULL, "%s", err);
+
+	struct rx_placement pl;
+	memset(&pl, 0, sizeof(pl));
+	pl.nic_threads = 2;
+	pl.nic_cores[0] = 5;
+	pl.nic_cores[1] = 7;
+	rxs_params_place(&p, &pl);
+	cr_assert_eq(p.threads, 2);
+	cr_assert_eq(p.core, 5);
+	cr_assert_eq(p.thread_core[1], 7);
+	cr_assert_eq(p.thread_core[2], -1);
+}

@@ -42,6 +42,15 @@ void rxr_err(const char *verb, const char *fmt, ...) __attribute__((format(print
 /* Same, returning RXR_EXIT_USAGE, for option errors: "--frame: ..." */
 int rxr_usage_err(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * Format one error line into a caller's buffer (err NULL or errlen 0: no
+ * text) and return rc, so `return rxr_errf(err, errlen, -EINVAL, ...)`
+ * reports and fails in one statement. The helper every library with the
+ * "0 or -errno plus a line in err" rule uses.
+ */
+int rxr_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* Pin the calling thread to core (>= 0). 0 or -errno. */
 int rxr_pin_self(int core);
 /* Number of cores this process may run on. */

@@ -223,7 +223,7 @@ struct sweep_place {
 	bool oversubscribed;
 	int needed;                /* cores the point's threads want */
 	int available;
-	int nic, rx, app;          /* cores per role (nic 0/1, app 0 = inline) */
+	int nic, rx, app;          /* cores per role (nic = NIC threads, app 0 = inline) */
 	char app_mode[16];         /* resolved: "thread" | "inline" | as given */
 	int cores[SWEEP_MAX_CORES];/* in order: nic, rx workers, app threads */
 	int ncores;

@@ -57,6 +57,7 @@ struct rx_config {
 	uint32_t frame;         /* bytes on the wire, without FCS */
 	uint32_t split;         /* hds: bytes into the header segment */
 	uint32_t queues;
+	uint32_t nic_threads;   /* sim: software NIC threads, 0 = auto (rx_place) */
 	uint32_t ring;          /* receive WQEs per queue (power of two) */
 	uint32_t batch;         /* packets per hand-off to the app */
 	uint32_t burst;         /* CQEs polled per rx burst */
@@ -64,7 +65,7 @@ struct rx_config {
 	uint32_t hring;         /* hand-off ring slots (0 = derived) */
 	double rate_pps;        /* offered rate, 0 = as fast as possible */
 	double seconds;
-	int cores[RX_MAX_CORES];/* cores to use, in order (nic first on sim) */
+	int cores[RX_MAX_CORES];/* cores to use, in order (NIC threads first on sim) */
 	int ncores;             /* 0 = the process's affinity mask */
 	enum rx_dma dma;
 	enum rx_payload payload;
@@ -171,12 +172,23 @@ int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, ch
 
 /*
  * Thread placement for a run: which core each role gets. Roles needing a
- * core of their own: nic (sim devices only), one rx worker per queue, and
- * an app thread per queue when c->app is THREAD/EAL (AUTO resolves to
- * THREAD when cores allow, else INLINE).
+ * core of their own: the software NIC's threads (sim devices only), one rx
+ * worker per queue, and an app thread per queue when c->app is THREAD/EAL
+ * (AUTO resolves to THREAD when cores allow, else INLINE).
+ *
+ * NIC threads (each owns queues q % nic_threads): the count asked for by
+ * c->nic_threads or the device option "sim:nics=N" (both set: they must
+ * agree), never more than the queues; else auto = min(queues, cores left
+ * after the rx workers and app threads), at least 1 (1 on a 2-core
+ * machine). AUTO app is resolved first, as if there were one NIC thread
+ * (or the count asked for). Cores are handed out in order: NIC threads,
+ * rx workers, app threads. needed counts every NIC thread; more than
+ * available is an error naming the roles unless c->allow_oversubscribe.
  */
 struct rx_placement {
-	int nic_core;            /* -1 when no software NIC */
+	int nic_core;            /* -1 when no software NIC; = nic_cores[0] */
+	int nic_threads;         /* 0 when no software NIC */
+	int nic_cores[RX_MAX_QUEUES]; /* core of NIC thread t, -1 past the last */
 	int rx_core[RX_MAX_QUEUES];
 	int app_core[RX_MAX_QUEUES]; /* -1 = inline in the rx worker */
 	enum rx_app app;         /* resolved */
@@ -191,8 +203,15 @@ int rx_place(const struct rx_config *c, bool sim_nic, struct rx_placement *pl, c
  */
 int rx_place_on(const struct rx_config *c, bool sim_nic, const int *cores, int ncores,
 		struct rx_placement *pl, char *err, size_t errlen);
-/* Placement as JSON {"nic","rx":[],"app":[],"app_mode","needed","available",
- * "oversubscribed"} (new reference). */
+/*
+ * The NIC thread count asked for: c->nic_threads, or the "nics=N" option
+ * of a "sim:..." device string, 0 when neither (auto). 0 or -EINVAL with
+ * "nic-threads: ..." / "device: ..." in err (bad nics=, the two disagree,
+ * more threads than queues).
+ */
+int rx_nic_threads_asked(const struct rx_config *c, uint32_t *n, char *err, size_t errlen);
+/* Placement as JSON {"nic","nic_threads","nic_cores":[],"rx":[],"app":[],
+ * "app_mode","needed","available","oversubscribed"} (new reference). */
 json_t *rx_placement_to_json(const struct rx_placement *pl);
 
 /* --------------------------------------------------------------- device */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The software NIC (DESIGN.md "The software NIC"): a pinned thread that
- * plays wire + NIC over receive rings in the mlx5 formats of rdma-core's
+ * The software NIC (DESIGN.md "The software NIC"): pinned threads that
+ * play wire + NIC over receive rings in the mlx5 formats of rdma-core's
  * <infiniband/mlx5dv.h>, so an engine's datapath is the same code it runs
  * on a real mlx5 device through mlx5dv_init_obj.
  *
@@ -64,21 +64,32 @@
  *
  * Flows: `flows` UDP flows (source port varies); each packet goes to flow
  * n % flows and to queue toeplitz(5-tuple, default RSS key) % queues.
- * Pacing: packet n is due at start + n / rate on the probe clock (rate 0 =
- * as fast as the NIC can). A due packet that finds no posted WQE is an
- * out_of_buffer. The NIC works in bursts of up to RXS_BURST due packets.
+ * NIC threads: `threads` (1..queues) threads, each pinned to its own core,
+ * each owning a disjoint set of queues: queue q belongs to thread
+ * q % threads, and only that thread reads the queue's RQ/doorbells and
+ * writes its CQ, buffers and counters. Thread t offers the flows whose
+ * queue it owns, in flow order (with one thread: flow n % flows for its
+ * n-th packet), so every flow keeps rate / flows and thread t's share of
+ * the offered rate (and of max_packets) is (its flows) / flows: the
+ * flow-hash share of its queues, an even split when RSS spreads evenly. A
+ * thread whose queues got no flow offers nothing.
+ * Pacing, per thread: its packet n is due at start + n / share on the
+ * probe clock (rate 0 = as fast as that thread can). A due packet that
+ * finds no posted WQE is an out_of_buffer. Each thread works in bursts of
+ * up to RXS_BURST due packets.
  *
- * NIC probe (role "nic"): hdr_write (WQE fetch, SGE checks, header bytes,
- * flush), payload_write, cqe_write, idle (pacing wait, and bursts in which
- * no packet found a buffer). Injection applies to the three write stages
- * only. The probe's packet count is packets offered.
+ * NIC probes (role "nic", one per thread, on the thread's core):
+ * hdr_write (WQE fetch, SGE checks, header bytes, flush), payload_write,
+ * cqe_write, idle (pacing wait, and bursts in which no packet found a
+ * buffer). Injection applies to the three write stages only. A probe's
+ * packet count is the packets its thread offered.
  *
  * Lifecycle: rxs_nic_new -> rxs_mr_reg ... -> engine posts WQEs ->
  * rxs_nic_start -> engine polls until rxs_nic_done() and then drains its
  * CQs -> rxs_nic_join -> rxs_nic_counters / rxs_nic_stats /
  * rxs_nic_result_add -> rxs_nic_free. The NIC ends on its own after
- * `seconds` or `max_packets`, or when *stop becomes nonzero, or on
- * rxs_nic_stop. Invariant per queue: offered == received + out_of_buffer
+ * `seconds` or `max_packets` (all threads together), or when *stop becomes
+ * nonzero, or on rxs_nic_stop; it is done when every thread is. Invariant per queue: offered == received + out_of_buffer
  * (received = CQEs written, error CQEs included; errors is a subset).
  *
  * Error rule: 0 or -errno; constructors return NULL and set errno, with a
@@ -135,7 +146,10 @@ struct rxs_params {
 	uint64_t max_packets;   /* stop after offering this many; 0 = no limit */
 	enum rx_dma dma;
 	enum rx_payload payload;
-	int core;               /* NIC thread's core, -1 = unpinned */
+	uint32_t threads;       /* NIC threads, 1..queues; 0 = 1 */
+	int core;               /* NIC thread 0's core, -1 = unpinned */
+	int thread_core[RXS_MAX_QUEUES]; /* core of thread t >= 1 (-1 =
+				 * unpinned); [0] unused: thread 0 is on core */
 	unsigned sample_shift;  /* probe sampling (full probe mode) */
 	uint64_t inject[RXR_ST_COUNT]; /* NIC stages only */
 	const volatile sig_atomic_t *stop; /* optional external stop flag */
@@ -151,17 +165,34 @@ struct rxs_counters {
 	uint64_t bytes;         /* frame bytes delivered in good CQEs */
 };
 
-/* The NIC thread's own figures (after rxs_nic_join). */
+/* The whole NIC's figures, all threads together (after rxs_nic_join). */
 struct rxs_stats {
-	double seconds;             /* from first due packet to stop */
+	double seconds;             /* earliest thread start to latest stop */
 	double target_pps;          /* params.rate_pps (0 = max) */
-	double achieved_pps;        /* offered / seconds */
-	double busy_cycles_per_pkt; /* non-idle NIC cycles / CQEs written */
+	double achieved_pps;        /* offered (all queues) / seconds */
+	double busy_cycles_per_pkt; /* non-idle cycles of all threads / CQEs */
 	/* The NIC, not the engine, set the pace: with a target rate, achieved
 	 * < 98% of it; at max rate, out_of_buffer <= 0.1% of offered (the
 	 * engine kept up with all the NIC could make). */
 	bool generator_limited;
+	uint64_t bursts;            /* all threads */
+	uint32_t threads;
+};
+
+/* One NIC thread's figures (after rxs_nic_join). offered, received and
+ * out_of_buffer are the thread's own tally (kept apart from the per-queue
+ * counters, so summing them checks that a thread touched only its queues);
+ * cq_full, errors, bytes are the sums over its queues. */
+struct rxs_thread_stats {
+	int core;                   /* -1 = unpinned */
+	uint32_t queues;            /* queues it owns (q % threads == t) */
+	uint32_t flows;             /* flows it offers */
+	double target_pps;          /* its share of the rate (0 = max) */
+	double seconds;             /* its first due packet to its stop */
+	double achieved_pps;        /* offered / seconds */
+	double busy_cycles_per_pkt; /* its non-idle cycles / its CQEs */
 	uint64_t bursts;
+	struct rxs_counters cnt;
 };
 
 /* What an engine drives: the same fields mlx5dv_rwq / mlx5dv_cq expose. */
@@ -182,19 +213,26 @@ struct rxs_ring {
 void rxs_params_defaults(struct rxs_params *p);
 /*
  * Derive NIC parameters from a run config: queues, ring, sges (hds -> 2),
- * frame, rate, seconds, dma, payload, NIC-stage injections, sample shift;
- * then apply the device string's options ("sim" or
- * "sim:rate=12M,flows=256,cq=16384"; rate= overrides the config's rate).
- * nic_core from rx_place. 0, or -EINVAL with "device: ..." in err.
+ * frame, rate, seconds, dma, payload, NIC-stage injections, sample shift,
+ * threads (c->nic_threads, 0 -> 1); then apply the device string's options
+ * ("sim" or "sim:rate=12M,flows=256,cq=16384,nics=2"; rate= overrides the
+ * config's rate, nics= must agree with c->nic_threads when both are set
+ * and may not exceed the queues). nic_core (thread 0) from rx_place;
+ * other threads unpinned until rxs_params_place. 0, or -EINVAL with
+ * "device: ..." in err.
  */
 int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_params *p,
 			   char *err, size_t errlen);
+/* Take the NIC thread count and cores from a placement (rx_place):
+ * threads = pl->nic_threads, core / thread_core[] = pl->nic_cores[]. */
+void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl);
 /* Caps of the software NIC (max ring, sges, queues, frame, split). */
 void rxs_caps(struct rx_caps *caps);
 
 /*
- * Create the NIC: rings, flow table, probe. Nothing runs yet. Returns NULL
- * with errno (EINVAL bad params with a line in err, ENOMEM).
+ * Create the NIC: rings, flow table, one probe per thread. Nothing runs
+ * yet. Returns NULL with errno (EINVAL bad params, e.g. threads > queues,
+ * with a line in err; ENOMEM).
  */
 struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen);
 /* Stops (if running), joins, frees everything. NULL ok. */
@@ -213,7 +251,8 @@ int rxs_mr_reg(struct rxs_nic *n, void *addr, size_t len, uint32_t *lkey);
 /* Invalidate lkey (later SGEs with it get error CQEs). Not while running. */
 int rxs_mr_dereg(struct rxs_nic *n, uint32_t lkey);
 
-/* Start the NIC thread (pins itself to params.core). 0 or -errno. */
+/* Start the NIC threads (each pins itself to its core). 0 or -errno; on
+ * failure no thread is left running. */
 int rxs_nic_start(struct rxs_nic *n);
 /* Ask the NIC to stop offering packets (async-signal-safe store). */
 void rxs_nic_stop(struct rxs_nic *n);
@@ -223,20 +262,31 @@ void rxs_nic_stop(struct rxs_nic *n);
  * then drains its CQs once more and is done.
  */
 bool rxs_nic_done(const struct rxs_nic *n);
-/* Wait for the NIC thread. 0, or the thread's -errno (e.g. pinning). */
+/* Wait for every NIC thread. 0, or the first failing thread's -errno
+ * (e.g. pinning). */
 int rxs_nic_join(struct rxs_nic *n);
 
 /* Counters of queue q, or totals when q == UINT32_MAX. */
 void rxs_nic_counters(const struct rxs_nic *n, uint32_t q, struct rxs_counters *out);
 void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out);
-/* The NIC thread's probe (role "nic"). Read it after rxs_nic_join. */
+/* Number of NIC threads. */
+uint32_t rxs_nic_threads(const struct rxs_nic *n);
+/* Figures of NIC thread t (0..threads-1); zeroed for a bad t. */
+void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t t, struct rxs_thread_stats *out);
+/* NIC thread 0's probe (role "nic"). Read it after rxs_nic_join. */
 const struct rxr_probe *rxs_nic_probe(const struct rxs_nic *n);
+/* NIC thread t's probe, NULL for a bad t. Read it after rxs_nic_join. */
+const struct rxr_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t);
 /*
- * Add the NIC to a result: its probe as a thread, and r->extra "nic":
- * {target_pps, achieved_mpps, busy_cycles_per_packet, generator_limited,
- * dma, payload, flows, cq_full, per-queue counters}. Sets r->c.offered and
- * r->c.out_of_buffer from the NIC totals (the engine adds received, errors
- * and its own drops). 0 or -ENOMEM.
+ * Add the NIC to a result: one thread entry per NIC thread (role "nic"),
+ * and r->extra "nic": {target_pps, achieved_mpps, seconds,
+ * busy_cycles_per_packet, generator_limited, dma, payload, flows, sges,
+ * cq_depth, core (thread 0's), totals, per-queue counters, nic_threads,
+ * threads: [{thread, core, queues: [q...], flows, target_pps,
+ * achieved_mpps, seconds, busy_cycles_per_packet, bursts, offered,
+ * received, out_of_buffer}]}. Sets r->c.offered and r->c.out_of_buffer
+ * from the NIC totals (the engine adds received, errors and its own
+ * drops). 0 or -ENOMEM.
  */
 int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r);
 
