@@ -104,7 +104,12 @@ int rxr_cmd_caps(int argc, char **argv)
 			printf("config fits: %s frame %u, %u queue%s, ring %u, batch %u\n",
 			       rx_mode_name(c.mode), c.frame, c.queues, c.queues == 1 ? "" : "s",
 			       c.ring, c.batch);
-			printf("placement: nic %d, rx", pl.nic_core);
+			printf("placement: nic");
+			if (pl.nic_threads <= 0)
+				printf(" none");
+			for (int t = 0; t < pl.nic_threads; t++)
+				printf(" %d", pl.nic_cores[t]);
+			printf(", rx");
 			for (uint32_t i = 0; i < c.queues; i++)
 				printf(" %d", pl.rx_core[i]);
 			printf(", app %s", rx_app_name(pl.app));
