@@ -123,8 +123,12 @@ Test(dpdk, sim_scalar_single_one_alloc_per_packet)
 	cr_assert(args && strstr(args, "--mbuf-pool-ops-name=" RXD_MPOPS_NAME), "%s", args);
 	if (json_is_true(json_object_get(ed, "no_huge")))
 		cr_assert(strstr(json_string_value(json_object_get(ed, "note")), "--no-huge"));
-	/* one region: the MRU entry always hits */
-	cr_assert_eq(num(d, "mr_cache.mru_hits"), num(d, "mr_cache.lookups"));
+	/* one pool: with --no-huge it is one region, so the MRU entry always
+	 * hits; on hugepages every page chunk is its own MR and buffers come
+	 * back in no address order, so only the lookup count is certain */
+	cr_assert_eq(num(d, "mr_cache.lookups"), num(d, "allocs"));
+	if (json_is_true(json_object_get(ed, "no_huge")))
+		cr_assert_eq(num(d, "mr_cache.mru_hits"), num(d, "mr_cache.lookups"));
 	rxr_result_free(r);
 }
 
