@@ -145,15 +145,28 @@ static json_t *attach_lcore1(const char *tag, const char *secs)
 	return attach_lcore1_stacks(tag, secs, NULL);
 }
 
-/* Hottest frame in the net_null receive path or the mempool. */
+/*
+ * The hottest frames include the net_null receive path or the mempool: in
+ * testpmd's rxonly loop the PMD's rx function and testpmd's own loop (which
+ * frees the burst, mempool code inlined) trade first place from run to run,
+ * so one of the top three must be in the receive path.
+ */
 static void assert_top_in_rx_path(json_t *d)
 {
-	json_t *top = json_array_get(json_object_get(d, "top_functions"), 0);
-	cr_assert_not_null(top, "no top function");
-	const char *name = json_string_value(json_object_get(top, "name"));
-	const char *dso = json_string_value(json_object_get(top, "dso"));
-	cr_assert(strstr(dso, "net_null") || strstr(dso, "mempool") || strstr(name, "mempool") ||
-		  strstr(name, "eth_null"), "hottest frame %s [%s]", name, dso);
+	json_t *tops = json_object_get(d, "top_functions");
+	cr_assert_gt(json_array_size(tops), 0, "no top function");
+	char seen[512] = "";
+	for (size_t i = 0; i < 3 && i < json_array_size(tops); i++) {
+		json_t *top = json_array_get(tops, i);
+		const char *name = json_string_value(json_object_get(top, "name"));
+		const char *dso = json_string_value(json_object_get(top, "dso"));
+		if (strstr(dso, "net_null") || strstr(dso, "mempool") || strstr(name, "mempool") ||
+		    strstr(name, "eth_null"))
+			return;
+		size_t n = strlen(seen);
+		snprintf(seen + n, sizeof(seen) - n, "%s%s [%s]", n ? ", " : "", name, dso);
+	}
+	cr_assert_fail("no rx-path frame among the hottest: %s", seen);
 }
 
 /* Frames (';'-separated) of the deepest folded stack whose leaf is in net_null. */
