@@ -162,8 +162,8 @@ static pid_t spawn(char *const argv[], const char *errpath, bool shell)
 	if (pid != 0)
 		return pid;
 	setpgid(0, 0);
-	int nul = open("/dev/null", O_RDWR);
-	int ef = open(errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int ef = open(errpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (nul >= 0) {
 		dup2(nul, STDIN_FILENO);
 		dup2(shell && ef >= 0 ? ef : nul, STDOUT_FILENO);
