@@ -84,20 +84,19 @@ int rxr_cmd_caps(int argc, char **argv)
 	}
 	if (ex)
 		return ex;
-	const struct rx_engine_ops *ops = rxr_engine_find(c.engine);
+	const struct rx_engine_ops *ops = rx_engine_find(c.engine);
 	if (!ops)
 		return rxr_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
-				     c.engine, rxr_engine_list(list, sizeof(list)));
+				     c.engine, rx_engine_list(list, sizeof(list)));
 	memset(&k, 0, sizeof(k));
-	int rc = ops->caps ? ops->caps(&c, &k, err, sizeof(err)) : -ENOTSUP;
+	int rc = ops->caps(&c, &k, err, sizeof(err));
 	if (rc < 0) {
 		rxr_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
 		rxr_err(VERB, "%s", line);
 		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
 	}
-	bool ok = rx_config_validate(&c, &k, err, sizeof(err)) == 0 &&
-		  (!ops->validate || ops->validate(&c, &k, err, sizeof(err)) == 0);
-	bool placed = ok && rx_place(&c, k.sim_nic, &pl, err, sizeof(err)) == 0;
+	/* the same check `rxray run` and the sweep's --dry-run make */
+	bool placed = rx_run_check(ops, &c, NULL, &pl, err, sizeof(err)) == 0;
 	if (!c.quiet && strcmp(c.out, "-") != 0) {
 		caps_print(&k, ops->name);
 		if (placed) {

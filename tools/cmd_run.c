@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rxray run: one point on one engine. Reads as: parse options -> clock ->
- * engine -> caps -> validate (shared, then the engine's) -> run -> summary
- * -> result JSON. Bad input exits 2 with one line naming the option; a
+ * rxray run: one point on one engine. Reads as: parse options -> check
+ * (engine, caps, validation, placement) -> the core's run sequence
+ * (engines/core run.c) -> summary -> result JSON. Bad input exits 2 with one line naming the option; a
  * runtime failure or counters that do not conserve exit 1.
  */
 #include <errno.h>
@@ -96,37 +96,19 @@ static void run_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* Engine lookup + caps + both validations. 0 or an exit code. */
-static int run_check(const struct rx_config *c, const struct rx_engine_ops **opsp,
-		     struct rx_caps *caps)
+/* A failed check or run as an exit code, with its line naming the option. */
+static int run_fail(int rc, const char *err)
 {
-	char err[512], line[520], list[128];
-	const struct rx_engine_ops *ops = rxr_engine_find(c->engine);
-	if (!ops)
-		return rxr_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
-				     c->engine, rxr_engine_list(list, sizeof(list)));
-	memset(caps, 0, sizeof(*caps));
-	err[0] = '\0';
-	int rc = ops->caps ? ops->caps(c, caps, err, sizeof(err)) : 0;
-	if (rc < 0) {
-		rxr_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
-		rxr_err(VERB, "%s", line);
-		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
-	}
-	if (rx_config_validate(c, caps, err, sizeof(err)) < 0 ||
-	    (ops->validate && ops->validate(c, caps, err, sizeof(err)) < 0)) {
-		rxr_engine_opt_line(err, line, sizeof(line));
-		return rxr_usage_err(VERB, "%s", line);
-	}
-	*opsp = ops;
-	return 0;
+	char line[520];
+	rxr_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
+	rxr_err(VERB, "%s", line);
+	return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
 }
 
 int rxr_cmd_run(int argc, char **argv)
 {
 	struct rx_config c;
 	struct rx_caps caps;
-	const struct rx_engine_ops *ops = NULL;
 	struct rxr_result *r = NULL;
 	char err[512];
 	int ex;
@@ -139,41 +121,27 @@ int rxr_cmd_run(int argc, char **argv)
 	}
 	if (ex)
 		return ex;
-	int rc = rxr_clock_init(0);
-	if (rc < 0) {
-		rxr_err(VERB, "clock: calibration failed: %s", strerror(-rc));
-		return RXR_EXIT_RUNTIME;
-	}
-	ex = run_check(&c, &ops, &caps);
-	if (ex)
-		return ex;
-
+	const struct rx_engine_ops *ops = rx_engine_find(c.engine);
+	err[0] = '\0';
+	int rc = rx_engine_check(&c, &caps, NULL, err, sizeof(err));
+	if (rc < 0)
+		return run_fail(rc, err);
 	r = rxr_result_new();
 	if (!r) {
 		rxr_err(VERB, "out of memory");
 		return RXR_EXIT_RUNTIME;
 	}
-	json_t *cfg = rx_config_to_json(&c);
-	if (cfg) {
-		json_decref(r->config);
-		r->config = cfg;
-	}
-	rxr_result_fill_env(r);
 	run_signals();
 	err[0] = '\0';
-	rc = ops->run(&c, r, &run_stop, err, sizeof(err));
+	rc = rx_run_exec(ops, &c, r, &run_stop, err, sizeof(err));
+	if (rc == -EINVAL) {
+		ex = run_fail(rc, err);
+		goto out;
+	}
 	if (rc < 0) {
 		rxr_err(VERB, "%s: %s", c.engine, err[0] ? err : strerror(-rc));
 		ex = RXR_EXIT_RUNTIME;
 		goto out;
-	}
-	rxr_result_set_clock(r);
-	rxr_result_set_rates(r, r->seconds > 0 ? r->seconds : c.seconds);
-	if (!r->extra)
-		r->extra = json_object();
-	if (r->extra) {
-		json_object_set_new(r->extra, "interrupted", json_boolean(run_stop != 0));
-		json_object_set_new(r->extra, "caps", rx_caps_to_json(&caps));
 	}
 	bool conserved = rxr_counters_conserved(&r->c);
 	bool to_stdout = !strcmp(c.out, "-");

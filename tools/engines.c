@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The engines this build can drive (see engines.h). */
+/* Options of the verbs that take a run config (see engines.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,46 +8,6 @@
 #include "rxray/util.h"
 
 #define OPT_BASE 1000
-
-static const struct rx_engine_ops *const engines[] = {
-#ifdef RXRAY_ENGINE_VERBS
-	&rx_engine_verbs,
-#endif
-#ifdef RXRAY_ENGINE_DPDK
-	&rx_engine_dpdk,
-#endif
-	NULL,
-};
-
-size_t rxr_engine_count(void)
-{
-	return sizeof(engines) / sizeof(engines[0]) - 1;
-}
-
-const struct rx_engine_ops *rxr_engine_at(size_t i)
-{
-	return i < rxr_engine_count() ? engines[i] : NULL;
-}
-
-const struct rx_engine_ops *rxr_engine_find(const char *name)
-{
-	for (size_t i = 0; name && i < rxr_engine_count(); i++)
-		if (!strcmp(engines[i]->name, name))
-			return engines[i];
-	return NULL;
-}
-
-const char *rxr_engine_list(char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < rxr_engine_count() && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
-					engines[i]->name);
-	if (!rxr_engine_count())
-		snprintf(buf, len, "none in this build");
-	return buf;
-}
 
 void rxr_engine_opt_line(const char *err, char *out, size_t len)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine registry (testpmd's forwarding-engine table): one const ops
- * table per engine, listed in tools/engines.c when its library is part of
- * the build (RXRAY_ENGINE_<NAME>). Adding an engine = one file + one line.
+ * What `rxray run` and `rxray caps` share on the command line: options
+ * from the knob table (engines/core options.c) and error lines that name
+ * the option. The engines themselves are in rxray/engines.h.
  */
 #ifndef RXRAY_TOOLS_ENGINES_H
 #define RXRAY_TOOLS_ENGINES_H
@@ -11,18 +11,8 @@
 #include <stdio.h>
 
 #include "rxray/core.h"
+#include "rxray/engines.h"
 
-/* Defined by the engine libraries (engines/verbs, engines/dpdk). */
-extern const struct rx_engine_ops rx_engine_verbs;
-extern const struct rx_engine_ops rx_engine_dpdk;
-
-/* Engine by name, or NULL when unknown or not in this build. */
-const struct rx_engine_ops *rxr_engine_find(const char *name);
-/* Number of engines in this build, and the i-th (NULL past the end). */
-size_t rxr_engine_count(void);
-const struct rx_engine_ops *rxr_engine_at(size_t i);
-/* "verbs, dpdk" (or "none") into buf, for error lines. Returns buf. */
-const char *rxr_engine_list(char *buf, size_t len);
 /*
  * Prefix an "<field>: <what>" validation line with "--" so it names the
  * command-line option: "--batch: ...". Lines without a field are copied.

@@ -135,7 +135,7 @@ static int child_run(const struct opts *o, const struct point *pt, const char *p
 	    rx_engine_dpdk.validate(&c, &caps, err, sizeof(err)))
 		goto fail;
 	struct rxr_result *r = rxr_result_new();
-	if (!r || rx_engine_dpdk.run(&c, r, &stop, err, sizeof(err)) || rxr_result_write(r, path)) {
+	if (!r || rx_run_exec(&rx_engine_dpdk, &c, r, &stop, err, sizeof(err)) || rxr_result_write(r, path)) {
 		rxr_result_free(r);
 		goto fail;
 	}

@@ -17,11 +17,13 @@ static void *worker_main(void *arg)
 		int rc = rxr_pin_self(w->core);
 		if (rc < 0) {
 			w->rc = rc;
+			__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
 			return NULL;
 		}
 	}
 	rxr_probe_reset(w->probe);
 	w->rc = w->fn(w, w->arg);
+	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 

@@ -82,13 +82,14 @@ struct rxd_queue {
 	bool check_tag; /* sim: read the rxray tag in the header */
 	bool per_pool_free;
 	enum rx_app app; /* resolved: EAL, THREAD (non-EAL) or INLINE */
-	int rx_core, app_core;
-	unsigned rx_lcore, app_lcore;
+	/* variants chosen once per queue (rxd_queue_variants) */
+	void (*app_read)(struct rxd_queue *q, struct rxd_batch *b);
+	void (*app_free)(struct rxd_queue *q, struct rxd_batch *b);
+	void (*handoff)(struct rxd_queue *q, struct rxr_probe *p);
 
 	/* rx side */
 	_Alignas(RXD_CACHELINE) struct rxd_rx_stats rx;
 	struct rxd_batch *cur;	    /* batch being filled */
-	struct rxr_probe *rx_probe; /* owned */
 	struct rxd_mpops_counts rx_ops;
 	struct rxd_mpops_counts rx_idle_ops; /* calls made by empty polls */
 
@@ -103,11 +104,7 @@ struct rxd_queue {
 
 	/* app side */
 	_Alignas(RXD_CACHELINE) struct rxd_app_stats appst;
-	struct rxr_probe *app_probe; /* owned; NULL inline */
 	struct rxd_mpops_counts app_ops;
-	pthread_t app_thr;
-	bool app_thr_started;
-	int app_rc, rx_rc;
 };
 
 /* --------------------------------------------------------------- backends */
@@ -152,6 +149,7 @@ struct rxd_run {
 	double seconds;	 /* measured run length */
 	char eal_note[256];
 	bool no_huge;
+	bool opened; /* the backend's open ran (close undoes it) */
 };
 
 /*
@@ -179,9 +177,18 @@ struct rte_mempool *rxd_pool_create(const char *name, uint32_t n, uint32_t cache
 /* Allocate batches and hand-off rings for q (after segs/batch are set). */
 int rxd_queue_workers_init(struct rxd_run *run, struct rxd_queue *q, char *err, size_t errlen);
 void rxd_queue_workers_fini(struct rxd_queue *q);
-/* Launch every queue's RX lcore and app thread, wait for all of them to
- * end (the backend's quiet() ends each RX loop). 0 or -errno. */
-int rxd_workers_run(struct rxd_run *run, char *err, size_t errlen);
+/* Choose q's app read, free and hand-off variants (after open set segs,
+ * check_tag and the app placement). */
+void rxd_queue_variants(struct rxd_queue *q);
+/* Worker bodies (rx_worker_fn, arg = struct rxd_queue *): the RX thread
+ * and the app thread, both registered with the EAL where DPDK gives such
+ * a thread an lcore (RX always; app when placed as eal). */
+int rxd_rx_loop(struct rx_worker *w, void *arg);
+int rxd_app_loop(struct rx_worker *w, void *arg);
+/* Wait for every queue's RX loop to end (the backend's quiet() ends each;
+ * quit = 1 at c->seconds for ports that do not end by themselves). Sets
+ * run->seconds. 0. */
+int rxd_workers_wait(struct rxd_run *run, const struct rx_run *core);
 
 /* Per-packet processing by the app on a batch (also used inline). */
 void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b);

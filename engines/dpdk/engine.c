@@ -103,17 +103,8 @@ static int dpdk_validate(const struct rx_config *c, const struct rx_caps *caps, 
 	return be->validate ? be->validate(c, caps, err, errlen) : 0;
 }
 
-static void engine_free_queues(struct rxd_run *run)
-{
-	for (uint32_t i = 0; run->q && i < run->nq; i++) {
-		rxr_probe_free(run->q[i].rx_probe);
-		rxr_probe_free(run->q[i].app_probe);
-	}
-	free(run->q);
-	run->q = NULL;
-}
-
-static int engine_queues(struct rxd_run *run, char *err, size_t errlen)
+/* The engine's queues, one per core queue (core.h struct rx_queue). */
+static int engine_queues(struct rxd_run *run, struct rx_run *core)
 {
 	const struct rx_config *c = run->c;
 	run->q = calloc(run->nq, sizeof(*run->q));
@@ -126,33 +117,8 @@ static int engine_queues(struct rxd_run *run, char *err, size_t errlen)
 		q->batch = c->batch;
 		q->burst = c->burst;
 		q->per_pool_free = c->free_mode == RX_FREE_PER_POOL;
-		q->app = run->pl.app;
-		q->rx_core = run->pl.rx_core[i];
-		q->app_core = run->pl.app_core[i];
-		q->rx_lcore = 1 + i;
-		q->app_lcore = 1 + run->nq + i;
-		if (q->rx_lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(q->rx_lcore) ||
-		    (q->app == RX_APP_EAL && !rte_lcore_is_enabled(q->app_lcore))) {
-			snprintf(err, errlen, "queues: the EAL has too few lcores for %u queues",
-				 run->nq);
-			return -EINVAL;
-		}
-		q->rx_probe = rxr_probe_new("rx", q->rx_core, c->sample_shift, 0);
-		if (!q->rx_probe)
-			return -ENOMEM;
-		if (q->app != RX_APP_INLINE) {
-			q->app_probe = rxr_probe_new("app", q->app_core, c->sample_shift, 0);
-			if (!q->app_probe)
-				return -ENOMEM;
-		}
-		for (int s = 0; s < RXR_ST_COUNT; s++) {
-			if (!c->inject[s] || s == RXR_ST_HDR_WRITE || s == RXR_ST_PAYLOAD_WRITE ||
-			    s == RXR_ST_CQE_WRITE)
-				continue; /* NIC stages belong to the software NIC */
-			rxr_probe_set_inject(q->rx_probe, (enum rxr_stage)s, c->inject[s]);
-			if (q->app_probe)
-				rxr_probe_set_inject(q->app_probe, (enum rxr_stage)s, c->inject[s]);
-		}
+		q->app = core->q[i].inline_app ? RX_APP_INLINE : run->pl.app;
+		core->q[i].priv = q;
 	}
 	return 0;
 }
@@ -206,11 +172,6 @@ static int engine_result(struct rxd_run *run, struct rxr_result *r, char *err, s
 		rxd_mpops_add(&rx_all, &q->rx_ops);
 		rxd_mpops_add(&app_all, &q->app_ops);
 		rxd_mpops_add(&idle_all, &q->rx_idle_ops);
-		rc = rxr_result_add_probe(r, q->rx_probe);
-		if (!rc && q->app_probe)
-			rc = rxr_result_add_probe(r, q->app_probe);
-		if (rc)
-			goto out;
 		for (uint32_t g = 0; g < q->segs; g++) {
 			int slot = rxd_mpops_pool_slot(q->mp[g]);
 			if (slot < 0)
@@ -299,21 +260,12 @@ out:
 
 static void engine_config_json(const struct rxd_run *run, struct rxr_result *r)
 {
-	const struct rx_config *c = run->c;
-	if (json_object_size(r->config) == 0) {
-		json_t *cj = rx_config_to_json(c);
-		if (cj) {
-			json_object_update(r->config, cj);
-			json_decref(cj);
-		}
-	}
 	json_object_set_new(r->config, "backend", json_string(run->be->name));
 	json_object_set_new(
 	    r->config, "discipline_resolved",
 	    json_string(!strcmp(run->be->name, "sim") ? rx_discipline_name(run->disc) : "pmd"));
 	json_object_set_new(r->config, "buffers_resolved", json_integer(run->pool_buffers));
 	json_object_set_new(r->config, "hring_resolved", json_integer(run->hring));
-	json_object_set_new(r->config, "placement", rx_placement_to_json(&run->pl));
 	if (json_object_size(r->env) == 0)
 		rxr_result_fill_env(r);
 	json_object_set_new(r->env, "dpdk",
@@ -322,52 +274,89 @@ static void engine_config_json(const struct rxd_run *run, struct rxr_result *r)
 				      run->eal_note));
 }
 
-static int dpdk_run(const struct rx_config *c, struct rxr_result *r, volatile sig_atomic_t *stop,
-		    char *err, size_t errlen)
-{
-	struct rxd_run run;
-	int rc;
+/* ------------------------------------------------------------- hooks */
 
-	memset(&run, 0, sizeof(run));
-	run.c = c;
-	run.stop = stop;
-	run.be = engine_backend(c, err, errlen);
-	if (!run.be)
+static int dpdk_open(struct rx_run *core, char *err, size_t errlen)
+{
+	const struct rx_config *c = core->c;
+	struct rxd_run *run = calloc(1, sizeof(*run));
+	int rc;
+	if (!run)
+		return -ENOMEM;
+	core->priv = run;
+	run->c = c;
+	run->stop = core->stop;
+	run->pl = core->pl;
+	run->be = engine_backend(c, err, errlen);
+	if (!run->be)
 		return -EINVAL;
-	rc = rx_place(c, run.be == &rxd_backend_sim, &run.pl, err, errlen);
+	run->nq = core->nq;
+	run->hring = engine_hring(c);
+	run->pool_buffers = rxd_pool_buffers(c, run->hring);
+	run->disc = c->discipline != RX_DISC_AUTO ? c->discipline
+		    : c->mode == RX_MODE_HDS	  ? RX_DISC_SCALAR
+						  : RX_DISC_VECTOR;
+	rc = rxd_eal_for_config(c, run->eal_note, sizeof(run->eal_note), err, errlen);
 	if (rc)
 		return rc;
-	run.nq = c->queues;
-	run.hring = engine_hring(c);
-	run.pool_buffers = rxd_pool_buffers(c, run.hring);
-	run.disc = c->discipline != RX_DISC_AUTO ? c->discipline
-		   : c->mode == RX_MODE_HDS	 ? RX_DISC_SCALAR
-						 : RX_DISC_VECTOR;
-	if (!rxr_clock_get()->hz && (rc = rxr_clock_init(50)) != 0) {
-		snprintf(err, errlen, "clock: cannot calibrate: %s", strerror(-rc));
-		return rc;
-	}
-	rc = rxd_eal_for_config(c, run.eal_note, sizeof(run.eal_note), err, errlen);
+	run->no_huge = strstr(rxd_eal_args(), "--no-huge") != NULL;
+	run->run_id = __atomic_fetch_add(&engine_runs, 1, __ATOMIC_RELAXED);
+	rc = engine_queues(run, core);
 	if (rc)
-		return rc;
-	run.no_huge = strstr(rxd_eal_args(), "--no-huge") != NULL;
-	run.run_id = __atomic_fetch_add(&engine_runs, 1, __ATOMIC_RELAXED);
-	rc = engine_queues(&run, err, errlen);
-	if (!rc)
-		rc = run.be->open(&run, err, errlen);
-	if (!rc)
-		rc = rxd_workers_run(&run, err, errlen);
-	if (!rc) {
-		engine_config_json(&run, r);
-		rc = engine_result(&run, r, err, errlen);
-	}
-	if (!rc) {
-		rxr_result_set_clock(r);
-		rxr_result_set_rates(r, run.seconds);
-	}
-	run.be->close(&run);
-	engine_free_queues(&run);
+		return rxr_errf(err, errlen, rc, "queues: out of memory");
+	run->opened = true;
+	rc = run->be->open(run, err, errlen);
+	for (uint32_t i = 0; !rc && i < run->nq; i++)
+		rxd_queue_variants(&run->q[i]);
 	return rc;
+}
+
+static int dpdk_start(struct rx_run *core, char *err, size_t errlen)
+{
+	struct rxd_run *run = core->priv;
+	return run->be->start(run, err, errlen);
+}
+
+static int dpdk_wait(struct rx_run *core, char *err, size_t errlen)
+{
+	struct rxd_run *run = core->priv;
+	int rc = rxd_workers_wait(run, core);
+	core->seconds = run->seconds;
+	return rc;
+}
+
+static void dpdk_stop(struct rx_run *core, bool abort)
+{
+	struct rxd_run *run = core->priv;
+	if (!run)
+		return;
+	if (abort) {
+		/* release whatever started: loops end now, apps once rx_done */
+		atomic_store(&run->quit, 2);
+		for (uint32_t i = 0; run->q && i < run->nq; i++)
+			atomic_store_explicit(&run->q[i].rx_done, 1, memory_order_release);
+	} else if (!atomic_load(&run->quit)) {
+		atomic_store(&run->quit, 1);
+	}
+}
+
+static int dpdk_collect(struct rx_run *core, struct rxr_result *r, char *err, size_t errlen)
+{
+	struct rxd_run *run = core->priv;
+	engine_config_json(run, r);
+	return engine_result(run, r, err, errlen);
+}
+
+static void dpdk_close(struct rx_run *core)
+{
+	struct rxd_run *run = core->priv;
+	if (!run)
+		return;
+	if (run->opened)
+		run->be->close(run);
+	free(run->q);
+	free(run);
+	core->priv = NULL;
 }
 
 const struct rx_engine_ops rx_engine_dpdk = {
@@ -376,5 +365,12 @@ const struct rx_engine_ops rx_engine_dpdk = {
 	       "the software NIC",
     .caps = dpdk_caps,
     .validate = dpdk_validate,
-    .run = dpdk_run,
+    .open = dpdk_open,
+    .rx_loop = rxd_rx_loop,
+    .app_loop = rxd_app_loop,
+    .start = dpdk_start,
+    .wait = dpdk_wait,
+    .stop = dpdk_stop,
+    .collect = dpdk_collect,
+    .close = dpdk_close,
 };

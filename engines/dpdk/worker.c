@@ -109,29 +109,66 @@ void rxd_queue_workers_fini(struct rxd_queue *q)
 
 /* ------------------------------------------------------------------ app */
 
-static inline void app_read(struct rxd_queue *q, struct rxd_batch *b)
+/*
+ * The per-queue variants, chosen once in rxd_queue_variants(): how the app
+ * reads a batch (tagged: the software NIC's frames carry a sequence tag
+ * and a known length; plain: a real wire's do not), how it frees (mixed
+ * chains or grouped per pool) and how the RX lcore hands a batch over
+ * (inline or over the ring). The loops below never branch on the config.
+ */
+static void app_read_plain(struct rxd_queue *q, struct rxd_batch *b)
+{
+	struct rxd_app_stats *s = &q->appst;
+	for (uint32_t k = 0; k < b->n; k++)
+		s->bytes += b->pkts[k]->pkt_len;
+}
+
+static void app_read_tagged(struct rxd_queue *q, struct rxd_batch *b)
 {
 	struct rxd_app_stats *s = &q->appst;
 	for (uint32_t k = 0; k < b->n; k++) {
 		const struct rte_mbuf *m = b->pkts[k];
 		uint32_t len = m->pkt_len;
 		s->bytes += len;
-		if (q->frame && len != q->frame)
+		if (len != q->frame)
 			s->len_errors++;
-		if (q->check_tag) {
-			const void *h = rte_pktmbuf_mtod(m, const void *);
-			uint64_t seq = rxs_hdr_seq(h);
-			if (!rxs_hdr_valid(h) || rxs_hdr_queue(h) != q->index)
-				s->tag_errors++;
-			else if (s->seq_started && seq < s->next_seq)
-				s->seq_dup++;
-			else {
-				if (seq > s->next_seq)
-					s->seq_missing += seq - s->next_seq;
-				s->next_seq = seq + 1;
-				s->seq_started = true;
-			}
+		const void *h = rte_pktmbuf_mtod(m, const void *);
+		uint64_t seq = rxs_hdr_seq(h);
+		if (!rxs_hdr_valid(h) || rxs_hdr_queue(h) != q->index)
+			s->tag_errors++;
+		else if (s->seq_started && seq < s->next_seq)
+			s->seq_dup++;
+		else {
+			if (seq > s->next_seq)
+				s->seq_missing += seq - s->next_seq;
+			s->next_seq = seq + 1;
+			s->seq_started = true;
 		}
+	}
+}
+
+/* mixed: free_bulk walks each chain, header then payload, and flushes
+ * every time the pool changes */
+static void app_free_mixed(struct rxd_queue *q, struct rxd_batch *b)
+{
+	rte_pktmbuf_free_bulk(b->pkts, b->n);
+}
+
+/* grouped per pool: unchain, then one free_bulk per segment column, so
+ * every flush inside free_bulk is a full bulk put */
+static void app_free_per_pool(struct rxd_queue *q, struct rxd_batch *b)
+{
+	uint32_t n = b->n;
+	struct rte_mbuf **col = b->pkts; /* reused as scratch */
+	for (uint32_t k = 0; k < n; k++) {
+		struct rte_mbuf *h = b->segs[(size_t)k * q->segs];
+		h->next = NULL;
+		h->nb_segs = 1;
+	}
+	for (uint32_t s = 0; s < q->segs; s++) {
+		for (uint32_t k = 0; k < n; k++)
+			col[k] = b->segs[(size_t)k * q->segs + s];
+		rte_pktmbuf_free_bulk(col, n);
 	}
 }
 
@@ -139,38 +176,24 @@ void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch 
 {
 	uint32_t n = b->n;
 	/* hdr_read: first touch of each packet's metadata (and header) */
-	app_read(q, b);
+	q->app_read(q, b);
 	rxr_lap(p, RXR_ST_HDR_READ, n);
 	/* app: the application's own work (nothing but an injection point) */
 	rxr_lap(p, RXR_ST_APP, n);
-	if (q->per_pool_free && q->segs > 1) {
-		/* grouped per pool: unchain, then one free_bulk per segment
-		 * column, so every flush inside free_bulk is a full bulk put */
-		struct rte_mbuf **col = b->pkts; /* reused as scratch */
-		for (uint32_t k = 0; k < n; k++) {
-			struct rte_mbuf *h = b->segs[(size_t)k * q->segs];
-			h->next = NULL;
-			h->nb_segs = 1;
-		}
-		for (uint32_t s = 0; s < q->segs; s++) {
-			for (uint32_t k = 0; k < n; k++)
-				col[k] = b->segs[(size_t)k * q->segs + s];
-			rte_pktmbuf_free_bulk(col, n);
-		}
-	} else {
-		/* mixed: free_bulk walks each chain, header then payload, and
-		 * flushes every time the pool changes */
-		rte_pktmbuf_free_bulk(b->pkts, n);
-	}
+	q->app_free(q, b);
 	rxr_lap(p, RXR_ST_FREE, n);
 	q->appst.received += n;
 	q->appst.batches++;
 	b->n = 0;
 }
 
-static int app_loop(struct rxd_queue *q)
+int rxd_app_loop(struct rx_worker *w, void *arg)
 {
-	struct rxr_probe *p = q->app_probe;
+	struct rxd_queue *q = arg;
+	struct rxr_probe *p = w->probe;
+	/* an EAL app thread is a registered lcore: it has mempool caches */
+	if (q->app == RX_APP_EAL && rte_thread_register() != 0)
+		return -(rte_errno ? rte_errno : EINVAL);
 	rxd_mpops_bind(&q->app_ops);
 	rxr_lap_start(p);
 	for (;;) {
@@ -190,49 +213,25 @@ static int app_loop(struct rxd_queue *q)
 		rxr_lap(p, RXR_ST_IDLE, 0);
 	}
 	rxd_mpops_bind(NULL);
+	if (q->app == RX_APP_EAL)
+		rte_thread_unregister();
 	return 0;
-}
-
-static int app_pin(struct rxd_queue *q)
-{
-	if (q->app_core < 0)
-		return 0;
-	if (q->app == RX_APP_EAL) {
-		rte_cpuset_t cs;
-		CPU_ZERO(&cs);
-		CPU_SET(q->app_core, &cs);
-		return rte_thread_set_affinity(&cs) ? -EINVAL : 0;
-	}
-	return rxr_pin_self(q->app_core);
-}
-
-static int app_lcore_main(void *arg)
-{
-	struct rxd_queue *q = arg;
-	q->app_rc = app_pin(q);
-	if (q->app_rc)
-		return q->app_rc;
-	return app_loop(q);
-}
-
-static void *app_thread_main(void *arg)
-{
-	app_lcore_main(arg);
-	return NULL;
 }
 
 /* ------------------------------------------------------------------- rx */
 
-/* Hand the current batch over (or drop it when the ring is full). */
-static inline void rx_handoff(struct rxd_queue *q, struct rxr_probe *p)
+/* Inline app: the RX lcore processes the batch itself. */
+static void rx_handoff_inline(struct rxd_queue *q, struct rxr_probe *p)
+{
+	rxr_lap(p, RXR_ST_HANDOFF, 0);
+	rxd_app_process(q, p, q->cur);
+}
+
+/* Hand the current batch over the ring (or drop it when the ring is full). */
+static void rx_handoff_ring(struct rxd_queue *q, struct rxr_probe *p)
 {
 	struct rxd_batch *b = q->cur;
 	uint32_t n = b->n;
-	if (q->app == RX_APP_INLINE) {
-		rxr_lap(p, RXR_ST_HANDOFF, n);
-		rxd_app_process(q, p, b);
-		return;
-	}
 	struct rxd_batch *next;
 	if (rte_ring_sc_dequeue(q->spare, (void **)&next) != 0) {
 		/* every batch is in flight: same as a full hand-off ring */
@@ -248,10 +247,15 @@ static inline void rx_handoff(struct rxd_queue *q, struct rxr_probe *p)
 		q->rx.app_dropped += n;
 		b->n = 0;
 	}
-	rxr_lap(p, RXR_ST_HANDOFF, n);
+	rxr_lap(p, RXR_ST_HANDOFF, 0);
 }
 
-/* Append a burst to the batch, recording per-packet segment pointers. */
+/*
+ * Append a burst to the batch, recording per-packet segment pointers. The
+ * collection is hand-off work: lapped as handoff with the burst's packets
+ * (the hand-off itself laps with 0 packets, so handoff's packets count
+ * each packet once).
+ */
 static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
 			      uint16_t n)
 {
@@ -265,8 +269,16 @@ static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct r
 			m = m ? m->next : NULL;
 		}
 		if (b->n == q->batch)
-			rx_handoff(q, p);
+			q->handoff(q, p);
 	}
+	rxr_lap(p, RXR_ST_HANDOFF, n);
+}
+
+void rxd_queue_variants(struct rxd_queue *q)
+{
+	q->app_read = q->check_tag ? app_read_tagged : app_read_plain;
+	q->app_free = q->per_pool_free && q->segs > 1 ? app_free_per_pool : app_free_mixed;
+	q->handoff = q->app == RX_APP_INLINE ? rx_handoff_inline : rx_handoff_ring;
 }
 
 static double now_s(void)
@@ -276,30 +288,30 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int rx_lcore_main(void *arg)
+/* How many bursts may pass between two quiet() checks while packets keep
+ * coming (a real port at line rate never polls empty). */
+#define RXD_QUIET_EVERY 64
+
+int rxd_rx_loop(struct rx_worker *w, void *arg)
 {
 	struct rxd_queue *q = arg;
 	struct rxd_run *run = q->run;
-	struct rxr_probe *p = q->rx_probe;
+	struct rxr_probe *p = w->probe;
 	struct rte_mbuf *pkts[RXD_MAX_BURST];
-	rte_cpuset_t cs;
 
-	if (q->rx_core >= 0) {
-		CPU_ZERO(&cs);
-		CPU_SET(q->rx_core, &cs);
-		if (rte_thread_set_affinity(&cs)) {
-			q->rx_rc = -EINVAL;
-			atomic_store_explicit(&q->rx_done, 1, memory_order_release);
-			return q->rx_rc;
-		}
+	/* the RX thread is a registered lcore, as an EAL lcore would be: it
+	 * gets mempool caches (rte_lcore_id() valid) */
+	if (rte_thread_register() != 0) {
+		atomic_store_explicit(&q->rx_done, 1, memory_order_release);
+		return -(rte_errno ? rte_errno : EINVAL);
 	}
 	rxd_mpops_bind(&q->rx_ops);
 	rxr_lap_start(p);
 	atomic_store_explicit(&q->rx_started, 1, memory_order_release);
-	while (!run->be->quiet(run, q)) {
+	for (;;) {
 		rxr_burst_begin(p);
 		uint16_t n = q->burst_fn(q, p, pkts, (uint16_t)q->burst);
-		q->rx.bursts++;
+		uint64_t nb = ++q->rx.bursts;
 		if (n) {
 			q->rx.delivered += n;
 			rx_collect(q, p, pkts, n);
@@ -307,6 +319,10 @@ static int rx_lcore_main(void *arg)
 			q->rx.empty_bursts++;
 		}
 		rxr_burst_end(p, n);
+		/* the device's state is another core's cache line: read it
+		 * after empty polls, and now and then under load */
+		if ((!n || !(nb % RXD_QUIET_EVERY)) && run->be->quiet(run, q))
+			break;
 	}
 	/* drain: the device is quiet; take what is still waiting in its
 	 * queue (a real port never runs dry: nothing is taken there),
@@ -325,112 +341,55 @@ static int rx_lcore_main(void *arg)
 			continue;
 		}
 		if (q->cur->n)
-			rx_handoff(q, p);
+			q->handoff(q, p);
 		if (now_s() - last > 0.5)
 			break;
 	}
 	if (q->cur->n)
-		rx_handoff(q, p);
+		q->handoff(q, p);
 	rxd_mpops_bind(NULL);
+	rte_thread_unregister();
 	atomic_store_explicit(&q->rx_done, 1, memory_order_release);
 	return 0;
 }
 
-int rxd_workers_run(struct rxd_run *run, char *err, size_t errlen)
+int rxd_workers_wait(struct rxd_run *run, const struct rx_run *core)
 {
-	int rc = 0;
-	uint32_t launched_rx = 0;
-
-	for (uint32_t i = 0; i < run->nq; i++) {
-		struct rxd_queue *q = &run->q[i];
-		atomic_store(&q->rx_done, 0);
-		atomic_store(&q->rx_started, 0);
-		if (q->app == RX_APP_EAL) {
-			if (rte_eal_remote_launch(app_lcore_main, q, q->app_lcore)) {
-				snprintf(err, errlen, "app: cannot launch lcore %u", q->app_lcore);
-				rc = -EBUSY;
-				break;
-			}
-		} else if (q->app == RX_APP_THREAD) {
-			if (pthread_create(&q->app_thr, NULL, app_thread_main, q)) {
-				snprintf(err, errlen, "app: cannot start thread");
-				rc = -EAGAIN;
-				break;
-			}
-			q->app_thr_started = true;
+	/* ethdev ends on time (quit = 1); the software NIC ends by itself;
+	 * quit = 2 is the hang guard for both */
+	double t0 = now_s();
+	bool started = false;
+	for (;;) {
+		bool all = true, all_started = true;
+		for (uint32_t i = 0; i < run->nq; i++) {
+			const struct rx_worker *w = &core->q[i].rxw;
+			/* a worker that never ran its loop (pinning) counts as done */
+			bool gone = __atomic_load_n(&w->finished, __ATOMIC_ACQUIRE) != 0;
+			if (!gone && !atomic_load_explicit(&run->q[i].rx_done, memory_order_acquire))
+				all = false;
+			if (!gone &&
+			    !atomic_load_explicit(&run->q[i].rx_started, memory_order_acquire))
+				all_started = false;
 		}
-	}
-	if (!rc) {
-		rc = run->be->start(run, err, errlen);
-		for (uint32_t i = 0; !rc && i < run->nq; i++) {
-			struct rxd_queue *q = &run->q[i];
-			if (rte_eal_remote_launch(rx_lcore_main, q, q->rx_lcore)) {
-				snprintf(err, errlen, "queues: cannot launch RX lcore %u",
-					 q->rx_lcore);
-				rc = -EBUSY;
-				break;
-			}
-			launched_rx++;
+		if (all)
+			break;
+		if (!started && all_started) {
+			/* the clock starts when every RX loop runs */
+			started = true;
+			t0 = now_s();
 		}
-	}
-	if (rc) {
-		/* release whatever started: apps end once rx_done is set */
-		atomic_store(&run->quit, 2);
-	} else {
-		/* ethdev ends on time (quit = 1); the software NIC ends by
-		 * itself; quit = 2 is the hang guard for both */
-		double t0 = now_s();
-		bool started = false;
-		for (;;) {
-			bool all = true, all_started = true;
-			for (uint32_t i = 0; i < run->nq; i++) {
-				if (!atomic_load_explicit(&run->q[i].rx_done, memory_order_acquire))
-					all = false;
-				if (!atomic_load_explicit(&run->q[i].rx_started,
-							  memory_order_acquire))
-					all_started = false;
-			}
-			if (all)
-				break;
-			if (!started && all_started) {
-				/* the clock starts when every RX loop runs */
-				started = true;
-				t0 = now_s();
-			}
-			double el = started ? now_s() - t0 : 0;
-			if (el >= run->c->seconds + 30)
-				atomic_store(&run->quit, 2);
-			if ((el >= run->c->seconds || (run->stop && *run->stop)) &&
-			    !atomic_load(&run->quit)) {
-				atomic_store(&run->quit, 1);
-				run->seconds = el;
-			}
-			struct timespec ts = {0, 1000000};
-			nanosleep(&ts, NULL);
+		double el = started ? now_s() - t0 : 0;
+		if (el >= run->c->seconds + 30)
+			atomic_store(&run->quit, 2);
+		if ((el >= run->c->seconds || (run->stop && *run->stop)) &&
+		    !atomic_load(&run->quit)) {
+			atomic_store(&run->quit, 1);
+			run->seconds = el;
 		}
-		if (run->seconds == 0)
-			run->seconds = now_s() - t0;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
 	}
-	for (uint32_t i = 0; i < run->nq; i++) {
-		struct rxd_queue *q = &run->q[i];
-		if (i < launched_rx)
-			rte_eal_wait_lcore(q->rx_lcore);
-		else
-			atomic_store_explicit(&q->rx_done, 1, memory_order_release);
-	}
-	for (uint32_t i = 0; i < run->nq; i++) {
-		struct rxd_queue *q = &run->q[i];
-		if (q->app == RX_APP_EAL)
-			rte_eal_wait_lcore(q->app_lcore);
-		else if (q->app_thr_started) {
-			pthread_join(q->app_thr, NULL);
-			q->app_thr_started = false;
-		}
-		if (!rc && (q->rx_rc || q->app_rc)) {
-			snprintf(err, errlen, "cores: cannot pin queue %u's %s thread", i,
-				 q->rx_rc ? "RX" : "app");
-			rc = q->rx_rc ? q->rx_rc : q->app_rc;
-		}
-	}
-	return rc;
+	if (run->seconds == 0)
+		run->seconds = now_s() - t0;
+	return 0;
 }

@@ -153,50 +153,6 @@ static int verbs_mem_setup(struct verbs_run *run, char *err, size_t errlen)
 	return 0;
 }
 
-/* Start one RX worker per queue and, when placed, one app thread each. */
-static int verbs_workers_start(struct verbs_run *run, char *err, size_t errlen)
-{
-	for (uint32_t i = 0; i < run->nq; i++) {
-		struct verbs_queue *q = &run->q[i];
-		int rc;
-		if (!q->inline_app) {
-			rc = rx_worker_start(&q->appw, "app", run->pl.app_core[i], run->c,
-					     verbs_app_worker, q);
-			if (rc < 0)
-				return verr_rc(rc, err, errlen, "queue %u: cannot start the app thread: %s",
-					       i, strerror(-rc));
-		}
-		rc = rx_worker_start(&q->rxw, "rx", run->pl.rx_core[i], run->c, verbs_rx_worker, q);
-		if (rc < 0)
-			return verr_rc(rc, err, errlen, "queue %u: cannot start the rx worker: %s", i,
-				       strerror(-rc));
-	}
-	return 0;
-}
-
-/* Join every started worker; the first failure (pinning) goes to err. */
-static int verbs_workers_join(struct verbs_run *run, char *err, size_t errlen)
-{
-	int first = 0;
-	for (uint32_t i = 0; i < run->nq; i++) {
-		struct verbs_queue *q = &run->q[i];
-		struct rx_worker *ws[2] = {&q->rxw, &q->appw};
-		for (int k = 0; k < 2; k++) {
-			if (ws[k]->started) {
-				int rc = rx_worker_join(ws[k]);
-				if (rc < 0 && !first) {
-					first = rc;
-					verr(err, errlen, "queue %u: %s thread on core %d: %s", i,
-					     ws[k]->role, ws[k]->core, strerror(-rc));
-				}
-			}
-			/* an rx worker that never ran must not leave its app waiting */
-			atomic_store(&q->rx_done, 1);
-		}
-	}
-	return first;
-}
-
 static json_t *verbs_queue_json(const struct verbs_queue *q, const struct verbs_dev_counters *d,
 				uint64_t uncounted)
 {
@@ -204,8 +160,8 @@ static json_t *verbs_queue_json(const struct verbs_queue *q, const struct verbs_
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "queue", json_integer(q->index));
-	json_object_set_new(o, "rx_core", json_integer(q->rxw.core));
-	json_object_set_new(o, "app_core", json_integer(q->inline_app ? -1 : q->appw.core));
+	json_object_set_new(o, "rx_core", json_integer(q->rx_core));
+	json_object_set_new(o, "app_core", json_integer(q->inline_app ? -1 : q->app_core));
 	json_object_set_new(o, "offered", json_integer((json_int_t)d->offered));
 	json_object_set_new(o, "out_of_buffer", json_integer((json_int_t)d->out_of_buffer));
 	json_object_set_new(o, "received", json_integer((json_int_t)q->app.received));
@@ -228,9 +184,8 @@ static json_t *verbs_queue_json(const struct verbs_queue *q, const struct verbs_
  * NIC dropped (out_of_buffer), what erred (error CQEs) and what the
  * hand-off dropped. Anything else is a fault: counted in errors.
  */
-static int verbs_result_fill(struct verbs_run *run, struct rxr_result *r, double seconds)
+static int verbs_result_fill(struct verbs_run *run, struct rxr_result *r)
 {
-	const struct rx_config *c = run->c;
 	struct verbs_dev_counters tot = {0};
 	struct verbs_dev_counters *perq = calloc(run->nq, sizeof(*perq));
 	json_t *qs = json_array(), *vx = json_object();
@@ -270,23 +225,6 @@ static int verbs_result_fill(struct verbs_run *run, struct rxr_result *r, double
 	r->c.app_dropped = dropped;
 	r->c.errors = errors;
 
-	for (uint32_t i = 0; i < run->nq; i++) {
-		if (run->q[i].rxw.probe && (rc = rxr_result_add_probe(r, run->q[i].rxw.probe)) < 0)
-			goto out;
-		if (run->q[i].appw.probe && (rc = rxr_result_add_probe(r, run->q[i].appw.probe)) < 0)
-			goto out;
-	}
-	rxr_result_set_clock(r);
-	rxr_result_set_rates(r, seconds);
-	if (!json_object_size(r->env))
-		rxr_result_fill_env(r);
-
-	json_t *cfg = rx_config_to_json(c);
-	if (cfg) {
-		json_decref(r->config);
-		r->config = cfg;
-	}
-	json_object_set_new(r->config, "placement", rx_placement_to_json(&run->pl));
 	json_object_set_new(r->config, "backend", json_string(run->be->name));
 	json_object_set_new(r->config, "hring",
 			    json_integer(run->q[0].inline_app ? 0 : run->q[0].hr.size));
@@ -317,95 +255,104 @@ out:
 	return rc;
 }
 
-static void verbs_run_cleanup(struct verbs_run *run)
+/* ------------------------------------------------------------- hooks */
+
+static struct verbs_run *verbs_of(struct rx_run *core)
 {
-	for (uint32_t i = 0; run->q && i < run->nq; i++) {
-		struct verbs_queue *q = &run->q[i];
-		if (q->rxw.started || q->appw.started) {
-			atomic_store(&run->wire_done, 1);
-			atomic_store(&q->rx_done, 1);
-		}
+	return core->priv;
+}
+
+static int verbs_open(struct rx_run *core, char *err, size_t errlen)
+{
+	const struct rx_config *c = core->c;
+	struct verbs_run *run = calloc(1, sizeof(*run));
+	if (!run)
+		return verr_rc(-ENOMEM, err, errlen, "queues: out of memory");
+	core->priv = run;
+	run->c = c;
+	run->pl = core->pl;
+	run->dev = core->dev;
+	run->be = verbs_backend_find(core->dev.kind);
+	if (!run->be)
+		return verr(err, errlen,
+			    "device: '%s' is not a verbs device (sim[:opts] or mlx5:<ibdev|pci>)",
+			    c->device);
+	run->nq = core->nq;
+	/* queues carry cache-line-aligned members: allocate them aligned */
+	size_t qbytes = (size_t)run->nq * sizeof(*run->q);
+	qbytes = (qbytes + VERBS_CACHELINE - 1) & ~(size_t)(VERBS_CACHELINE - 1);
+	run->q = aligned_alloc(VERBS_CACHELINE, qbytes);
+	if (!run->q)
+		return verr_rc(-ENOMEM, err, errlen, "queues: out of memory");
+	memset(run->q, 0, qbytes);
+	for (uint32_t i = 0; i < run->nq; i++) {
+		run->q[i].index = i;
+		run->q[i].inline_app = core->q[i].inline_app;
+		run->q[i].rx_core = core->q[i].rx_core;
+		run->q[i].app_core = core->q[i].app_core;
+		core->q[i].priv = &run->q[i];
 	}
-	for (uint32_t i = 0; run->q && i < run->nq; i++) {
-		rx_worker_destroy(&run->q[i].rxw);
-		rx_worker_destroy(&run->q[i].appw);
-		verbs_queue_teardown(&run->q[i]);
-	}
+	int rc = run->be->open(run, err, errlen);
+	if (rc < 0)
+		return rc;
+	return verbs_mem_setup(run, err, errlen);
+}
+
+static int verbs_queue_setup_hook(struct rx_run *core, struct rx_queue *q, char *err,
+				  size_t errlen)
+{
+	return verbs_queue_setup(verbs_of(core), q->priv, err, errlen);
+}
+
+static int verbs_start(struct rx_run *core, char *err, size_t errlen)
+{
+	struct verbs_run *run = verbs_of(core);
+	return run->be->start(run, err, errlen);
+}
+
+static int verbs_wait(struct rx_run *core, char *err, size_t errlen)
+{
+	struct verbs_run *run = verbs_of(core);
+	return run->be->wait(run, core->stop, &core->seconds, err, errlen);
+}
+
+static void verbs_stop(struct rx_run *core, bool abort)
+{
+	struct verbs_run *run = verbs_of(core);
+	if (!run)
+		return;
+	atomic_store(&run->wire_done, 1);
+	/* an rx worker that never ran must not leave its app waiting */
+	for (uint32_t i = 0; abort && run->q && i < run->nq; i++)
+		atomic_store(&run->q[i].rx_done, 1);
+}
+
+static int verbs_collect(struct rx_run *core, struct rxr_result *r, char *err, size_t errlen)
+{
+	int rc = verbs_result_fill(verbs_of(core), r);
+	if (rc < 0)
+		verr_rc(rc, err, errlen, "result: %s", strerror(-rc));
+	return rc;
+}
+
+static void verbs_queue_teardown_hook(struct rx_run *core, struct rx_queue *q)
+{
+	if (q->priv)
+		verbs_queue_teardown(q->priv);
+}
+
+static void verbs_close(struct rx_run *core)
+{
+	struct verbs_run *run = verbs_of(core);
+	if (!run)
+		return;
 	if (run->be)
-		run->be->close(run); /* deregisters before the memory goes */
+		run->be->close(run); /* NULL-safe on a partial open; deregisters before the memory goes */
 	rx_mem_free(&run->pay_mem);
 	rx_mem_free(&run->hdr_mem);
 	free(run->q);
-	run->q = NULL;
-}
-
-static int verbs_run(const struct rx_config *c, struct rxr_result *r, volatile sig_atomic_t *stop,
-		     char *err, size_t errlen)
-{
-	static volatile sig_atomic_t never;
-	struct verbs_run run = {.c = c};
-	struct rx_caps caps;
-	double seconds = 0;
-	int rc;
-
-	if (!stop)
-		stop = &never;
-	/* a caller that never calibrated (no lap cost measured yet) gets it here */
-	const struct rxr_clock *clk = rxr_clock_get();
-	if ((clk->hz <= 0 || clk->lap_cost_cycles <= 0) && (rc = rxr_clock_init(0)) < 0) {
-		verr(err, errlen, "clock: cannot calibrate: %s", strerror(-rc));
-		return rc;
-	}
-	rc = verbs_caps(c, &caps, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = rx_place(c, caps.sim_nic, &run.pl, err, errlen);
-	if (rc < 0)
-		return rc;
-	rc = verbs_backend_of(c, &run.dev, &run.be, err, errlen);
-	if (rc < 0)
-		return rc;
-	run.nq = c->queues;
-	/* queues carry cache-line-aligned members: allocate them aligned */
-	size_t qbytes = (size_t)run.nq * sizeof(*run.q);
-	qbytes = (qbytes + VERBS_CACHELINE - 1) & ~(size_t)(VERBS_CACHELINE - 1);
-	run.q = aligned_alloc(VERBS_CACHELINE, qbytes);
-	if (run.q)
-		memset(run.q, 0, qbytes);
-	if (!run.q) {
-		verr(err, errlen, "queues: out of memory");
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < run.nq; i++) {
-		run.q[i].index = i;
-		run.q[i].inline_app = run.pl.app_core[i] < 0 || run.pl.app == RX_APP_INLINE;
-	}
-	rc = run.be->open(&run, err, errlen);
-	if (rc < 0)
-		goto out;
-	rc = verbs_mem_setup(&run, err, errlen);
-	if (rc < 0)
-		goto out;
-	for (uint32_t i = 0; i < run.nq; i++)
-		if ((rc = verbs_queue_setup(&run, &run.q[i], err, errlen)) < 0)
-			goto out;
-	rc = verbs_workers_start(&run, err, errlen);
-	if (rc < 0)
-		goto out;
-	rc = run.be->start(&run, err, errlen);
-	if (rc < 0)
-		goto out;
-	rc = run.be->wait(&run, stop, &seconds, err, errlen);
-	atomic_store(&run.wire_done, 1);
-	int jrc = verbs_workers_join(&run, rc < 0 ? NULL : err, errlen);
-	if (rc < 0 || (rc = jrc) < 0)
-		goto out;
-	rc = verbs_result_fill(&run, r, seconds);
-	if (rc < 0)
-		verr(err, errlen, "result: %s", strerror(-rc));
-out:
-	verbs_run_cleanup(&run);
-	return rc;
+	free(run);
+	core->priv = NULL;
 }
 
 const struct rx_engine_ops rx_engine_verbs = {
@@ -413,5 +360,14 @@ const struct rx_engine_ops rx_engine_verbs = {
 	.summary = "fixed slots, direct mlx5 CQE poll, doorbell per batch (sim | mlx5)",
 	.caps = verbs_caps,
 	.validate = verbs_validate,
-	.run = verbs_run,
+	.open = verbs_open,
+	.queue_setup = verbs_queue_setup_hook,
+	.rx_loop = verbs_rx_worker,
+	.app_loop = verbs_app_worker,
+	.start = verbs_start,
+	.wait = verbs_wait,
+	.stop = verbs_stop,
+	.collect = verbs_collect,
+	.queue_teardown = verbs_queue_teardown_hook,
+	.close = verbs_close,
 };

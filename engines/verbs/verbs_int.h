@@ -137,7 +137,7 @@ struct verbs_queue {
 	/* app private */
 	_Alignas(VERBS_CACHELINE) struct verbs_app_stats app;
 
-	struct rx_worker rxw, appw;
+	int rx_core, app_core;  /* from the placement (app -1: inline) */
 	bool inline_app;
 };
 

@@ -42,7 +42,7 @@ static struct rxr_result *run_cfg(const struct rx_config *c)
 	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
 	struct rxr_result *r = rxr_result_new();
 	cr_assert_not_null(r);
-	int rc = rx_engine_dpdk.run(c, r, &stop_flag, err, sizeof(err));
+	int rc = rx_run_exec(&rx_engine_dpdk, c, r, &stop_flag, err, sizeof(err));
 	cr_assert_eq(rc, 0, "run: %s", err);
 	return r;
 }

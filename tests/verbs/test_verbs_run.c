@@ -44,7 +44,7 @@ static struct rxr_result *run_cfg(const struct rx_config *c, char *err, size_t e
 	if (rc == 0) {
 		r = rxr_result_new();
 		cr_assert_not_null(r);
-		rc = rx_engine_verbs.run(c, r, &never_stop, err, errlen);
+		rc = rx_run_exec(&rx_engine_verbs, c, r, &never_stop, err, errlen);
 	}
 	*rcp = rc;
 	return r;
@@ -342,7 +342,7 @@ Test(verbs_run, mlx5_no_device)
 	cr_assert_eq(rc, -ENODEV, "rc %d: %s", rc, err);
 	cr_assert(!strncmp(err, "no RDMA device: ", 16), "got '%s'", err);
 	struct rxr_result *r = rxr_result_new();
-	rc = rx_engine_verbs.run(&c, r, &never_stop, err, sizeof(err));
+	rc = rx_run_exec(&rx_engine_verbs, &c, r, &never_stop, err, sizeof(err));
 	cr_assert_eq(rc, -ENODEV);
 	cr_assert(!strncmp(err, "no RDMA device: ", 16), "got '%s'", err);
 	cr_assert_eq(r->nthreads, 0);

@@ -135,29 +135,6 @@ struct rx_caps {
 /* Caps as a JSON object (new reference, NULL on ENOMEM). */
 json_t *rx_caps_to_json(const struct rx_caps *caps);
 
-/* -------------------------------------------------------------- engines */
-
-/*
- * An engine: one file exporting a const ops table, listed in the CLI's
- * registry (tools/engines.c). NULL hook = nothing to do.
- */
-struct rx_engine_ops {
-	const char *name;
-	const char *summary;
-	/* Caps of the device named in c->device, before anything opens. */
-	int (*caps)(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen);
-	/* Engine-specific checks beyond rx_config_validate. */
-	int (*validate)(const struct rx_config *c, const struct rx_caps *caps, char *err,
-			size_t errlen);
-	/*
-	 * Run the datapath for c->seconds (or until *stop becomes nonzero),
-	 * filling r: counters, threads (one per probe), config, env extras.
-	 * Returns 0, or -errno with a line in err (runtime failure).
-	 */
-	int (*run)(const struct rx_config *c, struct rxr_result *r, volatile sig_atomic_t *stop,
-		   char *err, size_t errlen);
-};
-
 /*
  * Checks shared by every engine, before anything starts (DESIGN.md): ring
  * depth vs caps.max_ring and power of two; batch and burst vs ring slots
@@ -275,6 +252,8 @@ struct rx_worker {
 	rx_worker_fn fn;
 	void *arg;
 	int rc;                 /* fn's return (after join) */
+	int finished;           /* set (atomically) once the thread is done,
+				 * fn run or not: read with __atomic_load_n */
 	bool started, joined;
 	char role[8];
 };
@@ -289,6 +268,128 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 int rx_worker_join(struct rx_worker *w);
 /* Join if needed and free the probe. NULL ok. */
 void rx_worker_destroy(struct rx_worker *w);
+
+/* -------------------------------------------------------------- engines */
+
+struct rx_run;
+struct rx_queue;
+
+/*
+ * An engine: one folder under engines/ exporting a const ops table, listed
+ * in one line of engines/registry/registry.c. engines/core owns the run
+ * sequence (rx_run_exec below); the engine fills hooks, NULL where it has
+ * nothing special to do (testpmd's struct fwd_engine). Every hook that
+ * can fail returns 0 or -errno with one line in err.
+ *
+ * How to add an engine (engines/null is the template):
+ *   1. engines/<name>/CMakeLists.txt builds the static library rxray_<name>
+ *      (linking rxray_core) and exports `const struct rx_engine_ops
+ *      rx_engine_<name>`.
+ *   2. One line in engines/registry/registry.c's table.
+ * Its knobs come from the one knob table (options.c): a knob that only
+ * some engines take names them in its `engines` field.
+ *
+ * The sequence, in order (rx_run_exec):
+ *   caps -> rx_config_validate -> validate -> rx_place -> clock -> open ->
+ *   queue_setup (each queue) -> app and rx workers started (pinned, with
+ *   probes) -> start -> wait -> stop -> workers joined -> collect -> the
+ *   result assembled once -> queue_teardown (each) -> close.
+ */
+struct rx_engine_ops {
+	const char *name;
+	const char *summary;
+	/* Caps of the device named in c->device, before anything opens.
+	 * Required. */
+	int (*caps)(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen);
+	/* Engine-specific checks beyond rx_config_validate (-EINVAL, one
+	 * "<field>: <what>" line). NULL: none. */
+	int (*validate)(const struct rx_config *c, const struct rx_caps *caps, char *err,
+			size_t errlen);
+	/* Device, memory, pools; run->priv and every run->q[i].priv set here.
+	 * Required. */
+	int (*open)(struct rx_run *run, char *err, size_t errlen);
+	/* Per-queue rings and loop variants (chosen here, once). NULL: open
+	 * did it all. */
+	int (*queue_setup)(struct rx_run *run, struct rx_queue *q, char *err, size_t errlen);
+	/* Worker bodies, run on the queue's pinned core with arg = q->priv.
+	 * rx_loop is required; it returns once the device is quiet (after
+	 * stop) and its queue drained. app_loop: the app thread's body when
+	 * the placement gives it a core (NULL: this engine runs the app
+	 * inline only); it returns once its rx side is done and its input
+	 * empty. */
+	rx_worker_fn rx_loop;
+	rx_worker_fn app_loop;
+	/* Let traffic flow. NULL: nothing to start. */
+	int (*start)(struct rx_run *run, char *err, size_t errlen);
+	/* Block until the run's traffic is over (the software NIC ended, or
+	 * c->seconds passed, or *run->stop), setting run->seconds to how long
+	 * traffic flowed. NULL: the core's timer (c->seconds or *run->stop). */
+	int (*wait)(struct rx_run *run, char *err, size_t errlen);
+	/* Tell the device and the loops to wind down: no new packets, rx
+	 * loops drain and return. abort: something failed (a worker could not
+	 * start or pin): end every loop now, app loops included. Required. */
+	void (*stop)(struct rx_run *run, bool abort);
+	/* After every worker ended: counters into r->c, the engine's extras
+	 * (r->extra, config fields), extra probes (the software NIC's). The
+	 * core adds the rx/app workers' probes, config, placement, env,
+	 * clock and rates. Required. */
+	int (*collect)(struct rx_run *run, struct rxr_result *r, char *err, size_t errlen);
+	/* Undo queue_setup (NULL-safe on a partial setup). NULL: nothing. */
+	void (*queue_teardown)(struct rx_run *run, struct rx_queue *q);
+	/* Undo open (NULL-safe on a partial open). NULL: nothing. */
+	void (*close)(struct rx_run *run);
+};
+
+/* ---------------------------------------------------------------- a run */
+
+/* One receive queue as the core sees it: its threads and the engine's
+ * per-queue state. */
+struct rx_queue {
+	uint32_t index;
+	struct rx_run *run;
+	int rx_core;            /* from the placement */
+	int app_core;           /* -1: the app runs inline in the rx worker */
+	bool inline_app;
+	struct rx_worker rxw, appw; /* appw unused when inline_app */
+	void *priv;             /* the engine's, set in open */
+};
+
+struct rx_run {
+	const struct rx_config *c;
+	const struct rx_engine_ops *ops;
+	struct rx_dev dev;
+	struct rx_caps caps;
+	struct rx_placement pl;
+	uint32_t nq;
+	struct rx_queue *q;     /* nq entries, owned by the core */
+	void *priv;             /* the engine's run state (open/close) */
+	volatile sig_atomic_t *stop; /* never NULL inside hooks */
+	double seconds;         /* traffic time, set by wait */
+};
+
+/*
+ * Everything rx_run_exec checks before it starts anything: device string,
+ * caps, shared and engine validation, placement. caps and pl may be NULL
+ * when the caller does not need them. 0, -EINVAL (bad config: one
+ * "<field>: <what>" line), or another -errno from caps (device absent:
+ * a runtime failure).
+ */
+int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c,
+		 struct rx_caps *caps, struct rx_placement *pl, char *err, size_t errlen);
+
+/*
+ * One run: the sequence above, then the result assembled into r (from
+ * rxr_result_new: config, env, counters, threads, clock, rates, and
+ * extra.caps / extra.interrupted / extra.oversubscribed). stop may be
+ * NULL. 0, -EINVAL (bad config, nothing started), or -errno (runtime).
+ */
+int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, struct rxr_result *r,
+		volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/* Calibration length of the one clock calibration a process makes. */
+#define RX_CLOCK_CALIB_MS 50u
+/* Calibrate the probe clock once per process (no-op when done). 0/-errno. */
+int rx_clock_once(char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one run sequence every engine goes through (core.h rx_run_exec):
+ * check -> clock -> open -> queues -> workers -> start -> wait -> stop ->
+ * join -> collect -> result -> teardown. Engines fill hooks; nothing here
+ * knows an engine by name.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rxray/core.h"
+#include "rxray/util.h"
+
+int rx_clock_once(char *err, size_t errlen)
+{
+	const struct rxr_clock *clk = rxr_clock_get();
+	if (clk->hz > 0 && clk->lap_cost_cycles > 0)
+		return 0;
+	int rc = rxr_clock_init(RX_CLOCK_CALIB_MS);
+	if (rc < 0)
+		return rxr_errf(err, errlen, rc, "clock: cannot calibrate: %s", strerror(-rc));
+	return 0;
+}
+
+int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c,
+		 struct rx_caps *caps, struct rx_placement *pl, char *err, size_t errlen)
+{
+	struct rx_caps k;
+	struct rx_placement p;
+	struct rx_dev dev;
+	int rc = rx_dev_parse(c->device, &dev, err, errlen);
+	if (rc < 0)
+		return rc;
+	memset(&k, 0, sizeof(k));
+	if (err && errlen)
+		err[0] = '\0';
+	rc = ops->caps(c, &k, err, errlen);
+	if (rc < 0) {
+		if (err && errlen && !err[0])
+			snprintf(err, errlen, "device: %s", strerror(-rc));
+		return rc;
+	}
+	rc = rx_config_validate(c, &k, err, errlen);
+	if (!rc && ops->validate)
+		rc = ops->validate(c, &k, err, errlen);
+	if (!rc)
+		rc = rx_place(c, k.sim_nic, &p, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (caps)
+		*caps = k;
+	if (pl)
+		*pl = p;
+	return 0;
+}
+
+static double run_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The core's timer for engines without a wait hook. */
+static int run_wait_timer(struct rx_run *run)
+{
+	double t0 = run_now_s(), el = 0;
+	while (!*run->stop && (el = run_now_s() - t0) < run->c->seconds) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	run->seconds = run_now_s() - t0;
+	return 0;
+}
+
+/* Start every queue's app thread (when placed) and rx worker. */
+static int run_workers_start(struct rx_run *run, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rx_queue *q = &run->q[i];
+		int rc;
+		if (!q->inline_app) {
+			rc = rx_worker_start(&q->appw, "app", q->app_core, run->c,
+					     run->ops->app_loop, q->priv);
+			if (rc < 0)
+				return rxr_errf(err, errlen, rc,
+						"queue %u: cannot start the app thread: %s", i,
+						strerror(-rc));
+		}
+		rc = rx_worker_start(&q->rxw, "rx", q->rx_core, run->c, run->ops->rx_loop, q->priv);
+		if (rc < 0)
+			return rxr_errf(err, errlen, rc, "queue %u: cannot start the rx worker: %s", i,
+					strerror(-rc));
+	}
+	return 0;
+}
+
+/*
+ * Join rx workers first, then apps (which end once their rx side is done).
+ * A worker that could not pin never ran its loop: abort the rest so no app
+ * waits for an rx side that will never finish. First failure -> err.
+ */
+static int run_workers_join(struct rx_run *run, char *err, size_t errlen)
+{
+	int first = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < run->nq; i++) {
+			struct rx_worker *w = pass ? &run->q[i].appw : &run->q[i].rxw;
+			if (!w->started)
+				continue;
+			int rc = rx_worker_join(w);
+			if (rc < 0 && !first) {
+				first = rc;
+				run->ops->stop(run, true);
+				rxr_errf(err, errlen, rc, "queue %u: %s thread on core %d: %s", i,
+					 w->role, w->core, strerror(-rc));
+			}
+		}
+	}
+	return first;
+}
+
+/* What the core adds to every result once the engine collected. */
+static int run_result(struct rx_run *run, struct rxr_result *r, bool interrupted)
+{
+	json_t *cfg = rx_config_to_json(run->c);
+	if (!cfg)
+		return -ENOMEM;
+	/* the engine may have put its own config fields in already */
+	json_object_update_missing(r->config, cfg);
+	json_decref(cfg);
+	json_object_set_new(r->config, "placement", rx_placement_to_json(&run->pl));
+	if (!json_object_size(r->env))
+		rxr_result_fill_env(r);
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rx_worker *ws[2] = {&run->q[i].rxw, &run->q[i].appw};
+		for (int k = 0; k < 2; k++) {
+			int rc;
+			if (ws[k]->probe && (rc = rxr_result_add_probe(r, ws[k]->probe)) < 0)
+				return rc;
+		}
+	}
+	rxr_result_set_clock(r);
+	rxr_result_set_rates(r, run->seconds > 0 ? run->seconds : run->c->seconds);
+	if (!r->extra && !(r->extra = json_object()))
+		return -ENOMEM;
+	json_object_set_new(r->extra, "interrupted", json_boolean(interrupted));
+	json_object_set_new(r->extra, "caps", rx_caps_to_json(&run->caps));
+	/* threads sharing cores measure the scheduler too: never a ceiling */
+	json_object_set_new(r->extra, "oversubscribed", json_boolean(run->pl.oversubscribed));
+	return 0;
+}
+
+static void run_teardown(struct rx_run *run)
+{
+	for (uint32_t i = 0; run->q && i < run->nq; i++) {
+		rx_worker_destroy(&run->q[i].rxw);
+		rx_worker_destroy(&run->q[i].appw);
+		if (run->ops->queue_teardown)
+			run->ops->queue_teardown(run, &run->q[i]);
+	}
+	if (run->ops->close)
+		run->ops->close(run);
+	free(run->q);
+	run->q = NULL;
+}
+
+int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, struct rxr_result *r,
+		volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	static volatile sig_atomic_t never;
+	struct rx_run run;
+	bool started = false;
+	int rc;
+
+	memset(&run, 0, sizeof(run));
+	run.c = c;
+	run.ops = ops;
+	run.stop = stop ? stop : &never;
+	rc = rx_run_check(ops, c, &run.caps, &run.pl, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = rx_dev_parse(c->device, &run.dev, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = rx_clock_once(err, errlen);
+	if (rc < 0)
+		return rc;
+	run.nq = c->queues;
+	run.q = calloc(run.nq, sizeof(*run.q));
+	if (!run.q)
+		return rxr_errf(err, errlen, -ENOMEM, "queues: out of memory");
+	for (uint32_t i = 0; i < run.nq; i++) {
+		struct rx_queue *q = &run.q[i];
+		q->index = i;
+		q->run = &run;
+		q->rx_core = run.pl.rx_core[i];
+		q->app_core = run.pl.app == RX_APP_INLINE ? -1 : run.pl.app_core[i];
+		q->inline_app = q->app_core < 0 || !ops->app_loop;
+	}
+	rc = ops->open(&run, err, errlen);
+	for (uint32_t i = 0; !rc && ops->queue_setup && i < run.nq; i++)
+		rc = ops->queue_setup(&run, &run.q[i], err, errlen);
+	if (!rc) {
+		started = true;
+		rc = run_workers_start(&run, err, errlen);
+	}
+	if (!rc && ops->start)
+		rc = ops->start(&run, err, errlen);
+	if (!rc)
+		rc = ops->wait ? ops->wait(&run, err, errlen) : run_wait_timer(&run);
+	if (started) {
+		ops->stop(&run, rc < 0);
+		int jrc = run_workers_join(&run, rc < 0 ? NULL : err, errlen);
+		if (!rc)
+			rc = jrc;
+	}
+	if (!rc) {
+		rc = ops->collect(&run, r, err, errlen);
+		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
+			rxr_errf(err, errlen, rc, "result: %s", strerror(-rc));
+	}
+	run_teardown(&run);
+	return rc;
+}

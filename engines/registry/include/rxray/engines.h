@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine registry (testpmd's forwarding-engine table): every engine of
+ * this build, by name. engines/registry/registry.c holds the table, one
+ * line per engine; an engine whose library is not in the build is left
+ * out (RXRAY_ENGINE_<NAME>, set by this folder's CMakeLists.txt for every
+ * rxray_<name> target it finds). Tools and sweeps look engines up here and
+ * never name one.
+ */
+#ifndef RXRAY_ENGINES_H
+#define RXRAY_ENGINES_H
+
+#include <stddef.h>
+
+#include "rxray/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Engine by name, or NULL when unknown or not in this build. */
+const struct rx_engine_ops *rx_engine_find(const char *name);
+/* Number of engines in this build, and the i-th (NULL past the end). */
+size_t rx_engine_count(void);
+const struct rx_engine_ops *rx_engine_at(size_t i);
+/* "verbs, dpdk, null" (or "none in this build") into buf. Returns buf. */
+const char *rx_engine_list(char *buf, size_t len);
+
+/*
+ * A config checked as `rxray run` would check it before starting: the
+ * engine named in c->engine exists, then rx_run_check (caps, validation,
+ * placement). 0; -EINVAL with "<field>: <what>" in err (bad config or
+ * unknown engine); another -errno from caps (device absent: runtime).
+ */
+int rx_engine_check(const struct rx_config *c, struct rx_caps *caps, struct rx_placement *pl,
+		    char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_ENGINES_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* The engines this build can drive (rxray/engines.h). One line each. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rxray/engines.h"
+#include "rxray/util.h"
+
+extern const struct rx_engine_ops rx_engine_verbs;
+extern const struct rx_engine_ops rx_engine_dpdk;
+extern const struct rx_engine_ops rx_engine_null;
+
+static const struct rx_engine_ops *const engines[] = {
+#ifdef RXRAY_ENGINE_VERBS
+	&rx_engine_verbs,
+#endif
+#ifdef RXRAY_ENGINE_DPDK
+	&rx_engine_dpdk,
+#endif
+#ifdef RXRAY_ENGINE_NULL
+	&rx_engine_null,
+#endif
+	NULL,
+};
+
+size_t rx_engine_count(void)
+{
+	return sizeof(engines) / sizeof(engines[0]) - 1;
+}
+
+const struct rx_engine_ops *rx_engine_at(size_t i)
+{
+	return i < rx_engine_count() ? engines[i] : NULL;
+}
+
+const struct rx_engine_ops *rx_engine_find(const char *name)
+{
+	for (size_t i = 0; name && i < rx_engine_count(); i++)
+		if (!strcmp(engines[i]->name, name))
+			return engines[i];
+	return NULL;
+}
+
+const char *rx_engine_list(char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < rx_engine_count() && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+					engines[i]->name);
+	if (!rx_engine_count())
+		snprintf(buf, len, "none in this build");
+	return buf;
+}
+
+int rx_engine_check(const struct rx_config *c, struct rx_caps *caps, struct rx_placement *pl,
+		    char *err, size_t errlen)
+{
+	const struct rx_engine_ops *ops = rx_engine_find(c->engine);
+	if (!ops) {
+		char list[128];
+		return rxr_errf(err, errlen, -EINVAL, "engine: '%s' is not an engine of this build (%s)",
+				c->engine, rx_engine_list(list, sizeof(list)));
+	}
+	return rx_run_check(ops, c, caps, pl, err, errlen);
+}
