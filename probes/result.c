@@ -627,20 +627,3 @@ double rxr_thread_cycles_per_packet(const struct rxr_thread_result *t)
 {
 	return t->packets ? (double)t->busy_cycles / (double)t->packets : 0;
 }
-
-int rxr_result_bottleneck(const struct rxr_result *r)
-{
-	int best = -1;
-	double worst = -1;
-	for (size_t i = 0; i < r->nthreads; i++) {
-		const struct rxr_thread_result *t = &r->threads[i];
-		if (!strcmp(t->role, "nic") || !t->packets)
-			continue;
-		double cpp = rxr_thread_cycles_per_packet(t);
-		if (cpp > worst) {
-			worst = cpp;
-			best = (int)i;
-		}
-	}
-	return best;
-}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rxray/engines.h"
 #include "rxray/sweep.h"
 
 /* Knobs every point names, with the value used when the spec does not. */
@@ -26,27 +27,14 @@ static const struct sweep_value *const defaults[SWEEP_K_COUNT] = {
 	[SWEEP_K_RING] = &def_ring,     [SWEEP_K_DEVICE] = &def_device,
 };
 
-static bool is_numeric(enum sweep_knob k)
+static const struct rx_knob *knob_of(enum sweep_knob k)
 {
-	switch (k) {
-	case SWEEP_K_FRAME:
-	case SWEEP_K_SPLIT:
-	case SWEEP_K_QUEUES:
-	case SWEEP_K_RING:
-	case SWEEP_K_BATCH:
-	case SWEEP_K_BURST:
-	case SWEEP_K_BUFFERS:
-	case SWEEP_K_MEMPOOL_CACHE:
-		return true;
-	default:
-		return false;
-	}
+	return rx_knob_find(sweep_knob_name(k));
 }
 
-static bool dpdk_only(enum sweep_knob k)
+static bool is_numeric(enum sweep_knob k)
 {
-	return k == SWEEP_K_BUFFERS || k == SWEEP_K_MEMPOOL_CACHE || k == SWEEP_K_FREE ||
-	       k == SWEEP_K_DISCIPLINE;
+	return knob_of(k)->type == RX_KT_UINT;
 }
 
 bool sweep_point_is_sim(const struct sweep_point *p)
@@ -74,54 +62,72 @@ static int bad(const struct sweep_spec *s, const struct sweep_value *v, enum swe
 	return -EINVAL;
 }
 
-#define TXT(p, kn) ((p)->k[kn] ? (p)->k[kn]->text : "")
-#define NUM(p, kn) ((p)->k[kn] ? (p)->k[kn]->num : 0)
+int sweep_point_config(const struct sweep_spec *s, const struct sweep_point *p,
+		       struct rx_config *c, char *err, size_t errlen)
+{
+	rx_config_defaults(c);
+	for (int k = 0; k < SWEEP_K_COUNT; k++) {
+		if (!p->k[k] || (k == SWEEP_K_INJECT && !strcmp(p->k[k]->text, "none")))
+			continue;
+		char val[sizeof(p->k[k]->text)];
+		snprintf(val, sizeof(val), "%s", p->k[k]->text);
+		if (k == SWEEP_K_INJECT)
+			for (char *q = val; *q; q++)
+				if (*q == '+')
+					*q = ',';
+		int rc = rx_config_set(c, sweep_knob_name((enum sweep_knob)k), val, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	c->ncores = s ? s->ncores : 0;
+	if (c->ncores > 0)
+		memcpy(c->cores, s->cores, (size_t)c->ncores * sizeof(c->cores[0]));
+	c->allow_oversubscribe = s && s->allow_oversubscribe;
+	return 0;
+}
 
+/* The spec knob an "<field>: <what>" line is about (the engine's when the
+ * field is no spec knob). */
+static enum sweep_knob knob_of_line(const char *line)
+{
+	char field[32];
+	size_t n = strcspn(line, ":");
+	if (n >= sizeof(field))
+		return SWEEP_K_ENGINE;
+	memcpy(field, line, n);
+	field[n] = '\0';
+	const struct rx_knob *rk = rx_knob_find(field);
+	for (int k = 0; rk && k < SWEEP_K_COUNT; k++)
+		if (knob_of((enum sweep_knob)k) == rk)
+			return (enum sweep_knob)k;
+	return SWEEP_K_ENGINE;
+}
+
+/*
+ * The point's configuration checked exactly as `rxray run` checks it
+ * (rx_engine_check): the same acceptance, the same message, pinned to the
+ * spec node of the knob it names. Placement is the sweep's own (cores are
+ * handed to each point), and real devices are not opened here: their
+ * caps are checked by the trial.
+ */
 static int point_check(const struct sweep_spec *s, const struct sweep_point *p, char *err,
 		       size_t errlen)
 {
-	bool verbs = !strcmp(TXT(p, SWEEP_K_ENGINE), "verbs");
-	bool hds = !strcmp(TXT(p, SWEEP_K_MODE), "hds");
-	uint64_t frame = NUM(p, SWEEP_K_FRAME), ring = NUM(p, SWEEP_K_RING);
-	const char *dev = TXT(p, SWEEP_K_DEVICE);
-
-	if (verbs && !strncmp(dev, "dpdk:", 5))
-		return bad(s, p->k[SWEEP_K_DEVICE], SWEEP_K_DEVICE, err, errlen,
-			   "the verbs engine drives sim or mlx5 devices, not '%s'", dev);
-	if (verbs && p->k[SWEEP_K_APP] && !strcmp(TXT(p, SWEEP_K_APP), "eal"))
-		return bad(s, p->k[SWEEP_K_APP], SWEEP_K_APP, err, errlen,
-			   "eal needs engine dpdk (this point's engine is verbs)");
-	if (hds && p->k[SWEEP_K_SPLIT] && NUM(p, SWEEP_K_SPLIT) >= frame)
-		return bad(s, p->k[SWEEP_K_SPLIT], SWEEP_K_SPLIT, err, errlen,
-			   "%llu is not smaller than frame %llu (mode hds)",
-			   (unsigned long long)NUM(p, SWEEP_K_SPLIT), (unsigned long long)frame);
-	if (p->k[SWEEP_K_BATCH] && NUM(p, SWEEP_K_BATCH) > ring)
-		return bad(s, p->k[SWEEP_K_BATCH], SWEEP_K_BATCH, err, errlen,
-			   "%llu is larger than ring %llu (the batch would never fill)",
-			   (unsigned long long)NUM(p, SWEEP_K_BATCH), (unsigned long long)ring);
-	if (p->k[SWEEP_K_BURST] && NUM(p, SWEEP_K_BURST) > ring)
-		return bad(s, p->k[SWEEP_K_BURST], SWEEP_K_BURST, err, errlen,
-			   "%llu is larger than ring %llu", (unsigned long long)NUM(p, SWEEP_K_BURST),
-			   (unsigned long long)ring);
-	if (p->k[SWEEP_K_BUFFERS] && NUM(p, SWEEP_K_BUFFERS)) {
-		uint64_t batch = p->k[SWEEP_K_BATCH] ? NUM(p, SWEEP_K_BATCH) : 64;
-		if (NUM(p, SWEEP_K_BUFFERS) < ring + batch)
-			return bad(s, p->k[SWEEP_K_BUFFERS], SWEEP_K_BUFFERS, err, errlen,
-				   "%llu is below ring + batch = %llu (the ring could never be "
-				   "refilled)",
-				   (unsigned long long)NUM(p, SWEEP_K_BUFFERS),
-				   (unsigned long long)(ring + batch));
-		/* rte_mempool_create refuses a cache larger than n / 1.5 */
-		if (p->k[SWEEP_K_MEMPOOL_CACHE] &&
-		    NUM(p, SWEEP_K_MEMPOOL_CACHE) * 3 > NUM(p, SWEEP_K_BUFFERS) * 2)
-			return bad(s, p->k[SWEEP_K_MEMPOOL_CACHE], SWEEP_K_MEMPOOL_CACHE, err,
-				   errlen, "%llu is above buffers / 1.5 (DPDK refuses the pool)",
-				   (unsigned long long)NUM(p, SWEEP_K_MEMPOOL_CACHE));
+	struct rx_config c;
+	char line[SWEEP_ERR_LEN] = "";
+	int rc = sweep_point_config(s, p, &c, line, sizeof(line));
+	if (!rc) {
+		unsigned flags = RX_CHECK_NO_PLACE;
+		if (!rx_dev_caps_offline(c.device))
+			flags |= RX_CHECK_NO_DEVICE;
+		rc = rx_engine_check(&c, flags, NULL, NULL, line, sizeof(line));
 	}
-	if (hds && p->k[SWEEP_K_DISCIPLINE] && !strcmp(TXT(p, SWEEP_K_DISCIPLINE), "vector"))
-		return bad(s, p->k[SWEEP_K_DISCIPLINE], SWEEP_K_DISCIPLINE, err, errlen,
-			   "vector needs mode single (buffer split forces the scalar routine)");
-	return 0;
+	if (!rc)
+		return 0;
+	enum sweep_knob k = knob_of_line(line);
+	const char *what = strstr(line, ": ");
+	const struct sweep_value *v = p->k[k] ? p->k[k] : p->k[SWEEP_K_ENGINE];
+	return bad(s, v, k, err, errlen, "%s", what ? what + 2 : line);
 }
 
 static void point_key(struct sweep_point *p)
@@ -154,8 +160,12 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 		total *= n;
 	}
 	struct sweep_point *out = calloc(total, sizeof(*out));
-	if (!out)
+	json_t *seen = json_object();
+	if (!out || !seen) {
+		free(out);
+		json_decref(seen);
 		return -ENOMEM;
+	}
 	size_t idx[SWEEP_K_COUNT] = {0}, n = 0;
 	int rc = 0;
 	for (size_t i = 0; i < total; i++) {
@@ -163,20 +173,25 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 		memset(p, 0, sizeof(*p));
 		for (int k = 0; k < SWEEP_K_COUNT; k++)
 			p->k[k] = spec->axis[k].n ? &spec->axis[k].v[idx[k]] : defaults[k];
-		bool verbs = !strcmp(p->k[SWEEP_K_ENGINE]->text, "verbs");
-		for (int k = 0; k < SWEEP_K_COUNT; k++)
-			if (verbs && dpdk_only((enum sweep_knob)k))
+		/* knobs the point's engine (or mode) does not take are dropped,
+		 * so such points collapse into one */
+		const char *engine = p->k[SWEEP_K_ENGINE]->text;
+		bool hds = !strcmp(p->k[SWEEP_K_MODE]->text, "hds");
+		for (int k = 0; k < SWEEP_K_COUNT; k++) {
+			const struct rx_knob *rk = knob_of((enum sweep_knob)k);
+			if (!rx_knob_applies(rk, engine) || (!hds && (rk->flags & RX_KNOB_HDS_ONLY)))
 				p->k[k] = NULL;
-		if (strcmp(p->k[SWEEP_K_MODE]->text, "hds"))
-			p->k[SWEEP_K_SPLIT] = NULL;
+		}
 		rc = point_check(spec, p, err, errlen);
 		if (rc < 0)
 			break;
 		point_key(p);
-		bool dup = false;
-		for (size_t j = 0; j < n && !dup; j++)
-			dup = !strcmp(out[j].key, p->key);
-		if (!dup) {
+		/* a set of keys seen: no pass over the points per point */
+		if (!json_object_get(seen, p->key)) {
+			if (json_object_set_new(seen, p->key, json_true()) < 0) {
+				rc = -ENOMEM;
+				break;
+			}
 			p->index = n;
 			n++;
 		}
@@ -188,6 +203,7 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 			idx[k] = 0;
 		}
 	}
+	json_decref(seen);
 	if (rc < 0) {
 		free(out);
 		return rc;

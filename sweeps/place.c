@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Placement: which core each of a point's threads gets. The rule matches
- * the engines' own (core.h rx_place): the software NIC's threads on sim
- * devices (the device's "nics=N", else as many as the cores left over allow,
- * one per queue at most, like rx_place), one RX worker per queue, one app
- * thread per queue unless the app runs inline. The point is handed exactly
- * the cores it needs, so rx_place's automatic NIC thread count (the cores
- * left after RX and app threads, at least 1) comes out the same.
+ * Placement: which cores a point's trial gets. The decision is the
+ * engines' own (core.h rx_place_on, asked with the point's config): the
+ * software NIC's threads, one RX worker per queue, one app thread per
+ * queue unless the app runs inline. The point is handed exactly the cores
+ * it needs, so rx_place in the trial comes out the same.
  * The sweep decides before a trial starts, so a point that cannot get its
  * cores is recorded as infeasible instead of being measured oversubscribed.
  */
@@ -16,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rxray/engines.h"
 #include "rxray/sweep.h"
 #include "rxray/util.h"
 
@@ -72,69 +71,40 @@ int sweep_cores_available(const struct sweep_spec *spec, int *cores, int max)
 	return got;
 }
 
-/* NIC threads a point asks for: 0 off sim, the device's nics=N, -2 when
- * the device leaves it to placement (auto), -1 when nics= is not a number
- * in 1..64. */
-static int place_nics(const struct sweep_point *p)
-{
-	if (!sweep_point_is_sim(p))
-		return 0;
-	int n = -2;
-	for (const char *s = strstr(p->k[SWEEP_K_DEVICE]->text, "nics="); s;
-	     s = strstr(s + 1, "nics=")) {
-		if (s[-1] != ':' && s[-1] != ',')
-			continue;
-		char *end;
-		long v = strtol(s + 5, &end, 10);
-		if (!isdigit((unsigned char)s[5]) || (*end && *end != ',') || v < 1 || v > 64)
-			return -1;
-		n = (int)v;
-	}
-	return n;
-}
-
 int sweep_place_point(const struct sweep_point *p, const int *avail, int navail, bool allow_over,
 		      struct sweep_place *pl)
 {
+	struct rx_config c;
+	struct rx_caps caps;
+	struct rx_placement rp;
+	char err[SWEEP_ERR_LEN] = "";
 	memset(pl, 0, sizeof(*pl));
 	if (navail <= 0)
 		return -EINVAL;
-	int q = (int)p->k[SWEEP_K_QUEUES]->num;
-	const char *app = p->k[SWEEP_K_APP] ? p->k[SWEEP_K_APP]->text : "auto";
-	pl->nic = place_nics(p);
-	pl->rx = q;
 	pl->available = navail;
-	/* auto: the app is decided as if with one NIC thread, then the NIC gets
-	 * what is left, one thread per queue at most (the rule of rx_place) */
-	bool nic_auto = pl->nic == -2;
-	if (nic_auto)
-		pl->nic = 1;
-	if (pl->nic < 0 || pl->nic > q) {
-		pl->nic = pl->nic < 0 ? 0 : pl->nic;
-		if (pl->nic)
-			snprintf(pl->reason, sizeof(pl->reason),
-				 "nics=%d NIC threads for %d queues; each NIC thread owns a queue",
-				 pl->nic, q);
-		else
-			snprintf(pl->reason, sizeof(pl->reason),
-				 "device: nics= is not a number in 1..64");
+	pl->rx = (int)p->k[SWEEP_K_QUEUES]->num;
+	/* the engines' own rule (rx_place_on), asked with oversubscription
+	 * allowed so it reports what the point needs; the sweep decides */
+	int rc = sweep_point_config(NULL, p, &c, err, sizeof(err));
+	if (!rc) {
+		unsigned flags = RX_CHECK_NO_PLACE;
+		if (!rx_dev_caps_offline(c.device))
+			flags |= RX_CHECK_NO_DEVICE;
+		rc = rx_engine_check(&c, flags, &caps, NULL, err, sizeof(err));
+	}
+	if (!rc) {
+		c.allow_oversubscribe = true;
+		c.ncores = 0;
+		rc = rx_place_on(&c, caps.sim_nic, avail, navail, &rp, err, sizeof(err));
+	}
+	if (rc < 0) {
+		snprintf(pl->reason, sizeof(pl->reason), "%s", err);
 		return 0;
 	}
-	if (!strcmp(app, "inline")) {
-		pl->app = 0;
-	} else if (!strcmp(app, "auto")) {
-		/* an app thread per queue when the cores allow, else inline */
-		pl->app = pl->nic + 2 * q <= navail ? q : 0;
-		app = pl->app ? "thread" : "inline";
-	} else {
-		pl->app = q; /* thread, eal */
-	}
-	snprintf(pl->app_mode, sizeof(pl->app_mode), "%.15s", app);
-	if (nic_auto) {
-		int left = navail - pl->rx - pl->app;
-		pl->nic = left < 1 ? 1 : left > q ? q : left;
-	}
-	pl->needed = pl->nic + pl->rx + pl->app;
+	pl->nic = rp.nic_threads;
+	pl->app = rp.app == RX_APP_INLINE ? 0 : pl->rx;
+	snprintf(pl->app_mode, sizeof(pl->app_mode), "%s", rx_app_name(rp.app));
+	pl->needed = rp.needed;
 	pl->feasible = true;
 	if (pl->needed > navail) {
 		if (!allow_over) {

@@ -12,47 +12,39 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "rxray/engines.h"
 #include "rxray/probe.h"
 #include "rxray/sweep.h"
 #include "rxray/util.h"
 
-enum vtype { VT_NAME, VT_UINT, VT_DEVICE, VT_INJECT };
-
+/*
+ * The spec's knobs, in key order. Types, ranges, value names and messages
+ * are the knob table's (engines/core options.c, rx_config_set), so a value
+ * the spec accepts is one `rxray run` accepts. Here only the spellings a
+ * matrix reads naturally in: the plural and older aliases.
+ */
 struct knob_def {
 	const char *name, *alias, *alias2;
-	enum vtype type;
-	uint64_t min, max;
-	const char *const *names; /* VT_NAME: allowed, NULL-terminated */
 };
 
-static const char *const engines[] = {"verbs", "dpdk", NULL};
-static const char *const modes[] = {"single", "hds", NULL};
-static const char *const frees[] = {"mixed", "per-pool", NULL};
-static const char *const apps[] = {"auto", "thread", "inline", "eal", "non-eal", "same-core",
-				   NULL};
-static const char *const discs[] = {"auto", "scalar", "vector", NULL};
-static const char *const dmas[] = {"cache", "memory", NULL};
-static const char *const payloads[] = {"none", "stamp", "full", NULL};
-
 static const struct knob_def knob_defs[SWEEP_K_COUNT] = {
-	[SWEEP_K_ENGINE] = {"engine", "engines", NULL, VT_NAME, 0, 0, engines},
-	[SWEEP_K_MODE] = {"mode", "modes", NULL, VT_NAME, 0, 0, modes},
-	[SWEEP_K_FRAME] = {"frame", "frames", NULL, VT_UINT, 64, 65535, NULL},
-	[SWEEP_K_SPLIT] = {"split", "splits", NULL, VT_UINT, 1, 65535, NULL},
-	[SWEEP_K_QUEUES] = {"queues", "queue", NULL, VT_UINT, 1, SWEEP_MAX_QUEUES, NULL},
-	[SWEEP_K_RING] = {"ring", "rings", NULL, VT_UINT, 2, 1u << 20, NULL},
-	[SWEEP_K_BATCH] = {"batch", "batches", NULL, VT_UINT, 1, 1u << 20, NULL},
-	[SWEEP_K_BURST] = {"burst", "bursts", NULL, VT_UINT, 1, 1u << 20, NULL},
-	[SWEEP_K_BUFFERS] = {"buffers", "buffer", NULL, VT_UINT, 0, 1u << 30, NULL},
-	[SWEEP_K_MEMPOOL_CACHE] = {"mempool_cache", "mempool_caches", NULL, VT_UINT, 0, 512,
-				   NULL},
-	[SWEEP_K_FREE] = {"free", "free_mode", "free_modes", VT_NAME, 0, 0, frees},
-	[SWEEP_K_APP] = {"app", "apps", NULL, VT_NAME, 0, 0, apps},
-	[SWEEP_K_DISCIPLINE] = {"discipline", "disciplines", NULL, VT_NAME, 0, 0, discs},
-	[SWEEP_K_DMA] = {"dma", NULL, NULL, VT_NAME, 0, 0, dmas},
-	[SWEEP_K_PAYLOAD] = {"payload", "payloads", NULL, VT_NAME, 0, 0, payloads},
-	[SWEEP_K_INJECT] = {"inject", NULL, NULL, VT_INJECT, 0, 0, NULL},
-	[SWEEP_K_DEVICE] = {"device", "devices", NULL, VT_DEVICE, 0, 0, NULL},
+	[SWEEP_K_ENGINE] = {"engine", "engines", NULL},
+	[SWEEP_K_MODE] = {"mode", "modes", NULL},
+	[SWEEP_K_FRAME] = {"frame", "frames", NULL},
+	[SWEEP_K_SPLIT] = {"split", "splits", NULL},
+	[SWEEP_K_QUEUES] = {"queues", "queue", NULL},
+	[SWEEP_K_RING] = {"ring", "rings", NULL},
+	[SWEEP_K_BATCH] = {"batch", "batches", NULL},
+	[SWEEP_K_BURST] = {"burst", "bursts", NULL},
+	[SWEEP_K_BUFFERS] = {"buffers", "buffer", NULL},
+	[SWEEP_K_MEMPOOL_CACHE] = {"mempool_cache", "mempool_caches", NULL},
+	[SWEEP_K_FREE] = {"free", "free_mode", "free_modes"},
+	[SWEEP_K_APP] = {"app", "apps", NULL},
+	[SWEEP_K_DISCIPLINE] = {"discipline", "disciplines", NULL},
+	[SWEEP_K_DMA] = {"dma", NULL, NULL},
+	[SWEEP_K_PAYLOAD] = {"payload", "payloads", NULL},
+	[SWEEP_K_INJECT] = {"inject", NULL, NULL},
+	[SWEEP_K_DEVICE] = {"device", "devices", NULL},
 };
 
 static const char known_fields[] =
@@ -122,77 +114,61 @@ static bool is_null(const yaml_node_t *n)
 static int parse_value(struct ctx *c, enum sweep_knob k, const yaml_node_t *n,
 		       struct sweep_value *v)
 {
-	const struct knob_def *d = &knob_defs[k];
+	const char *name = knob_defs[k].name;
+	const struct rx_knob *rk = rx_knob_find(name);
 	const char *s = scalar(n);
 	if (!s || is_null(n))
-		return fail(c, n, d->name, "expected a value, got %s",
-			    s ? "nothing" : node_kind(n));
+		return fail(c, n, name, "expected a value, got %s", s ? "nothing" : node_kind(n));
 	memset(v, 0, sizeof(*v));
 	v->mark = mark_of(n);
 	if (strlen(s) >= sizeof(v->text))
-		return fail(c, n, d->name, "value too long (%zu characters, at most %zu)",
-			    strlen(s), sizeof(v->text) - 1);
-	switch (d->type) {
-	case VT_NAME: {
-		for (const char *const *p = d->names; *p; p++) {
-			if (strcmp(*p, s))
-				continue;
-			/* one name per meaning in keys: dpdk's words map onto core's */
-			if (k == SWEEP_K_APP && !strcmp(s, "non-eal"))
-				s = "thread";
-			else if (k == SWEEP_K_APP && !strcmp(s, "same-core"))
-				s = "inline";
-			snprintf(v->text, sizeof(v->text), "%s", s);
-			return 0;
-		}
-		char list[160] = "";
-		for (const char *const *p = d->names; *p; p++)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 p == d->names ? "" : " | ", *p);
-		return fail(c, n, d->name, "unknown value '%s' (expected %s)", s, list);
+		return fail(c, n, name, "value too long (%zu characters, at most %zu)", strlen(s),
+			    sizeof(v->text) - 1);
+	if (k == SWEEP_K_ENGINE) {
+		const struct rx_engine_ops *e = rx_engine_find(s);
+		char list[160];
+		if (!e)
+			return fail(c, n, name, "unknown value '%s' (expected %s)", s,
+				    rx_engine_list(list, sizeof(list), " | "));
+		snprintf(v->text, sizeof(v->text), "%s", s);
+		return 0;
 	}
-	case VT_UINT: {
-		int rc = rxr_parse_u64(s, d->min, d->max, &v->num);
-		if (rc == -ERANGE)
-			return fail(c, n, d->name, "%s is out of range [%llu, %llu]", s,
-				    (unsigned long long)d->min, (unsigned long long)d->max);
-		if (rc < 0)
-			return fail(c, n, d->name, "expected an integer, got '%s'", s);
-		if (k == SWEEP_K_RING && (v->num & (v->num - 1)))
-			return fail(c, n, d->name, "%s is not a power of two", s);
+	if (k == SWEEP_K_INJECT && !strcmp(s, "none")) {
+		snprintf(v->text, sizeof(v->text), "none");
+		return 0;
+	}
+	struct rx_config cfg;
+	char e[SWEEP_ERR_LEN];
+	rx_config_defaults(&cfg);
+	memset(cfg.inject, 0, sizeof(cfg.inject));
+	if (rx_config_set(&cfg, rk->name, s, e, sizeof(e)) < 0) {
+		/* "<knob>: <what>": the spec names the field its own way */
+		const char *what = strstr(e, ": ");
+		return fail(c, n, name, "%s", what ? what + 2 : e);
+	}
+	const void *field = (const char *)&cfg + rk->offset;
+	switch (rk->type) {
+	case RX_KT_UINT:
+		v->num = *(const uint32_t *)field;
 		snprintf(v->text, sizeof(v->text), "%llu", (unsigned long long)v->num);
-		return 0;
-	}
-	case VT_DEVICE:
-		if (strcmp(s, "sim") && strncmp(s, "sim:", 4) && strncmp(s, "mlx5:", 5) &&
-		    strncmp(s, "dpdk:", 5))
-			return fail(c, n, d->name,
-				    "unknown device '%s' (expected sim, sim:..., mlx5:<pci> or "
-				    "dpdk:<eal args>)", s);
-		snprintf(v->text, sizeof(v->text), "%s", s);
-		return 0;
-	case VT_INJECT: {
-		snprintf(v->text, sizeof(v->text), "%s", s);
-		if (!strcmp(s, "none"))
-			return 0;
-		char buf[256];
-		snprintf(buf, sizeof(buf), "%s", s);
-		char *save = NULL;
-		for (char *tok = strtok_r(buf, ",+", &save); tok; tok = strtok_r(NULL, ",+", &save)) {
-			enum rxr_stage st;
-			uint64_t cyc;
-			if (rxr_inject_parse(tok, &st, &cyc) < 0)
-				return fail(c, n, d->name,
-					    "'%s' is not STAGE=CYCLES with a known stage", tok);
-		}
+		break;
+	case RX_KT_ENUM:
+		/* one name per meaning in keys: the canonical one */
+		snprintf(v->text, sizeof(v->text), "%s",
+			 rx_knob_value_name(rk, *(const int *)field));
+		break;
+	case RX_KT_INJECT:
 		/* keys are comma-joined: store with '+' between entries */
+		snprintf(v->text, sizeof(v->text), "%s", s);
 		for (char *p = v->text; *p; p++)
 			if (*p == ',')
 				*p = '+';
-		return 0;
+		break;
+	default:
+		snprintf(v->text, sizeof(v->text), "%s", s);
+		break;
 	}
-	}
-	return -EINVAL;
+	return 0;
 }
 
 static int parse_axis(struct ctx *c, enum sweep_knob k, const yaml_node_t *key,

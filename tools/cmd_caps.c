@@ -87,7 +87,7 @@ int rxr_cmd_caps(int argc, char **argv)
 	const struct rx_engine_ops *ops = rx_engine_find(c.engine);
 	if (!ops)
 		return rxr_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
-				     c.engine, rx_engine_list(list, sizeof(list)));
+				     c.engine, rx_engine_list(list, sizeof(list), ", "));
 	memset(&k, 0, sizeof(k));
 	int rc = ops->caps(&c, &k, err, sizeof(err));
 	if (rc < 0) {
@@ -96,7 +96,7 @@ int rxr_cmd_caps(int argc, char **argv)
 		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
 	}
 	/* the same check `rxray run` and the sweep's --dry-run make */
-	bool placed = rx_run_check(ops, &c, NULL, &pl, err, sizeof(err)) == 0;
+	bool placed = rx_run_check(ops, &c, 0, NULL, &pl, err, sizeof(err)) == 0;
 	if (!c.quiet && strcmp(c.out, "-") != 0) {
 		caps_print(&k, ops->name);
 		if (placed) {

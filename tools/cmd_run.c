@@ -123,7 +123,7 @@ int rxr_cmd_run(int argc, char **argv)
 		return ex;
 	const struct rx_engine_ops *ops = rx_engine_find(c.engine);
 	err[0] = '\0';
-	int rc = rx_engine_check(&c, &caps, NULL, err, sizeof(err));
+	int rc = rx_engine_check(&c, 0, &caps, NULL, err, sizeof(err));
 	if (rc < 0)
 		return run_fail(rc, err);
 	r = rxr_result_new();

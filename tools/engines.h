@@ -20,13 +20,13 @@
 void rxr_engine_opt_line(const char *err, char *out, size_t len);
 
 /*
- * Parse `rxray run`/`rxray caps` options (rx_config_keys plus -o/--out,
+ * Parse `rxray run`/`rxray caps` options (the knob table rx_knobs plus -o/--out,
  * -q/--quiet, -h/--help) into c, already holding defaults. Returns 0,
  * RXR_EXIT_USAGE after one line "rxray <verb>: --<opt>: <what>", or -1
  * when --help was asked for (the caller prints its help, exits 0).
  */
 int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c);
-/* The option lines of the help text (rx_config_keys, -o, -q, -h). */
+/* The option lines of the help text (rx_knobs, -o, -q, -h). */
 void rxr_config_print_options(FILE *f);
 
 #endif

@@ -35,56 +35,45 @@ void rx_config_defaults(struct rx_config *c)
 	c->sample_shift = 6;
 }
 
+/* Names come from the knob table (options.c): one list per enum. */
+static const char *knob_value(const char *knob, int v)
+{
+	return rx_knob_value_name(rx_knob_find(knob), v);
+}
+
 const char *rx_mode_name(enum rx_mode m)
 {
-	return m == RX_MODE_HDS ? "hds" : "single";
+	return knob_value("mode", (int)m);
 }
 
 const char *rx_app_name(enum rx_app a)
 {
-	switch (a) {
-	case RX_APP_THREAD: return "thread";
-	case RX_APP_INLINE: return "inline";
-	case RX_APP_EAL: return "eal";
-	default: return "auto";
-	}
+	return knob_value("app", (int)a);
 }
 
 const char *rx_free_name(enum rx_free f)
 {
-	return f == RX_FREE_PER_POOL ? "per-pool" : "mixed";
+	return knob_value("free", (int)f);
 }
 
 const char *rx_discipline_name(enum rx_discipline d)
 {
-	switch (d) {
-	case RX_DISC_SCALAR: return "scalar";
-	case RX_DISC_VECTOR: return "vector";
-	default: return "auto";
-	}
+	return knob_value("discipline", (int)d);
 }
 
 const char *rx_dma_name(enum rx_dma d)
 {
-	return d == RX_DMA_MEMORY ? "memory" : "cache";
+	return knob_value("dma", (int)d);
 }
 
 const char *rx_payload_name(enum rx_payload p)
 {
-	switch (p) {
-	case RX_PAYLOAD_NONE: return "none";
-	case RX_PAYLOAD_FULL: return "full";
-	default: return "stamp";
-	}
+	return knob_value("payload", (int)p);
 }
 
 const char *rx_mem_kind_name(enum rx_mem_kind k)
 {
-	switch (k) {
-	case RX_MEM_HUGE: return "huge";
-	case RX_MEM_GPU: return "gpu";
-	default: return "host";
-	}
+	return knob_value("payload-mem", (int)k);
 }
 
 json_t *rx_config_to_json(const struct rx_config *c)
@@ -160,8 +149,8 @@ static bool is_pow2(uint32_t v)
 	return v && !(v & (v - 1));
 }
 
-int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
-		       size_t errlen)
+int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *caps, char *err,
+			      size_t errlen)
 {
 	uint32_t min_frame = caps->min_frame ? caps->min_frame : 1;
 	if (c->frame < min_frame)
@@ -230,7 +219,29 @@ int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, ch
 		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
 	if (c->ncores < 0 || c->ncores > RX_MAX_CORES)
 		return verr(err, errlen, "cores: %d entries out of range", c->ncores);
+	return 0;
+}
 
+int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
+		       size_t errlen)
+{
 	struct rx_placement pl;
-	return rx_place(c, caps->sim_nic, &pl, err, errlen);
+	int rc = rx_config_validate_fields(c, caps, err, errlen);
+	return rc < 0 ? rc : rx_place(c, caps->sim_nic, &pl, err, errlen);
+}
+
+void rx_caps_ideal(struct rx_caps *caps)
+{
+	memset(caps, 0, sizeof(*caps));
+	snprintf(caps->name, sizeof(caps->name), "any device");
+	caps->max_sges = 16;
+	caps->buffer_split = true;
+	caps->gpu_mem = true;
+}
+
+bool rx_dev_caps_offline(const char *device)
+{
+	struct rx_dev d;
+	return rx_dev_parse(device, &d, NULL, 0) == 0 &&
+	       (!strcmp(d.kind, "sim") || !strcmp(d.kind, "null"));
 }

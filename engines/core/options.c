@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rx_config fields by name: one table for `rxray run`, `rxray caps` and
- * sweep specs, so an option means the same thing everywhere.
+ * The knob table: every rx_config field by name, its type, range, value
+ * names, the engines that take it and its help line. `rxray run` and
+ * `rxray caps` build their options from it, sweep specs check their values
+ * with it (sweeps/spec.c), and the enum name functions read it, so a knob
+ * means, accepts and rejects the same thing everywhere, with the same
+ * message.
+ *
+ * Adding a knob: a field in struct rx_config (core.h), a default in
+ * rx_config_defaults (config.c), one row here; the JSON in
+ * rx_config_to_json.
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,83 +21,176 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
-const struct rx_config_key rx_config_keys[] = {
-	{"engine", true, "NAME", "engine: verbs | dpdk (default verbs)"},
-	{"device", true, "DEV", "sim[:rate=R,flows=N,cq=N,nics=N] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
-	{"mode", true, "MODE", "single | hds (header/data split) (default single)"},
-	{"frame", true, "BYTES", "frame size without FCS (default 1064)"},
-	{"split", true, "BYTES", "hds: bytes into the header segment (default 64)"},
-	{"queues", true, "N", "receive queues, one RX worker each (default 1)"},
-	{"nic-threads", true, "N", "sim: software NIC threads, each owning queues q % N, 1..queues or auto (default auto: spare cores, at most queues)"},
-	{"ring", true, "N", "receive WQEs per queue, power of two (default 8192)"},
-	{"batch", true, "N", "packets per hand-off to the app (default 64)"},
-	{"burst", true, "N", "completions polled per burst (default 64)"},
-	{"buffers", true, "N", "dpdk: mbufs per pool, 0 = derived (default 0)"},
-	{"hring", true, "N", "hand-off ring slots, 0 = derived (default 0)"},
-	{"rate", true, "PPS", "offered rate, e.g. 12M, or max (default max)"},
-	{"seconds", true, "T", "run length, e.g. 2, 500ms (default 2)"},
-	{"cores", true, "LIST", "cores to use in order, e.g. 0,1 or 2-5 (default: affinity)"},
-	{"dma", true, "WHERE", "header placement: cache | memory (default cache)"},
-	{"payload", true, "WHAT", "payload writes: none | stamp | full (default stamp)"},
-	{"app", true, "WHERE", "auto | thread | inline | eal | non-eal | same-core (default auto)"},
-	{"free", true, "MODE", "dpdk: mixed | per-pool (default mixed)"},
-	{"discipline", true, "D", "dpdk sim: auto | scalar | vector (default auto)"},
-	{"mempool-cache", true, "N", "dpdk: per-lcore cache size 0..512 (default 256)"},
-	{"payload-mem", true, "KIND", "host | huge | gpu (default host)"},
-	{"inject", true, "STAGE=CYC", "spin CYC cycles inside STAGE (repeatable)"},
-	{"sample-shift", true, "K", "full probes: sample 1 burst in 2^K (default 6)"},
-	{"allow-oversubscribe", false, NULL, "let threads share cores (measures the scheduler too)"},
+#define FIELD(f) offsetof(struct rx_config, f), sizeof(((struct rx_config *)0)->f)
+
+static const struct rx_knob_name mode_names[] = {
+	{"single", RX_MODE_SINGLE}, {"hds", RX_MODE_HDS}, {NULL, 0}};
+static const struct rx_knob_name dma_names[] = {
+	{"cache", RX_DMA_CACHE}, {"memory", RX_DMA_MEMORY}, {NULL, 0}};
+static const struct rx_knob_name payload_names[] = {
+	{"none", RX_PAYLOAD_NONE}, {"stamp", RX_PAYLOAD_STAMP}, {"full", RX_PAYLOAD_FULL},
+	{NULL, 0}};
+/* the first name of a value is its canonical one; dpdk's words follow */
+static const struct rx_knob_name app_names[] = {
+	{"auto", RX_APP_AUTO},	  {"thread", RX_APP_THREAD},   {"inline", RX_APP_INLINE},
+	{"eal", RX_APP_EAL},	  {"non-eal", RX_APP_THREAD},  {"same-core", RX_APP_INLINE},
+	{NULL, 0}};
+static const struct rx_knob_name free_names[] = {
+	{"mixed", RX_FREE_MIXED}, {"per-pool", RX_FREE_PER_POOL}, {NULL, 0}};
+static const struct rx_knob_name disc_names[] = {
+	{"auto", RX_DISC_AUTO}, {"scalar", RX_DISC_SCALAR}, {"vector", RX_DISC_VECTOR},
+	{NULL, 0}};
+static const struct rx_knob_name mem_names[] = {
+	{"host", RX_MEM_HOST}, {"huge", RX_MEM_HUGE}, {"gpu", RX_MEM_GPU}, {NULL, 0}};
+
+const struct rx_knob rx_knobs[] = {
+	{"engine", RX_KT_STRING, "NAME", 0, 0, NULL, FIELD(engine), 0, NULL,
+	 "engine: verbs | dpdk (default verbs)"},
+	{"device", RX_KT_STRING, "DEV", 0, 0, NULL, FIELD(device), 0, NULL,
+	 "sim[:rate=R,flows=N,cq=N,nics=N] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
+	{"mode", RX_KT_ENUM, "MODE", 0, 0, mode_names, FIELD(mode), 0, NULL,
+	 "single | hds (header/data split) (default single)"},
+	{"frame", RX_KT_UINT, "BYTES", 1, 65535, NULL, FIELD(frame), 0, NULL,
+	 "frame size without FCS (default 1064)"},
+	{"split", RX_KT_UINT, "BYTES", 1, 65535, NULL, FIELD(split), RX_KNOB_HDS_ONLY, NULL,
+	 "hds: bytes into the header segment (default 64)"},
+	{"queues", RX_KT_UINT, "N", 1, RX_MAX_QUEUES, NULL, FIELD(queues), 0, NULL,
+	 "receive queues, one RX worker each (default 1)"},
+	{"nic-threads", RX_KT_UINT, "N", 1, RX_MAX_QUEUES, NULL, FIELD(nic_threads),
+	 RX_KNOB_AUTO0, NULL,
+	 "sim: software NIC threads, each owning queues q % N, 1..queues or auto (default auto: "
+	 "spare cores, at most queues)"},
+	{"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
+	 "receive WQEs per queue, power of two (default 8192)"},
+	{"batch", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(batch), 0, NULL,
+	 "packets per hand-off to the app (default 64)"},
+	{"burst", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(burst), 0, NULL,
+	 "completions polled per burst (default 64)"},
+	{"buffers", RX_KT_UINT, "N", 0, 1u << 30, NULL, FIELD(buffers), 0, "dpdk",
+	 "dpdk: mbufs per pool, 0 = derived (default 0)"},
+	{"hring", RX_KT_UINT, "N", 0, 1u << 24, NULL, FIELD(hring), 0, NULL,
+	 "hand-off ring slots, 0 = derived (default 0)"},
+	{"rate", RX_KT_RATE, "PPS", 0, 0, NULL, FIELD(rate_pps), 0, NULL,
+	 "offered rate, e.g. 12M, or max (default max)"},
+	{"seconds", RX_KT_SECONDS, "T", 0, 0, NULL, FIELD(seconds), 0, NULL,
+	 "run length, e.g. 2, 500ms (default 2)"},
+	{"cores", RX_KT_CORES, "LIST", 0, 0, NULL, FIELD(cores), 0, NULL,
+	 "cores to use in order, e.g. 0,1 or 2-5 (default: affinity)"},
+	{"dma", RX_KT_ENUM, "WHERE", 0, 0, dma_names, FIELD(dma), 0, NULL,
+	 "header placement: cache | memory (default cache)"},
+	{"payload", RX_KT_ENUM, "WHAT", 0, 0, payload_names, FIELD(payload), 0, NULL,
+	 "payload writes: none | stamp | full (default stamp)"},
+	{"app", RX_KT_ENUM, "WHERE", 0, 0, app_names, FIELD(app), 0, NULL,
+	 "auto | thread | inline | eal | non-eal | same-core (default auto)"},
+	{"free", RX_KT_ENUM, "MODE", 0, 0, free_names, FIELD(free_mode), 0, "dpdk",
+	 "dpdk: mixed | per-pool (default mixed)"},
+	{"discipline", RX_KT_ENUM, "D", 0, 0, disc_names, FIELD(discipline), 0, "dpdk",
+	 "dpdk sim: auto | scalar | vector (default auto)"},
+	{"mempool-cache", RX_KT_UINT, "N", 0, 512, NULL, FIELD(mempool_cache), 0, "dpdk",
+	 "dpdk: per-lcore cache size 0..512 (default 256)"},
+	{"payload-mem", RX_KT_ENUM, "KIND", 0, 0, mem_names, FIELD(payload_mem), 0, NULL,
+	 "host | huge | gpu (default host)"},
+	{"inject", RX_KT_INJECT, "STAGE=CYC", 0, 0, NULL, FIELD(inject), 0, NULL,
+	 "spin CYC cycles inside STAGE (repeatable; STAGE=CYC,STAGE=CYC)"},
+	{"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,
+	 "full probes: sample 1 burst in 2^K (default 6)"},
+	{"allow-oversubscribe", RX_KT_FLAG, NULL, 0, 0, NULL, FIELD(allow_oversubscribe), 0, NULL,
+	 "let threads share cores (measures the scheduler too)"},
 };
-const size_t rx_config_nkeys = sizeof(rx_config_keys) / sizeof(rx_config_keys[0]);
+const size_t rx_nknobs = sizeof(rx_knobs) / sizeof(rx_knobs[0]);
 
 /* one error line, -EINVAL (rxr_errf) */
 #define oerr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
-static int opt_u32(const char *key, const char *val, uint64_t min, uint64_t max, uint32_t *out,
-		   char *err, size_t errlen)
+const struct rx_knob *rx_knob_find(const char *name)
+{
+	char norm[32];
+	size_t n = name ? strlen(name) : 0;
+	if (!n || n >= sizeof(norm))
+		return NULL;
+	/* spec fields spell '-' as '_' (mempool_cache) */
+	for (size_t i = 0; i <= n; i++)
+		norm[i] = name[i] == '_' ? '-' : name[i];
+	for (size_t i = 0; i < rx_nknobs; i++)
+		if (!strcmp(rx_knobs[i].name, norm))
+			return &rx_knobs[i];
+	return NULL;
+}
+
+const char *rx_knob_value_name(const struct rx_knob *k, int value)
+{
+	for (const struct rx_knob_name *n = k ? k->names : NULL; n && n->name; n++)
+		if (n->value == value)
+			return n->name;
+	return "?";
+}
+
+bool rx_knob_applies(const struct rx_knob *k, const char *engine)
+{
+	if (!k->engines || !engine)
+		return true;
+	size_t n = strlen(engine);
+	for (const char *p = strstr(k->engines, engine); p; p = strstr(p + 1, engine))
+		if ((p == k->engines || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
+/* The value names as "a | b | c" (aliases included). */
+static const char *knob_name_list(const struct rx_knob *k, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (const struct rx_knob_name *n = k->names; n && n->name; n++) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, len - l, "%s%s", n == k->names ? "" : " | ", n->name);
+	}
+	return buf;
+}
+
+static int knob_uint(const struct rx_knob *k, const char *val, void *field, char *err,
+		     size_t errlen)
 {
 	uint64_t v = 0;
-	int rc = rxr_parse_u64(val, min, max, &v);
+	if ((k->flags & RX_KNOB_AUTO0) && !strcmp(val, "auto")) {
+		*(uint32_t *)field = 0;
+		return 0;
+	}
+	int rc = rxr_parse_u64(val, k->min, k->max, &v);
 	if (rc == -ERANGE)
-		return oerr(err, errlen, "%s: '%s' out of range %llu..%llu", key, val,
-			    (unsigned long long)min, (unsigned long long)max);
+		return oerr(err, errlen, "%s: %s is out of range [%llu, %llu]", k->name, val,
+			    (unsigned long long)k->min, (unsigned long long)k->max);
 	if (rc < 0)
-		return oerr(err, errlen, "%s: '%s' is not a number", key, val);
-	*out = (uint32_t)v;
+		return oerr(err, errlen, "%s: expected an integer, got '%s'", k->name, val);
+	if ((k->flags & RX_KNOB_POW2) && (v & (v - 1)))
+		return oerr(err, errlen, "%s: %s is not a power of two", k->name, val);
+	if (k->size == sizeof(unsigned))
+		*(unsigned *)field = (unsigned)v;
+	else
+		*(uint64_t *)field = v;
 	return 0;
 }
 
-/* Look val up in names[]; the index into *out. */
-static int opt_enum(const char *key, const char *val, const char *const *names, const int *vals,
-		    size_t n, int *out, char *err, size_t errlen)
+static int knob_enum(const struct rx_knob *k, const char *val, void *field, char *err,
+		     size_t errlen)
 {
-	char list[160] = "";
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(val, names[i])) {
-			*out = vals[i];
+	char list[200];
+	for (const struct rx_knob_name *n = k->names; n->name; n++)
+		if (!strcmp(val, n->name)) {
+			/* every enum field of rx_config is an int-sized enum */
+			*(int *)field = n->value;
 			return 0;
 		}
-		size_t l = strlen(list);
-		snprintf(list + l, sizeof(list) - l, "%s%s", i ? " | " : "", names[i]);
-	}
-	return oerr(err, errlen, "%s: '%s' is not one of %s", key, val, list);
+	return oerr(err, errlen, "%s: unknown value '%s' (expected %s)", k->name, val,
+		    knob_name_list(k, list, sizeof(list)));
 }
 
-#define OPT_ENUM(key, val, names, vals, field)                                                   \
-	do {                                                                                     \
-		int v_ = 0;                                                                        \
-		if (opt_enum(key, val, names, vals, sizeof(vals) / sizeof(vals[0]), &v_, err,     \
-			     errlen) < 0)                                                        \
-			return -EINVAL;                                                          \
-		field = v_;                                                                      \
-	} while (0)
-
-static int opt_cores(struct rx_config *c, const char *val, char *err, size_t errlen)
+static int knob_cores(const char *val, struct rx_config *c, char *err, size_t errlen)
 {
 	char buf[1024];
 	int n = 0;
 	if (strlen(val) >= sizeof(buf) || !*val)
-		return oerr(err, errlen, "cores: '%s' is not a core list (e.g. 0,1 or 2-5)", val);
+		return oerr(err, errlen, "cores: expected a core list like \"0-3,6\", got '%s'",
+			    val);
 	snprintf(buf, sizeof(buf), "%s", val);
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -98,14 +200,18 @@ static int opt_cores(struct rx_config *c, const char *val, char *err, size_t err
 			*dash = '\0';
 		if (rxr_parse_u64(tok, 0, 4095, &lo) < 0 ||
 		    (dash && rxr_parse_u64(dash + 1, 0, 4095, &hi) < 0))
-			return oerr(err, errlen, "cores: '%s' is not a core list (e.g. 0,1 or 2-5)",
-				    val);
+			return oerr(err, errlen,
+				    "cores: expected a core list like \"0-3,6\", got '%s'", val);
 		if (!dash)
 			hi = lo;
 		if (hi < lo)
 			return oerr(err, errlen, "cores: range %llu-%llu runs backwards",
 				    (unsigned long long)lo, (unsigned long long)hi);
 		for (uint64_t k = lo; k <= hi; k++) {
+			for (int j = 0; j < n; j++)
+				if (c->cores[j] == (int)k)
+					return oerr(err, errlen, "cores: core %llu is listed twice",
+						    (unsigned long long)k);
 			if (n >= RX_MAX_CORES)
 				return oerr(err, errlen, "cores: more than %d cores", RX_MAX_CORES);
 			c->cores[n++] = (int)k;
@@ -115,107 +221,70 @@ static int opt_cores(struct rx_config *c, const char *val, char *err, size_t err
 	return 0;
 }
 
-static int opt_string(const char *key, const char *val, char *dst, size_t cap, char *err,
-		      size_t errlen)
+/* "STAGE=CYC[,STAGE=CYC...]", each accumulating into c->inject. */
+static int knob_inject(const char *val, struct rx_config *c, char *err, size_t errlen)
 {
-	if (!*val)
-		return oerr(err, errlen, "%s: empty", key);
-	if (strlen(val) >= cap)
-		return oerr(err, errlen, "%s: longer than %zu characters", key, cap - 1);
-	memcpy(dst, val, strlen(val) + 1);
+	char buf[512];
+	if (strlen(val) >= sizeof(buf))
+		return oerr(err, errlen, "inject: longer than %zu characters", sizeof(buf) - 1);
+	snprintf(buf, sizeof(buf), "%s", val);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",+", &save); tok; tok = strtok_r(NULL, ",+", &save)) {
+		enum rxr_stage s;
+		uint64_t cyc;
+		if (rxr_inject_parse(tok, &s, &cyc) < 0)
+			return oerr(err, errlen,
+				    "inject: '%s' is not STAGE=CYCLES with a known stage", tok);
+		c->inject[s] = cyc;
+	}
 	return 0;
 }
 
 int rx_config_set(struct rx_config *c, const char *key, const char *val, char *err,
 		  size_t errlen)
 {
-	static const char *const modes[] = {"single", "hds"};
-	static const int modev[] = {RX_MODE_SINGLE, RX_MODE_HDS};
-	static const char *const dmas[] = {"cache", "memory"};
-	static const int dmav[] = {RX_DMA_CACHE, RX_DMA_MEMORY};
-	static const char *const pays[] = {"none", "stamp", "full"};
-	static const int payv[] = {RX_PAYLOAD_NONE, RX_PAYLOAD_STAMP, RX_PAYLOAD_FULL};
-	static const char *const apps[] = {"auto", "thread", "inline", "eal", "non-eal",
-					   "same-core"};
-	static const int appv[] = {RX_APP_AUTO,   RX_APP_THREAD, RX_APP_INLINE,
-				   RX_APP_EAL,    RX_APP_THREAD, RX_APP_INLINE};
-	static const char *const frees[] = {"mixed", "per-pool"};
-	static const int freev[] = {RX_FREE_MIXED, RX_FREE_PER_POOL};
-	static const char *const discs[] = {"auto", "scalar", "vector"};
-	static const int discv[] = {RX_DISC_AUTO, RX_DISC_SCALAR, RX_DISC_VECTOR};
-	static const char *const mems[] = {"host", "huge", "gpu"};
-	static const int memv[] = {RX_MEM_HOST, RX_MEM_HUGE, RX_MEM_GPU};
-
-	if (!strcmp(key, "allow-oversubscribe")) {
-		c->allow_oversubscribe = true;
+	const struct rx_knob *k = rx_knob_find(key);
+	if (!k)
+		return oerr(err, errlen, "%s: unknown option", key);
+	void *field = (char *)c + k->offset;
+	if (k->type == RX_KT_FLAG) {
+		*(bool *)field = true;
 		return 0;
 	}
 	if (!val)
-		return oerr(err, errlen, "%s: needs a value", key);
-	if (!strcmp(key, "engine"))
-		return opt_string(key, val, c->engine, sizeof(c->engine), err, errlen);
-	if (!strcmp(key, "device"))
-		return opt_string(key, val, c->device, sizeof(c->device), err, errlen);
-	if (!strcmp(key, "mode"))
-		OPT_ENUM(key, val, modes, modev, c->mode);
-	else if (!strcmp(key, "frame"))
-		return opt_u32(key, val, 1, 65535, &c->frame, err, errlen);
-	else if (!strcmp(key, "split"))
-		return opt_u32(key, val, 1, 65535, &c->split, err, errlen);
-	else if (!strcmp(key, "queues"))
-		return opt_u32(key, val, 1, RX_MAX_QUEUES, &c->queues, err, errlen);
-	else if (!strcmp(key, "nic-threads")) {
-		if (!strcmp(val, "auto")) {
-			c->nic_threads = 0;
-			return 0;
-		}
-		return opt_u32(key, val, 1, RX_MAX_QUEUES, &c->nic_threads, err, errlen);
-	} else if (!strcmp(key, "ring"))
-		return opt_u32(key, val, 1, 1u << 24, &c->ring, err, errlen);
-	else if (!strcmp(key, "batch"))
-		return opt_u32(key, val, 1, 1u << 24, &c->batch, err, errlen);
-	else if (!strcmp(key, "burst"))
-		return opt_u32(key, val, 1, 1u << 24, &c->burst, err, errlen);
-	else if (!strcmp(key, "buffers"))
-		return opt_u32(key, val, 0, 1u << 30, &c->buffers, err, errlen);
-	else if (!strcmp(key, "hring"))
-		return opt_u32(key, val, 0, 1u << 24, &c->hring, err, errlen);
-	else if (!strcmp(key, "mempool-cache"))
-		return opt_u32(key, val, 0, 512, &c->mempool_cache, err, errlen);
-	else if (!strcmp(key, "rate")) {
-		if (rxr_parse_rate(val, &c->rate_pps) < 0)
-			return oerr(err, errlen, "rate: '%s' is not a rate (e.g. 12M, 500k, max)", val);
-	} else if (!strcmp(key, "seconds")) {
-		if (rxr_parse_seconds(val, 0.001, 86400, &c->seconds) < 0)
-			return oerr(err, errlen, "seconds: '%s' is not a duration in 1ms..24h", val);
-	} else if (!strcmp(key, "cores"))
-		return opt_cores(c, val, err, errlen);
-	else if (!strcmp(key, "dma"))
-		OPT_ENUM(key, val, dmas, dmav, c->dma);
-	else if (!strcmp(key, "payload"))
-		OPT_ENUM(key, val, pays, payv, c->payload);
-	else if (!strcmp(key, "app"))
-		OPT_ENUM(key, val, apps, appv, c->app);
-	else if (!strcmp(key, "free"))
-		OPT_ENUM(key, val, frees, freev, c->free_mode);
-	else if (!strcmp(key, "discipline"))
-		OPT_ENUM(key, val, discs, discv, c->discipline);
-	else if (!strcmp(key, "payload-mem"))
-		OPT_ENUM(key, val, mems, memv, c->payload_mem);
-	else if (!strcmp(key, "inject")) {
-		enum rxr_stage s;
-		uint64_t cyc;
-		if (rxr_inject_parse(val, &s, &cyc) < 0)
+		return oerr(err, errlen, "%s: needs a value", k->name);
+	switch (k->type) {
+	case RX_KT_STRING:
+		if (!*val)
+			return oerr(err, errlen, "%s: empty", k->name);
+		if (strlen(val) >= k->size)
+			return oerr(err, errlen, "%s: longer than %zu characters", k->name,
+				    k->size - 1);
+		memcpy(field, val, strlen(val) + 1);
+		return 0;
+	case RX_KT_UINT:
+		return knob_uint(k, val, field, err, errlen);
+	case RX_KT_ENUM:
+		return knob_enum(k, val, field, err, errlen);
+	case RX_KT_RATE:
+		if (rxr_parse_rate(val, (double *)field) < 0)
 			return oerr(err, errlen,
-				    "inject: '%s' is not STAGE=CYCLES (e.g. app=500, hdr_read=2k)",
-				    val);
-		c->inject[s] = cyc;
-	} else if (!strcmp(key, "sample-shift")) {
-		uint32_t v = 0;
-		if (opt_u32(key, val, 0, 30, &v, err, errlen) < 0)
-			return -EINVAL;
-		c->sample_shift = v;
-	} else
-		return oerr(err, errlen, "%s: unknown option", key);
-	return 0;
+				    "%s: expected a rate in packets/s like 500k or 12M, or max, got "
+				    "'%s'",
+				    k->name, val);
+		return 0;
+	case RX_KT_SECONDS:
+		if (rxr_parse_seconds(val, 0.001, 86400, (double *)field) < 0)
+			return oerr(err, errlen,
+				    "%s: expected a duration in [1ms, 24h] like 2, 500ms, got '%s'",
+				    k->name, val);
+		return 0;
+	case RX_KT_CORES:
+		return knob_cores(val, c, err, errlen);
+	case RX_KT_INJECT:
+		return knob_inject(val, c, err, errlen);
+	case RX_KT_FLAG:
+		break;
+	}
+	return oerr(err, errlen, "%s: unknown option", key);
 }

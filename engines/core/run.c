@@ -26,7 +26,7 @@ int rx_clock_once(char *err, size_t errlen)
 	return 0;
 }
 
-int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c,
+int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, unsigned flags,
 		 struct rx_caps *caps, struct rx_placement *pl, char *err, size_t errlen)
 {
 	struct rx_caps k;
@@ -38,16 +38,22 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c,
 	memset(&k, 0, sizeof(k));
 	if (err && errlen)
 		err[0] = '\0';
-	rc = ops->caps(c, &k, err, errlen);
+	if (flags & RX_CHECK_NO_DEVICE) {
+		rx_caps_ideal(&k);
+		rc = 0;
+	} else {
+		rc = ops->caps(c, &k, err, errlen);
+	}
 	if (rc < 0) {
 		if (err && errlen && !err[0])
 			snprintf(err, errlen, "device: %s", strerror(-rc));
 		return rc;
 	}
-	rc = rx_config_validate(c, &k, err, errlen);
+	rc = rx_config_validate_fields(c, &k, err, errlen);
 	if (!rc && ops->validate)
 		rc = ops->validate(c, &k, err, errlen);
-	if (!rc)
+	memset(&p, 0, sizeof(p));
+	if (!rc && !(flags & RX_CHECK_NO_PLACE))
 		rc = rx_place(c, k.sim_nic, &p, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -181,7 +187,7 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 	run.c = c;
 	run.ops = ops;
 	run.stop = stop ? stop : &never;
-	rc = rx_run_check(ops, c, &run.caps, &run.pl, err, errlen);
+	rc = rx_run_check(ops, c, 0, &run.caps, &run.pl, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = rx_dev_parse(c->device, &run.dev, err, errlen);

@@ -99,6 +99,7 @@ static void null_close(struct rx_run *core)
 const struct rx_engine_ops rx_engine_null = {
 	.name = "null",
 	.summary = "template engine: a device that offers nothing (tests)",
+	.test_only = true,
 	.caps = null_caps,
 	.open = null_open,
 	.rx_loop = null_rx_loop,

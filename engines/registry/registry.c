@@ -42,26 +42,27 @@ const struct rx_engine_ops *rx_engine_find(const char *name)
 	return NULL;
 }
 
-const char *rx_engine_list(char *buf, size_t len)
+const char *rx_engine_list(char *buf, size_t len, const char *sep)
 {
 	size_t off = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < rx_engine_count() && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
-					engines[i]->name);
-	if (!rx_engine_count())
+		if (!engines[i]->test_only)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? sep : "",
+						engines[i]->name);
+	if (!off)
 		snprintf(buf, len, "none in this build");
 	return buf;
 }
 
-int rx_engine_check(const struct rx_config *c, struct rx_caps *caps, struct rx_placement *pl,
-		    char *err, size_t errlen)
+int rx_engine_check(const struct rx_config *c, unsigned flags, struct rx_caps *caps,
+		    struct rx_placement *pl, char *err, size_t errlen)
 {
 	const struct rx_engine_ops *ops = rx_engine_find(c->engine);
 	if (!ops) {
 		char list[128];
 		return rxr_errf(err, errlen, -EINVAL, "engine: '%s' is not an engine of this build (%s)",
-				c->engine, rx_engine_list(list, sizeof(list)));
+				c->engine, rx_engine_list(list, sizeof(list), ", "));
 	}
-	return rx_run_check(ops, c, caps, pl, err, errlen);
+	return rx_run_check(ops, c, flags, caps, pl, err, errlen);
 }

@@ -76,6 +76,12 @@ static int verbs_caps(const struct rx_config *c, struct rx_caps *caps, char *err
 static int verbs_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 			  size_t errlen)
 {
+	struct rx_dev dev;
+	const struct verbs_backend_ops *be;
+	/* the device kind, even when its caps were not asked (sweeps) */
+	int rc = verbs_backend_of(c, &dev, &be, err, errlen);
+	if (rc < 0)
+		return rc;
 	if (c->ring > VERBS_MAX_RING)
 		return verr(err, errlen,
 			    "ring: %u exceeds %u (wqe_counter and the doorbell record are 16-bit)",

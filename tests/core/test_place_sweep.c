@@ -16,7 +16,9 @@
 
 Test(place_sweep, sweep_and_rx_place_agree)
 {
-	static const char yaml[] = "queues: [1, 2, 3, 4]\n"
+	/* nics=2 on one queue is a config `rxray run` rejects, and so does the
+	 * spec (tests/sweep/spec_test.c): queues start at 2 here */
+	static const char yaml[] = "queues: [2, 3, 4]\n"
 				   "app: [auto, inline, thread]\n"
 				   "device: [sim, 'sim:nics=2', 'sim:rate=1M,nics=1']\n";
 	struct sweep_spec *sp = NULL;
@@ -26,7 +28,7 @@ Test(place_sweep, sweep_and_rx_place_agree)
 	cr_assert_eq(sweep_spec_parse(yaml, strlen(yaml), "p.yaml", &sp, err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(n, 36);
+	cr_assert_eq(n, 27);
 	int avail[16];
 	for (int i = 0; i < 16; i++)
 		avail[i] = i;

@@ -37,22 +37,28 @@ static const struct bad_spec {
 	{"frame: 1064\nframes: 2064\n", "2:1: frame: given twice (as frame and frames)"},
 	{"frames: [1064, 1064]\n", "1:16: frame: '1064' is listed twice"},
 	{"modes: hds\nframes: [4064, 1064]\nsplit: 2000\n",
-	 "3:8: split: 2000 is not smaller than frame 1064 (mode hds)"},
+	 "3:8: split: 2000 must be smaller than frame 1064 (nothing left for the payload segment)"},
 	{"rings: 64\nbatches: [32, 128]\n",
-	 "2:15: batch: 128 is larger than ring 64 (the batch would never fill)"},
-	{"rings: 64\nbursts: 65\n", "2:9: burst: 65 is larger than ring 64"},
+	 "2:15: batch: 128 exceeds the ring's 64 slots (the worker would wait forever for a full "
+	 "batch)"},
+	{"rings: 64\nbursts: 65\n", "2:9: burst: 65 exceeds the ring's 64 slots"},
 	{"engines: dpdk\nmodes: [single, hds]\ndiscipline: vector\n",
-	 "3:13: discipline: vector needs mode single (buffer split forces the scalar routine)"},
+	 "3:13: discipline: vector needs a single segment per WQE; buffer split (--mode hds) "
+	 "forces scalar, as in the mlx5 PMD"},
 	{"engines: dpdk\nrings: 1024\nbuffers: 1000\n",
-	 "3:10: buffers: 1000 is below ring + batch = 1088 (the ring could never be refilled)"},
+	 "3:10: buffers: 1000 is below the floor ring 1024 + batch 64 = 1088 (the pool would run "
+	 "dry with every buffer posted or in flight)"},
 	{"engines: dpdk\nrings: 512\nbuffers: 700\nmempool_cache: 512\n",
-	 "4:16: mempool_cache: 512 is above buffers / 1.5 (DPDK refuses the pool)"},
+	 "4:16: mempool_cache: 512 exceeds buffers 700 / 1.5"},
 	{"device: dpdk:--vdev=net_null0\n",
-	 "1:9: device: the verbs engine drives sim or mlx5 devices, not 'dpdk:--vdev=net_null0'"},
+	 "1:9: device: 'dpdk:--vdev=net_null0' is not a verbs device (sim[:opts] or "
+	 "mlx5:<ibdev|pci>)"},
 	{"device: [sim, eth0]\n",
-	 "1:15: device: unknown device 'eth0' (expected sim, sim:..., mlx5:<pci> or dpdk:<eal "
-	 "args>)"},
-	{"app: eal\n", "1:6: app: eal needs engine dpdk (this point's engine is verbs)"},
+	 "1:15: device: 'eth0' is not a verbs device (sim[:opts] or mlx5:<ibdev|pci>)"},
+	/* what the device's caps reject (the software NIC's limits), at the node */
+	{"engines: verbs\nmodes: hds\nsplit: [64, 40]\n",
+	 "3:13: split: 40 is below the device minimum 54"},
+	{"app: eal\n", "1:6: app: eal is a dpdk placement; verbs takes thread or inline"},
 	{"inject: foo=10\n", "1:9: inject: 'foo=10' is not STAGE=CYCLES with a known stage"},
 	{"cores: 0-x\n", "1:8: cores: expected a core list like \"0-3,6\", got '0-x'"},
 	{"cores: [0, 1, 1]\n", "1:15: cores: core 1 is listed twice"},
@@ -235,4 +241,56 @@ Test(sweep_spec, units_and_search_settings)
 	cr_expect_float_eq(c->timeout, 5, 1e-12);
 	cr_expect_float_eq(c->exceed_ratio, 0.5, 1e-12);
 	sweep_spec_free(sp);
+}
+
+/*
+ * One knob table: `rxray run` and a sweep spec accept and reject the same
+ * values with the same message (the spec adds file:line:column). Catches
+ * a range, a power-of-two rule or a caps check living in one place only.
+ */
+Test(sweep_spec, run_and_spec_reject_with_the_same_message)
+{
+	static const struct {
+		const char *spec;         /* the spec's YAML */
+		const char *args[8];      /* the same config for rxray run */
+	} cases[] = {
+		{"rings: 1000\n", {"--ring", "1000"}},
+		{"queues: 65\n", {"--queues", "65"}},
+		{"frames: big\n", {"--frame", "big"}},
+		{"modes: hds\nsplit: 40\n", {"--mode", "hds", "--split", "40"}},
+		{"frames: 9217\n", {"--frame", "9217"}},
+		{"rings: 2\n", {"--ring", "2"}},
+		{"app: eal\n", {"--app", "eal"}},
+		{"engines: dpdk\nrings: 1024\nbuffers: 1000\n",
+		 {"--engine", "dpdk", "--ring", "1024", "--buffers", "1000"}},
+	};
+	char *dir = sw_tmpdir();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[32], err[SWEEP_ERR_LEN] = "";
+		snprintf(name, sizeof(name), "same%zu.yaml", i);
+		char *path = sw_write(dir, name, cases[i].spec);
+		struct sweep_spec *sp = NULL;
+		cr_expect_eq(sweep_spec_load(path, &sp, err, sizeof(err)), -EINVAL, "case %zu", i);
+		sweep_spec_free(sp);
+		char *argv[16] = {RXRAY_BIN, "run"};
+		int n = 2;
+		for (int a = 0; cases[i].args[a]; a++)
+			argv[n++] = (char *)cases[i].args[a];
+		argv[n++] = "--seconds";
+		argv[n++] = "0.01";
+		argv[n] = NULL;
+		char *rerr = NULL;
+		cr_expect_eq(sw_run(argv, NULL, &rerr), 2, "case %zu: %s", i, rerr);
+		/* spec: "<path>:L:C: <field>: <what>"; run: "rxray run: --<knob>: <what>" */
+		const char *sw = strstr(err + strlen(path), ": ");
+		sw = sw ? strstr(sw + 2, ": ") : NULL;
+		const char *rw = rerr ? strstr(rerr + strlen("rxray run: "), ": ") : NULL;
+		cr_assert(sw && rw, "case %zu: spec '%s' run '%s'", i, err, rerr ? rerr : "");
+		size_t rl = strcspn(rw, "\n");
+		cr_expect(strlen(sw) == rl && !strncmp(sw, rw, rl), "case %zu:\n spec: %s\n  run: %s",
+			  i, err, rerr);
+		free(rerr);
+		free(path);
+	}
+	sw_rmtree(dir);
 }

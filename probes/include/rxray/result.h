@@ -116,11 +116,6 @@ struct rxr_result *rxr_result_read(const char *path, char *err, size_t errlen);
 struct rxr_result *rxr_result_parse(const char *text, const char *src, int line, char *err,
 				    size_t errlen);
 
-/*
- * The receive-side thread (role other than "nic": the NIC is the
- * generator) whose busy cycles/packet is highest; -1 when none.
- */
-int rxr_result_bottleneck(const struct rxr_result *r);
 /* busy cycles per packet of a thread (0 when it handled none). */
 double rxr_thread_cycles_per_packet(const struct rxr_thread_result *t);
 

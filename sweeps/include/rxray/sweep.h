@@ -202,6 +202,15 @@ struct sweep_point {
 };
 
 /*
+ * The rx_config a point's trial runs with: `rxray run`'s defaults, the
+ * point's knobs (through rx_config_set) and the spec's cores and
+ * allow_oversubscribe. 0 or -EINVAL with a line in err.
+ */
+struct rx_config;
+int sweep_point_config(const struct sweep_spec *s, const struct sweep_point *p,
+		       struct rx_config *c, char *err, size_t errlen);
+
+/*
  * Expand the axes into points (cartesian product, last knob varies
  * fastest... engines outermost), drop knobs that do not apply (dpdk-only
  * knobs on verbs, split on single), deduplicate by key, and check each

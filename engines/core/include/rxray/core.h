@@ -96,25 +96,60 @@ const char *rx_payload_name(enum rx_payload p);
 const char *rx_mem_kind_name(enum rx_mem_kind k);
 
 /*
- * Set one field from its command-line/spec name and text value, e.g.
- * ("frame", "1064"), ("rate", "12M"), ("cores", "0,2-3"), ("inject",
- * "app=500" — accumulates), ("allow-oversubscribe", NULL). Units via
- * rxr_parse_*. 0, or -EINVAL with "<key>: <what>" in err (unknown key,
- * bad value, out of range). Only syntax and ranges here; cross-field
- * checks are rx_config_validate's.
+ * The knob table (options.c): one row per rx_config field, driving `rxray
+ * run`/`caps` options and help, the sweep spec's value checks and the enum
+ * names. Names use '-' ("mempool-cache"); lookups also take '_'.
+ */
+enum rx_knob_type {
+	RX_KT_STRING,   /* char[] field */
+	RX_KT_UINT,     /* uint32_t/unsigned field in [min, max] */
+	RX_KT_ENUM,     /* int-sized enum field, values in names[] */
+	RX_KT_RATE,     /* double pps: "12M", "500k", "max" (= 0) */
+	RX_KT_SECONDS,  /* double seconds: "2", "500ms" */
+	RX_KT_CORES,    /* cores[] + ncores: "0,2-3" */
+	RX_KT_INJECT,   /* inject[]: "STAGE=CYC[,STAGE=CYC]", accumulates */
+	RX_KT_FLAG,     /* bool, takes no value */
+};
+#define RX_KNOB_POW2     0x1u /* UINT: a power of two */
+#define RX_KNOB_AUTO0    0x2u /* UINT: "auto" stores 0 */
+#define RX_KNOB_HDS_ONLY 0x4u /* applies to mode hds only */
+
+struct rx_knob_name {
+	const char *name;  /* the first name of a value is its canonical one */
+	int value;
+};
+
+struct rx_knob {
+	const char *name;       /* "frame": --frame, spec "frame"/"frames" */
+	enum rx_knob_type type;
+	const char *arg;        /* "BYTES" in help; NULL for flags */
+	uint64_t min, max;      /* UINT */
+	const struct rx_knob_name *names; /* ENUM, NULL-terminated */
+	size_t offset, size;    /* the field in struct rx_config */
+	unsigned flags;         /* RX_KNOB_* */
+	const char *engines;    /* "dpdk" or "a,b": only these take it; NULL all */
+	const char *help;       /* one line, with the default */
+};
+extern const struct rx_knob rx_knobs[];
+extern const size_t rx_nknobs;
+
+/* The knob called name ('-' or '_'), NULL when none. */
+const struct rx_knob *rx_knob_find(const char *name);
+/* Canonical name of an ENUM knob's value ("?" when none). */
+const char *rx_knob_value_name(const struct rx_knob *k, int value);
+/* Whether engine takes knob k (its engines list, or every engine). */
+bool rx_knob_applies(const struct rx_knob *k, const char *engine);
+
+/*
+ * Set one field from its knob name and text value, e.g. ("frame", "1064"),
+ * ("rate", "12M"), ("cores", "0,2-3"), ("inject", "app=500" — accumulates),
+ * ("allow-oversubscribe", NULL). 0, or -EINVAL with "<knob>: <what>" in err
+ * (unknown key, bad value, out of range). The same messages for the CLI
+ * and sweep specs. Only syntax and ranges here; cross-field checks are
+ * rx_config_validate's.
  */
 int rx_config_set(struct rx_config *c, const char *key, const char *val, char *err,
 		  size_t errlen);
-
-/* The keys rx_config_set knows, in help order. */
-struct rx_config_key {
-	const char *name;   /* "frame" */
-	bool has_arg;
-	const char *arg;    /* "BYTES" */
-	const char *help;   /* one line, with the default */
-};
-extern const struct rx_config_key rx_config_keys[];
-extern const size_t rx_config_nkeys;
 
 /* ----------------------------------------------------------------- caps */
 
@@ -144,6 +179,17 @@ json_t *rx_caps_to_json(const struct rx_caps *caps);
  */
 int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 		       size_t errlen);
+/* The same checks without the placement (callers that place threads
+ * themselves, like sweeps). */
+int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *caps, char *err,
+			      size_t errlen);
+/* Caps of a device with no limits (split possible, any ring, any frame):
+ * what is left to check when the real device cannot be asked. */
+void rx_caps_ideal(struct rx_caps *caps);
+/* True when the device's caps can be read without opening anything (the
+ * software NIC "sim", the null device); real devices ("mlx5:", "dpdk:")
+ * are opened by their caps. */
+bool rx_dev_caps_offline(const char *device);
 
 /* ---------------------------------------------------------------- cores */
 
@@ -298,6 +344,7 @@ struct rx_queue;
 struct rx_engine_ops {
 	const char *name;
 	const char *summary;
+	bool test_only;         /* runs by name, left out of lists and help */
 	/* Caps of the device named in c->device, before anything opens.
 	 * Required. */
 	int (*caps)(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen);
@@ -369,12 +416,14 @@ struct rx_run {
 
 /*
  * Everything rx_run_exec checks before it starts anything: device string,
- * caps, shared and engine validation, placement. caps and pl may be NULL
- * when the caller does not need them. 0, -EINVAL (bad config: one
+ * caps, shared and engine validation, placement (flags RX_CHECK_* leave
+ * parts out). caps and pl may be NULL when the caller does not need them. 0, -EINVAL (bad config: one
  * "<field>: <what>" line), or another -errno from caps (device absent:
  * a runtime failure).
  */
-int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c,
+#define RX_CHECK_NO_PLACE  0x1u /* skip the placement (the caller places) */
+#define RX_CHECK_NO_DEVICE 0x2u /* do not ask the device: rx_caps_ideal */
+int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, unsigned flags,
 		 struct rx_caps *caps, struct rx_placement *pl, char *err, size_t errlen);
 
 /*

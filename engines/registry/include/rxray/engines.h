@@ -23,17 +23,18 @@ const struct rx_engine_ops *rx_engine_find(const char *name);
 /* Number of engines in this build, and the i-th (NULL past the end). */
 size_t rx_engine_count(void);
 const struct rx_engine_ops *rx_engine_at(size_t i);
-/* "verbs, dpdk, null" (or "none in this build") into buf. Returns buf. */
-const char *rx_engine_list(char *buf, size_t len);
+/* The names of the engines (test-only ones left out) joined by sep,
+ * "verbs, dpdk" (or "none in this build"), into buf. Returns buf. */
+const char *rx_engine_list(char *buf, size_t len, const char *sep);
 
 /*
  * A config checked as `rxray run` would check it before starting: the
  * engine named in c->engine exists, then rx_run_check (caps, validation,
- * placement). 0; -EINVAL with "<field>: <what>" in err (bad config or
+ * placement; flags RX_CHECK_*). 0; -EINVAL with "<field>: <what>" in err (bad config or
  * unknown engine); another -errno from caps (device absent: runtime).
  */
-int rx_engine_check(const struct rx_config *c, struct rx_caps *caps, struct rx_placement *pl,
-		    char *err, size_t errlen);
+int rx_engine_check(const struct rx_config *c, unsigned flags, struct rx_caps *caps,
+		    struct rx_placement *pl, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
