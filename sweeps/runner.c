@@ -209,11 +209,11 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	size_t npts = 0;
 	struct sweep_store st = {.fd = -1};
 	int cores[SWEEP_MAX_CORES];
-	int ret = RXR_EXIT_RUNTIME;
+	int ret = -EIO;
 	int rc = sweep_matrix_expand(spec, &pts, &npts, err, sizeof(err));
 	if (rc < 0) {
 		rxr_err("sweep", "%s", rc == -EINVAL ? err : strerror(-rc));
-		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+		return rc;
 	}
 	int ncores = sweep_cores_available(spec, cores, SWEEP_MAX_CORES);
 	if (ncores <= 0) {
@@ -235,13 +235,13 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 			dry_run_print(o->table ? o->table : stdout, &pts[i], &pl, &c.x,
 				      spec->search.initial_seconds);
 		}
-		ret = RXR_EXIT_OK;
+		ret = 0;
 		goto out;
 	}
 	rc = sweep_store_open(&st, dir, o->resume, note, sizeof(note), err, sizeof(err));
 	if (rc < 0) {
 		rxr_err("sweep", "%s", err);
-		ret = rc == -EEXIST || rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+		ret = rc == -EEXIST ? -EINVAL : rc;
 		goto out;
 	}
 	if (note[0])
@@ -295,18 +295,20 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		if (!o->quiet)
 			fprintf(stderr, "%srxray sweep: interrupted; `rxray sweep --resume` continues "
 					"it\n", pg.tty ? "\r\033[K" : "");
+		ret = -EINTR;
 		goto out;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		ret = rc;
 		goto out;
+	}
 	if (!o->quiet) {
 		char el[16];
 		fmt_eta(rxr_mono_seconds() - pg.t0, el, sizeof(el));
 		fprintf(stderr, "rxray sweep: %zu points (%zu from an earlier run) in %s; results in "
 				"%s\n", npts, skipped, el, st.path);
 	}
-	ret = sweep_table_print(o->table ? o->table : stdout, st.path) < 0 ? RXR_EXIT_RUNTIME
-									   : RXR_EXIT_OK;
+	ret = sweep_table_print(o->table ? o->table : stdout, st.path);
 out:
 	sweep_store_close(&st);
 	free(pts);

@@ -80,6 +80,9 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 					t->st[s].cycles_per_packet);
 		fputc('\n', f);
 	}
+	if (json_is_true(json_object_get(r->extra, "oversubscribed")))
+		fprintf(f, "  OVERSUBSCRIBED: threads share cores, so these figures measure the "
+			   "scheduler too; never read them as a ceiling\n");
 	fprintf(f, "  conservation: offered %llu %s received + out_of_buffer + nombuf + app_dropped %llu: %s\n",
 		(unsigned long long)k->offered, conserved ? "==" : "!=",
 		(unsigned long long)(k->received + k->out_of_buffer + k->nombuf + k->app_dropped),

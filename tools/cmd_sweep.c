@@ -168,7 +168,7 @@ int rxr_cmd_sweep(int argc, char **argv)
 				.quiet = o.quiet,
 				.dry_run = o.dry_run,
 				.table = stdout};
-	int ret = sweep_run(spec, &so, &sweep_stop);
+	rc = sweep_run(spec, &so, &sweep_stop);
 	sweep_spec_free(spec);
-	return ret;
+	return rc == 0 ? RXR_EXIT_OK : rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
 }

@@ -408,8 +408,10 @@ struct sweep_opts {
  * Run the sweep: copy the spec to <output>/spec.yaml, then for each
  * point: placement, search (each trial appended as it ends), summary.
  * Prints progress on stderr (a live line on a TTY, log lines otherwise,
- * nothing with quiet) and the table at the end. Returns 0 when every
- * point has a summary, 1 runtime failure / interrupted, 2 bad input.
+ * nothing with quiet) and the table at the end; failures are printed as
+ * one line each. Returns 0 when every point has a summary, -EINVAL for
+ * bad input (spec, folder), -EINTR when stopped, another -errno for a
+ * runtime failure.
  * stop: set nonzero (a signal handler) to end after killing the trial.
  */
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatile int *stop);
