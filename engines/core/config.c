@@ -114,6 +114,8 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	json_object_set_new(o, "inject", inj);
 	json_object_set_new(o, "sample_shift", json_integer(c->sample_shift));
 	json_object_set_new(o, "allow_oversubscribe", json_boolean(c->allow_oversubscribe));
+	json_object_set_new(o, "warmup", json_string(rx_knob_value_name(rx_knob_find("warmup"),
+									(int)c->warmup)));
 	return o;
 fail:
 	json_decref(o);

@@ -40,6 +40,8 @@ static const struct rx_knob_name free_names[] = {
 static const struct rx_knob_name disc_names[] = {
 	{"auto", RX_DISC_AUTO}, {"scalar", RX_DISC_SCALAR}, {"vector", RX_DISC_VECTOR},
 	{NULL, 0}};
+static const struct rx_knob_name warmup_names[] = {
+	{"auto", RX_WARMUP_AUTO}, {"off", RX_WARMUP_OFF}, {NULL, 0}};
 static const struct rx_knob_name mem_names[] = {
 	{"host", RX_MEM_HOST}, {"huge", RX_MEM_HUGE}, {"gpu", RX_MEM_GPU}, {NULL, 0}};
 
@@ -94,6 +96,9 @@ const struct rx_knob rx_knobs[] = {
 	 "spin CYC cycles inside STAGE (repeatable; STAGE=CYC,STAGE=CYC)"},
 	{"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,
 	 "full probes: sample 1 burst in 2^K (default 6)"},
+	{"warmup", RX_KT_ENUM, "MODE", 0, 0, warmup_names, FIELD(warmup), 0, NULL,
+	 "auto: run at the rate until every WQE was used once (>= 50 ms) before counting | off "
+	 "(default auto)"},
 	{"allow-oversubscribe", RX_KT_FLAG, NULL, 0, 0, NULL, FIELD(allow_oversubscribe), 0, NULL,
 	 "let threads share cores (measures the scheduler too)"},
 };

@@ -175,12 +175,80 @@ static void run_teardown(struct rx_run *run)
 	run->q = NULL;
 }
 
+/*
+ * Warm-up length: long enough for every queue to use each of its WQEs
+ * once at the offered rate (a quarter more for pacing slack), at least
+ * RX_WARMUP_MIN_S, at most RX_WARMUP_MAX_S. Unpaced runs ("max") fill a
+ * ring in well under the minimum.
+ */
+static double run_warmup_seconds(const struct rx_config *c)
+{
+	if (c->warmup == RX_WARMUP_OFF)
+		return 0;
+	double w = RX_WARMUP_MIN_S;
+	if (c->rate_pps > 0) {
+		double need = 1.25 * (double)c->ring * c->queues / c->rate_pps;
+		if (need > w)
+			w = need;
+	}
+	return w > RX_WARMUP_MAX_S ? RX_WARMUP_MAX_S : w;
+}
+
+/* One phase: workers, traffic, wait, stop, join. */
+static int run_phase(struct rx_run *run, char *err, size_t errlen)
+{
+	const struct rx_engine_ops *ops = run->ops;
+	int rc = run_workers_start(run, err, errlen);
+	if (!rc && ops->start)
+		rc = ops->start(run, err, errlen);
+	if (!rc)
+		rc = ops->wait ? ops->wait(run, err, errlen) : run_wait_timer(run);
+	ops->stop(run, rc < 0);
+	int jrc = run_workers_join(run, rc < 0 ? NULL : err, errlen);
+	return rc ? rc : jrc;
+}
+
+/*
+ * The warm-up phase, then the engine rearmed for the measured one: what
+ * the warm-up offered and received goes into *warm (the engine's collect
+ * into a scratch result), its workers and their probes are discarded.
+ */
+static int run_warmup(struct rx_run *run, json_t **warm, char *err, size_t errlen)
+{
+	struct rxr_result *w = rxr_result_new();
+	if (!w)
+		return rxr_errf(err, errlen, -ENOMEM, "warm-up: out of memory");
+	run->warming = true;
+	int rc = run_phase(run, err, errlen);
+	run->warming = false;
+	if (!rc)
+		rc = run->ops->collect(run, w, err, errlen);
+	if (!rc) {
+		const struct rxr_counters *k = &w->c;
+		uint64_t per_q = k->offered / (run->nq ? run->nq : 1);
+		*warm = json_pack("{s:s,s:f,s:I,s:I,s:I,s:b}", "mode", "auto", "seconds",
+				  run->seconds, "offered", (json_int_t)k->offered, "received",
+				  (json_int_t)k->received, "out_of_buffer",
+				  (json_int_t)k->out_of_buffer, "every_wqe_used",
+				  per_q >= run->c->ring);
+		rc = run->ops->rearm(run, err, errlen);
+	}
+	rxr_result_free(w);
+	for (uint32_t i = 0; i < run->nq; i++) {
+		rx_worker_destroy(&run->q[i].rxw);
+		rx_worker_destroy(&run->q[i].appw);
+		memset(&run->q[i].rxw, 0, sizeof(run->q[i].rxw));
+		memset(&run->q[i].appw, 0, sizeof(run->q[i].appw));
+	}
+	run->seconds = 0;
+	return rc;
+}
+
 int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, struct rxr_result *r,
 		volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
 	static volatile sig_atomic_t never;
 	struct rx_run run;
-	bool started = false;
 	int rc;
 
 	memset(&run, 0, sizeof(run));
@@ -208,28 +276,27 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 		q->app_core = run.pl.app == RX_APP_INLINE ? -1 : run.pl.app_core[i];
 		q->inline_app = q->app_core < 0 || !ops->app_loop;
 	}
+	run.warmup_s = ops->rearm ? run_warmup_seconds(c) : 0;
 	rc = ops->open(&run, err, errlen);
 	for (uint32_t i = 0; !rc && ops->queue_setup && i < run.nq; i++)
 		rc = ops->queue_setup(&run, &run.q[i], err, errlen);
-	if (!rc) {
-		started = true;
-		rc = run_workers_start(&run, err, errlen);
-	}
-	if (!rc && ops->start)
-		rc = ops->start(&run, err, errlen);
+	json_t *warm = NULL;
+	if (!rc && run.warmup_s > 0)
+		rc = run_warmup(&run, &warm, err, errlen);
 	if (!rc)
-		rc = ops->wait ? ops->wait(&run, err, errlen) : run_wait_timer(&run);
-	if (started) {
-		ops->stop(&run, rc < 0);
-		int jrc = run_workers_join(&run, rc < 0 ? NULL : err, errlen);
-		if (!rc)
-			rc = jrc;
-	}
+		rc = run_phase(&run, err, errlen);
 	if (!rc) {
 		rc = ops->collect(&run, r, err, errlen);
 		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
 			rxr_errf(err, errlen, rc, "result: %s", strerror(-rc));
 	}
+	if (!rc) {
+		if (!warm)
+			warm = json_pack("{s:s}", "mode",
+					 c->warmup == RX_WARMUP_OFF ? "off" : "unsupported");
+		json_object_set(r->extra, "warmup", warm);
+	}
+	json_decref(warm);
 	run_teardown(&run);
 	return rc;
 }

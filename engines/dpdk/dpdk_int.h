@@ -115,7 +115,9 @@ struct rxd_queue {
  * traffic flow; quiet: true once no new packet will arrive for queue q
  * (the RX lcore then drains and ends); pending: packets still waiting in
  * q's device queue; collect: counters and extras into r after the
- * workers ended; close: undo open. 0 or -errno with a line in err.
+ * workers ended; rearm: see below; close: undo open. 0 or -errno with a
+ * line in err. open reads run->nic_seconds: how long a software NIC's
+ * first phase runs (the warm-up's length when there is one).
  */
 struct rxd_backend_ops {
 	const char *name;
@@ -127,6 +129,10 @@ struct rxd_backend_ops {
 	bool (*quiet)(struct rxd_run *run, struct rxd_queue *q);
 	bool (*pending)(struct rxd_run *run, struct rxd_queue *q);
 	int (*collect)(struct rxd_run *run, struct rxr_result *r, json_t *extra);
+	/* After a warm-up phase (every worker ended): reset the device's
+	 * counters and let it run again for `seconds`. NULL: the device cannot
+	 * warm up (its traffic is not ours to restart). */
+	int (*rearm)(struct rxd_run *run, double seconds, char *err, size_t errlen);
 	void (*close)(struct rxd_run *run);
 };
 
@@ -150,6 +156,7 @@ struct rxd_run {
 	char eal_note[256];
 	bool no_huge;
 	bool opened; /* the backend's open ran (close undoes it) */
+	double nic_seconds; /* the first phase's length (warm-up or the run) */
 };
 
 /*

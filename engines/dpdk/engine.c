@@ -304,6 +304,9 @@ static int dpdk_open(struct rx_run *core, char *err, size_t errlen)
 	rc = engine_queues(run, core);
 	if (rc)
 		return rxr_errf(err, errlen, rc, "queues: out of memory");
+	if (!run->be->rearm)
+		core->warmup_s = 0; /* a real port's traffic is not ours to restart */
+	run->nic_seconds = core->warmup_s > 0 ? core->warmup_s : c->seconds;
 	run->opened = true;
 	rc = run->be->open(run, err, errlen);
 	for (uint32_t i = 0; !rc && i < run->nq; i++)
@@ -340,6 +343,31 @@ static void dpdk_stop(struct rx_run *core, bool abort)
 	}
 }
 
+static int dpdk_rearm(struct rx_run *core, char *err, size_t errlen)
+{
+	struct rxd_run *run = core->priv;
+	int rc = run->be->rearm(run, run->c->seconds, err, errlen);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rxd_queue *q = &run->q[i];
+		/* counters start again; the sequence check carries on */
+		struct rxd_app_stats keep = q->appst;
+		memset(&q->rx, 0, sizeof(q->rx));
+		memset(&q->appst, 0, sizeof(q->appst));
+		q->appst.next_seq = keep.next_seq;
+		q->appst.seq_started = keep.seq_started;
+		memset(&q->rx_ops, 0, sizeof(q->rx_ops));
+		memset(&q->rx_idle_ops, 0, sizeof(q->rx_idle_ops));
+		memset(&q->app_ops, 0, sizeof(q->app_ops));
+		atomic_store(&q->rx_done, 0);
+		atomic_store(&q->rx_started, 0);
+	}
+	atomic_store(&run->quit, 0);
+	run->seconds = 0;
+	return 0;
+}
+
 static int dpdk_collect(struct rx_run *core, struct rxr_result *r, char *err, size_t errlen)
 {
 	struct rxd_run *run = core->priv;
@@ -372,5 +400,6 @@ const struct rx_engine_ops rx_engine_dpdk = {
     .wait = dpdk_wait,
     .stop = dpdk_stop,
     .collect = dpdk_collect,
+    .rearm = dpdk_rearm,
     .close = dpdk_close,
 };

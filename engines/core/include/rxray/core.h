@@ -45,6 +45,11 @@ enum rx_app {
 enum rx_free { RX_FREE_MIXED = 0, RX_FREE_PER_POOL }; /* dpdk free mode */
 enum rx_discipline { RX_DISC_AUTO = 0, RX_DISC_SCALAR, RX_DISC_VECTOR };
 enum rx_mem_kind { RX_MEM_HOST = 0, RX_MEM_HUGE, RX_MEM_GPU };
+/* auto: the run first runs at its rate until every WQE was used at least
+ * once (and at least RX_WARMUP_MIN_S), then counters and laps start */
+enum rx_warmup { RX_WARMUP_AUTO = 0, RX_WARMUP_OFF };
+#define RX_WARMUP_MIN_S 0.05
+#define RX_WARMUP_MAX_S 2.0
 
 #define RX_MAX_QUEUES 64
 #define RX_MAX_CORES 256
@@ -77,6 +82,7 @@ struct rx_config {
 	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
 	unsigned sample_shift;  /* full probes: sample 1 in 2^k bursts */
 	bool allow_oversubscribe;
+	enum rx_warmup warmup;  /* warm-up phase before the measured one */
 	char out[512];          /* result JSON path ("" = none, "-" = stdout) */
 	bool quiet;
 };
@@ -381,6 +387,11 @@ struct rx_engine_ops {
 	 * core adds the rx/app workers' probes, config, placement, env,
 	 * clock and rates. Required. */
 	int (*collect)(struct rx_run *run, struct rxr_result *r, char *err, size_t errlen);
+	/* Between the warm-up phase and the measured one, after every worker
+	 * ended: reset the engine's and the device's counters (rings, buffers
+	 * and sequence numbers stay as they are, warm), so start/wait/stop
+	 * can run again. Only called when open set run->warmup_s > 0. */
+	int (*rearm)(struct rx_run *run, char *err, size_t errlen);
 	/* Undo queue_setup (NULL-safe on a partial setup). NULL: nothing. */
 	void (*queue_teardown)(struct rx_run *run, struct rx_queue *q);
 	/* Undo open (NULL-safe on a partial open). NULL: nothing. */
@@ -412,6 +423,13 @@ struct rx_run {
 	void *priv;             /* the engine's run state (open/close) */
 	volatile sig_atomic_t *stop; /* never NULL inside hooks */
 	double seconds;         /* traffic time, set by wait */
+	/* Warm-up: the core sets warmup_s (0 = none) before open from the
+	 * config; open sets it to 0 when the device cannot warm up (a real
+	 * port whose traffic it does not control). While warming is true,
+	 * start/wait run the device for warmup_s seconds instead of
+	 * c->seconds. */
+	double warmup_s;
+	bool warming;
 };
 
 /*
