@@ -35,6 +35,8 @@ const struct rx_config_key rx_config_keys[] = {
 	{"discipline", true, "D", "dpdk sim: auto | scalar | vector (default auto)"},
 	{"mempool-cache", true, "N", "dpdk: per-lcore cache size 0..512 (default 256)"},
 	{"payload-mem", true, "KIND", "host | huge | gpu (default host)"},
+	{"cqe-comp", true, "WHEN", "sim: compressed CQE sessions auto | on | off (default auto: dpdk on, verbs off)"},
+	{"consumer", true, "WHO", "verbs: CQ consumer devx | rdma-core (rdma-core: a read barrier per CQE) (default devx)"},
 	{"inject", true, "STAGE=CYC", "spin CYC cycles inside STAGE (repeatable)"},
 	{"sample-shift", true, "K", "full probes: sample 1 burst in 2^K (default 6)"},
 	{"allow-oversubscribe", false, NULL, "let threads share cores (measures the scheduler too)"},
@@ -145,6 +147,10 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 	static const int discv[] = {RX_DISC_AUTO, RX_DISC_SCALAR, RX_DISC_VECTOR};
 	static const char *const mems[] = {"host", "huge", "gpu"};
 	static const int memv[] = {RX_MEM_HOST, RX_MEM_HUGE, RX_MEM_GPU};
+	static const char *const comps[] = {"auto", "on", "off"};
+	static const int compv[] = {RX_CQE_COMP_AUTO, RX_CQE_COMP_ON, RX_CQE_COMP_OFF};
+	static const char *const cons[] = {"devx", "rdma-core"};
+	static const int consv[] = {RX_CONSUMER_DEVX, RX_CONSUMER_RDMA_CORE};
 
 	if (!strcmp(key, "allow-oversubscribe")) {
 		c->allow_oversubscribe = true;
@@ -202,6 +208,10 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 		OPT_ENUM(key, val, discs, discv, c->discipline);
 	else if (!strcmp(key, "payload-mem"))
 		OPT_ENUM(key, val, mems, memv, c->payload_mem);
+	else if (!strcmp(key, "cqe-comp"))
+		OPT_ENUM(key, val, comps, compv, c->cqe_comp);
+	else if (!strcmp(key, "consumer"))
+		OPT_ENUM(key, val, cons, consv, c->consumer);
 	else if (!strcmp(key, "inject")) {
 		enum rxr_stage s;
 		uint64_t cyc;
