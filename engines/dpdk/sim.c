@@ -244,7 +244,7 @@ static int sim_queue_fill(struct rxd_run *run, struct sim_priv *sp, uint32_t i, 
 	s->lkey_per_seg = sp->nmrs + 1 > 1;
 	/* the PMD fills hash.rss when RSS spreads over several queues */
 	s->rss_hash = run->nq > 1;
-	s->group = grp ? (uint32_t)strtoul(grp, NULL, 10) : 0;
+	s->group = grp ? (uint32_t)strtoul(grp, NULL, 10) : RXD_SCALAR_GROUP;
 	s->legacy_nextnull = rxs_sim_legacy("nextnull");
 	s->legacy_noprefetch = rxs_sim_legacy("noprefetch");
 	s->legacy_wqecheck = rxs_sim_legacy("wqecheck");

@@ -96,6 +96,11 @@ struct rxd_comp {
 	uint32_t ptype;
 };
 
+/* Scalar routine: packets per phase group, 0 = the whole burst (phased).
+ * bench/sim_fidelity's phasing table decides it: phases stay while the
+ * phased total (probes off) is within 5% of the per-packet one, else 4. */
+#define RXD_SCALAR_GROUP 0u
+
 /* 1 in 2^RXD_WQE_CHECK_SHIFT bursts checks its first completion's
  * wqe_counter (the PMD checks none: it trusts in-order completion). */
 #define RXD_WQE_CHECK_SHIFT 6
