@@ -9,6 +9,11 @@
  * (simnic.h, read once at setup). Each run is a child process (one EAL
  * each); the median of --runs runs is printed.
  *
+ * The overload table (fix 8) runs dpdk hds with cache 256 at --ndr (its
+ * NDR on the host, default 6.5M) and at the NIC's maximum, with the NIC's
+ * back-off and done flag on and off: collapse is rx at max below rx at
+ * the NDR; the NIC's dbrec fetch count is in each run's result.
+ *
  * The phasing table (fix 4) compares the scalar model phased over the
  * burst with groups of 4 and with one packet at a time
  * (RXRAY_SIM_SCALAR_GROUP). Its "sat" column is the RX thread's total
@@ -19,7 +24,8 @@
  *
  * USAGE
  *   bench_sim_fidelity [--cores LIST] [--seconds S] [--runs N] [--rate PPS]
- *                      [--frame BYTES] [--ring N] [--only fixes|phasing]
+ *                      [--frame BYTES] [--ring N] [--ndr PPS]
+ *                      [--only fixes|phasing|overload]
  * EXAMPLES
  *   bench_sim_fidelity --runs 1 --seconds 0.3        # 2-core VM: a smoke run
  *   bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2
@@ -36,6 +42,7 @@
 #include "rxray/core.h"
 #include "rxray/dpdk.h"
 #include "rxray/result.h"
+#include "rxray/util.h"
 #include "rxray/verbs.h"
 
 #define MAX_RUNS 15
@@ -46,6 +53,7 @@ struct opts {
 	double seconds;
 	int runs;
 	double rate;
+	double ndr;
 	uint32_t frame;
 	uint32_t ring;
 	char only[16];
@@ -64,10 +72,11 @@ struct point {
 	const char *group;  /* RXRAY_SIM_SCALAR_GROUP, NULL = burst */
 	uint32_t cache;
 	bool sat;           /* phasing point: tiny frames, no payload */
+	int rate;           /* 0: --rate, 1: --ndr, 2: max */
 };
 
 #define DP(disc, lab, mode, d, comp, leg)                                                          \
-	{disc, lab, "dpdk", mode, d, RX_CONSUMER_DEVX, comp, leg, NULL, 256, false}
+	{disc, lab, "dpdk", mode, d, RX_CONSUMER_DEVX, comp, leg, NULL, 256, false, 0}
 #define DPDK_ROWS(disc, mode, d)                                                                   \
 	DP(disc, "after", mode, d, RX_CQE_COMP_AUTO, NULL),                                        \
 	    DP(disc, "before", mode, d, RX_CQE_COMP_OFF, ALL_DPDK),                                \
@@ -87,15 +96,15 @@ static const struct point fixes[] = {
     DPDK_ROWS("scalar hds", RX_MODE_HDS, RX_DISC_SCALAR),
     DP("scalar hds", "-ringsegs", RX_MODE_HDS, RX_DISC_SCALAR, RX_CQE_COMP_AUTO, "ringwqes"),
     {"verbs hds", "devx", "verbs", RX_MODE_HDS, RX_DISC_AUTO, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO,
-     NULL, NULL, 0, false},
+     NULL, NULL, 0, false, 0},
     {"verbs hds", "rdma-core", "verbs", RX_MODE_HDS, RX_DISC_AUTO, RX_CONSUMER_RDMA_CORE,
-     RX_CQE_COMP_AUTO, NULL, NULL, 0, false},
+     RX_CQE_COMP_AUTO, NULL, NULL, 0, false, 0},
     {"verbs hds", "devx -state,dbrec", "verbs", RX_MODE_HDS, RX_DISC_AUTO, RX_CONSUMER_DEVX,
-     RX_CQE_COMP_AUTO, "state,dbrec", NULL, 0, false},
+     RX_CQE_COMP_AUTO, "state,dbrec", NULL, 0, false, 0},
 };
 
 #define PH(disc, lab, mode, grp)                                                                   \
-	{disc, lab, "dpdk", mode, RX_DISC_SCALAR, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO, NULL, grp, 0, true}
+	{disc, lab, "dpdk", mode, RX_DISC_SCALAR, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO, NULL, grp, 0, true, 2}
 static const struct point phasing[] = {
     PH("scalar single", "phased", RX_MODE_SINGLE, NULL),
     PH("scalar single", "groups of 4", RX_MODE_SINGLE, "4"),
@@ -105,12 +114,25 @@ static const struct point phasing[] = {
     PH("scalar hds", "per packet", RX_MODE_HDS, "1"),
 };
 
+/* Fix 8: does dpdk hds with cache 256 receive less at the NIC's maximum
+ * rate than at its NDR (--ndr), and does that go away with the NIC's
+ * doorbell-record back-off and its done flag off the counters' line? */
+#define OV(lab, leg, r)                                                                            \
+	{"hds c256", lab, "dpdk", RX_MODE_HDS, RX_DISC_SCALAR, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO,  \
+	 leg, NULL, 256, false, r}
+static const struct point overload[] = {
+    OV("after @ndr", NULL, 1),          OV("after @max", NULL, 2),
+    OV("-dbrec,state @ndr", "dbrec,state", 1), OV("-dbrec,state @max", "dbrec,state", 2),
+    OV("-dbrec @max", "dbrec", 2),       OV("-state @max", "state", 2),
+    OV("before @ndr", ALL_DPDK, 1),      OV("before @max", ALL_DPDK, 2),
+};
+
 static const enum rxr_stage cols[] = {RXR_ST_CQE_POLL, RXR_ST_BUF_ALLOC, RXR_ST_SGE_SETUP,
 				      RXR_ST_CHAIN,    RXR_ST_DOORBELL,	 RXR_ST_HANDOFF,
 				      RXR_ST_HDR_READ, RXR_ST_FREE};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
-/* rx total, stages, nic, sat, mpps, loss */
-#define NVALS (NCOLS + 5)
+/* rx total, stages, nic, sat, mpps, loss, NIC doorbell-record fetches per offered packet */
+#define NVALS (NCOLS + 6)
 
 static int child_run(const struct opts *o, const struct point *pt, const char *path)
 {
@@ -133,7 +155,7 @@ static int child_run(const struct opts *o, const struct point *pt, const char *p
 	c.mempool_cache = pt->cache;
 	c.app = RX_APP_INLINE;
 	c.seconds = o->seconds;
-	c.rate_pps = pt->sat ? 0 : o->rate;
+	c.rate_pps = pt->rate == 2 ? 0 : pt->rate == 1 ? o->ndr : o->rate;
 	c.frame = pt->sat ? 128 : o->frame;
 	c.payload = pt->sat ? RX_PAYLOAD_NONE : c.payload;
 	c.ring = o->ring;
@@ -205,6 +227,9 @@ static int one_run(const struct opts *o, const struct point *pt, double *v)
 	v[2 + NCOLS] = r->rx_mpps > 0 && r->loss > 0.01 ? hz / (r->rx_mpps * 1e6) : 0;
 	v[3 + NCOLS] = r->rx_mpps;
 	v[4 + NCOLS] = r->loss;
+	json_t *tot = json_object_get(json_object_get(json_object_get(r->extra, "nic"), "totals"),
+				      "dbrec_reads");
+	v[5 + NCOLS] = r->c.offered ? json_number_value(tot) / (double)r->c.offered : 0;
 	rxr_result_free(r);
 	return 0;
 }
@@ -228,7 +253,7 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 	printf("%-14s %-18s %7s", "discipline", "fixes", "rx");
 	for (size_t k = 0; k < NCOLS; k++)
 		printf(" %9.9s", rxr_stage_name(cols[k]));
-	printf(" %7s %7s %7s %6s\n", "nic", "sat", "rx_Mpps", "loss");
+	printf(" %7s %7s %7s %6s %7s\n", "nic", "sat", "rx_Mpps", "loss", "dbrec/p");
 	for (size_t i = 0; i < n; i++) {
 		double v[NVALS][MAX_RUNS], one[NVALS];
 		int ok = 0;
@@ -247,9 +272,9 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 		printf("%-14s %-18s %7.1f", pts[i].disc, pts[i].label, median(v[0], ok));
 		for (size_t c = 0; c < NCOLS; c++)
 			printf(" %9.1f", median(v[1 + c], ok));
-		printf(" %7.1f %7.1f %7.3f %5.1f%%\n", median(v[1 + NCOLS], ok),
+		printf(" %7.1f %7.1f %7.3f %5.1f%% %7.3f\n", median(v[1 + NCOLS], ok),
 		       median(v[2 + NCOLS], ok), median(v[3 + NCOLS], ok),
-		       100 * median(v[4 + NCOLS], ok));
+		       100 * median(v[4 + NCOLS], ok), median(v[5 + NCOLS], ok));
 		fflush(stdout);
 	}
 	return failed;
@@ -258,14 +283,16 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 static void usage(FILE *f)
 {
 	fprintf(f, "USAGE\n  bench_sim_fidelity [--cores LIST] [--seconds S] [--runs N] [--rate PPS]\n"
-		   "                     [--frame BYTES] [--ring N] [--only fixes|phasing]\n"
+		   "                     [--frame BYTES] [--ring N] [--ndr PPS]\n"
+		   "                     [--only fixes|phasing|overload]\n"
 		   "EXAMPLES\n  bench_sim_fidelity --runs 1 --seconds 0.3\n"
 		   "  bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.seconds = 0.5, .runs = 3, .rate = 0, .frame = 1064, .ring = 8192};
+	struct opts o = {.seconds = 0.5, .runs = 3, .rate = 0, .ndr = 6.5e6, .frame = 1064,
+			 .ring = 8192};
 	static const struct option lo[] = {{"cores", required_argument, NULL, 'c'},
 					   {"seconds", required_argument, NULL, 's'},
 					   {"runs", required_argument, NULL, 'n'},
@@ -273,6 +300,7 @@ int main(int argc, char **argv)
 					   {"frame", required_argument, NULL, 'f'},
 					   {"ring", required_argument, NULL, 'R'},
 					   {"only", required_argument, NULL, 'o'},
+					   {"ndr", required_argument, NULL, 'N'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	int ch;
@@ -281,18 +309,28 @@ int main(int argc, char **argv)
 		case 'c': snprintf(o.cores, sizeof(o.cores), "%s", optarg); break;
 		case 's': o.seconds = atof(optarg); break;
 		case 'n': o.runs = atoi(optarg); break;
-		case 'r': o.rate = atof(optarg); break;
+		case 'r':
+			if (rxr_parse_rate(optarg, &o.rate) < 0)
+				o.seconds = -1; /* reported below */
+			break;
 		case 'f': o.frame = (uint32_t)atoi(optarg); break;
 		case 'R': o.ring = (uint32_t)atoi(optarg); break;
 		case 'o': snprintf(o.only, sizeof(o.only), "%s", optarg); break;
+		case 'N':
+			if (rxr_parse_rate(optarg, &o.ndr) < 0)
+				o.ndr = -1;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (o.runs < 1 || o.runs > MAX_RUNS || o.seconds <= 0 || o.frame < 64 || o.ring < 4 ||
-	    (o.only[0] && strcmp(o.only, "fixes") && strcmp(o.only, "phasing"))) {
+	    o.ndr <= 0 ||
+	    (o.only[0] && strcmp(o.only, "fixes") && strcmp(o.only, "phasing") &&
+	     strcmp(o.only, "overload"))) {
 		fprintf(stderr, "bench_sim_fidelity: --runs 1..%d, --seconds > 0, --frame >= 64, "
-				"--ring >= 4, --only fixes|phasing\n",
+				"--ring >= 4, --rate/--ndr rates (e.g. 6.5M), --only "
+				"fixes|phasing|overload\n",
 			MAX_RUNS);
 		return 2;
 	}
@@ -306,15 +344,24 @@ int main(int argc, char **argv)
 	       o.cores[0] ? o.cores : "affinity", rxr_clock_get()->hz / 1e9,
 	       RXRAY_PROBE_MODE == RXR_MODE_OFF ? "off" : "on");
 	printf("# cycles/packet: rx = RX thread busy (median lap x laps / packets, app inline), "
-	       "nic = NIC thread busy; sat = clock Hz / rx pps when loss > 1%% (0 otherwise)\n"
+	       "nic = NIC thread busy; sat = clock Hz / rx pps when loss > 1%% (0 otherwise); "
+	       "dbrec/p = NIC doorbell-record fetches per offered packet\n"
 	       "# fixes: after = all on; before = all off; -<fix> = that one off\n");
 	int failed = 0;
-	if (strcmp(o.only, "phasing"))
+	if (!o.only[0] || !strcmp(o.only, "fixes"))
 		failed += table(&o, fixes, sizeof(fixes) / sizeof(fixes[0]),
 				"fixes on/off (mempool cache 256)");
-	if (strcmp(o.only, "fixes"))
+	if (!o.only[0] || !strcmp(o.only, "phasing"))
 		failed += table(&o, phasing, sizeof(phasing) / sizeof(phasing[0]),
 				"scalar phasing: frame 128, payload none, cache 0, max rate "
 				"(compare sat; keep phases if within 5%)");
+	if (!o.only[0] || !strcmp(o.only, "overload")) {
+		char t[160];
+		snprintf(t, sizeof(t),
+			 "overload: hds cache 256 at --ndr %.2f Mpps and at max (collapse = rx at "
+			 "max below rx at ndr)",
+			 o.ndr / 1e6);
+		failed += table(&o, overload, sizeof(overload) / sizeof(overload[0]), t);
+	}
 	return failed ? 1 : 0;
 }
