@@ -113,6 +113,10 @@ ALWAYS_INLINE struct mlx5_cqe64 *dp_cqe_next(const struct verbs_queue *q, bool r
 
 ALWAYS_INLINE void dp_cq_update_ci(struct verbs_queue *q)
 {
+	/* the CQEs were read before the device may reuse them: the PMD's
+	 * rte_io_wmb before *cq_db, rdma-core's barrier before
+	 * update_cons_index (free on x86, dmb oshst on arm64) */
+	dp_udma_to_device_barrier();
 	__atomic_store_n(q->cq.dbrec, htobe32(q->ci & 0xffffff), __ATOMIC_RELEASE);
 }
 
