@@ -2,8 +2,12 @@
 /*
  * Private to the "sim" backend: one receive queue modelled on the mlx5
  * PMD's struct mlx5_rxq_data (software ring of mbufs beside the hardware
- * WQE ring, consumer indexes, the per-queue MR cache), driven over the
- * software NIC's mlx5-format rings.
+ * WQE ring, consumer indexes, compressed-CQE state, the per-queue MR
+ * cache), driven over the software NIC's mlx5-format rings.
+ *
+ * engines/FIDELITY.md lists, per operation, what the PMD does (file and
+ * function), what these routines do, and what difference remains with its
+ * measured effect (bench/sim_fidelity).
  */
 #ifndef RXRAY_DPDK_SIM_INT_H
 #define RXRAY_DPDK_SIM_INT_H
