@@ -59,6 +59,12 @@ static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, c
 		snprintf(err, errlen, "burst: at most %u", RXD_MAX_BURST);
 		return -EINVAL;
 	}
+	if (c->mode == RX_MODE_HDS && c->ring < 4) {
+		/* mlx5 counts descriptors in segments: two per WQE with split */
+		snprintf(err, errlen,
+			 "ring: %u descriptors hold fewer than two WQEs of two segments", c->ring);
+		return -EINVAL;
+	}
 	if (c->mode == RX_MODE_HDS && c->split < RXS_HDR_LEN) {
 		snprintf(err, errlen,
 			 "split: the software NIC's header is %u bytes; --split must "
@@ -327,15 +333,8 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	/* mlx5 counts an RQ's descriptors in segments: a ring of N with two
 	 * segments per packet is N/2 WQEs, as the ethdev backend's queue gets
 	 * (RXRAY_SIM_LEGACY=ringwqes: N WQEs of two segments, as before) */
-	if (c->mode == RX_MODE_HDS && !rxs_sim_legacy("ringwqes")) {
-		if (c->ring < 4) {
-			snprintf(err, errlen,
-				 "ring: %u descriptors hold fewer than two WQEs of two segments",
-				 c->ring);
-			return -EINVAL;
-		}
+	if (c->mode == RX_MODE_HDS && !rxs_sim_legacy("ringwqes"))
 		sp->prm.ring = c->ring / 2;
-	}
 	rxd_ptype_table_init();
 	sp->nic = rxs_nic_new(&sp->prm, err, errlen);
 	if (!sp->nic)
