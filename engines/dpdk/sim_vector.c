@@ -8,7 +8,10 @@
  * refilled in bulk, one rte_mempool_get_bulk for a run of at least
  * repl_thresh slots, at the start of a burst. Completions are taken four
  * at a time (the SSE/NEON code decodes four CQEs per loop and stops at the
- * first one hardware still owns).
+ * first one hardware still owns), the next four prefetched meanwhile. A
+ * compressed session's title ends the group: its mini-CQEs fill the
+ * session's mbufs at once (rxq_cq_decompress_v), what does not fit in
+ * this call's burst is returned first by the next call.
  */
 #include <string.h>
 

@@ -4,9 +4,12 @@
  * its index; no other thread touches them). Each burst takes the packets
  * that are due on its flows, fetches one posted WQE per packet (in order per queue), checks its
  * data segments against the memory-region registry like a NIC's MTT check,
- * scatters the header, then the payload, then writes the completions.
- * Stages are lapped per burst, so the probe costs a few clock reads per
- * burst rather than per packet.
+ * scatters the header, then the payload, then writes the completions
+ * (plain CQEs, or compressed sessions when asked). Stages are lapped per
+ * burst, so the probe costs a few clock reads per burst rather than per
+ * packet. While a queue's RQ is dry the NIC fetches its doorbell record
+ * once per burst, not per due packet (a NIC's descriptor fetch is batched
+ * and triggered, it does not poll host memory per dropped packet).
  */
 #include <errno.h>
 #include <string.h>
