@@ -685,3 +685,29 @@ Test(simnic, session_layout)
 	cr_assert_null(rxs_cq_peek(r, 20));
 	tc_fini(&t);
 }
+
+/* Fix 8: while a queue's RQ is dry the NIC fetches its doorbell record at
+ * most once per burst (a NIC does not poll host memory per dropped
+ * packet); catches a NIC that re-reads it for every due packet. */
+Test(simnic, dry_rq_doorbell_fetched_once_per_burst)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.ring = 16;
+	p.frame = 64;
+	p.seconds = 0;
+	p.max_packets = 3200; /* 100 full bursts, nobody reposts */
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	cr_assert_eq(rxs_nic_start(t.nic), 0);
+	cr_assert_eq(rxs_nic_join(t.nic), 0);
+	struct rxs_counters c;
+	struct rxs_stats st;
+	rxs_nic_counters(t.nic, 0, &c);
+	rxs_nic_stats(t.nic, &st);
+	cr_assert_eq(c.received, 16);
+	cr_assert_eq(c.out_of_buffer, 3200 - 16);
+	cr_assert_leq(c.dbrec_reads, st.bursts + 1, "%lu doorbell fetches in %lu bursts",
+		      (unsigned long)c.dbrec_reads, (unsigned long)st.bursts);
+	tc_fini(&t);
+}
