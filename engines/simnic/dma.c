@@ -154,6 +154,9 @@ static void dma_cqe_good(const struct rxs_nic *n, struct mlx5_cqe64 *cqe, const 
 			 uint32_t qi, uint64_t ts)
 {
 	uint32_t hash = htobe32(n->flow_hash[pk->flow]);
+	/* byte 0 carries the tunnel bits of the packet-type index: cleared,
+	 * as the entry may hold a mini array's bytes from an earlier lap */
+	((uint8_t *)cqe)[0] = 0;
 	memcpy((char *)cqe + RXS_CQE_HASH_OFF, &hash, sizeof(hash));
 	((uint8_t *)cqe)[RXS_CQE_HASH_TYPE_OFF] = RXS_CQE_HASH_TYPE_IPV4_UDP;
 	cqe->l4_hdr_type_etc = DMA_L4_L3_UDP4;

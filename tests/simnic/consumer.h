@@ -29,6 +29,7 @@ struct tc_queue {
 	uint64_t minis;      /* completions read from mini-CQEs */
 	uint64_t bad_session; /* session crossing the CQ's end, or k < 2 */
 	uint64_t bad_hash;   /* RSS hash that does not spread to this queue */
+	uint64_t bad_ptype;  /* parser fields (packet-type index) not UDP/IPv4 */
 };
 
 struct tc {
@@ -181,6 +182,11 @@ static inline int tc_poll_one(struct tc *t, uint32_t qi)
 		return 0;
 	uint32_t s = be16toh(cqe->wqe_counter) & (t->p.ring - 1);
 	if (rxs_cqe_opcode(cqe) == MLX5_CQE_RESP_SEND) {
+		/* the PMD's packet-type index: l4_hdr_type_etc >> 2 and the
+		 * tunnel bits of byte 0 */
+		if (cqe->l4_hdr_type_etc != ((RXS_CQE_L4_UDP << 4) | (MLX5_CQE_L3_HDR_TYPE_IPV4 << 2)) ||
+		    (((const uint8_t *)cqe)[0] & 3) != 0)
+			q->bad_ptype++;
 		if (rxs_cqe_compressed(cqe))
 			k = tc_session(t, qi, cqe);
 		else

@@ -36,6 +36,7 @@ static void check_accounting(struct tc *t)
 		cr_assert_eq(q->bad_stamp, 0, "queue %u: payload stamp wrong", qi);
 		cr_assert_eq(q->bad_session, 0, "queue %u: session crosses the CQ's end", qi);
 		cr_assert_eq(q->bad_hash, 0, "queue %u: RSS hash of another queue", qi);
+		cr_assert_eq(q->bad_ptype, 0, "queue %u: packet-type fields wrong", qi);
 		if (!t->p.cqe_comp)
 			cr_assert_eq(q->sessions, 0, "queue %u: compressed without being asked", qi);
 		cr_assert_leq(q->next_seq, c.offered);
