@@ -320,9 +320,10 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	if (!sp)
 		return -ENOMEM;
 	run->be_priv = sp;
-	sp->sq = calloc(run->nq, sizeof(*sp->sq));
+	sp->sq = aligned_alloc(64, run->nq * sizeof(*sp->sq));
 	if (!sp->sq)
 		return -ENOMEM;
+	memset(sp->sq, 0, run->nq * sizeof(*sp->sq));
 	rc = rxs_params_from_config(c, run->pl.nic_core, &sp->prm, err, errlen);
 	if (rc)
 		return rc;

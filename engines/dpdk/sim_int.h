@@ -158,7 +158,7 @@ struct rxd_simq {
 	uint64_t idle_allocs;	     /* scalar: the same on an empty poll */
 	uint64_t doorbells;
 	uint64_t replenish_calls; /* vector: bulk gets */
-};
+} __attribute__((aligned(64))); /* one RX lcore each: no line shared between queues */
 
 /* The disciplines' burst functions (rxd_burst_fn). */
 uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
