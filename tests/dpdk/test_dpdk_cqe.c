@@ -103,6 +103,8 @@ Test(dpdk_cqe, scalar_single_sessions_across_bursts)
 	cfg(&c, RX_MODE_SINGLE, RX_DISC_SCALAR, 5);
 	struct rxr_result *r = run_cfg(&c);
 	check_in_order(r, true);
+	/* single segment: the ring is WQEs as given */
+	cr_assert_eq(num(json_object_get(r->extra, "dpdk"), "nic_wqes"), 64);
 	rxr_result_free(r);
 }
 
@@ -116,6 +118,11 @@ Test(dpdk_cqe, scalar_hds_sessions_across_bursts)
 	json_t *d = json_object_get(r->extra, "dpdk");
 	/* the ring is counted in segments: 128 descriptors, 64 WQEs */
 	cr_assert_eq(num(d, "nic_wqes"), 64);
+	/* two pools: merged into one MR when they share pages, else two;
+	 * a wrong merge would make the NIC write error CQEs (errors == 0) */
+	cr_assert(num(d, "mrs") >= 1 && num(d, "mrs") <= 2, "%.0f MRs", num(d, "mrs"));
+	if (num(d, "mrs") == 1)
+		cr_assert_eq(num(d, "mr_cache.mru_hits"), num(d, "mr_cache.lookups"));
 	rxr_result_free(r);
 }
 
