@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rxray/core.h"
@@ -172,4 +173,36 @@ Test(dpdk_cqe, two_queues_conserve)
 	cr_assert_eq(num(d, "seq.dup"), 0);
 	cr_assert_eq(num(d, "seq.tag_errors"), 0);
 	rxr_result_free(r);
+}
+
+/* The scalar model lapped in groups (RXRAY_SIM_SCALAR_GROUP, fix 4's
+ * alternative to phases): same packets, same order, one doorbell per
+ * burst whatever the group. */
+static void scalar_group(const char *g, enum rx_mode mode)
+{
+	struct rx_config c;
+	setenv("RXRAY_SIM_SCALAR_GROUP", g, 1);
+	cfg(&c, mode, RX_DISC_SCALAR, 16);
+	c.ring = 128;
+	struct rxr_result *r = run_cfg(&c);
+	check_in_order(r, true);
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF /* laps recorded */
+	json_t *d = json_object_get(r->extra, "dpdk");
+	double bursts = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!strcmp(r->threads[i].role, "rx"))
+			bursts = (double)r->threads[i].st[RXR_ST_DOORBELL].count;
+	cr_assert_eq(q0(d, "doorbells"), bursts, "one doorbell lap per doorbell");
+#endif
+	rxr_result_free(r);
+}
+
+Test(dpdk_cqe, scalar_groups_of_4)
+{
+	scalar_group("4", RX_MODE_HDS);
+}
+
+Test(dpdk_cqe, scalar_per_packet)
+{
+	scalar_group("1", RX_MODE_SINGLE);
 }
