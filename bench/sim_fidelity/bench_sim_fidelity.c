@@ -246,7 +246,8 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int table(const struct opts *o, const struct point *pts, size_t n, const char *title)
+static int table(const struct opts *o, const struct point *pts, size_t n, const char *title,
+		 double *sat)
 {
 	int failed = 0;
 	printf("\n## %s\n", title);
@@ -269,6 +270,8 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 			failed++;
 			continue;
 		}
+		if (sat)
+			sat[i] = median(v[2 + NCOLS], ok);
 		printf("%-14s %-18s %7.1f", pts[i].disc, pts[i].label, median(v[0], ok));
 		for (size_t c = 0; c < NCOLS; c++)
 			printf(" %9.1f", median(v[1 + c], ok));
@@ -350,18 +353,38 @@ int main(int argc, char **argv)
 	int failed = 0;
 	if (!o.only[0] || !strcmp(o.only, "fixes"))
 		failed += table(&o, fixes, sizeof(fixes) / sizeof(fixes[0]),
-				"fixes on/off (mempool cache 256)");
-	if (!o.only[0] || !strcmp(o.only, "phasing"))
+				"fixes on/off (mempool cache 256)", NULL);
+	if (!o.only[0] || !strcmp(o.only, "phasing")) {
+		double sat[sizeof(phasing) / sizeof(phasing[0])] = {0};
 		failed += table(&o, phasing, sizeof(phasing) / sizeof(phasing[0]),
 				"scalar phasing: frame 128, payload none, cache 0, max rate "
-				"(compare sat; keep phases if within 5%)");
+				"(compare sat; keep phases if within 5%)",
+				sat);
+		/* rows come in threes: phased, groups of 4, per packet */
+		for (size_t i = 0; i + 2 < sizeof(phasing) / sizeof(phasing[0]); i += 3) {
+			if (sat[i] <= 0 || sat[i + 2] <= 0) {
+				printf("# %s: not saturated, no verdict (needs the RX thread on "
+				       "a core of its own)\n",
+				       phasing[i].disc);
+				continue;
+			}
+			double d = (sat[i] - sat[i + 2]) / sat[i + 2];
+			printf("# %s: phased %.1f vs per packet %.1f cycles/packet (%+.1f%%): %s\n",
+			       phasing[i].disc, sat[i], sat[i + 2], 100 * d,
+			       d < 0.05 && d > -0.05 ? "keep phases (RXD_SCALAR_GROUP 0)"
+						     : "lap groups of 4 (RXD_SCALAR_GROUP 4)");
+		}
+		if (RXRAY_PROBE_MODE != RXR_MODE_OFF)
+			printf("# probes are on in this build: sat includes their laps; "
+			       "build with -DRXRAY_PROBES=off for the verdict\n");
+	}
 	if (!o.only[0] || !strcmp(o.only, "overload")) {
 		char t[160];
 		snprintf(t, sizeof(t),
 			 "overload: hds cache 256 at --ndr %.2f Mpps and at max (collapse = rx at "
 			 "max below rx at ndr)",
 			 o.ndr / 1e6);
-		failed += table(&o, overload, sizeof(overload) / sizeof(overload[0]), t);
+		failed += table(&o, overload, sizeof(overload) / sizeof(overload[0]), t, NULL);
 	}
 	return failed ? 1 : 0;
 }
