@@ -61,8 +61,8 @@ struct opts {
 
 /* One configuration: a discipline and which fixes are off. */
 struct point {
-	const char *disc;   /* row group */
-	const char *label;  /* "after", "before", "-<fix>" */
+	const char *disc;  /* row group */
+	const char *label; /* "after", "before", "-<fix>" */
 	const char *engine;
 	enum rx_mode mode;
 	enum rx_discipline d;
@@ -71,12 +71,14 @@ struct point {
 	const char *legacy; /* RXRAY_SIM_LEGACY, NULL = none */
 	const char *group;  /* RXRAY_SIM_SCALAR_GROUP, NULL = burst */
 	uint32_t cache;
-	bool sat;           /* phasing point: tiny frames, no payload */
-	int rate;           /* 0: --rate, 1: --ndr, 2: max */
+	bool sat; /* phasing point: tiny frames, no payload */
+	int rate; /* 0: --rate, 1: --ndr, 2: max */
 };
 
 #define DP(disc, lab, mode, d, comp, leg)                                                          \
-	{disc, lab, "dpdk", mode, d, RX_CONSUMER_DEVX, comp, leg, NULL, 256, false, 0}
+	{                                                                                          \
+		disc, lab, "dpdk", mode, d, RX_CONSUMER_DEVX, comp, leg, NULL, 256, false, 0       \
+	}
 #define DPDK_ROWS(disc, mode, d)                                                                   \
 	DP(disc, "after", mode, d, RX_CQE_COMP_AUTO, NULL),                                        \
 	    DP(disc, "before", mode, d, RX_CQE_COMP_OFF, ALL_DPDK),                                \
@@ -104,7 +106,10 @@ static const struct point fixes[] = {
 };
 
 #define PH(disc, lab, mode, grp)                                                                   \
-	{disc, lab, "dpdk", mode, RX_DISC_SCALAR, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO, NULL, grp, 0, true, 2}
+	{                                                                                          \
+		disc, lab, "dpdk", mode, RX_DISC_SCALAR, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO, NULL, \
+		    grp, 0, true, 2                                                                \
+	}
 static const struct point phasing[] = {
     PH("scalar single", "phased", RX_MODE_SINGLE, NULL),
     PH("scalar single", "groups of 4", RX_MODE_SINGLE, "4"),
@@ -118,13 +123,19 @@ static const struct point phasing[] = {
  * rate than at its NDR (--ndr), and does that go away with the NIC's
  * doorbell-record back-off and its done flag off the counters' line? */
 #define OV(lab, leg, r)                                                                            \
-	{"hds c256", lab, "dpdk", RX_MODE_HDS, RX_DISC_SCALAR, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO,  \
-	 leg, NULL, 256, false, r}
+	{                                                                                          \
+		"hds c256", lab, "dpdk", RX_MODE_HDS, RX_DISC_SCALAR, RX_CONSUMER_DEVX,            \
+		    RX_CQE_COMP_AUTO, leg, NULL, 256, false, r                                     \
+	}
 static const struct point overload[] = {
-    OV("after @ndr", NULL, 1),          OV("after @max", NULL, 2),
-    OV("-dbrec,state @ndr", "dbrec,state", 1), OV("-dbrec,state @max", "dbrec,state", 2),
-    OV("-dbrec @max", "dbrec", 2),       OV("-state @max", "state", 2),
-    OV("before @ndr", ALL_DPDK, 1),      OV("before @max", ALL_DPDK, 2),
+    OV("after @ndr", NULL, 1),
+    OV("after @max", NULL, 2),
+    OV("-dbrec,state @ndr", "dbrec,state", 1),
+    OV("-dbrec,state @max", "dbrec,state", 2),
+    OV("-dbrec @max", "dbrec", 2),
+    OV("-state @max", "state", 2),
+    OV("before @ndr", ALL_DPDK, 1),
+    OV("before @max", ALL_DPDK, 2),
 };
 
 static const enum rxr_stage cols[] = {RXR_ST_CQE_POLL, RXR_ST_BUF_ALLOC, RXR_ST_SGE_SETUP,
@@ -137,8 +148,8 @@ static const enum rxr_stage cols[] = {RXR_ST_CQE_POLL, RXR_ST_BUF_ALLOC, RXR_ST_
 static int child_run(const struct opts *o, const struct point *pt, const char *path)
 {
 	static volatile sig_atomic_t stop;
-	const struct rx_engine_ops *eng = strcmp(pt->engine, "verbs") ? &rx_engine_dpdk
-								     : &rx_engine_verbs;
+	const struct rx_engine_ops *eng =
+	    strcmp(pt->engine, "verbs") ? &rx_engine_dpdk : &rx_engine_verbs;
 	struct rx_config c;
 	struct rx_caps caps;
 	char err[512] = "";
@@ -163,7 +174,8 @@ static int child_run(const struct opts *o, const struct point *pt, const char *p
 	c.quiet = true;
 	if (o->cores[0] && rx_config_set(&c, "cores", o->cores, err, sizeof(err)))
 		goto fail;
-	if (eng->caps(&c, &caps, err, sizeof(err)) || rx_config_validate(&c, &caps, err, sizeof(err)) ||
+	if (eng->caps(&c, &caps, err, sizeof(err)) ||
+	    rx_config_validate(&c, &caps, err, sizeof(err)) ||
 	    eng->validate(&c, &caps, err, sizeof(err)))
 		goto fail;
 	struct rxr_result *r = rxr_result_new();
@@ -285,27 +297,24 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 
 static void usage(FILE *f)
 {
-	fprintf(f, "USAGE\n  bench_sim_fidelity [--cores LIST] [--seconds S] [--runs N] [--rate PPS]\n"
-		   "                     [--frame BYTES] [--ring N] [--ndr PPS]\n"
-		   "                     [--only fixes|phasing|overload]\n"
-		   "EXAMPLES\n  bench_sim_fidelity --runs 1 --seconds 0.3\n"
-		   "  bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2\n");
+	fprintf(f,
+		"USAGE\n  bench_sim_fidelity [--cores LIST] [--seconds S] [--runs N] [--rate PPS]\n"
+		"                     [--frame BYTES] [--ring N] [--ndr PPS]\n"
+		"                     [--only fixes|phasing|overload]\n"
+		"EXAMPLES\n  bench_sim_fidelity --runs 1 --seconds 0.3\n"
+		"  bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.seconds = 0.5, .runs = 3, .rate = 0, .ndr = 6.5e6, .frame = 1064,
-			 .ring = 8192};
-	static const struct option lo[] = {{"cores", required_argument, NULL, 'c'},
-					   {"seconds", required_argument, NULL, 's'},
-					   {"runs", required_argument, NULL, 'n'},
-					   {"rate", required_argument, NULL, 'r'},
-					   {"frame", required_argument, NULL, 'f'},
-					   {"ring", required_argument, NULL, 'R'},
-					   {"only", required_argument, NULL, 'o'},
-					   {"ndr", required_argument, NULL, 'N'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
+	struct opts o = {
+	    .seconds = 0.5, .runs = 3, .rate = 0, .ndr = 6.5e6, .frame = 1064, .ring = 8192};
+	static const struct option lo[] = {
+	    {"cores", required_argument, NULL, 'c'}, {"seconds", required_argument, NULL, 's'},
+	    {"runs", required_argument, NULL, 'n'},  {"rate", required_argument, NULL, 'r'},
+	    {"frame", required_argument, NULL, 'f'}, {"ring", required_argument, NULL, 'R'},
+	    {"only", required_argument, NULL, 'o'},  {"ndr", required_argument, NULL, 'N'},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
@@ -331,9 +340,10 @@ int main(int argc, char **argv)
 	    o.ndr <= 0 ||
 	    (o.only[0] && strcmp(o.only, "fixes") && strcmp(o.only, "phasing") &&
 	     strcmp(o.only, "overload"))) {
-		fprintf(stderr, "bench_sim_fidelity: --runs 1..%d, --seconds > 0, --frame >= 64, "
-				"--ring >= 4, --rate/--ndr rates (e.g. 6.5M), --only "
-				"fixes|phasing|overload\n",
+		fprintf(stderr,
+			"bench_sim_fidelity: --runs 1..%d, --seconds > 0, --frame >= 64, "
+			"--ring >= 4, --rate/--ndr rates (e.g. 6.5M), --only "
+			"fixes|phasing|overload\n",
 			MAX_RUNS);
 		return 2;
 	}

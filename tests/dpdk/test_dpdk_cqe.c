@@ -72,7 +72,8 @@ static void check_in_order(const struct rxr_result *r, bool comp)
 	json_t *d = json_object_get(r->extra, "dpdk");
 	cr_assert_not_null(d);
 	const struct rxr_counters *k = &r->c;
-	cr_assert(rxr_counters_conserved(k), "offered %lu != received %lu + oob %lu + nombuf %lu + app_dropped %lu",
+	cr_assert(rxr_counters_conserved(k),
+		  "offered %lu != received %lu + oob %lu + nombuf %lu + app_dropped %lu",
 		  (unsigned long)k->offered, (unsigned long)k->received,
 		  (unsigned long)k->out_of_buffer, (unsigned long)k->nombuf,
 		  (unsigned long)k->app_dropped);
@@ -84,7 +85,8 @@ static void check_in_order(const struct rxr_result *r, bool comp)
 	cr_assert_eq(num(d, "seq.dup"), 0);
 	cr_assert_eq(num(d, "seq.tag_errors"), 0);
 	cr_assert_eq(num(d, "seq.len_errors"), 0);
-	cr_assert_leq(num(d, "seq.missing"), (double)(k->out_of_buffer + k->nombuf + k->app_dropped));
+	cr_assert_leq(num(d, "seq.missing"),
+		      (double)(k->out_of_buffer + k->nombuf + k->app_dropped));
 	cr_assert_eq(json_is_true(json_object_get(d, "cqe_comp")), comp);
 	if (comp) {
 		cr_assert_gt(q0(d, "cqe_sessions"), 0, "no session read at full rate");
