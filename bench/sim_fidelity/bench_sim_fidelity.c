@@ -95,6 +95,8 @@ static const struct point fixes[] = {
     DP("vector single", "-prefetch", RX_MODE_SINGLE, RX_DISC_VECTOR, RX_CQE_COMP_AUTO,
        "noprefetch"),
     DPDK_ROWS("scalar single", RX_MODE_SINGLE, RX_DISC_SCALAR),
+    DP("scalar single", "-prefetch", RX_MODE_SINGLE, RX_DISC_SCALAR, RX_CQE_COMP_AUTO,
+       "noprefetch"),
     DPDK_ROWS("scalar hds", RX_MODE_HDS, RX_DISC_SCALAR),
     DP("scalar hds", "-ringsegs", RX_MODE_HDS, RX_DISC_SCALAR, RX_CQE_COMP_AUTO, "ringwqes"),
     {"verbs hds", "devx", "verbs", RX_MODE_HDS, RX_DISC_AUTO, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO,

@@ -161,6 +161,12 @@ static uint32_t sc_group(struct rxd_queue *q, struct rxr_probe *p, struct rte_mb
 		uint32_t base = (uint32_t)((s->rq_ci + k) & s->wqe_mask) * S;
 		for (uint32_t g = 0; g < used[k]; g++) {
 			struct rte_mbuf *o = s->elts[base + g];
+			/* the PMD prefetches the segment's mbuf and WQE before
+			 * allocating its replacement */
+			if (!s->legacy_noprefetch) {
+				__builtin_prefetch(o);
+				__builtin_prefetch(rxs_wqe_seg(&s->ring, s->rq_ci + k, g));
+			}
 			struct rte_mbuf *r = rte_mbuf_raw_alloc(o->pool);
 			if (__builtin_expect(r == NULL, 0)) {
 				s->nombuf_events++;
