@@ -394,6 +394,7 @@ static json_t *sim_queue_json(const struct rxd_simq *s)
 		json_object_set_new(o, "wqe_checks", json_integer((json_int_t)s->wqe_checks));
 		json_object_set_new(o, "cqe_sessions", json_integer((json_int_t)s->sessions));
 		json_object_set_new(o, "mini_cqes", json_integer((json_int_t)s->mini_cqes));
+		json_object_set_new(o, "carried", json_integer((json_int_t)s->carried));
 	}
 	return o;
 }

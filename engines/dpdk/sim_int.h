@@ -154,6 +154,7 @@ struct rxd_simq {
 	uint64_t wqe_checks;	     /* completions whose wqe_counter was checked */
 	uint64_t sessions;	     /* compressed sessions opened */
 	uint64_t mini_cqes;	     /* completions read from mini-CQEs */
+	uint64_t carried;	     /* scalar: completions kept for the next burst */
 	uint64_t spec_allocs;	     /* scalar: look-ahead alloc+free ending a short burst */
 	uint64_t idle_allocs;	     /* scalar: the same on an empty poll */
 	uint64_t doorbells;

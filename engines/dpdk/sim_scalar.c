@@ -118,6 +118,7 @@ static void sc_carry(struct rxd_simq *s, const struct rxd_comp *comp, uint32_t n
 	memmove(s->carry + n, s->carry, s->carry_n * sizeof(*comp));
 	memcpy(s->carry, comp, n * sizeof(*comp));
 	s->carry_n += n;
+	s->carried += n;
 }
 
 /*
