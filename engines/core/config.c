@@ -114,6 +114,10 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	json_object_set_new(o, "inject", inj);
 	json_object_set_new(o, "sample_shift", json_integer(c->sample_shift));
 	json_object_set_new(o, "allow_oversubscribe", json_boolean(c->allow_oversubscribe));
+	json_object_set_new(o, "cqe_comp", json_string(rx_knob_value_name(rx_knob_find("cqe-comp"),
+									  (int)c->cqe_comp)));
+	json_object_set_new(o, "consumer", json_string(rx_knob_value_name(rx_knob_find("consumer"),
+									  (int)c->consumer)));
 	json_object_set_new(o, "warmup", json_string(rx_knob_value_name(rx_knob_find("warmup"),
 									(int)c->warmup)));
 	return o;

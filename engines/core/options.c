@@ -40,6 +40,10 @@ static const struct rx_knob_name free_names[] = {
 static const struct rx_knob_name disc_names[] = {
 	{"auto", RX_DISC_AUTO}, {"scalar", RX_DISC_SCALAR}, {"vector", RX_DISC_VECTOR},
 	{NULL, 0}};
+static const struct rx_knob_name cqe_comp_names[] = {
+	{"auto", RX_CQE_COMP_AUTO}, {"on", RX_CQE_COMP_ON}, {"off", RX_CQE_COMP_OFF}, {NULL, 0}};
+static const struct rx_knob_name consumer_names[] = {
+	{"devx", RX_CONSUMER_DEVX}, {"rdma-core", RX_CONSUMER_RDMA_CORE}, {NULL, 0}};
 static const struct rx_knob_name warmup_names[] = {
 	{"auto", RX_WARMUP_AUTO}, {"off", RX_WARMUP_OFF}, {NULL, 0}};
 static const struct rx_knob_name mem_names[] = {
@@ -96,6 +100,11 @@ const struct rx_knob rx_knobs[] = {
 	 "spin CYC cycles inside STAGE (repeatable; STAGE=CYC,STAGE=CYC)"},
 	{"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,
 	 "full probes: sample 1 burst in 2^K (default 6)"},
+	{"cqe-comp", RX_KT_ENUM, "WHEN", 0, 0, cqe_comp_names, FIELD(cqe_comp), 0, NULL,
+	 "sim: compressed CQE sessions auto | on | off (default auto: dpdk on, verbs off)"},
+	{"consumer", RX_KT_ENUM, "WHO", 0, 0, consumer_names, FIELD(consumer), 0, "verbs",
+	 "verbs: CQ consumer devx | rdma-core (rdma-core: a read barrier per CQE) (default "
+	 "devx)"},
 	{"warmup", RX_KT_ENUM, "MODE", 0, 0, warmup_names, FIELD(warmup), 0, NULL,
 	 "auto: run at the rate until every WQE was used once (>= 50 ms) before counting | off "
 	 "(default auto)"},

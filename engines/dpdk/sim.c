@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_lcore.h>
@@ -18,6 +19,7 @@
 struct sim_priv {
 	struct rxs_nic *nic;
 	struct rxd_mr_table mrs;
+	uint32_t nmrs;       /* MRs registered (merged regions) */
 	struct rxd_simq *sq; /* nq entries */
 	struct rxs_params prm;
 };
@@ -57,6 +59,12 @@ static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, c
 		snprintf(err, errlen, "burst: at most %u", RXD_MAX_BURST);
 		return -EINVAL;
 	}
+	if (c->mode == RX_MODE_HDS && c->ring < 4) {
+		/* mlx5 counts descriptors in segments: two per WQE with split */
+		snprintf(err, errlen,
+			 "ring: %u descriptors hold fewer than two WQEs of two segments", c->ring);
+		return -EINVAL;
+	}
 	if (c->mode == RX_MODE_HDS && c->split < RXS_HDR_LEN) {
 		snprintf(err, errlen,
 			 "split: the software NIC's header is %u bytes; --split must "
@@ -67,26 +75,110 @@ static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, c
 	return 0;
 }
 
-struct mr_ctx {
-	struct sim_priv *sp;
-	int rc;
-	unsigned regs;
+/* ------------------------------------------------------------------ MRs */
+
+#define SIM_MAX_CHUNKS 512
+
+struct sim_range {
+	uintptr_t start, end;
 };
 
-static void sim_mr_cb(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
-		      unsigned idx)
+struct mr_ctx {
+	struct sim_range r[SIM_MAX_CHUNKS];
+	uint32_t n;
+	bool page_align; /* as mlx5 does; false: each chunk as it is (legacy) */
+	int rc;
+};
+
+/* One memory chunk of a pool, widened to the pages it sits on (the size of
+ * the pages of its memseg list: hugepages under EAL, else the host's). */
+static void sim_mr_chunk(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
+			 unsigned idx)
 {
 	struct mr_ctx *x = arg;
-	uint32_t lkey;
 	(void)mp;
 	(void)idx;
-	if (x->rc)
+	if (x->n == SIM_MAX_CHUNKS) {
+		x->rc = -ENOSPC;
 		return;
-	x->rc = rxs_mr_reg(x->sp->nic, mh->addr, mh->len, &lkey);
-	if (!x->rc)
-		x->rc = rxd_mr_table_add(&x->sp->mrs, (uintptr_t)mh->addr,
-					 (uintptr_t)mh->addr + mh->len, lkey);
-	x->regs++;
+	}
+	uintptr_t a = (uintptr_t)mh->addr, b = a + mh->len;
+	if (x->page_align) {
+		const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(mh->addr);
+		uintptr_t pg = msl && msl->page_sz ? (uintptr_t)msl->page_sz : 4096;
+		a &= ~(pg - 1);
+		b = (b + pg - 1) & ~(pg - 1);
+	}
+	x->r[x->n++] = (struct sim_range){a, b};
+}
+
+static int sim_range_cmp(const void *a, const void *b)
+{
+	const struct sim_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Register every pool's memory the way the mlx5 PMD registers mempools
+ * (mlx5_mr_mempool_register): each chunk widened to its pages, ranges
+ * that overlap or touch merged, one MR per merged range; so two pools
+ * carved from one hugepage region share one MR and one lkey. With
+ * RXRAY_SIM_LEGACY=mrsplit: one MR per chunk, no merging (as before).
+ */
+static int sim_mr_register(struct rxd_run *run, struct sim_priv *sp, char *err, size_t errlen)
+{
+	struct mr_ctx *x = calloc(1, sizeof(*x));
+	int rc = 0;
+	if (!x)
+		return -ENOMEM;
+	x->page_align = !rxs_sim_legacy("mrsplit");
+	for (uint32_t i = 0; i < run->nq && !x->rc; i++)
+		for (uint32_t g = 0; g < sp->sq[i].sges && !x->rc; g++)
+			rte_mempool_mem_iter(sp->sq[i].mp[g], sim_mr_chunk, x);
+	rc = x->rc;
+	if (!rc) {
+		qsort(x->r, x->n, sizeof(x->r[0]), sim_range_cmp);
+		uint32_t m = 0;
+		for (uint32_t i = 0; i < x->n; i++) {
+			if (m && x->page_align && x->r[i].start <= x->r[m - 1].end) {
+				if (x->r[i].end > x->r[m - 1].end)
+					x->r[m - 1].end = x->r[i].end;
+				continue;
+			}
+			x->r[m++] = x->r[i];
+		}
+		for (uint32_t i = 0; i < m && !rc; i++) {
+			uint32_t lkey;
+			rc = rxs_mr_reg(sp->nic, (void *)x->r[i].start, x->r[i].end - x->r[i].start,
+					&lkey);
+			if (!rc)
+				rc = rxd_mr_table_add(&sp->mrs, x->r[i].start, x->r[i].end, lkey);
+		}
+		sp->nmrs = m;
+	}
+	free(x);
+	if (rc)
+		snprintf(err, errlen, "buffers: cannot register pool memory with the NIC: %s",
+			 strerror(-rc));
+	return rc;
+}
+
+/* ------------------------------------------------------- packet types */
+
+uint32_t rxd_ptype_table[256];
+
+void rxd_ptype_table_init(void)
+{
+	/* index: bits 1:0 L3 (1 IPv6, 2 IPv4), bits 4:2 L4 (1 TCP, 2 UDP,
+	 * 3-4 TCP with flags), bits 7:6 tunnel (none here); unknown = 0 */
+	static const uint32_t l3[3] = {0, RTE_PTYPE_L3_IPV6_EXT_UNKNOWN,
+				       RTE_PTYPE_L3_IPV4_EXT_UNKNOWN};
+	static const uint32_t l4[5] = {RTE_PTYPE_L4_NONFRAG, RTE_PTYPE_L4_TCP, RTE_PTYPE_L4_UDP,
+				       RTE_PTYPE_L4_TCP, RTE_PTYPE_L4_TCP};
+	rxd_ptype_table[0] = RTE_PTYPE_L2_ETHER;
+	for (uint32_t a = 1; a < 3; a++)
+		for (uint32_t b = 0; b < 5; b++)
+			rxd_ptype_table[a | (b << 2)] = RTE_PTYPE_L2_ETHER | l3[a] | l4[b];
 }
 
 static uint32_t room_for(uint32_t bytes)
@@ -94,14 +186,13 @@ static uint32_t room_for(uint32_t bytes)
 	return RTE_PKTMBUF_HEADROOM + (bytes > 2048 ? RTE_ALIGN_CEIL(bytes, 64) : 2048);
 }
 
-static int sim_queue_open(struct rxd_run *run, struct sim_priv *sp, uint32_t i, char *err,
-			  size_t errlen)
+/* The queue's ring view and pools (before any MR is registered). */
+static int sim_queue_pools(struct rxd_run *run, struct sim_priv *sp, uint32_t i, char *err,
+			   size_t errlen)
 {
 	const struct rx_config *c = run->c;
-	struct rxd_queue *q = &run->q[i];
 	struct rxd_simq *s = &sp->sq[i];
 	char name[RTE_MEMPOOL_NAMESIZE];
-	struct mr_ctx x = {.sp = sp};
 	int rc = rxs_nic_ring(sp->nic, i, &s->ring);
 	if (rc) {
 		snprintf(err, errlen, "queues: no ring %u on the software NIC", i);
@@ -141,19 +232,32 @@ static int sim_queue_open(struct rxd_run *run, struct sim_priv *sp, uint32_t i, 
 		if (!s->mp[0] || !s->mp[1])
 			return -ENOMEM;
 	}
-	for (uint32_t g = 0; g < s->sges; g++) {
-		rte_mempool_mem_iter(s->mp[g], sim_mr_cb, &x);
-		if (x.rc) {
-			snprintf(err, errlen,
-				 "buffers: cannot register pool memory with the NIC: %s",
-				 strerror(-x.rc));
-			return x.rc;
-		}
-	}
+	return 0;
+}
+
+/* Fill the queue's ring like the PMD's queue start and pick its routine. */
+static int sim_queue_fill(struct rxd_run *run, struct sim_priv *sp, uint32_t i, char *err,
+			  size_t errlen)
+{
+	const struct rx_config *c = run->c;
+	struct rxd_queue *q = &run->q[i];
+	struct rxd_simq *s = &sp->sq[i];
+	const char *grp = getenv("RXRAY_SIM_SCALAR_GROUP");
+
 	rxd_mr_cache_init(&s->mrc, &sp->mrs);
 	/* the PMD rewrites lkeys when its per-queue B-tree holds more than
 	 * its sentinel: true as soon as one region is known */
-	s->lkey_per_seg = x.regs + 1 > 1;
+	s->lkey_per_seg = sp->nmrs + 1 > 1;
+	/* the PMD fills hash.rss when RSS spreads over several queues */
+	s->rss_hash = run->nq > 1;
+	s->group = grp ? (uint32_t)strtoul(grp, NULL, 10) : RXD_SCALAR_GROUP;
+	s->legacy_nextnull = rxs_sim_legacy("nextnull");
+	s->legacy_noprefetch = rxs_sim_legacy("noprefetch");
+	s->legacy_wqecheck = rxs_sim_legacy("wqecheck");
+	s->legacy_ptype = rxs_sim_legacy("ptype");
+	s->carry = calloc(RXD_MAX_BURST, sizeof(*s->carry));
+	if (!s->carry)
+		return -ENOMEM;
 
 	/* the software ring, filled like the PMD's queue start: one buffer
 	 * per segment of every WQE, all posted, one doorbell */
@@ -216,23 +320,35 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	if (!sp)
 		return -ENOMEM;
 	run->be_priv = sp;
-	sp->sq = calloc(run->nq, sizeof(*sp->sq));
+	sp->sq = aligned_alloc(64, run->nq * sizeof(*sp->sq));
 	if (!sp->sq)
 		return -ENOMEM;
+	memset(sp->sq, 0, run->nq * sizeof(*sp->sq));
 	rc = rxs_params_from_config(c, run->pl.nic_core, &sp->prm, err, errlen);
 	if (rc)
 		return rc;
 	rxs_params_place(&sp->prm, &run->pl);
 	sp->prm.stop = run->stop;
+	/* the PMD asks for compressed CQEs unless told not to */
+	sp->prm.cqe_comp = c->cqe_comp != RX_CQE_COMP_OFF;
+	/* mlx5 counts an RQ's descriptors in segments: a ring of N with two
+	 * segments per packet is N/2 WQEs, as the ethdev backend's queue gets
+	 * (RXRAY_SIM_LEGACY=ringwqes: N WQEs of two segments, as before) */
+	if (c->mode == RX_MODE_HDS && !rxs_sim_legacy("ringwqes"))
+		sp->prm.ring = c->ring / 2;
+	rxd_ptype_table_init();
 	sp->nic = rxs_nic_new(&sp->prm, err, errlen);
 	if (!sp->nic)
 		return -errno;
 	for (uint32_t i = 0; i < run->nq; i++) {
-		rc = sim_queue_open(run, sp, i, err, errlen);
+		rc = sim_queue_pools(run, sp, i, err, errlen);
 		if (rc)
 			return rc;
 	}
-	return 0;
+	rc = sim_mr_register(run, sp, err, errlen);
+	for (uint32_t i = 0; !rc && i < run->nq; i++)
+		rc = sim_queue_fill(run, sp, i, err, errlen);
+	return rc;
 }
 
 static int sim_start(struct rxd_run *run, char *err, size_t errlen)
@@ -259,12 +375,13 @@ static bool sim_pending(struct rxd_run *run, struct rxd_queue *q)
 {
 	(void)run;
 	const struct rxd_simq *s = q->be;
-	return rxs_cq_peek(&s->ring, s->cq_ci) != NULL;
+	/* completions already read but not delivered count too */
+	return s->carry_n || s->decompressed || s->zip_n || rxs_cq_peek(&s->ring, s->cq_ci) != NULL;
 }
 
 static json_t *sim_queue_json(const struct rxd_simq *s)
 {
-	return json_pack(
+	json_t *o = json_pack(
 	    "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I}}", "allocs",
 	    (json_int_t)s->allocs, "nombuf_pkts", (json_int_t)s->nombuf_pkts, "rx_nombuf",
 	    (json_int_t)s->nombuf_events, "err_cqes", (json_int_t)s->err_cqes, "wqe_counter_faults",
@@ -273,6 +390,13 @@ static json_t *sim_queue_json(const struct rxd_simq *s)
 	    "bulk_gets", (json_int_t)s->replenish_calls, "mr_cache", "lookups",
 	    (json_int_t)s->mrc.lookups, "mru_hits", (json_int_t)s->mrc.mru_hits, "scan_hits",
 	    (json_int_t)s->mrc.scan_hits, "misses", (json_int_t)s->mrc.misses);
+	if (o) {
+		json_object_set_new(o, "wqe_checks", json_integer((json_int_t)s->wqe_checks));
+		json_object_set_new(o, "cqe_sessions", json_integer((json_int_t)s->sessions));
+		json_object_set_new(o, "mini_cqes", json_integer((json_int_t)s->mini_cqes));
+		json_object_set_new(o, "carried", json_integer((json_int_t)s->carried));
+	}
+	return o;
 }
 
 static int sim_collect(struct rxd_run *run, struct rxr_result *r, json_t *extra)
@@ -304,6 +428,9 @@ static int sim_collect(struct rxd_run *run, struct rxr_result *r, json_t *extra)
 		json_array_append_new(qs, sim_queue_json(s));
 	}
 	r->c.nombuf = nombuf;
+	json_object_set_new(extra, "cqe_comp", json_boolean(sp->prm.cqe_comp));
+	json_object_set_new(extra, "mrs", json_integer(sp->nmrs));
+	json_object_set_new(extra, "nic_wqes", json_integer(sp->prm.ring));
 	json_object_set_new(extra, "sim_queues", qs);
 	json_object_set_new(extra, "rx_nombuf", json_integer((json_int_t)events));
 	json_object_set_new(extra, "allocs", json_integer((json_int_t)allocs));
@@ -337,6 +464,7 @@ static void sim_close(struct rxd_run *run)
 			}
 		}
 		free(s->elts);
+		free(s->carry);
 		rte_mempool_free(s->mp[0]);
 		rte_mempool_free(s->mp[1]);
 	}

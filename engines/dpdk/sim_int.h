@@ -2,8 +2,12 @@
 /*
  * Private to the "sim" backend: one receive queue modelled on the mlx5
  * PMD's struct mlx5_rxq_data (software ring of mbufs beside the hardware
- * WQE ring, consumer indexes, the per-queue MR cache), driven over the
- * software NIC's mlx5-format rings.
+ * WQE ring, consumer indexes, compressed-CQE state, the per-queue MR
+ * cache), driven over the software NIC's mlx5-format rings.
+ *
+ * engines/FIDELITY.md lists, per operation, what the PMD does (file and
+ * function), what these routines do, and what difference remains with its
+ * measured effect (bench/sim_fidelity).
  */
 #ifndef RXRAY_DPDK_SIM_INT_H
 #define RXRAY_DPDK_SIM_INT_H
@@ -71,6 +75,40 @@ static inline uint32_t rxd_mr_lookup(struct rxd_mr_cache *c, uintptr_t addr)
 	return rxd_mr_lookup_slow(c, addr);
 }
 
+/* ------------------------------------------------------ CQE decoding */
+
+/*
+ * Packet type from the CQE, as the PMD does (mlx5_set_ptype_table,
+ * rxq_cq_to_pkt_type): a 256-entry table indexed by the parser's L3/L4
+ * header types (l4_hdr_type_etc >> 2) and the tunnel bits of the CQE's
+ * first byte (<< 6). Filled once by rxd_ptype_table_init.
+ */
+extern uint32_t rxd_ptype_table[256];
+void rxd_ptype_table_init(void);
+
+static inline uint32_t rxd_cqe_ptype(const struct mlx5_cqe64 *c)
+{
+	const uint8_t *b = (const uint8_t *)c;
+	return rxd_ptype_table[(uint8_t)((c->l4_hdr_type_etc >> 2) | ((b[0] & 3u) << 6))];
+}
+
+/* What the routines keep of one completion between polling it and
+ * filling the mbuf: len 0 = error completion. */
+struct rxd_comp {
+	uint32_t len;
+	uint32_t hash;
+	uint32_t ptype;
+};
+
+/* Scalar routine: packets per phase group, 0 = the whole burst (phased).
+ * bench/sim_fidelity's phasing table decides it: phases stay while the
+ * phased total (probes off) is within 5% of the per-packet one, else 4. */
+#define RXD_SCALAR_GROUP 0u
+
+/* 1 in 2^RXD_WQE_CHECK_SHIFT bursts checks its first completion's
+ * wqe_counter (the PMD checks none: it trusts in-order completion). */
+#define RXD_WQE_CHECK_SHIFT 6
+
 /* --------------------------------------------------------------- queue */
 
 struct rxd_simq {
@@ -87,7 +125,25 @@ struct rxd_simq {
 	bool lkey_per_seg;	/* more than one MR: rewrite lkeys (PMD check) */
 	uint32_t lkey0;		/* the only lkey when !lkey_per_seg */
 	uint16_t port;
+	bool rss_hash;		/* more than one queue: mbufs carry the CQE's hash */
 	struct rxd_mr_cache mrc;
+
+	/* compressed CQE session being read (scalar: mlx5_rxq_data.zip) */
+	uint32_t zip_n;		/* completions in it; 0 = none open */
+	uint32_t zip_ai;	/* next mini-CQE to read */
+	uint32_t zip_ca;	/* first entry not yet invalidated */
+	uint32_t zip_na;	/* entry holding the next mini array */
+	/* scalar: completions polled but not delivered (an allocation
+	 * failed behind them); delivered first by the next burst */
+	uint32_t carry_n;
+	struct rxd_comp *carry; /* [RXD_MAX_BURST] */
+	/* vector: mbufs decompressed but not yet returned (the PMD's
+	 * rxq->decompressed), from elts[rq_pi] on */
+	uint32_t decompressed;
+	uint32_t group;		/* scalar: packets per phase group (0 = the burst) */
+	uint32_t bursts;	/* polls, for the sampled wqe_counter check */
+	/* RXRAY_SIM_LEGACY switches (measurement only, read at setup) */
+	bool legacy_nextnull, legacy_noprefetch, legacy_wqecheck, legacy_ptype;
 
 	/* counters (RX lcore only) */
 	uint64_t allocs;	/* replacement buffers taken into the ring */
@@ -95,11 +151,15 @@ struct rxd_simq {
 	uint64_t nombuf_events; /* allocation failures (the PMD's rx_nombuf) */
 	uint64_t err_cqes;
 	uint64_t wqe_counter_faults; /* CQE names another WQE than expected */
+	uint64_t wqe_checks;	     /* completions whose wqe_counter was checked */
+	uint64_t sessions;	     /* compressed sessions opened */
+	uint64_t mini_cqes;	     /* completions read from mini-CQEs */
+	uint64_t carried;	     /* scalar: completions kept for the next burst */
 	uint64_t spec_allocs;	     /* scalar: look-ahead alloc+free ending a short burst */
 	uint64_t idle_allocs;	     /* scalar: the same on an empty poll */
 	uint64_t doorbells;
 	uint64_t replenish_calls; /* vector: bulk gets */
-};
+} __attribute__((aligned(64))); /* one RX lcore each: no line shared between queues */
 
 /* The disciplines' burst functions (rxd_burst_fn). */
 uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,

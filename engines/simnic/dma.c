@@ -4,9 +4,12 @@
  * its index; no other thread touches them). Each burst takes the packets
  * that are due on its flows, fetches one posted WQE per packet (in order per queue), checks its
  * data segments against the memory-region registry like a NIC's MTT check,
- * scatters the header, then the payload, then writes the completions.
- * Stages are lapped per burst, so the probe costs a few clock reads per
- * burst rather than per packet.
+ * scatters the header, then the payload, then writes the completions
+ * (plain CQEs, or compressed sessions when asked). Stages are lapped per
+ * burst, so the probe costs a few clock reads per burst rather than per
+ * packet. While a queue's RQ is dry the NIC fetches its doorbell record
+ * once per burst, not per due packet (a NIC's descriptor fetch is batched
+ * and triggered, it does not poll host memory per dropped packet).
  */
 #include <errno.h>
 #include <string.h>
@@ -141,24 +144,45 @@ static void dma_payload(const struct rxs_nic *n, const struct nic_pkt *pk)
 	}
 }
 
+/* What the parser reports for every packet of the wire (eth/IPv4/UDP),
+ * in the byte the PMD's packet-type table is indexed by. */
+#define DMA_L4_L3_UDP4 ((uint8_t)((RXS_CQE_L4_UDP << 4) | (MLX5_CQE_L3_HDR_TYPE_IPV4 << 2)))
+
+/* The fields of a good completion other than op_own (a plain CQE, or a
+ * session's title, whose byte_cnt the caller then overwrites). */
+static void dma_cqe_good(const struct rxs_nic *n, struct mlx5_cqe64 *cqe, const struct nic_pkt *pk,
+			 uint32_t qi, uint64_t ts)
+{
+	uint32_t hash = htobe32(n->flow_hash[pk->flow]);
+	/* byte 0 carries the tunnel bits of the packet-type index: cleared,
+	 * as the entry may hold a mini array's bytes from an earlier lap */
+	((uint8_t *)cqe)[0] = 0;
+	memcpy((char *)cqe + RXS_CQE_HASH_OFF, &hash, sizeof(hash));
+	((uint8_t *)cqe)[RXS_CQE_HASH_TYPE_OFF] = RXS_CQE_HASH_TYPE_IPV4_UDP;
+	cqe->l4_hdr_type_etc = DMA_L4_L3_UDP4;
+	cqe->sop_drop_qpn = htobe32(qi);
+	cqe->wqe_counter = htobe16(pk->wqe_counter);
+	cqe->byte_cnt = htobe32(n->p.frame);
+	cqe->timestamp = htobe64(ts);
+}
+
 static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t qi, uint64_t ts)
 {
 	struct nic_queue *q = pk->q;
 	struct mlx5_cqe64 *cqe = &q->cq_buf[pk->cqe_idx & (n->cq_depth - 1)];
 	uint8_t owner = (uint8_t)((pk->cqe_idx >> n->cq_shift) & 1);
 	uint8_t opcode;
-	cqe->sop_drop_qpn = htobe32(qi);
-	cqe->wqe_counter = htobe16(pk->wqe_counter);
 	if (pk->syndrome) {
 		struct mlx5_err_cqe *e = (struct mlx5_err_cqe *)(void *)cqe;
+		cqe->sop_drop_qpn = htobe32(qi);
+		cqe->wqe_counter = htobe16(pk->wqe_counter);
 		e->vendor_err_synd = 0;
 		e->syndrome = pk->syndrome;
 		cqe->byte_cnt = 0;
 		opcode = MLX5_CQE_RESP_ERR;
 		NIC_CNT_ADD(q->cnt.errors, 1);
 	} else {
-		cqe->byte_cnt = htobe32(n->p.frame);
-		cqe->timestamp = htobe64(ts);
+		dma_cqe_good(n, cqe, pk, qi, ts);
 		opcode = MLX5_CQE_RESP_SEND;
 		NIC_CNT_ADD(q->cnt.bytes, n->p.frame);
 	}
@@ -168,19 +192,108 @@ static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t 
 }
 
 /*
+ * A compressed session (simnic.h): k >= 2 good completions of one queue in
+ * CQ entries S..S+k-1, S = run[0]->cqe_idx. Mini arrays first, the title
+ * last with a release store of its op_own, so a consumer that sees the
+ * title sees every mini. A mini array overwrites the byte where op_own
+ * sits: that byte is stored atomically (a consumer may be loading it as
+ * an op_own while it looks ahead), the rest plainly.
+ */
+static void dma_cqe_session(const struct rxs_nic *n, struct nic_pkt *const *run, uint32_t k,
+			    uint32_t qi, uint64_t ts)
+{
+	struct nic_queue *q = run[0]->q;
+	uint32_t mask = n->cq_depth - 1;
+	uint32_t s = run[0]->cqe_idx;
+	for (uint32_t a = 0; a * RXS_MINI_PER_CQE < k; a++) {
+		struct rxs_mini_cqe8 arr[RXS_MINI_PER_CQE];
+		memset(arr, 0, sizeof(arr));
+		for (uint32_t j = 0; j < RXS_MINI_PER_CQE && a * RXS_MINI_PER_CQE + j < k; j++) {
+			const struct nic_pkt *pk = run[a * RXS_MINI_PER_CQE + j];
+			arr[j].rx_hash_result = htobe32(n->flow_hash[pk->flow]);
+			arr[j].byte_cnt = htobe32(n->p.frame);
+		}
+		uint8_t *dst = (uint8_t *)&q->cq_buf[(s + (a ? a * RXS_MINI_PER_CQE : 1)) & mask];
+		memcpy(dst, arr, sizeof(arr) - 1);
+		__atomic_store_n(&dst[sizeof(arr) - 1], ((const uint8_t *)arr)[sizeof(arr) - 1],
+				 __ATOMIC_RELAXED);
+	}
+	struct mlx5_cqe64 *title = &q->cq_buf[s & mask];
+	dma_cqe_good(n, title, run[0], qi, ts);
+	title->byte_cnt = htobe32(k);
+	NIC_CNT_ADD(q->cnt.bytes, (uint64_t)k * n->p.frame);
+	NIC_CNT_ADD(q->cnt.received, k);
+	uint8_t owner = (uint8_t)((s >> n->cq_shift) & 1);
+	__atomic_store_n(&title->op_own,
+			 (uint8_t)((MLX5_CQE_RESP_SEND << 4) | (RXS_CQE_FORMAT_COMPRESSED << 2) | owner),
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * Completions of a burst with compression on: per queue, each run of
+ * consecutive good completions that stays inside the CQ (no wrap inside a
+ * session, as hardware closes a session at the CQ's end) becomes one
+ * session; a run of one, and every error, a plain CQE.
+ */
+static void dma_cqes_compressed(const struct rxs_nic *n, struct nic_pkt *pk, uint32_t np,
+				uint64_t ts)
+{
+	uint8_t next[RXS_BURST], last[RXS_MAX_QUEUES];
+	bool done[RXS_BURST];
+	struct nic_pkt *run[RXS_BURST];
+	memset(last, 0xff, n->p.queues);
+	memset(done, 0, np);
+	for (uint32_t i = np; i-- > 0;) {
+		uint32_t qi = (uint32_t)(pk[i].q - n->q);
+		next[i] = last[qi];
+		last[qi] = (uint8_t)i;
+	}
+	for (uint32_t i = 0; i < np; i++) {
+		if (done[i])
+			continue;
+		uint32_t qi = (uint32_t)(pk[i].q - n->q);
+		if (pk[i].syndrome) {
+			dma_cqe(n, &pk[i], qi, ts);
+			continue;
+		}
+		uint32_t k = 0, room = n->cq_depth - (pk[i].cqe_idx & (n->cq_depth - 1));
+		for (uint32_t j = i; j != 0xff && !pk[j].syndrome && k < room; j = next[j]) {
+			run[k++] = &pk[j];
+			done[j] = true;
+		}
+		if (k == 1)
+			dma_cqe(n, run[0], qi, ts);
+		else
+			dma_cqe_session(n, run, k, qi, ts);
+	}
+}
+
+/*
  * Claim a WQE and a CQE for a packet due on q. Returns false (and counts
  * out_of_buffer) when either is missing; cq_full when only the CQ was.
  * Doorbell records are re-read only when the cached view says empty, as a
  * NIC caches its descriptors.
  */
-static bool dma_claim(const struct rxs_nic *n, struct nic_queue *q, struct nic_pkt *pk)
+static bool dma_claim(const struct rxs_nic *n, struct nic_queue *q, struct nic_pkt *pk,
+		      uint64_t burst)
 {
 	uint16_t avail = (uint16_t)(q->rq_posted - q->rq_ci);
 	if (!avail) {
+		/* Back off while the RQ is dry: one fetch of the doorbell
+		 * record per burst, as a NIC's descriptor fetch runs once per
+		 * batch; re-reading it for every due packet would pull the
+		 * line the engine writes to this core all the time (traffic a
+		 * real NIC does not make). legacy_dbrec restores that. */
+		if (q->dry_burst == burst && !n->legacy_dbrec) {
+			NIC_CNT_ADD(q->cnt.out_of_buffer, 1);
+			return false;
+		}
 		q->rq_posted = be32toh(__atomic_load_n(&q->rq_dbrec[MLX5_RCV_DBR],
 						       __ATOMIC_ACQUIRE)) & 0xffffu;
+		NIC_CNT_ADD(q->cnt.dbrec_reads, 1);
 		avail = (uint16_t)(q->rq_posted - q->rq_ci);
 		if (!avail) {
+			q->dry_burst = burst;
 			NIC_CNT_ADD(q->cnt.out_of_buffer, 1);
 			return false;
 		}
@@ -227,7 +340,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		x->flow = flow;
 		x->seq = q->seq++;
 		NIC_CNT_ADD(q->cnt.offered, 1);
-		if (!dma_claim(n, q, x))
+		if (!dma_claim(n, q, x, t->bursts + 1))
 			continue;
 		np++;
 		if (x->syndrome)
@@ -260,8 +373,11 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 				dma_payload(n, &pk[i]);
 		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
 	}
-	for (uint32_t i = 0; i < np; i++)
-		dma_cqe(n, &pk[i], (uint32_t)(pk[i].q - n->q), ts);
+	if (n->p.cqe_comp)
+		dma_cqes_compressed(n, pk, np, ts);
+	else
+		for (uint32_t i = 0; i < np; i++)
+			dma_cqe(n, &pk[i], (uint32_t)(pk[i].q - n->q), ts);
 	rxr_lap(p, RXR_ST_CQE_WRITE, np);
 	rxr_burst_end(p, np);
 	return np;
@@ -348,7 +464,9 @@ void *nic_thread_main(void *arg)
 out:
 	if (!t->t_end)
 		__atomic_store_n(&t->t_end, t->t_start, __ATOMIC_RELEASE);
-	/* every CQE written above happens-before an acquire that sees DONE */
+	/* every CQE written above happens-before an acquire that sees DONE,
+	 * or that sees the count of ended threads include this one */
 	__atomic_store_n(&t->state, NIC_DONE, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&n->ndone, 1, __ATOMIC_RELEASE);
 	return NULL;
 }

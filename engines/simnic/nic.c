@@ -44,6 +44,19 @@ static int nic_params_check(const struct rxs_params *p, char *err, size_t errlen
 	return -EINVAL;
 }
 
+bool rxs_sim_legacy(const char *what)
+{
+	const char *v = getenv("RXRAY_SIM_LEGACY");
+	size_t l = strlen(what);
+	for (const char *p = v; p && *p;) {
+		if (!strncmp(p, what, l) && (p[l] == ',' || p[l] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return false;
+}
+
 static void *nic_zalloc(size_t len)
 {
 	size_t alen = (len + 63) & ~(size_t)63;
@@ -74,6 +87,8 @@ struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen
 	n->cq_shift = (uint32_t)__builtin_ctz(n->cq_depth);
 	n->nflows = p->flows ? p->flows : 64 * p->queues;
 	n->mr_gen = 0x5a;
+	n->legacy_dbrec = rxs_sim_legacy("dbrec");
+	n->legacy_state = rxs_sim_legacy("state");
 	n->q = nic_zalloc(sizeof(*n->q) * p->queues);
 	if (!n->q)
 		goto fail;
@@ -135,6 +150,7 @@ void rxs_nic_free(struct rxs_nic *n)
 	free(n->q);
 	free(n->tmpl);
 	free(n->flow_q);
+	free(n->flow_hash);
 	if (n->t)
 		for (uint32_t i = 0; i < n->nthreads; i++) {
 			free(n->t[i].flows);
@@ -221,6 +237,7 @@ int rxs_nic_start(struct rxs_nic *n)
 			__atomic_store_n(&n->t[i].state, NIC_IDLE, __ATOMIC_RELEASE);
 		}
 		__atomic_store_n(&n->stop_req, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&n->ndone, 0, __ATOMIC_RELAXED);
 		return -rc;
 	}
 	n->started = true;
@@ -234,11 +251,18 @@ void rxs_nic_stop(struct rxs_nic *n)
 
 bool rxs_nic_done(const struct rxs_nic *n)
 {
-	/* one acquire per thread: each thread's CQEs happen-before its DONE */
-	for (uint32_t i = 0; i < n->nthreads; i++)
-		if (__atomic_load_n(&n->t[i].state, __ATOMIC_ACQUIRE) != NIC_DONE)
-			return false;
-	return true;
+	/* one acquire of the count of ended threads: each thread's CQEs
+	 * happen-before its increment, and the increments form one release
+	 * sequence, so seeing them all makes every CQE visible */
+	if (n->legacy_state) {
+		/* before: each thread's state word, on the line of the
+		 * counters that thread writes every burst */
+		for (uint32_t i = 0; i < n->nthreads; i++)
+			if (__atomic_load_n(&n->t[i].state, __ATOMIC_ACQUIRE) != NIC_DONE)
+				return false;
+		return true;
+	}
+	return (uint32_t)__atomic_load_n(&n->ndone, __ATOMIC_ACQUIRE) == n->nthreads;
 }
 
 int rxs_nic_join(struct rxs_nic *n)
@@ -272,6 +296,7 @@ void rxs_nic_counters(const struct rxs_nic *n, uint32_t qi, struct rxs_counters 
 		out->cq_full += __atomic_load_n(&c->cq_full, __ATOMIC_RELAXED);
 		out->errors += __atomic_load_n(&c->errors, __ATOMIC_RELAXED);
 		out->bytes += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
+		out->dbrec_reads += __atomic_load_n(&c->dbrec_reads, __ATOMIC_RELAXED);
 	}
 }
 
@@ -362,6 +387,7 @@ static json_t *nic_counters_json(const struct rxs_counters *c)
 	json_object_set_new(o, "cq_full", json_integer((json_int_t)c->cq_full));
 	json_object_set_new(o, "errors", json_integer((json_int_t)c->errors));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
+	json_object_set_new(o, "dbrec_reads", json_integer((json_int_t)c->dbrec_reads));
 	return o;
 }
 
@@ -439,6 +465,7 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "cq_depth", json_integer(n->cq_depth));
 	json_object_set_new(o, "core", json_integer(n->p.core));
 	json_object_set_new(o, "nic_threads", json_integer(n->nthreads));
+	json_object_set_new(o, "cqe_comp", json_boolean(n->p.cqe_comp));
 	json_object_set_new(o, "threads", ts);
 	json_object_set_new(o, "totals", nic_counters_json(&tot));
 	json_object_set_new(o, "queues", qs);

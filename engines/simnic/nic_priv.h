@@ -29,6 +29,7 @@ struct nic_queue {
 	uint32_t cq_pi;        /* CQEs produced */
 	uint32_t cq_ci;        /* cached consumer index (24 bits) */
 	uint64_t seq;          /* next sequence number */
+	uint64_t dry_burst;    /* burst (thread's count + 1) that found the RQ empty */
 	struct rxs_counters cnt;
 	void *rq_buf;
 	__be32 *rq_dbrec;      /* own cache line */
@@ -68,12 +69,24 @@ struct rxs_nic {
 	struct nic_queue *q;          /* p.queues entries */
 	uint8_t *tmpl;                /* nflows * NIC_TMPL_SIZE header templates */
 	uint8_t *flow_q;              /* flow -> queue */
+	uint32_t *flow_hash;          /* flow -> Toeplitz hash (written into CQEs) */
 	struct nic_mr mr[RXS_MAX_MRS];
 	uint32_t nmr, mr_gen;
+	/* RXRAY_SIM_LEGACY=dbrec: re-read the RQ doorbell record for every
+	 * packet due on a dry RQ, as before the back-off (measurement only) */
+	bool legacy_dbrec;
+	bool legacy_state;     /* RXRAY_SIM_LEGACY=state: rxs_nic_done reads
+				* each thread's state word (measurement only) */
 	struct nic_thread *t;         /* nthreads entries */
 	uint32_t nthreads;
 	bool started, joined;
-	int stop_req;                 /* atomic */
+	/* Read by every polling engine thread (rxs_nic_done) and by the NIC
+	 * threads (stop_req) all the time, written once each: a cache line of
+	 * their own, away from anything a NIC thread writes per burst, so a
+	 * poll of it stays a hit in the poller's cache. */
+	_Alignas(64) int stop_req;    /* atomic */
+	int ndone;                    /* NIC threads that ended (atomic) */
+	char pad_[64 - 2 * sizeof(int)];
 };
 
 /* Relaxed publication of a counter only the NIC thread writes. */

@@ -57,7 +57,8 @@ int nic_flows_build(struct rxs_nic *n)
 {
 	n->tmpl = calloc(n->nflows, NIC_TMPL_SIZE);
 	n->flow_q = calloc(n->nflows, 1);
-	if (!n->tmpl || !n->flow_q)
+	n->flow_hash = calloc(n->nflows, sizeof(*n->flow_hash));
+	if (!n->tmpl || !n->flow_q || !n->flow_hash)
 		return -ENOMEM;
 	uint32_t frame = n->p.frame;
 	for (uint32_t f = 0; f < n->nflows; f++) {
@@ -95,6 +96,7 @@ int nic_flows_build(struct rxs_nic *n)
 		uint32_t hash = nic_toeplitz(tuple, sizeof(tuple));
 		uint32_t q = (hash & (NIC_RETA_SIZE - 1)) % n->p.queues;
 		n->flow_q[f] = (uint8_t)q;
+		n->flow_hash[f] = hash;
 		put16(h + RXS_QUEUE_OFF, (uint16_t)q);
 		put16(h + RXS_MAGIC_OFF, RXS_TAG_MAGIC);
 	}
@@ -220,6 +222,8 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 	p->core = nic_core;
 	p->threads = 0; /* set below from the device string or the config */
 	p->sample_shift = c->sample_shift;
+	/* the engine's backend decides what auto means (dpdk: on) */
+	p->cqe_comp = c->cqe_comp == RX_CQE_COMP_ON;
 	static const enum rxr_stage nic_stages[] = {RXR_ST_HDR_WRITE, RXR_ST_PAYLOAD_WRITE,
 						    RXR_ST_CQE_WRITE};
 	for (size_t i = 0; i < sizeof(nic_stages) / sizeof(nic_stages[0]); i++)

@@ -9,9 +9,18 @@
  * App: read each header's sequence number, do the per-packet work (length
  * check), release each slot with one atomic add (daqiri's discipline).
  *
- * The loop variant (mode x inline/thread x WQE terminator) is picked once
- * in verbs_queue_setup from a table; the per-packet code never looks at
- * the configuration.
+ * The loop variant (CQ consumer x mode x inline/thread x WQE terminator)
+ * is picked once in verbs_queue_setup from a table, as rdma-core's mlx5
+ * provider picks its poll functions; the per-packet code never looks at
+ * the configuration. The consumer (--consumer) decides the barrier per
+ * CQE: devx (daqiri's, the default) orders its owner-byte load and no
+ * more; rdma-core adds udma_from_device_barrier as mlx5_get_next_cqe does.
+ *
+ * Memory ordering, per ring (correct on arm64's weaker ordering, not only
+ * on x86): WQE stores, then udma_to_device_barrier + release store of the
+ * RQ doorbell record; owner byte loaded with acquire before any other CQE
+ * field; CQ consumer index stored with release after the CQEs were read;
+ * slots released by the app with release adds, acquired by the refill.
  */
 #include <endian.h>
 #include <errno.h>
@@ -48,7 +57,7 @@ ALWAYS_INLINE void dp_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t n)
 /*
  * rdma-core's udma barriers (util/udma_barrier.h): descriptors must be
  * visible to the device before the doorbell record, and a CQE's fields
- * may be read only after its owner byte. x86 orders these already; arm64
+ * may be read only after its owner byte. x86 orders stores already; arm64
  * needs the outer-shareable forms, as rdma-core and DPDK emit.
  */
 ALWAYS_INLINE void dp_udma_to_device_barrier(void)
@@ -60,12 +69,22 @@ ALWAYS_INLINE void dp_udma_to_device_barrier(void)
 #endif
 }
 
+/*
+ * The read barrier rdma-core's consumer issues per CQE (mlx5_get_next_cqe
+ * calls udma_from_device_barrier once the owner bit says software owns
+ * it): lfence on x86-64, dmb oshld on arm64. A DevX consumer such as
+ * daqiri's issues none beyond the ordering of its owner-byte load (the
+ * C11 acquire in dp_cqe_next: a plain load on x86, ldar on arm64).
+ * --consumer picks which, once, through the loop table below.
+ */
 ALWAYS_INLINE void dp_udma_from_device_barrier(void)
 {
 #if defined(__aarch64__)
 	__asm__ __volatile__("dmb oshld" ::: "memory");
+#elif defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
 #else
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 #endif
 }
 
@@ -76,8 +95,10 @@ ALWAYS_INLINE struct mlx5_cqe64 *dp_cqe(const struct verbs_queue *q, uint32_t ci
 }
 
 /* Ownership as rdma-core's get_sw_cqe reads it: valid opcode, owner bit
- * equal to the consumer index's wrap parity. */
-ALWAYS_INLINE struct mlx5_cqe64 *dp_cqe_next(const struct verbs_queue *q)
+ * equal to the consumer index's wrap parity; the owner byte is loaded
+ * with acquire, so the CQE's other fields are read after it. rdma: the
+ * rdma-core consumer's extra barrier per CQE. */
+ALWAYS_INLINE struct mlx5_cqe64 *dp_cqe_next(const struct verbs_queue *q, bool rdma)
 {
 	struct mlx5_cqe64 *cqe = dp_cqe(q, q->ci);
 	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
@@ -85,12 +106,17 @@ ALWAYS_INLINE struct mlx5_cqe64 *dp_cqe_next(const struct verbs_queue *q)
 		return NULL;
 	if ((op_own & MLX5_CQE_OWNER_MASK) ^ !!(q->ci & q->cq.cqe_cnt))
 		return NULL;
-	dp_udma_from_device_barrier();
+	if (rdma)
+		dp_udma_from_device_barrier();
 	return cqe;
 }
 
 ALWAYS_INLINE void dp_cq_update_ci(struct verbs_queue *q)
 {
+	/* the CQEs were read before the device may reuse them: the PMD's
+	 * rte_io_wmb before *cq_db, rdma-core's barrier before
+	 * update_cons_index (free on x86, dmb oshst on arm64) */
+	dp_udma_to_device_barrier();
 	__atomic_store_n(q->cq.dbrec, htobe32(q->ci & 0xffffff), __ATOMIC_RELEASE);
 }
 
@@ -99,11 +125,11 @@ ALWAYS_INLINE void dp_cq_update_ci(struct verbs_queue *q)
  * every one as a slot to release after them (b->nfree). Error CQEs are
  * counted and reach no app. Returns the completions polled.
  */
-static uint32_t dp_poll(struct verbs_queue *q, struct verbs_burst *b)
+ALWAYS_INLINE uint32_t dp_poll(struct verbs_queue *q, struct verbs_burst *b, bool rdma)
 {
 	uint32_t n = 0, polled = 0;
 	while (polled < q->burst) {
-		struct mlx5_cqe64 *cqe = dp_cqe_next(q);
+		struct mlx5_cqe64 *cqe = dp_cqe_next(q, rdma);
 		if (!cqe)
 			break;
 		uint8_t opcode = cqe->op_own >> 4;
@@ -282,7 +308,7 @@ ALWAYS_INLINE void dp_hring_pop(struct verbs_hring *h)
  * the wire is quiet (wire_done) and the CQ is drained.
  */
 ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool hds, bool term,
-			      bool inl)
+			      bool inl, bool rdma)
 {
 	struct verbs_burst *b = q->scratch;
 	bool draining = false;
@@ -290,7 +316,7 @@ ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool h
 	rxr_lap_start(p);
 	for (;;) {
 		rxr_burst_begin(p);
-		uint32_t polled = dp_poll(q, b);
+		uint32_t polled = dp_poll(q, b, rdma);
 		if (polled == 0) {
 			rxr_lap(p, RXR_ST_IDLE, 0);
 			dp_refill(q, p, hds, term, true);
@@ -322,26 +348,48 @@ ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool h
 	atomic_store_explicit(&q->rx_done, 1, memory_order_release);
 }
 
-#define DP_RX_VARIANT(name, hds, term, inl)                                                        \
+#define DP_RX_VARIANT(name, hds, term, inl, rdma)                                                  \
 	static void name(struct verbs_queue *q, struct rxr_probe *p)                               \
 	{                                                                                          \
-		dp_rx_loop(q, p, hds, term, inl);                                                  \
+		dp_rx_loop(q, p, hds, term, inl, rdma);                                            \
 	}
-DP_RX_VARIANT(dp_rx_single_thr, false, false, false)
-DP_RX_VARIANT(dp_rx_single_thr_term, false, true, false)
-DP_RX_VARIANT(dp_rx_single_inl, false, false, true)
-DP_RX_VARIANT(dp_rx_single_inl_term, false, true, true)
-DP_RX_VARIANT(dp_rx_hds_thr, true, false, false)
-DP_RX_VARIANT(dp_rx_hds_thr_term, true, true, false)
-DP_RX_VARIANT(dp_rx_hds_inl, true, false, true)
-DP_RX_VARIANT(dp_rx_hds_inl_term, true, true, true)
+DP_RX_VARIANT(dp_rx_single_thr, false, false, false, false)
+DP_RX_VARIANT(dp_rx_single_thr_term, false, true, false, false)
+DP_RX_VARIANT(dp_rx_single_inl, false, false, true, false)
+DP_RX_VARIANT(dp_rx_single_inl_term, false, true, true, false)
+DP_RX_VARIANT(dp_rx_hds_thr, true, false, false, false)
+DP_RX_VARIANT(dp_rx_hds_thr_term, true, true, false, false)
+DP_RX_VARIANT(dp_rx_hds_inl, true, false, true, false)
+DP_RX_VARIANT(dp_rx_hds_inl_term, true, true, true, false)
+DP_RX_VARIANT(dp_rx_single_thr_rc, false, false, false, true)
+DP_RX_VARIANT(dp_rx_single_thr_term_rc, false, true, false, true)
+DP_RX_VARIANT(dp_rx_single_inl_rc, false, false, true, true)
+DP_RX_VARIANT(dp_rx_single_inl_term_rc, false, true, true, true)
+DP_RX_VARIANT(dp_rx_hds_thr_rc, true, false, false, true)
+DP_RX_VARIANT(dp_rx_hds_thr_term_rc, true, true, false, true)
+DP_RX_VARIANT(dp_rx_hds_inl_rc, true, false, true, true)
+DP_RX_VARIANT(dp_rx_hds_inl_term_rc, true, true, true, true)
 
-/* [hds][inline][terminator] */
-static const verbs_rx_fn dp_rx_table[2][2][2] = {
-	/* single */ {{dp_rx_single_thr, dp_rx_single_thr_term},
-			{dp_rx_single_inl, dp_rx_single_inl_term}},
-	/* hds */ {{dp_rx_hds_thr, dp_rx_hds_thr_term}, {dp_rx_hds_inl, dp_rx_hds_inl_term}},
+/* [consumer][hds][inline][terminator] */
+static const verbs_rx_fn dp_rx_table[2][2][2][2] = {
+	/* devx */ {
+		/* single */ {{dp_rx_single_thr, dp_rx_single_thr_term},
+				{dp_rx_single_inl, dp_rx_single_inl_term}},
+		/* hds */ {{dp_rx_hds_thr, dp_rx_hds_thr_term}, {dp_rx_hds_inl, dp_rx_hds_inl_term}},
+	},
+	/* rdma-core */ {
+		/* single */ {{dp_rx_single_thr_rc, dp_rx_single_thr_term_rc},
+				{dp_rx_single_inl_rc, dp_rx_single_inl_term_rc}},
+		/* hds */ {{dp_rx_hds_thr_rc, dp_rx_hds_thr_term_rc},
+			   {dp_rx_hds_inl_rc, dp_rx_hds_inl_term_rc}},
+	},
 };
+
+/* The loop variant for a queue (exposed for the tests). */
+verbs_rx_fn verbs_rx_fn_pick(enum rx_consumer consumer, bool hds, bool inl, bool term)
+{
+	return dp_rx_table[consumer == RX_CONSUMER_RDMA_CORE][hds][inl][term];
+}
 
 /* Same for the initial post (not timed): whole ring, one doorbell. */
 static void dp_post_all(struct verbs_queue *q, bool hds, bool term)
@@ -456,7 +504,7 @@ int verbs_queue_setup(struct verbs_run *run, struct verbs_queue *q, char *err, s
 		if (!q->hr.entries)
 			goto nomem;
 	}
-	q->rx_fn = dp_rx_table[hds][q->inline_app][term];
+	q->rx_fn = verbs_rx_fn_pick(c->consumer, hds, q->inline_app, term);
 	q->app_fn = hds ? dp_app_hds : dp_app_single;
 	dp_post_all(q, hds, term);
 	return 0;

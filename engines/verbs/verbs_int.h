@@ -212,6 +212,14 @@ struct verbs_run {
 int verbs_queue_setup(struct verbs_run *run, struct verbs_queue *q, char *err, size_t errlen);
 /* Free what verbs_queue_setup allocated (NULL-safe, idempotent). */
 void verbs_queue_teardown(struct verbs_queue *q);
+/*
+ * The RX loop variant for a consumer (RX_CONSUMER_DEVX: no barrier per CQE
+ * beyond the owner byte's acquire load, as daqiri's DevX consumer;
+ * RX_CONSUMER_RDMA_CORE: rdma-core's udma_from_device_barrier per CQE,
+ * an lfence on x86-64, dmb oshld on arm64), mode (hds), app placement
+ * (inline) and WQE terminator (term). Chosen once per queue at setup.
+ */
+verbs_rx_fn verbs_rx_fn_pick(enum rx_consumer consumer, bool hds, bool inl, bool term);
 /* Worker bodies (rx_worker_fn): arg is a struct verbs_queue *. */
 int verbs_rx_worker(struct rx_worker *w, void *arg);
 int verbs_app_worker(struct rx_worker *w, void *arg);

@@ -21,6 +21,12 @@ static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, 
 	int rc = rxs_params_from_config(c, -1, &p, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (c->cqe_comp == RX_CQE_COMP_ON) {
+		snprintf(err, errlen,
+			 "cqe-comp: the verbs engine's consumer (a DevX RQ, like daqiri's) "
+			 "does not ask for compressed CQEs; use --cqe-comp off or auto");
+		return -EINVAL;
+	}
 	rxs_caps(caps);
 	caps->sim_nic = true;
 	return 0;

@@ -25,6 +25,11 @@ struct tc_queue {
 	uint64_t bad_len;    /* byte_cnt != frame */
 	uint64_t bad_stamp;  /* payload stamp != seq */
 	uint8_t last_synd;
+	uint64_t sessions;   /* compressed sessions read */
+	uint64_t minis;      /* completions read from mini-CQEs */
+	uint64_t bad_session; /* session crossing the CQ's end, or k < 2 */
+	uint64_t bad_hash;   /* RSS hash that does not spread to this queue */
+	uint64_t bad_ptype;  /* parser fields (packet-type index) not UDP/IPv4 */
 };
 
 struct tc {
@@ -105,20 +110,16 @@ static inline void tc_fini(struct tc *t)
 	t->hdr = t->pay = NULL;
 }
 
-/* Handle one CQE of queue qi; returns 1 when one was consumed. */
-static inline int tc_poll_one(struct tc *t, uint32_t qi)
+/* One good completion: slot s of queue qi holds a frame of len bytes. */
+static inline void tc_good(struct tc *t, uint32_t qi, uint32_t s, uint32_t len)
 {
 	struct tc_queue *q = &t->q[qi];
-	struct mlx5_cqe64 *cqe = rxs_cq_peek(&q->r, q->ci);
-	if (!cqe)
-		return 0;
-	uint32_t s = be16toh(cqe->wqe_counter) & (t->p.ring - 1);
-	if (rxs_cqe_opcode(cqe) == MLX5_CQE_RESP_SEND) {
+	{
 		const char *h = tc_hdr_slot(t, qi, s);
 		uint64_t seq = rxs_hdr_seq(h);
 		if (!rxs_hdr_valid(h) || rxs_hdr_queue(h) != qi)
 			q->bad_hdr++;
-		if (be32toh(cqe->byte_cnt) != t->p.frame)
+		if (len != t->p.frame)
 			q->bad_len++;
 		if (seq < q->next_seq) {
 			q->backwards++;
@@ -135,16 +136,72 @@ static inline int tc_poll_one(struct tc *t, uint32_t qi)
 		q->good++;
 		if (t->spin_per_pkt)
 			rxr_spin_until(rxr_now(), t->spin_per_pkt);
+	}
+}
+
+/* The RSS hash must be the one that spread the packet to this queue
+ * (indirection table of 128 filled round robin, simnic.h). */
+static inline void tc_hash(struct tc *t, uint32_t qi, uint32_t hash)
+{
+	if ((hash & 127u) % t->nq != qi)
+		t->q[qi].bad_hash++;
+}
+
+/*
+ * A compressed session at q->ci (simnic.h): k completions for WQEs
+ * wqe_counter .. wqe_counter + k - 1, lengths and hashes in the minis;
+ * every entry invalidated before the consumer index passes it.
+ */
+static inline uint32_t tc_session(struct tc *t, uint32_t qi, const struct mlx5_cqe64 *title)
+{
+	struct tc_queue *q = &t->q[qi];
+	uint32_t k = rxs_cqe_session_len(title);
+	uint32_t wc = be16toh(title->wqe_counter);
+	if (k < 2 || (q->ci & (q->r.cqe_cnt - 1)) + k > q->r.cqe_cnt)
+		q->bad_session++;
+	for (uint32_t i = 0; i < k; i++) {
+		const struct rxs_mini_cqe8 *mc = rxs_mini_cqe(&q->r, q->ci, i);
+		tc_hash(t, qi, be32toh(mc->rx_hash_result));
+		tc_good(t, qi, (wc + i) & (t->p.ring - 1), be32toh(mc->byte_cnt));
+	}
+	for (uint32_t i = 0; i < k; i++)
+		rxs_cqe_invalidate(&q->r, q->ci + i);
+	q->sessions++;
+	q->minis += k;
+	return k;
+}
+
+/* Handle one CQE (or one compressed session) of queue qi; returns the
+ * completions consumed. */
+static inline int tc_poll_one(struct tc *t, uint32_t qi)
+{
+	struct tc_queue *q = &t->q[qi];
+	struct mlx5_cqe64 *cqe = rxs_cq_peek(&q->r, q->ci);
+	uint32_t k = 1;
+	if (!cqe)
+		return 0;
+	uint32_t s = be16toh(cqe->wqe_counter) & (t->p.ring - 1);
+	if (rxs_cqe_opcode(cqe) == MLX5_CQE_RESP_SEND) {
+		/* the PMD's packet-type index: l4_hdr_type_etc >> 2 and the
+		 * tunnel bits of byte 0 */
+		if (cqe->l4_hdr_type_etc != ((RXS_CQE_L4_UDP << 4) | (MLX5_CQE_L3_HDR_TYPE_IPV4 << 2)) ||
+		    (((const uint8_t *)cqe)[0] & 3) != 0)
+			q->bad_ptype++;
+		if (rxs_cqe_compressed(cqe))
+			k = tc_session(t, qi, cqe);
+		else
+			tc_good(t, qi, s, be32toh(cqe->byte_cnt));
+		tc_hash(t, qi, rxs_cqe_hash(cqe));
 	} else {
 		q->errors++;
 		q->last_synd = rxs_cqe_syndrome(cqe);
 	}
-	q->ci++;
+	q->ci += k;
 	rxs_cq_set_ci(&q->r, q->ci);
-	tc_post(t, qi, q->posted);
-	q->posted++;
+	for (uint32_t i = 0; i < k; i++)
+		tc_post(t, qi, q->posted++);
 	rxs_rq_doorbell(&q->r, q->posted);
-	return 1;
+	return (int)k;
 }
 
 /* Poll every queue until the NIC is done and the CQs are drained. */

@@ -50,6 +50,11 @@ enum rx_mem_kind { RX_MEM_HOST = 0, RX_MEM_HUGE, RX_MEM_GPU };
 enum rx_warmup { RX_WARMUP_AUTO = 0, RX_WARMUP_OFF };
 #define RX_WARMUP_MIN_S 0.05
 #define RX_WARMUP_MAX_S 2.0
+/* sim: compressed CQE sessions; auto = as the engine's driver asks (dpdk:
+ * on, as the mlx5 PMD; verbs: off, its DevX consumer does not ask). */
+enum rx_cqe_comp { RX_CQE_COMP_AUTO = 0, RX_CQE_COMP_ON, RX_CQE_COMP_OFF };
+/* verbs: which CQ consumer's barrier per CQE (verbs_dp.c). */
+enum rx_consumer { RX_CONSUMER_DEVX = 0, RX_CONSUMER_RDMA_CORE };
 
 #define RX_MAX_QUEUES 64
 #define RX_MAX_CORES 256
@@ -79,6 +84,8 @@ struct rx_config {
 	enum rx_discipline discipline;
 	enum rx_mem_kind payload_mem;
 	uint32_t mempool_cache; /* dpdk: per-lcore cache size, 0..512 */
+	enum rx_cqe_comp cqe_comp; /* sim: CQE compression (default auto) */
+	enum rx_consumer consumer; /* verbs: CQ consumer (default devx) */
 	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
 	unsigned sample_shift;  /* full probes: sample 1 in 2^k bursts */
 	bool allow_oversubscribe;

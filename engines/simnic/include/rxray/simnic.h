@@ -26,13 +26,37 @@
  *        not MLX5_CQE_INVALID and its owner bit == (ci / cqe_cnt) & 1;
  *        rxs_cq_peek does that check with an acquire load.
  *        Good completion: opcode MLX5_CQE_RESP_SEND, byte_cnt = frame
- *        bytes, wqe_counter = the consumed WQE's 16-bit counter.
+ *        bytes, wqe_counter = the consumed WQE's 16-bit counter,
+ *        l4_hdr_type_etc = (RXS_CQE_L4_UDP << 4) |
+ *        (MLX5_CQE_L3_HDR_TYPE_IPV4 << 2) (what the parser found; the
+ *        PMD's packet-type table is indexed by it), the flow's Toeplitz
+ *        hash at RXS_CQE_HASH_OFF (be32, as mlx5 writes rx_hash_result)
+ *        and its hash type byte after it.
  *        Error completion: opcode MLX5_CQE_RESP_ERR, laid out as struct
  *        mlx5_err_cqe (syndrome MLX5_CQE_SYNDROME_LOCAL_PROT_ERR for a bad
  *        lkey or an address range outside the region,
  *        MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR when the segments are too short
  *        for the frame), wqe_counter set, nothing written to any buffer.
  *        Unlike hardware the RQ keeps working after an error CQE.
+ *   Compressed sessions (params.cqe_comp, what mlx5 hardware writes when
+ *        the PMD enables CQE compression): when one NIC burst completes
+ *        k >= 2 good packets on a queue in consecutive CQ entries that do
+ *        not cross the CQ's end, the k entries S..S+k-1 hold one session:
+ *        entry S is the title, a CQE64 with the fields the k completions
+ *        share (opcode, l4_hdr_type_etc, sop_drop_qpn, wqe_counter of the
+ *        first), byte_cnt = k, op_own = (RESP_SEND << 4) |
+ *        (RXS_CQE_FORMAT_COMPRESSED << 2) | owner, stored last (release).
+ *        Per completion i (0..k-1) an 8-byte struct rxs_mini_cqe8 {hash,
+ *        byte_cnt}, eight per 64-byte entry: minis 0-7 in entry S+1, minis
+ *        8j..8j+7 in entry S+8j (the second array sits 7 entries after the
+ *        first, later ones 8 apart, as DPDK's mlx5_rx_poll_len reads them);
+ *        the session's other entries are left untouched. A consumer takes
+ *        k completions from the session (rxs_mini_cqe) and must store
+ *        op_own = RXS_CQE_INVALIDATE into the entries it consumed before
+ *        its consumer index passes them, as the PMD does: mini arrays
+ *        carry arbitrary bytes where op_own sits. Error completions are
+ *        never compressed. Off by default (consumers that do not
+ *        decompress see only plain CQEs).
  *   CQ doorbell record  cq_dbrec[RXS_CQ_SET_CI] = htobe32(ci & 0xffffff):
  *        the consumer index; store it with rxs_cq_set_ci (release). The NIC
  *        reads it to know the CQ has room; a packet that finds the CQ full
@@ -40,10 +64,16 @@
  *        Update the CQ consumer index before re-posting the WQEs of the
  *        completions you consumed, as mlx5 drivers do.
  *
- * Memory ordering: engine -> NIC: WQE stores, then release store of the RQ
- * doorbell record; the NIC acquire-loads it before reading WQEs. NIC ->
- * engine: buffer + CQE field stores, then release store of op_own; the
- * engine acquire-loads op_own before reading the CQE or the buffers.
+ * Memory ordering (correct on arm64 as on x86; the C11 forms of what the
+ * drivers do with rte_io_wmb / udma_to_device_barrier and rte_io_rmb /
+ * udma_from_device_barrier): engine -> NIC: WQE stores, then release
+ * store of the RQ doorbell record; the NIC acquire-loads it before
+ * reading WQEs. NIC -> engine: buffer, CQE field and mini-CQE stores,
+ * then release store of op_own (a session's title last); the engine
+ * acquire-loads op_own before reading the CQE, its minis or the buffers.
+ * Engine -> NIC for CQ space: CQE reads and invalidation stores, then the
+ * release store of the CQ doorbell record; the NIC acquire-loads it
+ * before reusing those entries.
  *
  * Packets: Ethernet II / IPv4 / UDP (UDP checksum 0), then the rxray tag
  * at RXS_TAG_OFF: be64 per-queue sequence number, be16 queue, be16
@@ -131,6 +161,23 @@ extern "C" {
 /* CQ doorbell record word of the consumer index (rdma-core mlx5 provider
  * MLX5_CQ_SET_CI; not in the public mlx5dv.h). */
 #define RXS_CQ_SET_CI 0
+/* CQE format field (op_own bits 3:2) of a compressed session's title, and
+ * the op_own a consumer stores into entries it consumed from a session
+ * (mlx5 PRM; DPDK's MLX5_COMPRESSED / MLX5_CQE_INVALIDATE). */
+#define RXS_CQE_FORMAT_COMPRESSED 3u
+#define RXS_CQE_INVALIDATE ((uint8_t)(MLX5_CQE_INVALID << 4))
+#define RXS_MINI_PER_CQE 8u
+/* Byte offsets in a CQE64 of the RSS hash result (be32) and hash type
+ * (inside struct mlx5_cqe64's reserved bytes in rdma-core's header). */
+#define RXS_CQE_HASH_OFF 12u
+#define RXS_CQE_HASH_TYPE_OFF 16u
+/* hash type byte: IPv4 + UDP ports hashed */
+#define RXS_CQE_HASH_TYPE_IPV4_UDP 0x26u
+/* l4_hdr_type_etc bits 6:4 (the mlx5 PRM's l4_hdr_type; rdma-core's header
+ * names only the L3 values, bits 3:2) */
+#define RXS_CQE_L4_NONE 0u
+#define RXS_CQE_L4_TCP 1u
+#define RXS_CQE_L4_UDP 2u
 
 struct rxs_nic; /* opaque */
 
@@ -153,6 +200,14 @@ struct rxs_params {
 	unsigned sample_shift;  /* probe sampling (full probe mode) */
 	uint64_t inject[RXR_ST_COUNT]; /* NIC stages only */
 	const volatile sig_atomic_t *stop; /* optional external stop flag */
+	bool cqe_comp;          /* write compressed sessions (off by default) */
+};
+
+/* One completion of a compressed session (the mlx5 "mini CQE", hash
+ * result format): 8 bytes, big-endian fields. */
+struct rxs_mini_cqe8 {
+	__be32 rx_hash_result;
+	__be32 byte_cnt;
 };
 
 /* Per-queue counters (snapshots; exact after rxs_nic_join). */
@@ -163,6 +218,8 @@ struct rxs_counters {
 	uint64_t cq_full;       /* subset of out_of_buffer: CQ had no room */
 	uint64_t errors;        /* error CQEs written (subset of received) */
 	uint64_t bytes;         /* frame bytes delivered in good CQEs */
+	uint64_t dbrec_reads;   /* RQ doorbell-record fetches (at most one per
+				 * burst while the RQ is dry) */
 };
 
 /* The whole NIC's figures, all threads together (after rxs_nic_join). */
@@ -226,6 +283,15 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 /* Take the NIC thread count and cores from a placement (rx_place):
  * threads = pl->nic_threads, core / thread_core[] = pl->nic_cores[]. */
 void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl);
+/*
+ * Before/after switches for bench/sim_fidelity: true when the comma list
+ * in the environment variable RXRAY_SIM_LEGACY names `what`, i.e. the
+ * caller should restore the behaviour it had before a fidelity fix
+ * (names: dbrec, state (NIC); nextnull, noprefetch, wqecheck, ptype,
+ * mrsplit, ringwqes, phased (dpdk sim)). Read once at setup, never on
+ * the packet path.
+ */
+bool rxs_sim_legacy(const char *what);
 /* Caps of the software NIC (max ring, sges, queues, frame, split). */
 void rxs_caps(struct rx_caps *caps);
 
@@ -259,7 +325,10 @@ void rxs_nic_stop(struct rxs_nic *n);
 /*
  * True once the NIC has offered its last packet and every CQE it will
  * ever write is visible (acquire). An engine polls until this is true,
- * then drains its CQs once more and is done.
+ * then drains its CQs once more and is done. Cheap: one acquire load of a
+ * word on a cache line of its own that the NIC threads write only when
+ * they end, so polling it while the NIC runs costs no cross-core miss
+ * (call it after empty polls anyway: it is not free of a load).
  */
 bool rxs_nic_done(const struct rxs_nic *n);
 /* Wait for every NIC thread. 0, or the first failing thread's -errno
@@ -333,6 +402,43 @@ static inline void rxs_cq_set_ci(const struct rxs_ring *r, uint32_t ci)
 static inline uint8_t rxs_cqe_opcode(const struct mlx5_cqe64 *c)
 {
 	return (uint8_t)(c->op_own >> 4);
+}
+
+/* True when c (owned by software) is a compressed session's title. */
+static inline bool rxs_cqe_compressed(const struct mlx5_cqe64 *c)
+{
+	return ((c->op_own >> 2) & 3u) == RXS_CQE_FORMAT_COMPRESSED;
+}
+
+/* Completions in the session whose title is c (its byte_cnt). */
+static inline uint32_t rxs_cqe_session_len(const struct mlx5_cqe64 *c)
+{
+	return be32toh(c->byte_cnt);
+}
+
+/* Mini-CQE i of the session whose title is at consumer index title_ci. */
+static inline const struct rxs_mini_cqe8 *rxs_mini_cqe(const struct rxs_ring *r,
+							uint32_t title_ci, uint32_t i)
+{
+	uint32_t slot = title_ci + (i < RXS_MINI_PER_CQE ? 1u : (i & ~(RXS_MINI_PER_CQE - 1)));
+	const struct rxs_mini_cqe8 *a =
+		(const struct rxs_mini_cqe8 *)(const void *)&r->cq_buf[slot & (r->cqe_cnt - 1)];
+	return &a[i & (RXS_MINI_PER_CQE - 1)];
+}
+
+/* The RSS hash the NIC wrote into a (plain or title) CQE. */
+static inline uint32_t rxs_cqe_hash(const struct mlx5_cqe64 *c)
+{
+	uint32_t v;
+	__builtin_memcpy(&v, (const char *)c + RXS_CQE_HASH_OFF, sizeof(v));
+	return be32toh(v);
+}
+
+/* Give entry ci back to the NIC's side (a consumed session entry). */
+static inline void rxs_cqe_invalidate(const struct rxs_ring *r, uint32_t ci)
+{
+	__atomic_store_n(&r->cq_buf[ci & (r->cqe_cnt - 1)].op_own, RXS_CQE_INVALIDATE,
+			 __ATOMIC_RELAXED);
 }
 
 /* Error CQE view: syndrome byte (MLX5_CQE_SYNDROME_*). */

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The DPDK sim routines over compressed CQE sessions (--cqe-comp, on by
+ * default for dpdk as in the mlx5 PMD): every packet delivered once and in
+ * order, conservation, across ring wraps and with bursts that end inside
+ * a session; and the other fidelity points the result makes visible
+ * (packet type from the CQE, RSS hash with several queues, the sampled
+ * wqe_counter check, MRs merged). Criterion forks per test: a fresh EAL.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/core.h"
+#include "rxray/dpdk.h"
+#include "rxray/result.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void cfg(struct rx_config *c, enum rx_mode mode, enum rx_discipline d, uint32_t burst)
+{
+	rx_config_defaults(c);
+	snprintf(c->engine, sizeof(c->engine), "dpdk");
+	snprintf(c->device, sizeof(c->device), "sim");
+	c->seconds = 0.3;
+	c->mode = mode;
+	c->discipline = d;
+	c->ring = 64; /* hundreds of laps in a run */
+	c->burst = burst;
+	c->batch = 16;
+	c->rate_pps = 0; /* the NIC's full rate: full bursts, long sessions */
+	c->app = RX_APP_INLINE;
+	c->quiet = true;
+}
+
+static struct rxr_result *run_cfg(const struct rx_config *c)
+{
+	char err[512] = "";
+	struct rx_caps caps;
+	cr_assert_eq(rx_engine_dpdk.caps(c, &caps, err, sizeof(err)), 0, "caps: %s", err);
+	cr_assert_eq(rx_config_validate(c, &caps, err, sizeof(err)), 0, "validate: %s", err);
+	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
+	struct rxr_result *r = rxr_result_new();
+	cr_assert_not_null(r);
+	cr_assert_eq(rx_run_exec(&rx_engine_dpdk, c, r, &stop_flag, err, sizeof(err)), 0, "run: %s", err);
+	return r;
+}
+
+static double num(json_t *o, const char *path)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", path);
+	json_t *v = o;
+	for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, "."))
+		v = json_object_get(v, tok);
+	cr_assert_not_null(v, "missing %s", path);
+	return json_number_value(v);
+}
+
+static double q0(json_t *d, const char *key)
+{
+	json_t *q = json_array_get(json_object_get(d, "sim_queues"), 0);
+	cr_assert_not_null(q);
+	return num(q, key);
+}
+
+/* In order, once each, conserved; sessions were really read. */
+static void check_in_order(const struct rxr_result *r, bool comp)
+{
+	json_t *d = json_object_get(r->extra, "dpdk");
+	cr_assert_not_null(d);
+	const struct rxr_counters *k = &r->c;
+	cr_assert(rxr_counters_conserved(k),
+		  "offered %lu != received %lu + oob %lu + nombuf %lu + app_dropped %lu",
+		  (unsigned long)k->offered, (unsigned long)k->received,
+		  (unsigned long)k->out_of_buffer, (unsigned long)k->nombuf,
+		  (unsigned long)k->app_dropped);
+	cr_assert_gt(k->received, 64 * 20, "fewer than 20 ring laps received");
+	cr_assert_eq(k->errors, 0, "errors %lu (error CQEs or wqe_counter faults)",
+		     (unsigned long)k->errors);
+	/* duplicates or reordering show as a sequence going backwards; a
+	 * mis-read mini-CQE as a tag or length error */
+	cr_assert_eq(num(d, "seq.dup"), 0);
+	cr_assert_eq(num(d, "seq.tag_errors"), 0);
+	cr_assert_eq(num(d, "seq.len_errors"), 0);
+	cr_assert_leq(num(d, "seq.missing"),
+		      (double)(k->out_of_buffer + k->nombuf + k->app_dropped));
+	cr_assert_eq(json_is_true(json_object_get(d, "cqe_comp")), comp);
+	if (comp) {
+		cr_assert_gt(q0(d, "cqe_sessions"), 0, "no session read at full rate");
+		cr_assert_gt(q0(d, "mini_cqes"), q0(d, "cqe_sessions"));
+	} else {
+		cr_assert_eq(q0(d, "cqe_sessions"), 0);
+	}
+	/* the sampled check ran (1 in 64 polls that found a completion) */
+	cr_assert_gt(q0(d, "wqe_checks"), 0);
+	cr_assert_eq(q0(d, "wqe_counter_faults"), 0);
+}
+
+/* Bursts of 5: most sessions (up to 32 long) end in a later burst. */
+Test(dpdk_cqe, scalar_single_sessions_across_bursts)
+{
+	struct rx_config c;
+	cfg(&c, RX_MODE_SINGLE, RX_DISC_SCALAR, 5);
+	struct rxr_result *r = run_cfg(&c);
+	check_in_order(r, true);
+	/* single segment: the ring is WQEs as given */
+	cr_assert_eq(num(json_object_get(r->extra, "dpdk"), "nic_wqes"), 64);
+	rxr_result_free(r);
+}
+
+Test(dpdk_cqe, scalar_hds_sessions_across_bursts)
+{
+	struct rx_config c;
+	cfg(&c, RX_MODE_HDS, RX_DISC_SCALAR, 7);
+	c.ring = 128; /* 64 WQEs of two segments */
+	struct rxr_result *r = run_cfg(&c);
+	check_in_order(r, true);
+	json_t *d = json_object_get(r->extra, "dpdk");
+	/* the ring is counted in segments: 128 descriptors, 64 WQEs */
+	cr_assert_eq(num(d, "nic_wqes"), 64);
+	/* two pools: merged into one MR when they share pages, else two;
+	 * a wrong merge would make the NIC write error CQEs (errors == 0) */
+	cr_assert(num(d, "mrs") >= 1 && num(d, "mrs") <= 2, "%.0f MRs", num(d, "mrs"));
+	if (num(d, "mrs") == 1)
+		cr_assert_eq(num(d, "mr_cache.mru_hits"), num(d, "mr_cache.lookups"));
+	rxr_result_free(r);
+}
+
+/* Vector: bursts of 8 take a session's mbufs over several calls (the
+ * PMD's rxq->decompressed). */
+Test(dpdk_cqe, vector_sessions_across_bursts)
+{
+	struct rx_config c;
+	cfg(&c, RX_MODE_SINGLE, RX_DISC_VECTOR, 8);
+	struct rxr_result *r = run_cfg(&c);
+	check_in_order(r, true);
+	rxr_result_free(r);
+}
+
+Test(dpdk_cqe, vector_long_bursts)
+{
+	struct rx_config c;
+	cfg(&c, RX_MODE_SINGLE, RX_DISC_VECTOR, 64);
+	c.ring = 256;
+	struct rxr_result *r = run_cfg(&c);
+	check_in_order(r, true);
+	rxr_result_free(r);
+}
+
+Test(dpdk_cqe, off_means_plain_cqes)
+{
+	struct rx_config c;
+	cfg(&c, RX_MODE_SINGLE, RX_DISC_SCALAR, 5);
+	c.cqe_comp = RX_CQE_COMP_OFF;
+	struct rxr_result *r = run_cfg(&c);
+	check_in_order(r, false);
+	rxr_result_free(r);
+}
+
+/* Two queues: both routines still deliver in order per queue (the app
+ * checks each queue's own sequence) with the RSS hash in the CQEs. */
+Test(dpdk_cqe, two_queues_conserve)
+{
+	struct rx_config c;
+	cfg(&c, RX_MODE_SINGLE, RX_DISC_VECTOR, 16);
+	c.queues = 2;
+	c.allow_oversubscribe = true;
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = json_object_get(r->extra, "dpdk");
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(r->c.received, 0);
+	cr_assert_eq(num(d, "seq.dup"), 0);
+	cr_assert_eq(num(d, "seq.tag_errors"), 0);
+	rxr_result_free(r);
+}
+
+/* The scalar model lapped in groups (RXRAY_SIM_SCALAR_GROUP, fix 4's
+ * alternative to phases): same packets, same order, one doorbell per
+ * burst whatever the group. */
+static void scalar_group(const char *g, enum rx_mode mode)
+{
+	struct rx_config c;
+	setenv("RXRAY_SIM_SCALAR_GROUP", g, 1);
+	cfg(&c, mode, RX_DISC_SCALAR, 16);
+	c.ring = 128;
+	struct rxr_result *r = run_cfg(&c);
+	check_in_order(r, true);
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF /* laps recorded */
+	json_t *d = json_object_get(r->extra, "dpdk");
+	double bursts = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!strcmp(r->threads[i].role, "rx"))
+			bursts = (double)r->threads[i].st[RXR_ST_DOORBELL].count;
+	cr_assert_eq(q0(d, "doorbells"), bursts, "one doorbell lap per doorbell");
+#endif
+	rxr_result_free(r);
+}
+
+Test(dpdk_cqe, scalar_groups_of_4)
+{
+	scalar_group("4", RX_MODE_HDS);
+}
+
+Test(dpdk_cqe, scalar_per_packet)
+{
+	scalar_group("1", RX_MODE_SINGLE);
+}
+
+/* Allocation failures in the middle of sessions: the scalar routine keeps
+ * the completions it read but could not deliver and delivers them first
+ * next time; nothing lost twice, nothing out of order. */
+Test(dpdk_cqe, scalar_nombuf_inside_sessions)
+{
+	struct rx_config c;
+	cfg(&c, RX_MODE_HDS, RX_DISC_SCALAR, 32);
+	c.ring = 256;
+	c.batch = 32;
+	c.hring = 64;
+	c.buffers = 300;
+	c.mempool_cache = 0;
+	c.app = RX_APP_THREAD;
+	c.allow_oversubscribe = true;
+	c.inject[RXR_ST_APP] = 200000; /* a slow app holds the buffers */
+	struct rxr_result *r = run_cfg(&c);
+	json_t *d = json_object_get(r->extra, "dpdk");
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(num(d, "rx_nombuf"), 0, "no allocation failed");
+	cr_assert_gt(q0(d, "cqe_sessions"), 0);
+	cr_assert_gt(q0(d, "carried"), 0, "no completion waited for the next burst");
+	cr_assert_eq(num(d, "seq.dup"), 0);
+	cr_assert_eq(num(d, "seq.tag_errors"), 0);
+	cr_assert_eq(num(d, "seq.len_errors"), 0);
+	cr_assert_eq(r->c.errors, 0);
+	rxr_result_free(r);
+}
