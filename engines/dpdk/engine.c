@@ -351,12 +351,11 @@ static int dpdk_rearm(struct rx_run *core, char *err, size_t errlen)
 		return rc;
 	for (uint32_t i = 0; i < run->nq; i++) {
 		struct rxd_queue *q = &run->q[i];
-		/* counters start again; the sequence check carries on */
-		struct rxd_app_stats keep = q->appst;
+		/* counters start again; the sequence check starts at the first
+		 * packet of the measured phase (the warm-up's tail drops are
+		 * the warm-up's) */
 		memset(&q->rx, 0, sizeof(q->rx));
 		memset(&q->appst, 0, sizeof(q->appst));
-		q->appst.next_seq = keep.next_seq;
-		q->appst.seq_started = keep.seq_started;
 		memset(&q->rx_ops, 0, sizeof(q->rx_ops));
 		memset(&q->rx_idle_ops, 0, sizeof(q->rx_idle_ops));
 		memset(&q->app_ops, 0, sizeof(q->app_ops));

@@ -15,6 +15,7 @@
 #include <rte_lcore.h>
 
 #include "sim_int.h"
+#include "rxray/util.h"
 
 struct sim_priv {
 	struct rxs_nic *nic;
@@ -329,6 +330,7 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 		return rc;
 	rxs_params_place(&sp->prm, &run->pl);
 	sp->prm.stop = run->stop;
+	sp->prm.seconds = run->nic_seconds; /* the warm-up first, when there is one */
 	/* the PMD asks for compressed CQEs unless told not to */
 	sp->prm.cqe_comp = c->cqe_comp != RX_CQE_COMP_OFF;
 	/* mlx5 counts an RQ's descriptors in segments: a ring of N with two
@@ -358,6 +360,26 @@ static int sim_start(struct rxd_run *run, char *err, size_t errlen)
 	if (rc)
 		snprintf(err, errlen, "device: cannot start the software NIC: %s", strerror(-rc));
 	return rc;
+}
+
+/* After the warm-up: the queues' counters start again, their rings, MR
+ * caches and compressed sessions carry on; the NIC runs `seconds` more. */
+static int sim_rearm(struct rxd_run *run, double seconds, char *err, size_t errlen)
+{
+	struct sim_priv *sp = run->be_priv;
+	int rc = rxs_nic_rearm(sp->nic, seconds);
+	if (rc)
+		return rxr_errf(err, errlen, rc, "device: cannot rearm the software NIC: %s",
+				strerror(-rc));
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rxd_simq *s = &sp->sq[i];
+		s->allocs = s->nombuf_pkts = s->nombuf_events = s->err_cqes = 0;
+		s->wqe_counter_faults = s->wqe_checks = s->sessions = s->mini_cqes = 0;
+		s->carried = s->spec_allocs = s->idle_allocs = s->doorbells = 0;
+		s->replenish_calls = 0;
+		s->mrc.lookups = s->mrc.mru_hits = s->mrc.scan_hits = s->mrc.misses = 0;
+	}
+	return 0;
 }
 
 static bool sim_quiet(struct rxd_run *run, struct rxd_queue *q)
@@ -482,5 +504,6 @@ const struct rxd_backend_ops rxd_backend_sim = {
     .quiet = sim_quiet,
     .pending = sim_pending,
     .collect = sim_collect,
+    .rearm = sim_rearm,
     .close = sim_close,
 };

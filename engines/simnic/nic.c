@@ -244,6 +244,30 @@ int rxs_nic_start(struct rxs_nic *n)
 	return 0;
 }
 
+int rxs_nic_rearm(struct rxs_nic *n, double seconds)
+{
+	if (!n->started || !n->joined)
+		return -EINVAL;
+	/* rings, posted WQEs, CQ positions and sequence numbers carry on as
+	 * they are: only the counters and the run's clock start again */
+	for (uint32_t i = 0; i < n->p.queues; i++)
+		memset(&n->q[i].cnt, 0, sizeof(n->q[i].cnt));
+	for (uint32_t i = 0; i < n->nthreads; i++) {
+		struct nic_thread *t = &n->t[i];
+		t->started = t->joined = false;
+		t->rc = 0;
+		t->t_start = t->t_end = 0;
+		t->bursts = 0;
+		t->offered = t->received = t->out_of_buffer = 0;
+		__atomic_store_n(&t->state, NIC_IDLE, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&n->stop_req, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->ndone, 0, __ATOMIC_RELAXED);
+	n->p.seconds = seconds;
+	n->started = n->joined = false;
+	return 0;
+}
+
 void rxs_nic_stop(struct rxs_nic *n)
 {
 	__atomic_store_n(&n->stop_req, 1, __ATOMIC_RELAXED);

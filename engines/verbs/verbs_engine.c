@@ -212,13 +212,15 @@ static int verbs_result_fill(struct verbs_run *run, struct rxr_result *r)
 		errors += q->rx.err_cqes > perq[i].errors ? q->rx.err_cqes - perq[i].errors : 0;
 		errors += q->app.len_errors + q->app.seq_dup;
 		if (perq[i].known) {
-			uint64_t unseen = q->app.seq_missing + (perq[i].offered > q->app.next_seq
-									  ? perq[i].offered - q->app.next_seq
-									  : 0);
+			/* sequence numbers run on across a warm-up; the counters
+			 * are this phase's */
+			uint64_t end = q->seq_base + perq[i].offered;
+			uint64_t unseen = q->app.seq_missing +
+					  (end > q->app.next_seq ? end - q->app.next_seq : 0);
 			uint64_t counted = perq[i].out_of_buffer + q->rx.err_cqes + q->rx.app_dropped;
 			uncounted = unseen > counted ? unseen - counted : counted - unseen;
-			if (q->app.next_seq > perq[i].offered) /* numbers never offered */
-				uncounted += q->app.next_seq - perq[i].offered;
+			if (q->app.next_seq > end) /* numbers never offered */
+				uncounted += q->app.next_seq - end;
 		}
 		faults += uncounted + q->app.seq_dup;
 		errors += uncounted;
@@ -298,6 +300,9 @@ static int verbs_open(struct rx_run *core, char *err, size_t errlen)
 		run->q[i].app_core = core->q[i].app_core;
 		core->q[i].priv = &run->q[i];
 	}
+	if (!run->be->rearm)
+		core->warmup_s = 0; /* a real device's traffic is not ours to restart */
+	run->nic_seconds = core->warmup_s > 0 ? core->warmup_s : c->seconds;
 	int rc = run->be->open(run, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -331,6 +336,44 @@ static void verbs_stop(struct rx_run *core, bool abort)
 	/* an rx worker that never ran must not leave its app waiting */
 	for (uint32_t i = 0; abort && run->q && i < run->nq; i++)
 		atomic_store(&run->q[i].rx_done, 1);
+}
+
+static int verbs_rearm(struct rx_run *core, char *err, size_t errlen)
+{
+	struct verbs_run *run = verbs_of(core);
+	struct verbs_dev_counters tot = {0};
+	struct verbs_dev_counters *perq = calloc(run->nq, sizeof(*perq));
+	struct rxr_result *scratch = rxr_result_new();
+	int rc = -ENOMEM;
+	if (!perq || !scratch)
+		goto out;
+	/* what each queue was offered in the warm-up: the measured phase's
+	 * sequence numbers start there */
+	rc = run->be->collect(run, scratch, &tot, perq);
+	if (rc < 0)
+		goto out;
+	rc = run->be->rearm(run, run->c->seconds, err, errlen);
+	if (rc < 0)
+		goto out;
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct verbs_queue *q = &run->q[i];
+		struct verbs_app_stats keep = q->app;
+		q->seq_base += perq[i].offered;
+		memset(&q->rx, 0, sizeof(q->rx));
+		memset(&q->app, 0, sizeof(q->app));
+		/* every packet offered so far was delivered or dropped (the
+		 * warm-up drained): the measured phase expects the next one */
+		q->app.next_seq = q->seq_base > keep.next_seq ? q->seq_base : keep.next_seq;
+		q->app.seq_started = keep.seq_started;
+		atomic_store(&q->rx_done, 0);
+	}
+	atomic_store(&run->wire_done, 0);
+out:
+	if (rc == -ENOMEM)
+		verr_rc(rc, err, errlen, "warm-up: out of memory");
+	rxr_result_free(scratch);
+	free(perq);
+	return rc;
 }
 
 static int verbs_collect(struct rx_run *core, struct rxr_result *r, char *err, size_t errlen)
@@ -374,6 +417,7 @@ const struct rx_engine_ops rx_engine_verbs = {
 	.wait = verbs_wait,
 	.stop = verbs_stop,
 	.collect = verbs_collect,
+	.rearm = verbs_rearm,
 	.queue_teardown = verbs_queue_teardown_hook,
 	.close = verbs_close,
 };

@@ -138,6 +138,7 @@ struct verbs_queue {
 	_Alignas(VERBS_CACHELINE) struct verbs_app_stats app;
 
 	int rx_core, app_core;  /* from the placement (app -1: inline) */
+	uint64_t seq_base;      /* sequence numbers offered before this phase */
 	bool inline_app;
 };
 
@@ -164,6 +165,8 @@ struct verbs_dev_counters {
  *            (sim: the NIC ended; mlx5: the flow rule is gone), so no new
  *            CQE can appear; *seconds = how long traffic flowed
  *   collect  counters (totals + per queue) and device extras into r
+ *   rearm    after a warm-up phase: counters start again, rings carry on,
+ *            the device runs `seconds` more (NULL: no warm-up possible)
  *   close    undo open (NULL-safe on a partial open)
  */
 struct verbs_backend_ops {
@@ -177,6 +180,7 @@ struct verbs_backend_ops {
 		    size_t errlen);
 	int (*collect)(struct verbs_run *run, struct rxr_result *r, struct verbs_dev_counters *tot,
 		       struct verbs_dev_counters *perq);
+	int (*rearm)(struct verbs_run *run, double seconds, char *err, size_t errlen);
 	void (*close)(struct verbs_run *run);
 };
 
@@ -199,6 +203,7 @@ struct verbs_run {
 	uint32_t hdr_stride, pay_stride;
 	uint32_t seq_off;
 	_Atomic int wire_done;
+	double nic_seconds;     /* the device's first phase (warm-up or run) */
 };
 
 /* ------------------------------------------------------------ datapath */

@@ -39,6 +39,7 @@ static int sim_open(struct verbs_run *run, char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	rxs_params_place(&p, &run->pl);
+	p.seconds = run->nic_seconds; /* the warm-up first, when there is one */
 	struct rxs_nic *nic = rxs_nic_new(&p, err, errlen);
 	if (!nic)
 		return -errno;
@@ -127,6 +128,14 @@ static int sim_collect(struct verbs_run *run, struct rxr_result *r, struct verbs
 	return 0;
 }
 
+static int sim_rearm(struct verbs_run *run, double seconds, char *err, size_t errlen)
+{
+	int rc = rxs_nic_rearm(run->be_priv, seconds);
+	if (rc < 0)
+		snprintf(err, errlen, "device: cannot rearm the software NIC: %s", strerror(-rc));
+	return rc;
+}
+
 static void sim_close(struct verbs_run *run)
 {
 	rxs_nic_free(run->be_priv);
@@ -141,5 +150,6 @@ const struct verbs_backend_ops verbs_backend_sim = {
 	.start = sim_start,
 	.wait = sim_wait,
 	.collect = sim_collect,
+	.rearm = sim_rearm,
 	.close = sim_close,
 };

@@ -323,6 +323,13 @@ int rxs_nic_start(struct rxs_nic *n);
 /* Ask the NIC to stop offering packets (async-signal-safe store). */
 void rxs_nic_stop(struct rxs_nic *n);
 /*
+ * After rxs_nic_join, ready the NIC for another phase of `seconds` (the
+ * measured phase after a warm-up): counters and the clock start again;
+ * rings, posted WQEs, CQ positions and sequence numbers carry on. Start
+ * it with rxs_nic_start. 0, or -EINVAL when it was not started and joined.
+ */
+int rxs_nic_rearm(struct rxs_nic *n, double seconds);
+/*
  * True once the NIC has offered its last packet and every CQE it will
  * ever write is visible (acquire). An engine polls until this is true,
  * then drains its CQs once more and is done. Cheap: one acquire load of a
