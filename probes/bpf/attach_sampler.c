@@ -435,6 +435,13 @@ int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on)
 		uprobes_detach(s);
 		return 0;
 	}
+	/*
+	 * Without the kernel's uprobe PMU libbpf would fall back to tracefs
+	 * uprobe_events, which outlive a killed rxray; with it, every uprobe
+	 * is a perf event fd + BPF link owned by this process.
+	 */
+	if (s->nup && access("/sys/bus/event_source/devices/uprobe/type", R_OK))
+		return -EOPNOTSUPP;
 	for (int i = 0; i < s->nup; i++) {
 		struct rxr_uprobe_slot *u = &s->up[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = (__u64)i);

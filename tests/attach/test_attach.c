@@ -4,12 +4,14 @@
  * hugepages, no PCI). Needs root; skips with the reason otherwise. Every
  * test stops its testpmd in .fini, which also runs when an assert fails.
  */
+#include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,4 +618,303 @@ Test(attach, missing_capabilities_exit_1)
 	cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
 	cr_assert(strstr(err, "CAP_BPF") && strstr(err, "CAP_PERFMON"), "names what is missing: %s",
 		  err);
+}
+
+/* ------------------------------------------------------ names (issue 16) */
+
+static json_t *top_named(json_t *d, size_t top, const char *prefix)
+{
+	json_t *v;
+	size_t i;
+	json_array_foreach(json_object_get(d, "top_functions"), i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (i < top && name && !strncmp(name, prefix, strlen(prefix)))
+			return v;
+	}
+	return NULL;
+}
+
+static const char *tops_text(json_t *d)
+{
+	static char buf[2048];
+	json_t *v;
+	size_t i, n = 0;
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(d, "top_functions"), i, v) {
+		if (i >= 8 || n + 200 > sizeof(buf))
+			break;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s (%s)", i ? ", " : "",
+				      json_string_value(json_object_get(v, "name")),
+				      json_string_value(json_object_get(v, "source")));
+	}
+	return buf;
+}
+
+/*
+ * Debian's DPDK is stripped: the receive function and the mempool
+ * driver's enqueue/dequeue have no symbol anywhere on this host. Their
+ * names must come from the tables read out of testpmd (rte_eth_fp_ops,
+ * rte_mempool_ops_table). With --mbcache=0 every alloc and free goes
+ * through the ring driver, so both are among the hottest frames. Catches:
+ * a wrong field offset (the label lands on another function or none), the
+ * library's unused copy read instead of testpmd's copy-relocated one (no
+ * labels at all), labels not used for unnamed frames, a missing source.
+ */
+Test(attach, dpdk_names_on_the_hottest_frames)
+{
+	pmd_up("names", "--mbcache=0");
+	json_t *d = attach_lcore1("names", "2");
+	json_t *rx = top_named(d, 6, "net_null rx_pkt_burst (port 0)");
+	json_t *mp = top_named(d, 6, "ring_mp_mc ");
+	cr_assert_not_null(rx, "rx burst not among the hottest: %s", tops_text(d));
+	cr_assert_not_null(mp, "mempool driver not among the hottest: %s", tops_text(d));
+	cr_assert_str_eq(json_string_value(json_object_get(rx, "source")), "dpdk");
+	cr_assert_str_eq(json_string_value(json_object_get(rx, "dpdk_role")), "rx_burst");
+	cr_assert_str_eq(json_string_value(json_object_get(rx, "dso")), "librte_net_null.so.23.0");
+	cr_assert_str_eq(json_string_value(json_object_get(mp, "source")), "dpdk");
+	const char *mpname = json_string_value(json_object_get(mp, "name"));
+	cr_assert(!strcmp(mpname, "ring_mp_mc enqueue") || !strcmp(mpname, "ring_mp_mc dequeue"),
+		  "%s", mpname);
+	cr_assert_str_eq(json_string_value(json_object_get(mp, "dso")),
+			 "librte_mempool_ring.so.23.0");
+	/* every frame name says where it came from */
+	json_t *src = json_object_get(json_object_get(d, "symbols"), "frame_sources");
+	cr_assert_str_eq(json_string_value(json_object_get(src, "net_null rx_pkt_burst (port 0)")),
+			 "dpdk");
+	/* the findings split the mempool share and name the receive function */
+	cr_assert(findings_mention(d, "mb_pool_0", "put "), "%s", slurp("names", "out"));
+	cr_assert(findings_mention(d, "PMD receive function: net_null rx_pkt_burst (port 0)", NULL),
+		  "%s", slurp("names", "out"));
+	json_t *sh = json_object_get(d, "shares");
+	cr_assert_gt(json_real_value(json_object_get(sh, "mempool_get")) +
+		     json_real_value(json_object_get(sh, "mempool_put")), 0.02);
+	cr_assert_leq(json_real_value(json_object_get(sh, "mempool_get")) +
+		      json_real_value(json_object_get(sh, "mempool_put")),
+		      json_real_value(json_object_get(sh, "mempool")) + 1e-4); /* 6 digits in JSON */
+	/* unnamed code keeps object+0xoffset */
+	bool raw = false;
+	json_t *v;
+	const char *k;
+	json_object_foreach(src, k, v)
+		if (!strcmp(json_string_value(v), "none") && strstr(k, "+0x"))
+			raw = true;
+	cr_assert(raw, "no object+0xoffset frame left: %s", tops_text(d));
+	json_decref(d);
+}
+
+static bool have_tool(const char *name)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/*
+ * A stripped program whose only symbols are in a separate debug file at
+ * <debug dir>/.build-id/xx/yyyy.debug: its spinning function is named
+ * through that file, and attach.json says "debuginfo". Without the debug
+ * dir it stays program+0xoffset (the name really came from the file).
+ */
+Test(attach, stripped_binary_resolves_through_its_build_id_debug_file)
+{
+	char dir[96], pid[16], dbg[160];
+	if (geteuid())
+		cr_skip_test("needs root (BPF)");
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		cr_skip_test("needs kernel BTF (/sys/kernel/btf/vmlinux)");
+	if (!have_tool("cc") || !have_tool("objcopy") || !have_tool("readelf"))
+		cr_skip_test("needs cc, objcopy and readelf to build the stripped program");
+	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-strip", (int)getpid());
+	cr_assert_eq(sh("mkdir -p %s/dbg && cd %s && printf '%%s\\n' "
+			"'__attribute__((noinline)) static void rxray_spin_here(volatile unsigned long *x)'"
+			" '{ for (;;) (*x)++; }' 'int main(void) { volatile unsigned long x = 0;'"
+			" 'rxray_spin_here(&x); return 0; }' > spin.c && "
+			"cc -O1 -g -Wl,--build-id=sha1 -o spin spin.c && "
+			"objcopy --only-keep-debug spin spin.debug && objcopy --strip-all spin", dir, dir),
+		     0, "building the stripped program");
+	/* the debug file by build-id: .build-id/<first byte>/<rest>.debug */
+	cr_assert_eq(sh("cd %s && id=$(readelf -n spin | sed -n 's/.*Build ID: //p') && "
+			"test -n \"$id\" && mkdir -p dbg/.build-id/${id%%${id#??}} && "
+			"mv spin.debug dbg/.build-id/${id%%${id#??}}/${id#??}.debug && "
+			"! readelf -S spin | grep -q '\\.symtab'", dir),
+		     0, "placing the debug file");
+	snprintf(dbg, sizeof(dbg), "%s/dbg", dir);
+	char bin[160];
+	snprintf(bin, sizeof(bin), "%s/spin", dir);
+	pid_t spin = fork();
+	if (spin == 0) {
+		execl(bin, bin, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)spin);
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	const char *args[] = {"attach", "--pid", pid, "--seconds", "1", "--debug-dir", dbg,
+			      "-o", outdir, "-q", NULL};
+	int rc = rxray_run(args, "strip", 30);
+	char out2[120];
+	snprintf(out2, sizeof(out2), "%s/out-nodebug", dir);
+	const char *args2[] = {"attach", "--pid", pid, "--seconds", "0.5", "--debug-dir", dir,
+			       "-o", out2, "-q", NULL};
+	int rc2 = rxray_run(args2, "strip2", 30);
+	kill(spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp("strip", "err"));
+	cr_assert_eq(rc2, 0, "exit %d: %s", rc2, slurp("strip2", "err"));
+	json_t *d = result_load();
+	json_t *top = json_array_get(json_object_get(d, "top_functions"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(top, "name")), "rxray_spin_here",
+			 "hottest: %s", tops_text(d));
+	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), "debuginfo");
+	cr_assert_str_eq(json_string_value(json_object_get(top, "dso")), "spin");
+	json_decref(d);
+	/* a debug dir without the file: the raw offset, source none */
+	snprintf(outdir, sizeof(outdir), "%s", out2);
+	d = result_load();
+	top = json_array_get(json_object_get(d, "top_functions"), 0);
+	cr_assert(strstr(json_string_value(json_object_get(top, "name")), "spin+0x"), "%s",
+		  tops_text(d));
+	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), "none");
+	json_decref(d);
+}
+
+/* ------------------------------------------- nothing left behind (issue 14) */
+
+/* The BPF link and program ids held by process pid's fds (/proc/pid/fdinfo). */
+static void bpf_ids_of(pid_t pid, __u32 *links, size_t *nl, __u32 *progs, size_t *np, size_t max)
+{
+	char path[96], line[256];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%.40s", (int)pid, de->d_name);
+		FILE *f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned id;
+			if (sscanf(line, "link_id: %u", &id) == 1 && *nl < max)
+				links[(*nl)++] = id;
+			else if (sscanf(line, "prog_id: %u", &id) == 1 && *np < max)
+				progs[(*np)++] = id;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Ids that still exist, by walking the kernel's id space (libbpf). */
+static size_t alive(const __u32 *ids, size_t n, int (*next)(__u32, __u32 *))
+{
+	size_t left = 0;
+	for (size_t i = 0; i < n; i++) {
+		__u32 cur = ids[i] - 1, got;
+		if (!next(cur, &got) && got == ids[i])
+			left++;
+	}
+	return left;
+}
+
+static bool uprobe_prog_among(const __u32 *progs, size_t np)
+{
+	for (size_t i = 0; i < np; i++) {
+		int fd = bpf_prog_get_fd_by_id(progs[i]);
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		bool up = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+			  !strncmp(info.name, "rxr_uprobe", 10);
+		if (fd >= 0)
+			close(fd);
+		if (up)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * rxray attach killed with SIGKILL, its uprobes attached at that moment:
+ * every BPF link and program its fds held is gone from the kernel's id
+ * space afterwards (links are fd-owned perf-event links, nothing is
+ * pinned, no legacy tracefs uprobe is created). Ownership is read from the
+ * process's own fdinfo, so a concurrent attach elsewhere cannot confuse it.
+ */
+Test(attach, sigkill_with_uprobes_leaves_no_link_or_program)
+{
+	char pid[16], spec[512] = "", tracefs_before[64] = "";
+	size_t sl = 0, i;
+	json_t *v;
+
+	pmd_up("kup", NULL);
+	json_t *d = attach_lcore1("kup0", "1");
+	json_array_foreach(json_object_get(d, "top_functions"), i, v) {
+		const char *dso = json_string_value(json_object_get(v, "dso"));
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (strstr(dso, "net_null") && strstr(name, "+0x") && sl + strlen(name) + 2 < sizeof(spec))
+			sl += (size_t)snprintf(spec + sl, sizeof(spec) - sl, "%s%s", sl ? "," : "", name);
+	}
+	json_decref(d);
+	if (!sl) /* every net_null frame got a name: probe the receive path by object offset */
+		snprintf(spec, sizeof(spec), "librte_net_null+0x2090");
+	FILE *tf = popen("cat /sys/kernel/tracing/uprobe_events 2>/dev/null | wc -l", "r");
+	if (tf) {
+		if (!fgets(tracefs_before, sizeof(tracefs_before), tf))
+			tracefs_before[0] = '\0';
+		pclose(tf);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "60",
+			      "--uprobes", spec, "--uprobe-duty", "100", "-o", outdir, "-q", NULL};
+	pid_t r = rxray_spawn(args, "kup");
+	__u32 links[256], progs[256];
+	size_t nl = 0, np = 0;
+	double t0 = now_s();
+	/* wait (bounded) until the uprobe programs are attached through links */
+	while (now_s() - t0 < 20) {
+		nl = np = 0;
+		bpf_ids_of(r, links, &nl, progs, &np, 256);
+		if (nl >= 2 && uprobe_prog_among(progs, np))
+			break;
+		usleep(100000);
+	}
+	cr_assert_geq(nl, 2, "attach never held its links: %s", slurp("kup", "err"));
+	cr_assert(uprobe_prog_among(progs, np), "no uprobe program attached");
+	/* the id walk sees them while attach lives (else "gone" proves nothing) */
+	cr_assert_eq(alive(links, nl, bpf_link_get_next_id), nl);
+	cr_assert_eq(alive(progs, np, bpf_prog_get_next_id), np);
+	kill(r, SIGKILL);
+	cr_assert_eq(rxray_wait(r, 15), 128 + SIGKILL);
+	/* release trails the exit by a moment (the kernel frees in RCU callbacks) */
+	size_t ll = alive(links, nl, bpf_link_get_next_id), lp = alive(progs, np, bpf_prog_get_next_id);
+	for (int k = 0; k < 100 && (ll || lp); k++) {
+		usleep(100000);
+		ll = alive(links, nl, bpf_link_get_next_id);
+		lp = alive(progs, np, bpf_prog_get_next_id);
+	}
+	cr_assert_eq(ll, 0, "%zu of %zu links left after SIGKILL", ll, nl);
+	cr_assert_eq(lp, 0, "%zu of %zu programs left after SIGKILL", lp, np);
+	/* no legacy uprobe (tracefs) and nothing pinned */
+	tf = popen("cat /sys/kernel/tracing/uprobe_events 2>/dev/null | wc -l", "r");
+	char after[64] = "";
+	if (tf) {
+		if (!fgets(after, sizeof(after), tf))
+			after[0] = '\0';
+		pclose(tf);
+	}
+	cr_assert_str_eq(after, tracefs_before, "tracefs uprobe_events changed");
+	cr_assert_neq(sh("ls /sys/fs/bpf 2>/dev/null | grep -q rxr"), 0, "something pinned");
 }

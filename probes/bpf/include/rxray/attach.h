@@ -247,7 +247,10 @@ int rxr_sampler_foreach(struct rxr_sampler *s, rxr_stack_fn fn, void *ctx);
  */
 int rxr_sampler_uprobe_add(struct rxr_sampler *s, const char *path, uint64_t off);
 /*
- * Attach (on) or detach (off) every registered uprobe, as links. 0 or
+ * Attach (on) or detach (off) every registered uprobe, as perf-event BPF
+ * links owned by this process (nothing pinned; they die with it). 0,
+ * -EOPNOTSUPP when the kernel has no uprobe PMU (libbpf's legacy tracefs
+ * uprobes would outlive a killed rxray, so they are never used), or
  * -errno of the first attach that failed (the others are then detached).
  */
 int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on);
