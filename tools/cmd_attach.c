@@ -110,7 +110,8 @@ static void usage(FILE *f)
 		"  --file-prefix NAME  the target's EAL --file-prefix (default: the telemetry\n"
 		"                      socket that greets as PID)\n"
 		"  --uprobes SYM[,SYM] count calls and return values (packets per rx burst) of\n"
-		"                      these functions: \"sym\", \"dso:sym\" or \"dso+0xOFF\". Off by\n"
+		"                      these functions: \"sym\", \"dso:sym\", \"dso+0xOFF\" or a DPDK\n"
+		"                      name (\"net_null rx_pkt_burst (port 0)\"). Off by\n"
 		"                      default: a hit costs 1.5-7.5 us here, so they are attached\n"
 		"                      only --uprobe-duty of each second and the output states the\n"
 		"                      packet rate with and without them\n"
@@ -441,6 +442,8 @@ int rxr_cmd_attach(int argc, char **argv)
 		rxr_err(VERB, "%s", err);
 		goto cleanup;
 	}
+	/* DPDK labels now, so --uprobes may name them; read again after the window */
+	rxr_syms_dpdk_read(sy, NULL, err, sizeof(err));
 	/* uprobe specs are input: check them all before loading anything */
 	for (char *save = NULL, *tok = opts.uprobes ? strtok_r(opts.uprobes, ",", &save) : NULL;
 	     tok; tok = strtok_r(NULL, ",", &save)) {

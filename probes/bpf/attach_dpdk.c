@@ -24,13 +24,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "attach_dpdk_layout.h"
 #include "attach_syms_int.h"
 
-#define FP_OPS_SIZE 128
-#define MP_OPS_FIRST 64 /* ops[0]: the table's second cache line */
-#define MP_OPS_SIZE 128
-#define MP_OPS_MAX 16
-#define MP_NAME 32
+#define FP_OPS_SIZE RXR_FP_OPS_SIZE
+#define MP_OPS_FIRST RXR_MP_TABLE_OPS
+#define MP_OPS_SIZE RXR_MP_OPS_SIZE
+#define MP_OPS_MAX RXR_MP_OPS_MAX
+#define MP_NAME RXR_MP_OPS_NAMESIZE
 
 /*
  * An exported table may be defined twice: in its library and, through a
@@ -169,12 +170,12 @@ static int fp_ops_read(struct collect *c, const struct rxr_tele_snap *ports, cha
 		enum rxr_dpdk_role role;
 		const char *what;
 	} fields[] = {
-		{0, RXR_ROLE_RX_BURST, "rx_pkt_burst"},
-		{8, RXR_ROLE_ETH_OTHER, "rx_queue_count"},
-		{16, RXR_ROLE_ETH_OTHER, "rx_descriptor_status"},
-		{64, RXR_ROLE_TX_BURST, "tx_pkt_burst"},
-		{72, RXR_ROLE_ETH_OTHER, "tx_pkt_prepare"},
-		{80, RXR_ROLE_ETH_OTHER, "tx_descriptor_status"},
+		{RXR_FP_RX_PKT_BURST, RXR_ROLE_RX_BURST, "rx_pkt_burst"},
+		{RXR_FP_RX_QUEUE_COUNT, RXR_ROLE_ETH_OTHER, "rx_queue_count"},
+		{RXR_FP_RX_DESCRIPTOR_STATUS, RXR_ROLE_ETH_OTHER, "rx_descriptor_status"},
+		{RXR_FP_TX_PKT_BURST, RXR_ROLE_TX_BURST, "tx_pkt_burst"},
+		{RXR_FP_TX_PKT_PREPARE, RXR_ROLE_ETH_OTHER, "tx_pkt_prepare"},
+		{RXR_FP_TX_DESCRIPTOR_STATUS, RXR_ROLE_ETH_OTHER, "tx_descriptor_status"},
 	};
 	struct sym_find sf = {.name = "rte_eth_fp_ops"};
 	uint8_t *buf;
@@ -234,15 +235,15 @@ static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 		enum rxr_dpdk_role role;
 		const char *what;
 	} fields[] = {
-		{32, RXR_ROLE_MP_OTHER, "alloc"},
-		{40, RXR_ROLE_MP_OTHER, "free"},
-		{48, RXR_ROLE_MP_PUT, "enqueue"},
-		{56, RXR_ROLE_MP_GET, "dequeue"},
-		{64, RXR_ROLE_MP_OTHER, "get_count"},
-		{72, RXR_ROLE_MP_OTHER, "calc_mem_size"},
-		{80, RXR_ROLE_MP_OTHER, "populate"},
-		{88, RXR_ROLE_MP_OTHER, "get_info"},
-		{96, RXR_ROLE_MP_GET, "dequeue_contig_blocks"},
+		{RXR_MP_OPS_ALLOC, RXR_ROLE_MP_OTHER, "alloc"},
+		{RXR_MP_OPS_FREE, RXR_ROLE_MP_OTHER, "free"},
+		{RXR_MP_OPS_ENQUEUE, RXR_ROLE_MP_PUT, "enqueue"},
+		{RXR_MP_OPS_DEQUEUE, RXR_ROLE_MP_GET, "dequeue"},
+		{RXR_MP_OPS_GET_COUNT, RXR_ROLE_MP_OTHER, "get_count"},
+		{RXR_MP_OPS_CALC_MEM_SIZE, RXR_ROLE_MP_OTHER, "calc_mem_size"},
+		{RXR_MP_OPS_POPULATE, RXR_ROLE_MP_OTHER, "populate"},
+		{RXR_MP_OPS_GET_INFO, RXR_ROLE_MP_OTHER, "get_info"},
+		{RXR_MP_OPS_DEQUEUE_CONTIG_BLOCKS, RXR_ROLE_MP_GET, "dequeue_contig_blocks"},
 	};
 	struct sym_find sf = {.name = "rte_mempool_ops_table"};
 	uint8_t *buf;
@@ -251,7 +252,7 @@ static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 
 	if (rc)
 		return rc;
-	if (sf.size != MP_OPS_FIRST + MP_OPS_MAX * MP_OPS_SIZE) {
+	if (sf.size != RXR_MP_TABLE_SIZE) {
 		snprintf(err, errlen, "rte_mempool_ops_table is %llu bytes: not the layout of "
 			 "DPDK 22.11", (unsigned long long)sf.size);
 		return -EPROTO;
@@ -266,11 +267,11 @@ static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 		free(buf);
 		return rc;
 	}
-	memcpy(&num, buf + 4, sizeof(num));
+	memcpy(&num, buf + RXR_MP_TABLE_NUM_OPS, sizeof(num));
 	for (uint32_t i = 0; i < num && i < MP_OPS_MAX; i++) {
 		const uint8_t *ops = buf + MP_OPS_FIRST + (size_t)i * MP_OPS_SIZE;
 		char name[MP_NAME + 1];
-		memcpy(name, ops, MP_NAME);
+		memcpy(name, ops + RXR_MP_OPS_NAME, MP_NAME);
 		name[MP_NAME] = '\0';
 		for (char *ch = name; *ch; ch++) /* it becomes a frame name */
 			if (*ch == ';' || *ch < ' ' || *ch > '~')
@@ -344,7 +345,7 @@ int rxr_syms_dpdk_read(struct rxr_syms *sy, const struct rxr_tele_snap *ports, c
 		}
 		if (p->per_port)
 			ports_text(p, where, sizeof(where));
-		snprintf(l->label, sizeof(l->label), "%s %s%s", p->who, p->what, where);
+		snprintf(l->label, sizeof(l->label), "%.60s %.24s%.40s", p->who, p->what, where);
 	}
 	free(c);
 	if (sy->ndpdk)

@@ -351,6 +351,16 @@ int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pa
 	Dwarf_Addr bias;
 	Elf *elf;
 
+	/* a DPDK label ("net_null rx_pkt_burst (port 0)") names its entry */
+	for (size_t i = 0; i < sy->ndpdk; i++) {
+		if (strcmp(spec, sy->dpdk[i].label))
+			continue;
+		lc.found = dwfl_addrmodule(sy->dwfl, sy->dpdk[i].addr);
+		if (lc.found && dwfl_module_getelf(lc.found, &bias)) {
+			lc.vaddr = sy->dpdk[i].addr - bias;
+			goto found;
+		}
+	}
 	snprintf(buf, sizeof(buf), "%s", spec);
 	plus = strstr(buf, "+0x");
 	colon = strchr(buf, ':');
@@ -380,6 +390,7 @@ int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pa
 			 lc.sym ? "function symbol of that name" : "object of that name");
 		return -ENOENT;
 	}
+found:
 	elf = dwfl_module_getelf(lc.found, &bias); /* before info: sets mainfile */
 	name = dwfl_module_info(lc.found, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
 	if (!elf || vaddr_to_file_off(elf, lc.vaddr, file_off)) {

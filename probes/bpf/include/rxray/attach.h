@@ -348,9 +348,11 @@ size_t rxr_syms_unwind(void *sy, uint32_t tid, const uint64_t *regs, const uint8
 		       size_t len, uint64_t *ips, size_t max);
 
 /*
- * Resolve a --uprobes spec: "sym", "dso:sym" or "dso+0xOFF" (dso matched
- * against mapped objects' basenames by prefix) to a file path and file
- * offset. 0; -ENOENT (no such symbol/object) or -EINVAL with err set.
+ * Resolve a --uprobes spec: a DPDK label read by rxr_syms_dpdk_read
+ * ("net_null rx_pkt_burst (port 0)"), "sym", "dso:sym" or "dso+0xOFF"
+ * (dso matched against mapped objects' basenames by prefix) to a file
+ * path and file offset. 0; -ENOENT (no such symbol/object) or -EINVAL
+ * with err set.
  */
 int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pathlen,
 		    uint64_t *file_off, char *err, size_t errlen);
