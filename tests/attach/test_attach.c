@@ -720,37 +720,35 @@ static int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
-/*
- * A stripped program whose only symbols are in a separate debug file at
- * <debug dir>/.build-id/xx/yyyy.debug: its spinning function is named
- * through that file, and attach.json says "debuginfo". Without the debug
- * dir it stays program+0xoffset (the name really came from the file).
- */
-Test(attach, stripped_binary_resolves_through_its_build_id_debug_file)
+static void need_bpf(void)
 {
-	char dir[96], pid[16], dbg[160];
 	if (geteuid())
 		cr_skip_test("needs root (BPF)");
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		cr_skip_test("needs kernel BTF (/sys/kernel/btf/vmlinux)");
 	if (!have_tool("cc") || !have_tool("objcopy") || !have_tool("readelf"))
 		cr_skip_test("needs cc, objcopy and readelf to build the stripped program");
-	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-strip", (int)getpid());
-	cr_assert_eq(sh("mkdir -p %s/dbg && cd %s && printf '%%s\\n' "
-			"'__attribute__((noinline)) static void rxray_spin_here(volatile unsigned long *x)'"
+}
+
+/*
+ * Build dir/spin (a static function spinning forever) with ldflags, then
+ * run post (shell, in dir) to strip it and place its debug file.
+ */
+static void spin_build(const char *dir, const char *ldflags, const char *post)
+{
+	cr_assert_eq(sh("rm -rf %s && mkdir -p %s/dbg && cd %s && printf '%%s\\n' "
+			"'__attribute__((noinline)) %s void rxray_spin_here(volatile unsigned long *x)'"
 			" '{ for (;;) (*x)++; }' 'int main(void) { volatile unsigned long x = 0;'"
 			" 'rxray_spin_here(&x); return 0; }' > spin.c && "
-			"cc -O1 -g -Wl,--build-id=sha1 -o spin spin.c && "
-			"objcopy --only-keep-debug spin spin.debug && objcopy --strip-all spin", dir, dir),
-		     0, "building the stripped program");
-	/* the debug file by build-id: .build-id/<first byte>/<rest>.debug */
-	cr_assert_eq(sh("cd %s && id=$(readelf -n spin | sed -n 's/.*Build ID: //p') && "
-			"test -n \"$id\" && mkdir -p dbg/.build-id/${id%%${id#??}} && "
-			"mv spin.debug dbg/.build-id/${id%%${id#??}}/${id#??}.debug && "
-			"! readelf -S spin | grep -q '\\.symtab'", dir),
-		     0, "placing the debug file");
-	snprintf(dbg, sizeof(dbg), "%s/dbg", dir);
-	char bin[160];
+			"cc -O1 -g %s -o spin spin.c && %s", dir, dir, dir,
+			strstr(ldflags, "rdynamic") ? "" : "static", ldflags, post),
+		     0, "building the stripped program (%s)", post);
+}
+
+/* Attach to dir/spin for secs with --debug-dir debug; its hottest frame. */
+static json_t *spin_attach(const char *dir, const char *debug, const char *tag, json_t **doc)
+{
+	char bin[160], pid[16];
 	snprintf(bin, sizeof(bin), "%s/spin", dir);
 	pid_t spin = fork();
 	if (spin == 0) {
@@ -758,33 +756,81 @@ Test(attach, stripped_binary_resolves_through_its_build_id_debug_file)
 		_exit(127);
 	}
 	snprintf(pid, sizeof(pid), "%d", (int)spin);
-	snprintf(outdir, sizeof(outdir), "%s/out", dir);
-	const char *args[] = {"attach", "--pid", pid, "--seconds", "1", "--debug-dir", dbg,
+	snprintf(outdir, sizeof(outdir), "%s/out-%s", dir, tag);
+	const char *args[] = {"attach", "--pid", pid, "--seconds", "0.7", "--debug-dir", debug,
 			      "-o", outdir, "-q", NULL};
-	int rc = rxray_run(args, "strip", 30);
-	char out2[120];
-	snprintf(out2, sizeof(out2), "%s/out-nodebug", dir);
-	const char *args2[] = {"attach", "--pid", pid, "--seconds", "0.5", "--debug-dir", dir,
-			       "-o", out2, "-q", NULL};
-	int rc2 = rxray_run(args2, "strip2", 30);
+	int rc = rxray_run(args, tag, 30);
 	kill(spin, SIGKILL);
 	waitpid(spin, NULL, 0);
-	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp("strip", "err"));
-	cr_assert_eq(rc2, 0, "exit %d: %s", rc2, slurp("strip2", "err"));
-	json_t *d = result_load();
-	json_t *top = json_array_get(json_object_get(d, "top_functions"), 0);
-	cr_assert_str_eq(json_string_value(json_object_get(top, "name")), "rxray_spin_here",
-			 "hottest: %s", tops_text(d));
-	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), "debuginfo");
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(tag, "err"));
+	*doc = result_load();
+	json_t *top = json_array_get(json_object_get(*doc, "top_functions"), 0);
+	cr_assert_not_null(top, "no samples of the spinning program");
+	return top;
+}
+
+static void assert_top(json_t *top, json_t *d, const char *name, const char *src)
+{
+	cr_assert(!strncmp(json_string_value(json_object_get(top, "name")), name, strlen(name)),
+		  "hottest: %s", tops_text(d));
+	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), src, "%s",
+			 tops_text(d));
 	cr_assert_str_eq(json_string_value(json_object_get(top, "dso")), "spin");
+}
+
+/*
+ * A stripped program whose only symbols are in a separate debug file at
+ * <debug dir>/.build-id/xx/yyyy.debug: its spinning function is named
+ * through that file, and attach.json says "debuginfo". With another debug
+ * dir it stays spin+0xoffset (the name really came from the file).
+ */
+Test(attach, stripped_binary_resolves_through_its_build_id_debug_file)
+{
+	char dir[96], dbg[160];
+	json_t *d;
+	need_bpf();
+	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-strip", (int)getpid());
+	spin_build(dir, "-Wl,--build-id=sha1",
+		   "objcopy --only-keep-debug spin spin.debug && objcopy --strip-all spin && "
+		   "id=$(readelf -n spin | sed -n 's/.*Build ID: //p') && test -n \"$id\" && "
+		   "mkdir -p dbg/.build-id/${id%%${id#??}} && "
+		   "mv spin.debug dbg/.build-id/${id%%${id#??}}/${id#??}.debug && "
+		   "! readelf -S spin | grep -q '\\.symtab'");
+	snprintf(dbg, sizeof(dbg), "%s/dbg", dir);
+	json_t *top = spin_attach(dir, dbg, "strip", &d);
+	assert_top(top, d, "rxray_spin_here", "debuginfo");
 	json_decref(d);
-	/* a debug dir without the file: the raw offset, source none */
-	snprintf(outdir, sizeof(outdir), "%s", out2);
-	d = result_load();
-	top = json_array_get(json_object_get(d, "top_functions"), 0);
-	cr_assert(strstr(json_string_value(json_object_get(top, "name")), "spin+0x"), "%s",
-		  tops_text(d));
-	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), "none");
+	top = spin_attach(dir, dir, "strip2", &d);
+	assert_top(top, d, "spin+0x", "none");
+	json_decref(d);
+}
+
+/* No build-id: the debug file is found through .gnu_debuglink in .debug/. */
+Test(attach, stripped_binary_resolves_through_its_debuglink)
+{
+	char dir[96];
+	json_t *d;
+	need_bpf();
+	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-link", (int)getpid());
+	spin_build(dir, "-Wl,--build-id=none",
+		   "objcopy --only-keep-debug spin spin.debug && objcopy --strip-all spin && "
+		   "objcopy --add-gnu-debuglink=spin.debug spin && mkdir -p .debug && "
+		   "mv spin.debug .debug/ && ! readelf -n spin | grep -q 'Build ID'");
+	json_t *top = spin_attach(dir, "/nonexistent", "link", &d);
+	assert_top(top, d, "rxray_spin_here", "debuginfo");
+	json_decref(d);
+}
+
+/* Stripped, but the function is exported: the nearest .dynsym symbol names it. */
+Test(attach, stripped_binary_resolves_through_dynsym)
+{
+	char dir[96];
+	json_t *d;
+	need_bpf();
+	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-dyn", (int)getpid());
+	spin_build(dir, "-rdynamic", "objcopy --strip-all spin");
+	json_t *top = spin_attach(dir, "/nonexistent", "dyn", &d);
+	assert_top(top, d, "rxray_spin_here", "dynsym");
 	json_decref(d);
 }
 

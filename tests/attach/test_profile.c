@@ -169,3 +169,44 @@ Test(attach_profile, write_is_atomic_and_complete)
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	cr_assert_eq(system(p), 0);
 }
+
+/*
+ * The DPDK names in the findings (analyzers/attach_findings.c): the
+ * cache-less pool's share split into get and put with the driver's
+ * functions, and the PMD's receive function with its cost. Catches the
+ * split or the receive function falling out of the summary a reader sees.
+ */
+Test(attach_profile, findings_split_get_put_and_name_the_rx_function)
+{
+	static char rx_name[] = "net_null rx_pkt_burst (port 0)";
+	prof->mempool_get_share = 0.05;
+	prof->mempool_put_share = 0.15;
+	snprintf(prof->mempool_get_top, sizeof(prof->mempool_get_top), "ring_mp_mc dequeue");
+	snprintf(prof->mempool_put_top, sizeof(prof->mempool_put_top), "ring_mp_mc enqueue");
+	snprintf(prof->rx_burst_top, sizeof(prof->rx_burst_top), "%s", rx_name);
+	prof->rx_burst_share = 0.6;
+	struct rxr_profile_func f = {.name = rx_name, .self = 300, .total = 600,
+				     .src = RXR_NAME_DPDK, .role = RXR_ROLE_RX_BURST};
+	struct rxr_profile_stack st = {.folded = rx_name, .count = 1000};
+	prof->funcs = &f;
+	prof->nfuncs = 1;
+	prof->stacks = &st;
+	prof->nstacks = 1;
+	finish();
+	cr_assert(has_finding("mb_pool_0", "get 5.0%: ring_mp_mc dequeue; put 15.0%: "
+			      "ring_mp_mc enqueue"), "%s", prof->findings[0]);
+	/* 30% self of 40 cycles/packet */
+	cr_assert(has_finding("PMD receive function: net_null rx_pkt_burst (port 0), 30.0%",
+			      "12.0 cycles/packet"), "%s", prof->findings[1]);
+	json_t *d = rxr_profile_to_json(prof, 10);
+	json_t *top = json_array_get(json_object_get(d, "top_functions"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), "dpdk");
+	cr_assert_str_eq(json_string_value(json_object_get(top, "dpdk_role")), "rx_burst");
+	cr_assert_float_eq(json_real_value(json_object_get(json_object_get(d, "shares"),
+							   "mempool_put")), 0.15, 1e-9);
+	json_decref(d);
+	prof->funcs = NULL; /* on the stack: not the profile's to free */
+	prof->nfuncs = 0;
+	prof->stacks = NULL;
+	prof->nstacks = 0;
+}
