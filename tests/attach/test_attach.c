@@ -347,7 +347,9 @@ static void detach_on(int sig, const char *tag)
 	pmd_up(tag, NULL);
 	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
 	int before = our_progs();
-	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "60",
+	/* longer than the wait for another test run's attach below (up to 60 s),
+	 * so the signal always ends this one's window */
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "300",
 			      "-o", outdir, "-q", NULL};
 	pid_t r = rxray_spawn(args, tag);
 	double t0 = now_s();
