@@ -6,8 +6,8 @@
  * stats) with nothing attached and with `rxray attach --lcore 1` at each
  * setting of the table below (frequency, stack mode, stack bytes copied,
  * events on the target thread or on every CPU). Configurations are
- * interleaved round by round so a noisy neighbour hits them alike; the
- * table shows medians. Prints a table, never fails on figures.
+ * interleaved round by round, each round starting one later, so a noisy
+ * neighbour and drift hit them alike; the table shows medians. Prints a table, never fails on figures.
  *
  * Overhead: testpmd's rate vs not attached, and its rate per second of CPU
  * the worker actually got (Rx-pps over the worker's schedstat run time):
@@ -189,7 +189,9 @@ int main(int argc, char **argv)
 	}
 	sleep(1);
 	for (int r = 0; r < rounds; r++) {
-		for (size_t c = 0; c < NCONF; c++) {
+		/* each round starts one configuration later: drift spreads over all */
+		for (size_t k = 0; k < NCONF; k++) {
+			size_t c = (k + (size_t)r) % NCONF;
 			pid_t a = conf[c].freq ? attach_spawn(pmd.pid, c, window + 2.5) : 0;
 			struct meas m = {0};
 			long off0, off1;
