@@ -16,10 +16,16 @@
  * (the defaults before this bench chose new ones) and vs testpmd's own
  * figure (clock Hz / unattached rate per worker CPU-second); the share of
  * samples in the RX burst function's stacks; the share of samples whose
- * stack was unwound to the thread's start (whole stacks).
+ * stack was unwound to the thread's start (whole stacks). And the cost
+ * in the kernel per sample, which the machine's noise does not move: the
+ * BPF program's run time per run (BPF_ENABLE_STATS), and that times the
+ * frequency as a share of the sampled thread's time (the perf interrupt
+ * itself comes on top).
  *
  * usage: bench_attach_overhead [rounds (default 3)] [window seconds (default 3)]
  */
+#include <bpf/bpf.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
@@ -55,9 +61,43 @@ static const struct setting conf[] = {
 #define MAXR 64
 
 struct meas {
-	double rate, per_cpu, cpp, hz, rx_share, whole;
+	double rate, per_cpu, cpp, hz, rx_share, whole, bpf_ns;
 	bool have_attach;
 };
+
+/* ns per run of the sampling program held by process pid (0: unknown). */
+static double sample_prog_ns(pid_t pid)
+{
+	char path[96], line[256];
+	struct dirent *de;
+	double ns = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
+	d = opendir(path);
+	while (d && (de = readdir(d)) && !ns) {
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%.40s", (int)pid, de->d_name);
+		FILE *f = fopen(path, "re");
+		unsigned id;
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "prog_id: %u", &id) != 1)
+				continue;
+			int fd = bpf_prog_get_fd_by_id(id);
+			struct bpf_prog_info info = {0};
+			__u32 len = sizeof(info);
+			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+			    !strncmp(info.name, "rxr_sample", 10) && info.run_cnt)
+				ns = (double)info.run_time_ns / (double)info.run_cnt;
+			if (fd >= 0)
+				close(fd);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return ns;
+}
 
 static void outdir(char *out, size_t len, size_t c)
 {
@@ -169,7 +209,8 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 3;
 	double window = argc > 2 ? atof(argv[2]) : 3;
 	static double rate[NCONF][MAXR], per_cpu[NCONF][MAXR], cpp[NCONF][MAXR], rx[NCONF][MAXR],
-		whole[NCONF][MAXR], hz[NCONF][MAXR];
+		whole[NCONF][MAXR], hz[NCONF][MAXR], bpfns[NCONF][MAXR];
+	int nbpf[NCONF] = {0};
 	int nrate[NCONF] = {0}, natt[NCONF] = {0}, failed[NCONF] = {0};
 	const char *why = tpmd_unavailable();
 	struct tpmd pmd;
@@ -187,6 +228,8 @@ int main(int argc, char **argv)
 		printf("bench_attach_overhead: skipped: testpmd: %s\n", err);
 		return 0;
 	}
+	/* BPF programs count their run time while this fd is open */
+	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	sleep(1);
 	for (int r = 0; r < rounds; r++) {
 		/* each round starts one configuration later: drift spreads over all */
@@ -203,6 +246,8 @@ int main(int argc, char **argv)
 			usleep((useconds_t)(window * 1e6));
 			unsigned long long ns1 = tpmd_worker_cpu_ns(&pmd);
 			m.rate = tpmd_rx_pps_median(&pmd, off0, &off1, &n);
+			if (a > 0 && stats_fd >= 0 && (m.bpf_ns = sample_prog_ns(a)) > 0)
+				bpfns[c][nbpf[c]++] = m.bpf_ns;
 			if (a > 0) {
 				waitpid(a, &st, 0);
 				if (!WIFEXITED(st) || WEXITSTATUS(st))
@@ -224,6 +269,8 @@ int main(int argc, char **argv)
 		}
 	}
 	tpmd_stop(&pmd);
+	if (stats_fd >= 0)
+		close(stats_fd);
 	for (size_t c = 0; c < NCONF; c++) {
 		char cmd[160], dir[96];
 		outdir(dir, sizeof(dir), c);
@@ -243,25 +290,29 @@ int main(int argc, char **argv)
 	       " testpmd's own cycles/packet, clock / unattached rate per worker CPU-s: %.1f)\n\n",
 	       rounds, window, cpp_truth);
 	printf("| Hz | stacks | stack bytes | events on | testpmd Mpps | overhead | per worker "
-	       "CPU-s | cyc/pkt | vs old default | vs testpmd | rx burst share | whole stacks | "
-	       "failed | note |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "CPU-s | BPF ns/sample | BPF share of thread | cyc/pkt | vs old default | vs testpmd "
+	       "| rx burst share | whole stacks | failed | note |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t c = 0; c < NCONF; c++) {
 		const struct setting *s = &conf[c];
 		double m = median(rate[c], nrate[c]), mc = median(per_cpu[c], nrate[c]);
 		if (!s->freq) {
-			printf("| - | - | - | - | %.2f | - | %.2f | - | - | - | - | - | - | %s |\n",
+			printf("| - | - | - | - | %.2f | - | %.2f | - | - | - | - | - | - | - | - | %s |\n",
 			       m / 1e6, mc / 1e6, s->note);
 			continue;
 		}
 		double cp = median(cpp[c], natt[c]);
-		printf("| %u | %s | %s | %s | %.2f | %.1f%% | %.1f%% | %.1f | %+.1f%% | %+.1f%% | "
-		       "%.1f%% | %.0f%% | %d | %s |\n", s->freq, s->stacks, s->bytes, s->on, m / 1e6,
-		       -pct(m, base), -pct(mc, base_cpu), cp, pct(cp, cpp_old), pct(cp, cpp_truth),
+		double bn = median(bpfns[c], nbpf[c]);
+		printf("| %u | %s | %s | %s | %.2f | %.1f%% | %.1f%% | %.0f | %.2f%% | %.1f | %+.1f%% | "
+		       "%+.1f%% | %.1f%% | %.0f%% | %d | %s |\n", s->freq, s->stacks, s->bytes, s->on,
+		       m / 1e6, -pct(m, base), -pct(mc, base_cpu), bn, bn * s->freq / 1e7, cp,
+		       pct(cp, cpp_old), pct(cp, cpp_truth),
 		       100 * median(rx[c], natt[c]), 100 * median(whole[c], natt[c]), failed[c],
 		       s->note);
 	}
 	printf("\noverhead: rate lost vs not attached (positive = slower); per worker CPU-s: the "
-	       "same per second the worker ran\n");
+	       "same per second the worker ran; BPF share: ns/sample x Hz (the perf interrupt "
+	       "comes on top; events on cpus: ns averaged over every CPU's samples, most of them "
+	       "other processes' and dropped at once)\n");
 	return 0;
 }

@@ -217,9 +217,10 @@ struct rxr_uprobe_stat {
 struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err,
 				     size_t errlen);
 /*
- * Wait up to ms for samples: dwarf mode consumes and unwinds the ring
- * buffer; fp mode just sleeps (the kernel counts). Returns early on a
- * signal. 0 or -errno.
+ * Wait up to ms for samples: dwarf mode drains and unwinds the ring
+ * buffer every 10 ms (samples are submitted without a wakeup, which would
+ * cost the sampled CPU an irq_work each); fp mode just sleeps (the kernel
+ * counts). Returns early on a signal. 0 or -errno.
  */
 int rxr_sampler_poll(struct rxr_sampler *s, int ms);
 
