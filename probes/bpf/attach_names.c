@@ -267,7 +267,6 @@ struct mod_names *mod_names_get(struct rxr_syms *sy, Dwfl_Module *mod, Elf *elf)
 	if (!m->symtab)
 		debug_find(sy, m, mod, elf);
 	m->dynsym = name_table_build(elf, SHT_DYNSYM);
-	m->built = true;
 	*slot = m;
 	return m;
 }

@@ -30,7 +30,6 @@ struct name_table {
 
 /* Per mapped object (the Dwfl_Module's user slot), built on first use. */
 struct mod_names {
-	bool built;
 	struct name_table *symtab, *debug, *dynsym;
 	struct fn_starts *fns;  /* .eh_frame_hdr function starts */
 	Elf *debug_elf;         /* separate debug file, opened by us */
