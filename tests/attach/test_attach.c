@@ -758,9 +758,19 @@ static json_t *spin_attach(const char *dir, const char *debug, const char *tag, 
 		_exit(127);
 	}
 	snprintf(pid, sizeof(pid), "%d", (int)spin);
+	/* attach to the program, not to the fork before its exec */
+	char exe[96], target[200];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)spin);
+	for (int i = 0; i < 500; i++) {
+		ssize_t n = readlink(exe, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		if (!strcmp(target, bin))
+			break;
+		usleep(10000);
+	}
 	snprintf(outdir, sizeof(outdir), "%s/out-%s", dir, tag);
-	const char *args[] = {"attach", "--pid", pid, "--seconds", "0.7", "--debug-dir", debug,
-			      "-o", outdir, "-q", NULL};
+	const char *args[] = {"attach", "--pid", pid, "--seconds", "1", "--freq", "999",
+			      "--debug-dir", debug, "-o", outdir, "-q", NULL};
 	int rc = rxray_run(args, tag, 30);
 	kill(spin, SIGKILL);
 	waitpid(spin, NULL, 0);
