@@ -579,6 +579,11 @@ Test(attach, bad_arguments_exit_2)
 		{{"attach", "--pid", pid, "--seconds", "soon", NULL}, "--seconds"},
 		{{"attach", "--pid", pid, "--bogus", NULL}, "--bogus"},
 		{{"attach", "--pid", pid, "--stacks", "lbr", NULL}, "--stacks"},
+		{{"attach", "--pid", pid, "--stack-bytes", "1000", NULL}, "--stack-bytes"},
+		{{"attach", "--pid", pid, "--stack-bytes", "16384", NULL}, "--stack-bytes"},
+		{{"attach", "--pid", pid, "--sample-on", "cores", NULL}, "--sample-on"},
+		{{"attach", "--pid", pid, "--sample-on", "threads", NULL}, "--sample-on threads"},
+		{{"attach", "--pid", pid, "--debug-dir", "", NULL}, "--debug-dir"},
 		{{"attach", "--pid", pid, "--lcore", "1", "--uprobes", "no_such_function_x",
 		  "--seconds", "0.2", "-o", outdir, NULL}, "no_such_function_x"},
 	};
