@@ -14,6 +14,7 @@
 
 const volatile __u32 target_tgid = 0;
 const volatile __u8 filter_tids = 0; /* 1: only tids present in `tids` */
+const volatile __u32 stack_copy = RXR_BPF_STACK_COPY; /* dwarf mode: bytes copied */
 
 __u64 samples = 0;      /* samples of the target kept */
 __u64 dropped = 0;      /* samples lost because `counts` was full */
@@ -106,7 +107,7 @@ int rxr_sample_raw(struct bpf_perf_event_data *ctx)
 	struct rxr_bpf_raw_sample *e;
 	struct pt_regs *r;
 	__u64 sp;
-	__u32 tid;
+	__u32 tid, n;
 
 	if (!rxr_is_target(&tid))
 		return 0;
@@ -137,18 +138,24 @@ int rxr_sample_raw(struct bpf_perf_event_data *ctx)
 	e->regs[15] = BPF_CORE_READ(r, r15);
 	e->regs[16] = BPF_CORE_READ(r, ip);
 	sp = e->regs[7];
-	/* near the top of the stack a full copy faults: try smaller ones */
-	if (!bpf_probe_read_user(e->stack, RXR_BPF_STACK_COPY, (void *)sp))
-		e->stack_len = RXR_BPF_STACK_COPY;
-	else if (!bpf_probe_read_user(e->stack, RXR_BPF_STACK_COPY / 4, (void *)sp))
-		e->stack_len = RXR_BPF_STACK_COPY / 4;
+	/* what is copied is what the sample costs; near the top of the stack
+	 * a full copy faults: try smaller ones */
+	n = stack_copy;
+	if (n > RXR_BPF_STACK_COPY || n < 512)
+		n = RXR_BPF_STACK_COPY;
+	if (!bpf_probe_read_user(e->stack, n, (void *)sp))
+		e->stack_len = n;
+	else if (n > 2048 && !bpf_probe_read_user(e->stack, 2048, (void *)sp))
+		e->stack_len = 2048;
 	else if (!bpf_probe_read_user(e->stack, 512, (void *)sp))
 		e->stack_len = 512;
 	else
 		e->stack_len = 0;
 	if (!e->stack_len)
 		__sync_fetch_and_add(&stack_errors, 1);
-	bpf_ringbuf_submit(e, 0);
+	/* no wakeup: user space drains the ring on a timer (see
+	 * rxr_sampler_poll); a wakeup per sample would be an irq_work here */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	__sync_fetch_and_add(&samples, 1);
 	return 0;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* What rxray attach leaves behind: JSON, folded stacks, flame graph, summary. */
+/*
+ * What rxray attach leaves behind: JSON, folded stacks, the summary.
+ * (The flame graph is drawn by analyzers/attach_findings.c.)
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,9 +12,6 @@
 #include <unistd.h>
 
 #include "rxray/attach.h"
-#ifdef RXRAY_ATTACH_FLAME
-#include "rxray/flame.h"
-#endif
 
 static uint64_t samples_total(const struct rxr_profile *p)
 {
@@ -82,6 +82,50 @@ static json_t *uprobes_json(const struct rxr_profile *p)
 	return u;
 }
 
+static const char *role_str(enum rxr_dpdk_role r)
+{
+	static const char *const names[] = {"", "rx_burst", "tx_burst", "ethdev", "mempool_get",
+					    "mempool_put", "mempool"};
+	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "";
+}
+
+/*
+ * Where names came from: the number of distinct frames per source, the
+ * source of every frame name (so a label in stacks.folded can be traced),
+ * and the DPDK labels read from the process.
+ */
+static json_t *symbols_json(const struct rxr_profile *p)
+{
+	json_t *s = json_object(), *by = json_object(), *frames = json_object(), *dl = json_array();
+	size_t count[RXR_NAME_KALLSYMS + 1] = {0};
+
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const struct rxr_profile_func *f = &p->funcs[i];
+		if ((unsigned)f->src <= RXR_NAME_KALLSYMS)
+			count[f->src]++;
+		json_object_set_new(frames, f->name, json_string(rxr_name_src_str(f->src)));
+	}
+	for (int k = 0; k <= RXR_NAME_KALLSYMS; k++)
+		json_object_set_new(by, rxr_name_src_str((enum rxr_name_src)k),
+				    json_integer((json_int_t)count[k]));
+	for (size_t i = 0; i < p->ndpdk; i++) {
+		const struct rxr_dpdk_label *l = &p->dpdk[i];
+		char off[32];
+		snprintf(off, sizeof(off), "0x%" PRIx64, l->off);
+		json_array_append_new(dl, json_pack("{s:s,s:s,s:s,s:s}", "label", l->label, "role",
+						     role_str(l->role), "dso", l->dso, "offset", off));
+	}
+	json_object_set_new(s, "order", json_pack("[s,s,s,s]", "symtab", "debuginfo", "dynsym",
+						  "dpdk"));
+	json_object_set_new(s, "debug_dir", json_string(p->debug_dir));
+	json_object_set_new(s, "frames_by_source", by);
+	json_object_set_new(s, "frame_sources", frames);
+	json_object_set_new(s, "dpdk_labels", dl);
+	json_object_set_new(s, "dpdk_note", p->dpdk_note[0] ? json_string(p->dpdk_note)
+							     : json_null());
+	return s;
+}
+
 json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 {
 	uint64_t total = samples_total(p);
@@ -101,8 +145,10 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 	json_object_set_new(d, "target", json_pack("{s:i,s:s,s:s,s:i,s:o}", "pid", p->pid, "comm",
 						   p->comm, "threads", p->how, "lcore", p->lcore,
 						   "tids", tids));
-	json_object_set_new(d, "sampler", json_pack("{s:s,s:s,s:i,s:i,s:I,s:I,s:I}", "event", p->event,
-						    "stacks", p->stack_mode,
+	json_object_set_new(d, "sampler", json_pack("{s:s,s:s,s:i,s:s,s:i,s:i,s:I,s:I,s:I}", "event",
+						    p->event, "stacks", p->stack_mode,
+						    "stack_bytes", (int)p->sst.stack_bytes,
+						    "events_on", p->sst.per_thread ? "threads" : "cpus",
 						    "freq_hz", (int)p->freq_hz, "cpus",
 						    (int)p->sst.ncpus, "samples", (json_int_t)total,
 						    "dropped", (json_int_t)p->sst.dropped,
@@ -125,8 +171,19 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 		json_array_append_new(callers, json_pack("{s:s,s:I}", "frame",
 							 p->mempool_callers[i].name, "samples",
 							 (json_int_t)p->mempool_callers[i].samples));
-	json_object_set_new(d, "shares", json_pack("{s:f,s:f,s:o}", "mempool", p->mempool_share,
-						   "pmd", p->pmd_share, "mempool_callers", callers));
+	json_object_set_new(d, "shares", json_pack("{s:f,s:f,s:f,s:f,s:s,s:s,s:f,s:s,s:f,s:o}",
+						   "mempool", p->mempool_share,
+						   "mempool_get", p->mempool_get_share,
+						   "mempool_put", p->mempool_put_share,
+						   "mempool_other", p->mempool_share -
+						   p->mempool_get_share - p->mempool_put_share,
+						   "mempool_get_frame", p->mempool_get_top,
+						   "mempool_put_frame", p->mempool_put_top,
+						   "pmd", p->pmd_share,
+						   "rx_burst_frame", p->rx_burst_top,
+						   "rx_burst", p->rx_burst_share,
+						   "mempool_callers", callers));
+	json_object_set_new(d, "symbols", symbols_json(p));
 	for (size_t i = 0; i < p->nfuncs && i < top; i++) {
 		const struct rxr_profile_func *f = &p->funcs[i];
 		double self = total ? (double)f->self / (double)total : 0;
@@ -134,7 +191,8 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 		if (!f->self)
 			break;
 		json_array_append_new(funcs, json_pack(
-			"{s:s,s:s,s:I,s:f,s:f,s:o}", "name", f->name, "dso", f->dso, "self_samples",
+			"{s:s,s:s,s:s,s:s,s:I,s:f,s:f,s:o}", "name", f->name, "dso", f->dso, "source",
+			rxr_name_src_str(f->src), "dpdk_role", role_str(f->role), "self_samples",
 			(json_int_t)f->self, "self_share", self, "total_share", tot,
 			"cycles_per_packet", jnum_or_null(cpp, self * p->cycles_per_packet)));
 	}
@@ -146,25 +204,19 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 	return d;
 }
 
-bool rxr_profile_has_flame(void)
+static int folded_write(const void *ctx, FILE *f)
 {
-#ifdef RXRAY_ATTACH_FLAME
-	return true;
-#else
-	return false;
-#endif
-}
+	const struct rxr_profile *p = ctx;
 
-static int folded_write(const struct rxr_profile *p, FILE *f)
-{
 	for (size_t i = 0; i < p->nstacks; i++)
 		if (fprintf(f, "%s %" PRIu64 "\n", p->stacks[i].folded, p->stacks[i].count) < 0)
 			return -EIO;
 	return 0;
 }
 
-static int json_write(const struct rxr_profile *p, FILE *f)
+static int json_write(const void *ctx, FILE *f)
 {
+	const struct rxr_profile *p = ctx;
 	json_t *d = rxr_profile_to_json(p, 50);
 	int rc;
 
@@ -177,50 +229,8 @@ static int json_write(const struct rxr_profile *p, FILE *f)
 	return rc;
 }
 
-#ifdef RXRAY_ATTACH_FLAME
-static int flame_write(const struct rxr_profile *p, FILE *f)
-{
-	struct rxr_flame *fl = rxr_flame_new();
-	char title[192], sub[512];
-	uint64_t total = samples_total(p);
-	int rc = 0;
-
-	if (!fl)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nstacks && !rc; i++) {
-		const char *frames[300];
-		size_t n = 0;
-		char *copy = strdup(p->stacks[i].folded), *save = NULL;
-		if (!copy) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (char *tok = strtok_r(copy, ";", &save); tok && n < 300;
-		     tok = strtok_r(NULL, ";", &save))
-			frames[n++] = tok;
-		rc = rxr_flame_add(fl, frames, n, (double)p->stacks[i].count);
-		free(copy);
-	}
-	bool per_packet = p->packets > 0 && total > 0 && p->cycles_per_packet > 0;
-	if (!rc && per_packet)
-		rxr_flame_scale(fl, p->cycles_per_packet / (double)total);
-	snprintf(title, sizeof(title), "rxray attach: pid %d (%s)%s", p->pid, p->comm,
-		 per_packet ? ", cycles per packet" : ", samples");
-	snprintf(sub, sizeof(sub), "%s; %.2f s, %s at %u Hz, %s stacks; %.1f cycles/packet over %"
-		 PRIu64 " packets", p->how, p->seconds, p->event, p->freq_hz, p->stack_mode,
-		 p->cycles_per_packet, p->packets);
-	struct rxr_flame_svg_opts o = {.title = title, .subtitle = sub,
-				       .units = per_packet ? "cycles/packet" : "samples"};
-	if (!rc)
-		rc = rxr_flame_svg_write(fl, f, &o);
-	rxr_flame_free(fl);
-	return rc;
-}
-#endif
-
-/* Write one file through a temp name + rename. */
-static int file_write(const struct rxr_profile *p, const char *dir, const char *name,
-		      int (*fn)(const struct rxr_profile *, FILE *), char *err, size_t errlen)
+int rxr_profile_file_write(const char *dir, const char *name, int (*fn)(const void *, FILE *),
+			   const void *ctx, char *err, size_t errlen)
 {
 	char path[4096], tmp[4200];
 	FILE *f;
@@ -234,7 +244,7 @@ static int file_write(const struct rxr_profile *p, const char *dir, const char *
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		return rc;
 	}
-	rc = fn(p, f);
+	rc = fn(ctx, f);
 	if (fflush(f) || fsync(fileno(f)))
 		rc = rc ? rc : -EIO;
 	if (fclose(f))
@@ -257,13 +267,9 @@ int rxr_profile_write(const struct rxr_profile *p, const char *dir, char *err, s
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return rc;
 	}
-	rc = file_write(p, dir, "stacks.folded", folded_write, err, errlen);
-#ifdef RXRAY_ATTACH_FLAME
-	if (!rc && p->nstacks)
-		rc = file_write(p, dir, "flame.svg", flame_write, err, errlen);
-#endif
+	rc = rxr_profile_file_write(dir, "stacks.folded", folded_write, p, err, errlen);
 	if (!rc)
-		rc = file_write(p, dir, "attach.json", json_write, err, errlen);
+		rc = rxr_profile_file_write(dir, "attach.json", json_write, p, err, errlen);
 	return rc;
 }
 
@@ -327,6 +333,21 @@ void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top)
 	if (cpp)
 		fprintf(out, " (%.1f cycles/packet)", p->mempool_share * p->cycles_per_packet);
 	fprintf(out, ", PMD code %.1f%%\n", 100 * p->pmd_share);
+	if (p->mempool_get_share > 0 || p->mempool_put_share > 0) {
+		fprintf(out, "  get %.1f%%", 100 * p->mempool_get_share);
+		if (p->mempool_get_top[0])
+			fprintf(out, " (%s)", p->mempool_get_top);
+		fprintf(out, ", put %.1f%%", 100 * p->mempool_put_share);
+		if (p->mempool_put_top[0])
+			fprintf(out, " (%s)", p->mempool_put_top);
+		fprintf(out, ", other %.1f%%\n",
+			100 * (p->mempool_share - p->mempool_get_share - p->mempool_put_share));
+	}
+	if (p->rx_burst_top[0])
+		fprintf(out, "rx burst    %s: %.1f%% of samples in its stacks\n", p->rx_burst_top,
+			100 * p->rx_burst_share);
+	if (p->dpdk_note[0])
+		fprintf(out, "dpdk names  %s\n", p->dpdk_note);
 	for (size_t i = 0; i < p->nuprobes; i++) {
 		const struct rxr_profile_uprobe *u = &p->uprobes[i];
 		double on = p->uprobe_attached_s > 0 ? p->uprobe_attached_s : 1;

@@ -2,18 +2,17 @@
 /*
  * The window's profile: fold the sampled stacks into named frames, merge
  * equal folded stacks, rank leaf functions, and turn telemetry deltas
- * into packets, cycles per packet and findings.
+ * into packets and cycles per packet. (What they mean, the findings, is
+ * analyzers/attach_findings.c's job.)
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <string.h>
 #include <linux/types.h>
 
-#include "attach_bpf.h"
 #include "rxray/attach.h"
 
 /* ------------------------------------------- string -> index hash table */
@@ -94,6 +93,16 @@ struct fold_ctx {
 	size_t stacks_cap, funcs_cap;
 	char names[FRAMES_MAX][FRAME_NAME];
 	char dsos[FRAMES_MAX][64];
+	enum rxr_name_src srcs[FRAMES_MAX];
+	enum rxr_dpdk_role roles[FRAMES_MAX];
+	/* hottest frames per DPDK role, for the profile's *_top names */
+	struct top_names {
+		size_t n;
+		struct {
+			char name[FRAME_NAME];
+			uint64_t count;
+		} e[8];
+	} get, put, rx;
 	int rc;
 };
 
@@ -130,7 +139,8 @@ static const char *thread_comm(const struct rxr_attach_target *t, uint32_t tid)
 	return NULL;
 }
 
-static long func_index(struct fold_ctx *c, const char *name, const char *dso)
+static long func_index(struct fold_ctx *c, const char *name, const char *dso,
+		       enum rxr_name_src src, enum rxr_dpdk_role role)
 {
 	struct rxr_profile *p = c->p;
 	bool found;
@@ -154,6 +164,8 @@ static long func_index(struct fold_ctx *c, const char *name, const char *dso)
 	if (!f->name)
 		return -ENOMEM;
 	snprintf(f->dso, sizeof(f->dso), "%s", dso);
+	f->src = src;
+	f->role = role;
 	c->funcs.keys[j] = f->name;
 	c->funcs.vals[j] = p->nfuncs;
 	c->funcs.n++;
@@ -201,6 +213,41 @@ static bool is_pmd(const char *dso)
 	return !strncmp(dso, "librte_net_", 11) || !strncmp(dso, "librte_common_", 14);
 }
 
+static bool is_mp_role(enum rxr_dpdk_role r)
+{
+	return r == RXR_ROLE_MP_GET || r == RXR_ROLE_MP_PUT || r == RXR_ROLE_MP_OTHER;
+}
+
+/* Count samples per frame name; bounded (the big ones come first in practice). */
+static void top_add(struct top_names *t, const char *name, uint64_t count)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->e[i].name, name))
+			break;
+	if (i == t->n) {
+		if (i == sizeof(t->e) / sizeof(t->e[0]))
+			return;
+		size_t l = strnlen(name, sizeof(t->e[i].name) - 1);
+		memcpy(t->e[i].name, name, l); /* names and table share the context */
+		t->e[i].name[l] = '\0';
+		t->e[i].count = 0;
+		t->n++;
+	}
+	t->e[i].count += count;
+}
+
+static void top_name(const struct top_names *t, char *out, size_t len)
+{
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (best == SIZE_MAX || t->e[i].count > t->e[best].count)
+			best = i;
+	snprintf(out, len, "%s", best == SIZE_MAX ? "" : t->e[best].name);
+}
+
 static void mempool_caller_add(struct rxr_profile *p, const char *name, uint64_t count)
 {
 	size_t i;
@@ -235,19 +282,26 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 		if (rxr_syms_kernel(c->sy, kip[i], &f)) {
 			snprintf(c->names[n], FRAME_NAME, "0x%" PRIx64 "_[k]", kip[i]);
 			snprintf(c->dsos[n], sizeof(c->dsos[n]), "[kernel]");
+			f.src = RXR_NAME_NONE;
 		} else {
 			frame_name(&f, true, c->names[n], FRAME_NAME, c->dsos[n], sizeof(c->dsos[n]));
 		}
+		c->srcs[n] = f.src;
+		c->roles[n] = RXR_ROLE_NONE;
 	}
 	for (size_t i = 0; i < nu && n < FRAMES_MAX; i++, n++) {
 		/* callers hold return addresses: look up the call instruction */
 		if (rxr_syms_user(c->sy, i ? uip[i] - 1 : uip[i], &f))
 			break; /* an address in no object: the walk went astray */
 		frame_name(&f, false, c->names[n], FRAME_NAME, c->dsos[n], sizeof(c->dsos[n]));
+		c->srcs[n] = f.src;
+		c->roles[n] = f.role;
 	}
 	if (!n) {
 		snprintf(c->names[0], FRAME_NAME, "[unknown]");
 		c->dsos[0][0] = '\0';
+		c->srcs[0] = RXR_NAME_NONE;
+		c->roles[0] = RXR_ROLE_NONE;
 		n = 1;
 	}
 
@@ -268,7 +322,7 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 
 	/* self for the leaf, total once per distinct function in the stack */
 	for (size_t i = 0; i < n; i++) {
-		long fi = func_index(c, c->names[i], c->dsos[i]);
+		long fi = func_index(c, c->names[i], c->dsos[i], c->srcs[i], c->roles[i]);
 		bool seen = false;
 		if (fi < 0)
 			return (int)fi;
@@ -283,18 +337,36 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 	}
 	if (leaf_fn >= 0) {
 		const struct rxr_profile_func *lf = &p->funcs[leaf_fn];
-		if (is_mempool(lf->name, lf->dso)) {
+		if (is_mempool(lf->name, lf->dso) || is_mp_role(lf->role)) {
 			p->mempool_share += (double)count;
-			/* first caller outside the mempool code */
-			size_t k = 1;
-			while (k < n && is_mempool(c->names[k], c->dsos[k]))
+			/* first caller outside the mempool code; on the way, the
+			 * nearest mempool ops frame says get or put */
+			size_t k = 0;
+			bool split = false;
+			while (k < n && (is_mempool(c->names[k], c->dsos[k]) || is_mp_role(c->roles[k]))) {
+				if (!split && (c->roles[k] == RXR_ROLE_MP_GET ||
+					       c->roles[k] == RXR_ROLE_MP_PUT)) {
+					bool get = c->roles[k] == RXR_ROLE_MP_GET;
+					*(get ? &p->mempool_get_share : &p->mempool_put_share) +=
+						(double)count;
+					top_add(get ? &c->get : &c->put, c->names[k], count);
+					split = true;
+				}
 				k++;
-			if (k < n)
+			}
+			if (k < n && k > 0)
 				mempool_caller_add(p, c->names[k], count);
 		}
-		if (is_pmd(lf->dso))
+		if (is_pmd(lf->dso) || lf->role == RXR_ROLE_RX_BURST || lf->role == RXR_ROLE_TX_BURST)
 			p->pmd_share += (double)count;
 	}
+	/* the RX burst function anywhere in the stack (once per stack) */
+	for (size_t i = 0; i < n; i++)
+		if (c->roles[i] == RXR_ROLE_RX_BURST) {
+			p->rx_burst_share += (double)count;
+			top_add(&c->rx, c->names[i], count);
+			break;
+		}
 	return 0;
 }
 
@@ -329,6 +401,9 @@ int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_sy
 	c->sy = sy;
 	c->t = t;
 	rc = rxr_sampler_foreach(s, fold_one, c);
+	top_name(&c->get, p->mempool_get_top, sizeof(p->mempool_get_top));
+	top_name(&c->put, p->mempool_put_top, sizeof(p->mempool_put_top));
+	top_name(&c->rx, p->rx_burst_top, sizeof(p->rx_burst_top));
 	strmap_free(&c->stacks);
 	strmap_free(&c->funcs);
 	free(c);
@@ -343,25 +418,14 @@ int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_sy
 	if (total) {
 		p->mempool_share /= (double)total;
 		p->pmd_share /= (double)total;
+		p->mempool_get_share /= (double)total;
+		p->mempool_put_share /= (double)total;
+		p->rx_burst_share /= (double)total;
 	}
 	return 0;
 }
 
-/* ------------------------------------------------------------ findings */
-
-static void finding(struct rxr_profile *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void finding(struct rxr_profile *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (p->nfindings == RXR_ATTACH_MAX_FINDINGS)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(p->findings[p->nfindings++], sizeof(p->findings[0]), fmt, ap);
-	va_end(ap);
-}
+/* -------------------------------------------------------------- window */
 
 static const struct rxr_tele_port *port_find(const struct rxr_tele_snap *s, uint16_t id)
 {
@@ -373,71 +437,7 @@ static const struct rxr_tele_port *port_find(const struct rxr_tele_snap *s, uint
 
 static uint64_t delta(uint64_t a, uint64_t b)
 {
-	return b > a ? b - a : 0;
-}
-
-/* "; called from A (80%), B (20%)" for the two biggest mempool callers. */
-static void mempool_callers_text(const struct rxr_profile *p, char *out, size_t len)
-{
-	uint64_t total = 0;
-	size_t a = SIZE_MAX, b = SIZE_MAX, o = 0;
-
-	for (size_t i = 0; i < p->nmempool_callers; i++) {
-		total += p->mempool_callers[i].samples;
-		if (a == SIZE_MAX || p->mempool_callers[i].samples > p->mempool_callers[a].samples) {
-			b = a;
-			a = i;
-		} else if (b == SIZE_MAX ||
-			   p->mempool_callers[i].samples > p->mempool_callers[b].samples) {
-			b = i;
-		}
-	}
-	out[0] = '\0';
-	if (!total)
-		return;
-	o += (size_t)snprintf(out, len, "; called from %.80s (%.0f%%)", p->mempool_callers[a].name,
-			      100.0 * (double)p->mempool_callers[a].samples / (double)total);
-	if (b != SIZE_MAX && o < len)
-		snprintf(out + o, len - o, ", %.80s (%.0f%%)", p->mempool_callers[b].name,
-			 100.0 * (double)p->mempool_callers[b].samples / (double)total);
-}
-
-/*
- * A pktmbuf pool has rte_pktmbuf_pool_private as private data; its data
- * room is elt_size - sizeof(struct rte_mbuf) (128) - the mbuf private
- * area. A port's rx_mbuf_size_min is the smallest data room among the
- * pools of its RX queues, so an equal data room names the feeding pool.
- */
-static void finding_pools(struct rxr_profile *p)
-{
-	const struct rxr_tele_snap *s = &p->t1;
-	uint64_t rxq = 0;
-
-	for (size_t i = 0; i < s->nports; i++)
-		rxq += s->ports[i].nb_rx_queues;
-	for (size_t i = 0; i < s->npools; i++) {
-		const struct rxr_tele_pool *mp = &s->pools[i];
-		char feeds[96] = "";
-		size_t fl = 0;
-		if (mp->cache_size || !mp->private_data_size || !rxq || mp->elt_size <= 128)
-			continue;
-		for (size_t k = 0; k < s->nports; k++)
-			if (s->ports[k].nb_rx_queues && s->ports[k].rx_mbuf_size_min == mp->elt_size - 128 &&
-			    fl + 24 < sizeof(feeds))
-				fl += (size_t)snprintf(feeds + fl, sizeof(feeds) - fl, "%s%u",
-						       fl ? "," : "", s->ports[k].id);
-		char what[128];
-		if (fl)
-			snprintf(what, sizeof(what), "feeds RX of port %s", feeds);
-		else
-			snprintf(what, sizeof(what), "is a pktmbuf pool while ports receive");
-		char callers[200] = "";
-		mempool_callers_text(p, callers, sizeof(callers));
-		finding(p, "mempool %s has cache_size 0 and %s: every mbuf alloc and free goes to "
-			"the pool's shared ring; mempool code is %.1f%% of samples (%.1f cycles/packet)%s",
-			mp->name, what, 100 * p->mempool_share, p->mempool_share * p->cycles_per_packet,
-			callers);
-	}
+	return b > a ? b - a : 0; /* counters reset during the window: not negative */
 }
 
 void rxr_profile_finish(struct rxr_profile *p)
@@ -445,41 +445,17 @@ void rxr_profile_finish(struct rxr_profile *p)
 	p->packets = p->imissed = p->rx_nombuf = p->ierrors = 0;
 	p->nfindings = 0;
 	p->busy_cycles = (double)p->busy_ns * p->clock_hz / 1e9;
-	if (p->have_tele) {
-		for (size_t i = 0; i < p->t1.nports; i++) {
-			const struct rxr_tele_port *b = &p->t1.ports[i];
-			const struct rxr_tele_port *a = port_find(&p->t0, b->id);
-			if (!a)
-				continue;
-			uint64_t dm = delta(a->imissed, b->imissed);
-			uint64_t dn = delta(a->rx_nombuf, b->rx_nombuf);
-			uint64_t dp = delta(a->ipackets, b->ipackets);
-			p->packets += dp;
-			p->imissed += dm;
-			p->rx_nombuf += dn;
-			p->ierrors += delta(a->ierrors, b->ierrors);
-			if (dn)
-				finding(p, "port %u (%s): rx_nombuf rose by %" PRIu64 " in the window: "
-					"the RX path could not allocate replacement mbufs", b->id,
-					b->name, dn);
-			if (dm)
-				finding(p, "port %u (%s): imissed rose by %" PRIu64 " (%.2f%% of %" PRIu64
-					" received): descriptors were not replenished in time", b->id,
-					b->name, dm, dp ? 100.0 * (double)dm / (double)dp : 100.0, dp);
-		}
+	for (size_t i = 0; p->have_tele && i < p->t1.nports; i++) {
+		const struct rxr_tele_port *b = &p->t1.ports[i];
+		const struct rxr_tele_port *a = port_find(&p->t0, b->id);
+		if (!a)
+			continue;
+		p->packets += delta(a->ipackets, b->ipackets);
+		p->imissed += delta(a->imissed, b->imissed);
+		p->rx_nombuf += delta(a->rx_nombuf, b->rx_nombuf);
+		p->ierrors += delta(a->ierrors, b->ierrors);
 	}
 	p->cycles_per_packet = p->packets ? p->busy_cycles / (double)p->packets : 0;
-	if (p->have_tele)
-		finding_pools(p);
-	if (!p->sst.samples)
-		finding(p, "warning: no samples of the chosen threads in the window: they did not "
-			"run, or sampling failed");
-	if (p->sst.dropped)
-		finding(p, "note: %" PRIu64 " samples dropped (count map full at %d stacks)",
-			p->sst.dropped, RXR_BPF_MAX_KEYS);
-	if (p->nuprobes)
-		finding(p, "note: uprobes cost 1.5-7.5 us per hit here; they were attached %.2f s "
-			"of the window", p->uprobe_attached_s);
 }
 
 struct rxr_profile *rxr_profile_new(void)

@@ -49,6 +49,9 @@ struct rxr_sampler {
 	uint64_t raw_dropped;
 	uint64_t ips[RXR_BPF_STACK_DEPTH];
 	int ncpus;
+	int nfds;     /* slots in pfds/links: CPUs or target threads */
+	bool per_thread;
+	unsigned stack_bytes;
 	int *pfds;
 	struct bpf_link **links;
 	char event[16];
@@ -60,6 +63,7 @@ struct rxr_sampler {
 
 _Static_assert(RXR_ATTACH_MAX_UPROBES == RXR_BPF_MAX_UPROBES, "uprobe table sizes");
 _Static_assert(RXR_ATTACH_MAX_THREADS == RXR_BPF_MAX_TIDS, "tid table sizes");
+_Static_assert(RXR_ATTACH_MAX_STACKS == RXR_BPF_MAX_KEYS, "count map sizes");
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -69,13 +73,18 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static int perf_open(struct perf_event_attr *a, int cpu)
+static int perf_open(struct perf_event_attr *a, int tid, int cpu)
 {
-	return (int)syscall(__NR_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(__NR_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* Hardware cycles where a PMU exists, else the cpu-clock software event. */
-static int events_open(struct rxr_sampler *s, unsigned freq, char *err, size_t errlen)
+/*
+ * Hardware cycles where a PMU exists, else the cpu-clock software event;
+ * one event per target thread (it follows the thread across CPUs, and no
+ * other CPU is interrupted) or one per CPU.
+ */
+static int events_open(struct rxr_sampler *s, const struct rxr_attach_target *t, unsigned freq,
+		       char *err, size_t errlen)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -86,24 +95,35 @@ static int events_open(struct rxr_sampler *s, unsigned freq, char *err, size_t e
 	};
 	bool hw = true;
 
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		int fd = perf_open(&a, cpu);
-		if (fd < 0 && hw && cpu == 0 && (errno == ENOENT || errno == EOPNOTSUPP ||
-						  errno == ENODEV || errno == EINVAL)) {
+	for (int i = 0; i < s->nfds; i++) {
+		int tid = s->per_thread ? t->threads[i].tid : -1, cpu = s->per_thread ? -1 : i;
+		int fd = perf_open(&a, tid, cpu);
+		if (fd < 0 && hw && i == 0 && (errno == ENOENT || errno == EOPNOTSUPP ||
+						errno == ENODEV || errno == EINVAL)) {
 			hw = false;
 			a.type = PERF_TYPE_SOFTWARE;
 			a.config = PERF_COUNT_SW_CPU_CLOCK;
-			fd = perf_open(&a, cpu);
+			fd = perf_open(&a, tid, cpu);
 		}
 		if (fd < 0) {
-			if (errno == ENODEV) /* offline CPU */
+			if (!s->per_thread && errno == ENODEV) /* offline CPU */
 				continue;
-			snprintf(err, errlen, "failed to open perf event on CPU %d: %s", cpu,
-				 strerror(errno));
+			if (s->per_thread && errno == ESRCH) /* the thread ended */
+				continue;
+			if (s->per_thread)
+				snprintf(err, errlen, "failed to open perf event on thread %d: %s", tid,
+					 strerror(errno));
+			else
+				snprintf(err, errlen, "failed to open perf event on CPU %d: %s", cpu,
+					 strerror(errno));
 			return -errno;
 		}
-		s->pfds[cpu] = fd;
+		s->pfds[i] = fd;
 		s->nevents++;
+	}
+	if (!s->nevents) {
+		snprintf(err, errlen, "failed to open perf events: the target threads ended");
+		return -ESRCH;
 	}
 	snprintf(s->event, sizeof(s->event), "%s", hw ? "cycles" : "cpu-clock");
 	return 0;
@@ -190,14 +210,28 @@ struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err
 		snprintf(err, errlen, "failed to count CPUs");
 		goto fail;
 	}
-	s->pfds = malloc(sizeof(int) * (size_t)s->ncpus);
-	s->links = calloc((size_t)s->ncpus, sizeof(*s->links));
+	if (o->scope == RXR_SCOPE_THREADS && t->whole) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "per-thread events need --lcore or --tid");
+		goto fail;
+	}
+	s->per_thread = o->scope == RXR_SCOPE_THREADS || (o->scope == RXR_SCOPE_AUTO && !t->whole);
+	s->nfds = s->per_thread ? (int)t->nthreads : s->ncpus;
+	s->stack_bytes = o->stack_bytes ? o->stack_bytes : RXR_BPF_STACK_COPY;
+	if (s->stack_bytes < 512 || s->stack_bytes > RXR_BPF_STACK_COPY || s->stack_bytes % 512) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "stack bytes %u: not 512..%d in steps of 512", s->stack_bytes,
+			 RXR_BPF_STACK_COPY);
+		goto fail;
+	}
+	s->pfds = malloc(sizeof(int) * (size_t)s->nfds);
+	s->links = calloc((size_t)s->nfds, sizeof(*s->links));
 	if (!s->pfds || !s->links) {
 		rc = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	for (int i = 0; i < s->ncpus; i++)
+	for (int i = 0; i < s->nfds; i++)
 		s->pfds[i] = -1;
 
 	s->skel = rxr_attach_bpf__open();
@@ -209,6 +243,7 @@ struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err
 	s->pid = t->pid;
 	s->skel->rodata->target_tgid = (__u32)t->pid;
 	s->skel->rodata->filter_tids = !t->whole;
+	s->skel->rodata->stack_copy = s->stack_bytes;
 	s->mode = o->mode;
 	s->unwind = o->unwind;
 	s->unwind_ctx = o->unwind_ctx;
@@ -252,17 +287,18 @@ struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err
 			goto fail;
 		}
 	}
-	rc = events_open(s, o->freq_hz, err, errlen);
+	rc = events_open(s, t, o->freq_hz, err, errlen);
 	if (rc)
 		goto fail;
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		if (s->pfds[cpu] < 0)
+	for (int i = 0; i < s->nfds; i++) {
+		if (s->pfds[i] < 0)
 			continue;
-		s->links[cpu] = bpf_program__attach_perf_event(
-			s->mode == RXR_STACKS_DWARF ? raw : s->skel->progs.rxr_sample, s->pfds[cpu]);
-		if (!s->links[cpu]) {
+		/* a BPF link owned by this process's fd: it goes with the fd */
+		s->links[i] = bpf_program__attach_perf_event(
+			s->mode == RXR_STACKS_DWARF ? raw : s->skel->progs.rxr_sample, s->pfds[i]);
+		if (!s->links[i]) {
 			rc = -errno;
-			snprintf(err, errlen, "failed to attach to perf event on CPU %d: %s", cpu,
+			snprintf(err, errlen, "failed to attach to perf event %d: %s", i,
 				 strerror(errno));
 			goto fail;
 		}
@@ -283,23 +319,36 @@ int rxr_sampler_poll(struct rxr_sampler *s, int ms)
 {
 	int rc;
 
-	if (!s->rb) {
-		struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-		nanosleep(&ts, NULL);
-		return 0;
+	/*
+	 * dwarf mode: samples are submitted without a wakeup (a wakeup is an
+	 * irq_work on the sampled CPU, per sample); the ring is drained here
+	 * every 10 ms, well before it can fill (about 1000 samples).
+	 */
+	while (ms > 0) {
+		int slice = s->rb && ms > 10 ? 10 : ms;
+		struct timespec ts = {.tv_sec = slice / 1000,
+				      .tv_nsec = (long)(slice % 1000) * 1000000};
+		if (nanosleep(&ts, NULL) && errno == EINTR)
+			ms = 0; /* a signal: return early */
+		else
+			ms -= slice;
+		if (s->rb) {
+			rc = ring_buffer__consume(s->rb);
+			if (rc < 0 && rc != -EINTR)
+				return rc;
+		}
 	}
-	rc = ring_buffer__poll(s->rb, ms);
-	return rc < 0 && rc != -EINTR ? rc : 0;
+	return 0;
 }
 
 void rxr_sampler_stop(struct rxr_sampler *s)
 {
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		bpf_link__destroy(s->links[cpu]);
-		s->links[cpu] = NULL;
-		if (s->pfds[cpu] >= 0)
-			close(s->pfds[cpu]);
-		s->pfds[cpu] = -1;
+	for (int i = 0; i < s->nfds; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		if (s->pfds[i] >= 0)
+			close(s->pfds[i]);
+		s->pfds[i] = -1;
 	}
 	if (s->rb)
 		ring_buffer__consume(s->rb);
@@ -312,6 +361,8 @@ void rxr_sampler_stats(const struct rxr_sampler *s, struct rxr_sampler_stats *st
 	st->dropped = s->skel->bss->dropped + s->raw_dropped;
 	st->stack_errors = s->skel->bss->stack_errors;
 	st->ncpus = s->nevents;
+	st->per_thread = s->per_thread;
+	st->stack_bytes = s->mode == RXR_STACKS_DWARF ? s->stack_bytes : 0;
 }
 
 static size_t stack_read(int fd, __s32 id, __u64 *ips)
@@ -384,6 +435,13 @@ int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on)
 		uprobes_detach(s);
 		return 0;
 	}
+	/*
+	 * Without the kernel's uprobe PMU libbpf would fall back to tracefs
+	 * uprobe_events, which outlive a killed rxray; with it, every uprobe
+	 * is a perf event fd + BPF link owned by this process.
+	 */
+	if (s->nup && access("/sys/bus/event_source/devices/uprobe/type", R_OK))
+		return -EOPNOTSUPP;
 	for (int i = 0; i < s->nup; i++) {
 		struct rxr_uprobe_slot *u = &s->up[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = (__u64)i);

@@ -1,25 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Symbolisation: elfutils libdwfl over the target's /proc/<pid>/maps (it
- * handles PIE and shared objects, and finds separate debug info through
- * .gnu_debuglink / build-id when installed); code without symbols comes
- * out as dso+0xoffset in the object's ELF address space, the form
- * addr2line and objdump take. Kernel addresses through /proc/kallsyms.
+ * handles PIE and shared objects, and unwinds with the objects' CFI);
+ * names from the sources in attach_names.c, then the DPDK labels
+ * (attach_dpdk.c); code without a name comes out as dso+0xoffset in the
+ * object's ELF address space, the form addr2line and objdump take.
+ * Kernel addresses through /proc/kallsyms.
  */
-#include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rxray/attach.h"
-
-struct ksym {
-	uint64_t addr;
-	uint32_t name; /* offset into names */
-};
+#include "attach_syms_int.h"
 
 /* The dwarf-mode sample being unwound (registers + a copy of its stack). */
 struct unwind_sample {
@@ -30,23 +24,14 @@ struct unwind_sample {
 	size_t max, n;
 };
 
-struct rxr_syms {
-	Dwfl *dwfl;
-	int pid;
-	int attach_state; /* 0 not tried, 1 attached, -1 failed */
-	struct unwind_sample *cur;
-	bool kloaded;
-	struct ksym *ks;
-	size_t nks;
-	char *knames;
-};
+const char *rxr_name_src_str(enum rxr_name_src src)
+{
+	static const char *const names[] = {"none", "symtab", "debuginfo", "dynsym", "dpdk",
+					    "kallsyms"};
+	return (unsigned)src < sizeof(names) / sizeof(names[0]) ? names[src] : "none";
+}
 
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
-struct rxr_syms *rxr_syms_open(int pid, char *err, size_t errlen)
+struct rxr_syms *rxr_syms_open(int pid, const char *debug_dir, char *err, size_t errlen)
 {
 	struct rxr_syms *sy = calloc(1, sizeof(*sy));
 	int rc;
@@ -56,7 +41,19 @@ struct rxr_syms *rxr_syms_open(int pid, char *err, size_t errlen)
 		errno = ENOMEM;
 		return NULL;
 	}
-	sy->dwfl = dwfl_begin(&proc_callbacks);
+	snprintf(sy->debug_dir, sizeof(sy->debug_dir), "%s", debug_dir ? debug_dir : "/usr/lib/debug");
+	/* libdwfl looks for the CFI of separate debug files (unwinding) in the
+	 * same places: next to the object, its .debug/, then the debug dir */
+	if (asprintf(&sy->debuginfo_path, ":.debug:%s", sy->debug_dir) < 0) {
+		sy->debuginfo_path = NULL;
+		snprintf(err, errlen, "out of memory");
+		rc = ENOMEM;
+		goto fail;
+	}
+	sy->cb.find_elf = dwfl_linux_proc_find_elf;
+	sy->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	sy->cb.debuginfo_path = &sy->debuginfo_path;
+	sy->dwfl = dwfl_begin(&sy->cb);
 	if (!sy->dwfl) {
 		snprintf(err, errlen, "failed to start libdwfl: %s", dwfl_errmsg(-1));
 		rc = ENOMEM;
@@ -79,10 +76,9 @@ fail:
 	return NULL;
 }
 
-static int fn_table_free(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
-			 void *arg)
+static int mod_free(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
 {
-	free(*ud);
+	mod_names_free(*ud);
 	*ud = NULL;
 	return DWARF_CB_OK;
 }
@@ -92,105 +88,23 @@ void rxr_syms_close(struct rxr_syms *sy)
 	if (!sy)
 		return;
 	if (sy->dwfl) {
-		dwfl_getmodules(sy->dwfl, fn_table_free, NULL, 0);
+		dwfl_getmodules(sy->dwfl, mod_free, NULL, 0);
 		dwfl_end(sy->dwfl);
 	}
+	free(sy->debuginfo_path);
 	free(sy->ks);
 	free(sy->knames);
 	free(sy);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-	return s ? s + 1 : path;
-}
-
-/*
- * Stripped code: name a sample by the start of the function holding it,
- * so every sample in one function gets one dso+0xSTART name. The starts
- * come from .eh_frame_hdr's sorted search table (present in stripped
- * objects; the unwinder uses it). Only the common encoding is read:
- * table entries as signed 4-byte offsets from the header (0x3b).
- */
-struct fn_table {
-	size_t n;
-	uint64_t start[]; /* ELF vaddrs, sorted */
-};
-
-static struct fn_table *fn_table_build(Elf *elf)
-{
-	struct fn_table *t = NULL;
-	size_t nph = 0;
-
-	if (!elf || elf_getphdrnum(elf, &nph))
-		return NULL;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		Elf_Data *d;
-		const uint8_t *b;
-		uint32_t count;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
-			continue;
-		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
-		if (!d || d->d_size < 12)
-			return NULL;
-		b = d->d_buf;
-		/* version 1, eh_frame_ptr sdata4 (any base), fde_count udata4, table datarel sdata4 */
-		if (b[0] != 1 || (b[1] & 0x0f) != 0x0b || b[2] != 0x03 || b[3] != 0x3b)
-			return NULL;
-		memcpy(&count, b + 8, 4);
-		if (12 + (size_t)count * 8 > d->d_size)
-			return NULL;
-		t = malloc(sizeof(*t) + count * sizeof(uint64_t));
-		if (!t)
-			return NULL;
-		t->n = count;
-		for (uint32_t k = 0; k < count; k++) {
-			int32_t rel;
-			memcpy(&rel, b + 12 + (size_t)k * 8, 4);
-			t->start[k] = ph.p_vaddr + (uint64_t)(int64_t)rel;
-		}
-		return t;
-	}
-	return NULL;
-}
-
-static uint64_t func_start(Dwfl_Module *mod, void **slot, Elf *elf, uint64_t off)
-{
-	struct fn_table *t = *slot;
-	size_t lo = 0, hi;
-
-	if (!t) {
-		t = fn_table_build(elf);
-		if (!t)
-			t = calloc(1, sizeof(*t)); /* remember "no table" */
-		if (!t)
-			return off;
-		*slot = t;
-	}
-	hi = t->n;
-	if (!hi || off < t->start[0])
-		return off;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (t->start[mid] <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return t->start[lo];
-}
-
-
 int rxr_syms_user(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sy->dwfl, addr);
+	const struct rxr_dpdk_label *dl;
+	struct mod_names *m;
+	Dwarf_Addr bias = 0;
+	uint64_t start;
 	const char *name;
-	Dwarf_Addr start = 0, bias = 0;
-	GElf_Off symoff = 0;
-	GElf_Sym sym;
-	void **slot = NULL;
 	Elf *elf;
 
 	memset(f, 0, sizeof(*f));
@@ -199,12 +113,24 @@ int rxr_syms_user(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f)
 	elf = dwfl_module_getelf(mod, &bias);
 	if (!elf) /* a mapping that is no ELF object (memfd, deleted file) */
 		return -ENOENT;
-	name = dwfl_module_info(mod, &slot, &start, NULL, NULL, NULL, NULL, NULL);
-	f->dso = base_name(name);
+	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	f->dso = syms_base_name(name);
 	f->off = addr - bias;
-	f->sym = dwfl_module_addrinfo(mod, addr, &symoff, &sym, NULL, NULL, NULL);
-	if (!f->sym && slot)
-		f->off = func_start(mod, slot, elf, f->off);
+	m = mod_names_get(sy, mod, elf);
+	if (!m)
+		return 0; /* out of memory: dso+0xaddress */
+	f->src = mod_names_lookup(m, f->off, &f->sym, &start);
+	/* the DPDK tables hold entries: the role holds whoever named it */
+	dl = syms_dpdk_find(sy, start + bias);
+	if (dl)
+		f->role = dl->role;
+	if (f->src == RXR_NAME_NONE) {
+		f->off = start;
+		if (dl) {
+			f->sym = dl->label;
+			f->src = RXR_NAME_DPDK;
+		}
+	}
 	return 0;
 }
 
@@ -274,6 +200,7 @@ int rxr_syms_kernel(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f)
 			hi = mid;
 	}
 	f->sym = sy->knames + sy->ks[lo].name;
+	f->src = RXR_NAME_KALLSYMS;
 	f->dso = "[kernel]";
 	f->off = addr;
 	return 0;
@@ -365,7 +292,7 @@ static int locate_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Ad
 			 void *arg)
 {
 	struct locate *lc = arg;
-	const char *base = base_name(name);
+	const char *base = syms_base_name(name);
 	Dwarf_Addr bias = 0;
 	int n;
 
@@ -424,6 +351,16 @@ int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pa
 	Dwarf_Addr bias;
 	Elf *elf;
 
+	/* a DPDK label ("net_null rx_pkt_burst (port 0)") names its entry */
+	for (size_t i = 0; i < sy->ndpdk; i++) {
+		if (strcmp(spec, sy->dpdk[i].label))
+			continue;
+		lc.found = dwfl_addrmodule(sy->dwfl, sy->dpdk[i].addr);
+		if (lc.found && dwfl_module_getelf(lc.found, &bias)) {
+			lc.vaddr = sy->dpdk[i].addr - bias;
+			goto found;
+		}
+	}
 	snprintf(buf, sizeof(buf), "%s", spec);
 	plus = strstr(buf, "+0x");
 	colon = strchr(buf, ':');
@@ -453,6 +390,7 @@ int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pa
 			 lc.sym ? "function symbol of that name" : "object of that name");
 		return -ENOENT;
 	}
+found:
 	elf = dwfl_module_getelf(lc.found, &bias); /* before info: sets mainfile */
 	name = dwfl_module_info(lc.found, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
 	if (!elf || vaddr_to_file_off(elf, lc.vaddr, file_off)) {

@@ -4,12 +4,14 @@
  * hugepages, no PCI). Needs root; skips with the reason otherwise. Every
  * test stops its testpmd in .fini, which also runs when an assert fails.
  */
+#include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,10 +309,8 @@ Test(attach, testpmd_rxonly_per_packet)
 	snprintf(p, sizeof(p), "%s/stacks.folded", outdir);
 	cr_assert_eq(stat(p, &st), 0);
 	cr_assert_gt(st.st_size, 0);
-#ifdef RXRAY_ATTACH_TEST_FLAME
 	snprintf(p, sizeof(p), "%s/flame.svg", outdir);
 	cr_assert_eq(stat(p, &st), 0, "flame.svg written");
-#endif
 	const char *out = slurp("rx", "out");
 	cr_assert(strstr(out, "cycles/pkt"), "summary: %s", out);
 	cr_assert(strstr(out, "dpdk-testpmd"), "summary: %s", out);
@@ -347,7 +347,9 @@ static void detach_on(int sig, const char *tag)
 	pmd_up(tag, NULL);
 	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
 	int before = our_progs();
-	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "60",
+	/* longer than the wait for another test run's attach below (up to 60 s),
+	 * so the signal always ends this one's window */
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "300",
 			      "-o", outdir, "-q", NULL};
 	pid_t r = rxray_spawn(args, tag);
 	double t0 = now_s();
@@ -577,6 +579,11 @@ Test(attach, bad_arguments_exit_2)
 		{{"attach", "--pid", pid, "--seconds", "soon", NULL}, "--seconds"},
 		{{"attach", "--pid", pid, "--bogus", NULL}, "--bogus"},
 		{{"attach", "--pid", pid, "--stacks", "lbr", NULL}, "--stacks"},
+		{{"attach", "--pid", pid, "--stack-bytes", "1000", NULL}, "--stack-bytes"},
+		{{"attach", "--pid", pid, "--stack-bytes", "16384", NULL}, "--stack-bytes"},
+		{{"attach", "--pid", pid, "--sample-on", "cores", NULL}, "--sample-on"},
+		{{"attach", "--pid", pid, "--sample-on", "threads", NULL}, "--sample-on threads"},
+		{{"attach", "--pid", pid, "--debug-dir", "", NULL}, "--debug-dir"},
 		{{"attach", "--pid", pid, "--lcore", "1", "--uprobes", "no_such_function_x",
 		  "--seconds", "0.2", "-o", outdir, NULL}, "no_such_function_x"},
 	};
@@ -618,4 +625,359 @@ Test(attach, missing_capabilities_exit_1)
 	cr_assert_eq(rc, 1, "exit %d: %s", rc, err);
 	cr_assert(strstr(err, "CAP_BPF") && strstr(err, "CAP_PERFMON"), "names what is missing: %s",
 		  err);
+}
+
+/* ------------------------------------------------------ names (issue 16) */
+
+static json_t *top_named(json_t *d, size_t top, const char *prefix)
+{
+	json_t *v;
+	size_t i;
+	json_array_foreach(json_object_get(d, "top_functions"), i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (i < top && name && !strncmp(name, prefix, strlen(prefix)))
+			return v;
+	}
+	return NULL;
+}
+
+static const char *tops_text(json_t *d)
+{
+	static char buf[2048];
+	json_t *v;
+	size_t i, n = 0;
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(d, "top_functions"), i, v) {
+		if (i >= 8 || n + 200 > sizeof(buf))
+			break;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s (%s)", i ? ", " : "",
+				      json_string_value(json_object_get(v, "name")),
+				      json_string_value(json_object_get(v, "source")));
+	}
+	return buf;
+}
+
+/*
+ * Debian's DPDK is stripped: the receive function and the mempool
+ * driver's enqueue/dequeue have no symbol anywhere on this host. Their
+ * names must come from the tables read out of testpmd (rte_eth_fp_ops,
+ * rte_mempool_ops_table). With --mbcache=0 every alloc and free goes
+ * through the ring driver, so both are among the hottest frames. Catches:
+ * a wrong field offset (the label lands on another function or none), the
+ * library's unused copy read instead of testpmd's copy-relocated one (no
+ * labels at all), labels not used for unnamed frames, a missing source.
+ */
+Test(attach, dpdk_names_on_the_hottest_frames)
+{
+	pmd_up("names", "--mbcache=0");
+	json_t *d = attach_lcore1("names", "2");
+	json_t *rx = top_named(d, 6, "net_null rx_pkt_burst (port 0)");
+	json_t *mp = top_named(d, 6, "ring_mp_mc ");
+	cr_assert_not_null(rx, "rx burst not among the hottest: %s", tops_text(d));
+	cr_assert_not_null(mp, "mempool driver not among the hottest: %s", tops_text(d));
+	cr_assert_str_eq(json_string_value(json_object_get(rx, "source")), "dpdk");
+	cr_assert_str_eq(json_string_value(json_object_get(rx, "dpdk_role")), "rx_burst");
+	cr_assert_str_eq(json_string_value(json_object_get(rx, "dso")), "librte_net_null.so.23.0");
+	cr_assert_str_eq(json_string_value(json_object_get(mp, "source")), "dpdk");
+	const char *mpname = json_string_value(json_object_get(mp, "name"));
+	cr_assert(!strcmp(mpname, "ring_mp_mc enqueue") || !strcmp(mpname, "ring_mp_mc dequeue"),
+		  "%s", mpname);
+	cr_assert_str_eq(json_string_value(json_object_get(mp, "dso")),
+			 "librte_mempool_ring.so.23.0");
+	/* every frame name says where it came from */
+	json_t *src = json_object_get(json_object_get(d, "symbols"), "frame_sources");
+	cr_assert_str_eq(json_string_value(json_object_get(src, "net_null rx_pkt_burst (port 0)")),
+			 "dpdk");
+	/* the findings split the mempool share and name the receive function */
+	cr_assert(findings_mention(d, "mb_pool_0", "put "), "%s", slurp("names", "out"));
+	cr_assert(findings_mention(d, "PMD receive function: net_null rx_pkt_burst (port 0)", NULL),
+		  "%s", slurp("names", "out"));
+	json_t *sh = json_object_get(d, "shares");
+	cr_assert_gt(json_real_value(json_object_get(sh, "mempool_get")) +
+		     json_real_value(json_object_get(sh, "mempool_put")), 0.02);
+	cr_assert_leq(json_real_value(json_object_get(sh, "mempool_get")) +
+		      json_real_value(json_object_get(sh, "mempool_put")),
+		      json_real_value(json_object_get(sh, "mempool")) + 1e-4); /* 6 digits in JSON */
+	/* unnamed code keeps object+0xoffset */
+	bool raw = false;
+	json_t *v;
+	const char *k;
+	json_object_foreach(src, k, v)
+		if (!strcmp(json_string_value(v), "none") && strstr(k, "+0x"))
+			raw = true;
+	cr_assert(raw, "no object+0xoffset frame left: %s", tops_text(d));
+	json_decref(d);
+}
+
+static bool have_tool(const char *name)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static void need_bpf(void)
+{
+	if (geteuid())
+		cr_skip_test("needs root (BPF)");
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		cr_skip_test("needs kernel BTF (/sys/kernel/btf/vmlinux)");
+	if (!have_tool("cc") || !have_tool("objcopy") || !have_tool("readelf"))
+		cr_skip_test("needs cc, objcopy and readelf to build the stripped program");
+}
+
+/*
+ * Build dir/spin (a static function spinning forever) with ldflags, then
+ * run post (shell, in dir) to strip it and place its debug file.
+ */
+static void spin_build(const char *dir, const char *ldflags, const char *post)
+{
+	cr_assert_eq(sh("rm -rf %s && mkdir -p %s/dbg && cd %s && printf '%%s\\n' "
+			"'__attribute__((noinline)) %s void rxray_spin_here(volatile unsigned long *x)'"
+			" '{ for (;;) (*x)++; }' 'int main(void) { volatile unsigned long x = 0;'"
+			" 'rxray_spin_here(&x); return 0; }' > spin.c && "
+			"cc -O1 -g %s -o spin spin.c && %s", dir, dir, dir,
+			strstr(ldflags, "rdynamic") ? "" : "static", ldflags, post),
+		     0, "building the stripped program (%s)", post);
+}
+
+/* Attach to dir/spin for secs with --debug-dir debug; its hottest frame. */
+static json_t *spin_attach(const char *dir, const char *debug, const char *tag, json_t **doc)
+{
+	char bin[160], pid[16];
+	snprintf(bin, sizeof(bin), "%s/spin", dir);
+	pid_t spin = fork();
+	if (spin == 0) {
+		execl(bin, bin, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)spin);
+	/* attach to the program, not to the fork before its exec */
+	char exe[96], target[200];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)spin);
+	for (int i = 0; i < 500; i++) {
+		ssize_t n = readlink(exe, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		if (!strcmp(target, bin))
+			break;
+		usleep(10000);
+	}
+	snprintf(outdir, sizeof(outdir), "%s/out-%s", dir, tag);
+	const char *args[] = {"attach", "--pid", pid, "--seconds", "1", "--freq", "999",
+			      "--debug-dir", debug, "-o", outdir, "-q", NULL};
+	int rc = rxray_run(args, tag, 30);
+	kill(spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, slurp(tag, "err"));
+	*doc = result_load();
+	json_t *top = json_array_get(json_object_get(*doc, "top_functions"), 0);
+	cr_assert_not_null(top, "no samples of the spinning program");
+	return top;
+}
+
+static void assert_top(json_t *top, json_t *d, const char *name, const char *src)
+{
+	cr_assert(!strncmp(json_string_value(json_object_get(top, "name")), name, strlen(name)),
+		  "hottest: %s", tops_text(d));
+	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), src, "%s",
+			 tops_text(d));
+	cr_assert_str_eq(json_string_value(json_object_get(top, "dso")), "spin");
+}
+
+/*
+ * A stripped program whose only symbols are in a separate debug file at
+ * <debug dir>/.build-id/xx/yyyy.debug: its spinning function is named
+ * through that file, and attach.json says "debuginfo". With another debug
+ * dir it stays spin+0xoffset (the name really came from the file).
+ */
+Test(attach, stripped_binary_resolves_through_its_build_id_debug_file)
+{
+	char dir[96], dbg[160];
+	json_t *d;
+	need_bpf();
+	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-strip", (int)getpid());
+	spin_build(dir, "-Wl,--build-id=sha1",
+		   "objcopy --only-keep-debug spin spin.debug && objcopy --strip-all spin && "
+		   "id=$(readelf -n spin | sed -n 's/.*Build ID: //p') && test -n \"$id\" && "
+		   "mkdir -p dbg/.build-id/${id%%${id#??}} && "
+		   "mv spin.debug dbg/.build-id/${id%%${id#??}}/${id#??}.debug && "
+		   "! readelf -S spin | grep -q '\\.symtab'");
+	snprintf(dbg, sizeof(dbg), "%s/dbg", dir);
+	json_t *top = spin_attach(dir, dbg, "strip", &d);
+	assert_top(top, d, "rxray_spin_here", "debuginfo");
+	json_decref(d);
+	top = spin_attach(dir, dir, "strip2", &d);
+	assert_top(top, d, "spin+0x", "none");
+	json_decref(d);
+}
+
+/* No build-id: the debug file is found through .gnu_debuglink in .debug/. */
+Test(attach, stripped_binary_resolves_through_its_debuglink)
+{
+	char dir[96];
+	json_t *d;
+	need_bpf();
+	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-link", (int)getpid());
+	spin_build(dir, "-Wl,--build-id=none",
+		   "objcopy --only-keep-debug spin spin.debug && objcopy --strip-all spin && "
+		   "objcopy --add-gnu-debuglink=spin.debug spin && mkdir -p .debug && "
+		   "mv spin.debug .debug/ && ! readelf -n spin | grep -q 'Build ID'");
+	json_t *top = spin_attach(dir, "/nonexistent", "link", &d);
+	assert_top(top, d, "rxray_spin_here", "debuginfo");
+	json_decref(d);
+}
+
+/* Stripped, but the function is exported: the nearest .dynsym symbol names it. */
+Test(attach, stripped_binary_resolves_through_dynsym)
+{
+	char dir[96];
+	json_t *d;
+	need_bpf();
+	snprintf(dir, sizeof(dir), "/tmp/rxray-attach-test-%d-dyn", (int)getpid());
+	spin_build(dir, "-rdynamic", "objcopy --strip-all spin");
+	json_t *top = spin_attach(dir, "/nonexistent", "dyn", &d);
+	assert_top(top, d, "rxray_spin_here", "dynsym");
+	json_decref(d);
+}
+
+/* ------------------------------------------- nothing left behind (issue 14) */
+
+/* The BPF link and program ids held by process pid's fds (/proc/pid/fdinfo). */
+static void bpf_ids_of(pid_t pid, __u32 *links, size_t *nl, __u32 *progs, size_t *np, size_t max)
+{
+	char path[96], line[256];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%.40s", (int)pid, de->d_name);
+		FILE *f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned id;
+			if (sscanf(line, "link_id: %u", &id) == 1 && *nl < max)
+				links[(*nl)++] = id;
+			else if (sscanf(line, "prog_id: %u", &id) == 1 && *np < max)
+				progs[(*np)++] = id;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Ids that still exist, by walking the kernel's id space (libbpf). */
+static size_t alive(const __u32 *ids, size_t n, int (*next)(__u32, __u32 *))
+{
+	size_t left = 0;
+	for (size_t i = 0; i < n; i++) {
+		__u32 cur = ids[i] - 1, got;
+		if (!next(cur, &got) && got == ids[i])
+			left++;
+	}
+	return left;
+}
+
+static bool uprobe_prog_among(const __u32 *progs, size_t np)
+{
+	for (size_t i = 0; i < np; i++) {
+		int fd = bpf_prog_get_fd_by_id(progs[i]);
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		bool up = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+			  !strncmp(info.name, "rxr_uprobe", 10);
+		if (fd >= 0)
+			close(fd);
+		if (up)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * rxray attach killed with SIGKILL, its uprobes attached at that moment:
+ * every BPF link and program its fds held is gone from the kernel's id
+ * space afterwards (links are fd-owned perf-event links, nothing is
+ * pinned, no legacy tracefs uprobe is created). Ownership is read from the
+ * process's own fdinfo, so a concurrent attach elsewhere cannot confuse it.
+ */
+Test(attach, sigkill_with_uprobes_leaves_no_link_or_program)
+{
+	char pid[16], spec[512] = "", tracefs_before[64] = "";
+	size_t sl = 0, i;
+	json_t *v;
+
+	pmd_up("kup", NULL);
+	json_t *d = attach_lcore1("kup0", "1");
+	json_array_foreach(json_object_get(d, "top_functions"), i, v) {
+		const char *dso = json_string_value(json_object_get(v, "dso"));
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (strstr(dso, "net_null") && strstr(name, "+0x") && sl + strlen(name) + 2 < sizeof(spec))
+			sl += (size_t)snprintf(spec + sl, sizeof(spec) - sl, "%s%s", sl ? "," : "", name);
+	}
+	json_decref(d);
+	if (!sl) /* every net_null frame got a name: probe the receive path by object offset */
+		snprintf(spec, sizeof(spec), "librte_net_null+0x2090");
+	FILE *tf = popen("cat /sys/kernel/tracing/uprobe_events 2>/dev/null | wc -l", "r");
+	if (tf) {
+		if (!fgets(tracefs_before, sizeof(tracefs_before), tf))
+			tracefs_before[0] = '\0';
+		pclose(tf);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "60",
+			      "--uprobes", spec, "--uprobe-duty", "100", "-o", outdir, "-q", NULL};
+	pid_t r = rxray_spawn(args, "kup");
+	__u32 links[256], progs[256];
+	size_t nl = 0, np = 0;
+	double t0 = now_s();
+	/* wait (bounded) until the uprobe programs are attached through links */
+	while (now_s() - t0 < 20) {
+		nl = np = 0;
+		bpf_ids_of(r, links, &nl, progs, &np, 256);
+		if (nl >= 2 && uprobe_prog_among(progs, np))
+			break;
+		usleep(100000);
+	}
+	cr_assert_geq(nl, 2, "attach never held its links: %s", slurp("kup", "err"));
+	cr_assert(uprobe_prog_among(progs, np), "no uprobe program attached");
+	/* the id walk sees them while attach lives (else "gone" proves nothing) */
+	cr_assert_eq(alive(links, nl, bpf_link_get_next_id), nl);
+	cr_assert_eq(alive(progs, np, bpf_prog_get_next_id), np);
+	kill(r, SIGKILL);
+	cr_assert_eq(rxray_wait(r, 15), 128 + SIGKILL);
+	/* release trails the exit by a moment (the kernel frees in RCU callbacks) */
+	size_t ll = alive(links, nl, bpf_link_get_next_id), lp = alive(progs, np, bpf_prog_get_next_id);
+	for (int k = 0; k < 100 && (ll || lp); k++) {
+		usleep(100000);
+		ll = alive(links, nl, bpf_link_get_next_id);
+		lp = alive(progs, np, bpf_prog_get_next_id);
+	}
+	cr_assert_eq(ll, 0, "%zu of %zu links left after SIGKILL", ll, nl);
+	cr_assert_eq(lp, 0, "%zu of %zu programs left after SIGKILL", lp, np);
+	/* no legacy uprobe (tracefs) and nothing pinned */
+	tf = popen("cat /sys/kernel/tracing/uprobe_events 2>/dev/null | wc -l", "r");
+	char after[64] = "";
+	if (tf) {
+		if (!fgets(after, sizeof(after), tf))
+			after[0] = '\0';
+		pclose(tf);
+	}
+	cr_assert_str_eq(after, tracefs_before, "tracefs uprobe_events changed");
+	cr_assert_neq(sh("ls /sys/fs/bpf 2>/dev/null | grep -q rxr"), 0, "something pinned");
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rxray/attach.h"
+#include "rxray/attach_findings.h"
 
 static struct rxr_profile *prof;
 
@@ -52,6 +53,13 @@ static void teardown(void)
 	rxr_profile_free(prof);
 }
 
+/* what rxray attach does after folding: measure (probes), then interpret (analyzers) */
+static void finish(void)
+{
+	rxr_profile_finish(prof);
+	rxr_attach_findings(prof);
+}
+
 static bool has_finding(const char *a, const char *b)
 {
 	for (size_t i = 0; i < prof->nfindings; i++)
@@ -64,7 +72,7 @@ TestSuite(attach_profile, .init = setup, .fini = teardown);
 
 Test(attach_profile, cycles_per_packet_is_busy_cycles_over_packets)
 {
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert_eq(prof->packets, 100000000u);
 	cr_assert_float_eq(prof->busy_cycles, 4e9, 1);
 	cr_assert_float_eq(prof->cycles_per_packet, 40.0, 1e-9);
@@ -72,7 +80,7 @@ Test(attach_profile, cycles_per_packet_is_busy_cycles_over_packets)
 
 Test(attach_profile, cacheless_pool_feeding_rx_is_named)
 {
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert(has_finding("mb_pool_0", "cache_size 0"));
 	cr_assert(has_finding("mb_pool_0", "feeds RX of port 0"));
 	/* 25% of 40 cycles */
@@ -83,7 +91,7 @@ Test(attach_profile, cacheless_pool_feeding_rx_is_named)
 Test(attach_profile, no_pool_finding_without_rx_queues)
 {
 	prof->t1.ports[0].nb_rx_queues = 0;
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert_not(has_finding("mb_pool_0", NULL));
 }
 
@@ -91,7 +99,7 @@ Test(attach_profile, rising_nombuf_and_imissed_are_findings)
 {
 	prof->t1.ports[0].rx_nombuf = 17;
 	prof->t1.ports[0].imissed = 5000000;
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert_eq(prof->rx_nombuf, 17u);
 	cr_assert_eq(prof->imissed, 5000000u);
 	cr_assert(has_finding("rx_nombuf rose by 17", NULL));
@@ -102,7 +110,7 @@ Test(attach_profile, counters_going_backwards_are_not_negative)
 {
 	prof->t0.ports[0].imissed = 10; /* e.g. stats reset during the window */
 	prof->t1.ports[0].imissed = 0;
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert_eq(prof->imissed, 0u);
 	cr_assert_not(has_finding("imissed", NULL));
 }
@@ -110,7 +118,7 @@ Test(attach_profile, counters_going_backwards_are_not_negative)
 Test(attach_profile, no_telemetry_means_no_packets)
 {
 	prof->have_tele = false;
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert_eq(prof->packets, 0u);
 	cr_assert_float_eq(prof->cycles_per_packet, 0.0, 1e-12);
 	json_t *d = rxr_profile_to_json(prof, 10);
@@ -122,13 +130,13 @@ Test(attach_profile, no_telemetry_means_no_packets)
 Test(attach_profile, no_samples_is_a_warning)
 {
 	prof->sst.samples = 0;
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert(has_finding("no samples", NULL));
 }
 
 Test(attach_profile, json_document_has_the_schema_fields)
 {
-	rxr_profile_finish(prof);
+	finish();
 	json_t *d = rxr_profile_to_json(prof, 10);
 	cr_assert_not_null(d);
 	cr_assert_str_eq(json_string_value(json_object_get(d, "schema")), RXR_ATTACH_SCHEMA);
@@ -146,7 +154,7 @@ Test(attach_profile, write_is_atomic_and_complete)
 {
 	char dir[] = "/tmp/rxray-profile-XXXXXX", err[256], p[300];
 	cr_assert_not_null(mkdtemp(dir));
-	rxr_profile_finish(prof);
+	finish();
 	cr_assert_eq(rxr_profile_write(prof, dir, err, sizeof(err)), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/attach.json", dir);
 	json_error_t je;
@@ -160,4 +168,45 @@ Test(attach_profile, write_is_atomic_and_complete)
 	cr_assert(strstr(err, "/proc/version/x"), "%s", err);
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	cr_assert_eq(system(p), 0);
+}
+
+/*
+ * The DPDK names in the findings (analyzers/attach_findings.c): the
+ * cache-less pool's share split into get and put with the driver's
+ * functions, and the PMD's receive function with its cost. Catches the
+ * split or the receive function falling out of the summary a reader sees.
+ */
+Test(attach_profile, findings_split_get_put_and_name_the_rx_function)
+{
+	static char rx_name[] = "net_null rx_pkt_burst (port 0)";
+	prof->mempool_get_share = 0.05;
+	prof->mempool_put_share = 0.15;
+	snprintf(prof->mempool_get_top, sizeof(prof->mempool_get_top), "ring_mp_mc dequeue");
+	snprintf(prof->mempool_put_top, sizeof(prof->mempool_put_top), "ring_mp_mc enqueue");
+	snprintf(prof->rx_burst_top, sizeof(prof->rx_burst_top), "%s", rx_name);
+	prof->rx_burst_share = 0.6;
+	struct rxr_profile_func f = {.name = rx_name, .self = 300, .total = 600,
+				     .src = RXR_NAME_DPDK, .role = RXR_ROLE_RX_BURST};
+	struct rxr_profile_stack st = {.folded = rx_name, .count = 1000};
+	prof->funcs = &f;
+	prof->nfuncs = 1;
+	prof->stacks = &st;
+	prof->nstacks = 1;
+	finish();
+	cr_assert(has_finding("mb_pool_0", "get 5.0%: ring_mp_mc dequeue; put 15.0%: "
+			      "ring_mp_mc enqueue"), "%s", prof->findings[0]);
+	/* 30% self of 40 cycles/packet */
+	cr_assert(has_finding("PMD receive function: net_null rx_pkt_burst (port 0), 30.0%",
+			      "12.0 cycles/packet"), "%s", prof->findings[1]);
+	json_t *d = rxr_profile_to_json(prof, 10);
+	json_t *top = json_array_get(json_object_get(d, "top_functions"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), "dpdk");
+	cr_assert_str_eq(json_string_value(json_object_get(top, "dpdk_role")), "rx_burst");
+	cr_assert_float_eq(json_real_value(json_object_get(json_object_get(d, "shares"),
+							   "mempool_put")), 0.15, 1e-9);
+	json_decref(d);
+	prof->funcs = NULL; /* on the stack: not the profile's to free */
+	prof->nfuncs = 0;
+	prof->stacks = NULL;
+	prof->nstacks = 0;
 }

@@ -9,11 +9,15 @@
  *   sampler    a BPF perf-event program counting user+kernel stacks of the
  *              target threads (hardware cycles where a PMU exists,
  *              cpu-clock otherwise) and optional uprobes on named symbols
- *   symbols    libdwfl symbolisation of the target (PIE, shared objects;
- *              stripped code shown as dso+0xoffset) and kallsyms
+ *   symbols    the target's objects through libdwfl (PIE, shared objects,
+ *              CFI unwinding); names from .symtab, a separate debug file
+ *              (build-id, .gnu_debuglink), .dynsym, then the DPDK tables
+ *              read from the process; unnamed code is dso+0xoffset;
+ *              kernel addresses through kallsyms
  *   profile    the window's samples, folded, normalised per packet:
  *              cycles/packet of a frame = its sample share x the threads'
- *              busy cycles / packets received in the window; findings
+ *              busy cycles / packets received in the window. The findings
+ *              and the flame graph are drawn by analyzers/ (attach_findings.h)
  *
  * Error rule: functions that can fail return 0 or a negative errno;
  * constructors return NULL and set errno. Where an err buffer is taken,
@@ -40,6 +44,8 @@ extern "C" {
 #define RXR_ATTACH_MAX_POOLS 64
 #define RXR_ATTACH_MAX_UPROBES 16
 #define RXR_ATTACH_MAX_FINDINGS 16
+#define RXR_ATTACH_MAX_STACKS 16384 /* distinct stacks counted (the BPF count map) */
+#define RXR_ATTACH_MAX_DPDK 256 /* DPDK function labels kept (distinct addresses) */
 #define FRAME_NAME_MAX 128 /* longest frame name kept (longer ones are cut) */
 
 /* ------------------------------------------------------------- target */
@@ -165,10 +171,25 @@ enum rxr_stack_mode {
 typedef size_t (*rxr_unwind_fn)(void *ctx, uint32_t tid, const uint64_t *regs,
 				const uint8_t *stack, size_t len, uint64_t *ips, size_t max);
 
+/*
+ * Where the perf events live. Per thread: one event per target thread,
+ * following it across CPUs, so no other CPU is interrupted (needs a tid
+ * list: not for a whole process). Per CPU: one event per online CPU,
+ * the BPF program drops samples of other processes.
+ */
+enum rxr_sample_scope {
+	RXR_SCOPE_AUTO = 0, /* threads when the target names them, else CPUs */
+	RXR_SCOPE_THREADS,
+	RXR_SCOPE_CPUS,
+};
+
 struct rxr_sampler_opts {
 	const struct rxr_attach_target *target;
-	unsigned freq_hz; /* samples per second per CPU, 1..100000 */
+	unsigned freq_hz; /* samples per second per event, 1..100000 */
 	enum rxr_stack_mode mode;
+	enum rxr_sample_scope scope;
+	unsigned stack_bytes; /* dwarf mode: user stack bytes copied per sample,
+			       * 512..8192, multiple of 512; 0 = 8192 */
 	rxr_unwind_fn unwind; /* dwarf mode: required */
 	void *unwind_ctx;
 };
@@ -177,7 +198,9 @@ struct rxr_sampler_stats {
 	uint64_t samples;      /* kept */
 	uint64_t dropped;      /* lost to a full count map / ring buffer / table */
 	uint64_t stack_errors; /* user stack not captured */
-	unsigned ncpus;        /* per-CPU perf events attached */
+	unsigned ncpus;        /* perf events attached (per CPU or per thread) */
+	bool per_thread;       /* events follow the target threads */
+	unsigned stack_bytes;  /* dwarf mode: stack bytes copied per sample */
 };
 
 struct rxr_uprobe_stat {
@@ -194,9 +217,10 @@ struct rxr_uprobe_stat {
 struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err,
 				     size_t errlen);
 /*
- * Wait up to ms for samples: dwarf mode consumes and unwinds the ring
- * buffer; fp mode just sleeps (the kernel counts). Returns early on a
- * signal. 0 or -errno.
+ * Wait up to ms for samples: dwarf mode drains and unwinds the ring
+ * buffer every 10 ms (samples are submitted without a wakeup, which would
+ * cost the sampled CPU an irq_work each); fp mode just sleeps (the kernel
+ * counts). Returns early on a signal. 0 or -errno.
  */
 int rxr_sampler_poll(struct rxr_sampler *s, int ms);
 
@@ -224,7 +248,10 @@ int rxr_sampler_foreach(struct rxr_sampler *s, rxr_stack_fn fn, void *ctx);
  */
 int rxr_sampler_uprobe_add(struct rxr_sampler *s, const char *path, uint64_t off);
 /*
- * Attach (on) or detach (off) every registered uprobe, as links. 0 or
+ * Attach (on) or detach (off) every registered uprobe, as perf-event BPF
+ * links owned by this process (nothing pinned; they die with it). 0,
+ * -EOPNOTSUPP when the kernel has no uprobe PMU (libbpf's legacy tracefs
+ * uprobes would outlive a killed rxray, so they are never used), or
  * -errno of the first attach that failed (the others are then detached).
  */
 int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on);
@@ -237,17 +264,80 @@ void rxr_sampler_close(struct rxr_sampler *s);
 
 struct rxr_syms; /* libdwfl session on the target + kallsyms */
 
-struct rxr_frame {
-	const char *sym;  /* symbol name (owned by the session) or NULL */
-	const char *dso;  /* object basename, "[kernel]", or NULL: unmapped */
-	uint64_t off;     /* address in the object's ELF address space */
+/* Where a frame's name came from, tried in this order for user code. */
+enum rxr_name_src {
+	RXR_NAME_NONE = 0,  /* no name: dso+0xoffset of the function start */
+	RXR_NAME_SYMTAB,    /* the object's own .symtab */
+	RXR_NAME_DEBUGINFO, /* .symtab of a separate debug file (build-id, debuglink) */
+	RXR_NAME_DYNSYM,    /* .dynsym, the address within the symbol's size */
+	RXR_NAME_DPDK,      /* the DPDK tables read from the process (below) */
+	RXR_NAME_KALLSYMS,  /* kernel frames */
+};
+/* "none", "symtab", "debuginfo", "dynsym", "dpdk", "kallsyms". */
+const char *rxr_name_src_str(enum rxr_name_src s);
+
+/*
+ * What a function is to DPDK, whichever source named it: its entry is a
+ * pointer in rte_eth_fp_ops or rte_mempool_ops_table.
+ */
+enum rxr_dpdk_role {
+	RXR_ROLE_NONE = 0,
+	RXR_ROLE_RX_BURST,  /* rte_eth_fp_ops[port].rx_pkt_burst */
+	RXR_ROLE_TX_BURST,  /* .tx_pkt_burst */
+	RXR_ROLE_ETH_OTHER, /* queue count, descriptor status, tx prepare */
+	RXR_ROLE_MP_GET,    /* mempool ops dequeue, dequeue_contig_blocks */
+	RXR_ROLE_MP_PUT,    /* mempool ops enqueue */
+	RXR_ROLE_MP_OTHER,  /* alloc, free, get_count, populate, ... */
 };
 
-/* Report the target's mappings to libdwfl. NULL + errno, err says why. */
-struct rxr_syms *rxr_syms_open(int pid, char *err, size_t errlen);
+struct rxr_frame {
+	const char *sym;  /* name (owned by the session) or NULL */
+	const char *dso;  /* object basename, "[kernel]", or NULL: unmapped */
+	uint64_t off;     /* address in the object's ELF address space */
+	enum rxr_name_src src;
+	enum rxr_dpdk_role role;
+};
+
+/* One function the DPDK tables name ("net_null rx_pkt_burst (port 0)"). */
+struct rxr_dpdk_label {
+	uint64_t addr; /* entry in the target's address space */
+	char dso[64];  /* object basename ("" when unmapped) */
+	uint64_t off;  /* entry in the object's ELF address space */
+	enum rxr_dpdk_role role;
+	char label[FRAME_NAME_MAX];
+};
+
+/*
+ * Report the target's mappings to libdwfl. debug_dir: the distribution's
+ * debug directory for separate debug files (NULL = /usr/lib/debug): by
+ * build-id <debug_dir>/.build-id/xx/yyyy.debug, and by .gnu_debuglink in
+ * the object's directory, its .debug/ and <debug_dir>/<object's dir>/.
+ * NULL + errno, err says why.
+ */
+struct rxr_syms *rxr_syms_open(int pid, const char *debug_dir, char *err, size_t errlen);
 void rxr_syms_close(struct rxr_syms *sy);
-/* A user address. 0, or -ENOENT (no object mapped there). */
+/*
+ * A user address: its object, the name from the first source that has
+ * one (.symtab, debug file, .dynsym within the symbol's size, the DPDK
+ * labels), and its DPDK role. 0, or -ENOENT (no object mapped there).
+ */
 int rxr_syms_user(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f);
+
+/*
+ * Read the DPDK fast-path tables from the live process with
+ * process_vm_readv at the exported symbols rte_eth_fp_ops (librte_ethdev)
+ * and rte_mempool_ops_table (librte_mempool), laid out as in DPDK 21.11 ..
+ * 23.x (checked against the symbols' sizes), and label every function
+ * they point to. ports: the ports telemetry listed (NULL: every port
+ * whose pointers lie outside librte_ethdev, i.e. not its dummies).
+ * Returns the number of labels (>= 0); -ENOENT (no DPDK symbols in the
+ * target), -EPROTO (sizes of another layout), -EPERM/-ESRCH from the read;
+ * err says why. Labels from an earlier call are replaced.
+ */
+int rxr_syms_dpdk_read(struct rxr_syms *sy, const struct rxr_tele_snap *ports, char *err,
+		       size_t errlen);
+/* The labels read (sorted by address); *n receives their number. */
+const struct rxr_dpdk_label *rxr_syms_dpdk_labels(const struct rxr_syms *sy, size_t *n);
 /* A kernel address through /proc/kallsyms (loaded on first use). 0/-ENOENT. */
 int rxr_syms_kernel(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f);
 /*
@@ -259,9 +349,11 @@ size_t rxr_syms_unwind(void *sy, uint32_t tid, const uint64_t *regs, const uint8
 		       size_t len, uint64_t *ips, size_t max);
 
 /*
- * Resolve a --uprobes spec: "sym", "dso:sym" or "dso+0xOFF" (dso matched
- * against mapped objects' basenames by prefix) to a file path and file
- * offset. 0; -ENOENT (no such symbol/object) or -EINVAL with err set.
+ * Resolve a --uprobes spec: a DPDK label read by rxr_syms_dpdk_read
+ * ("net_null rx_pkt_burst (port 0)"), "sym", "dso:sym" or "dso+0xOFF"
+ * (dso matched against mapped objects' basenames by prefix) to a file
+ * path and file offset. 0; -ENOENT (no such symbol/object) or -EINVAL
+ * with err set.
  */
 int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pathlen,
 		    uint64_t *file_off, char *err, size_t errlen);
@@ -276,6 +368,8 @@ struct rxr_profile_stack {
 struct rxr_profile_func {
 	char *name; /* leaf frame name (owned) */
 	char dso[64];
+	enum rxr_name_src src;
+	enum rxr_dpdk_role role;
 	uint64_t self;  /* samples with this leaf */
 	uint64_t total; /* samples with it anywhere in the stack */
 };
@@ -317,6 +411,21 @@ struct rxr_profile {
 		uint64_t samples;
 	} mempool_callers[8];
 	double pmd_share;                 /* leaf in a PMD (librte_net_*) */
+	/*
+	 * Mempool samples split by the DPDK role of the nearest mempool ops
+	 * frame (leaf first): get = dequeue, put = enqueue; the rest is
+	 * mempool code under neither (cache paths, other library calls).
+	 */
+	double mempool_get_share, mempool_put_share;
+	char mempool_get_top[FRAME_NAME_MAX], mempool_put_top[FRAME_NAME_MAX];
+	/* samples with an rx_pkt_burst frame in the stack, and the hottest one */
+	double rx_burst_share;
+	char rx_burst_top[FRAME_NAME_MAX];
+	/* the DPDK labels read from the target (for attach.json) */
+	size_t ndpdk;
+	struct rxr_dpdk_label dpdk[RXR_ATTACH_MAX_DPDK];
+	char dpdk_note[160];              /* why there are none, when none */
+	char debug_dir[128];
 	/* packets (telemetry) */
 	bool have_tele;
 	char tele_path[108];
@@ -349,9 +458,8 @@ int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_sy
 		     const struct rxr_attach_target *t);
 
 /*
- * Window deltas from p->t0/p->t1 (when have_tele), cycles per packet, and
- * the findings: a pktmbuf pool with cache_size 0 while ports receive,
- * rx_nombuf or imissed rising during the window.
+ * Window deltas from p->t0/p->t1 (when have_tele) and cycles per packet.
+ * Clears p->findings: analyzers/ (rxr_attach_findings) fills them.
  */
 void rxr_profile_finish(struct rxr_profile *p);
 
@@ -359,15 +467,17 @@ void rxr_profile_finish(struct rxr_profile *p);
 json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top);
 
 /*
- * Write into dir (created if needed): stacks.folded (sample counts),
- * attach.json, and flame.svg (per packet when packets > 0, else per
- * sample) when the flame writer is part of the build. Each file is
- * written to a temp name and renamed. 0 or -errno with err naming the
- * file.
+ * Write into dir (created if needed): stacks.folded (sample counts) and
+ * attach.json. Each file is written to a temp name and renamed. 0 or
+ * -errno with err naming the file. (flame.svg: rxr_attach_flame_write.)
  */
 int rxr_profile_write(const struct rxr_profile *p, const char *dir, char *err, size_t errlen);
-/* True when this build writes flame.svg. */
-bool rxr_profile_has_flame(void);
+/*
+ * Write one file dir/name through a temp name + rename, its content from
+ * fn(ctx, FILE *) (0 or -errno). 0 or -errno with err naming the file.
+ */
+int rxr_profile_file_write(const char *dir, const char *name, int (*fn)(const void *, FILE *),
+			   const void *ctx, char *err, size_t errlen);
 
 /* One screen: window, packets, cycles/packet, top functions, findings. */
 void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the symbols session (attach_symbols.c, attach_names.c,
+ * attach_dpdk.c): the libdwfl session, per-object name tables built on
+ * first use, and the DPDK labels read from the process.
+ */
+#ifndef RXRAY_ATTACH_SYMS_INT_H
+#define RXRAY_ATTACH_SYMS_INT_H
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "rxray/attach.h"
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name; /* offset into names */
+};
+
+struct unwind_sample; /* attach_symbols.c */
+
+/* Function symbols of one ELF symbol table, sorted by start. */
+struct name_table {
+	size_t n;
+	struct name_ent {
+		uint64_t start, size; /* ELF vaddr */
+		const char *name;     /* in the Elf's string table */
+	} e[];
+};
+
+/* Per mapped object (the Dwfl_Module's user slot), built on first use. */
+struct mod_names {
+	struct name_table *symtab, *debug, *dynsym;
+	struct fn_starts *fns;  /* .eh_frame_hdr function starts */
+	Elf *debug_elf;         /* separate debug file, opened by us */
+	int debug_fd;
+	char debug_how[12];     /* "build-id" or "debuglink" */
+};
+
+struct rxr_syms {
+	Dwfl *dwfl;
+	Dwfl_Callbacks cb;
+	char *debuginfo_path; /* libdwfl's search path (unwinding CFI) */
+	char debug_dir[256];
+	int pid;
+	int attach_state; /* 0 not tried, 1 attached, -1 failed */
+	struct unwind_sample *cur;
+	bool kloaded;
+	struct ksym *ks;
+	size_t nks;
+	char *knames;
+	size_t ndpdk;
+	struct rxr_dpdk_label dpdk[RXR_ATTACH_MAX_DPDK]; /* sorted by addr */
+};
+
+const char *syms_base_name(const char *path);
+
+/* The module's tables (built on first call), or NULL when out of memory. */
+struct mod_names *mod_names_get(struct rxr_syms *sy, Dwfl_Module *mod, Elf *elf);
+void mod_names_free(struct mod_names *m);
+/*
+ * Name of the function holding ELF vaddr from the first source that has
+ * one; *start receives its entry. RXR_NAME_NONE: none (then *start is the
+ * .eh_frame_hdr function start, or vaddr).
+ */
+enum rxr_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
+				   uint64_t *start);
+
+/* The DPDK label at entry addr (target address space), or NULL. */
+const struct rxr_dpdk_label *syms_dpdk_find(const struct rxr_syms *sy, uint64_t addr);
+
+#endif
