@@ -6,6 +6,7 @@
 #   tools/device-bundle.sh [build-dir] [out-dir]     (default build .dev/bundle)
 # On the target:
 #   export LD_LIBRARY_PATH=$PWD/.dev/bundle/lib RXRAY_DPDK_PMD_DIR=$PWD/.dev/bundle/pmds
+#   export RXRAY_TESTPMD=$PWD/.dev/bundle/bin/dpdk-testpmd
 #   .dev/bundle/bin/rxray doctor
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,8 @@ mkdir -p "$out/bin" "$out/lib" "$out/pmds"
 
 elves=("$build/tools/rxray")
 while IFS= read -r f; do elves+=("$f"); done < <(find "$build/bench" "$build/tests" "$build/probes" -type f \( -name 'bench_*' -o -name 'test_*' -o -name 'cupti_smoke' -o -name '*.so' \) -perm -u+x 2>/dev/null)
+# testpmd for the attach bench and tests (RXRAY_TESTPMD=.../bin/dpdk-testpmd)
+[ -x /usr/bin/dpdk-testpmd ] && elves+=(/usr/bin/dpdk-testpmd)
 for f in "${elves[@]}"; do cp "$f" "$out/bin/"; done
 
 pmddir=$(pkg-config --variable=pmdsdir libdpdk 2>/dev/null || true)

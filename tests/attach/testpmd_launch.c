@@ -17,6 +17,10 @@
 
 static const char *testpmd_path(void)
 {
+	/* RXRAY_TESTPMD: a carried copy (tools/device-bundle.sh) */
+	const char *env = getenv("RXRAY_TESTPMD");
+	if (env && *env && !access(env, X_OK))
+		return env;
 	static const char *const cands[] = {"/usr/bin/dpdk-testpmd", "/usr/local/bin/dpdk-testpmd"};
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
 		if (!access(cands[i], X_OK))
@@ -27,6 +31,13 @@ static const char *testpmd_path(void)
 /* A PMD shared object (net_null, mempool_ring) from Debian's or a local install. */
 static int pmd_find(const char *name, char *out, size_t len)
 {
+	/* RXRAY_DPDK_PMD_DIR: the plugin folder rxray's own EAL uses too */
+	const char *dir = getenv("RXRAY_DPDK_PMD_DIR");
+	if (dir && *dir) {
+		snprintf(out, len, "%s/librte_%s.so", dir, name);
+		if (!access(out, R_OK))
+			return 0;
+	}
 	static const char *const pats[] = {"/usr/lib/*/dpdk/pmds-*/librte_%s.so",
 					   "/usr/local/lib/*/dpdk/pmds-*/librte_%s.so",
 					   "/usr/local/lib64/dpdk/pmds-*/librte_%s.so"};
