@@ -23,6 +23,10 @@ static const char *const stage_names[RXR_ST_COUNT] = {
     [RXR_ST_IDLE] = "idle",
     [RXR_ST_PAYLOAD_WRITE] = "payload_write",
     [RXR_ST_CQE_WRITE] = "cqe_write",
+    [RXR_ST_PAYLOAD_DMA] = "payload_dma",
+    [RXR_ST_GPU_LAUNCH] = "gpu_launch",
+    [RXR_ST_GPU_WAIT] = "gpu_wait",
+    [RXR_ST_GPU_KERNEL] = "gpu_kernel",
 };
 
 const char *rxr_stage_name(enum rxr_stage s)
@@ -170,7 +174,7 @@ uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
 {
 	uint64_t sum = 0;
 	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (s != RXR_ST_IDLE)
+		if (!rxr_stage_is_wait(s))
 			sum += p->st[s].cycles;
 	return sum;
 }

@@ -61,6 +61,17 @@ static struct rxr_thread_result *add_thread(struct rxr_result *r)
 	return t;
 }
 
+int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *src)
+{
+	struct rxr_thread_result *t = add_thread(r);
+	if (!t)
+		return -ENOMEM;
+	*t = *src;
+	t->samples = NULL;
+	t->nsamples = 0;
+	return 0;
+}
+
 int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 {
 	struct rxr_thread_result *t = add_thread(r);
@@ -72,7 +83,7 @@ int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 	t->packets = p->busy_packets;
 	if (!t->packets) /* a thread that never closed a burst: best evidence */
 		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (s != RXR_ST_IDLE && p->st[s].packets > t->packets)
+			if (!rxr_stage_is_wait(s) && p->st[s].packets > t->packets)
 				t->packets = p->st[s].packets;
 	for (int s = 0; s < RXR_ST_COUNT; s++) {
 		const struct rxr_acc *a = &p->st[s];

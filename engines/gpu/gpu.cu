@@ -332,3 +332,105 @@ extern "C" const void *rxg_consumer_output(const struct rxg_consumer *g)
 {
 	return g->p.work == RXG_WORK_CHECKSUM ? (const void *)g->d_csum : g->d_out;
 }
+
+// ----------------------------------------------------------- DMA engine
+
+struct rxg_piece {
+	void *dst;
+	const void *src;
+	uint32_t len;
+};
+
+struct rxg_dma {
+	cudaStream_t stream;
+	rxg_piece *pieces;      // pinned, mapped: the kernel reads it in place
+	uint8_t *staging;       // pinned, mapped
+	uint32_t max_pieces, n;
+	size_t cap, used;
+};
+
+// One block per piece: staged bytes (host, mapped) to their GPU address.
+__global__ static void rxg_scatter(const rxg_piece *pc, uint32_t n)
+{
+	uint32_t k = blockIdx.x;
+	if (k >= n)
+		return;
+	const uint8_t *s = (const uint8_t *)pc[k].src;
+	uint8_t *d = (uint8_t *)pc[k].dst;
+	uint32_t len = pc[k].len;
+	if ((((uintptr_t)s | (uintptr_t)d | len) & 3) == 0) {
+		for (uint32_t i = threadIdx.x; i < len / 4; i += blockDim.x)
+			((uint32_t *)d)[i] = ((const uint32_t *)s)[i];
+	} else {
+		for (uint32_t i = threadIdx.x; i < len; i += blockDim.x)
+			d[i] = s[i];
+	}
+}
+
+extern "C" int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, struct rxg_dma **out,
+			    char *err, size_t errlen)
+{
+	int rc = 0;
+	*out = NULL;
+	char why[160];
+	if (!rxg_available(why, sizeof(why)))
+		return rxg_err(err, errlen, -ENODEV, "payload-mem: gpu: %s", why);
+	rxg_dma *g = (rxg_dma *)calloc(1, sizeof(*g));
+	if (!g)
+		return rxg_err(err, errlen, -ENOMEM, "payload-mem: out of memory");
+	g->max_pieces = max_pieces;
+	g->cap = staging_bytes;
+	CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+	CU(cudaHostAlloc((void **)&g->pieces, (size_t)max_pieces * sizeof(rxg_piece),
+			 cudaHostAllocMapped));
+	CU(cudaHostAlloc((void **)&g->staging, staging_bytes, cudaHostAllocMapped));
+	*out = g;
+	return 0;
+fail:
+	rxg_dma_close(g);
+	return rc;
+}
+
+extern "C" void rxg_dma_close(struct rxg_dma *d)
+{
+	if (!d)
+		return;
+	if (d->stream) {
+		cudaStreamSynchronize(d->stream);
+		cudaStreamDestroy(d->stream);
+	}
+	cudaFreeHost(d->pieces);
+	cudaFreeHost(d->staging);
+	free(d);
+}
+
+extern "C" void *rxg_dma_stage(struct rxg_dma *d, void *dst, uint32_t len)
+{
+	size_t at = (d->used + 15) & ~(size_t)15; // 16-byte aligned pieces
+	if (d->n >= d->max_pieces || at + len > d->cap)
+		return NULL;
+	rxg_piece *p = &d->pieces[d->n++];
+	p->dst = dst;
+	p->src = d->staging + at;
+	p->len = len;
+	d->used = at + len;
+	return d->staging + at;
+}
+
+extern "C" uint32_t rxg_dma_pending(const struct rxg_dma *d)
+{
+	return d->n;
+}
+
+extern "C" int rxg_dma_flush(struct rxg_dma *d)
+{
+	if (!d->n)
+		return 0;
+	rxg_scatter<<<d->n, RXG_THREADS, 0, d->stream>>>(d->pieces, d->n);
+	cudaError_t e = cudaGetLastError();
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(d->stream);
+	d->n = 0;
+	d->used = 0;
+	return e == cudaSuccess ? 0 : -EIO;
+}

@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "nic_priv.h"
+#ifdef RXRAY_HAVE_GPU
+#include "rxray/gpu.h"
+#endif
 #include "rxray/util.h"
 
 /* One packet in flight inside a burst. */
@@ -29,6 +32,8 @@ struct nic_pkt {
 	uint32_t hdr_len;      /* header region [0, hdr_len) */
 	char *seg[RXS_MAX_SGES];
 	uint32_t seg_take[RXS_MAX_SGES]; /* bytes of the frame landing in each */
+	uint8_t gpu_mask;      /* bit i: seg[i] is GPU memory */
+	struct rxg_dma *gd;    /* the thread's DMA engine for those */
 };
 
 static const struct nic_mr *dma_mr_find(const struct rxs_nic *n, uint32_t lkey)
@@ -45,6 +50,7 @@ static void dma_wqe_fetch(const struct rxs_nic *n, struct nic_pkt *pk, const cha
 {
 	uint32_t remaining = n->p.frame;
 	pk->nseg = 0;
+	pk->gpu_mask = 0;
 	for (uint32_t i = 0; i < n->p.sges; i++) {
 		const struct mlx5_wqe_data_seg *ds = (const struct mlx5_wqe_data_seg *)wqe + i;
 		uint32_t lkey = be32toh(ds->lkey);
@@ -59,6 +65,8 @@ static void dma_wqe_fetch(const struct rxs_nic *n, struct nic_pkt *pk, const cha
 			return;
 		}
 		uint32_t take = bc < remaining ? bc : remaining;
+		if (mr->gpu)
+			pk->gpu_mask |= (uint8_t)(1u << pk->nseg);
 		pk->seg[pk->nseg] = (char *)addr;
 		pk->seg_take[pk->nseg] = take;
 		pk->nseg++;
@@ -87,10 +95,21 @@ static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src,
 			continue;
 		}
 		uint32_t k = take - off < len ? take - off : len;
+		char *dst = pk->seg[i] + off;
+#ifdef RXRAY_HAVE_GPU
+		if (pk->gpu_mask & (1u << i)) {
+			/* GPU memory: into the DMA engine's staging area */
+			dst = rxg_dma_stage(pk->gd, dst, k);
+			if (!dst) {
+				rxg_dma_flush(pk->gd);
+				dst = rxg_dma_stage(pk->gd, pk->seg[i] + off, k);
+			}
+		}
+#endif
 		if (s)
-			memcpy(pk->seg[i] + off, s, k);
+			memcpy(dst, s, k);
 		else
-			memset(pk->seg[i] + off, fill, k);
+			memset(dst, fill, k);
 		if (s)
 			s += k;
 		len -= k;
@@ -338,6 +357,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		struct nic_pkt *x = &pk[np];
 		x->q = q;
 		x->flow = flow;
+		x->gd = t->gdma;
 		x->seq = q->seq++;
 		NIC_CNT_ADD(q->cnt.offered, 1);
 		if (!dma_claim(n, q, x, t->bursts + 1))
@@ -354,7 +374,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		if (pk[i].syndrome)
 			continue;
 		dma_header(n, &pk[i]);
-		if (n->p.dma == RX_DMA_MEMORY)
+		if (n->p.dma == RX_DMA_MEMORY && !(pk[i].gpu_mask & 1u))
 			dma_flush(&pk[i]);
 	}
 	NIC_CNT_ADD(t->offered, k);
@@ -373,6 +393,15 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 				dma_payload(n, &pk[i]);
 		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
 	}
+#ifdef RXRAY_HAVE_GPU
+	/* what went to GPU memory lands before the completions say so */
+	if (t->gdma && rxg_dma_pending(t->gdma)) {
+		NIC_CNT_ADD(t->dma_pieces, rxg_dma_pending(t->gdma));
+		NIC_CNT_ADD(t->dma_flushes, 1);
+		rxg_dma_flush(t->gdma);
+		rxr_lap(p, RXR_ST_PAYLOAD_DMA, ngood);
+	}
+#endif
 	if (n->p.cqe_comp)
 		dma_cqes_compressed(n, pk, np, ts);
 	else
@@ -423,6 +452,18 @@ void *nic_thread_main(void *arg)
 			goto out;
 		}
 	}
+#ifdef RXRAY_HAVE_GPU
+	if (n->gpu_mrs && !t->gdma) {
+		/* a burst's pieces, each up to a frame */
+		int rc = rxg_dma_open(RXS_BURST * RXS_MAX_SGES,
+				      (size_t)RXS_BURST * RXS_MAX_SGES * (n->p.frame + 16), &t->gdma,
+				      NULL, 0);
+		if (rc < 0) {
+			t->rc = rc;
+			goto out;
+		}
+	}
+#endif
 	rxr_probe_reset(p);
 	double tpp = t->rate_pps > 0 ? hz / t->rate_pps : 0;
 	uint64_t t0 = rxr_now();

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "nic_priv.h"
+#ifdef RXRAY_HAVE_GPU
+#include "rxray/gpu.h"
+#endif
 #include "rxray/util.h"
 
 /* one error line (rxr_errf) */
@@ -155,6 +158,9 @@ void rxs_nic_free(struct rxs_nic *n)
 		for (uint32_t i = 0; i < n->nthreads; i++) {
 			free(n->t[i].flows);
 			rxr_probe_free(n->t[i].probe);
+#ifdef RXRAY_HAVE_GPU
+			rxg_dma_close(n->t[i].gdma);
+#endif
 		}
 	free(n->t);
 	free(n);
@@ -185,6 +191,24 @@ int rxs_nic_ring(struct rxs_nic *n, uint32_t qi, struct rxs_ring *out)
 static bool nic_running(const struct rxs_nic *n)
 {
 	return n->started && !n->joined;
+}
+
+int rxs_mr_reg_gpu(struct rxs_nic *n, void *addr, size_t len, uint32_t *lkey)
+{
+#ifdef RXRAY_HAVE_GPU
+	int rc = rxs_mr_reg(n, addr, len, lkey);
+	if (rc == 0) {
+		n->mr[n->nmr - 1].gpu = true;
+		n->gpu_mrs = true;
+	}
+	return rc;
+#else
+	(void)n;
+	(void)addr;
+	(void)len;
+	(void)lkey;
+	return -ENOTSUP;
+#endif
 }
 
 int rxs_mr_reg(struct rxs_nic *n, void *addr, size_t len, uint32_t *lkey)

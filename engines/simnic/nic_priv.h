@@ -18,6 +18,7 @@ struct nic_mr {
 	size_t len;
 	uint32_t lkey;
 	bool valid;
+	bool gpu;       /* GPU memory: written through the DMA engine (gpu_dma) */
 };
 
 /* One queue. NIC-thread fields first; counters are written only by the
@@ -61,6 +62,8 @@ struct nic_thread {
 	uint64_t bursts;
 	/* the thread's own tally, kept apart from the per-queue counters */
 	uint64_t offered, received, out_of_buffer;
+	struct rxg_dma *gdma;         /* GPU writes (NULL: no GPU region) */
+	uint64_t dma_pieces, dma_flushes;
 } __attribute__((aligned(64)));
 
 struct rxs_nic {
@@ -77,6 +80,7 @@ struct rxs_nic {
 	bool legacy_dbrec;
 	bool legacy_state;     /* RXRAY_SIM_LEGACY=state: rxs_nic_done reads
 				* each thread's state word (measurement only) */
+	bool gpu_mrs;                 /* some region is GPU memory */
 	struct nic_thread *t;         /* nthreads entries */
 	uint32_t nthreads;
 	bool started, joined;
@@ -88,6 +92,8 @@ struct rxs_nic {
 	int ndone;                    /* NIC threads that ended (atomic) */
 	char pad_[64 - 2 * sizeof(int)];
 };
+
+struct rxg_dma;
 
 /* Relaxed publication of a counter only the NIC thread writes. */
 #define NIC_CNT_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)

@@ -165,7 +165,11 @@ void rxs_caps(struct rx_caps *caps)
 	caps->min_frame = RXS_MIN_FRAME;
 	caps->min_split = RXS_HDR_LEN;
 	caps->buffer_split = true;
+#ifdef RXRAY_HAVE_GPU
+	caps->gpu_mem = true; /* payloads staged and copied (rxs_mr_reg_gpu) */
+#else
 	caps->gpu_mem = false;
+#endif
 	caps->max_rate_pps = 0;
 	caps->sim_nic = true;
 }

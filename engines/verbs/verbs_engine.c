@@ -128,7 +128,8 @@ static int verbs_mem_setup(struct verbs_run *run, char *err, size_t errlen)
 		rc = rx_mem_alloc(&run->hdr_mem, RX_MEM_HOST, slots * run->hdr_stride, err, errlen);
 		if (rc < 0)
 			return rc;
-		rc = run->be->reg(run, run->hdr_mem.addr, run->hdr_mem.len, &hdr_lkey, err, errlen);
+		rc = run->be->reg(run, run->hdr_mem.addr, run->hdr_mem.len, false, &hdr_lkey, err,
+				  errlen);
 		if (rc < 0)
 			return rc;
 		run->hdr_mem.lkey = hdr_lkey;
@@ -144,7 +145,8 @@ static int verbs_mem_setup(struct verbs_run *run, char *err, size_t errlen)
 				  errlen);
 	if (rc < 0)
 		return rc;
-	rc = run->be->reg(run, run->pay_mem.addr, run->pay_mem.len, &pay_lkey, err, errlen);
+	rc = run->be->reg(run, run->pay_mem.addr, run->pay_mem.len,
+			  run->pay_mem.kind == RX_MEM_GPU, &pay_lkey, err, errlen);
 	if (rc < 0)
 		return rc;
 	run->pay_mem.lkey = pay_lkey;

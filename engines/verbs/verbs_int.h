@@ -159,7 +159,7 @@ struct verbs_dev_counters {
  * line in err.
  *   caps     device caps from the config's device string, nothing opened
  *   open     device, rings (fills each queue's rq and cq), ready for reg
- *   reg      register [addr, addr+len) -> lkey
+ *   reg      register [addr, addr+len) -> lkey (gpu: device memory)
  *   start    let traffic flow (sim: start the NIC thread)
  *   wait     block until the wire is quiet: the run's time is up or *stop
  *            (sim: the NIC ended; mlx5: the flow rule is gone), so no new
@@ -173,8 +173,8 @@ struct verbs_backend_ops {
 	const char *name;
 	int (*caps)(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen);
 	int (*open)(struct verbs_run *run, char *err, size_t errlen);
-	int (*reg)(struct verbs_run *run, void *addr, size_t len, uint32_t *lkey, char *err,
-		   size_t errlen);
+	int (*reg)(struct verbs_run *run, void *addr, size_t len, bool gpu, uint32_t *lkey,
+		   char *err, size_t errlen);
 	int (*start)(struct verbs_run *run, char *err, size_t errlen);
 	int (*wait)(struct verbs_run *run, volatile sig_atomic_t *stop, double *seconds, char *err,
 		    size_t errlen);

@@ -369,9 +369,10 @@ static int mlx5_open(struct verbs_run *run, char *err, size_t errlen)
 	return 0;
 }
 
-static int mlx5_reg(struct verbs_run *run, void *addr, size_t len, uint32_t *lkey, char *err,
-		    size_t errlen)
+static int mlx5_reg(struct verbs_run *run, void *addr, size_t len, bool gpu, uint32_t *lkey,
+		    char *err, size_t errlen)
 {
+	(void)gpu; /* GPU memory registers the same way (nvidia-peermem) */
 	struct mlx5_be *b = run->be_priv;
 	if (b->nmr >= 2)
 		return -ENOSPC;

@@ -64,10 +64,11 @@ static int sim_open(struct verbs_run *run, char *err, size_t errlen)
 	return 0;
 }
 
-static int sim_reg(struct verbs_run *run, void *addr, size_t len, uint32_t *lkey, char *err,
-		   size_t errlen)
+static int sim_reg(struct verbs_run *run, void *addr, size_t len, bool gpu, uint32_t *lkey,
+		   char *err, size_t errlen)
 {
-	int rc = rxs_mr_reg(run->be_priv, addr, len, lkey);
+	int rc = gpu ? rxs_mr_reg_gpu(run->be_priv, addr, len, lkey)
+		     : rxs_mr_reg(run->be_priv, addr, len, lkey);
 	if (rc < 0)
 		snprintf(err, errlen, "device: sim cannot register %zu bytes: %s", len, strerror(-rc));
 	return rc;

@@ -41,6 +41,9 @@ extern "C" {
 /*
  * Stage ids. Extend at the end, never renumber: result files name stages
  * by string (rxr_stage_name), but bench tables and traces use the ids.
+ * Adding a stage: an id before RXR_ST_COUNT, its name in probe.c's
+ * stage_names, a rxr_lap() where the work ends; analyzers, flame graphs
+ * and reports pick it up by name (stage_mask is 32 bits wide).
  */
 enum rxr_stage {
 	RXR_ST_CQE_POLL = 0,   /* poll completions / rte_eth_rx_burst */
@@ -57,8 +60,19 @@ enum rxr_stage {
 	RXR_ST_IDLE,           /* nothing to do: empty poll, pacing wait */
 	RXR_ST_PAYLOAD_WRITE,  /* NIC: payload bytes (or stamp) placed */
 	RXR_ST_CQE_WRITE,      /* NIC: completion entry written */
+	RXR_ST_PAYLOAD_DMA,    /* NIC: staged payloads copied into GPU memory */
+	RXR_ST_GPU_LAUNCH,     /* CPU: prepare and launch a GPU batch */
+	RXR_ST_GPU_WAIT,       /* CPU: wait for a GPU batch to complete */
+	RXR_ST_GPU_KERNEL,     /* GPU (thread role "gpu"): the batch's kernel */
 	RXR_ST_COUNT
 };
+
+/* Stages that are waiting, not work: idle, and the CPU's wait for a GPU
+ * batch (the GPU's own time is the gpu thread's). Not in busy cycles. */
+static inline int rxr_stage_is_wait(int s)
+{
+	return s == RXR_ST_IDLE || s == RXR_ST_GPU_WAIT;
+}
 
 /* Name of a stage ("cqe_poll", ...) or NULL when out of range. */
 const char *rxr_stage_name(enum rxr_stage s);

@@ -86,6 +86,9 @@ struct rxr_result {
 struct rxr_result *rxr_result_new(void);
 void rxr_result_free(struct rxr_result *r);
 
+/* Append a thread measured otherwise (the GPU's, from CUDA events): src is
+ * copied, its samples are not. 0 or -ENOMEM. */
+int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *src);
 /* Append a thread from a live probe (summarises its accumulators). */
 int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p);
 /* Fill clock{} from the calibrated process clock. */

@@ -95,6 +95,31 @@ void rxg_consumer_stats(const struct rxg_consumer *g, struct rxg_stats *s);
  * the last checksums (device, max_batch x uint32): for tests. */
 const void *rxg_consumer_output(const struct rxg_consumer *g);
 
+/* ------------------------------------------------------------ DMA engine */
+
+/*
+ * How the software NIC writes into GPU memory, as a NIC's DMA engine would:
+ * it stages the bytes in pinned host memory (rxg_dma_stage hands out the
+ * space) and rxg_dma_flush copies every staged piece to its GPU address
+ * with one scatter kernel on the engine's own stream, returning once the
+ * copies landed (the NIC writes the completions after that). One per NIC
+ * thread; not thread-safe.
+ */
+struct rxg_dma;
+
+/* Room for max_pieces pieces and staging_bytes bytes between flushes.
+ * 0, -ENODEV, -ENOMEM, -EIO; *out owned by the caller. */
+int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, struct rxg_dma **out, char *err,
+		 size_t errlen);
+void rxg_dma_close(struct rxg_dma *d);
+/* Staging space for len bytes bound for dst (GPU memory): write them
+ * there before the next flush. NULL when the batch is full (flush first). */
+void *rxg_dma_stage(struct rxg_dma *d, void *dst, uint32_t len);
+/* Pieces staged since the last flush. */
+uint32_t rxg_dma_pending(const struct rxg_dma *d);
+/* Copy every staged piece to its destination and wait for it. 0 / -EIO. */
+int rxg_dma_flush(struct rxg_dma *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -314,6 +314,11 @@ int rxs_nic_ring(struct rxs_nic *n, uint32_t q, struct rxs_ring *out);
  * NULL/empty range.
  */
 int rxs_mr_reg(struct rxs_nic *n, void *addr, size_t len, uint32_t *lkey);
+/* The same for GPU memory (a device pointer): the NIC stages what it writes
+ * there in pinned host memory and copies it with one scatter kernel per
+ * burst before the burst's completions (stage payload_dma). -ENOTSUP in a
+ * build without CUDA. */
+int rxs_mr_reg_gpu(struct rxs_nic *n, void *addr, size_t len, uint32_t *lkey);
 /* Invalidate lkey (later SGEs with it get error CQEs). Not while running. */
 int rxs_mr_dereg(struct rxs_nic *n, uint32_t lkey);
 
