@@ -8,19 +8,29 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "rxray/analyze.h"
+#include "rxray/input.h"
+#include "rxray/util.h"
 
 #define PDR_LOSS_DEFAULT 0.005
 
 struct loader {
 	struct rxr_set *s;
+	size_t cap;      /* room in s->pts: grown by doubling */
 	char *err;
 	size_t errlen;
+	/*
+	 * key -> index + 1 of the points (pkeys) and the pending trials
+	 * (pidx), as JSON integers in jansson's hash table: a 10,000-point
+	 * sweep with 100,000 trials must not search its points per line.
+	 */
+	json_t *pkeys, *pidx;
 	/* trials of points without a summary line, by key */
 	struct pending {
 		char *key;
@@ -55,12 +65,17 @@ void rxr_set_free(struct rxr_set *s)
 	free(s);
 }
 
-static struct rxr_point *point_add(struct rxr_set *s)
+static struct rxr_point *point_add(struct loader *L)
 {
-	struct rxr_point *np = realloc(s->pts, (s->n + 1) * sizeof(*np));
-	if (!np)
-		return NULL;
-	s->pts = np;
+	struct rxr_set *s = L->s;
+	if (s->n == L->cap) {
+		size_t ncap = L->cap ? L->cap * 2 : 16;
+		struct rxr_point *np = realloc(s->pts, ncap * sizeof(*np));
+		if (!np)
+			return NULL;
+		s->pts = np;
+		L->cap = ncap;
+	}
 	struct rxr_point *p = &s->pts[s->n++];
 	memset(p, 0, sizeof(*p));
 	p->ndr_mpps = p->pdr_mpps = p->max_offered_mpps = p->nic_max_mpps = NAN;
@@ -92,6 +107,7 @@ const char *rxr_knob_str(const json_t *knobs, const char *name, char *buf, size_
 		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
 	else
 		return NULL;
+	rxr_utf8_trim(buf); /* a long value is cut at a character, never inside one */
 	return buf;
 }
 
@@ -131,8 +147,11 @@ static char *key_from_knobs(const json_t *knobs)
 	const char *name;
 	json_t *v;
 	json_object_foreach((json_t *)knobs, name, v) {
-		char vb[256];
-		if (!rxr_knob_str(knobs, name, vb, sizeof(vb)))
+		/* the whole value: a key cut short could name two points alike */
+		char nb[64];
+		const char *vb = json_is_string(v) ? json_string_value(v)
+						   : rxr_knob_str(knobs, name, nb, sizeof(nb));
+		if (!vb)
 			continue;
 		size_t need = strlen(name) + strlen(vb) + 3;
 		if (len + need >= cap) {
@@ -147,12 +166,6 @@ static char *key_from_knobs(const json_t *knobs)
 		len += (size_t)snprintf(key + len, cap - len, "%s%s=%s", len ? "," : "", name, vb);
 	}
 	return key;
-}
-
-static double num_or_nan(const json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* A run embedded in a summary line (ndr_run/top_run): null allowed. */
@@ -174,6 +187,80 @@ static int embedded_run(struct loader *L, json_t *doc, const char *field, const 
 	return 0;
 }
 
+/*
+ * A rate or ratio field of a summary line: absent or null -> NAN; else a
+ * number in [lo, hi]. 0 or -EINVAL with "src:line: field: why".
+ */
+static int num_field(struct loader *L, const json_t *o, const char *k, double lo, double hi,
+		     const char *src, int line, double *out)
+{
+	json_t *v = json_object_get(o, k);
+	*out = NAN;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v))
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: expected a number", src, line, k);
+	double d = json_number_value(v);
+	if (!(d >= lo && d <= hi))
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: %g is out of range [%g, %g]", src,
+				line, k, d, lo, hi);
+	*out = d;
+	return 0;
+}
+
+static const char *const point_statuses[] = {"ok", "infeasible", "failed"};
+static const char *const trial_statuses[] = {"ok", "timeout", "crashed", "failed"};
+
+static bool known(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, list[i]))
+			return true;
+	return false;
+}
+
+/* The figures of a summary line, range-checked, into p. */
+static int point_figures(struct loader *L, json_t *doc, const char *src, int line,
+			 struct rxr_point *p)
+{
+	double pl, nl;
+	int rc;
+	if ((rc = num_field(L, doc, "ndr_mpps", 0, 1e6, src, line, &p->ndr_mpps)) ||
+	    (rc = num_field(L, doc, "pdr_mpps", 0, 1e6, src, line, &p->pdr_mpps)) ||
+	    (rc = num_field(L, doc, "max_offered_mpps", 0, 1e6, src, line, &p->max_offered_mpps)) ||
+	    (rc = num_field(L, doc, "nic_max_mpps", 0, 1e6, src, line, &p->nic_max_mpps)) ||
+	    (rc = num_field(L, doc, "pdr_loss", 0, 1, src, line, &pl)) ||
+	    (rc = num_field(L, doc, "ndr_loss", 0, 1, src, line, &nl)))
+		return rc;
+	if (isfinite(pl))
+		p->pdr_loss = pl;
+	/* NDR is the best rate at the stricter loss: above PDR it is not an NDR */
+	if (isfinite(p->ndr_mpps) && isfinite(p->pdr_mpps) &&
+	    p->ndr_mpps > p->pdr_mpps * (1 + 1e-9) + 1e-12)
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: ndr_mpps: %g is above pdr_mpps %g (NDR <= PDR)", src, line,
+				p->ndr_mpps, p->pdr_mpps);
+	json_t *tr = json_object_get(doc, "trials");
+	if (tr && !json_is_null(tr) &&
+	    (!json_is_integer(tr) || json_integer_value(tr) < 0 || json_integer_value(tr) > INT_MAX))
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: trials: expected a count in 0..%d", src, line, INT_MAX);
+	p->trials = json_is_integer(tr) ? (int)json_integer_value(tr) : 0;
+	return 0;
+}
+
+/* Remember key -> index + 1 in map; -ENOMEM. */
+static int map_put(json_t *map, const char *key, size_t idx)
+{
+	return json_object_set_new_nocheck(map, key, json_integer((json_int_t)idx + 1)) ? -ENOMEM : 0;
+}
+
+/* index + 1 for key in map, 0 when absent */
+static size_t map_get(const json_t *map, const char *key)
+{
+	return (size_t)json_integer_value(json_object_get(map, key));
+}
+
 static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 {
 	json_t *key = json_object_get(doc, "key"), *knobs = json_object_get(doc, "knobs");
@@ -183,8 +270,15 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 			 src, line, !json_is_string(key) ? "key" : !json_is_object(knobs) ? "knobs" : "status");
 		return -EINVAL;
 	}
-	struct rxr_point *p = point_add(L->s);
+	if (!known(json_string_value(status), point_statuses, 3))
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: status: unknown '%.64s' (expected ok, infeasible or failed)", src,
+				line, json_string_value(status));
+	struct rxr_point *p = point_add(L);
 	if (!p)
+		return -ENOMEM;
+	if (!map_get(L->pkeys, json_string_value(key)) &&
+	    map_put(L->pkeys, json_string_value(key), L->s->n - 1))
 		return -ENOMEM;
 	p->key = strdup(json_string_value(key));
 	p->knobs = json_deep_copy(knobs);
@@ -194,17 +288,11 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 	json_t *reason = json_object_get(doc, "reason");
 	if (json_is_string(reason) && json_string_length(reason))
 		p->reason = strdup(json_string_value(reason));
-	p->ndr_mpps = num_or_nan(doc, "ndr_mpps");
-	p->pdr_mpps = num_or_nan(doc, "pdr_mpps");
-	double pl = num_or_nan(doc, "pdr_loss");
-	if (isfinite(pl))
-		p->pdr_loss = pl;
-	p->max_offered_mpps = num_or_nan(doc, "max_offered_mpps");
-	p->nic_max_mpps = num_or_nan(doc, "nic_max_mpps");
+	int rc = point_figures(L, doc, src, line, p);
+	if (rc)
+		return rc;
 	p->generator_limited = json_is_true(json_object_get(doc, "generator_limited"));
-	json_t *tr = json_object_get(doc, "trials");
-	p->trials = json_is_integer(tr) ? (int)json_integer_value(tr) : 0;
-	int rc = embedded_run(L, doc, "ndr_run", src, line, &p->ndr_run, NULL);
+	rc = embedded_run(L, doc, "ndr_run", src, line, &p->ndr_run, NULL);
 	if (!rc)
 		rc = embedded_run(L, doc, "top_run", src, line, &p->top_run, &p->top_doc);
 	return rc;
@@ -212,18 +300,23 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 
 static struct pending *pending_get(struct loader *L, const char *key)
 {
-	for (size_t i = 0; i < L->npend; i++)
-		if (!strcmp(L->pend[i].key, key))
-			return &L->pend[i];
-	struct pending *np = realloc(L->pend, (L->npend + 1) * sizeof(*np));
-	if (!np)
-		return NULL;
-	L->pend = np;
+	size_t at = map_get(L->pidx, key);
+	if (at)
+		return &L->pend[at - 1];
+	/* capacity doubles: npend is a power of two (>= 16) or 0 whenever it is full */
+	if (!L->npend || (L->npend >= 16 && !(L->npend & (L->npend - 1)))) {
+		struct pending *np = realloc(L->pend, (L->npend ? L->npend * 2 : 16) * sizeof(*np));
+		if (!np)
+			return NULL;
+		L->pend = np;
+	}
 	struct pending *p = &L->pend[L->npend];
 	memset(p, 0, sizeof(*p));
 	p->key = strdup(key);
-	if (!p->key)
+	if (!p->key || map_put(L->pidx, key, L->npend)) {
+		free(p->key);
 		return NULL;
+	}
 	L->npend++;
 	return p;
 }
@@ -250,6 +343,16 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 		snprintf(L->err, L->errlen, "%s:%d: trial.key: missing or not a string", src, line);
 		return -EINVAL;
 	}
+	json_t *st = json_object_get(trial, "status");
+	if (st && (!json_is_string(st) || !known(json_string_value(st), trial_statuses, 4)))
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: trial.status: unknown '%.64s' (expected ok, timeout, crashed or "
+				"failed)", src, line, json_is_string(st) ? json_string_value(st) : "?");
+	double tv;
+	int trc;
+	if ((trc = num_field(L, trial, "target_pps", 0, 1e12, src, line, &tv)) ||
+	    (trc = num_field(L, trial, "seconds", 0, 1e6, src, line, &tv)))
+		return trc;
 	struct pending *p = pending_get(L, json_string_value(key));
 	if (!p)
 		return -ENOMEM;
@@ -295,7 +398,7 @@ static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 			snprintf(L->err, L->errlen, "%s", e2);
 		return -EINVAL;
 	}
-	struct rxr_point *p = point_add(L->s);
+	struct rxr_point *p = point_add(L);
 	if (!p) {
 		rxr_result_free(r);
 		return -ENOMEM;
@@ -306,6 +409,8 @@ static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 	p->knobs = knobs_from_config(r->config);
 	p->key = p->knobs ? key_from_knobs(p->knobs) : NULL;
 	if (!p->key)
+		return -ENOMEM;
+	if (!map_get(L->pkeys, p->key) && map_put(L->pkeys, p->key, L->s->n - 1))
 		return -ENOMEM;
 	snprintf(p->status, sizeof(p->status), "run");
 	p->trials = 1;
@@ -343,39 +448,40 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 
 static int load_jsonl(struct loader *L, const char *path)
 {
-	FILE *in = fopen(path, "r");
-	if (!in) {
-		int e = errno;
-		snprintf(L->err, L->errlen, "%s: %s", path, strerror(e));
-		return -e;
-	}
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int line = 0, rc = 0;
-	while (!rc && (n = getline(&buf, &cap, in)) >= 0) {
-		line++;
-		size_t len = (size_t)n;
-		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+	FILE *in;
+	int rc = rxr_in_open(path, 0, &in, L->err, L->errlen);
+	if (rc)
+		return rc;
+	struct rxr_lines lr;
+	rxr_lines_init(&lr, in, path, RXR_IN_MAX_LINE);
+	size_t len;
+	bool nl;
+	int got;
+	while (!rc && (got = rxr_lines_next(&lr, &len, &nl, L->err, L->errlen)) > 0) {
+		char *buf = lr.buf;
+		while (len && (buf[len - 1] == '\r' || buf[len - 1] == ' '))
 			len--;
 		if (!len)
 			continue;
 		json_error_t je;
 		json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-		if (!doc && buf[n - 1] != '\n' && feof(in)) {
-			L->s->truncated_line = line; /* killed mid-write: skip it */
+		if (!doc && !nl) {
+			L->s->truncated_line = lr.line; /* killed mid-write: skip it */
 			break;
 		}
 		if (!doc) {
-			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, line, je.text);
+			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, lr.line, je.text);
 			rc = -EINVAL;
 			break;
 		}
-		rc = doc_dispatch(L, doc, path, line, true);
+		rc = doc_dispatch(L, doc, path, lr.line, true);
 		json_decref(doc);
 	}
-	free(buf);
-	fclose(in);
+	if (!rc && got < 0)
+		rc = got; /* an over-long line, a read error or no memory: never end of file */
+	rxr_lines_free(&lr);
+	if (in != stdin)
+		fclose(in);
 	if (rc == -ENOMEM)
 		snprintf(L->err, L->errlen, "%s: out of memory", path);
 	return rc;
@@ -383,16 +489,22 @@ static int load_jsonl(struct loader *L, const char *path)
 
 static int load_json(struct loader *L, const char *path)
 {
+	char *text;
+	size_t len;
+	int rc = rxr_in_read_all(path, RXR_IN_MAX_FILE, &text, &len, L->err, L->errlen);
+	if (rc)
+		return rc;
 	json_error_t je;
-	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	free(text);
 	if (!doc) {
 		if (je.line > 0)
 			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, je.line, je.text);
 		else
 			snprintf(L->err, L->errlen, "%s: %s", path, je.text);
-		return errno == ENOENT ? -ENOENT : -EINVAL;
+		return -EINVAL;
 	}
-	int rc = doc_dispatch(L, doc, path, 1, false);
+	rc = doc_dispatch(L, doc, path, 1, false);
 	json_decref(doc);
 	return rc;
 }
@@ -413,27 +525,21 @@ static int load_dir(struct loader *L, const char *dir)
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
 	struct stat st;
-	if (!stat(path, &st)) {
+	if (!lstat(path, &st) || errno != ENOENT) {
 		int rc = load_jsonl(L, path);
 		if (rc)
 			return rc;
 		snprintf(path, sizeof(path), "%s/spec.yaml", dir);
-		FILE *f = fopen(path, "r");
-		if (f) {
-			char *text = NULL;
-			size_t len = 0;
-			FILE *m = open_memstream(&text, &len);
-			char b[4096];
-			size_t k;
-			while (m && (k = fread(b, 1, sizeof(b), f)) > 0)
-				fwrite(b, 1, k, m);
-			if (m)
-				fclose(m);
-			fclose(f);
-			L->s->spec_text = text;
-			L->s->spec_path = strdup(path);
-		}
-		return 0;
+		if (stat(path, &st) && errno == ENOENT)
+			return 0; /* a folder of results without its spec: fine */
+		char *text;
+		size_t len;
+		rc = rxr_in_read_all(path, RXR_IN_MAX_SPEC, &text, &len, L->err, L->errlen);
+		if (rc)
+			return rc;
+		L->s->spec_text = text;
+		L->s->spec_path = strdup(path);
+		return L->s->spec_path ? 0 : -ENOMEM;
 	}
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -498,10 +604,8 @@ static int pending_flush(struct loader *L)
 	int rc = 0;
 	for (size_t i = 0; i < L->npend; i++) {
 		struct pending *q = &L->pend[i];
-		struct rxr_point *have = NULL;
-		for (size_t j = 0; j < L->s->n; j++)
-			if (L->s->pts[j].key && !strcmp(L->s->pts[j].key, q->key))
-				have = &L->s->pts[j];
+		size_t at = map_get(L->pkeys, q->key);
+		struct rxr_point *have = at ? &L->s->pts[at - 1] : NULL;
 		if (have) {
 			if (!have->trials)
 				have->trials = q->trials;
@@ -509,7 +613,7 @@ static int pending_flush(struct loader *L)
 		}
 		if (!q->top)
 			continue;
-		struct rxr_point *p = point_add(L->s);
+		struct rxr_point *p = point_add(L);
 		if (!p) {
 			rc = -ENOMEM;
 			break;
@@ -538,17 +642,16 @@ int rxr_set_load(const char *path, struct rxr_set **out, char *err, size_t errle
 	int rc;
 	*out = NULL;
 	L.s = calloc(1, sizeof(*L.s));
-	if (!L.s || !(L.s->src = strdup(path))) {
+	L.pkeys = json_object();
+	L.pidx = json_object();
+	if (!L.s || !L.pkeys || !L.pidx || !(L.s->src = strdup(path))) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	struct stat st;
-	if (stat(path, &st)) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	bool is_dir = false;
+	if ((rc = rxr_in_check(path, true, 0, &is_dir, err, errlen)))
 		goto fail;
-	}
-	if (S_ISDIR(st.st_mode))
+	if (is_dir)
 		rc = load_dir(&L, path);
 	else if (ends_with(path, ".jsonl"))
 		rc = load_jsonl(&L, path);
@@ -576,6 +679,8 @@ fail:
 		json_decref(L.pend[i].top_doc);
 	}
 	free(L.pend);
+	json_decref(L.pkeys);
+	json_decref(L.pidx);
 	rxr_set_free(L.s);
 	return rc;
 }
@@ -641,4 +746,5 @@ void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t 
 	}
 	if (!len)
 		snprintf(buf, n, "%s", p->key ? p->key : "-");
+	rxr_utf8_trim(buf);
 }

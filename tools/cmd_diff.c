@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rxray/afile.h"
 #include "rxray/analyze.h"
 #include "rxray/util.h"
 
@@ -133,10 +132,11 @@ static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, con
 	struct rxr_afile af = {0};
 	json_t *arr = json ? json_array() : NULL;
 	int rc;
-	if ((json && !arr) || rxr_afile_open(&af, output)) {
-		rxr_err(VERB, "%s: %s", output, strerror(errno));
-		json_decref(arr);
+	if (json && !arr)
 		return RXR_EXIT_RUNTIME;
+	if ((rc = rxr_cli_out_open(VERB, output, &af))) {
+		json_decref(arr);
+		return rc;
 	}
 	rc = diff_pair(af.f, json, arr, pa, pb, la, lb, "", rows);
 	if (!rc && json) {
@@ -147,16 +147,7 @@ static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, con
 		json_decref(doc);
 	}
 	json_decref(arr);
-	if (rc) {
-		rxr_afile_abort(&af);
-		rxr_err(VERB, "%s", strerror(-rc));
-		return RXR_EXIT_RUNTIME;
-	}
-	if ((rc = rxr_afile_commit(&af))) {
-		rxr_err(VERB, "%s: %s", output, strerror(-rc));
-		return RXR_EXIT_RUNTIME;
-	}
-	return RXR_EXIT_OK;
+	return rxr_cli_out_finish(VERB, output, &af, rc);
 }
 
 static int diff_files(const char *fa, const char *fb, bool json, const char *output, size_t rows)
@@ -199,7 +190,7 @@ int rxr_cmd_diff(int argc, char **argv)
 	uint64_t rows = 12;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:n:o:h", lo, NULL)) != -1) {
+	while ((c = rxr_cli_getopt(VERB, argc, argv, "f:n:o:h", lo)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'o': output = optarg; break;
@@ -208,7 +199,7 @@ int rxr_cmd_diff(int argc, char **argv)
 				return rxr_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
 			break;
 		case 'h': diff_usage(stdout); return RXR_EXIT_OK;
-		default: diff_usage(stderr); return RXR_EXIT_USAGE;
+		default: return RXR_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "json"))
@@ -216,10 +207,9 @@ int rxr_cmd_diff(int argc, char **argv)
 	if (argc - optind == 2)
 		return diff_files(argv[optind], argv[optind + 1], !strcmp(fmt, "json"), output,
 				  (size_t)rows);
-	if (argc - optind != 3) {
-		diff_usage(stderr);
-		return RXR_EXIT_USAGE;
-	}
+	if (argc - optind != 3)
+		return rxr_usage_err(VERB, "expected RUN_A RUN_B or RESULTS A B, got %d argument%s "
+					   "(rxray diff --help)", argc - optind, argc - optind == 1 ? "" : "s");
 	char err[RXR_ERR_LEN];
 	struct rxr_set *s = NULL;
 	struct rxr_sel sa = {0}, sb = {0};
@@ -247,11 +237,12 @@ int rxr_cmd_diff(int argc, char **argv)
 	}
 	bool json = !strcmp(fmt, "json");
 	arr = json ? json_array() : NULL;
-	if ((json && !arr) || rxr_afile_open(&af, output)) {
-		rxr_err(VERB, "%s: %s", output, strerror(errno));
+	if (json && !arr) {
 		ec = RXR_EXIT_RUNTIME;
 		goto out;
 	}
+	if ((ec = rxr_cli_out_open(VERB, output, &af)))
+		goto out;
 	size_t pairs = 0;
 	rc = 0;
 	for (size_t i = 0; i < s->n && !rc; i++) {
@@ -282,14 +273,7 @@ int rxr_cmd_diff(int argc, char **argv)
 		fputc('\n', af.f);
 		json_decref(doc);
 	}
-	if (rc) {
-		rxr_afile_abort(&af);
-		rxr_err(VERB, "%s", strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	} else if ((rc = rxr_afile_commit(&af))) {
-		rxr_err(VERB, "%s: %s", output, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	}
+	ec = rxr_cli_out_finish(VERB, output, &af, rc);
 out:
 	json_decref(arr);
 	rxr_sel_free(&sa);

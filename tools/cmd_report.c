@@ -54,18 +54,17 @@ int rxr_cmd_report(int argc, char **argv)
 	const char *out = NULL, *title = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:t:h", lo, NULL)) != -1) {
+	while ((c = rxr_cli_getopt(VERB, argc, argv, "o:t:h", lo)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
 		case 'h': report_usage(stdout); return RXR_EXIT_OK;
-		default: report_usage(stderr); return RXR_EXIT_USAGE;
+		default: return RXR_EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		report_usage(stderr);
-		return RXR_EXIT_USAGE;
-	}
+	if (argc - optind != 1)
+		return rxr_usage_err(VERB, "expected one RESULTS path, got %d (rxray report --help)",
+				     argc - optind);
 	if (!out || !*out)
 		return rxr_usage_err(VERB, "-o DIR: the output folder is required");
 	char err[RXR_ERR_LEN];
