@@ -285,9 +285,12 @@ static bool count_parse(const char *s, size_t len, double *out)
 		return false;
 	uint64_t v = 0;
 	size_t i = 0;
-	for (; i < len && s[i] >= '0' && s[i] <= '9' && i < 18; i++)
+	/* up to 19 digits cannot overflow 64 bits; the cap is INT64_MAX (counts below 2^63) */
+	for (; i < len && s[i] >= '0' && s[i] <= '9' && i < 19; i++)
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	if (i == len) {
+		if (v > (uint64_t)INT64_MAX)
+			return false;
 		*out = (double)v;
 		return true;
 	}
@@ -460,11 +463,16 @@ int rxr_flame_add_result(struct rxr_flame *f, const struct rxr_result *r, const 
 				idx++;
 			same++;
 		}
-		char role[32];
+		char role[64];
 		if (same > 1)
 			snprintf(role, sizeof(role), "%s#%zu", th->role, idx);
 		else
 			snprintf(role, sizeof(role), "%s", th->role[0] ? th->role : "thread");
+		/* a role is free text: ';' would split the frame, a newline end the line */
+		for (char *c = role; *c; c++)
+			if (*c == ';' || *c == '\n' || *c == '\r')
+				*c = '_';
+		rxr_utf8_trim(role);
 		for (int s = 0; s < RXR_ST_COUNT; s++) {
 			if (s == RXR_ST_IDLE || !(th->stage_mask & (1u << s)) || !th->st[s].cycles)
 				continue;

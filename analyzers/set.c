@@ -7,6 +7,8 @@
  * trial within 0.5% loss, top = the highest offered rate.
  */
 #include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -37,8 +39,19 @@ struct loader {
 		struct rxr_result *ndr, *pdr, *top;
 		json_t *top_doc;
 		int trials;
+		/* trial lines not parsed yet: where to find them if this key
+		 * turns out to have no summary line */
+		struct tline {
+			uint32_t file; /* index in files */
+			int line;
+			uint64_t off;
+			size_t len;
+		} *tl;
+		size_t ntl, captl;
 	} *pend;
 	size_t npend;
+	char **files; /* the JSONL files read (owned), for deferred trial lines */
+	size_t nfiles;
 };
 
 static void point_free(struct rxr_point *p)
@@ -334,11 +347,13 @@ static void keep_best(struct rxr_result **slot, struct rxr_result *r, bool by_of
 	}
 }
 
-static int line_trial(struct loader *L, json_t *doc, const char *src, int line, bool has_run)
+static int line_trial(struct loader *L, json_t *doc, const char *src, int line, bool has_run,
+		      bool counted)
 {
 	json_t *trial = json_object_get(doc, "trial");
 	json_t *key = json_object_get(trial, "key");
-	L->s->ntrials++;
+	if (!counted)
+		L->s->ntrials++;
 	if (!json_is_string(key)) {
 		snprintf(L->err, L->errlen, "%s:%d: trial.key: missing or not a string", src, line);
 		return -EINVAL;
@@ -356,7 +371,8 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	struct pending *p = pending_get(L, json_string_value(key));
 	if (!p)
 		return -ENOMEM;
-	p->trials++;
+	if (!counted)
+		p->trials++;
 	if (!has_run)
 		return 0;
 	char e2[RXR_ERR_LEN];
@@ -436,14 +452,117 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 	if (!strcmp(sc, RXR_POINT_SCHEMA))
 		return line_point(L, doc, src, line);
 	if (!strcmp(sc, RXR_TRIAL_SCHEMA))
-		return line_trial(L, doc, src, line, false);
+		return line_trial(L, doc, src, line, false, false);
 	if (!strcmp(sc, RXR_RUN_SCHEMA)) {
 		if (json_is_object(json_object_get(doc, "trial")))
-			return line_trial(L, doc, src, line, true);
+			return line_trial(L, doc, src, line, true, false);
 		return line_run(L, doc, src, in_jsonl ? line : 0);
 	}
 	snprintf(L->err, L->errlen, "%s:%d: schema: unknown '%s'", src, line, sc);
 	return -EINVAL;
+}
+
+/*
+ * The point key of a trial line ("rxray.run/1" with "trial":{"key":...},
+ * as the sweep store writes it, compact) without parsing the line, or
+ * false when the line does not have that exact shape (it is then parsed
+ * as any other). Inside a JSON string every '"' is escaped, so the
+ * unescaped pattern can only be structure.
+ */
+static bool fast_trial_key(const char *line, size_t len, char *key, size_t keylen)
+{
+	static const char run[] = "\"schema\":\"" RXR_RUN_SCHEMA "\"";
+	static const char point[] = "\"schema\":\"" RXR_POINT_SCHEMA "\"";
+	static const char pat[] = "\"trial\":{\"key\":\"";
+	if (!memmem(line, len, run, sizeof(run) - 1) || memmem(line, len, point, sizeof(point) - 1))
+		return false;
+	const char *k = memmem(line, len, pat, sizeof(pat) - 1);
+	if (!k)
+		return false;
+	k += sizeof(pat) - 1;
+	const char *end = line + len;
+	size_t n = 0;
+	for (; k < end && *k != '"'; k++) {
+		if (*k == '\\' || (unsigned char)*k < 0x20 || n + 1 >= keylen)
+			return false;
+		key[n++] = *k;
+	}
+	key[n] = '\0';
+	return k < end && n > 0 && rxr_utf8_valid(key, n, NULL);
+}
+
+/* Count a trial line and remember where it is; parsed only if its point has no summary. */
+static int trial_defer(struct loader *L, const char *key, uint32_t file, int line, uint64_t off,
+		       size_t len)
+{
+	struct pending *p = pending_get(L, key);
+	if (!p)
+		return -ENOMEM;
+	L->s->ntrials++;
+	p->trials++;
+	if (p->ntl == p->captl) {
+		size_t nc = p->captl ? p->captl * 2 : 8;
+		struct tline *nt = realloc(p->tl, nc * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		p->tl = nt;
+		p->captl = nc;
+	}
+	p->tl[p->ntl++] = (struct tline){file, line, off, len};
+	return 0;
+}
+
+/* Parse the deferred trial lines of q (a point without a summary line). */
+static int trial_replay(struct loader *L, struct pending *q)
+{
+	FILE *f = NULL;
+	uint32_t open_file = UINT32_MAX;
+	char *buf = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	for (size_t i = 0; i < q->ntl && !rc; i++) {
+		const struct tline *t = &q->tl[i];
+		const char *src = L->files[t->file];
+		if (t->file != open_file) {
+			if (f)
+				fclose(f);
+			if ((rc = rxr_in_open(src, 0, &f, L->err, L->errlen)))
+				break;
+			open_file = t->file;
+		}
+		if (t->len + 1 > cap) {
+			char *nb = realloc(buf, t->len + 1);
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = t->len + 1;
+		}
+		if (fseeko(f, (off_t)t->off, SEEK_SET) || fread(buf, 1, t->len, f) != t->len) {
+			rc = rxr_errf(L->err, L->errlen, -EIO, "%s:%d: read error (file changed?)", src,
+				      t->line);
+			break;
+		}
+		json_error_t je;
+		json_t *doc = json_loadb(buf, t->len, JSON_REJECT_DUPLICATES, &je);
+		if (!doc) {
+			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, t->line,
+				      je.text);
+			break;
+		}
+		const char *k = json_string_value(json_object_get(json_object_get(doc, "trial"), "key"));
+		if (!k || strcmp(k, q->key))
+			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
+				      src, t->line);
+		else
+			rc = line_trial(L, doc, src, t->line, true, true);
+		json_decref(doc);
+	}
+	if (f)
+		fclose(f);
+	free(buf);
+	return rc;
 }
 
 static int load_jsonl(struct loader *L, const char *path)
@@ -452,6 +571,15 @@ static int load_jsonl(struct loader *L, const char *path)
 	int rc = rxr_in_open(path, 0, &in, L->err, L->errlen);
 	if (rc)
 		return rc;
+	char **nf = realloc(L->files, (L->nfiles + 1) * sizeof(*nf));
+	if (!nf || !(nf[L->nfiles] = strdup(path))) {
+		if (nf)
+			L->files = nf;
+		fclose(in);
+		return -ENOMEM;
+	}
+	L->files = nf;
+	uint32_t fi = (uint32_t)L->nfiles++;
 	struct rxr_lines lr;
 	rxr_lines_init(&lr, in, path, RXR_IN_MAX_LINE);
 	size_t len;
@@ -463,6 +591,16 @@ static int load_jsonl(struct loader *L, const char *path)
 			len--;
 		if (!len)
 			continue;
+		/*
+		 * A trial line (most of a big sweep's bytes) is only counted now:
+		 * its point's summary line, later in the file, holds the figures.
+		 * Without one (a sweep still running) it is parsed at the end.
+		 */
+		char key[1024];
+		if (nl && fast_trial_key(buf, len, key, sizeof(key))) {
+			rc = trial_defer(L, key, fi, lr.line, lr.off, len);
+			continue;
+		}
 		json_error_t je;
 		json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 		if (!doc && !nl) {
@@ -611,6 +749,8 @@ static int pending_flush(struct loader *L)
 				have->trials = q->trials;
 			continue;
 		}
+		if ((rc = trial_replay(L, q)))
+			break;
 		if (!q->top)
 			continue;
 		struct rxr_point *p = point_add(L);
@@ -677,8 +817,12 @@ fail:
 		rxr_result_free(L.pend[i].ndr);
 		rxr_result_free(L.pend[i].pdr);
 		json_decref(L.pend[i].top_doc);
+		free(L.pend[i].tl);
 	}
 	free(L.pend);
+	for (size_t i = 0; i < L.nfiles; i++)
+		free(L.files[i]);
+	free(L.files);
 	json_decref(L.pkeys);
 	json_decref(L.pidx);
 	rxr_set_free(L.s);
@@ -689,18 +833,26 @@ const char **rxr_set_varying(const struct rxr_set *s, size_t *n)
 {
 	size_t cap = 8;
 	const char **v = calloc(cap + 1, sizeof(*v));
+	/* every knob name is judged once (a set of the names seen), so the pass
+	 * is points x knobs, not points^2 x knobs */
+	json_t *seen = json_object();
 	*n = 0;
-	if (!v)
+	if (!v || !seen) {
+		free(v);
+		json_decref(seen);
 		return NULL;
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		const char *name;
 		json_t *val;
 		json_object_foreach(s->pts[i].knobs, name, val) {
-			bool seen = false;
-			for (size_t k = 0; k < *n; k++)
-				seen |= !strcmp(v[k], name);
-			if (seen)
+			if (json_object_get(seen, name))
 				continue;
+			if (json_object_set_new_nocheck(seen, name, json_true())) {
+				free(v);
+				json_decref(seen);
+				return NULL;
+			}
 			char a[256], b[256];
 			const char *first = rxr_knob_str(s->pts[0].knobs, name, a, sizeof(a));
 			bool differs = false;
@@ -714,6 +866,7 @@ const char **rxr_set_varying(const struct rxr_set *s, size_t *n)
 				const char **nv = realloc(v, (cap * 2 + 1) * sizeof(*nv));
 				if (!nv) {
 					free(v);
+					json_decref(seen);
 					return NULL;
 				}
 				v = nv;
@@ -723,7 +876,86 @@ const char **rxr_set_varying(const struct rxr_set *s, size_t *n)
 			v[*n] = NULL;
 		}
 	}
+	json_decref(seen);
 	return v;
+}
+
+struct sig {
+	size_t i;
+	char *s;
+};
+
+static int sig_cmp(const void *a, const void *b)
+{
+	const struct sig *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip, size_t *group)
+{
+	json_t *count = json_object();
+	struct sig *sg = calloc(s->n ? s->n : 1, sizeof(*sg));
+	size_t nrun = 0, ns = 0;
+	int rc = -ENOMEM;
+	if (!count || !sg)
+		goto out;
+	for (size_t i = 0; i < s->n; i++) {
+		group[i] = SIZE_MAX;
+		if (!rxr_point_run(&s->pts[i]))
+			continue;
+		nrun++;
+		const char *k;
+		json_t *v;
+		json_object_foreach(s->pts[i].knobs, k, v) {
+			if (json_is_null(v))
+				continue;
+			json_int_t c = json_integer_value(json_object_get(count, k));
+			if (json_object_set_new_nocheck(count, k, json_integer(c + 1)))
+				goto out;
+		}
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (!rxr_point_run(&s->pts[i]))
+			continue;
+		char *txt = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&txt, &len);
+		if (!m)
+			goto out;
+		const char *k;
+		json_t *v;
+		/* the count object's order is the same for every point */
+		json_object_foreach(count, k, v) {
+			bool skipped = (size_t)json_integer_value(v) != nrun;
+			for (size_t q = 0; q < nskip && !skipped; q++)
+				skipped = !strcmp(k, skip[q]);
+			if (skipped)
+				continue;
+			char x[256];
+			fprintf(m, "%s=%s\x1f", k, rxr_knob_str(s->pts[i].knobs, k, x, sizeof(x)) ? x : "");
+		}
+		if (fclose(m) || !txt) {
+			free(txt);
+			goto out;
+		}
+		sg[ns++] = (struct sig){i, txt};
+	}
+	if (ns)
+		qsort(sg, ns, sizeof(*sg), sig_cmp);
+	for (size_t g = 0, id = 0; g < ns; id++) {
+		size_t e = g;
+		while (e < ns && !strcmp(sg[e].s, sg[g].s))
+			group[sg[e++].i] = id;
+		g = e;
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < ns; i++)
+		free(sg[i].s);
+	free(sg);
+	json_decref(count);
+	return rc;
 }
 
 void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t nvary, char *buf,

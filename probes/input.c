@@ -151,6 +151,10 @@ out:
 	return rc;
 }
 
+/* Read-ahead block of the line reader: large enough that memchr, not the
+ * per-call overhead, sets the pace on a 260 MB results file. */
+#define LINES_BLOCK (256u << 10)
+
 void rxr_lines_init(struct rxr_lines *L, FILE *in, const char *src, size_t max)
 {
 	memset(L, 0, sizeof(*L));
@@ -159,45 +163,68 @@ void rxr_lines_init(struct rxr_lines *L, FILE *in, const char *src, size_t max)
 	L->max = max ? max : RXR_IN_MAX_LINE;
 }
 
+/* Append k bytes to the current line (n bytes so far); 0 or -errno. */
+static int lines_append(struct rxr_lines *L, size_t *n, const char *p, size_t k, char *err,
+			size_t errlen)
+{
+	if (*n + k > L->max)
+		return rxr_errf(err, errlen, -E2BIG, "%s:%d: line longer than %zu bytes (the cap)",
+				L->src, L->line, L->max);
+	if (*n + k + 1 > L->cap) {
+		size_t ncap = L->cap ? L->cap : 256;
+		while (ncap < *n + k + 1)
+			ncap *= 2;
+		char *nb = realloc(L->buf, ncap);
+		if (!nb)
+			return rxr_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src, L->line);
+		L->buf = nb;
+		L->cap = ncap;
+	}
+	memcpy(L->buf + *n, p, k);
+	*n += k;
+	return 0;
+}
+
 int rxr_lines_next(struct rxr_lines *L, size_t *len, bool *nl, char *err, size_t errlen)
 {
 	size_t n = 0;
-	int c;
+	int rc;
 	*len = 0;
 	*nl = false;
 	L->line++;
-	/* getc_unlocked: one buffer read per byte, no lock; getline has no cap */
-	while ((c = getc_unlocked(L->in)) != EOF) {
-		if (c == '\n') {
+	L->off = L->pos;
+	if (!L->rb && !(L->rb = malloc(LINES_BLOCK)))
+		return rxr_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src, L->line);
+	for (;;) {
+		if (L->rpos == L->rlen) {
+			L->rpos = 0;
+			L->rlen = fread(L->rb, 1, LINES_BLOCK, L->in);
+			if (!L->rlen) {
+				if (ferror(L->in))
+					return rxr_errf(err, errlen, -EIO, "%s:%d: read error", L->src,
+							L->line);
+				break; /* end of input */
+			}
+		}
+		const char *p = L->rb + L->rpos;
+		size_t avail = L->rlen - L->rpos;
+		const char *e = memchr(p, '\n', avail);
+		size_t k = e ? (size_t)(e - p) : avail;
+		if ((rc = lines_append(L, &n, p, k, err, errlen)))
+			return rc;
+		L->rpos += k + (e != NULL);
+		L->pos += k + (e != NULL);
+		if (e) {
 			*nl = true;
 			break;
 		}
-		if (n >= L->max)
-			return rxr_errf(err, errlen, -E2BIG, "%s:%d: line longer than %zu bytes (the cap)",
-					L->src, L->line, L->max);
-		if (n + 2 > L->cap) {
-			size_t ncap = L->cap ? L->cap * 2 : 256;
-			char *nb = realloc(L->buf, ncap);
-			if (!nb)
-				return rxr_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src,
-						L->line);
-			L->buf = nb;
-			L->cap = ncap;
-		}
-		L->buf[n++] = (char)c;
 	}
-	if (c == EOF && ferror(L->in))
-		return rxr_errf(err, errlen, -EIO, "%s:%d: read error", L->src, L->line);
-	if (c == EOF && !n) {
+	if (!*nl && !n) {
 		L->line--;
 		return 0;
 	}
-	if (!L->buf) {
-		L->buf = malloc(1);
-		if (!L->buf)
-			return rxr_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src, L->line);
-		L->cap = 1;
-	}
+	if (!L->buf && (rc = lines_append(L, &n, "", 0, err, errlen)))
+		return rc;
 	L->buf[n] = '\0';
 	*len = n;
 	return 1;
@@ -206,6 +233,7 @@ int rxr_lines_next(struct rxr_lines *L, size_t *len, bool *nl, char *err, size_t
 void rxr_lines_free(struct rxr_lines *L)
 {
 	free(L->buf);
-	L->buf = NULL;
+	free(L->rb);
+	L->buf = L->rb = NULL;
 	L->cap = 0;
 }

@@ -74,6 +74,10 @@ struct rxr_lines {
 	char *buf;       /* current line, NUL terminated (owned) */
 	size_t cap;
 	int line;        /* 1-based number of the current line */
+	uint64_t off;    /* byte offset of the current line in the input */
+	uint64_t pos;    /* bytes consumed so far */
+	char *rb;        /* read-ahead block (owned) */
+	size_t rpos, rlen;
 };
 
 void rxr_lines_init(struct rxr_lines *L, FILE *in, const char *src, size_t max);
@@ -82,6 +86,7 @@ void rxr_lines_init(struct rxr_lines *L, FILE *in, const char *src, size_t max);
  * hold NUL bytes: check with memchr if it matters) and whether it ended
  * with a newline in *nl. Returns 1 for a line, 0 at end of file, or
  * -errno (-E2BIG over the cap, -ENOMEM, -EIO) with "src:line: reason".
+ * Reads in blocks: do not mix with other reads of in.
  */
 int rxr_lines_next(struct rxr_lines *L, size_t *len, bool *nl, char *err, size_t errlen);
 void rxr_lines_free(struct rxr_lines *L);
