@@ -347,6 +347,25 @@ static void keep_best(struct rxr_result **slot, struct rxr_result *r, bool by_of
 	}
 }
 
+/* The fields of a "trial" object, range-checked. */
+static int trial_check(struct loader *L, const json_t *trial, const char *src, int line)
+{
+	json_t *st = json_object_get(trial, "status");
+	if (st && (!json_is_string(st) || !known(json_string_value(st), trial_statuses, 4)))
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: trial.status: unknown '%.64s' (expected ok, timeout, crashed or "
+				"failed)", src, line, json_is_string(st) ? json_string_value(st) : "?");
+	json_t *n = json_object_get(trial, "n");
+	if (n && (!json_is_integer(n) || json_integer_value(n) < 0 || json_integer_value(n) > INT_MAX))
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.n: expected a count", src, line);
+	double tv;
+	int rc;
+	if ((rc = num_field(L, trial, "target_pps", 0, 1e12, src, line, &tv)) ||
+	    (rc = num_field(L, trial, "seconds", 0, 1e6, src, line, &tv)))
+		return rc;
+	return 0;
+}
+
 static int line_trial(struct loader *L, json_t *doc, const char *src, int line, bool has_run,
 		      bool counted)
 {
@@ -358,15 +377,8 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 		snprintf(L->err, L->errlen, "%s:%d: trial.key: missing or not a string", src, line);
 		return -EINVAL;
 	}
-	json_t *st = json_object_get(trial, "status");
-	if (st && (!json_is_string(st) || !known(json_string_value(st), trial_statuses, 4)))
-		return rxr_errf(L->err, L->errlen, -EINVAL,
-				"%s:%d: trial.status: unknown '%.64s' (expected ok, timeout, crashed or "
-				"failed)", src, line, json_is_string(st) ? json_string_value(st) : "?");
-	double tv;
-	int trc;
-	if ((trc = num_field(L, trial, "target_pps", 0, 1e12, src, line, &tv)) ||
-	    (trc = num_field(L, trial, "seconds", 0, 1e6, src, line, &tv)))
+	int trc = trial_check(L, trial, src, line);
+	if (trc)
 		return trc;
 	struct pending *p = pending_get(L, json_string_value(key));
 	if (!p)
@@ -463,32 +475,32 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 }
 
 /*
- * The point key of a trial line ("rxray.run/1" with "trial":{"key":...},
- * as the sweep store writes it, compact) without parsing the line, or
- * false when the line does not have that exact shape (it is then parsed
- * as any other). Inside a JSON string every '"' is escaped, so the
- * unescaped pattern can only be structure.
+ * The "trial" object of a trial line (a "rxray.run/1" result with
+ * "trial": {...}, as the sweep store writes it) without parsing the rest
+ * of the line: NULL when the line does not have that shape (it is then
+ * parsed as any other). Inside a JSON string every '"' is escaped, so the
+ * unescaped pattern can only be structure; jansson reads just the object
+ * (JSON_DISABLE_EOF_CHECK stops after it).
  */
-static bool fast_trial_key(const char *line, size_t len, char *key, size_t keylen)
+static json_t *fast_trial(const char *line, size_t len)
 {
 	static const char run[] = "\"schema\":\"" RXR_RUN_SCHEMA "\"";
 	static const char point[] = "\"schema\":\"" RXR_POINT_SCHEMA "\"";
-	static const char pat[] = "\"trial\":{\"key\":\"";
+	static const char pat[] = "\"trial\":{";
 	if (!memmem(line, len, run, sizeof(run) - 1) || memmem(line, len, point, sizeof(point) - 1))
-		return false;
-	const char *k = memmem(line, len, pat, sizeof(pat) - 1);
-	if (!k)
-		return false;
-	k += sizeof(pat) - 1;
-	const char *end = line + len;
-	size_t n = 0;
-	for (; k < end && *k != '"'; k++) {
-		if (*k == '\\' || (unsigned char)*k < 0x20 || n + 1 >= keylen)
-			return false;
-		key[n++] = *k;
+		return NULL;
+	const char *t = memmem(line, len, pat, sizeof(pat) - 1);
+	if (!t)
+		return NULL;
+	t += sizeof(pat) - 2; /* at the '{' */
+	json_error_t je;
+	json_t *o = json_loadb(t, len - (size_t)(t - line), JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+			       &je);
+	if (o && !json_is_string(json_object_get(o, "key"))) {
+		json_decref(o);
+		return NULL;
 	}
-	key[n] = '\0';
-	return k < end && n > 0 && rxr_utf8_valid(key, n, NULL);
+	return o;
 }
 
 /* Count a trial line and remember where it is; parsed only if its point has no summary. */
@@ -592,13 +604,19 @@ static int load_jsonl(struct loader *L, const char *path)
 		if (!len)
 			continue;
 		/*
-		 * A trial line (most of a big sweep's bytes) is only counted now:
-		 * its point's summary line, later in the file, holds the figures.
-		 * Without one (a sweep still running) it is parsed at the end.
+		 * A trial line (most of a big sweep's bytes): only its "trial"
+		 * object is read and checked now; its point's summary line, later
+		 * in the file, holds the figures (and its runs are checked). A
+		 * point without one (a sweep still running) has its trial lines
+		 * parsed in full at the end.
 		 */
-		char key[1024];
-		if (nl && fast_trial_key(buf, len, key, sizeof(key))) {
-			rc = trial_defer(L, key, fi, lr.line, lr.off, len);
+		json_t *tr = nl ? fast_trial(buf, len) : NULL;
+		if (tr) {
+			rc = trial_check(L, tr, path, lr.line);
+			if (!rc)
+				rc = trial_defer(L, json_string_value(json_object_get(tr, "key")), fi,
+						 lr.line, lr.off, len);
+			json_decref(tr);
 			continue;
 		}
 		json_error_t je;

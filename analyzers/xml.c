@@ -9,7 +9,7 @@
 
 /*
  * XML-escape, replacing what XML 1.0 cannot hold with '?': control
- * characters, ill-formed UTF-8 (overlong forms, surrogates, code points
+ * characters but tab and newline, ill-formed UTF-8 (overlong forms, surrogates, code points
  * above U+10FFFF, cut characters: rxr_utf8_char's rules) and U+FFFE/FFFF.
  */
 void rxr_xml_put(FILE *o, const char *s, size_t len)
@@ -24,7 +24,8 @@ void rxr_xml_put(FILE *o, const char *s, size_t len)
 			case '>': fputs("&gt;", o); break;
 			case '"': fputs("&quot;", o); break;
 			case '\'': fputs("&#39;", o); break;
-			default: fputc((c < 0x20 && c != '\t') || c == 0x7f ? '?' : (int)c, o);
+			/* XML 1.0 holds tab and newline (a <pre> of commands needs them) */
+			default: fputc((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? '?' : (int)c, o);
 			}
 			continue;
 		}

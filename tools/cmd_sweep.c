@@ -140,6 +140,10 @@ static int sweep_table(const char *dir)
 		return rxr_in_exit_code(rc);
 	}
 	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	if ((rc = rxr_in_check(path, false, 0, NULL, err, sizeof(err)))) {
+		rxr_err("sweep", "%s", err);
+		return rxr_in_exit_code(rc);
+	}
 	struct rxr_set *s = NULL;
 	if ((rc = rxr_cli_set_load("sweep", path, &s)))
 		return rc;
