@@ -307,7 +307,7 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 	p->generator_limited = json_is_true(json_object_get(doc, "generator_limited"));
 	rc = embedded_run(L, doc, "ndr_run", src, line, &p->ndr_run, NULL);
 	if (!rc)
-		rc = embedded_run(L, doc, "top_run", src, line, &p->top_run, &p->top_doc);
+		rc = embedded_run(L, doc, "top_run", src, line, &p->top_run, NULL);
 	return rc;
 }
 
@@ -433,7 +433,6 @@ static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 	}
 	p->ndr_run = p->top_run = NULL;
 	p->top_run = r;
-	p->top_doc = json_incref(doc);
 	p->knobs = knobs_from_config(r->config);
 	p->key = p->knobs ? key_from_knobs(p->knobs) : NULL;
 	if (!p->key)

@@ -9,6 +9,7 @@
  * and prints the median wall time of REPS runs per verb and size.
  * Figures, never pass/fail. Usage:
  *   bench_analyze_scale [POINTS...] [--trials T] [--reps R] [--keep DIR]
+ *   bench_analyze_scale --gen DIR POINTS [--trials T]   (write the input only)
  * Default: 1000 and 10000 points, 10 trials, 3 reps.
  */
 #include <errno.h>
@@ -149,7 +150,7 @@ static int rm_entry(const char *p, const struct stat *st, int fl, struct FTW *f)
 int main(int argc, char **argv)
 {
 	int sizes[8], nsizes = 0, trials = 10, reps = 3;
-	const char *keep = NULL;
+	const char *keep = NULL, *gen = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--trials") && i + 1 < argc)
 			trials = atoi(argv[++i]);
@@ -157,6 +158,8 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
 			keep = argv[++i];
+		else if (!strcmp(argv[i], "--gen") && i + 1 < argc)
+			gen = argv[++i];
 		else if (nsizes < 8 && atoi(argv[i]) > 0)
 			sizes[nsizes++] = atoi(argv[i]);
 		else {
@@ -170,6 +173,16 @@ int main(int argc, char **argv)
 	}
 	if (trials < 1 || reps < 1 || reps > 15)
 		return 2;
+	if (gen) {
+		if (mkdir(gen, 0755) && errno != EEXIST) {
+			perror(gen);
+			return 1;
+		}
+		int g = generate(gen, sizes[0], trials);
+		if (g)
+			fprintf(stderr, "%s: %s\n", gen, strerror(-g));
+		return g ? 1 : 0;
+	}
 	printf("rxray analysis verbs at scale (%s), median of %d runs, %d trials/point\n", RXRAY_BIN, reps, trials);
 	printf("%8s %9s %9s | %10s %10s %10s %10s\n", "points", "trials", "MB", "ceiling s", "report s",
 	       "diff s", "flame s");

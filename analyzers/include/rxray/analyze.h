@@ -55,7 +55,8 @@ struct rxr_point {
 	int trials;
 	struct rxr_result *ndr_run; /* owned or NULL */
 	struct rxr_result *top_run; /* owned or NULL; may equal ndr_run */
-	json_t *top_doc;     /* owned raw JSON of top_run (samples), or NULL */
+	json_t *top_doc;     /* owned raw JSON of top_run for a partial point, else NULL
+				(a large sweep does not keep 10,000 documents twice) */
 };
 
 struct rxr_set {
