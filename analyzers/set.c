@@ -486,11 +486,20 @@ static json_t *fast_trial(const char *line, size_t len)
 	static const char run[] = "\"schema\":\"" RXR_RUN_SCHEMA "\"";
 	static const char point[] = "\"schema\":\"" RXR_POINT_SCHEMA "\"";
 	static const char pat[] = "\"trial\":{";
-	if (!memmem(line, len, run, sizeof(run) - 1) || memmem(line, len, point, sizeof(point) - 1))
-		return NULL;
-	const char *t = memmem(line, len, pat, sizeof(pat) - 1);
-	if (!t)
-		return NULL;
+	const char *t = NULL;
+	/* the store's shape: schema first, the trial object last (looked for
+	 * from the end, so a 3 KB line is not scanned three times) */
+	if (len > sizeof(run) && !memcmp(line + 1, run, sizeof(run) - 1)) {
+		size_t tail = len > 1024 ? 1024 : len;
+		t = memmem(line + len - tail, tail, pat, sizeof(pat) - 1);
+	}
+	if (!t) {
+		if (!memmem(line, len, run, sizeof(run) - 1) || memmem(line, len, point, sizeof(point) - 1))
+			return NULL;
+		t = memmem(line, len, pat, sizeof(pat) - 1);
+		if (!t)
+			return NULL;
+	}
 	t += sizeof(pat) - 2; /* at the '{' */
 	json_error_t je;
 	json_t *o = json_loadb(t, len - (size_t)(t - line), JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,

@@ -311,6 +311,22 @@ static void xml_ok(const char *file)
 	free(out);
 }
 
+/*
+ * The report's HTML: xmllint's HTML parser is HTML 4, so tags it does not
+ * know (nav, figure, svg...) are expected; any other error is not.
+ */
+static void html_ok(const char *file)
+{
+	char cmd[512], *out = NULL;
+	if (!have_xmllint())
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "xmllint --html --noout %s/%s 2>&1 | grep 'error' | grep -v 'Tag [a-z]* invalid'", dir, file);
+	tu_run(cmd, &out);
+	cr_expect(!out || !*out, "%s: %s", file, out);
+	free(out);
+}
+
 Test(input, ill_formed_utf8_names_still_give_well_formed_svg)
 {
 	/* overlong '/', a surrogate, a code point above U+10FFFF, U+FFFE, a cut character */
@@ -337,6 +353,7 @@ Test(input, long_multibyte_knob_keeps_its_point)
 	for (int i = 0; i < 400; i++)
 		strcat(v, "\xc3\xa9");
 	json_t *d = run_doc();
+	strcat(v, "<b>&amp;\"'</b>]]>");
 	json_object_set_new(json_object_get(d, "config"), "tag", json_string(v));
 	save("long.json", d);
 	char *e;
@@ -352,6 +369,8 @@ Test(input, long_multibyte_knob_keeps_its_point)
 	cr_expect_eq(rx(&e, "report long.json -o rep"), 0, "%s", e);
 	free(e);
 	xml_ok("rep/flames/*.svg");
+	xml_ok("rep/plots/*.svg");
+	html_ok("rep/report.html");
 }
 
 Test(input, role_with_separator_and_identical_diff)
@@ -365,6 +384,8 @@ Test(input, role_with_separator_and_identical_diff)
 	cr_expect_eq(rx(&e, "report role.json -o rep"), 0, "%s", e);
 	free(e);
 	xml_ok("rep/flames/*.svg");
+	xml_ok("rep/plots/*.svg");
+	html_ok("rep/report.html");
 	/* bug caught: qsort(NULL, 0) on two identical runs (aborts under UBSan) */
 	cr_expect_eq(rx(&e, "diff %s %s", RUN, RUN), 0, "%s", e);
 	free(e);
