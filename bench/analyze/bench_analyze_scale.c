@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -116,8 +117,12 @@ static int generate(const char *dir, int npoints, int trials)
 	return fclose(o) ? -errno : 0;
 }
 
-/* Run argv with stdout/stderr to /dev/null; wall seconds, or -1 on failure. */
-static double timed(char *const argv[])
+/*
+ * Run argv with stdout/stderr to /dev/null; wall seconds, or -1 on
+ * failure; *cpu gets the child's user + system seconds (on a shared host
+ * the wall time says more about the neighbours than about rxray).
+ */
+static double timed(char *const argv[], double *cpu)
 {
 	double t0 = now();
 	pid_t pid = fork();
@@ -128,8 +133,12 @@ static double timed(char *const argv[])
 		_exit(127);
 	}
 	int st;
-	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+	struct rusage ru;
+	*cpu = -1;
+	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -1;
+	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	return now() - t0;
 }
 
@@ -184,8 +193,9 @@ int main(int argc, char **argv)
 		return g ? 1 : 0;
 	}
 	printf("rxray analysis verbs at scale (%s), median of %d runs, %d trials/point\n", RXRAY_BIN, reps, trials);
-	printf("%8s %9s %9s | %10s %10s %10s %10s\n", "points", "trials", "MB", "ceiling s", "report s",
-	       "diff s", "flame s");
+	printf("seconds per verb: wall (cpu = user + sys of the verb)\n");
+	printf("%8s %9s %6s | %-15s %-15s %-15s %-15s\n", "points", "trials", "MB", "ceiling", "report",
+	       "diff", "flame");
 	int rc = 0;
 	fflush(stdout);
 	for (int z = 0; z < nsizes; z++) {
@@ -213,16 +223,20 @@ int main(int argc, char **argv)
 			{RXRAY_BIN, "diff", dir, "mode=single", "mode=hds", "-o", "/dev/null", NULL},
 			{RXRAY_BIN, "flame", dir, "-o", svg, NULL},
 		};
-		double med[4];
+		double med[4], medc[4];
 		for (int c = 0; c < 4; c++) {
-			double t[15];
+			double t[15], u[15];
 			for (int r = 0; r < reps; r++)
-				t[r] = timed(cmds[c]);
+				t[r] = timed(cmds[c], &u[r]);
 			qsort(t, (size_t)reps, sizeof(double), cmp_d);
+			qsort(u, (size_t)reps, sizeof(double), cmp_d);
 			med[c] = t[reps / 2];
+			medc[c] = u[reps / 2];
 		}
-		printf("%8d %9d %9.0f | %10.2f %10.2f %10.2f %10.2f\n", sizes[z], sizes[z] * trials,
-		       (double)st.st_size / 1e6, med[0], med[1], med[2], med[3]);
+		printf("%8d %9d %6.0f |", sizes[z], sizes[z] * trials, (double)st.st_size / 1e6);
+		for (int c = 0; c < 4; c++)
+			printf(" %6.2f (%5.2f) ", med[c], medc[c]);
+		printf("\n");
 		fflush(stdout);
 		if (!keep)
 			nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
