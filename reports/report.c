@@ -54,6 +54,7 @@ static void section_summary(struct rpt *R, struct doc *d)
 		else
 			snprintf(head, sizeof(head), "%s: bound not classified (needs two or more measured frame sizes)",
 				 f->label);
+		rxr_utf8_trim(head);
 		doc_h(d, 3, "", head);
 		doc_ul_begin(d);
 		for (size_t k = 0; k < f->n; k++) {

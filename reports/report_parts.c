@@ -8,6 +8,7 @@
 #include "plot.h"
 #include "report_priv.h"
 #include "rxray/flame.h"
+#include "rxray/util.h"
 
 static const char *const diff_axes[] = {"mode", "engine"};
 
@@ -33,6 +34,7 @@ static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const 
 		if (len < n)
 			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
 	}
+	rxr_utf8_trim(rest); /* a long list is cut at a character */
 	return true;
 }
 
@@ -442,6 +444,7 @@ int rpt_flames(struct rpt *R)
 			char rel[64], title[768];
 			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
 			snprintf(title, sizeof(title), "%s -> %s at %s", e->la, e->lb, e->rest);
+			rxr_utf8_trim(title);
 			struct rxr_flame_svg_opts o = {.title = title, .units = "cycles/packet",
 						       .label_a = e->la, .label_b = e->lb};
 			int rc = flame_one(R, rxr_point_run(&R->s->pts[e->ia]), rxr_point_run(&R->s->pts[e->ib]),

@@ -71,6 +71,7 @@ static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const 
 		if (len < n)
 			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
 	}
+	rxr_utf8_trim(rest); /* a long list is cut at a character */
 	return true;
 }
 
