@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -211,6 +212,12 @@ int rxr_cmd_sweep(int argc, char **argv)
 	if (o.output && !strcmp(o.output, "-"))
 		return rxr_usage_err("sweep", "-o -: a sweep writes a result folder, not a stream "
 					      "(rxray sweep --table DIR prints its table)");
+	if (o.output) {
+		/* a result folder: an existing file, FIFO or device there is the user's to fix */
+		struct stat st;
+		if (!stat(o.output, &st) && !S_ISDIR(st.st_mode))
+			return rxr_usage_err("sweep", "-o %s: exists and is not a folder", o.output);
+	}
 	if (o.runner && access(o.runner, X_OK))
 		return rxr_usage_err("sweep", "--runner: %s: %s", o.runner, strerror(errno));
 

@@ -129,6 +129,8 @@ Test(input, special_files_are_bad_input_and_never_hang)
 	cr_assert_eq(unlink(strcat(strcpy(p, dir), "/adir/results.jsonl")), 0);
 	cr_assert_eq(mkdir(p, 0755), 0);
 	BAD("table dir", "is a directory", "sweep --table adir");
+	/* a file where the result folder goes */
+	BAD("sweep -o file", "not a folder", "sweep --dry-run -o bin");
 }
 
 Test(input, spec_caps_size_and_nesting)
