@@ -32,9 +32,14 @@ struct rxr_set;
 /*
  * getopt_long for a verb (tools/cli_io.c): same arguments, but a bad
  * option (unknown, ambiguous or missing its value) prints one line naming
- * it as the user wrote it ("rxray diff: --form: unknown option ...") and
+ * it as the user wrote it ("rxray diff: --form: unknown option or missing
+ * value (rxray diff --help)", "rxray diff: -o: needs a value ...") and
  * returns RXR_CLI_BADOPT; the verb then returns RXR_EXIT_USAGE. Never
- * prints the usage text.
+ * prints the usage text. shorts as getopt's (a leading ':' is implied and
+ * may be given; no '+'/'-' flags). Set optind = 1 before the loop.
+ *
+ *   while ((c = rxr_cli_getopt(VERB, argc, argv, "o:h", lo)) != -1)
+ *           switch (c) { ...; default: return RXR_EXIT_USAGE; }
  */
 #define RXR_CLI_BADOPT (-2)
 int rxr_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
@@ -53,6 +58,9 @@ int rxr_cli_in_check(const char *verb, const char *path, bool dir_ok);
  * line: 2 for a directory or a missing folder, 1 otherwise.
  */
 int rxr_cli_out_open(const char *verb, const char *path, struct rxr_afile *af);
+/* Exit code for an output error from rxray/afile.h (or rxr_result_write):
+ * 2 for a directory, a missing folder, a name too long or a link loop. */
+int rxr_cli_out_exit_code(int rc);
 /*
  * The tail: wrc is the result of writing (0 or -errno). 0 -> commit; else
  * abort (the target is untouched). Prints the line on failure; returns

@@ -18,7 +18,7 @@ int rxr_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
 {
 	/* a leading ':' makes getopt tell a missing value (':') from an unknown option ('?') */
 	char sh[128];
-	snprintf(sh, sizeof(sh), ":%s", shorts);
+	snprintf(sh, sizeof(sh), ":%s", shorts[0] == ':' ? shorts + 1 : shorts);
 	opterr = 0;
 	int c = getopt_long(argc, argv, sh, lo, NULL);
 	if (c != '?' && c != ':')
@@ -52,7 +52,7 @@ int rxr_cli_in_check(const char *verb, const char *path, bool dir_ok)
 }
 
 /* Bad output paths are the user's to fix (exit 2); a full disk is not. */
-static int out_exit_code(int rc)
+int rxr_cli_out_exit_code(int rc)
 {
 	switch (-rc) {
 	case EISDIR:
@@ -73,7 +73,7 @@ int rxr_cli_out_open(const char *verb, const char *path, struct rxr_afile *af)
 	if (!rc)
 		return RXR_EXIT_OK;
 	rxr_err(verb, "-o %s", err);
-	return out_exit_code(rc);
+	return rxr_cli_out_exit_code(rc);
 }
 
 int rxr_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af, int wrc)
