@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rxray/analyze.h"
+#include "rxray/util.h"
 
 double rxr_thread_stage_cpp(const struct rxr_thread_result *t, int s)
 {
@@ -69,6 +70,7 @@ void rxr_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n)
 		snprintf(buf, n, "%s#%zu", role, idx);
 	else
 		snprintf(buf, n, "%s", role);
+	rxr_utf8_trim(buf);
 }
 
 double rxr_run_queues(const struct rxr_result *r, const json_t *knobs)
@@ -284,18 +286,27 @@ int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, siz
 	int rc = 0;
 	size_t nvary = 0;
 	const char **vary = rxr_set_varying(s, &nvary);
-	if (!vary)
+	/* family key -> index + 1: one hash probe per point, not a scan of the families */
+	json_t *idx_of = json_object();
+	if (!vary || !idx_of) {
+		free(vary);
+		json_decref(idx_of);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *k = family_key(c[i].p);
 		if (!k) {
 			rc = -ENOMEM;
 			break;
 		}
-		size_t j = 0;
-		while (j < nf && strcmp(keys[j], k))
-			j++;
+		size_t j = (size_t)json_integer_value(json_object_get(idx_of, k));
+		j = j ? j - 1 : nf;
 		if (j == nf) {
+			if (json_object_set_new_nocheck(idx_of, k, json_integer((json_int_t)nf + 1))) {
+				free(k);
+				rc = -ENOMEM;
+				break;
+			}
 			struct rxr_family *nfam = realloc(fam, (nf + 1) * sizeof(*nfam));
 			char **nk = nfam ? realloc(keys, (nf + 1) * sizeof(*nk)) : NULL;
 			if (nfam)
@@ -321,23 +332,28 @@ int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, siz
 				if (len >= sizeof(label))
 					break;
 			}
+			rxr_utf8_trim(label);
 			fam[nf].label = strdup(len ? label : "all");
 			nf++;
 		} else {
 			free(k);
 		}
-		size_t *ni = realloc(fam[j].idx, (fam[j].n + 1) * sizeof(size_t));
-		if (!ni || !fam[j].label) {
-			rc = -ENOMEM;
-			break;
+		/* room doubles: n is 0 or a power of two whenever the array is full */
+		if (!(fam[j].n & (fam[j].n - 1))) {
+			size_t *ni = realloc(fam[j].idx, (fam[j].n ? fam[j].n * 2 : 1) * sizeof(size_t));
+			if (!ni || !fam[j].label) {
+				rc = -ENOMEM;
+				break;
+			}
+			fam[j].idx = ni;
 		}
-		fam[j].idx = ni;
 		fam[j].idx[fam[j].n++] = i;
 	}
 	for (size_t j = 0; j < nf; j++)
 		free(keys[j]);
 	free(keys);
 	free(vary);
+	json_decref(idx_of);
 	if (rc) {
 		rxr_families_free(fam, nf);
 		return rc;

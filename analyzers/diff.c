@@ -219,7 +219,8 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 	}
 	if (rc)
 		goto fail;
-	qsort(out->d, out->n, sizeof(out->d[0]), delta_cmp);
+	if (out->n)
+		qsort(out->d, out->n, sizeof(out->d[0]), delta_cmp);
 
 	/* the verdict's thread: B's bottleneck when A has it, else biggest change */
 	int tb = -1, ta = -1;
@@ -297,7 +298,8 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 		w->mpps = rxr_run_predict(b, cpp, qb, NULL);
 	}
 	free(cpp);
-	qsort(out->w, out->nw, sizeof(out->w[0]), whatif_cmp);
+	if (out->nw) /* qsort of NULL is undefined, even for 0 items */
+		qsort(out->w, out->nw, sizeof(out->w[0]), whatif_cmp);
 	return 0;
 fail:
 	rxr_diff_free(out);

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "flame_priv.h"
+#include "rxray/input.h"
 #include "rxray/result.h"
+#include "rxray/util.h"
 
 uint32_t flame_hash(const char *s, size_t len)
 {
@@ -283,9 +285,12 @@ static bool count_parse(const char *s, size_t len, double *out)
 		return false;
 	uint64_t v = 0;
 	size_t i = 0;
-	for (; i < len && s[i] >= '0' && s[i] <= '9' && i < 18; i++)
+	/* up to 19 digits cannot overflow 64 bits; the cap is INT64_MAX (counts below 2^63) */
+	for (; i < len && s[i] >= '0' && s[i] <= '9' && i < 19; i++)
 		v = v * 10 + (uint64_t)(s[i] - '0');
 	if (i == len) {
+		if (v > (uint64_t)INT64_MAX)
+			return false;
 		*out = (double)v;
 		return true;
 	}
@@ -297,8 +302,9 @@ static bool count_parse(const char *s, size_t len, double *out)
 	char *end;
 	errno = 0;
 	double d = strtod(buf, &end);
-	if (errno || *end || !isfinite(d) || d < 0 || buf[0] == '-' || buf[0] == '+' ||
-	    buf[0] == ' ')
+	/* below 2^63: a count a 64-bit signed counter could have held */
+	if (errno || *end || !isfinite(d) || d < 0 || d >= 9223372036854775808.0 || buf[0] == '-' ||
+	    buf[0] == '+' || buf[0] == ' ')
 		return false;
 	*out = d;
 	return true;
@@ -321,7 +327,7 @@ int rxr_flame_add_folded(struct rxr_flame *f, const char *line, size_t len, char
 	}
 	double w;
 	if (!count_parse(line + sp, len - sp, &w)) {
-		snprintf(err, errlen, "bad count '%.*s' (expected a non-negative number)",
+		snprintf(err, errlen, "bad count '%.*s' (expected a number in [0, 2^63))",
 			 (int)(len - sp > 32 ? 32 : len - sp), line + sp);
 		return -EINVAL;
 	}
@@ -398,50 +404,45 @@ int rxr_flame_add_folded(struct rxr_flame *f, const char *line, size_t len, char
 int rxr_flame_read_folded(struct rxr_flame *f, FILE *in, const char *src, char *err,
 			  size_t errlen)
 {
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	long lineno = 0;
-	int rc = 0;
+	struct rxr_lines lr;
+	size_t n;
+	bool nl;
+	int rc = 0, got;
 	char why[160];
-	while ((n = getline(&buf, &cap, in)) >= 0) {
-		lineno++;
-		if (memchr(buf, '\0', (size_t)n)) {
-			snprintf(err, errlen, "%s:%ld: NUL byte in line", src, lineno);
+	rxr_lines_init(&lr, in, src, RXR_IN_MAX_LINE);
+	while ((got = rxr_lines_next(&lr, &n, &nl, err, errlen)) > 0) {
+		if (memchr(lr.buf, '\0', n)) {
+			snprintf(err, errlen, "%s:%d: NUL byte in line", src, lr.line);
 			rc = -EINVAL;
 			goto out;
 		}
-		rc = rxr_flame_add_folded(f, buf, (size_t)n, why, sizeof(why));
+		rc = rxr_flame_add_folded(f, lr.buf, n, why, sizeof(why));
 		if (rc == -EINVAL) {
-			snprintf(err, errlen, "%s:%ld: %s", src, lineno, why);
+			snprintf(err, errlen, "%s:%d: %s", src, lr.line, why);
 			goto out;
 		}
 		if (rc) {
-			snprintf(err, errlen, "%s:%ld: %s", src, lineno, strerror(-rc));
+			snprintf(err, errlen, "%s:%d: %s", src, lr.line, strerror(-rc));
 			goto out;
 		}
 	}
-	if (ferror(in)) {
-		snprintf(err, errlen, "%s: read error: %s", src, strerror(errno));
-		rc = -EIO;
-	}
+	/* too long a line, no memory or a read error: an error, never the end of the input */
+	if (got < 0)
+		rc = got == -E2BIG ? -EINVAL : got;
 out:
-	free(buf);
+	rxr_lines_free(&lr);
 	return rc;
 }
 
 int rxr_flame_read_folded_file(struct rxr_flame *f, const char *path, char *err, size_t errlen)
 {
-	if (!strcmp(path, "-"))
-		return rxr_flame_read_folded(f, stdin, "<stdin>", err, errlen);
-	FILE *in = fopen(path, "r");
-	if (!in) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return -e;
-	}
-	int rc = rxr_flame_read_folded(f, in, path, err, errlen);
-	fclose(in);
+	FILE *in;
+	int rc = rxr_in_open(path, 0, &in, err, errlen);
+	if (rc)
+		return rc;
+	rc = rxr_flame_read_folded(f, in, in == stdin ? "<stdin>" : path, err, errlen);
+	if (in != stdin)
+		fclose(in);
 	return rc;
 }
 
@@ -462,11 +463,16 @@ int rxr_flame_add_result(struct rxr_flame *f, const struct rxr_result *r, const 
 				idx++;
 			same++;
 		}
-		char role[32];
+		char role[64];
 		if (same > 1)
 			snprintf(role, sizeof(role), "%s#%zu", th->role, idx);
 		else
 			snprintf(role, sizeof(role), "%s", th->role[0] ? th->role : "thread");
+		/* a role is free text: ';' would split the frame, a newline end the line */
+		for (char *c = role; *c; c++)
+			if (*c == ';' || *c == '\n' || *c == '\r')
+				*c = '_';
+		rxr_utf8_trim(role);
 		for (int s = 0; s < RXR_ST_COUNT; s++) {
 			if (s == RXR_ST_IDLE || !(th->stage_mask & (1u << s)) || !th->st[s].cycles)
 				continue;

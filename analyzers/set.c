@@ -5,30 +5,60 @@
  * point that has no summary line (a sweep still running, or killed) are
  * turned into a "partial" point: NDR = best lossless trial, PDR = best
  * trial within 0.5% loss, top = the highest offered rate.
+ *
+ * Scale (a sweep of 10,000 points and 100,000 trials loads in seconds):
+ * points and pending trials are found by key through hash tables, and a
+ * trial line is read in full only when its point has no summary line;
+ * otherwise only its "trial" object is parsed and checked (the summary's
+ * embedded runs carry the figures). Inputs are checked (rxray/input.h)
+ * and every figure read is range-checked, naming file, line and field.
  */
 #include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "rxray/analyze.h"
+#include "rxray/input.h"
+#include "rxray/util.h"
 
 #define PDR_LOSS_DEFAULT 0.005
 
 struct loader {
 	struct rxr_set *s;
+	size_t cap;      /* room in s->pts: grown by doubling */
 	char *err;
 	size_t errlen;
+	/*
+	 * key -> index + 1 of the points (pkeys) and the pending trials
+	 * (pidx), as JSON integers in jansson's hash table: a 10,000-point
+	 * sweep with 100,000 trials must not search its points per line.
+	 */
+	json_t *pkeys, *pidx;
 	/* trials of points without a summary line, by key */
 	struct pending {
 		char *key;
 		struct rxr_result *ndr, *pdr, *top;
 		json_t *top_doc;
 		int trials;
+		/* trial lines not parsed yet: where to find them if this key
+		 * turns out to have no summary line */
+		struct tline {
+			uint32_t file; /* index in files */
+			int line;
+			uint64_t off;
+			size_t len;
+		} *tl;
+		size_t ntl, captl;
 	} *pend;
 	size_t npend;
+	char **files; /* the JSONL files read (owned), for deferred trial lines */
+	size_t nfiles;
 };
 
 static void point_free(struct rxr_point *p)
@@ -55,12 +85,17 @@ void rxr_set_free(struct rxr_set *s)
 	free(s);
 }
 
-static struct rxr_point *point_add(struct rxr_set *s)
+static struct rxr_point *point_add(struct loader *L)
 {
-	struct rxr_point *np = realloc(s->pts, (s->n + 1) * sizeof(*np));
-	if (!np)
-		return NULL;
-	s->pts = np;
+	struct rxr_set *s = L->s;
+	if (s->n == L->cap) {
+		size_t ncap = L->cap ? L->cap * 2 : 16;
+		struct rxr_point *np = realloc(s->pts, ncap * sizeof(*np));
+		if (!np)
+			return NULL;
+		s->pts = np;
+		L->cap = ncap;
+	}
 	struct rxr_point *p = &s->pts[s->n++];
 	memset(p, 0, sizeof(*p));
 	p->ndr_mpps = p->pdr_mpps = p->max_offered_mpps = p->nic_max_mpps = NAN;
@@ -71,42 +106,6 @@ static struct rxr_point *point_add(struct rxr_set *s)
 const struct rxr_result *rxr_point_run(const struct rxr_point *p)
 {
 	return p->ndr_run ? p->ndr_run : p->top_run;
-}
-
-const char *rxr_knob_str(const json_t *knobs, const char *name, char *buf, size_t n)
-{
-	json_t *v = json_object_get(knobs, name);
-	if (!v || json_is_null(v))
-		return NULL;
-	if (json_is_string(v))
-		snprintf(buf, n, "%s", json_string_value(v));
-	else if (json_is_integer(v))
-		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v)) {
-		double d = json_real_value(v);
-		if (d == floor(d) && fabs(d) < 1e15)
-			snprintf(buf, n, "%.0f", d);
-		else
-			snprintf(buf, n, "%g", d);
-	} else if (json_is_boolean(v))
-		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
-	else
-		return NULL;
-	return buf;
-}
-
-double rxr_knob_num(const json_t *knobs, const char *name, double def)
-{
-	json_t *v = json_object_get(knobs, name);
-	if (json_is_number(v))
-		return json_number_value(v);
-	if (json_is_string(v)) {
-		char *end;
-		double d = strtod(json_string_value(v), &end);
-		if (end != json_string_value(v) && !*end)
-			return d;
-	}
-	return def;
 }
 
 /* Knobs of a standalone run: the config's scalar members. */
@@ -131,8 +130,11 @@ static char *key_from_knobs(const json_t *knobs)
 	const char *name;
 	json_t *v;
 	json_object_foreach((json_t *)knobs, name, v) {
-		char vb[256];
-		if (!rxr_knob_str(knobs, name, vb, sizeof(vb)))
+		/* the whole value: a key cut short could name two points alike */
+		char nb[64];
+		const char *vb = json_is_string(v) ? json_string_value(v)
+						   : rxr_knob_str(knobs, name, nb, sizeof(nb));
+		if (!vb)
 			continue;
 		size_t need = strlen(name) + strlen(vb) + 3;
 		if (len + need >= cap) {
@@ -147,12 +149,6 @@ static char *key_from_knobs(const json_t *knobs)
 		len += (size_t)snprintf(key + len, cap - len, "%s%s=%s", len ? "," : "", name, vb);
 	}
 	return key;
-}
-
-static double num_or_nan(const json_t *o, const char *k)
-{
-	json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* A run embedded in a summary line (ndr_run/top_run): null allowed. */
@@ -174,6 +170,80 @@ static int embedded_run(struct loader *L, json_t *doc, const char *field, const 
 	return 0;
 }
 
+/*
+ * A rate or ratio field of a summary line: absent or null -> NAN; else a
+ * number in [lo, hi]. 0 or -EINVAL with "src:line: field: why".
+ */
+static int num_field(struct loader *L, const json_t *o, const char *k, double lo, double hi,
+		     const char *src, int line, double *out)
+{
+	json_t *v = json_object_get(o, k);
+	*out = NAN;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v))
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: expected a number", src, line, k);
+	double d = json_number_value(v);
+	if (!(d >= lo && d <= hi))
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: %g is out of range [%g, %g]", src,
+				line, k, d, lo, hi);
+	*out = d;
+	return 0;
+}
+
+static const char *const point_statuses[] = {"ok", "infeasible", "failed"};
+static const char *const trial_statuses[] = {"ok", "timeout", "crashed", "failed"};
+
+static bool known(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, list[i]))
+			return true;
+	return false;
+}
+
+/* The figures of a summary line, range-checked, into p. */
+static int point_figures(struct loader *L, json_t *doc, const char *src, int line,
+			 struct rxr_point *p)
+{
+	double pl, nl;
+	int rc;
+	if ((rc = num_field(L, doc, "ndr_mpps", 0, 1e6, src, line, &p->ndr_mpps)) ||
+	    (rc = num_field(L, doc, "pdr_mpps", 0, 1e6, src, line, &p->pdr_mpps)) ||
+	    (rc = num_field(L, doc, "max_offered_mpps", 0, 1e6, src, line, &p->max_offered_mpps)) ||
+	    (rc = num_field(L, doc, "nic_max_mpps", 0, 1e6, src, line, &p->nic_max_mpps)) ||
+	    (rc = num_field(L, doc, "pdr_loss", 0, 1, src, line, &pl)) ||
+	    (rc = num_field(L, doc, "ndr_loss", 0, 1, src, line, &nl)))
+		return rc;
+	if (isfinite(pl))
+		p->pdr_loss = pl;
+	/* NDR is the best rate at the stricter loss: above PDR it is not an NDR */
+	if (isfinite(p->ndr_mpps) && isfinite(p->pdr_mpps) &&
+	    p->ndr_mpps > p->pdr_mpps * (1 + 1e-9) + 1e-12)
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: ndr_mpps: %g is above pdr_mpps %g (NDR <= PDR)", src, line,
+				p->ndr_mpps, p->pdr_mpps);
+	json_t *tr = json_object_get(doc, "trials");
+	if (tr && !json_is_null(tr) &&
+	    (!json_is_integer(tr) || json_integer_value(tr) < 0 || json_integer_value(tr) > INT_MAX))
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: trials: expected a count in 0..%d", src, line, INT_MAX);
+	p->trials = json_is_integer(tr) ? (int)json_integer_value(tr) : 0;
+	return 0;
+}
+
+/* Remember key -> index + 1 in map; -ENOMEM. */
+static int map_put(json_t *map, const char *key, size_t idx)
+{
+	return json_object_set_new_nocheck(map, key, json_integer((json_int_t)idx + 1)) ? -ENOMEM : 0;
+}
+
+/* index + 1 for key in map, 0 when absent */
+static size_t map_get(const json_t *map, const char *key)
+{
+	return (size_t)json_integer_value(json_object_get(map, key));
+}
+
 static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 {
 	json_t *key = json_object_get(doc, "key"), *knobs = json_object_get(doc, "knobs");
@@ -183,8 +253,15 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 			 src, line, !json_is_string(key) ? "key" : !json_is_object(knobs) ? "knobs" : "status");
 		return -EINVAL;
 	}
-	struct rxr_point *p = point_add(L->s);
+	if (!known(json_string_value(status), point_statuses, 3))
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: status: unknown '%.64s' (expected ok, infeasible or failed)", src,
+				line, json_string_value(status));
+	struct rxr_point *p = point_add(L);
 	if (!p)
+		return -ENOMEM;
+	if (!map_get(L->pkeys, json_string_value(key)) &&
+	    map_put(L->pkeys, json_string_value(key), L->s->n - 1))
 		return -ENOMEM;
 	p->key = strdup(json_string_value(key));
 	p->knobs = json_deep_copy(knobs);
@@ -194,36 +271,35 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 	json_t *reason = json_object_get(doc, "reason");
 	if (json_is_string(reason) && json_string_length(reason))
 		p->reason = strdup(json_string_value(reason));
-	p->ndr_mpps = num_or_nan(doc, "ndr_mpps");
-	p->pdr_mpps = num_or_nan(doc, "pdr_mpps");
-	double pl = num_or_nan(doc, "pdr_loss");
-	if (isfinite(pl))
-		p->pdr_loss = pl;
-	p->max_offered_mpps = num_or_nan(doc, "max_offered_mpps");
-	p->nic_max_mpps = num_or_nan(doc, "nic_max_mpps");
+	int rc = point_figures(L, doc, src, line, p);
+	if (rc)
+		return rc;
 	p->generator_limited = json_is_true(json_object_get(doc, "generator_limited"));
-	json_t *tr = json_object_get(doc, "trials");
-	p->trials = json_is_integer(tr) ? (int)json_integer_value(tr) : 0;
-	int rc = embedded_run(L, doc, "ndr_run", src, line, &p->ndr_run, NULL);
+	rc = embedded_run(L, doc, "ndr_run", src, line, &p->ndr_run, NULL);
 	if (!rc)
-		rc = embedded_run(L, doc, "top_run", src, line, &p->top_run, &p->top_doc);
+		rc = embedded_run(L, doc, "top_run", src, line, &p->top_run, NULL);
 	return rc;
 }
 
 static struct pending *pending_get(struct loader *L, const char *key)
 {
-	for (size_t i = 0; i < L->npend; i++)
-		if (!strcmp(L->pend[i].key, key))
-			return &L->pend[i];
-	struct pending *np = realloc(L->pend, (L->npend + 1) * sizeof(*np));
-	if (!np)
-		return NULL;
-	L->pend = np;
+	size_t at = map_get(L->pidx, key);
+	if (at)
+		return &L->pend[at - 1];
+	/* capacity doubles: npend is a power of two (>= 16) or 0 whenever it is full */
+	if (!L->npend || (L->npend >= 16 && !(L->npend & (L->npend - 1)))) {
+		struct pending *np = realloc(L->pend, (L->npend ? L->npend * 2 : 16) * sizeof(*np));
+		if (!np)
+			return NULL;
+		L->pend = np;
+	}
 	struct pending *p = &L->pend[L->npend];
 	memset(p, 0, sizeof(*p));
 	p->key = strdup(key);
-	if (!p->key)
+	if (!p->key || map_put(L->pidx, key, L->npend)) {
+		free(p->key);
 		return NULL;
+	}
 	L->npend++;
 	return p;
 }
@@ -241,19 +317,44 @@ static void keep_best(struct rxr_result **slot, struct rxr_result *r, bool by_of
 	}
 }
 
-static int line_trial(struct loader *L, json_t *doc, const char *src, int line, bool has_run)
+/* The fields of a "trial" object, range-checked. */
+static int trial_check(struct loader *L, const json_t *trial, const char *src, int line)
+{
+	json_t *st = json_object_get(trial, "status");
+	if (st && (!json_is_string(st) || !known(json_string_value(st), trial_statuses, 4)))
+		return rxr_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: trial.status: unknown '%.64s' (expected ok, timeout, crashed or "
+				"failed)", src, line, json_is_string(st) ? json_string_value(st) : "?");
+	json_t *n = json_object_get(trial, "n");
+	if (n && (!json_is_integer(n) || json_integer_value(n) < 0 || json_integer_value(n) > INT_MAX))
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.n: expected a count", src, line);
+	double tv;
+	int rc;
+	if ((rc = num_field(L, trial, "target_pps", 0, 1e12, src, line, &tv)) ||
+	    (rc = num_field(L, trial, "seconds", 0, 1e6, src, line, &tv)))
+		return rc;
+	return 0;
+}
+
+static int line_trial(struct loader *L, json_t *doc, const char *src, int line, bool has_run,
+		      bool counted)
 {
 	json_t *trial = json_object_get(doc, "trial");
 	json_t *key = json_object_get(trial, "key");
-	L->s->ntrials++;
+	if (!counted)
+		L->s->ntrials++;
 	if (!json_is_string(key)) {
 		snprintf(L->err, L->errlen, "%s:%d: trial.key: missing or not a string", src, line);
 		return -EINVAL;
 	}
+	int trc = trial_check(L, trial, src, line);
+	if (trc)
+		return trc;
 	struct pending *p = pending_get(L, json_string_value(key));
 	if (!p)
 		return -ENOMEM;
-	p->trials++;
+	if (!counted)
+		p->trials++;
 	if (!has_run)
 		return 0;
 	char e2[RXR_ERR_LEN];
@@ -295,17 +396,18 @@ static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 			snprintf(L->err, L->errlen, "%s", e2);
 		return -EINVAL;
 	}
-	struct rxr_point *p = point_add(L->s);
+	struct rxr_point *p = point_add(L);
 	if (!p) {
 		rxr_result_free(r);
 		return -ENOMEM;
 	}
 	p->ndr_run = p->top_run = NULL;
 	p->top_run = r;
-	p->top_doc = json_incref(doc);
 	p->knobs = knobs_from_config(r->config);
 	p->key = p->knobs ? key_from_knobs(p->knobs) : NULL;
 	if (!p->key)
+		return -ENOMEM;
+	if (!map_get(L->pkeys, p->key) && map_put(L->pkeys, p->key, L->s->n - 1))
 		return -ENOMEM;
 	snprintf(p->status, sizeof(p->status), "run");
 	p->trials = 1;
@@ -331,51 +433,189 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 	if (!strcmp(sc, RXR_POINT_SCHEMA))
 		return line_point(L, doc, src, line);
 	if (!strcmp(sc, RXR_TRIAL_SCHEMA))
-		return line_trial(L, doc, src, line, false);
+		return line_trial(L, doc, src, line, false, false);
 	if (!strcmp(sc, RXR_RUN_SCHEMA)) {
 		if (json_is_object(json_object_get(doc, "trial")))
-			return line_trial(L, doc, src, line, true);
+			return line_trial(L, doc, src, line, true, false);
 		return line_run(L, doc, src, in_jsonl ? line : 0);
 	}
 	snprintf(L->err, L->errlen, "%s:%d: schema: unknown '%s'", src, line, sc);
 	return -EINVAL;
 }
 
-static int load_jsonl(struct loader *L, const char *path)
+/*
+ * The "trial" object of a trial line (a "rxray.run/1" result with
+ * "trial": {...}, as the sweep store writes it) without parsing the rest
+ * of the line: NULL when the line does not have that shape (it is then
+ * parsed as any other). Inside a JSON string every '"' is escaped, so the
+ * unescaped pattern can only be structure; jansson reads just the object
+ * (JSON_DISABLE_EOF_CHECK stops after it).
+ */
+static json_t *fast_trial(const char *line, size_t len)
 {
-	FILE *in = fopen(path, "r");
-	if (!in) {
-		int e = errno;
-		snprintf(L->err, L->errlen, "%s: %s", path, strerror(e));
-		return -e;
+	static const char run[] = "\"schema\":\"" RXR_RUN_SCHEMA "\"";
+	static const char point[] = "\"schema\":\"" RXR_POINT_SCHEMA "\"";
+	static const char pat[] = "\"trial\":{";
+	const char *t = NULL;
+	/* the store's shape: schema first, the trial object last (looked for
+	 * from the end, so a 3 KB line is not scanned three times) */
+	if (len > sizeof(run) && !memcmp(line + 1, run, sizeof(run) - 1)) {
+		size_t tail = len > 1024 ? 1024 : len;
+		t = memmem(line + len - tail, tail, pat, sizeof(pat) - 1);
 	}
+	if (!t) {
+		if (!memmem(line, len, run, sizeof(run) - 1) || memmem(line, len, point, sizeof(point) - 1))
+			return NULL;
+		t = memmem(line, len, pat, sizeof(pat) - 1);
+		if (!t)
+			return NULL;
+	}
+	t += sizeof(pat) - 2; /* at the '{' */
+	json_error_t je;
+	json_t *o = json_loadb(t, len - (size_t)(t - line), JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+			       &je);
+	if (o && !json_is_string(json_object_get(o, "key"))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Count a trial line and remember where it is; parsed only if its point has no summary. */
+static int trial_defer(struct loader *L, const char *key, uint32_t file, int line, uint64_t off,
+		       size_t len)
+{
+	struct pending *p = pending_get(L, key);
+	if (!p)
+		return -ENOMEM;
+	L->s->ntrials++;
+	p->trials++;
+	if (p->ntl == p->captl) {
+		size_t nc = p->captl ? p->captl * 2 : 8;
+		struct tline *nt = realloc(p->tl, nc * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		p->tl = nt;
+		p->captl = nc;
+	}
+	p->tl[p->ntl++] = (struct tline){file, line, off, len};
+	return 0;
+}
+
+/* Parse the deferred trial lines of q (a point without a summary line). */
+static int trial_replay(struct loader *L, struct pending *q)
+{
+	FILE *f = NULL;
+	uint32_t open_file = UINT32_MAX;
 	char *buf = NULL;
 	size_t cap = 0;
-	ssize_t n;
-	int line = 0, rc = 0;
-	while (!rc && (n = getline(&buf, &cap, in)) >= 0) {
-		line++;
-		size_t len = (size_t)n;
-		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+	int rc = 0;
+	for (size_t i = 0; i < q->ntl && !rc; i++) {
+		const struct tline *t = &q->tl[i];
+		const char *src = L->files[t->file];
+		if (t->file != open_file) {
+			if (f)
+				fclose(f);
+			if ((rc = rxr_in_open(src, 0, &f, L->err, L->errlen)))
+				break;
+			open_file = t->file;
+		}
+		if (t->len + 1 > cap) {
+			char *nb = realloc(buf, t->len + 1);
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = t->len + 1;
+		}
+		if (fseeko(f, (off_t)t->off, SEEK_SET) || fread(buf, 1, t->len, f) != t->len) {
+			rc = rxr_errf(L->err, L->errlen, -EIO, "%s:%d: read error (file changed?)", src,
+				      t->line);
+			break;
+		}
+		json_error_t je;
+		json_t *doc = json_loadb(buf, t->len, JSON_REJECT_DUPLICATES, &je);
+		if (!doc) {
+			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, t->line,
+				      je.text);
+			break;
+		}
+		const char *k = json_string_value(json_object_get(json_object_get(doc, "trial"), "key"));
+		if (!k || strcmp(k, q->key))
+			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
+				      src, t->line);
+		else
+			rc = line_trial(L, doc, src, t->line, true, true);
+		json_decref(doc);
+	}
+	if (f)
+		fclose(f);
+	free(buf);
+	return rc;
+}
+
+static int load_jsonl(struct loader *L, const char *path)
+{
+	FILE *in;
+	int rc = rxr_in_open(path, 0, &in, L->err, L->errlen);
+	if (rc)
+		return rc;
+	char **nf = realloc(L->files, (L->nfiles + 1) * sizeof(*nf));
+	if (!nf || !(nf[L->nfiles] = strdup(path))) {
+		if (nf)
+			L->files = nf;
+		fclose(in);
+		return -ENOMEM;
+	}
+	L->files = nf;
+	uint32_t fi = (uint32_t)L->nfiles++;
+	struct rxr_lines lr;
+	rxr_lines_init(&lr, in, path, RXR_IN_MAX_LINE);
+	size_t len;
+	bool nl;
+	int got;
+	while (!rc && (got = rxr_lines_next(&lr, &len, &nl, L->err, L->errlen)) > 0) {
+		char *buf = lr.buf;
+		while (len && (buf[len - 1] == '\r' || buf[len - 1] == ' '))
 			len--;
 		if (!len)
 			continue;
+		/*
+		 * A trial line (most of a big sweep's bytes): only its "trial"
+		 * object is read and checked now; its point's summary line, later
+		 * in the file, holds the figures (and its runs are checked). A
+		 * point without one (a sweep still running) has its trial lines
+		 * parsed in full at the end.
+		 */
+		json_t *tr = nl ? fast_trial(buf, len) : NULL;
+		if (tr) {
+			rc = trial_check(L, tr, path, lr.line);
+			if (!rc)
+				rc = trial_defer(L, json_string_value(json_object_get(tr, "key")), fi,
+						 lr.line, lr.off, len);
+			json_decref(tr);
+			continue;
+		}
 		json_error_t je;
 		json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-		if (!doc && buf[n - 1] != '\n' && feof(in)) {
-			L->s->truncated_line = line; /* killed mid-write: skip it */
+		if (!doc && !nl) {
+			L->s->truncated_line = lr.line; /* killed mid-write: skip it */
 			break;
 		}
 		if (!doc) {
-			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, line, je.text);
+			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, lr.line, je.text);
 			rc = -EINVAL;
 			break;
 		}
-		rc = doc_dispatch(L, doc, path, line, true);
+		rc = doc_dispatch(L, doc, path, lr.line, true);
 		json_decref(doc);
 	}
-	free(buf);
-	fclose(in);
+	if (!rc && got < 0)
+		rc = got; /* an over-long line, a read error or no memory: never end of file */
+	rxr_lines_free(&lr);
+	if (in != stdin)
+		fclose(in);
 	if (rc == -ENOMEM)
 		snprintf(L->err, L->errlen, "%s: out of memory", path);
 	return rc;
@@ -383,16 +623,22 @@ static int load_jsonl(struct loader *L, const char *path)
 
 static int load_json(struct loader *L, const char *path)
 {
+	char *text;
+	size_t len;
+	int rc = rxr_in_read_all(path, RXR_IN_MAX_FILE, &text, &len, L->err, L->errlen);
+	if (rc)
+		return rc;
 	json_error_t je;
-	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	free(text);
 	if (!doc) {
 		if (je.line > 0)
 			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, je.line, je.text);
 		else
 			snprintf(L->err, L->errlen, "%s: %s", path, je.text);
-		return errno == ENOENT ? -ENOENT : -EINVAL;
+		return -EINVAL;
 	}
-	int rc = doc_dispatch(L, doc, path, 1, false);
+	rc = doc_dispatch(L, doc, path, 1, false);
 	json_decref(doc);
 	return rc;
 }
@@ -413,27 +659,21 @@ static int load_dir(struct loader *L, const char *dir)
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
 	struct stat st;
-	if (!stat(path, &st)) {
+	if (!lstat(path, &st) || errno != ENOENT) {
 		int rc = load_jsonl(L, path);
 		if (rc)
 			return rc;
 		snprintf(path, sizeof(path), "%s/spec.yaml", dir);
-		FILE *f = fopen(path, "r");
-		if (f) {
-			char *text = NULL;
-			size_t len = 0;
-			FILE *m = open_memstream(&text, &len);
-			char b[4096];
-			size_t k;
-			while (m && (k = fread(b, 1, sizeof(b), f)) > 0)
-				fwrite(b, 1, k, m);
-			if (m)
-				fclose(m);
-			fclose(f);
-			L->s->spec_text = text;
-			L->s->spec_path = strdup(path);
-		}
-		return 0;
+		if (stat(path, &st) && errno == ENOENT)
+			return 0; /* a folder of results without its spec: fine */
+		char *text;
+		size_t len;
+		rc = rxr_in_read_all(path, RXR_IN_MAX_SPEC, &text, &len, L->err, L->errlen);
+		if (rc)
+			return rc;
+		L->s->spec_text = text;
+		L->s->spec_path = strdup(path);
+		return L->s->spec_path ? 0 : -ENOMEM;
 	}
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -498,18 +738,18 @@ static int pending_flush(struct loader *L)
 	int rc = 0;
 	for (size_t i = 0; i < L->npend; i++) {
 		struct pending *q = &L->pend[i];
-		struct rxr_point *have = NULL;
-		for (size_t j = 0; j < L->s->n; j++)
-			if (L->s->pts[j].key && !strcmp(L->s->pts[j].key, q->key))
-				have = &L->s->pts[j];
+		size_t at = map_get(L->pkeys, q->key);
+		struct rxr_point *have = at ? &L->s->pts[at - 1] : NULL;
 		if (have) {
 			if (!have->trials)
 				have->trials = q->trials;
 			continue;
 		}
+		if ((rc = trial_replay(L, q)))
+			break;
 		if (!q->top)
 			continue;
-		struct rxr_point *p = point_add(L->s);
+		struct rxr_point *p = point_add(L);
 		if (!p) {
 			rc = -ENOMEM;
 			break;
@@ -538,17 +778,16 @@ int rxr_set_load(const char *path, struct rxr_set **out, char *err, size_t errle
 	int rc;
 	*out = NULL;
 	L.s = calloc(1, sizeof(*L.s));
-	if (!L.s || !(L.s->src = strdup(path))) {
+	L.pkeys = json_object();
+	L.pidx = json_object();
+	if (!L.s || !L.pkeys || !L.pidx || !(L.s->src = strdup(path))) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	struct stat st;
-	if (stat(path, &st)) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	bool is_dir = false;
+	if ((rc = rxr_in_check(path, true, 0, &is_dir, err, errlen)))
 		goto fail;
-	}
-	if (S_ISDIR(st.st_mode))
+	if (is_dir)
 		rc = load_dir(&L, path);
 	else if (ends_with(path, ".jsonl"))
 		rc = load_jsonl(&L, path);
@@ -574,71 +813,14 @@ fail:
 		rxr_result_free(L.pend[i].ndr);
 		rxr_result_free(L.pend[i].pdr);
 		json_decref(L.pend[i].top_doc);
+		free(L.pend[i].tl);
 	}
 	free(L.pend);
+	for (size_t i = 0; i < L.nfiles; i++)
+		free(L.files[i]);
+	free(L.files);
+	json_decref(L.pkeys);
+	json_decref(L.pidx);
 	rxr_set_free(L.s);
 	return rc;
-}
-
-const char **rxr_set_varying(const struct rxr_set *s, size_t *n)
-{
-	size_t cap = 8;
-	const char **v = calloc(cap + 1, sizeof(*v));
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < s->n; i++) {
-		const char *name;
-		json_t *val;
-		json_object_foreach(s->pts[i].knobs, name, val) {
-			bool seen = false;
-			for (size_t k = 0; k < *n; k++)
-				seen |= !strcmp(v[k], name);
-			if (seen)
-				continue;
-			char a[256], b[256];
-			const char *first = rxr_knob_str(s->pts[0].knobs, name, a, sizeof(a));
-			bool differs = false;
-			for (size_t j = 0; j < s->n && !differs; j++) {
-				const char *o = rxr_knob_str(s->pts[j].knobs, name, b, sizeof(b));
-				differs = (!first != !o) || (first && o && strcmp(first, o));
-			}
-			if (!differs)
-				continue;
-			if (*n == cap) {
-				const char **nv = realloc(v, (cap * 2 + 1) * sizeof(*nv));
-				if (!nv) {
-					free(v);
-					return NULL;
-				}
-				v = nv;
-				cap *= 2;
-			}
-			v[(*n)++] = name;
-			v[*n] = NULL;
-		}
-	}
-	return v;
-}
-
-void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t nvary, char *buf,
-		     size_t n)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < nvary && len < n; i++) {
-		char vb[256];
-		const char *v = rxr_knob_str(p->knobs, vary[i], vb, sizeof(vb));
-		len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "", vary[i], v ? v : "-");
-	}
-	/* nothing varies (one point): name it by the knobs a reader looks for first */
-	static const char *const main_knobs[] = {"engine", "mode", "frame", "queues"};
-	for (size_t i = 0; !nvary && i < sizeof(main_knobs) / sizeof(main_knobs[0]) && len < n; i++) {
-		char vb[256];
-		const char *v = rxr_knob_str(p->knobs, main_knobs[i], vb, sizeof(vb));
-		if (v)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "", main_knobs[i], v);
-	}
-	if (!len)
-		snprintf(buf, n, "%s", p->key ? p->key : "-");
 }

@@ -446,15 +446,25 @@ json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, s
 		}
 		if (o && k->p->reason)
 			json_object_set_new(o, "reason", json_string(k->p->reason));
-		json_array_append_new(pts, o);
+		/* a point that cannot be written fails the document: never dropped silently */
+		if (!o || json_array_append_new(pts, o)) {
+			json_decref(pts);
+			json_decref(fams);
+			return NULL;
+		}
 	}
 	for (size_t i = 0; fams && i < nf; i++) {
 		json_t *keys = json_array();
 		for (size_t j = 0; keys && j < f[i].n; j++)
 			json_array_append_new(keys, json_string(c[f[i].idx[j]].p->key));
-		json_array_append_new(fams, json_pack("{s:s,s:o,s:o,s:o}", "config", f[i].label, "points",
-						      keys, "cost", f[i].have_cost ? fit_json(&f[i].cost) : json_null(),
-						      "measured", f[i].have_rate ? fit_json(&f[i].rate) : json_null()));
+		json_t *fo = json_pack("{s:s,s:o,s:o,s:o}", "config", f[i].label, "points", keys, "cost",
+				       f[i].have_cost ? fit_json(&f[i].cost) : json_null(), "measured",
+				       f[i].have_rate ? fit_json(&f[i].rate) : json_null());
+		if (!fo || json_array_append_new(fams, fo)) {
+			json_decref(pts);
+			json_decref(fams);
+			return NULL;
+		}
 	}
 	return json_pack("{s:s,s:s,s:o,s:o}", "schema", "rxray.ceiling/1", "source", s->src, "points",
 			 pts, "bounds", fams);

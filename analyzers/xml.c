@@ -5,8 +5,13 @@
 #include <string.h>
 
 #include "rxray/analyze.h"
+#include "rxray/util.h"
 
-/* XML-escape, replacing control characters and invalid UTF-8 with '?'. */
+/*
+ * XML-escape, replacing what XML 1.0 cannot hold with '?': control
+ * characters but tab and newline, ill-formed UTF-8 (overlong forms, surrogates, code points
+ * above U+10FFFF, cut characters: rxr_utf8_char's rules) and U+FFFE/FFFF.
+ */
 void rxr_xml_put(FILE *o, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -19,17 +24,13 @@ void rxr_xml_put(FILE *o, const char *s, size_t len)
 			case '>': fputs("&gt;", o); break;
 			case '"': fputs("&quot;", o); break;
 			case '\'': fputs("&#39;", o); break;
-			default: fputc(c < 0x20 && c != '\t' ? '?' : (int)c, o);
+			/* XML 1.0 holds tab and newline (a <pre> of commands needs them) */
+			default: fputc((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? '?' : (int)c, o);
 			}
 			continue;
 		}
-		size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-		if (c >= 0xf5)
-			n = 0;
-		bool ok = n && i + n <= len;
-		for (size_t k = 1; ok && k < n; k++)
-			ok = (u[i + k] & 0xc0) == 0x80;
-		if (!ok) {
+		size_t n = rxr_utf8_char(s + i, len - i);
+		if (!n || (n == 3 && c == 0xef && u[i + 1] == 0xbf && u[i + 2] >= 0xbe)) {
 			fputc('?', o);
 			continue;
 		}

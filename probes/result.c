@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The run result: "rxray.run/1" writer and reader (jansson). */
 #include <dlfcn.h>
+#include <sched.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -11,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rxray/afile.h"
+#include "rxray/input.h"
 #include "rxray/result.h"
 #include "rxray/util.h"
 
@@ -292,40 +296,17 @@ int rxr_result_write(const struct rxr_result *r, const char *path)
 	json_t *doc = rxr_result_to_json(r);
 	if (!doc)
 		return -ENOMEM;
-	int rc = 0;
-	if (!strcmp(path, "-")) {
-		rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) ? -EIO : 0;
-		fputc('\n', stdout);
-		fflush(stdout);
-		json_decref(doc);
-		return rc;
-	}
-	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
-		json_decref(doc);
-		return -ENAMETOOLONG;
-	}
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		rc = -errno;
+	/* the project's one writer: stdout for "-", devices written through, else atomic */
+	struct rxr_afile af;
+	int rc = rxr_afile_open(&af, path);
+	if (rc)
 		goto out;
-	}
-	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', f) == EOF ||
-	    fflush(f) || fsync(fileno(f))) {
+	if (json_dumpf(doc, af.f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', af.f) == EOF) {
+		rxr_afile_abort(&af);
 		rc = -EIO;
-		fclose(f);
-		unlink(tmp);
 		goto out;
 	}
-	if (fclose(f)) {
-		rc = -errno;
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path)) {
-		rc = -errno;
-		unlink(tmp);
-	}
+	rc = rxr_afile_commit(&af);
 out:
 	json_decref(doc);
 	return rc;
@@ -374,6 +355,8 @@ static json_t *get_typed(struct rd *d, const json_t *obj, const char *path, cons
 			 json_type want)
 {
 	json_t *v = json_object_get(obj, key);
+	if (v && (json_typeof(v) == want || (want == JSON_REAL && json_typeof(v) == JSON_INTEGER)))
+		return v; /* the common case: no message to build */
 	char field[128];
 	snprintf(field, sizeof(field), "%s%s%s", path, *path ? "." : "", key);
 	if (!v) {
@@ -416,11 +399,28 @@ static int get_num(struct rd *d, const json_t *obj, const char *path, const char
 	return 0;
 }
 
+/*
+ * A number in [lo, hi] (NaN and infinities fail both tests). The reader's
+ * range checks: a run result is evidence, so a loss of 7 or a clock of 0
+ * Hz is an error naming the field, not a figure to print.
+ */
+static int get_range(struct rd *d, const json_t *obj, const char *path, const char *key,
+		     double lo, double hi, double *out)
+{
+	if (get_num(d, obj, path, key, out))
+		return -1;
+	if (!(*out >= lo && *out <= hi)) {
+		rd_fail(d, path, "%s: %g is out of range [%g, %g]", key, *out, lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
 static int read_stage(struct rd *d, const json_t *js, const char *path, struct rxr_stage_sum *s)
 {
 	if (get_u64(d, js, path, "count", &s->count) || get_u64(d, js, path, "packets", &s->packets) ||
 	    get_u64(d, js, path, "cycles", &s->cycles) ||
-	    get_num(d, js, path, "cycles_per_packet", &s->cycles_per_packet) ||
+	    get_range(d, js, path, "cycles_per_packet", 0, 1e15, &s->cycles_per_packet) ||
 	    get_u64(d, js, path, "min", &s->min) || get_u64(d, js, path, "max", &s->max) ||
 	    get_u64(d, js, path, "p50", &s->p50) || get_u64(d, js, path, "p99", &s->p99))
 		return -1;
@@ -455,6 +455,15 @@ static int read_samples(struct rd *d, const json_t *jt, const char *path,
 			rd_fail(d, path, "samples.data[%zu]: expected [start, cycles, stage, seq]", i);
 			return -1;
 		}
+		if (json_integer_value(json_array_get(row, 0)) < 0 ||
+		    json_integer_value(json_array_get(row, 1)) < 0 ||
+		    json_integer_value(json_array_get(row, 1)) > UINT32_MAX ||
+		    !json_is_integer(json_array_get(row, 3)) ||
+		    json_integer_value(json_array_get(row, 3)) < 0) {
+			rd_fail(d, path, "samples.data[%zu]: start, seq >= 0 and cycles in 0..%u expected",
+				i, UINT32_MAX);
+			return -1;
+		}
 		struct rxr_sample *s = &t->samples[t->nsamples++];
 		s->start = (uint64_t)json_integer_value(json_array_get(row, 0));
 		s->cycles = (uint32_t)json_integer_value(json_array_get(row, 1));
@@ -483,6 +492,12 @@ static int read_thread(struct rd *d, const json_t *jt, size_t idx, struct rxr_th
 	json_t *core = get_typed(d, jt, path, "core", JSON_INTEGER);
 	if (!core)
 		return -1;
+	/* -1: not pinned; else a CPU a cpu_set_t can name */
+	if (json_integer_value(core) < -1 || json_integer_value(core) >= CPU_SETSIZE) {
+		rd_fail(d, path, "core: %lld is out of range [-1, %d)",
+			(long long)json_integer_value(core), CPU_SETSIZE);
+		return -1;
+	}
 	t->core = (int)json_integer_value(core);
 	if (get_u64(d, jt, path, "packets", &t->packets) ||
 	    get_u64(d, jt, path, "busy_cycles", &t->busy_cycles))
@@ -542,8 +557,10 @@ static struct rxr_result *from_json(const json_t *doc, struct rd *d)
 		goto fail;
 	json_decref(r->config);
 	json_decref(r->env);
-	r->config = json_deep_copy(config);
-	r->env = json_deep_copy(env);
+	/* shared, not copied: a read result never changes them, and a sweep
+	 * of 10,000 points would copy 20,000 objects for nothing */
+	r->config = json_incref(config);
+	r->env = json_incref(env);
 	struct rxr_counters *c = &r->c;
 	if (get_u64(d, ctr, "counters", "offered", &c->offered) ||
 	    get_u64(d, ctr, "counters", "received", &c->received) ||
@@ -552,16 +569,22 @@ static struct rxr_result *from_json(const json_t *doc, struct rd *d)
 	    get_u64(d, ctr, "counters", "app_dropped", &c->app_dropped) ||
 	    get_u64(d, ctr, "counters", "errors", &c->errors))
 		goto fail;
-	if (get_num(d, rates, "rates", "offered_mpps", &r->offered_mpps) ||
-	    get_num(d, rates, "rates", "rx_mpps", &r->rx_mpps) ||
-	    get_num(d, rates, "rates", "loss", &r->loss))
+	if (get_range(d, rates, "rates", "offered_mpps", 0, 1e6, &r->offered_mpps) ||
+	    get_range(d, rates, "rates", "rx_mpps", 0, 1e6, &r->rx_mpps) ||
+	    get_range(d, rates, "rates", "loss", 0, 1, &r->loss))
 		goto fail;
 	json_t *secs = json_object_get(rates, "seconds");
-	r->seconds = json_is_number(secs) ? json_number_value(secs) : 0;
+	r->seconds = 0;
+	if (secs && get_range(d, rates, "rates", "seconds", 0, 1e9, &r->seconds))
+		goto fail;
 	json_t *src = get_typed(d, clock, "clock", "source", JSON_STRING);
 	if (!src || get_num(d, clock, "clock", "hz", &r->clock.hz) ||
-	    get_num(d, clock, "clock", "lap_cost_cycles", &r->clock.lap_cost_cycles))
+	    get_range(d, clock, "clock", "lap_cost_cycles", 0, 1e9, &r->clock.lap_cost_cycles))
 		goto fail;
+	if (!(r->clock.hz > 0 && r->clock.hz <= 1e12)) {
+		rd_fail(d, "clock", "hz: %g is out of range (0, 1e12]", r->clock.hz);
+		goto fail;
+	}
 	snprintf(r->clock.source, sizeof(r->clock.source), "%s", json_string_value(src));
 	size_t n = json_array_size(threads);
 	if (n) {

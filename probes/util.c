@@ -191,6 +191,118 @@ int rxr_core_nth(int i)
 	return -1;
 }
 
+size_t rxr_utf8_char(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (!len)
+		return 0;
+	unsigned c = u[0];
+	if (c < 0x80)
+		return 1;
+	/* lead byte -> length and the allowed range of the second byte (which
+	 * is what rules out overlong forms, surrogates and > U+10FFFF) */
+	size_t n;
+	unsigned lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (len < n || u[1] < lo || u[1] > hi)
+		return 0;
+	for (size_t k = 2; k < n; k++)
+		if ((u[k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+bool rxr_utf8_valid(const char *s, size_t len, size_t *bad)
+{
+	for (size_t i = 0; i < len;) {
+		size_t k = s[i] ? rxr_utf8_char(s + i, len - i) : 0;
+		if (!k) {
+			if (bad)
+				*bad = i;
+			return false;
+		}
+		i += k;
+	}
+	return true;
+}
+
+size_t rxr_utf8_prefix(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	size_t i = max;
+	/* back up over continuation bytes to the start of the cut character */
+	while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i--;
+	return i;
+}
+
+void rxr_utf8_trim(char *s)
+{
+	size_t len = strlen(s), i = len;
+	/* the last lead byte is at most 3 bytes back */
+	while (i > 0 && len - i < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0 || (unsigned char)s[i - 1] < 0xc0)
+		return;
+	i--;
+	unsigned c = (unsigned char)s[i];
+	size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	if (len - i < need)
+		s[i] = '\0';
+}
+
+size_t rxr_shell_quote(const char *s, char *buf, size_t n)
+{
+	bool plain = *s != '\0';
+	for (const char *c = s; *c && plain; c++)
+		plain = isalnum((unsigned char)*c) || strchr("_@%+=:,./-", *c);
+	size_t len = 0;
+#define PUT(ch)                                  \
+	do {                                     \
+		if (len + 1 < n)                 \
+			buf[len] = (char)(ch);   \
+		len++;                           \
+	} while (0)
+	if (plain) {
+		for (const char *c = s; *c; c++)
+			PUT(*c);
+	} else {
+		PUT('\'');
+		for (const char *c = s; *c; c++) {
+			if (*c == '\'') {
+				PUT('\'');
+				PUT('\\');
+				PUT('\'');
+				PUT('\'');
+			} else {
+				PUT(*c);
+			}
+		}
+		PUT('\'');
+	}
+#undef PUT
+	if (n)
+		buf[len < n ? len : n - 1] = '\0';
+	return len;
+}
+
 double rxr_mono_seconds(void)
 {
 	struct timespec ts;

@@ -15,6 +15,7 @@
 #include "rxray/afile.h"
 #include "rxray/flame.h"
 #include "rxray/report.h"
+#include "rxray/util.h"
 #include "report_priv.h"
 
 static int mkdir_p(const char *dir)
@@ -53,6 +54,7 @@ static void section_summary(struct rpt *R, struct doc *d)
 		else
 			snprintf(head, sizeof(head), "%s: bound not classified (needs two or more measured frame sizes)",
 				 f->label);
+		rxr_utf8_trim(head);
 		doc_h(d, 3, "", head);
 		doc_ul_begin(d);
 		for (size_t k = 0; k < f->n; k++) {
@@ -216,6 +218,42 @@ static void section_tables(struct rpt *R, struct doc *d)
 		 "thread's cost), 'measured' fits 1/NDR without generator-limited points.");
 }
 
+/*
+ * One shell word: s as the shell must see it (rxr_shell_quote: left bare
+ * when it holds only safe characters, else single-quoted), after a space.
+ * A value with ';', spaces or quotes pastes as exactly that value.
+ */
+static void put_word(FILE *m, const char *s)
+{
+	char small[256];
+	size_t need = rxr_shell_quote(s, small, sizeof(small));
+	fputc(' ', m);
+	if (need < sizeof(small)) {
+		fputs(small, m);
+		return;
+	}
+	char *big = malloc(need + 1);
+	if (big) {
+		rxr_shell_quote(s, big, need + 1);
+		fputs(big, m);
+	} else {
+		fputs("''", m); /* no memory: an empty word, never an unquoted one */
+	}
+	free(big);
+}
+
+/* " --opt value" with both words quoted (a knob name is data too) */
+static void put_opt(FILE *m, const char *knob, const char *value)
+{
+	char opt[160];
+	snprintf(opt, sizeof(opt), "--%s", knob);
+	for (char *c = opt + 2; *c; c++)
+		if (*c == '_')
+			*c = '-';
+	put_word(m, opt);
+	put_word(m, value);
+}
+
 static void section_repro(struct rpt *R, struct doc *d)
 {
 	const char *rx = R->o.rxray ? R->o.rxray : "rxray";
@@ -224,12 +262,23 @@ static void section_repro(struct rpt *R, struct doc *d)
 	FILE *m = open_memstream(&s, &len);
 	if (!m)
 		return;
-	fprintf(m, "# this report\n%s report %s -o %s\n", rx, R->s->src,
-		R->o.outdir_arg ? R->o.outdir_arg : R->dir);
-	if (R->s->spec_path)
-		fprintf(m, "# the whole sweep again, into a new folder\n%s sweep %s -o %s.rerun\n", rx,
-			R->s->spec_path, R->s->src);
-	fprintf(m, "# tables\n%s ceiling %s\n", rx, R->s->src);
+	fprintf(m, "# this report\n%s report", rx);
+	put_word(m, R->s->src);
+	fputs(" -o", m);
+	put_word(m, R->o.outdir_arg ? R->o.outdir_arg : R->dir);
+	fputc('\n', m);
+	if (R->s->spec_path) {
+		char rerun[4096];
+		snprintf(rerun, sizeof(rerun), "%s.rerun", R->s->src);
+		fprintf(m, "# the whole sweep again, into a new folder\n%s sweep", rx);
+		put_word(m, R->s->spec_path);
+		fputs(" -o", m);
+		put_word(m, rerun);
+		fputc('\n', m);
+	}
+	fprintf(m, "# tables\n%s ceiling", rx);
+	put_word(m, R->s->src);
+	fputc('\n', m);
 	fprintf(m, "# each point once, at its NDR (or the generator's max when none)\n");
 	for (size_t i = 0; i < R->s->n; i++) {
 		const struct rxr_point *p = &R->s->pts[i];
@@ -239,21 +288,21 @@ static void section_repro(struct rpt *R, struct doc *d)
 		const char *k;
 		json_t *v;
 		json_object_foreach(p->knobs, k, v) {
-			char b[256];
-			if (!rxr_knob_str(p->knobs, k, b, sizeof(b)) || (!strcmp(k, "inject") && !strcmp(b, "none")))
+			/* the whole value (a cut one would reproduce another configuration) */
+			char nb[64];
+			const char *b = json_is_string(v) ? json_string_value(v)
+							  : rxr_knob_str(p->knobs, k, nb, sizeof(nb));
+			if (!b || (!strcmp(k, "inject") && !strcmp(b, "none")))
 				continue;
-			char opt[64];
-			snprintf(opt, sizeof(opt), "%s", k);
-			for (char *c = opt; *c; c++)
-				if (*c == '_')
-					*c = '-';
 			if (!strcmp(k, "inject")) {
-				char *save = NULL;
-				for (char *t = strtok_r(b, "+", &save); t; t = strtok_r(NULL, "+", &save))
-					fprintf(m, " --inject %s", t);
+				char *dup = strdup(b), *save = NULL;
+				for (char *t = dup ? strtok_r(dup, "+", &save) : NULL; t;
+				     t = strtok_r(NULL, "+", &save))
+					put_opt(m, "inject", t);
+				free(dup);
 				continue;
 			}
-			fprintf(m, " --%s %s", opt, b);
+			put_opt(m, k, b);
 		}
 		if (isfinite(p->ndr_mpps) && p->ndr_mpps > 0)
 			fprintf(m, " --rate %.0f", p->ndr_mpps * 1e6);
@@ -282,6 +331,8 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 		     char *err, size_t errlen)
 {
 	struct rpt R = {.s = s, .dir = dir, .err = err, .errlen = errlen};
+	if (err && errlen)
+		err[0] = '\0'; /* so a failure that forgets its message still prints a defined line */
 	if (o)
 		R.o = *o;
 	struct rxr_afile md = {0}, html = {0};

@@ -8,6 +8,7 @@
 #include "plot.h"
 #include "report_priv.h"
 #include "rxray/flame.h"
+#include "rxray/util.h"
 
 static const char *const diff_axes[] = {"mode", "engine"};
 
@@ -33,6 +34,7 @@ static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const 
 		if (len < n)
 			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
 	}
+	rxr_utf8_trim(rest); /* a long list is cut at a character */
 	return true;
 }
 
@@ -46,43 +48,124 @@ static int diff_cmp(const void *a, const void *b)
 	return (dx < dy) - (dx > dy);
 }
 
+static int pair_cmp(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* index i, ordered by group then index, for the pairing pass */
+struct gi {
+	size_t g, i;
+};
+
+static int gi_cmp(const void *a, const void *b)
+{
+	const struct gi *x = a, *y = b;
+	return x->g != y->g ? (x->g > y->g) - (x->g < y->g) : (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * Candidate pairs on one axis without comparing every point with every
+ * other: only points of one group (rxr_set_group, the axis aside) can
+ * pair; pair_on then checks the rest. Pairs come back sorted as the plain
+ * double loop would visit them, so the report reads the same.
+ */
+static int axis_pairs(const struct rxr_set *s, const char *axis, size_t **out, size_t *nout)
+{
+	size_t *group = calloc(s->n ? s->n : 1, sizeof(*group));
+	struct gi *v = calloc(s->n ? s->n : 1, sizeof(*v));
+	size_t nv = 0, np = 0, capp = 0, *pairs = NULL;
+	int rc = -ENOMEM;
+	*out = NULL;
+	*nout = 0;
+	if (!group || !v || rxr_set_group(s, &axis, 1, group))
+		goto out;
+	for (size_t i = 0; i < s->n; i++)
+		if (group[i] != SIZE_MAX)
+			v[nv++] = (struct gi){group[i], i};
+	if (nv)
+		qsort(v, nv, sizeof(*v), gi_cmp);
+	for (size_t g = 0; g < nv;) {
+		size_t e = g + 1;
+		while (e < nv && v[e].g == v[g].g)
+			e++;
+		for (size_t a = g; a < e; a++)
+			for (size_t b = a + 1; b < e; b++) {
+				if (np == capp) {
+					size_t nc = capp ? capp * 2 : 64;
+					size_t *nn = realloc(pairs, nc * 2 * sizeof(size_t));
+					if (!nn)
+						goto out;
+					pairs = nn;
+					capp = nc;
+				}
+				pairs[2 * np] = v[a].i;
+				pairs[2 * np + 1] = v[b].i;
+				np++;
+			}
+		g = e;
+	}
+	if (np)
+		qsort(pairs, np, 2 * sizeof(size_t), pair_cmp);
+	*out = pairs;
+	*nout = np;
+	pairs = NULL;
+	rc = 0;
+out:
+	free(group);
+	free(v);
+	free(pairs);
+	return rc;
+}
+
 int rpt_diffs_collect(struct rpt *R)
 {
 	const struct rxr_set *s = R->s;
+	size_t cap = 0;
 	for (size_t ax = 0; ax < 2; ax++) {
 		const char *axis = diff_axes[ax];
-		for (size_t i = 0; i < s->n; i++) {
+		size_t *pairs, np;
+		if (axis_pairs(s, axis, &pairs, &np))
+			return -ENOMEM;
+		for (size_t q = 0; q < np; q++) {
+			size_t i = pairs[2 * q], j = pairs[2 * q + 1];
 			char ri[512], vi[64], vj[64];
-			if (!rxr_point_run(&s->pts[i]) || !rxr_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)))
+			if (!rxr_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)) ||
+			    !rxr_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) || !strcmp(vi, vj) ||
+			    !pair_on(&s->pts[i], &s->pts[j], axis, ri, sizeof(ri)))
 				continue;
-			for (size_t j = i + 1; j < s->n; j++) {
-				if (!rxr_point_run(&s->pts[j]) ||
-				    !rxr_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) || !strcmp(vi, vj) ||
-				    !pair_on(&s->pts[i], &s->pts[j], axis, ri, sizeof(ri)))
-					continue;
-				struct rpt_diff *nd = realloc(R->diffs, (R->ndiffs + 1) * sizeof(*nd));
-				if (!nd)
+			if (R->ndiffs == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				struct rpt_diff *nd = realloc(R->diffs, nc * sizeof(*nd));
+				if (!nd) {
+					free(pairs);
 					return -ENOMEM;
+				}
 				R->diffs = nd;
-				struct rpt_diff *e = &R->diffs[R->ndiffs];
-				memset(e, 0, sizeof(*e));
-				/* A = the faster point, so the verdict reads "B adds ..." */
-				double pi = R->c[i].predicted_mpps, pj = R->c[j].predicted_mpps;
-				bool swap = isfinite(pj) && (!isfinite(pi) || pj > pi);
-				e->axis = axis;
-				e->ia = swap ? j : i;
-				e->ib = swap ? i : j;
-				snprintf(e->la, sizeof(e->la), "%s", swap ? vj : vi);
-				snprintf(e->lb, sizeof(e->lb), "%s", swap ? vi : vj);
-				snprintf(e->rest, sizeof(e->rest), "%s", ri);
-				int rc = rxr_diff_compute(rxr_point_run(&s->pts[e->ia]), rxr_point_run(&s->pts[e->ib]),
-							  s->pts[e->ib].knobs, e->la, e->lb, &e->d);
-				if (rc == -ENOMEM)
-					return rc;
-				if (!rc)
-					R->ndiffs++;
+				cap = nc;
 			}
+			struct rpt_diff *e = &R->diffs[R->ndiffs];
+			memset(e, 0, sizeof(*e));
+			/* A = the faster point, so the verdict reads "B adds ..." */
+			double pi = R->c[i].predicted_mpps, pj = R->c[j].predicted_mpps;
+			bool swap = isfinite(pj) && (!isfinite(pi) || pj > pi);
+			e->axis = axis;
+			e->ia = swap ? j : i;
+			e->ib = swap ? i : j;
+			snprintf(e->la, sizeof(e->la), "%s", swap ? vj : vi);
+			snprintf(e->lb, sizeof(e->lb), "%s", swap ? vi : vj);
+			snprintf(e->rest, sizeof(e->rest), "%s", ri);
+			int rc = rxr_diff_compute(rxr_point_run(&s->pts[e->ia]), rxr_point_run(&s->pts[e->ib]),
+						  s->pts[e->ib].knobs, e->la, e->lb, &e->d);
+			if (rc == -ENOMEM) {
+				free(pairs);
+				return rc;
+			}
+			if (!rc)
+				R->ndiffs++;
 		}
+		free(pairs);
 	}
 	if (R->ndiffs)
 		qsort(R->diffs, R->ndiffs, sizeof(R->diffs[0]), diff_cmp);
@@ -324,6 +407,9 @@ static int flame_one(struct rpt *R, const struct rxr_result *a, const struct rxr
 	else
 		snprintf(R->err, R->errlen, "%s: %s", rel, strerror(-rc));
 out:
+	/* every failure names itself: the caller prints R->err as is */
+	if (rc && !R->err[0])
+		snprintf(R->err, R->errlen, "%s: %s", rel, strerror(-rc));
 	rxr_flame_free(fa);
 	rxr_flame_free(fb);
 	return rc;
@@ -334,11 +420,12 @@ int rpt_flames(struct rpt *R)
 	R->flame = calloc(R->s->n + 1, sizeof(char *));
 	if (!R->flame)
 		return -ENOMEM;
-	for (size_t i = 0; i < R->s->n; i++) {
+	for (size_t i = 0, drawn = 0; i < R->s->n && drawn < RPT_MAX_POINT_FLAMES; i++) {
 		const struct rxr_point *p = &R->s->pts[i];
 		const struct rxr_result *r = rxr_point_run(p);
 		if (!r || !r->nthreads)
 			continue;
+		drawn++;
 		char label[512], rel[64], sub[160];
 		rxr_point_label(p, R->vary, R->nvary, label, sizeof(label));
 		snprintf(rel, sizeof(rel), "flames/point%zu.svg", i);
@@ -357,6 +444,7 @@ int rpt_flames(struct rpt *R)
 			char rel[64], title[768];
 			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
 			snprintf(title, sizeof(title), "%s -> %s at %s", e->la, e->lb, e->rest);
+			rxr_utf8_trim(title);
 			struct rxr_flame_svg_opts o = {.title = title, .units = "cycles/packet",
 						       .label_a = e->la, .label_b = e->lb};
 			int rc = flame_one(R, rxr_point_run(&R->s->pts[e->ia]), rxr_point_run(&R->s->pts[e->ib]),
@@ -387,6 +475,13 @@ void rpt_section_flames(struct rpt *R, struct doc *d)
 	doc_h(d, 2, "flames", "Flame graphs");
 	doc_p(d, "One per measured point: frames are thread roles and their stages, widths are cycles per "
 		 "packet. In the HTML report: hover for details, click to zoom, Search to highlight.");
+	size_t measured = 0;
+	for (size_t i = 0; i < R->s->n; i++)
+		measured += rxr_point_run(&R->s->pts[i]) != NULL;
+	if (measured > RPT_MAX_POINT_FLAMES)
+		doc_p(d, "The first %d of %zu measured points (a report stays readable); draw any other "
+			 "with: rxray flame RESULTS -s knob=value,... -o flame.svg",
+		      RPT_MAX_POINT_FLAMES, measured);
 	for (size_t i = 0; i < R->s->n; i++) {
 		if (!R->flame[i])
 			continue;

@@ -8,6 +8,8 @@
 #include "rxray/report.h"
 
 #define RPT_PLOTS 3
+/* Per-point flame graphs a report draws at most (the first measured points). */
+#define RPT_MAX_POINT_FLAMES 100
 
 struct rpt_diff {
 	const char *axis;   /* "mode" or "engine" */

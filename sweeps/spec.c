@@ -446,9 +446,50 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 	return 0;
 }
 
+/*
+ * Nesting depth cap of a spec (a real one nests 3 deep). Checked on the
+ * event stream before the document is built: libyaml's scanner rescans
+ * its open simple keys per token, so a deep flow ("[[[[...") costs time
+ * quadratic in its depth and hung the loader. 0 when within the cap (a
+ * syntax error is left for the loader to report), else -EINVAL with
+ * "<name>:<line>:<col>: yaml: nesting deeper than N".
+ */
+#define SWEEP_SPEC_MAX_DEPTH 32
+static int spec_depth_check(const char *text, size_t len, const char *name, char *err,
+			    size_t errlen)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int depth = 0, rc = 0;
+	if (!yaml_parser_initialize(&p))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	for (bool done = false; !done && !rc;) {
+		if (!yaml_parser_parse(&p, &ev))
+			break;
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > SWEEP_SPEC_MAX_DEPTH) {
+				snprintf(err, errlen, "%s:%zu:%zu: yaml: nesting deeper than %d levels",
+					 name, ev.start_mark.line + 1, ev.start_mark.column + 1,
+					 SWEEP_SPEC_MAX_DEPTH);
+				rc = -EINVAL;
+			}
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
 int sweep_spec_parse(const char *text, size_t len, const char *name, struct sweep_spec **out,
 		     char *err, size_t errlen)
 {
+	int drc = spec_depth_check(text, len, name, err, errlen);
+	if (drc < 0)
+		return drc;
 	struct sweep_spec *sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return -ENOMEM;

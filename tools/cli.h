@@ -19,13 +19,64 @@ int rxr_cmd_flame(int argc, char **argv);
 int rxr_cmd_report(int argc, char **argv);
 int rxr_cmd_attach(int argc, char **argv);
 
+#include <stdbool.h>
+
+#include "rxray/afile.h"
+
+struct option;
 struct rxr_set;
+
+/* Room for one error line of a verb. */
+#define RXR_CLI_ERR_LEN 512
+
+/*
+ * getopt_long for a verb (tools/cli_io.c): same arguments, but a bad
+ * option (unknown, ambiguous or missing its value) prints one line naming
+ * it as the user wrote it ("rxray diff: --form: unknown option or missing
+ * value (rxray diff --help)", "rxray diff: -o: needs a value ...") and
+ * returns RXR_CLI_BADOPT; the verb then returns RXR_EXIT_USAGE. Never
+ * prints the usage text. shorts as getopt's (a leading ':' is implied and
+ * may be given; no '+'/'-' flags). Set optind = 1 before the loop.
+ *
+ *   while ((c = rxr_cli_getopt(VERB, argc, argv, "o:h", lo)) != -1)
+ *           switch (c) { ...; default: return RXR_EXIT_USAGE; }
+ */
+#define RXR_CLI_BADOPT (-2)
+int rxr_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
+		   const struct option *lo);
+
+/*
+ * Check an input path before it is read (rxray/input.h): a FIFO, device
+ * or socket, or a folder when !dir_ok, prints one line and returns 2; a
+ * missing file 2; "-" passes. Returns the exit code (0 when fine).
+ */
+int rxr_cli_in_check(const char *verb, const char *path, bool dir_ok);
+
+/*
+ * Open a verb's output (rxray/afile.h: "-" stdout, files atomically,
+ * devices/FIFOs written through). Returns 0, or the exit code after one
+ * line: 2 for a directory or a missing folder, 1 otherwise.
+ */
+int rxr_cli_out_open(const char *verb, const char *path, struct rxr_afile *af);
+/* Exit code for an output error from rxray/afile.h (or rxr_result_write):
+ * 2 for a directory, a missing folder, a name too long or a link loop. */
+int rxr_cli_out_exit_code(int rc);
+/*
+ * The tail: wrc is the result of writing (0 or -errno). 0 -> commit; else
+ * abort (the target is untouched). Prints the line on failure; returns
+ * the exit code (0 or 1).
+ */
+int rxr_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af, int wrc);
+
 /*
  * Load run/sweep results for an analysis verb (tools/setload.c): prints
  * the error line or the truncated-last-line warning itself. Returns 0, or
  * the exit code (2 bad input, 1 out of memory); *out is then NULL.
  */
 int rxr_cli_set_load(const char *verb, const char *path, struct rxr_set **out);
+
+/* The default sweep spec compiled into the binary (sweeps/default.yaml). */
+extern const char rxr_default_spec[];
 
 /* Path of the running rxray binary (for verbs that re-exec it). */
 const char *rxr_self_exe(void);

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rxray/afile.h"
 #include "rxray/analyze.h"
 #include "rxray/util.h"
 
@@ -95,24 +94,23 @@ int rxr_cmd_ceiling(int argc, char **argv)
 	const char *fmt = "md", *table = "ceiling", *output = "-", *select = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:s:h", lo, NULL)) != -1) {
+	while ((c = rxr_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'T': table = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': select = optarg; break;
 		case 'h': ceiling_usage(stdout); return RXR_EXIT_OK;
-		default: ceiling_usage(stderr); return RXR_EXIT_USAGE;
+		default: return RXR_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
 		return rxr_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
 	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed"))
 		return rxr_usage_err(VERB, "--table: '%s' (expected ceiling, bounds or seed)", table);
-	if (argc - optind != 1) {
-		ceiling_usage(stderr);
-		return RXR_EXIT_USAGE;
-	}
+	if (argc - optind != 1)
+		return rxr_usage_err(VERB, "expected one RESULTS path, got %d (rxray ceiling --help)",
+				     argc - optind);
 	char err[RXR_ERR_LEN];
 	struct rxr_set *s = NULL, view = {0};
 	struct rxr_sel sel = {0};
@@ -150,20 +148,9 @@ int rxr_cmd_ceiling(int argc, char **argv)
 		ec = RXR_EXIT_RUNTIME;
 		goto out;
 	}
-	if (rxr_afile_open(&af, output)) {
-		rxr_err(VERB, "%s: %s", output, strerror(errno));
-		ec = RXR_EXIT_RUNTIME;
+	if ((ec = rxr_cli_out_open(VERB, output, &af)))
 		goto out;
-	}
-	rc = ceiling_emit(af.f, fmt, table, &view, cs, n, f, nf);
-	if (rc) {
-		rxr_afile_abort(&af);
-		rxr_err(VERB, "writing %s: %s", output, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	} else if ((rc = rxr_afile_commit(&af))) {
-		rxr_err(VERB, "%s: %s", output, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	}
+	ec = rxr_cli_out_finish(VERB, output, &af, ceiling_emit(af.f, fmt, table, &view, cs, n, f, nf));
 out:
 	rxr_families_free(f, nf);
 	free(cs);

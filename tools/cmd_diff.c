@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rxray/afile.h"
 #include "rxray/analyze.h"
 #include "rxray/util.h"
 
@@ -72,7 +71,98 @@ static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const 
 		if (len < n)
 			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
 	}
+	rxr_utf8_trim(rest); /* a long list is cut at a character */
 	return true;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/*
+ * Candidate pairs (a of A, b of B, a != b) in the order a plain double
+ * loop visits them, but only within groups of points that agree on the
+ * knobs every measured point has (rxr_set_group, selector keys aside):
+ * pair_on cannot hold across groups, and a 10,000-point sweep must not
+ * cost 10,000^2 comparisons. any: A and B are one point each, which pair
+ * whatever their knobs. *out (pairs of indices) owned by the caller.
+ */
+static int diff_candidates(const struct rxr_set *s, const struct rxr_sel *sa,
+			   const struct rxr_sel *sb, bool any, size_t **out, size_t *nout)
+{
+	size_t nskip = sa->n + sb->n, np = 0, cap = 0, *pairs = NULL;
+	const char **skip = calloc(nskip ? nskip : 1, sizeof(*skip));
+	size_t *group = calloc(s->n ? s->n : 1, sizeof(*group));
+	size_t *ord = calloc(s->n ? s->n : 1, sizeof(*ord));
+	int rc = -ENOMEM;
+	*out = NULL;
+	*nout = 0;
+	if (!skip || !group || !ord)
+		goto out;
+	for (size_t i = 0; i < sa->n; i++)
+		skip[i] = sa->k[i];
+	for (size_t i = 0; i < sb->n; i++)
+		skip[sa->n + i] = sb->k[i];
+	if (rxr_set_group(s, skip, nskip, group))
+		goto out;
+	/* points by group (counting sort on the group number), index order within */
+	size_t ngroups = 0, n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (group[i] != SIZE_MAX && group[i] + 1 > ngroups)
+			ngroups = group[i] + 1;
+	if (any)
+		for (size_t i = 0; i < s->n; i++)
+			group[i] = group[i] == SIZE_MAX ? SIZE_MAX : 0;
+	size_t *start = calloc(ngroups + 2, sizeof(*start));
+	if (!start)
+		goto out;
+	for (size_t i = 0; i < s->n; i++)
+		if (group[i] != SIZE_MAX)
+			start[group[i] + 1]++;
+	for (size_t g = 1; g < ngroups + 2; g++)
+		start[g] += start[g - 1];
+	for (size_t i = 0; i < s->n; i++)
+		if (group[i] != SIZE_MAX)
+			ord[start[group[i]]++] = i, n++;
+	/* start[g] now holds the end of group g; group g begins at start[g - 1] (0 for g 0) */
+	for (size_t g = 0, b0 = 0; g < ngroups && b0 < n; b0 = start[g++]) {
+		for (size_t x = b0; x < start[g]; x++) {
+			if (!rxr_sel_match(sa, s->pts[ord[x]].knobs))
+				continue;
+			for (size_t y = b0; y < start[g]; y++) {
+				if (y == x || !rxr_sel_match(sb, s->pts[ord[y]].knobs))
+					continue;
+				if (np == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					size_t *nn = realloc(pairs, nc * 2 * sizeof(size_t));
+					if (!nn) {
+						free(start);
+						goto out;
+					}
+					pairs = nn;
+					cap = nc;
+				}
+				pairs[2 * np] = ord[x];
+				pairs[2 * np + 1] = ord[y];
+				np++;
+			}
+		}
+	}
+	free(start);
+	if (np)
+		qsort(pairs, np, 2 * sizeof(size_t), pair_cmp);
+	*out = pairs;
+	*nout = np;
+	pairs = NULL;
+	rc = 0;
+out:
+	free(skip);
+	free(group);
+	free(ord);
+	free(pairs);
+	return rc;
 }
 
 static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa,
@@ -133,10 +223,11 @@ static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, con
 	struct rxr_afile af = {0};
 	json_t *arr = json ? json_array() : NULL;
 	int rc;
-	if ((json && !arr) || rxr_afile_open(&af, output)) {
-		rxr_err(VERB, "%s: %s", output, strerror(errno));
-		json_decref(arr);
+	if (json && !arr)
 		return RXR_EXIT_RUNTIME;
+	if ((rc = rxr_cli_out_open(VERB, output, &af))) {
+		json_decref(arr);
+		return rc;
 	}
 	rc = diff_pair(af.f, json, arr, pa, pb, la, lb, "", rows);
 	if (!rc && json) {
@@ -147,16 +238,7 @@ static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, con
 		json_decref(doc);
 	}
 	json_decref(arr);
-	if (rc) {
-		rxr_afile_abort(&af);
-		rxr_err(VERB, "%s", strerror(-rc));
-		return RXR_EXIT_RUNTIME;
-	}
-	if ((rc = rxr_afile_commit(&af))) {
-		rxr_err(VERB, "%s: %s", output, strerror(-rc));
-		return RXR_EXIT_RUNTIME;
-	}
-	return RXR_EXIT_OK;
+	return rxr_cli_out_finish(VERB, output, &af, rc);
 }
 
 static int diff_files(const char *fa, const char *fb, bool json, const char *output, size_t rows)
@@ -199,7 +281,7 @@ int rxr_cmd_diff(int argc, char **argv)
 	uint64_t rows = 12;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:n:o:h", lo, NULL)) != -1) {
+	while ((c = rxr_cli_getopt(VERB, argc, argv, "f:n:o:h", lo)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'o': output = optarg; break;
@@ -208,7 +290,7 @@ int rxr_cmd_diff(int argc, char **argv)
 				return rxr_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
 			break;
 		case 'h': diff_usage(stdout); return RXR_EXIT_OK;
-		default: diff_usage(stderr); return RXR_EXIT_USAGE;
+		default: return RXR_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "json"))
@@ -216,10 +298,9 @@ int rxr_cmd_diff(int argc, char **argv)
 	if (argc - optind == 2)
 		return diff_files(argv[optind], argv[optind + 1], !strcmp(fmt, "json"), output,
 				  (size_t)rows);
-	if (argc - optind != 3) {
-		diff_usage(stderr);
-		return RXR_EXIT_USAGE;
-	}
+	if (argc - optind != 3)
+		return rxr_usage_err(VERB, "expected RUN_A RUN_B or RESULTS A B, got %d argument%s "
+					   "(rxray diff --help)", argc - optind, argc - optind == 1 ? "" : "s");
 	char err[RXR_ERR_LEN];
 	struct rxr_set *s = NULL;
 	struct rxr_sel sa = {0}, sb = {0};
@@ -247,28 +328,28 @@ int rxr_cmd_diff(int argc, char **argv)
 	}
 	bool json = !strcmp(fmt, "json");
 	arr = json ? json_array() : NULL;
-	if ((json && !arr) || rxr_afile_open(&af, output)) {
-		rxr_err(VERB, "%s: %s", output, strerror(errno));
+	if (json && !arr) {
 		ec = RXR_EXIT_RUNTIME;
 		goto out;
 	}
-	size_t pairs = 0;
-	rc = 0;
-	for (size_t i = 0; i < s->n && !rc; i++) {
-		const struct rxr_point *pa = &s->pts[i];
-		if (!rxr_sel_match(&sa, pa->knobs) || !rxr_point_run(pa))
-			continue;
-		char ra[1024];
-		for (size_t j = 0; j < s->n && !rc; j++) {
-			const struct rxr_point *pb = &s->pts[j];
-			if (j == i || !rxr_sel_match(&sb, pb->knobs) || !rxr_point_run(pb))
-				continue;
-			if (!pair_on(pa, pb, &sa, &sb, ra, sizeof(ra)) && !(na == 1 && nb == 1))
-				continue;
-			rc = diff_pair(af.f, json, arr, pa, pb, la, lb, ra, (size_t)rows);
-			pairs++;
-		}
+	if ((ec = rxr_cli_out_open(VERB, output, &af)))
+		goto out;
+	size_t pairs = 0, ncand = 0, *cand = NULL;
+	if ((rc = diff_candidates(s, &sa, &sb, na == 1 && nb == 1, &cand, &ncand))) {
+		rxr_afile_abort(&af);
+		ec = RXR_EXIT_RUNTIME;
+		rxr_err(VERB, "%s", strerror(-rc));
+		goto out;
 	}
+	for (size_t q = 0; q < ncand && !rc; q++) {
+		const struct rxr_point *pa = &s->pts[cand[2 * q]], *pb = &s->pts[cand[2 * q + 1]];
+		char ra[1024];
+		if (!pair_on(pa, pb, &sa, &sb, ra, sizeof(ra)) && !(na == 1 && nb == 1))
+			continue;
+		rc = diff_pair(af.f, json, arr, pa, pb, la, lb, ra, (size_t)rows);
+		pairs++;
+	}
+	free(cand);
 	if (!rc && !pairs) {
 		rxr_afile_abort(&af);
 		ec = rxr_usage_err(VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
@@ -282,14 +363,7 @@ int rxr_cmd_diff(int argc, char **argv)
 		fputc('\n', af.f);
 		json_decref(doc);
 	}
-	if (rc) {
-		rxr_afile_abort(&af);
-		rxr_err(VERB, "%s", strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	} else if ((rc = rxr_afile_commit(&af))) {
-		rxr_err(VERB, "%s: %s", output, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	}
+	ec = rxr_cli_out_finish(VERB, output, &af, rc);
 out:
 	json_decref(arr);
 	rxr_sel_free(&sa);

@@ -302,8 +302,7 @@ int rxr_cmd_doctor(int argc, char **argv)
 	};
 	int opt;
 	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = rxr_cli_getopt("doctor", argc, argv, "h", longopts)) != -1) {
 		uint64_t v;
 		switch (opt) {
 		case 'j': o.json = true; break;
@@ -315,8 +314,7 @@ int rxr_cmd_doctor(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return RXR_EXIT_OK;
 		default:
-			return rxr_usage_err("doctor", "unknown option '%s' (rxray doctor --help)",
-					     argv[optind - 1]);
+			return RXR_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)

@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "rxray/afile.h"
 #include "rxray/analyze.h"
 #include "rxray/flame.h"
 #include "rxray/trace.h"
@@ -247,7 +246,7 @@ int rxr_cmd_flame(int argc, char **argv)
 	int c;
 	uint64_t u;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:f:t:w:s:h", lo, NULL)) != -1) {
+	while ((c = rxr_cli_getopt(VERB, argc, argv, "o:f:t:w:s:h", lo)) != -1) {
 		switch (c) {
 		case 'o': op.output = optarg; break;
 		case 'f': op.format = optarg; break;
@@ -272,17 +271,17 @@ int rxr_cmd_flame(int argc, char **argv)
 			*(c == 'A' ? &op.packets_a : &op.packets_b) = (double)u;
 			break;
 		case 'h': flame_usage(stdout); return RXR_EXIT_OK;
-		default: flame_usage(stderr); return RXR_EXIT_USAGE;
+		default: return RXR_EXIT_USAGE;
 		}
 	}
 	if (strcmp(op.format, "svg") && strcmp(op.format, "folded") && strcmp(op.format, "speedscope") &&
 	    strcmp(op.format, "trace"))
 		return rxr_usage_err(VERB, "--format: '%s' (expected svg, folded, speedscope or trace)", op.format);
 	int npos = argc - optind;
-	if (op.diff ? (npos != 2 && npos != 3) : npos != 1) {
-		flame_usage(stderr);
-		return RXR_EXIT_USAGE;
-	}
+	if (op.diff ? (npos != 2 && npos != 3) : npos != 1)
+		return rxr_usage_err(VERB, "expected %s, got %d argument%s (rxray flame --help)",
+				     op.diff ? "A B or RESULTS SEL_A SEL_B" : "one INPUT", npos,
+				     npos == 1 ? "" : "s");
 	if (op.diff && strcmp(op.format, "svg"))
 		return rxr_usage_err(VERB, "--diff writes SVG only (got --format %s)", op.format);
 
@@ -295,11 +294,9 @@ int rxr_cmd_flame(int argc, char **argv)
 	if (!fb)
 		return RXR_EXIT_RUNTIME;
 	if (!strcmp(op.format, "trace")) {
-		if (rxr_afile_open(&af, op.output)) {
-			rxr_err(VERB, "%s: %s", op.output, strerror(errno));
-			ec = RXR_EXIT_RUNTIME;
+		if ((ec = rxr_cli_in_check(VERB, argv[optind], true)) ||
+		    (ec = rxr_cli_out_open(VERB, op.output, &af)))
 			goto out;
-		}
 		ec = flame_trace(argv[optind], op.select, af.f);
 		goto commit;
 	}
@@ -364,26 +361,16 @@ int rxr_cmd_flame(int argc, char **argv)
 		ec = rxr_usage_err(VERB, "%s: no weight in the input (empty or all counts 0)", argv[argc - 1]);
 		goto out;
 	}
-	if (rxr_afile_open(&af, op.output)) {
-		rxr_err(VERB, "%s: %s", op.output, strerror(errno));
-		ec = RXR_EXIT_RUNTIME;
+	if ((ec = rxr_cli_out_open(VERB, op.output, &af)))
 		goto out;
-	}
-	int rc = flame_write(&op, fa, fb, la, lb, ppb, af.f);
-	if (rc) {
-		rxr_err(VERB, "writing %s: %s", op.output, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	}
+	ec = rxr_cli_out_finish(VERB, op.output, &af, flame_write(&op, fa, fb, la, lb, ppb, af.f));
+	goto out;
 commit:
-	if (ec) {
+	/* trace: flame_trace printed its own line; the output is dropped */
+	if (ec)
 		rxr_afile_abort(&af);
-	} else {
-		int rc2 = rxr_afile_commit(&af);
-		if (rc2) {
-			rxr_err(VERB, "%s: %s", op.output, strerror(-rc2));
-			ec = RXR_EXIT_RUNTIME;
-		}
-	}
+	else
+		ec = rxr_cli_out_finish(VERB, op.output, &af, 0);
 out:
 	rxr_flame_free(fa);
 	rxr_flame_free(fb);

@@ -4,6 +4,9 @@
  * report.html, SVG plots and flame graphs) for a sweep or a set of runs.
  */
 #include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +37,8 @@ static void report_usage(FILE *f)
 		"warns about generator-limited points and lists reproduce commands.\n"
 		"\n"
 		"OPTIONS\n"
-		"  -o, --output DIR   output folder (created when missing)\n"
+		"  -o, --output DIR   output folder (created when missing); '-' writes the\n"
+		"                     self-contained report.html to stdout\n"
 		"  -t, --title TEXT   report title (default \"rxray report\")\n"
 		"  -h, --help\n"
 		"\n"
@@ -43,6 +47,53 @@ static void report_usage(FILE *f)
 		"  rxray report run.json -o report-run/\n"
 		"\n"
 		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) ? -1 : 0;
+}
+
+/*
+ * -o -: the report is built in a temp folder and its self-contained
+ * report.html (plots and flames inline) goes to stdout; the folder is
+ * removed either way.
+ */
+static int report_to_stdout(const struct rxr_set *s, struct rxr_report_opts *o)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], err[RXR_ERR_LEN];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/rxray-report-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		rxr_err(VERB, "%s: %s", dir, strerror(errno));
+		return RXR_EXIT_RUNTIME;
+	}
+	int ec = RXR_EXIT_OK;
+	int rc = rxr_report_write(s, dir, o, err, sizeof(err));
+	if (rc) {
+		rxr_err(VERB, "%s", err);
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/report.html", dir);
+	FILE *in = fopen(path, "r");
+	char buf[65536];
+	size_t n;
+	while (in && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, stdout) != n)
+			break;
+	if (!in || ferror(in) || fflush(stdout) || ferror(stdout)) {
+		rxr_err(VERB, "writing the report to stdout: %s", strerror(errno ? errno : EIO));
+		ec = RXR_EXIT_RUNTIME;
+	}
+	if (in)
+		fclose(in);
+out:
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return ec;
 }
 
 int rxr_cmd_report(int argc, char **argv)
@@ -54,18 +105,17 @@ int rxr_cmd_report(int argc, char **argv)
 	const char *out = NULL, *title = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:t:h", lo, NULL)) != -1) {
+	while ((c = rxr_cli_getopt(VERB, argc, argv, "o:t:h", lo)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
 		case 'h': report_usage(stdout); return RXR_EXIT_OK;
-		default: report_usage(stderr); return RXR_EXIT_USAGE;
+		default: return RXR_EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		report_usage(stderr);
-		return RXR_EXIT_USAGE;
-	}
+	if (argc - optind != 1)
+		return rxr_usage_err(VERB, "expected one RESULTS path, got %d (rxray report --help)",
+				     argc - optind);
 	if (!out || !*out)
 		return rxr_usage_err(VERB, "-o DIR: the output folder is required");
 	char err[RXR_ERR_LEN];
@@ -75,6 +125,11 @@ int rxr_cmd_report(int argc, char **argv)
 		return rc;
 	struct rxr_report_opts o = {.title = title, .rxray = "rxray", .version = RXRAY_VERSION,
 				    .outdir_arg = out};
+	if (!strcmp(out, "-")) {
+		rc = report_to_stdout(s, &o);
+		rxr_set_free(s);
+		return rc;
+	}
 	rc = rxr_report_write(s, out, &o, err, sizeof(err));
 	rxr_set_free(s);
 	if (rc) {

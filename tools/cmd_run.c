@@ -154,7 +154,7 @@ int rxr_cmd_run(int argc, char **argv)
 		rc = rxr_result_write(r, c.out);
 		if (rc < 0) {
 			rxr_err(VERB, "%s: cannot write the result: %s", c.out, strerror(-rc));
-			ex = RXR_EXIT_RUNTIME;
+			ex = rxr_cli_out_exit_code(rc);
 			goto out;
 		}
 	}

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "engines.h"
 #include "rxray/util.h"
 
@@ -32,9 +33,8 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 
 	char err[512];
 	int ch;
-	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+	while ((ch = rxr_cli_getopt(verb, argc, argv, "o:qh", opts)) != -1) {
 		if (ch == 'h')
 			return -1;
 		if (ch == 'q') {
@@ -47,11 +47,8 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 			const char *key = rx_knobs[ch - OPT_BASE].name;
 			if (rx_config_set(c, key, optarg, err, sizeof(err)) < 0)
 				return rxr_usage_err(verb, "--%s", err);
-		} else if (ch == ':') {
-			return rxr_usage_err(verb, "%s: needs a value", argv[optind - 1]);
 		} else {
-			return rxr_usage_err(verb, "%s: unknown option (see rxray %s --help)",
-					     argv[optind - 1], verb);
+			return RXR_EXIT_USAGE; /* the line is printed */
 		}
 	}
 	if (optind < argc)

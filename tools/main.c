@@ -20,73 +20,32 @@ struct verb {
 	int (*fn)(int argc, char **argv); /* NULL: not in this build */
 };
 
-#define VERB(v) rxr_cmd_##v
-#define NOVERB NULL
+/*
+ * tools/CMakeLists.txt compiles a verb's file only when its library is in
+ * the build; a verb left out leaves its function undefined, and as a weak
+ * reference it reads NULL below ("not available in this build"). Adding a
+ * verb is one line here and one in that CMake table.
+ */
+#pragma weak rxr_cmd_run
+#pragma weak rxr_cmd_sweep
+#pragma weak rxr_cmd_ceiling
+#pragma weak rxr_cmd_diff
+#pragma weak rxr_cmd_flame
+#pragma weak rxr_cmd_report
+#pragma weak rxr_cmd_attach
+#pragma weak rxr_cmd_caps
+#pragma weak rxr_cmd_doctor
 
 static const struct verb verbs[] = {
-	{"run", "run one point on an engine and write its result JSON",
-#ifdef RXRAY_VERB_RUN
-	 VERB(run)
-#else
-	 NOVERB
-#endif
-	},
-	{"sweep", "sweep frame size x queues x ring depth, NDR/PDR per point",
-#ifdef RXRAY_VERB_SWEEP
-	 VERB(sweep)
-#else
-	 NOVERB
-#endif
-	},
-	{"ceiling", "ceiling table: measured vs predicted, bottleneck stage",
-#ifdef RXRAY_VERB_CEILING
-	 VERB(ceiling)
-#else
-	 NOVERB
-#endif
-	},
-	{"diff", "stage-by-stage delta of two configurations",
-#ifdef RXRAY_VERB_DIFF
-	 VERB(diff)
-#else
-	 NOVERB
-#endif
-	},
-	{"flame", "flame graph (SVG) from run results or folded stacks",
-#ifdef RXRAY_VERB_FLAME
-	 VERB(flame)
-#else
-	 NOVERB
-#endif
-	},
-	{"report", "evidence bundle: markdown, HTML, SVG plots",
-#ifdef RXRAY_VERB_REPORT
-	 VERB(report)
-#else
-	 NOVERB
-#endif
-	},
-	{"attach", "per-packet profile of a running, unmodified DPDK process",
-#ifdef RXRAY_VERB_ATTACH
-	 VERB(attach)
-#else
-	 NOVERB
-#endif
-	},
-	{"caps", "what the device can do; check a config against it",
-#ifdef RXRAY_VERB_CAPS
-	 VERB(caps)
-#else
-	 NOVERB
-#endif
-	},
-	{"doctor", "check this host: cores, clock, hugepages, BPF, DPDK, GPU",
-#ifdef RXRAY_VERB_DOCTOR
-	 VERB(doctor)
-#else
-	 NOVERB
-#endif
-	},
+	{"run", "run one point on an engine and write its result JSON", rxr_cmd_run},
+	{"sweep", "sweep frame size x queues x ring depth, NDR/PDR per point", rxr_cmd_sweep},
+	{"ceiling", "ceiling table: measured vs predicted, bottleneck stage", rxr_cmd_ceiling},
+	{"diff", "stage-by-stage delta of two configurations", rxr_cmd_diff},
+	{"flame", "flame graph (SVG) from run results or folded stacks", rxr_cmd_flame},
+	{"report", "evidence bundle: markdown, HTML, SVG plots", rxr_cmd_report},
+	{"attach", "per-packet profile of a running, unmodified DPDK process", rxr_cmd_attach},
+	{"caps", "what the device can do; check a config against it", rxr_cmd_caps},
+	{"doctor", "check this host: cores, clock, hugepages, BPF, DPDK, GPU", rxr_cmd_doctor},
 };
 
 static char self_exe[PATH_MAX];

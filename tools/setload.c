@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Loading a result set the same way in every analysis verb. */
 #include <errno.h>
+#include <string.h>
 
 #include "cli.h"
 #include "rxray/analyze.h"
@@ -9,6 +10,14 @@
 int rxr_cli_set_load(const char *verb, const char *path, struct rxr_set **out)
 {
 	char err[RXR_ERR_LEN];
+	size_t bad;
+	*out = NULL;
+	/* the path is written into JSON, Markdown and HTML, which all need UTF-8 */
+	if (!rxr_utf8_valid(path, strlen(path), &bad)) {
+		rxr_err(verb, "%.*s...: the path is not valid UTF-8 (byte %zu); rename it or link to it",
+			(int)bad, path, bad + 1);
+		return RXR_EXIT_USAGE;
+	}
 	int rc = rxr_set_load(path, out, err, sizeof(err));
 	if (rc) {
 		rxr_err(verb, "%s", err);

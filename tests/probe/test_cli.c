@@ -40,7 +40,8 @@ Test(cli, exit_codes)
 	cr_assert_eq(run(RXRAY_BIN " frobnicate 2>&1", buf, sizeof(buf)), 2);
 	cr_assert(strstr(buf, "unknown verb 'frobnicate'"), "%s", buf);
 	cr_assert_eq(run(RXRAY_BIN " doctor --bogus 2>&1", buf, sizeof(buf)), 2);
-	cr_assert(strstr(buf, "rxray doctor: unknown option '--bogus'"), "%s", buf);
+	/* one wording for every verb (tools/cli_io.c), naming the option */
+	cr_assert(strstr(buf, "rxray doctor: --bogus: unknown option"), "%s", buf);
 	cr_assert_eq(run(RXRAY_BIN " doctor --calib-ms 1 2>&1", buf, sizeof(buf)), 2);
 	cr_assert(strstr(buf, "--calib-ms"), "%s", buf);
 	/* exactly one line on stderr */

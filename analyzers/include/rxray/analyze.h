@@ -55,7 +55,8 @@ struct rxr_point {
 	int trials;
 	struct rxr_result *ndr_run; /* owned or NULL */
 	struct rxr_result *top_run; /* owned or NULL; may equal ndr_run */
-	json_t *top_doc;     /* owned raw JSON of top_run (samples), or NULL */
+	json_t *top_doc;     /* owned raw JSON of top_run for a partial point, else NULL
+				(a large sweep does not keep 10,000 documents twice) */
 };
 
 struct rxr_set {
@@ -97,6 +98,16 @@ double rxr_knob_num(const json_t *knobs, const char *name, double def);
  * array only). NULL on ENOMEM.
  */
 const char **rxr_set_varying(const struct rxr_set *s, size_t *n);
+/*
+ * Group the measured points (rxr_point_run not NULL) of s by the values
+ * of the knobs every measured point carries, the names in skip aside:
+ * group[i] gets a group number (equal numbers = equal values), SIZE_MAX
+ * for a point without a run. Points that pair on "every other knob both
+ * carry" (diff, report) are always in one group, so a pairing pass need
+ * only look within groups: points x knobs instead of points^2. group has
+ * s->n entries (caller's). 0 or -ENOMEM.
+ */
+int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip, size_t *group);
 /*
  * "engine=verbs mode=hds" from the varying knobs; with none, from engine,
  * mode, frame and queues when present, else the key.

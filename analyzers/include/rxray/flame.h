@@ -58,11 +58,16 @@ int rxr_flame_add_folded(struct rxr_flame *f, const char *line, size_t len, char
 /*
  * Read folded lines from in. On a malformed line returns -EINVAL and
  * writes "<src>:<line>: <what>" into err; the set then holds the lines
- * before it (callers normally discard it). -EIO on a read error, -ENOMEM.
+ * before it (callers normally discard it). Malformed: no count, a count
+ * that is not a number in [0, 2^63), an empty frame, a NUL byte, a line
+ * over RXR_IN_MAX_LINE (rxray/input.h). Frame names that are not UTF-8
+ * are kept as bytes; every writer replaces what its format cannot hold.
+ * -EIO on a read error, -ENOMEM (never taken for the end of the input).
  */
 int rxr_flame_read_folded(struct rxr_flame *f, FILE *in, const char *src, char *err,
 			  size_t errlen);
-/* Same from a path ("-" = stdin). -ENOENT etc. with "<path>: <strerror>". */
+/* Same from a path ("-" = stdin), checked first (rxray/input.h): -ENOENT
+ * etc. with "<path>: <strerror>", -EISDIR, -EINVAL for a FIFO or device. */
 int rxr_flame_read_folded_file(struct rxr_flame *f, const char *path, char *err, size_t errlen);
 
 /*

@@ -101,8 +101,9 @@ void rxr_result_fill_env(struct rxr_result *r);
 /* Build the JSON document (new reference). NULL on ENOMEM. */
 json_t *rxr_result_to_json(const struct rxr_result *r);
 /*
- * Write the document to path atomically (temp file + fsync + rename), or
- * to stdout when path is "-". 0 or -errno.
+ * Write the document to path through rxray/afile.h: atomically (temp
+ * file + fsync + rename) for a file, stdout for "-", written through for
+ * a device or FIFO. 0 or -errno (-EISDIR for a directory).
  */
 int rxr_result_write(const struct rxr_result *r, const char *path);
 

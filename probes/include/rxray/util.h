@@ -58,6 +58,32 @@ int rxr_cores_available(void);
 /* The i-th core of this process's affinity mask, or -1. */
 int rxr_core_nth(int i);
 
+/*
+ * UTF-8 (RFC 3629): the length of the well-formed character at s (1..4;
+ * len bytes available), or 0 for a byte that does not start one (a stray
+ * continuation byte, an overlong form, a surrogate U+D800..DFFF, a code
+ * point above U+10FFFF, or a character cut short by len).
+ */
+size_t rxr_utf8_char(const char *s, size_t len);
+/* Whether s[0..len) is well-formed UTF-8 without NUL bytes; on false,
+ * *bad (may be NULL) gets the offset of the first bad byte. */
+bool rxr_utf8_valid(const char *s, size_t len, size_t *bad);
+/* The longest prefix of s[0..len) of at most max bytes that does not cut
+ * a character (s assumed well-formed). */
+size_t rxr_utf8_prefix(const char *s, size_t len, size_t max);
+/* Cut a NUL-terminated s before a last character that snprintf (or any
+ * byte-counting cut) left incomplete. */
+void rxr_utf8_trim(char *s);
+
+/*
+ * Quote s for a POSIX shell so a pasted command passes it as one word,
+ * exactly: 'as is' when it holds only [A-Za-z0-9_@%+=:,./-], else in
+ * single quotes with each ' written as '\''. Into buf (n bytes, NUL
+ * terminated). Returns the length the quoted form needs (as snprintf):
+ * a result >= n means buf was too small and holds nothing usable.
+ */
+size_t rxr_shell_quote(const char *s, char *buf, size_t n);
+
 /* Monotonic seconds (clock_gettime). */
 double rxr_mono_seconds(void);
 
