@@ -44,12 +44,15 @@ static const struct knob_def knob_defs[SWEEP_K_COUNT] = {
 	[SWEEP_K_DMA] = {"dma", NULL, NULL},
 	[SWEEP_K_PAYLOAD] = {"payload", "payloads", NULL},
 	[SWEEP_K_INJECT] = {"inject", NULL, NULL},
+	[SWEEP_K_PAYLOAD_MEM] = {"payload_mem", "payload_mems", NULL},
+	[SWEEP_K_GPU_WORK] = {"gpu_work", "gpu_works", NULL},
 	[SWEEP_K_DEVICE] = {"device", "devices", NULL},
 };
 
 static const char known_fields[] =
 	"engines, device, modes, frames, split, queues, rings, batches, bursts, buffers, "
-	"mempool_caches, free, app, discipline, dma, payload, inject, cores, "
+	"mempool_caches, free, app, discipline, dma, payload, inject, payload_mem, gpu_work, "
+	"cores, "
 	"allow_oversubscribe, output, traffic_cmd, search";
 
 const char *sweep_knob_name(enum sweep_knob k)

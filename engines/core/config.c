@@ -118,6 +118,8 @@ json_t *rx_config_to_json(const struct rx_config *c)
 									  (int)c->cqe_comp)));
 	json_object_set_new(o, "consumer", json_string(rx_knob_value_name(rx_knob_find("consumer"),
 									  (int)c->consumer)));
+	json_object_set_new(o, "gpu_work", json_string(rx_knob_value_name(rx_knob_find("gpu-work"),
+									  (int)c->gpu_work)));
 	json_object_set_new(o, "warmup", json_string(rx_knob_value_name(rx_knob_find("warmup"),
 									(int)c->warmup)));
 	return o;
@@ -221,6 +223,10 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 		return verr(err, errlen, "seconds: %g out of range (0, 86400]", c->seconds);
 	if (c->payload_mem == RX_MEM_GPU && !caps->gpu_mem)
 		return verr(err, errlen, "payload-mem: gpu is not possible with %s", caps->name);
+	if (c->gpu_work != RX_GPU_WORK_NONE && c->payload_mem != RX_MEM_GPU)
+		return verr(err, errlen,
+			    "gpu-work: %s reads payloads in GPU memory: add --payload-mem gpu",
+			    rx_knob_value_name(rx_knob_find("gpu-work"), (int)c->gpu_work));
 	if (c->sample_shift > 30)
 		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
 	if (c->ncores < 0 || c->ncores > RX_MAX_CORES)

@@ -44,6 +44,9 @@ static const struct rx_knob_name cqe_comp_names[] = {
 	{"auto", RX_CQE_COMP_AUTO}, {"on", RX_CQE_COMP_ON}, {"off", RX_CQE_COMP_OFF}, {NULL, 0}};
 static const struct rx_knob_name consumer_names[] = {
 	{"devx", RX_CONSUMER_DEVX}, {"rdma-core", RX_CONSUMER_RDMA_CORE}, {NULL, 0}};
+static const struct rx_knob_name gpu_work_names[] = {
+	{"none", RX_GPU_WORK_NONE}, {"reorder", RX_GPU_WORK_REORDER},
+	{"checksum", RX_GPU_WORK_CHECKSUM}, {NULL, 0}};
 static const struct rx_knob_name warmup_names[] = {
 	{"auto", RX_WARMUP_AUTO}, {"off", RX_WARMUP_OFF}, {NULL, 0}};
 static const struct rx_knob_name mem_names[] = {
@@ -96,6 +99,9 @@ const struct rx_knob rx_knobs[] = {
 	 "dpdk: per-lcore cache size 0..512 (default 256)"},
 	{"payload-mem", RX_KT_ENUM, "KIND", 0, 0, mem_names, FIELD(payload_mem), 0, NULL,
 	 "host | huge | gpu (default host)"},
+	{"gpu-work", RX_KT_ENUM, "WORK", 0, 0, gpu_work_names, FIELD(gpu_work), 0, NULL,
+	 "GPU consumer per batch of payloads (payload-mem gpu): none | reorder | checksum "
+	 "(default none)"},
 	{"inject", RX_KT_INJECT, "STAGE=CYC", 0, 0, NULL, FIELD(inject), 0, NULL,
 	 "spin CYC cycles inside STAGE (repeatable; STAGE=CYC,STAGE=CYC)"},
 	{"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,

@@ -32,6 +32,7 @@
 #define RXD_CACHELINE 64
 #define RXD_MAX_SEGS 2
 #define RXD_MAX_BURST 512
+#define RXD_GPU_DEPTH 16 /* GPU batches in flight per queue */
 
 /* One hand-off: up to `batch` packets and their segments. */
 struct rxd_batch {
@@ -105,6 +106,14 @@ struct rxd_queue {
 	/* app side */
 	_Alignas(RXD_CACHELINE) struct rxd_app_stats appst;
 	struct rxd_mpops_counts app_ops;
+
+	/* GPU consumer (--gpu-work): batches wait in gfifo until the kernel
+	 * that read their payloads completed, then their mbufs are freed */
+	struct rxg_consumer *gpu;
+	void **gaddr;           /* [batch] payload addresses */
+	uint64_t *gseq;         /* [batch] sequence numbers */
+	struct rxd_batch *gfifo[RXD_GPU_DEPTH];
+	uint32_t ghead, gtail;
 };
 
 /* --------------------------------------------------------------- backends */
@@ -197,8 +206,19 @@ int rxd_app_loop(struct rx_worker *w, void *arg);
  * run->seconds. 0. */
 int rxd_workers_wait(struct rxd_run *run, const struct rx_run *core);
 
-/* Per-packet processing by the app on a batch (also used inline). */
-void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b);
+/* Per-packet processing by the app on a batch (also used inline). Returns
+ * true when the batch is kept (a GPU kernel still reads its payloads): it
+ * goes back to the spare ring once that kernel completed. */
+bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b);
+/* Wait for every GPU batch in flight, free its mbufs, return the batches
+ * (after the workers ended). */
+void rxd_gpu_drain(struct rxd_queue *q);
+/* GPU payload pool for the software NIC: cudaMalloc'd buffers carved by
+ * rte_pktmbuf_pool_create_extbuf (the counting driver's ops), no port to
+ * map. NULL + err line (no CUDA, no GPU). */
+struct rte_mempool *rxd_gpu_pool_create_sim(const char *name, uint32_t n, uint32_t cache,
+					    uint32_t room, void **gpu_mem, size_t *gpu_len,
+					    char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- GPU */
 
@@ -216,5 +236,7 @@ void rxd_gpu_unmap(uint16_t port, void *gpu_mem, size_t gpu_len);
 /* Free the pool, unregister the external memory, cudaFree it. */
 void rxd_gpu_pool_free(struct rte_mempool *mp, void *gpu_mem, size_t gpu_len);
 bool rxd_gpu_available(void);
+/* cudaFree for rxd_gpu_pool_create_sim's memory (after the pool went). */
+void rxd_gpu_mem_free(void *gpu_mem);
 
 #endif /* RXRAY_DPDK_INT_H */

@@ -13,6 +13,9 @@
 #include <rte_version.h>
 
 #include "dpdk_int.h"
+#ifdef RXRAY_HAVE_GPU
+#include "rxray/gpu.h"
+#endif
 #include "rxray/util.h"
 
 static uint32_t engine_runs;
@@ -101,6 +104,64 @@ static int dpdk_validate(const struct rx_config *c, const struct rx_caps *caps, 
 		return -EINVAL;
 	}
 	return be->validate ? be->validate(c, caps, err, errlen) : 0;
+}
+
+/* The GPU consumer of each queue (--gpu-work): a kernel per app batch. */
+static int engine_gpu(struct rxd_run *run, char *err, size_t errlen)
+{
+#ifdef RXRAY_HAVE_GPU
+	const struct rx_config *c = run->c;
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rxd_queue *q = &run->q[i];
+		struct rxg_params gp = {
+		    .work = c->gpu_work == RX_GPU_WORK_REORDER ? RXG_WORK_REORDER
+							       : RXG_WORK_CHECKSUM,
+		    .max_batch = c->batch,
+		    .depth = RXD_GPU_DEPTH,
+		    .payload_bytes = c->frame > c->split ? c->frame - c->split : 1,
+		    .window = c->ring,
+		    .device = 0,
+		};
+		q->gaddr = calloc(c->batch, sizeof(*q->gaddr));
+		q->gseq = calloc(c->batch, sizeof(*q->gseq));
+		if (!q->gaddr || !q->gseq)
+			return rxr_errf(err, errlen, -ENOMEM, "gpu-work: out of memory");
+		int rc = rxg_consumer_open(&gp, &q->gpu, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+#else
+	(void)run;
+	return rxr_errf(err, errlen, -EINVAL,
+			"gpu-work: this build has no CUDA (nvcc was not found)");
+#endif
+}
+
+/* Add each queue's GPU consumer to the result (after draining it). */
+static int engine_gpu_result(struct rxd_run *run, struct rxr_result *r)
+{
+#ifdef RXRAY_HAVE_GPU
+	for (uint32_t i = 0; i < run->nq; i++) {
+		struct rxd_queue *q = &run->q[i];
+		if (!q->gpu)
+			continue;
+		rxd_gpu_drain(q);
+		struct rxg_stats st;
+		rxg_consumer_stats(q->gpu, &st);
+		struct rx_gpu_tally g = {
+		    rx_knob_value_name(rx_knob_find("gpu-work"), (int)run->c->gpu_work),
+		    st.batches, st.packets, st.gaps, st.dups, st.checksum, st.kernel_ms,
+		    st.max_batch_ms};
+		int rc = rx_gpu_result_add(r, &g, i);
+		if (rc)
+			return rc;
+	}
+#else
+	(void)run;
+	(void)r;
+#endif
+	return 0;
 }
 
 /* The engine's queues, one per core queue (core.h struct rx_queue). */
@@ -304,6 +365,8 @@ static int dpdk_open(struct rx_run *core, char *err, size_t errlen)
 	rc = engine_queues(run, core);
 	if (rc)
 		return rxr_errf(err, errlen, rc, "queues: out of memory");
+	if (c->gpu_work != RX_GPU_WORK_NONE && (rc = engine_gpu(run, err, errlen)))
+		return rc;
 	if (!run->be->rearm)
 		core->warmup_s = 0; /* a real port's traffic is not ours to restart */
 	run->nic_seconds = core->warmup_s > 0 ? core->warmup_s : c->seconds;
@@ -351,6 +414,12 @@ static int dpdk_rearm(struct rx_run *core, char *err, size_t errlen)
 		return rc;
 	for (uint32_t i = 0; i < run->nq; i++) {
 		struct rxd_queue *q = &run->q[i];
+#ifdef RXRAY_HAVE_GPU
+		if (q->gpu) {
+			rxd_gpu_drain(q);
+			rxg_consumer_stats_reset(q->gpu);
+		}
+#endif
 		/* counters start again; the sequence check starts at the first
 		 * packet of the measured phase (the warm-up's tail drops are
 		 * the warm-up's) */
@@ -371,6 +440,9 @@ static int dpdk_collect(struct rx_run *core, struct rxr_result *r, char *err, si
 {
 	struct rxd_run *run = core->priv;
 	engine_config_json(run, r);
+	int rc = engine_gpu_result(run, r);
+	if (rc)
+		return rxr_errf(err, errlen, rc, "result: %s", strerror(-rc));
 	return engine_result(run, r, err, errlen);
 }
 
@@ -379,6 +451,16 @@ static void dpdk_close(struct rx_run *core)
 	struct rxd_run *run = core->priv;
 	if (!run)
 		return;
+	for (uint32_t i = 0; run->q && i < run->nq; i++) {
+		struct rxd_queue *q = &run->q[i];
+#ifdef RXRAY_HAVE_GPU
+		/* nothing of the pools may be in flight when they go */
+		rxd_gpu_drain(q);
+		rxg_consumer_close(q->gpu);
+#endif
+		free(q->gaddr);
+		free(q->gseq);
+	}
 	if (run->opened)
 		run->be->close(run);
 	free(run->q);

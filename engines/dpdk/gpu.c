@@ -13,6 +13,7 @@
 
 #include <rte_dev.h>
 #include <rte_ethdev.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_memory.h>
 
 #include "dpdk_int.h"
@@ -104,6 +105,46 @@ void rxd_gpu_pool_free(struct rte_mempool *mp, void *gpu_mem, size_t gpu_len)
 	cudaFree(gpu_mem);
 }
 
+struct rte_mempool *rxd_gpu_pool_create_sim(const char *name, uint32_t n, uint32_t cache,
+					    uint32_t room, void **gpu_mem, size_t *gpu_len,
+					    char *err, size_t errlen)
+{
+	struct rte_pktmbuf_extmem ext;
+	void *ptr = NULL;
+	size_t len = RTE_ALIGN_CEIL((size_t)n * room, GPU_PAGE);
+	*gpu_mem = NULL;
+	*gpu_len = 0;
+	cudaError_t ce = cudaMalloc(&ptr, len);
+	if (ce != cudaSuccess) {
+		snprintf(err, errlen, "payload-mem: gpu: cudaMalloc(%zu): %s", len,
+			 cudaGetErrorString(ce));
+		return NULL;
+	}
+	memset(&ext, 0, sizeof(ext));
+	ext.buf_ptr = ptr;
+	ext.buf_iova = RTE_BAD_IOVA; /* no port maps it: the software NIC's DMA copies */
+	ext.buf_len = len;
+	ext.elt_size = (uint16_t)room;
+	/* the counting driver, as every other pool, so gets and puts stay exact */
+	rte_mbuf_set_user_mempool_ops(RXD_MPOPS_NAME);
+	struct rte_mempool *mp = rte_pktmbuf_pool_create_extbuf(name, n, cache, 0, (uint16_t)room,
+								(int)rte_socket_id(), &ext, 1);
+	if (!mp) {
+		snprintf(err, errlen, "payload-mem: rte_pktmbuf_pool_create_extbuf: %s",
+			 rte_strerror(rte_errno));
+		cudaFree(ptr);
+		return NULL;
+	}
+	*gpu_mem = ptr;
+	*gpu_len = len;
+	return mp;
+}
+
+void rxd_gpu_mem_free(void *gpu_mem)
+{
+	cudaFree(gpu_mem);
+}
+
 #else /* !RXRAY_HAVE_CUDA */
 
 bool rxd_gpu_available(void)
@@ -141,4 +182,23 @@ void rxd_gpu_pool_free(struct rte_mempool *mp, void *gpu_mem, size_t gpu_len)
 	rte_mempool_free(mp);
 }
 
+struct rte_mempool *rxd_gpu_pool_create_sim(const char *name, uint32_t n, uint32_t cache,
+					    uint32_t room, void **gpu_mem, size_t *gpu_len,
+					    char *err, size_t errlen)
+{
+	(void)name;
+	(void)n;
+	(void)cache;
+	(void)room;
+	*gpu_mem = NULL;
+	*gpu_len = 0;
+	snprintf(err, errlen, "payload-mem: gpu needs CUDA; this build has none");
+	errno = ENOTSUP;
+	return NULL;
+}
+
+void rxd_gpu_mem_free(void *gpu_mem)
+{
+	(void)gpu_mem;
+}
 #endif

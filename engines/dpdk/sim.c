@@ -23,6 +23,9 @@ struct sim_priv {
 	uint32_t nmrs;       /* MRs registered (merged regions) */
 	struct rxd_simq *sq; /* nq entries */
 	struct rxs_params prm;
+	/* --payload-mem gpu: each queue's payload buffers (cudaMalloc) */
+	void **gpu_mem;
+	size_t *gpu_len;
 };
 
 static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen)
@@ -37,7 +40,12 @@ static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, 
 static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 			size_t errlen)
 {
-	(void)caps;
+	if (c->payload_mem == RX_MEM_GPU && c->mode != RX_MODE_HDS) {
+		snprintf(err, errlen,
+			 "payload-mem: gpu on the software NIC needs --mode hds (the app reads "
+			 "each header from host memory)");
+		return -EINVAL;
+	}
 	if (c->discipline == RX_DISC_VECTOR && c->mode == RX_MODE_HDS) {
 		snprintf(err, errlen,
 			 "discipline: vector needs a single segment per WQE; buffer "
@@ -50,10 +58,10 @@ static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, c
 			 "use --burst >= 4 or --discipline scalar");
 		return -EINVAL;
 	}
-	if (c->payload_mem == RX_MEM_GPU) {
+	if (c->payload_mem == RX_MEM_GPU && !caps->gpu_mem) {
 		snprintf(err, errlen,
-			 "payload-mem: the software NIC writes with the CPU; gpu "
-			 "payload needs --device dpdk:<a GPU-capable port>");
+			 "payload-mem: gpu needs a build with CUDA (the software NIC copies "
+			 "payloads into GPU memory with a kernel)");
 		return -EINVAL;
 	}
 	if (c->burst > RXD_MAX_BURST) {
@@ -157,6 +165,18 @@ static int sim_mr_register(struct rxd_run *run, struct sim_priv *sp, char *err, 
 		}
 		sp->nmrs = m;
 	}
+	/* GPU payload buffers: one MR each, in GPU memory */
+	for (uint32_t i = 0; !rc && sp->gpu_mem && i < run->nq; i++) {
+		uint32_t lkey;
+		if (!sp->gpu_mem[i])
+			continue;
+		uintptr_t a = (uintptr_t)sp->gpu_mem[i];
+		rc = rxs_mr_reg_gpu(sp->nic, sp->gpu_mem[i], sp->gpu_len[i], &lkey);
+		if (!rc)
+			rc = rxd_mr_table_add(&sp->mrs, a, a + sp->gpu_len[i], lkey);
+		if (!rc)
+			sp->nmrs++;
+	}
 	free(x);
 	if (rc)
 		snprintf(err, errlen, "buffers: cannot register pool memory with the NIC: %s",
@@ -227,9 +247,18 @@ static int sim_queue_pools(struct rxd_run *run, struct sim_priv *sp, uint32_t i,
 		s->mp[0] =
 		    rxd_pool_create(name, run->pool_buffers, c->mempool_cache, hroom, err, errlen);
 		snprintf(name, sizeof(name), "rxd%u_sp%u", run->run_id, i);
-		s->mp[1] = s->mp[0] ? rxd_pool_create(name, run->pool_buffers, c->mempool_cache,
-						      proom, err, errlen)
-				    : NULL;
+		if (!s->mp[0])
+			s->mp[1] = NULL;
+		else if (c->payload_mem == RX_MEM_GPU)
+			/* GPUDirect: payload buffers in GPU memory, the NIC's DMA
+			 * engine writes them (rxs_mr_reg_gpu) */
+			s->mp[1] = rxd_gpu_pool_create_sim(name, run->pool_buffers,
+							   c->mempool_cache, proom,
+							   &sp->gpu_mem[i], &sp->gpu_len[i], err,
+							   errlen);
+		else
+			s->mp[1] = rxd_pool_create(name, run->pool_buffers, c->mempool_cache,
+						   proom, err, errlen);
 		if (!s->mp[0] || !s->mp[1])
 			return -ENOMEM;
 	}
@@ -325,6 +354,12 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	if (!sp->sq)
 		return -ENOMEM;
 	memset(sp->sq, 0, run->nq * sizeof(*sp->sq));
+	if (c->payload_mem == RX_MEM_GPU) {
+		sp->gpu_mem = calloc(run->nq, sizeof(*sp->gpu_mem));
+		sp->gpu_len = calloc(run->nq, sizeof(*sp->gpu_len));
+		if (!sp->gpu_mem || !sp->gpu_len)
+			return -ENOMEM;
+	}
 	rc = rxs_params_from_config(c, run->pl.nic_core, &sp->prm, err, errlen);
 	if (rc)
 		return rc;
@@ -489,7 +524,11 @@ static void sim_close(struct rxd_run *run)
 		free(s->carry);
 		rte_mempool_free(s->mp[0]);
 		rte_mempool_free(s->mp[1]);
+		if (sp->gpu_mem && sp->gpu_mem[i])
+			rxd_gpu_mem_free(sp->gpu_mem[i]);
 	}
+	free(sp->gpu_mem);
+	free(sp->gpu_len);
 	free(sp->sq);
 	free(sp);
 	run->be_priv = NULL;

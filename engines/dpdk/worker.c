@@ -19,6 +19,9 @@
 #include <rte_malloc.h>
 
 #include "dpdk_int.h"
+#ifdef RXRAY_HAVE_GPU
+#include "rxray/gpu.h"
+#endif
 #include "rxray/simnic.h"
 #include "rxray/util.h"
 
@@ -29,7 +32,9 @@ uint32_t rxd_pool_buffers(const struct rx_config *c, uint32_t hring)
 	/* every WQE holds one buffer per segment; batches in the hand-off
 	 * ring, the one being filled and the one the app works on hold more;
 	 * each lcore cache may keep up to 1.5x its size out of reach */
-	uint64_t n = (uint64_t)c->ring + (uint64_t)(hring + 2) * c->batch + c->burst +
+	/* batches a GPU kernel still reads hold theirs too */
+	uint64_t gpu = c->gpu_work != RX_GPU_WORK_NONE ? RXD_GPU_DEPTH : 0;
+	uint64_t n = (uint64_t)c->ring + (uint64_t)(hring + 2 + gpu) * c->batch + c->burst +
 		     3ull * c->mempool_cache + 64;
 	return (uint32_t)n;
 }
@@ -61,7 +66,8 @@ struct rte_mempool *rxd_pool_create(const char *name, uint32_t n, uint32_t cache
 int rxd_queue_workers_init(struct rxd_run *run, struct rxd_queue *q, char *err, size_t errlen)
 {
 	char name[RTE_RING_NAMESIZE];
-	uint32_t nb = run->hring + 2; /* ring contents + the one being filled + the app's */
+	/* ring contents + the one being filled + the app's (+ GPU batches) */
+	uint32_t nb = run->hring + 2 + (q->gpu ? RXD_GPU_DEPTH : 0);
 	uint32_t ring_sz = rte_align32pow2(nb + 1);
 
 	q->nbatches = nb;
@@ -172,7 +178,53 @@ static void app_free_per_pool(struct rxd_queue *q, struct rxd_batch *b)
 	}
 }
 
-void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b)
+#ifdef RXRAY_HAVE_GPU
+/* The oldest GPU batch, once its kernel completed (or waited for): its
+ * mbufs freed, the batch back on the spare ring. false: none in flight or
+ * not complete yet. */
+static bool gpu_retire(struct rxd_queue *q, bool block)
+{
+	if (rxg_retire(q->gpu, block) <= 0)
+		return false;
+	struct rxd_batch *b = q->gfifo[q->gtail++ % RXD_GPU_DEPTH];
+	q->app_free(q, b);
+	b->n = 0;
+	rte_ring_sp_enqueue(q->spare, b);
+	return true;
+}
+
+/* Hand the batch's payloads (segment 1, in GPU memory) to the kernel. */
+static void gpu_launch(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b)
+{
+	uint32_t n = b->n;
+	for (uint32_t k = 0; k < n; k++) {
+		struct rte_mbuf *pay = b->segs[(size_t)k * q->segs + 1];
+		q->gaddr[k] = rte_pktmbuf_mtod(pay, void *);
+		q->gseq[k] = rxs_hdr_seq(rte_pktmbuf_mtod(b->pkts[k], const void *));
+	}
+	if (q->ghead - q->gtail >= RXD_GPU_DEPTH ||
+	    rxg_submit(q->gpu, q->gaddr, q->gseq, n) == -EBUSY) {
+		gpu_retire(q, true);
+		rxr_lap(p, RXR_ST_GPU_WAIT, 0);
+		rxg_submit(q->gpu, q->gaddr, q->gseq, n);
+	}
+	q->gfifo[q->ghead++ % RXD_GPU_DEPTH] = b;
+	rxr_lap(p, RXR_ST_GPU_LAUNCH, n);
+}
+
+void rxd_gpu_drain(struct rxd_queue *q)
+{
+	while (q->gpu && q->ghead != q->gtail && gpu_retire(q, true))
+		;
+}
+#else
+void rxd_gpu_drain(struct rxd_queue *q)
+{
+	(void)q;
+}
+#endif
+
+bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b)
 {
 	uint32_t n = b->n;
 	/* hdr_read: first touch of each packet's metadata (and header) */
@@ -180,11 +232,22 @@ void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch 
 	rxr_lap(p, RXR_ST_HDR_READ, n);
 	/* app: the application's own work (nothing but an injection point) */
 	rxr_lap(p, RXR_ST_APP, n);
-	q->app_free(q, b);
-	rxr_lap(p, RXR_ST_FREE, n);
 	q->appst.received += n;
 	q->appst.batches++;
+#ifdef RXRAY_HAVE_GPU
+	if (q->gpu && n) {
+		/* the buffers go back once the kernel that reads them is done */
+		gpu_launch(q, p, b);
+		while (gpu_retire(q, false))
+			;
+		rxr_lap(p, RXR_ST_FREE, n);
+		return true;
+	}
+#endif
+	q->app_free(q, b);
+	rxr_lap(p, RXR_ST_FREE, n);
 	b->n = 0;
+	return false;
 }
 
 int rxd_app_loop(struct rx_worker *w, void *arg)
@@ -202,8 +265,8 @@ int rxd_app_loop(struct rx_worker *w, void *arg)
 			rxr_burst_begin(p);
 			rxr_lap(p, RXR_ST_HANDOFF, b->n);
 			uint32_t n = b->n;
-			rxd_app_process(q, p, b);
-			rte_ring_sp_enqueue(q->spare, b);
+			if (!rxd_app_process(q, p, b))
+				rte_ring_sp_enqueue(q->spare, b);
 			rxr_burst_end(p, n);
 			continue;
 		}
@@ -224,7 +287,13 @@ int rxd_app_loop(struct rx_worker *w, void *arg)
 static void rx_handoff_inline(struct rxd_queue *q, struct rxr_probe *p)
 {
 	rxr_lap(p, RXR_ST_HANDOFF, 0);
-	rxd_app_process(q, p, q->cur);
+	if (!rxd_app_process(q, p, q->cur))
+		return;
+	/* a GPU kernel holds the batch: fill another */
+	struct rxd_batch *next;
+	while (rte_ring_sc_dequeue(q->spare, (void **)&next) != 0)
+		rxd_gpu_drain(q);
+	q->cur = next;
 }
 
 /* Hand the current batch over the ring (or drop it when the ring is full). */

@@ -328,6 +328,12 @@ extern "C" void rxg_consumer_stats(const struct rxg_consumer *g, struct rxg_stat
 	*s = g->st;
 }
 
+extern "C" void rxg_consumer_stats_reset(struct rxg_consumer *g)
+{
+	memset(&g->st, 0, sizeof(g->st));
+	g->seq_started = false;
+}
+
 extern "C" const void *rxg_consumer_output(const struct rxg_consumer *g)
 {
 	return g->p.work == RXG_WORK_CHECKSUM ? (const void *)g->d_csum : g->d_out;

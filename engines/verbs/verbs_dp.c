@@ -30,6 +30,9 @@
 
 #include "rxray/util.h"
 #include "verbs_int.h"
+#ifdef RXRAY_HAVE_GPU
+#include "rxray/gpu.h"
+#endif
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -251,6 +254,82 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 		atomic_fetch_add_explicit(&q->released, b->nfree - n, memory_order_release);
 	dp_lap(p, RXR_ST_FREE, n);
 }
+
+#ifdef RXRAY_HAVE_GPU
+/* Release the oldest batch's slots once its kernel completed (or wait). */
+static int dp_gpu_retire(struct verbs_queue *q, bool block)
+{
+	int n = rxg_retire(q->gpu, block);
+	if (n > 0) {
+		uint32_t nfree = q->gfree[q->gtail++ % 64];
+		atomic_fetch_add_explicit(&q->released, nfree, memory_order_release);
+	}
+	return n;
+}
+
+void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b)
+{
+	struct verbs_app_stats *a = &q->app;
+	uint32_t n = b->n;
+	/* hdr_read: headers are on the host (hds); the payload addresses and
+	 * sequence numbers go to the GPU */
+	uint64_t next = a->next_seq, dup = 0, missing = 0, bytes = 0, bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t raw;
+		uint32_t slot = b->pkt[i].slot;
+		memcpy(&raw, q->hdr_base + (size_t)slot * q->hdr_stride + q->seq_off, sizeof(raw));
+		uint64_t seq = be64toh(raw);
+		q->gseq[i] = seq;
+		q->gaddr[i] = q->pay_base + (size_t)slot * q->pay_stride;
+		if (LIKELY(seq == next)) {
+			next++;
+		} else if (seq > next) {
+			missing += seq - next;
+			next = seq + 1;
+		} else {
+			dup++;
+		}
+	}
+	a->next_seq = next;
+	a->seq_missing += missing;
+	a->seq_dup += dup;
+	dp_lap(p, RXR_ST_HDR_READ, n);
+	for (uint32_t i = 0; i < n; i++) {
+		bytes += b->pkt[i].len;
+		bad += b->pkt[i].len != q->frame;
+	}
+	a->bytes += bytes;
+	a->len_errors += bad;
+	a->received += n;
+	dp_lap(p, RXR_ST_APP, n);
+	if (n) {
+		/* every batch slot in flight: wait for the oldest kernel */
+		if (rxg_inflight(q->gpu) >= 64 || rxg_submit(q->gpu, q->gaddr, q->gseq, n) == -EBUSY) {
+			dp_gpu_retire(q, true);
+			dp_lap(p, RXR_ST_GPU_WAIT, 0);
+			rxg_submit(q->gpu, q->gaddr, q->gseq, n);
+		}
+		q->gfree[q->ghead++ % 64] = b->nfree > n ? b->nfree : n;
+		dp_lap(p, RXR_ST_GPU_LAUNCH, n);
+	} else if (b->nfree) {
+		/* only error/dropped slots: they wait behind the batches in flight */
+		while (rxg_inflight(q->gpu))
+			dp_gpu_retire(q, true);
+		atomic_fetch_add_explicit(&q->released, b->nfree, memory_order_release);
+	}
+	/* free: the slots of every batch whose kernel completed */
+	while (dp_gpu_retire(q, false) > 0)
+		;
+	dp_lap(p, RXR_ST_FREE, n);
+}
+
+void verbs_app_gpu_drain(struct verbs_queue *q)
+{
+	while (q->gpu && rxg_inflight(q->gpu))
+		if (dp_gpu_retire(q, true) < 0)
+			break;
+}
+#endif
 
 static void dp_app_single(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b)
 {

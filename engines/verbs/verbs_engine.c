@@ -15,6 +15,9 @@
 #include "rxray/util.h"
 #include "rxray/verbs.h"
 #include "verbs_int.h"
+#ifdef RXRAY_HAVE_GPU
+#include "rxray/gpu.h"
+#endif
 
 #define VERBS_SLOT_ALIGN 64u
 
@@ -311,10 +314,45 @@ static int verbs_open(struct rx_run *core, char *err, size_t errlen)
 	return verbs_mem_setup(run, err, errlen);
 }
 
+/* The GPU consumer of one queue (--gpu-work): a kernel per app batch. */
+static int verbs_gpu_setup(struct verbs_run *run, struct verbs_queue *q, char *err,
+			   size_t errlen)
+{
+#ifdef RXRAY_HAVE_GPU
+	const struct rx_config *c = run->c;
+	struct rxg_params gp = {
+		.work = c->gpu_work == RX_GPU_WORK_REORDER ? RXG_WORK_REORDER : RXG_WORK_CHECKSUM,
+		.max_batch = c->burst,
+		.depth = 64,
+		.payload_bytes = run->pay_stride < c->frame - c->split ? run->pay_stride
+								       : c->frame - c->split,
+		.window = c->ring,
+		.device = 0,
+	};
+	q->gaddr = calloc(c->burst, sizeof(*q->gaddr));
+	q->gseq = calloc(c->burst, sizeof(*q->gseq));
+	if (!q->gaddr || !q->gseq)
+		return verr_rc(-ENOMEM, err, errlen, "gpu-work: out of memory");
+	int rc = rxg_consumer_open(&gp, &q->gpu, err, errlen);
+	if (rc < 0)
+		return rc;
+	q->app_fn = verbs_app_gpu;
+	return 0;
+#else
+	(void)run;
+	(void)q;
+	return verr(err, errlen, "gpu-work: this build has no CUDA (nvcc was not found)");
+#endif
+}
+
 static int verbs_queue_setup_hook(struct rx_run *core, struct rx_queue *q, char *err,
 				  size_t errlen)
 {
-	return verbs_queue_setup(verbs_of(core), q->priv, err, errlen);
+	struct verbs_run *run = verbs_of(core);
+	int rc = verbs_queue_setup(run, q->priv, err, errlen);
+	if (!rc && run->c->gpu_work != RX_GPU_WORK_NONE)
+		rc = verbs_gpu_setup(run, q->priv, err, errlen);
+	return rc;
 }
 
 static int verbs_start(struct rx_run *core, char *err, size_t errlen)
@@ -359,6 +397,12 @@ static int verbs_rearm(struct rx_run *core, char *err, size_t errlen)
 		goto out;
 	for (uint32_t i = 0; i < run->nq; i++) {
 		struct verbs_queue *q = &run->q[i];
+#ifdef RXRAY_HAVE_GPU
+		if (q->gpu) {
+			verbs_app_gpu_drain(q);
+			rxg_consumer_stats_reset(q->gpu);
+		}
+#endif
 		struct verbs_app_stats keep = q->app;
 		q->seq_base += perq[i].offered;
 		memset(&q->rx, 0, sizeof(q->rx));
@@ -380,7 +424,24 @@ out:
 
 static int verbs_collect(struct rx_run *core, struct rxr_result *r, char *err, size_t errlen)
 {
-	int rc = verbs_result_fill(verbs_of(core), r);
+	struct verbs_run *run = verbs_of(core);
+#ifdef RXRAY_HAVE_GPU
+	for (uint32_t i = 0; i < run->nq; i++)
+		if (run->q[i].gpu) {
+			/* the workers ended: what is still in flight completes now */
+			verbs_app_gpu_drain(&run->q[i]);
+			struct rxg_stats st;
+			rxg_consumer_stats(run->q[i].gpu, &st);
+			struct rx_gpu_tally g = {
+			    rx_knob_value_name(rx_knob_find("gpu-work"), (int)run->c->gpu_work),
+			    st.batches, st.packets, st.gaps, st.dups, st.checksum, st.kernel_ms,
+			    st.max_batch_ms};
+			int grc = rx_gpu_result_add(r, &g, i);
+			if (grc < 0)
+				return verr_rc(grc, err, errlen, "result: %s", strerror(-grc));
+		}
+#endif
+	int rc = verbs_result_fill(run, r);
 	if (rc < 0)
 		verr_rc(rc, err, errlen, "result: %s", strerror(-rc));
 	return rc;
@@ -388,8 +449,18 @@ static int verbs_collect(struct rx_run *core, struct rxr_result *r, char *err, s
 
 static void verbs_queue_teardown_hook(struct rx_run *core, struct rx_queue *q)
 {
-	if (q->priv)
-		verbs_queue_teardown(q->priv);
+	struct verbs_queue *vq = q->priv;
+	if (!vq)
+		return;
+#ifdef RXRAY_HAVE_GPU
+	rxg_consumer_close(vq->gpu);
+	vq->gpu = NULL;
+#endif
+	free(vq->gaddr);
+	free(vq->gseq);
+	vq->gaddr = NULL;
+	vq->gseq = NULL;
+	verbs_queue_teardown(vq);
 }
 
 static void verbs_close(struct rx_run *core)

@@ -137,6 +137,14 @@ struct verbs_queue {
 	/* app private */
 	_Alignas(VERBS_CACHELINE) struct verbs_app_stats app;
 
+	/* GPU consumer (--gpu-work): a batch's slots are released once the
+	 * kernel that read them completed; gfree[] holds, per batch in
+	 * flight, how many slots it releases */
+	struct rxg_consumer *gpu;
+	void **gaddr;           /* [burst] payload addresses of a batch */
+	uint64_t *gseq;         /* [burst] their sequence numbers */
+	uint32_t gfree[64];
+	uint32_t ghead, gtail;
 	int rx_core, app_core;  /* from the placement (app -1: inline) */
 	uint64_t seq_base;      /* sequence numbers offered before this phase */
 	bool inline_app;
@@ -225,6 +233,12 @@ void verbs_queue_teardown(struct verbs_queue *q);
  * (inline) and WQE terminator (term). Chosen once per queue at setup.
  */
 verbs_rx_fn verbs_rx_fn_pick(enum rx_consumer consumer, bool hds, bool inl, bool term);
+/* The app's work with a GPU consumer (q->gpu set): hdr_read, app,
+ * gpu_launch (and gpu_wait when the consumer is full), free of the slots
+ * whose kernel completed. verbs_app_gpu_drain waits for every batch in
+ * flight and releases its slots (after the workers ended). */
+void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b);
+void verbs_app_gpu_drain(struct verbs_queue *q);
 /* Worker bodies (rx_worker_fn): arg is a struct verbs_queue *. */
 int verbs_rx_worker(struct rx_worker *w, void *arg);
 int verbs_app_worker(struct rx_worker *w, void *arg);

@@ -15,7 +15,8 @@
 
 #define KNOWN                                                                                \
 	"engines, device, modes, frames, split, queues, rings, batches, bursts, buffers, "  \
-	"mempool_caches, free, app, discipline, dma, payload, inject, cores, "               \
+	"mempool_caches, free, app, discipline, dma, payload, inject, payload_mem, gpu_work, "  \
+	"cores, "                                                                            \
 	"allow_oversubscribe, output, traffic_cmd, search"
 #define SEARCH_KNOWN                                                                         \
 	"ndr_loss, pdr_loss, precision, trial_seconds, initial_seconds, max_trials, "       \

@@ -31,6 +31,7 @@
  *   discipline      auto | scalar | vector (dpdk; vector needs single)
  *   dma             cache | memory;  payload  none | stamp | full
  *   inject          "STAGE=CYCLES[,STAGE=CYCLES]" or "none"
+ *   payload_mem     host | huge | gpu;  gpu_work  none | reorder | checksum
  *   cores           the cores trials may use: [0, 1] or "0-3,6"
  *                   (default: this process's affinity mask). Not an axis.
  *   allow_oversubscribe  bool (default false)
@@ -81,7 +82,8 @@
  *       "top_run": <trial line of the highest-rate trial> | null}
  * The key is the knobs in a fixed order, "name=value" joined by commas:
  * engine, mode, frame, split, queues, ring, batch, burst, buffers,
- * mempool_cache, free, app, discipline, dma, payload, inject, device
+ * mempool_cache, free, app, discipline, dma, payload, inject, payload_mem,
+ * gpu_work, device
  * (inject entries joined with '+'; device last, so it may hold commas).
  * Readers should skip lines whose schema they do not know.
  * Resume (--resume) skips points with a summary line, replays the trial
@@ -128,6 +130,8 @@ enum sweep_knob {
 	SWEEP_K_DMA,
 	SWEEP_K_PAYLOAD,
 	SWEEP_K_INJECT,
+	SWEEP_K_PAYLOAD_MEM,
+	SWEEP_K_GPU_WORK,
 	SWEEP_K_DEVICE,
 	SWEEP_K_COUNT
 };

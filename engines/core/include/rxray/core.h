@@ -48,6 +48,9 @@ enum rx_mem_kind { RX_MEM_HOST = 0, RX_MEM_HUGE, RX_MEM_GPU };
 /* auto: the run first runs at its rate until every WQE was used at least
  * once (and at least RX_WARMUP_MIN_S), then counters and laps start */
 enum rx_warmup { RX_WARMUP_AUTO = 0, RX_WARMUP_OFF };
+/* The GPU consumer stage (engines/gpu): what a kernel does with each
+ * batch of payloads in GPU memory; none = no GPU stage. */
+enum rx_gpu_work { RX_GPU_WORK_NONE = 0, RX_GPU_WORK_REORDER, RX_GPU_WORK_CHECKSUM };
 #define RX_WARMUP_MIN_S 0.05
 #define RX_WARMUP_MAX_S 2.0
 /* sim: compressed CQE sessions; auto = as the engine's driver asks (dpdk:
@@ -90,6 +93,7 @@ struct rx_config {
 	unsigned sample_shift;  /* full probes: sample 1 in 2^k bursts */
 	bool allow_oversubscribe;
 	enum rx_warmup warmup;  /* warm-up phase before the measured one */
+	enum rx_gpu_work gpu_work; /* GPU consumer stage (payload-mem gpu) */
 	char out[512];          /* result JSON path ("" = none, "-" = stdout) */
 	bool quiet;
 };
@@ -464,6 +468,22 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 #define RX_CLOCK_CALIB_MS 50u
 /* Calibrate the probe clock once per process (no-op when done). 0/-errno. */
 int rx_clock_once(char *err, size_t errlen);
+
+/* --------------------------------------------------------------- GPU */
+
+/* What a GPU consumer did in a run (engines/gpu's rxg_stats, in plain
+ * numbers so the core needs no CUDA). */
+struct rx_gpu_tally {
+	const char *work;       /* "reorder" | "checksum" */
+	uint64_t batches, packets, gaps, dups, checksum;
+	double kernel_ms, max_batch_ms;
+};
+/*
+ * Add queue's GPU consumer to r as a thread with role "gpu" (stage
+ * gpu_kernel, its time from CUDA events in clock ticks, core -1) and an
+ * entry of r->extra's "gpu" array. 0, -EINVAL (no clock), -ENOMEM.
+ */
+int rx_gpu_result_add(struct rxr_result *r, const struct rx_gpu_tally *g, uint32_t queue);
 
 #ifdef __cplusplus
 }

@@ -90,6 +90,8 @@ int rxg_retire(struct rxg_consumer *g, bool block);
 uint32_t rxg_inflight(const struct rxg_consumer *g);
 
 void rxg_consumer_stats(const struct rxg_consumer *g, struct rxg_stats *s);
+/* Start the stats again (after a warm-up; nothing may be in flight). */
+void rxg_consumer_stats_reset(struct rxg_consumer *g);
 
 /* The reorder output buffer (device memory, window x payload_bytes) and
  * the last checksums (device, max_batch x uint32): for tests. */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPUDirect on the software NIC, both engines: payloads land in GPU
+ * memory through the NIC's DMA engine (stage payload_dma), a GPU consumer
+ * reads every batch (--gpu-work), buffers go back only after its kernel,
+ * and the GPU shows as a thread of role "gpu" with stage gpu_kernel.
+ * Needs a CUDA GPU: skips visibly without one.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rxray/engines.h"
+#include "rxray/gpu.h"
+#include "rxray/result.h"
+
+static const struct rxr_thread_result *thread(const struct rxr_result *r, const char *role)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!strcmp(r->threads[i].role, role))
+			return &r->threads[i];
+	return NULL;
+}
+
+static void gpu_run(const char *engine, enum rx_gpu_work work)
+{
+	char why[160];
+	if (!rxg_available(why, sizeof(why)))
+		cr_skip_test("needs a CUDA GPU: %s", why);
+	struct rx_config c;
+	char err[512] = "";
+	rx_config_defaults(&c);
+	snprintf(c.engine, sizeof(c.engine), "%s", engine);
+	c.mode = RX_MODE_HDS;
+	c.payload_mem = RX_MEM_GPU;
+	c.payload = RX_PAYLOAD_FULL;
+	c.gpu_work = work;
+	c.rate_pps = 1e6;
+	c.seconds = 0.3;
+	c.ring = 1024;
+	c.allow_oversubscribe = true;
+	struct rxr_result *r = rxr_result_new();
+	int rc = rx_run_exec(rx_engine_find(engine), &c, r, NULL, err, sizeof(err));
+	cr_assert_eq(rc, 0, "%s: %s", engine, err);
+	cr_expect(rxr_counters_conserved(&r->c));
+	cr_expect_gt(r->c.received, 1000);
+	const struct rxr_thread_result *g = thread(r, "gpu"), *nic = thread(r, "nic");
+	cr_assert_not_null(g, "no gpu thread");
+	/* every packet the app received went through a kernel, no more */
+	cr_expect_eq(g->packets, r->c.received, "gpu %llu, received %llu",
+		     (unsigned long long)g->packets, (unsigned long long)r->c.received);
+	cr_expect_gt(g->st[RXR_ST_GPU_KERNEL].cycles, 0);
+	cr_expect_gt(g->st[RXR_ST_GPU_KERNEL].count, 0);
+	/* the NIC copied the payloads into GPU memory before completing them */
+	cr_assert_not_null(nic);
+	cr_expect_gt(nic->st[RXR_ST_PAYLOAD_DMA].packets, 0);
+	/* the CPU side launched every batch the GPU ran */
+	uint64_t launches = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		launches += r->threads[i].st[RXR_ST_GPU_LAUNCH].packets;
+	cr_expect_eq(launches, g->packets);
+	json_t *gj = json_array_get(json_object_get(r->extra, "gpu"), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(gj, "work")),
+			 work == RX_GPU_WORK_REORDER ? "reorder" : "checksum");
+	rxr_result_free(r);
+}
+
+Test(gpu_run, verbs_reorder)
+{
+	gpu_run("verbs", RX_GPU_WORK_REORDER);
+}
+
+Test(gpu_run, verbs_checksum)
+{
+	gpu_run("verbs", RX_GPU_WORK_CHECKSUM);
+}
+
+Test(gpu_run, dpdk_reorder)
+{
+	gpu_run("dpdk", RX_GPU_WORK_REORDER);
+}
+
+Test(gpu_run, dpdk_checksum)
+{
+	gpu_run("dpdk", RX_GPU_WORK_CHECKSUM);
+}
