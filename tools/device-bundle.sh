@@ -22,7 +22,8 @@ while IFS= read -r f; do elves+=("$f"); done < <(find "$build/bench" "$build/tes
 for f in "${elves[@]}"; do cp "$f" "$out/bin/"; done
 
 pmddir=$(pkg-config --variable=pmdsdir libdpdk 2>/dev/null || true)
-[ -n "$pmddir" ] || pmddir=$(ls -d /usr/lib/*/dpdk/pmds-* 2>/dev/null | head -1)
+# this machine's own architecture: a cross set-up may have arm64 plugins too
+[ -n "$pmddir" ] || pmddir=$(ls -d /usr/lib/"$(gcc -dumpmachine)"/dpdk/pmds-* 2>/dev/null | head -1)
 for p in mempool_ring mempool_stack bus_vdev bus_pci net_null net_ring; do
   for f in "$pmddir"/librte_${p}.so*; do [ -e "$f" ] && cp -L "$f" "$out/pmds/"; done
 done
