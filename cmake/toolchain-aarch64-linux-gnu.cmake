@@ -34,6 +34,7 @@ set(ENV{PKG_CONFIG_PATH} "")
 find_program(RXRAY_QEMU_AARCH64 NAMES qemu-aarch64-static qemu-aarch64)
 if(RXRAY_QEMU_AARCH64)
   set(CMAKE_CROSSCOMPILING_EMULATOR "${RXRAY_QEMU_AARCH64};-L;${RXRAY_ARM64_OVERLAY}")
+  set(RXRAY_QEMU_LD_PREFIX "${RXRAY_ARM64_OVERLAY}")
 endif()
 
 # No aarch64 CUDA target on this host: keep the CUDA parts off (the x86
