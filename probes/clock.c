@@ -106,6 +106,10 @@ static uint64_t pmu_rdpmc(uint32_t idx)
 	uint64_t v = 0;
 	if (idx == 31) /* perf index 32 = the dedicated cycle counter */
 		__asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
+	else /* the kernel put the event on a general counter: select it */
+		__asm__ __volatile__("msr pmselr_el0, %1\n\tisb\n\tmrs %0, pmxevcntr_el0"
+				     : "=r"(v)
+				     : "r"((uint64_t)idx));
 	return v;
 #else
 	(void)idx;

@@ -169,9 +169,18 @@ static void check_pmu(struct doctor *d)
 	report(d, WARN, "pmu",
 	       e == EACCES || e == EPERM
 		       ? "run as root or lower kernel.perf_event_paranoid"
+#if defined(__aarch64__)
+		       : "none here: attach samples with cpu-clock; laps use cntvct_el0",
+#else
 		       : "none in this VM: attach samples with cpu-clock; laps use the TSC",
-	       "no hardware PMU (%s, perf_event_paranoid=%ld): TSC and software events only",
-	       strerror(e), paranoid);
+#endif
+	       "no hardware PMU (%s, perf_event_paranoid=%ld): %s and software events only",
+	       strerror(e), paranoid,
+#if defined(__aarch64__)
+	       "cntvct_el0");
+#else
+	       "TSC");
+#endif
 }
 
 static bool cap_effective(int cap)
