@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --hugepages) shift; hugepages=${1:?--hugepages needs a count} ;;
     --arch) shift; [ "${1:-}" = arm64 ] || { echo "setup: --arch: '${1:-}' is not supported (arm64)" >&2; exit 2; }
             shift; [ "$build" -eq 1 ] || set -- --no-build "$@"; exec tools/setup-arm64.sh "$@" ;;
-    *) echo "setup: unknown option '$1' (--no-build, --hugepages N)" >&2; exit 2 ;;
+    *) echo "setup: unknown option '$1' (--no-build, --hugepages N, --arch arm64)" >&2; exit 2 ;;
   esac
   shift
 done
