@@ -23,7 +23,13 @@ rxray_optional_dep(CRITERION criterion)
 rxray_optional_dep(YAML yaml-0.1)
 rxray_optional_dep(LIBDW libdw)
 
-if(EXISTS "${RXRAY_CUDA_ROOT}/include/cuda_runtime.h"
+if(CMAKE_CROSSCOMPILING)
+  # A host toolkit under RXRAY_CUDA_ROOT targets the host's architecture;
+  # linking it into a cross build would fail (or worse, half work).
+  set(RXRAY_HAVE_CUDA OFF)
+  message(STATUS "rxray: CUDA off: no ${CMAKE_SYSTEM_PROCESSOR} CUDA target in this cross build "
+                 "(GPU memory, CUPTI and NVTX are built natively on the ${CMAKE_SYSTEM_PROCESSOR} host)")
+elseif(EXISTS "${RXRAY_CUDA_ROOT}/include/cuda_runtime.h"
    AND EXISTS "${RXRAY_CUDA_ROOT}/lib64/libcudart.so")
   set(RXRAY_HAVE_CUDA ON)
 else()

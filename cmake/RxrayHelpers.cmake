@@ -25,6 +25,13 @@ function(rxray_add_test)
   if(T_LABELS)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
   endif()
+  if(CMAKE_CROSSCOMPILING_EMULATOR)
+    # Criterion re-executes the test binary, and tests exec rxray: those
+    # children start through binfmt_misc's qemu, which takes its library
+    # prefix from QEMU_LD_PREFIX. RXRAY_EMULATOR tells a test it is emulated.
+    set_property(TEST ${T_NAME} APPEND PROPERTY ENVIRONMENT
+                 "QEMU_LD_PREFIX=${RXRAY_QEMU_LD_PREFIX}" "RXRAY_EMULATOR=qemu-${CMAKE_SYSTEM_PROCESSOR}")
+  endif()
   if(T_NEEDS_PROBES AND RXRAY_PROBES STREQUAL "off")
     message(STATUS "rxray: test ${T_NAME} disabled: it needs probes (RXRAY_PROBES=off)")
     set_tests_properties(${T_NAME} PROPERTIES DISABLED TRUE)

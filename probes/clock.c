@@ -31,6 +31,18 @@ static uint64_t read_monotonic(void)
 uint64_t (*rxr_clock_read_fn)(void) = read_monotonic;
 int rxr_clock_native;
 static struct rxr_clock active = {.source = RXR_CLOCK_MONOTONIC, .hz = 1e9, .invariant = true};
+/* Why the active source was chosen (and why the better ones were not). */
+static char clock_why[256];
+
+#if defined(__aarch64__)
+/* The generic timer's frequency as firmware programmed it (Hz). */
+static uint64_t read_cntfrq(void)
+{
+	uint64_t f;
+	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+	return f;
+}
+#endif
 
 static uint64_t read_native(void)
 {
@@ -54,6 +66,7 @@ static uint64_t read_native(void)
  */
 static __thread struct perf_event_mmap_page *pmu_page;
 static __thread int pmu_failed;
+static __thread int pmu_errno; /* why the first open failed (positive errno) */
 
 static int pmu_open_self(void)
 {
@@ -93,6 +106,10 @@ static uint64_t pmu_rdpmc(uint32_t idx)
 	uint64_t v = 0;
 	if (idx == 31) /* perf index 32 = the dedicated cycle counter */
 		__asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
+	else /* the kernel put the event on a general counter: select it */
+		__asm__ __volatile__("msr pmselr_el0, %1\n\tisb\n\tmrs %0, pmxevcntr_el0"
+				     : "=r"(v)
+				     : "r"((uint64_t)idx));
 	return v;
 #else
 	(void)idx;
@@ -103,8 +120,10 @@ static uint64_t pmu_rdpmc(uint32_t idx)
 static uint64_t read_pmu(void)
 {
 	if (!pmu_page) {
-		if (pmu_failed || pmu_open_self() < 0) {
+		int rc = pmu_failed ? -pmu_errno : pmu_open_self();
+		if (rc < 0) {
 			pmu_failed = 1;
+			pmu_errno = -rc;
 			return 0;
 		}
 	}
@@ -245,25 +264,73 @@ static double measure_resolution_ns(uint64_t (*rd)(void), double hz)
 	return (double)best * 1e9 / hz;
 }
 
+#if defined(__aarch64__)
+/*
+ * Why the PMU cycle counter is not readable from user space, in the
+ * kernel's own terms: arm64 gates EL0 counter reads behind the
+ * kernel.perf_user_access sysctl (Linux 5.17+), on top of whatever
+ * perf_event_open itself refuses.
+ */
+static void pmu_why_not(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_user_access", "r");
+	int ua = -1;
+	if (f) {
+		if (fscanf(f, "%d", &ua) != 1)
+			ua = -1;
+		fclose(f);
+	}
+	if (pmu_errno == EOPNOTSUPP && ua == 0)
+		snprintf(out, len, "kernel.perf_user_access=0");
+	else if (pmu_errno == EOPNOTSUPP && !f)
+		snprintf(out, len, "no kernel.perf_user_access (kernel before 5.17)");
+	else if (pmu_errno == EOPNOTSUPP)
+		snprintf(out, len, "the kernel mapped no user-readable counter");
+	else
+		snprintf(out, len, "perf_event_open: %s%s", strerror(pmu_errno),
+			 pmu_errno == ENOSYS ? " (emulated or PMU-less kernel)" : "");
+}
+#endif
+
 static enum rxr_clock_source pick_source(void)
 {
 	const char *force = getenv("RXRAY_CLOCK");
 	if (force) {
+		enum rxr_clock_source s = RXR_CLOCK_MONOTONIC;
+		bool known = true;
 		if (!strcmp(force, "tsc"))
-			return RXR_CLOCK_TSC;
-		if (!strcmp(force, "cntvct"))
-			return RXR_CLOCK_CNTVCT;
-		if (!strcmp(force, "pmu"))
-			return RXR_CLOCK_PMU;
-		if (!strcmp(force, "monotonic"))
-			return RXR_CLOCK_MONOTONIC;
+			s = RXR_CLOCK_TSC;
+		else if (!strcmp(force, "cntvct"))
+			s = RXR_CLOCK_CNTVCT;
+		else if (!strcmp(force, "pmu"))
+			s = RXR_CLOCK_PMU;
+		else if (strcmp(force, "monotonic"))
+			known = false;
+		if (known) {
+			snprintf(clock_why, sizeof(clock_why), "forced by RXRAY_CLOCK=%s", force);
+			return s;
+		}
 	}
 #if defined(__x86_64__) || defined(__i386__)
-	return rxr_clock_tsc_invariant() ? RXR_CLOCK_TSC : RXR_CLOCK_MONOTONIC;
+	bool inv = rxr_clock_tsc_invariant();
+	snprintf(clock_why, sizeof(clock_why), "%s",
+		 inv ? "invariant TSC (constant_tsc, nonstop_tsc): one rdtsc per lap"
+		     : "TSC not invariant: clock_gettime instead");
+	return inv ? RXR_CLOCK_TSC : RXR_CLOCK_MONOTONIC;
 #elif defined(__aarch64__)
 	read_pmu();
-	return pmu_page ? RXR_CLOCK_PMU : RXR_CLOCK_CNTVCT;
+	if (pmu_page) {
+		snprintf(clock_why, sizeof(clock_why),
+			 "PMU cycle counter readable from user space (kernel.perf_user_access=1)");
+		return RXR_CLOCK_PMU;
+	}
+	char why[128];
+	pmu_why_not(why, sizeof(why));
+	snprintf(clock_why, sizeof(clock_why),
+		 "PMU cycle counter not readable from user space (%s): cntvct_el0 instead", why);
+	return RXR_CLOCK_CNTVCT;
 #else
+	snprintf(clock_why, sizeof(clock_why), "no native counter on this architecture");
 	return RXR_CLOCK_MONOTONIC;
 #endif
 }
@@ -279,11 +346,29 @@ int rxr_clock_init(unsigned calib_ms)
 	if (rc < 0 && c.source != RXR_CLOCK_MONOTONIC) {
 		snprintf(c.note, sizeof(c.note), "%s unavailable (%s): clock_gettime fallback",
 			 rxr_clock_source_name(c.source), strerror(-rc));
+		snprintf(clock_why, sizeof(clock_why), "%s", c.note);
 		c.source = RXR_CLOCK_MONOTONIC;
 		rc = rxr_clock_calibrate(c.source, calib_ms, &hz);
 	}
 	if (rc < 0)
 		return rc;
+#if defined(__aarch64__)
+	/*
+	 * cntvct_el0 ticks at cntfrq_el0 by definition, exactly; the
+	 * calibration only guards against firmware that programmed cntfrq
+	 * wrong (then the measured rate wins, and the why says so).
+	 */
+	if (c.source == RXR_CLOCK_CNTVCT) {
+		double frq = (double)read_cntfrq();
+		size_t n = strlen(clock_why);
+		if (frq > 0 && hz > 0.98 * frq && hz < 1.02 * frq)
+			hz = frq;
+		else if (n < sizeof(clock_why))
+			snprintf(clock_why + n, sizeof(clock_why) - n,
+				 "; cntfrq_el0 says %.3f MHz but it ticks at %.3f MHz (measured)",
+				 frq / 1e6, hz / 1e6);
+	}
+#endif
 	c.hz = hz;
 	if (c.source == RXR_CLOCK_TSC)
 		c.invariant = rxr_clock_tsc_invariant();
@@ -311,6 +396,11 @@ int rxr_clock_init(unsigned calib_ms)
 const struct rxr_clock *rxr_clock_get(void)
 {
 	return &active;
+}
+
+const char *rxr_clock_why(void)
+{
+	return clock_why[0] ? clock_why : "not initialised: clock_gettime until rxr_clock_init";
 }
 
 uint64_t rxr_clock_read(void)

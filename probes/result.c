@@ -125,6 +125,7 @@ void rxr_result_set_clock(struct rxr_result *r)
 		 rxr_clock_source_name(c->source));
 	r->clock.hz = c->hz;
 	r->clock.lap_cost_cycles = c->lap_cost_cycles;
+	r->clock.resolution_ns = c->resolution_ns;
 }
 
 void rxr_result_set_rates(struct rxr_result *r, double seconds)
@@ -249,8 +250,16 @@ static json_t *samples_to_json(const struct rxr_thread_result *t)
 			 data);
 }
 
+/* Laps this short are a few clock ticks each: their min/max/percentiles
+ * are quantisation, only the summed cycles over many laps carry meaning. */
+static bool stage_below_resolution(const struct rxr_stage_sum *s)
+{
+	return s->count && s->cycles < (uint64_t)RXR_RESULT_MIN_LAP_TICKS * s->count;
+}
+
 json_t *rxr_result_to_json(const struct rxr_result *r)
 {
+	size_t coarse = 0; /* stages flagged below_resolution */
 	json_t *threads = json_array();
 	if (!threads)
 		return NULL;
@@ -258,9 +267,14 @@ json_t *rxr_result_to_json(const struct rxr_result *r)
 		const struct rxr_thread_result *t = &r->threads[i];
 		json_t *stages = json_object();
 		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (t->stage_mask & (1u << s))
-				json_object_set_new(stages, rxr_stage_name((enum rxr_stage)s),
-						    stage_to_json(&t->st[s]));
+			if (t->stage_mask & (1u << s)) {
+				json_t *js = stage_to_json(&t->st[s]);
+				if (js && stage_below_resolution(&t->st[s])) {
+					json_object_set_new(js, "below_resolution", json_true());
+					coarse++;
+				}
+				json_object_set_new(stages, rxr_stage_name((enum rxr_stage)s), js);
+			}
 		json_t *jt = json_pack("{s:s,s:i,s:I,s:I,s:f,s:o}", "role", t->role, "core", t->core,
 				       "packets", (json_int_t)t->packets, "busy_cycles",
 				       (json_int_t)t->busy_cycles, "cycles_per_packet",
@@ -283,6 +297,17 @@ json_t *rxr_result_to_json(const struct rxr_result *r)
 		"threads", threads);
 	if (!doc)
 		return NULL;
+	json_t *jclock = json_object_get(doc, "clock");
+	if (r->clock.resolution_ns > 0)
+		json_object_set_new(jclock, "resolution_ns", json_real(r->clock.resolution_ns));
+	if (coarse)
+		json_object_set_new(
+			jclock, "note",
+			json_sprintf("%zu stage(s) marked below_resolution: mean lap under %d ticks, "
+				     "below the clock's resolution; their per-lap figures (min, max, "
+				     "p50, p90, p99) mean nothing, only the burst totals (cycles, "
+				     "packets, cycles_per_packet) count",
+				     coarse, RXR_RESULT_MIN_LAP_TICKS));
 	const char *k;
 	json_t *v;
 	json_object_foreach(r->extra, k, v)
@@ -586,6 +611,8 @@ static struct rxr_result *from_json(const json_t *doc, struct rd *d)
 		goto fail;
 	}
 	snprintf(r->clock.source, sizeof(r->clock.source), "%s", json_string_value(src));
+	json_t *res = json_object_get(clock, "resolution_ns"); /* optional */
+	r->clock.resolution_ns = json_is_number(res) ? json_number_value(res) : 0;
 	size_t n = json_array_size(threads);
 	if (n) {
 		r->threads = calloc(n, sizeof(*r->threads));

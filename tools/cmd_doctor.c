@@ -121,6 +121,12 @@ static void check_clock(struct doctor *d, unsigned calib_ms)
 	       "%s at %.3f MHz, resolution %.1f ns, lap cost %.1f ticks%s%s",
 	       rxr_clock_source_name(c->source), c->hz / 1e6, c->resolution_ns,
 	       c->lap_cost_cycles, c->note[0] ? "; " : "", c->note);
+	/* Which clock and why: the better sources this host refused, by name. */
+	report(d, OK, "clock-why", NULL, "chose %s: %s%s", rxr_clock_source_name(c->source),
+	       rxr_clock_why(),
+	       c->source == RXR_CLOCK_CNTVCT
+		       ? "; a stage whose mean lap is under 10 ticks reports burst totals only"
+		       : "");
 #if defined(__x86_64__) || defined(__i386__)
 	bool inv = rxr_clock_tsc_invariant();
 	report(d, inv ? OK : WARN, "tsc", "pick a host whose CPU reports constant_tsc and nonstop_tsc",
@@ -163,9 +169,18 @@ static void check_pmu(struct doctor *d)
 	report(d, WARN, "pmu",
 	       e == EACCES || e == EPERM
 		       ? "run as root or lower kernel.perf_event_paranoid"
+#if defined(__aarch64__)
+		       : "none here: attach samples with cpu-clock; laps use cntvct_el0",
+#else
 		       : "none in this VM: attach samples with cpu-clock; laps use the TSC",
-	       "no hardware PMU (%s, perf_event_paranoid=%ld): TSC and software events only",
-	       strerror(e), paranoid);
+#endif
+	       "no hardware PMU (%s, perf_event_paranoid=%ld): %s and software events only",
+	       strerror(e), paranoid,
+#if defined(__aarch64__)
+	       "cntvct_el0");
+#else
+	       "TSC");
+#endif
 }
 
 static bool cap_effective(int cap)

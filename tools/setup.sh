@@ -8,6 +8,8 @@
 #                                  hugepages as it does in the field (with
 #                                  4 KiB pages, large mbufs cost TLB misses
 #                                  that a real deployment does not have)
+#   tools/setup.sh --arch arm64    instead: the aarch64 cross build and
+#                                  qemu-user (tools/setup-arm64.sh says how)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +29,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0 ;;
     --hugepages) shift; hugepages=${1:?--hugepages needs a count} ;;
-    *) echo "setup: unknown option '$1' (--no-build, --hugepages N)" >&2; exit 2 ;;
+    --arch) shift; [ "${1:-}" = arm64 ] || { echo "setup: --arch: '${1:-}' is not supported (arm64)" >&2; exit 2; }
+            shift; [ "$build" -eq 1 ] || set -- --no-build "$@"; exec tools/setup-arm64.sh "$@" ;;
+    *) echo "setup: unknown option '$1' (--no-build, --hugepages N, --arch arm64)" >&2; exit 2 ;;
   esac
   shift
 done

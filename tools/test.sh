@@ -3,6 +3,10 @@
 # through ctest. Tests that need root/hugepages/a device skip visibly.
 #   tools/test.sh            both builds
 #   tools/test.sh release    one of them (release | asan)
+#   tools/test.sh arm64      the aarch64 cross build (build-arm64/, set up by
+#                            tools/setup.sh --arch arm64), its suite under
+#                            qemu-user, and rxray doctor's arm64 clock line.
+#                            RXRAY_ARM64_TESTS=<ctest -R regex> runs a subset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -30,6 +34,42 @@ run_build() { # name dir cmake-args...
   return $rc
 }
 
+# The arm64 suite: figures from qemu are not performance figures, only
+# behaviour (conservation, wqe_counter order, formats) is checked.
+run_arm64() {
+  local dir=build-arm64 rc=0
+  if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
+    echo "== arm64: no cross compiler or qemu-aarch64-static: run tools/setup.sh --arch arm64 first"
+    return 1
+  fi
+  echo "== arm64 build ($dir, cross, tests under qemu-user)"; mkdir -p "$dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64-linux-gnu.cmake >"$dir/configure.log" 2>&1 ||
+    { cat "$dir/configure.log"; return 1; }
+  grep -E 'rxray: .*(off|not found|not available)' "$dir/configure.log" | sed 's/^-- /   /'
+  if ! cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1; then
+    grep -Ev '^\[ *[0-9]+%\]' "$dir/build.log" | tail -60
+    echo "== arm64 build FAILED"
+    return 1
+  fi
+  # doctor under emulation must pick an arm64 clock and say why
+  local doc
+  doc=$(QEMU_LD_PREFIX=/opt/rxray-arm64 qemu-aarch64-static "$dir/tools/rxray" doctor --calib-ms 50 2>&1) || rc=1
+  if echo "$doc" | grep -Eq '^OK +clock-why +chose (cntvct|pmu): '; then
+    echo "$doc" | grep -E '^(OK|WARN|FAIL) +clock' | sed 's/^/   /'
+  else
+    echo "== arm64 doctor did not report an arm64 clock:"; echo "$doc"; rc=1
+  fi
+  echo "== arm64 tests${RXRAY_ARM64_TESTS:+ (subset: $RXRAY_ARM64_TESTS)}"
+  ctest --test-dir "$dir" --output-on-failure --timeout 900 ${RXRAY_ARM64_TESTS:+-R "$RXRAY_ARM64_TESTS"} || rc=1
+  local log="$dir/Testing/Temporary/LastTest.log"
+  if [ -f "$log" ] && grep -q '\[SKIP\]' "$log"; then
+    echo "== arm64 skipped tests (reason):"
+    grep '\[SKIP\]' "$log" | sed 's/^.*\[SKIP\] /   /' | sort -u
+  fi
+  return $rc
+}
+
 if [ "$which" = all ] || [ "$which" = release ]; then
   run_build release build -DCMAKE_BUILD_TYPE=Release || status=1
 fi
@@ -37,5 +77,8 @@ if [ "$which" = all ] || [ "$which" = asan ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   run_build asan build-asan -DCMAKE_BUILD_TYPE=Debug -DRXRAY_SANITIZE=ON || status=1
+fi
+if [ "$which" = arm64 ]; then
+  run_arm64 || status=1
 fi
 exit $status

@@ -184,6 +184,10 @@ Test(run_cli, sigint_stops_and_still_writes)
 {
 	if (!have_engine())
 		cr_skip_test("needs the verbs engine in this build");
+	if (getenv("RXRAY_EMULATOR")) /* set by ctest in a cross build (tools/test.sh arm64) */
+		cr_skip_test("under %s, /proc/PID/status shows the emulator's signal handlers, not "
+			     "rxray's: the test cannot tell when the run started",
+			     getenv("RXRAY_EMULATOR"));
 	char path[] = "/tmp/rxray-run-int-XXXXXX";
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);

@@ -181,7 +181,13 @@ Test(sweep_trial, crash_timeout_reject_and_failure_are_recorded)
 		struct sweep_trial t = trial_at(&f, 1e6);
 		cr_expect_eq(t.status, cases[i].st, "case %zu: status %d (%s)", i, t.status,
 			     t.reason);
-		cr_expect_str_eq(t.reason, cases[i].reason, "case %zu", i);
+		if (getenv("RXRAY_EMULATOR") && cases[i].st == SWEEP_TRIAL_CRASHED)
+			/* qemu-user writes its own "uncaught target signal" line to the
+			 * child's stderr, which the reason then quotes */
+			cr_expect(!strncmp(t.reason, cases[i].reason, strlen(cases[i].reason)),
+				  "case %zu: %s", i, t.reason);
+		else
+			cr_expect_str_eq(t.reason, cases[i].reason, "case %zu", i);
 		cr_expect_leq((double)time(NULL) - t0, 3, "case %zu took too long", i);
 		json_t *tr = json_object_get(t.doc, "trial");
 		cr_expect_str_eq(json_string_value(json_object_get(t.doc, "schema")),

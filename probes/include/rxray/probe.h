@@ -103,12 +103,22 @@ struct rxr_clock {
  * lap cost, and make it the clock used by every probe in this process.
  * Thread-safe to call once before measured threads start. Returns 0 or
  * -errno. The result is readable through rxr_clock_get().
- * RXRAY_CLOCK=monotonic|tsc in the environment forces a source.
+ * RXRAY_CLOCK=monotonic|tsc|cntvct|pmu in the environment forces a source.
+ * On aarch64, cntvct_el0 runs at cntfrq_el0 (hz is that figure unless the
+ * calibration disagrees by more than 2%): a coarse clock, often 16-40 ns a
+ * tick, so resolution_ns matters there.
  */
 int rxr_clock_init(unsigned calib_ms);
 /* The active clock: clock_gettime at 1 GHz with lap_cost_cycles 0 until
  * rxr_clock_init succeeds (callers may test lap_cost_cycles == 0). */
 const struct rxr_clock *rxr_clock_get(void);
+/*
+ * Why the active source was chosen, and why a better one was not: e.g.
+ * "PMU cycle counter not readable from user space (kernel.perf_user_access=0):
+ * cntvct_el0 instead". A static string, valid for the process's life; a
+ * placeholder before rxr_clock_init. Never NULL.
+ */
+const char *rxr_clock_why(void);
 /* Name of a clock source ("tsc", "cntvct", "pmu", "monotonic"). */
 const char *rxr_clock_source_name(enum rxr_clock_source s);
 /* Calibrate a specific source over ms milliseconds; hz out. 0 or -errno. */

@@ -12,6 +12,10 @@
  *   packets, cycles, cycles_per_packet, min, max, p50, p99}}}]
  * Added here: stages also carry p90; a thread may carry "samples" (full
  * probe mode: sampled per-packet laps, {"fields": [...], "data": [[...]]}).
+ * clock{} also carries resolution_ns (when known); a stage whose mean lap
+ * is under RXR_RESULT_MIN_LAP_TICKS ticks carries "below_resolution": true
+ * and clock{} then a "note" saying only its burst totals count (a coarse
+ * clock such as aarch64's cntvct_el0 cannot time such laps one by one).
  * Every other top-level member is kept in r->extra: the writer emits each
  * member of r->extra at the top level and the reader puts every top-level
  * member it does not know there (e.g. "trial", "nic", "mempool").
@@ -77,6 +81,7 @@ struct rxr_result {
 		char source[16];
 		double hz;
 		double lap_cost_cycles;
+		double resolution_ns; /* smallest step the clock shows; 0 = unknown */
 	} clock;
 	size_t nthreads;
 	struct rxr_thread_result *threads; /* owned */
@@ -91,6 +96,8 @@ void rxr_result_free(struct rxr_result *r);
 int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *src);
 /* Append a thread from a live probe (summarises its accumulators). */
 int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p);
+/* Mean lap length (ticks) under which per-lap figures mean nothing. */
+#define RXR_RESULT_MIN_LAP_TICKS 10
 /* Fill clock{} from the calibrated process clock. */
 void rxr_result_set_clock(struct rxr_result *r);
 /* Derive rates{} from counters and seconds. */
