@@ -138,8 +138,9 @@ struct rxd_backend_ops {
 	bool (*quiet)(struct rxd_run *run, struct rxd_queue *q);
 	bool (*pending)(struct rxd_run *run, struct rxd_queue *q);
 	int (*collect)(struct rxd_run *run, struct rxr_result *r, json_t *extra);
-	/* After a warm-up phase (every worker ended): reset the device's
-	 * counters and let it run again for `seconds`. NULL: the device cannot
+	/* After a warm-up phase (every worker ended, the engine's counters
+	 * reset): set each queue's appst.next_seq to where the measured phase
+	 * starts, reset the device's counters and let it run `seconds` more. NULL: the device cannot
 	 * warm up (its traffic is not ours to restart). */
 	int (*rearm)(struct rxd_run *run, double seconds, char *err, size_t errlen);
 	void (*close)(struct rxd_run *run);

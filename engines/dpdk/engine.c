@@ -409,9 +409,6 @@ static void dpdk_stop(struct rx_run *core, bool abort)
 static int dpdk_rearm(struct rx_run *core, char *err, size_t errlen)
 {
 	struct rxd_run *run = core->priv;
-	int rc = run->be->rearm(run, run->c->seconds, err, errlen);
-	if (rc)
-		return rc;
 	for (uint32_t i = 0; i < run->nq; i++) {
 		struct rxd_queue *q = &run->q[i];
 #ifdef RXRAY_HAVE_GPU
@@ -420,9 +417,8 @@ static int dpdk_rearm(struct rx_run *core, char *err, size_t errlen)
 			rxg_consumer_stats_reset(q->gpu);
 		}
 #endif
-		/* counters start again; the sequence check starts at the first
-		 * packet of the measured phase (the warm-up's tail drops are
-		 * the warm-up's) */
+		/* counters start again; the device's rearm says where the
+		 * measured phase's sequence numbers start */
 		memset(&q->rx, 0, sizeof(q->rx));
 		memset(&q->appst, 0, sizeof(q->appst));
 		memset(&q->rx_ops, 0, sizeof(q->rx_ops));
@@ -431,6 +427,9 @@ static int dpdk_rearm(struct rx_run *core, char *err, size_t errlen)
 		atomic_store(&q->rx_done, 0);
 		atomic_store(&q->rx_started, 0);
 	}
+	int rc = run->be->rearm(run, run->c->seconds, err, errlen);
+	if (rc)
+		return rc;
 	atomic_store(&run->quit, 0);
 	run->seconds = 0;
 	return 0;

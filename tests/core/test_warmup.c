@@ -63,6 +63,13 @@ static void check(const char *engine)
 	cr_expect(rxr_counters_conserved(&r->c));
 	cr_expect_eq(r->c.errors, 0, "sequence faults across the warm-up: %llu",
 		     (unsigned long long)r->c.errors);
+	json_t *seq = json_object_get(json_object_get(r->extra, "dpdk"), "seq");
+	if (seq) {
+		/* the app's gaps are this phase's losses, never the warm-up's */
+		json_int_t missing = json_integer_value(json_object_get(seq, "missing"));
+		cr_expect_leq((uint64_t)missing, r->c.out_of_buffer + r->c.nombuf + r->c.app_dropped,
+			      "gaps %lld > losses", (long long)missing);
+	}
 	rxr_result_free(r);
 
 	r = run(engine, rate, secs, 256, RX_WARMUP_OFF, 0);
