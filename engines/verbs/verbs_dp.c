@@ -207,6 +207,27 @@ ALWAYS_INLINE const uint8_t *dp_hdr(const struct verbs_queue *q, uint32_t slot, 
 		   : q->pay_base + (size_t)slot * q->pay_stride;
 }
 
+/* The sequence number in a slot's header. */
+ALWAYS_INLINE uint64_t dp_hdr_seq(const struct verbs_queue *q, uint32_t slot, bool hds)
+{
+	uint64_t raw;
+	memcpy(&raw, dp_hdr(q, slot, hds) + q->seq_off, sizeof(raw));
+	return be64toh(raw);
+}
+
+/* One packet's sequence check against the next number expected. */
+ALWAYS_INLINE void dp_seq_note(uint64_t seq, uint64_t *next, uint64_t *missing, uint64_t *dup)
+{
+	if (LIKELY(seq == *next)) {
+		(*next)++;
+	} else if (seq > *next) {
+		*missing += seq - *next;
+		*next = seq + 1;
+	} else {
+		(*dup)++;
+	}
+}
+
 /* The app's work on one burst: hdr_read, app, free, each lapped. */
 ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 				const struct verbs_burst *b, bool hds)
@@ -217,19 +238,8 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 	/* hdr_read: first touch of each header, sequence check per queue */
 	uint64_t next = a->next_seq;
 	uint64_t dup = 0, missing = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t raw;
-		memcpy(&raw, dp_hdr(q, b->pkt[i].slot, hds) + q->seq_off, sizeof(raw));
-		uint64_t seq = be64toh(raw);
-		if (LIKELY(seq == next)) {
-			next++;
-		} else if (seq > next) {
-			missing += seq - next;
-			next = seq + 1;
-		} else {
-			dup++;
-		}
-	}
+	for (uint32_t i = 0; i < n; i++)
+		dp_seq_note(dp_hdr_seq(q, b->pkt[i].slot, hds), &next, &missing, &dup);
 	a->next_seq = next;
 	a->seq_missing += missing;
 	a->seq_dup += dup;
@@ -275,20 +285,10 @@ void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verb
 	 * sequence numbers go to the GPU */
 	uint64_t next = a->next_seq, dup = 0, missing = 0, bytes = 0, bad = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t raw;
 		uint32_t slot = b->pkt[i].slot;
-		memcpy(&raw, q->hdr_base + (size_t)slot * q->hdr_stride + q->seq_off, sizeof(raw));
-		uint64_t seq = be64toh(raw);
-		q->gseq[i] = seq;
+		q->gseq[i] = dp_hdr_seq(q, slot, true);
 		q->gaddr[i] = q->pay_base + (size_t)slot * q->pay_stride;
-		if (LIKELY(seq == next)) {
-			next++;
-		} else if (seq > next) {
-			missing += seq - next;
-			next = seq + 1;
-		} else {
-			dup++;
-		}
+		dp_seq_note(q->gseq[i], &next, &missing, &dup);
 	}
 	a->next_seq = next;
 	a->seq_missing += missing;
