@@ -10,7 +10,10 @@
 # growing corpus lives in build-fuzz/corpus/<target>, a crash's input in
 # build-fuzz/artifacts/<target>/. Exit 0 when no crash, 1 on a crash or
 # timeout (the input is named), 2 on bad usage. Prints execs and exec/s.
-# FUZZ_JOBS=N overrides the build's parallelism; FUZZ_ARGS adds libFuzzer flags.
+# FUZZ_JOBS=N overrides the build's parallelism; FUZZ_ARGS adds libFuzzer flags;
+# FUZZ_NO_BUILD=1 uses the targets already built (several runs at once:
+#   tools/fuzz.sh build; for t in $(tools/fuzz.sh list); do
+#     FUZZ_NO_BUILD=1 tools/fuzz.sh $t 3600 10000000 & done; wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(spec result set folded telemetry options)
@@ -35,11 +38,14 @@ command -v clang >/dev/null || { echo "fuzz: clang not found (tools/setup.sh ins
 
 dir=build-fuzz
 mkdir -p "$dir"
-if ! CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRXRAY_FUZZ=ON \
+if [ "${FUZZ_NO_BUILD:-0}" = 1 ]; then
+  for t in "${sel[@]}"; do
+    [ -x "$dir/fuzz/fuzz_$t" ] || { echo "fuzz: $dir/fuzz/fuzz_$t not built (tools/fuzz.sh build)" >&2; exit 1; }
+  done
+elif ! CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRXRAY_FUZZ=ON \
      >"$dir/configure.log" 2>&1; then
   cat "$dir/configure.log"; exit 1
-fi
-if ! cmake --build "$dir" -j"${FUZZ_JOBS:-$(nproc)}" --target "${sel[@]/#/fuzz_}" \
+elif ! cmake --build "$dir" -j"${FUZZ_JOBS:-$(nproc)}" --target "${sel[@]/#/fuzz_}" \
      >"$dir/build.log" 2>&1; then
   grep -Ev '^\[ *[0-9]+%\]' "$dir/build.log" | tail -40; echo "fuzz: build FAILED" >&2; exit 1
 fi
