@@ -65,11 +65,11 @@ for t in "${sel[@]}"; do
   "$dir/fuzz/fuzz_$t" -max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
     -max_len=4096 -print_final_stats=1 -close_fd_mask=2 -artifact_prefix="$art/" \
     ${FUZZ_ARGS:-} "$corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 || true)
+  execs=$(LC_ALL=C sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  speed=$(LC_ALL=C sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  cov=$(grep -aEo 'cov: [0-9]+' "$log" | tail -1 || true)
   if [ $rc -ne 0 ]; then
-    grep -E 'ERROR|SUMMARY|Test unit written|runtime error|timeout' "$log" | head -20
+    grep -aE 'ERROR|SUMMARY|Test unit written|runtime error|timeout' "$log" | head -20
     echo "== fuzz $t: FAILED (exit $rc) after ${execs:-?} execs; see $log and $art/"
     status=1
   else
