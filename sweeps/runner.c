@@ -247,6 +247,13 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	if (note[0])
 		rxr_err("sweep", "%s", note);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/.trial", dir);
+	/* a SIGKILL'd sweep's trial may still run (and hold its cores) */
+	if (sweep_trial_reap(tmpdir, note, sizeof(note), err, sizeof(err)) < 0) {
+		rxr_err("sweep", "%s", err);
+		goto out;
+	}
+	if (note[0])
+		rxr_err("sweep", "%s", note);
 	if (mkdir(tmpdir, 0755) < 0 && errno != EEXIST) {
 		rxr_err("sweep", "%s: %s", tmpdir, strerror(errno));
 		goto out;

@@ -2,14 +2,17 @@
 /*
  * The result store: <dir>/results.jsonl, one document per line, each
  * appended with one write and fsync'd, so a SIGKILL loses at most the
- * line being written. Reading back for --resume tolerates exactly that:
- * a last line without its newline that does not parse is cut off.
+ * line being written. Reading back for --resume tolerates exactly that and
+ * nothing more: only a torn last line (no newline) is repaired, and the
+ * repair is reported; a complete line (newline-terminated) that does not
+ * parse is somebody's data, so it stops the resume and is never cut.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,8 +101,9 @@ static int store_load(struct sweep_store *st, char *note, size_t notelen, char *
 		buf[end] = '\0';
 		json_error_t je;
 		json_t *doc = end > off ? json_loads(buf + off, 0, &je) : NULL;
-		bool last = !nl || end + 1 == len;
-		if (!doc && end > off && last) {
+		/* torn: the write that died had not reached its newline yet */
+		bool torn = !nl;
+		if (!doc && end > off && torn) {
 			/* the line being written when the sweep died: drop it */
 			if (ftruncate(st->fd, (off_t)off) < 0) {
 				rc = -errno;
@@ -116,8 +120,10 @@ static int store_load(struct sweep_store *st, char *note, size_t notelen, char *
 		}
 		if (!doc && end > off) {
 			rc = -EINVAL;
-			snprintf(err, errlen, "%s:%zu: not a JSON document: %s", st->path, line,
-				 je.text);
+			snprintf(err, errlen,
+				 "%s:%zu: a complete line that is not a JSON document (%s); the "
+				 "file is left as it is: fix or remove that line, then resume",
+				 st->path, line, je.text);
 			break;
 		}
 		if (doc) {
@@ -131,8 +137,15 @@ static int store_load(struct sweep_store *st, char *note, size_t notelen, char *
 		}
 		if (!nl && doc && !rc) {
 			/* a whole last line that lost only its newline: restore it */
-			if (write(st->fd, "\n", 1) != 1)
+			if (write(st->fd, "\n", 1) != 1) {
 				rc = -EIO;
+				snprintf(err, errlen, "%s:%zu: cannot restore the last line's newline",
+					 st->path, line);
+			} else {
+				snprintf(note, notelen,
+					 "%s:%zu: the last line had lost its newline; restored it",
+					 st->path, line);
+			}
 		}
 		off = end + 1;
 	}
@@ -163,6 +176,14 @@ int sweep_store_open(struct sweep_store *st, const char *dir, bool resume, char 
 	if (st->fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", st->path, strerror(errno));
+		goto fail;
+	}
+	/* one sweep per folder: two appending into one file would interleave */
+	if (flock(st->fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		snprintf(err, errlen, "%s: %s", st->path,
+			 rc == -EBUSY ? "another sweep is writing into this folder now"
+				      : strerror(-rc));
 		goto fail;
 	}
 	struct stat sb;

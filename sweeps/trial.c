@@ -5,6 +5,12 @@
  * process group is killed, a death by signal recorded as a crash, and the
  * run result read back through the run-result reader. In real-hardware
  * mode a traffic command runs next to it through /bin/sh.
+ *
+ * Nothing outlives the sweep: each child asks the kernel for SIGKILL when
+ * the sweep dies (PR_SET_PDEATHSIG), and the process groups of the
+ * children in flight are recorded in <tmpdir>/pids (pid and start time),
+ * so a resumed sweep can kill what a SIGKILL'd one left behind (a
+ * traffic command's own children have no death signal).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -156,12 +164,153 @@ char **sweep_trial_argv(const struct sweep_exec *x, double target_pps, double se
 	return argv;
 }
 
+/* Start time of pid (clock ticks since boot, /proc/<pid>/stat field 22),
+ * its process group and state; 0 when it does not exist. */
+static unsigned long long proc_start(pid_t pid, pid_t *pgrp, char *state)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* the command name may hold spaces and ')': fields follow the last ')' */
+	char *p = strrchr(buf, ')');
+	char st = 0;
+	int pg = 0;
+	unsigned long long start = 0;
+	if (!p || sscanf(p + 1, " %c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu", &st, &pg, &start) != 3)
+		return 0;
+	if (pgrp)
+		*pgrp = pg;
+	if (state)
+		*state = st;
+	return start;
+}
+
+/* Record the process groups in flight (pid = pgid, start time). */
+static void pids_record(const char *tmpdir, const pid_t *pids, int n)
+{
+	char path[700], tmp[710], line[64];
+	snprintf(path, sizeof(path), "%s/pids", tmpdir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	bool ok = true;
+	for (int i = 0; i < n; i++) {
+		unsigned long long st = pids[i] > 0 ? proc_start(pids[i], NULL, NULL) : 0;
+		int len = snprintf(line, sizeof(line), "%d %llu\n", (int)pids[i], st);
+		if (pids[i] > 0 && write(fd, line, (size_t)len) != len)
+			ok = false;
+	}
+	close(fd);
+	if (ok)
+		rename(tmp, path);
+	else
+		unlink(tmp);
+}
+
+static void pids_clear(const char *tmpdir)
+{
+	char path[700];
+	snprintf(path, sizeof(path), "%s/pids", tmpdir);
+	unlink(path);
+}
+
+/* Does any live (not zombie) process belong to process group pgid? */
+static bool group_alive(pid_t pgid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	bool alive = false;
+	while (d && !alive && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		pid_t pg = 0;
+		char st = 0;
+		if (*end || pid <= 0)
+			continue;
+		if (proc_start((pid_t)pid, &pg, &st) && pg == pgid && st != 'Z' && st != 'X')
+			alive = true;
+	}
+	if (d)
+		closedir(d);
+	return alive;
+}
+
+int sweep_trial_reap(const char *tmpdir, char *note, size_t notelen, char *err,
+		     size_t errlen)
+{
+	char path[700], line[128];
+	snprintf(path, sizeof(path), "%s/pids", tmpdir);
+	if (note && notelen)
+		note[0] = '\0';
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	int rc = 0, killed = 0;
+	size_t o = 0;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		int pid = 0;
+		unsigned long long start = 0;
+		if (sscanf(line, "%d %llu", &pid, &start) != 2 || pid <= 1)
+			continue;
+		/* the leader alive with another start time: the pid was reused, not ours */
+		unsigned long long now = proc_start(pid, NULL, NULL);
+		if (now && now != start)
+			continue;
+		if (!group_alive(pid))
+			continue;
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		/* bounded: SIGKILL cannot be caught, only a process in D state lingers */
+		double deadline = rxr_mono_seconds() + 10;
+		struct timespec nap = {0, 2000000};
+		while (group_alive(pid) && rxr_mono_seconds() < deadline)
+			nanosleep(&nap, NULL);
+		if (group_alive(pid)) {
+			rc = -EBUSY;
+			snprintf(err, errlen,
+				 "%s: process group %d of an earlier trial of this sweep survives "
+				 "SIGKILL; it may still hold the sweep's cores",
+				 path, pid);
+			break;
+		}
+		killed++;
+		if (note && o < notelen)
+			o += (size_t)snprintf(note + o, notelen - o, "%s%d", killed > 1 ? ", " : "",
+					      pid);
+	}
+	fclose(f);
+	if (!rc) {
+		unlink(path);
+		if (killed && note && notelen) {
+			char pids[256];
+			snprintf(pids, sizeof(pids), "%s", note);
+			snprintf(note, notelen,
+				 "killed %d process group%s left alive by the earlier sweep (%s)",
+				 killed, killed > 1 ? "s" : "", pids);
+		}
+	}
+	return rc;
+}
+
 static pid_t spawn(char *const argv[], const char *errpath, bool shell)
 {
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
 	setpgid(0, 0);
+	/* die with the sweep; the sweep may already be gone before this line */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int ef = open(errpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (nul >= 0) {
@@ -308,6 +457,7 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 	sweep_argv_free(argv);
 	if (pid < 0)
 		return -errno;
+	pids_record(x->tmpdir, &pid, 1);
 	if (traffic) {
 		struct timespec lead = {0, (long)(TRAFFIC_LEAD_S * 1e9)};
 		nanosleep(&lead, NULL);
@@ -315,10 +465,17 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 		snprintf(tlog, sizeof(tlog), "%s/traffic.log", x->tmpdir);
 		char *sh[] = {"/bin/sh", "-c", cmd, NULL};
 		tpid = spawn(sh, tlog, true);
+		pid_t both[2] = {pid, tpid};
+		pids_record(x->tmpdir, both, 2);
 	}
 	int w = wait_child(pid, deadline, x->stop, &st);
+	int tw = tpid > 0 ? wait_child(tpid, w == 0 ? deadline : 0, x->stop, &tst) : 0;
+	/* what the children started themselves (a pipeline, a '&') goes with them */
+	kill(-pid, SIGKILL);
+	if (tpid > 0)
+		kill(-tpid, SIGKILL);
+	pids_clear(x->tmpdir);
 	if (tpid > 0) {
-		int tw = wait_child(tpid, w == 0 ? deadline : 0, x->stop, &tst);
 		if (w == 0 && tw != 0)
 			w = tw;
 		else if (w == 0 && (!WIFEXITED(tst) || WEXITSTATUS(tst))) {

@@ -33,7 +33,9 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 
 	char err[512];
 	int ch;
-	optind = 1;
+	/* 0, not 1: glibc then also forgets a cluster ("-qxh") an earlier
+	 * parse stopped inside, which would point into that call's argv */
+	optind = 0;
 	while ((ch = rxr_cli_getopt(verb, argc, argv, "o:qh", opts)) != -1) {
 		if (ch == 'h')
 			return -1;

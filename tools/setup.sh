@@ -19,6 +19,7 @@ PACKAGES=(
   dpdk dpdk-dev libdpdk-dev
   libibverbs-dev ibverbs-providers rdma-core
   libbpf-dev libelf-dev zlib1g-dev libdw-dev bpftool clang llvm
+  libclang-rt-14-dev
   linux-perf libxml2-utils python3 procps iproute2
   chromium
 )

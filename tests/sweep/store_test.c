@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,6 +97,74 @@ Test(sweep_store, append_resume_and_a_truncated_last_line)
 	json_decref(d1);
 	json_decref(d2);
 	json_decref(d3);
+	sw_rmtree(dir);
+}
+
+/* Bytes of a file, or -1 when absent. */
+static long file_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) ? -1 : (long)sb.st_size;
+}
+
+Test(sweep_store, resume_never_cuts_a_complete_line)
+{
+	char *dir = sw_tmpdir(), err[SWEEP_ERR_LEN], note[SWEEP_ERR_LEN], path[600], want[700];
+	struct sweep_store st;
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	json_t *d1 = doc_trial("a", 1);
+	char *l1 = json_dumps(d1, JSON_COMPACT);
+	cr_assert(l1);
+
+	/* a complete last line that does not parse: somebody's data, stop */
+	char *text = NULL;
+	cr_assert(asprintf(&text, "%s\n{\"schema\": \"rxray.run/1\", oops\n", l1) > 0);
+	free(sw_write(dir, "results.jsonl", text));
+	long before = file_size(path);
+	cr_expect_eq(sweep_store_open(&st, dir, true, note, sizeof(note), err, sizeof(err)),
+		     -EINVAL, "a complete bad last line was accepted");
+	snprintf(want, sizeof(want), "%s:2: a complete line that is not a JSON document", path);
+	cr_expect(!strncmp(err, want, strlen(want)), "names file and line: %s", err);
+	cr_expect_eq(file_size(path), before, "the file was changed");
+	char *now = sw_read(path);
+	cr_expect_str_eq(now, text, "the complete line was cut");
+	free(now);
+	free(text);
+
+	/* a lone complete bad line (also the last one) */
+	free(sw_write(dir, "results.jsonl", "not json\n"));
+	cr_expect_eq(sweep_store_open(&st, dir, true, note, sizeof(note), err, sizeof(err)),
+		     -EINVAL);
+	cr_expect_eq(file_size(path), 9, "the only line was cut");
+
+	/* a torn last line that still parses: its newline is restored, said */
+	cr_assert(asprintf(&text, "%s\n%s", l1, l1) > 0);
+	free(sw_write(dir, "results.jsonl", text));
+	cr_assert_eq(sweep_store_open(&st, dir, true, note, sizeof(note), err, sizeof(err)), 0,
+		     "%s", err);
+	snprintf(want, sizeof(want), "%s:2: the last line had lost its newline; restored it",
+		 path);
+	cr_expect_str_eq(note, want);
+	cr_expect_eq(json_array_size(json_object_get(st.partial, "a")), 2);
+	sweep_store_close(&st);
+	cr_expect_eq(file_size(path), (long)strlen(text) + 1);
+	free(text);
+
+	/* and through the CLI: exit 2, one line naming file and line */
+	char *spec = sw_write(dir, "spec.yaml", "frames: 1064\n");
+	static const char bad[] = "{\"schema\":\"rxray.point/1\"\n";
+	free(sw_write(dir, "results.jsonl", bad));
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", dir, "--runner", FAKE_RUN, "--resume",
+			NULL};
+	char *cerr = NULL;
+	cr_expect_eq(sw_run(argv, NULL, &cerr), 2, "%s", cerr);
+	snprintf(want, sizeof(want), "%s:1: a complete line", path);
+	cr_expect(cerr && strstr(cerr, want), "%s", cerr);
+	cr_expect_eq(file_size(path), (long)strlen(bad), "the CLI cut the line");
+	free(cerr);
+	free(spec);
+	free(l1);
+	json_decref(d1);
 	sw_rmtree(dir);
 }
 

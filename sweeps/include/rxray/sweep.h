@@ -365,6 +365,15 @@ int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, dou
  */
 int sweep_trial_exec(void *ctx, struct sweep_trial *t);
 /*
+ * Make sure no trial of an earlier sweep into this folder is alive: kill
+ * (SIGKILL) the process groups that sweep recorded in <tmpdir>/pids and
+ * are still alive, and wait (bounded) until they are gone. 0 (note says
+ * what was killed, empty when nothing was), or -EBUSY with a line in err
+ * when one survives.
+ */
+int sweep_trial_reap(const char *tmpdir, char *note, size_t notelen, char *err,
+		     size_t errlen);
+/*
  * Fill t's status, rates and loss from a trial line (a run result with
  * "trial", or a broken trial's line); t->seconds must be set. Does not
  * take doc. 0, or -EINVAL with the reader's message in err.
@@ -384,9 +393,12 @@ struct sweep_store {
 
 /*
  * Open <dir>/results.jsonl. resume: read it back (points done, trials of
- * an unfinished point) and cut a truncated last line, reporting it in
- * note; not resume: the file must be absent or empty (-EEXIST otherwise).
- * Creates dir. 0 or -errno with a line in err.
+ * an unfinished point) and repair a torn last line (no newline),
+ * reporting it in note; a complete line that does not parse is -EINVAL
+ * and the file is left as it is. Not resume: the file must be absent or
+ * empty (-EEXIST otherwise). Holds an exclusive flock on the file until
+ * close: -EBUSY while another sweep writes into dir. Creates dir. 0 or
+ * -errno with a line in err.
  */
 int sweep_store_open(struct sweep_store *st, const char *dir, bool resume, char *note,
 		     size_t notelen, char *err, size_t errlen);

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: the run-result reader (one rxray.run/1 JSON text ->
+ * struct rxr_result), then what every analyzer asks of an accepted one:
+ * the bottleneck, cycles per packet, and writing it back out.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/result.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[512];
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	struct rxr_result *r = rxr_result_parse(text, "fuzz.json", 1, err, sizeof(err));
+	free(text);
+	if (!r)
+		return 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		(void)rxr_thread_cycles_per_packet(&r->threads[i]);
+	(void)rxr_counters_conserved(&r->c);
+	json_t *back = rxr_result_to_json(r);
+	char *s = back ? json_dumps(back, JSON_COMPACT) : NULL;
+	free(s);
+	json_decref(back);
+	rxr_result_free(r);
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: the result-set loader (a sweep's results.jsonl, or
+ * one run JSON), then the varying knobs and a label per point, as the
+ * ceiling/diff/report verbs use them. The loader reads a path, so each
+ * input is written to a file in /dev/shm (tmpfs; else /tmp) first. The first byte
+ * picks the form: even = .jsonl, odd = .json.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rxray/analyze.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	static const char *base = "/dev/shm";
+	char path[96], err[512], label[512];
+	snprintf(path, sizeof(path), "%s/rxray-fuzz-set-%d.%s", base, (int)getpid(),
+		 data[0] & 1 ? "json" : "jsonl");
+	FILE *f = fopen(path, "wb");
+	if (!f && strcmp(base, "/tmp")) {
+		/* no tmpfs at /dev/shm (some containers): slower, but works */
+		base = "/tmp";
+		return LLVMFuzzerTestOneInput(data, size);
+	}
+	if (!f)
+		abort(); /* the harness itself is broken: say so, loudly */
+	if (size > 1 && fwrite(data + 1, 1, size - 1, f) != size - 1)
+		abort();
+	fclose(f);
+	struct rxr_set *s = NULL;
+	if (rxr_set_load(path, &s, err, sizeof(err)) == 0) {
+		size_t nv = 0;
+		const char **vary = rxr_set_varying(s, &nv);
+		for (size_t i = 0; i < s->n; i++) {
+			rxr_point_label(&s->pts[i], vary, nv, label, sizeof(label));
+			(void)rxr_point_run(&s->pts[i]);
+		}
+		free(vary);
+		rxr_set_free(s);
+	}
+	unlink(path);
+	return 0;
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Nothing outlives a sweep: a sweep killed with SIGKILL takes its trial
+ * child with it, and `--resume` kills what the killed sweep's trials had
+ * started themselves before it runs anything. Driven through the fake
+ * `rxray run`, whose frame 777 hangs forever, so a trial that is still
+ * there after the sweep died was left behind, not slow.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rxray/sweep.h"
+#include "rxray/util.h"
+#include "util.h"
+
+/* State and parent of pid from /proc/<pid>/stat; 0 when it is gone. */
+static char proc_state(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'), st = 0;
+	int pp = 0;
+	if (!p || sscanf(p + 1, " %c %d", &st, &pp) != 2)
+		return 0;
+	if (ppid)
+		*ppid = pp;
+	return st;
+}
+
+/* Alive: exists and is not a zombie (an orphan's zombie waits for init). */
+static bool alive(pid_t pid)
+{
+	char st = proc_state(pid, NULL);
+	return st && st != 'Z' && st != 'X';
+}
+
+/* A child of parent whose argv[0] is exe, or 0. */
+static pid_t child_running(pid_t parent, const char *exe)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+	while (d && !found && (de = readdir(d))) {
+		char *end, path[300], cmd[600];
+		long pid = strtol(de->d_name, &end, 10);
+		pid_t pp = 0;
+		if (*end || pid <= 0 || !proc_state((pid_t)pid, &pp) || pp != parent)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(cmd, 1, sizeof(cmd) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		cmd[n] = '\0';
+		if (!strcmp(cmd, exe))
+			found = (pid_t)pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Poll cond(arg) every 5 ms for at most secs; its last answer. */
+static bool wait_for(bool (*cond)(void *), void *arg, double secs)
+{
+	double end = rxr_mono_seconds() + secs;
+	struct timespec nap = {0, 5000000};
+	bool ok;
+	while (!(ok = cond(arg)) && rxr_mono_seconds() < end)
+		nanosleep(&nap, NULL);
+	return ok;
+}
+
+static bool gone(void *arg)
+{
+	return !alive(*(pid_t *)arg);
+}
+
+struct child_q {
+	pid_t parent, found;
+};
+
+static bool trial_started(void *arg)
+{
+	struct child_q *q = arg;
+	q->found = child_running(q->parent, FAKE_RUN);
+	return q->found > 0;
+}
+
+Test(sweep_orphans, a_sigkilled_sweep_leaves_no_trial_running, .timeout = 120)
+{
+	char *dir = sw_tmpdir(), outdir[600];
+	/* one point whose trial hangs far longer than this test waits */
+	char *spec = sw_write(dir, "spec.yaml", "frames: 777\nsearch: {timeout: 600}\n");
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
+			NULL};
+	pid_t sweep = sw_spawn(argv);
+	struct child_q q = {.parent = sweep};
+	bool started = wait_for(trial_started, &q, 60);
+	kill(sweep, SIGKILL);
+	int st;
+	waitpid(sweep, &st, 0);
+	cr_assert(started, "no trial child of the sweep appeared within 60 s");
+	cr_assert(WIFSIGNALED(st), "the sweep ended before it was killed");
+	bool died = wait_for(gone, &q.found, 10);
+	if (!died)
+		kill(q.found, SIGKILL);
+	cr_expect(died, "trial %d still runs 10 s after its sweep was killed", (int)q.found);
+	free(spec);
+	sw_rmtree(dir);
+}
+
+struct file_q {
+	const char *path;
+	size_t lines;
+};
+
+static bool has_lines(void *arg)
+{
+	struct file_q *q = arg;
+	return sw_count_lines(q->path, NULL) >= q->lines;
+}
+
+Test(sweep_orphans, resume_first_kills_what_the_killed_sweep_left, .timeout = 120)
+{
+	char *dir = sw_tmpdir(), outdir[600], pidfile[600], record[700], yaml[1500];
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/bg.pid", dir);
+	snprintf(record, sizeof(record), "%s/.trial/pids", outdir);
+	/*
+	 * The traffic command starts a child of its own: the shell dies with
+	 * the sweep, its '&' child has no death signal and lives on.
+	 */
+	snprintf(yaml, sizeof(yaml),
+		 "engines: dpdk\nframes: 777\ndevice: dpdk:--vdev=net_null0\n"
+		 "traffic_cmd: sleep 600 & echo $! > %s; wait\n"
+		 "search: {max_rate: 1M, timeout: 600}\n",
+		 pidfile);
+	char *spec = sw_write(dir, "spec.yaml", yaml);
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
+			NULL};
+	pid_t sweep = sw_spawn(argv);
+	struct file_q pq = {pidfile, 1}, rq = {record, 2};
+	bool started = wait_for(has_lines, &pq, 60) && wait_for(has_lines, &rq, 30);
+	kill(sweep, SIGKILL);
+	int st;
+	waitpid(sweep, &st, 0);
+	cr_assert(started, "the traffic command did not start within 60 s");
+	char *txt = sw_read(pidfile);
+	pid_t bg = txt ? (pid_t)atoi(txt) : 0;
+	free(txt);
+	cr_assert_gt(bg, 0);
+	cr_assert(alive(bg), "the traffic command's child died with the sweep: nothing to test");
+
+	/* a resume (here of a point that is refused at once) kills it first */
+	char *spec2 = sw_write(dir, "spec2.yaml", "frames: 888\n");
+	char *argv2[] = {RXRAY_BIN, "sweep", spec2, "-o", outdir, "--runner", FAKE_RUN,
+			 "--resume", NULL};
+	char *err = NULL;
+	sw_run(argv2, NULL, &err);
+	bool died = !alive(bg);
+	if (!died)
+		kill(bg, SIGKILL);
+	cr_expect(died, "pid %d of the killed sweep's trial survived --resume: %s", (int)bg, err);
+	cr_expect(err && strstr(err, "killed 1 process group left alive by the earlier sweep"),
+		  "%s", err);
+	free(err);
+	free(spec);
+	free(spec2);
+	sw_rmtree(dir);
+}
