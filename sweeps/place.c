@@ -98,7 +98,10 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 		rc = rx_place_on(&c, caps.sim_nic, avail, navail, &rp, err, sizeof(err));
 	}
 	if (rc < 0) {
-		snprintf(pl->reason, sizeof(pl->reason), "%s", err);
+		/* cut at the reason's size, never mid-character */
+		size_t n = rxr_utf8_prefix(err, strlen(err), sizeof(pl->reason) - 1);
+		memcpy(pl->reason, err, n);
+		pl->reason[n] = '\0';
 		return 0;
 	}
 	pl->nic = rp.nic_threads;
