@@ -598,7 +598,7 @@ Test(sweep_search, the_time_budget_ends_a_point_unresolved_with_both_bounds)
 	struct script q = {.G = 12e6, .top_rx = 3e6, .clean = 3e6, .band = 3e6};
 	cr_assert_eq(sweep_search_run(&d, script_trial, &q, &r), 0);
 	cr_expect(r.ndr_resolved && r.pdr_resolved, "%s", r.reason);
-	cr_expect_float_eq(r.budget_seconds, d.max_trials * (d.trial_seconds + 0.5), 1e-9);
+	cr_expect_float_eq(r.budget_seconds, d.max_trials * (d.trial_seconds + 0.7), 1e-9);
 	sweep_search_result_free(&r);
 }
 
@@ -680,4 +680,35 @@ Test(sweep_search, intervals_and_flags_in_the_summary_and_the_table)
 	free(t);
 	json_decref(sum[0]);
 	json_decref(sum[1]);
+}
+
+/* The run result's own verdict marks a trial disturbed: validity.disturbed
+ * (probes/validity.h) or an oversubscribed placement. */
+static int doc_trial(void *ctx, struct sweep_trial *t)
+{
+	int *n = ctx;
+	struct script m = {.G = 12e6, .top_rx = 5e6, .clean = 5e6, .band = 5e6};
+	script_trial(&m, t);
+	t->wall_seconds = 0;
+	++*n;
+	t->doc = *n == 1   ? json_pack("{s:{s:b}}", "validity", "disturbed", 1)
+		 : *n == 2 ? json_pack("{s:b}", "oversubscribed", 1)
+			   : json_pack("{s:{s:b}}", "validity", "disturbed", 0);
+	return 0;
+}
+
+Test(sweep_search, the_run_results_verdict_marks_a_trial_disturbed)
+{
+	struct sweep_search_cfg c = cfg_default();
+	int n = 0;
+	struct sweep_search_result r;
+	cr_assert_eq(sweep_search_run(&c, doc_trial, &n, &r), 0);
+	cr_assert_geq(r.ntrials, 3);
+	cr_expect(r.trials[0].disturbed);
+	cr_expect(r.trials[1].disturbed);
+	cr_expect(!r.trials[2].disturbed);
+	cr_expect_eq(r.disturbed_trials, 2);
+	/* trial 1 (at max) was re-run: nothing decided from it alone */
+	cr_expect_eq(r.trials[1].target_pps, r.trials[0].target_pps);
+	sweep_search_result_free(&r);
 }

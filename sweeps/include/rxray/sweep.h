@@ -78,7 +78,16 @@
  *       "nic_max_mpps": the NIC's achieved rate at "max",
  *       "generator_limited": bool (the ceiling is a lower bound),
  *       "trials": n, "ndr_run": <trial line at the NDR> | null,
- *       "top_run": <trial line of the highest-rate trial> | null}
+ *       "top_run": <trial line of the highest-rate trial> | null,
+ *       the intervals (ndr_mpps/pdr_mpps are their lower ends):
+ *       "ndr_upper_mpps", "pdr_upper_mpps": x | null, "ndr_width",
+ *       "pdr_width": (upper - lower) / upper | null, "precision",
+ *       "ndr_resolved", "pdr_resolved", "resolved": bool,
+ *       "disturbed": bool, "disturbed_trials", "retries",
+ *       "budget_seconds", "spent_seconds",
+ *       "flags": ["unresolved", "disturbed"] as they apply}
+ *    (sweep_summary_add_search; a trial is disturbed when its run result
+ *    says "validity": {"disturbed": true} or "oversubscribed": true)
  * The key is the knobs in a fixed order, "name=value" joined by commas:
  * engine, mode, frame, split, queues, ring, batch, burst, buffers,
  * mempool_cache, free, app, discipline, dma, payload, inject, device
@@ -165,7 +174,8 @@ struct sweep_search_cfg {
 				    * the share of a rate's trial seconds that
 				    * may exceed the loss ratio (MLRsearch) */
 	double budget_seconds;     /* time per point (trials' wall time); 0 =
-				    * max_trials x (trial_seconds + 0.5 s) */
+				    * max_trials x (trial_seconds + 0.7 s: the
+				    * quiet before a trial, start-up, canary) */
 	unsigned max_retries;      /* re-runs of disturbed trials per point (3) */
 };
 
