@@ -121,7 +121,8 @@ int rxr_valid_thread_begin(struct rxr_valid_thread *t, const char *role, int cor
 	t->wait_s = -1;
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) < 0)
-		return rxr_errf(err, errlen, -errno, "getrusage(RUSAGE_THREAD): %s", strerror(errno));
+		return rxr_errf(err, errlen, -errno, "getrusage(RUSAGE_THREAD): %s",
+				strerror(errno));
 	t->nvcsw0 = ru.ru_nvcsw;
 	t->nivcsw0 = ru.ru_nivcsw;
 	int fd = perf_migrations_open();
@@ -258,8 +259,8 @@ static void steal_read(struct rxr_validity *v, int end)
 		} else {
 			continue;
 		}
-		if (sscanf(line + off, "%llu %llu %llu %llu %llu %llu %llu %llu", &x[0], &x[1], &x[2],
-			   &x[3], &x[4], &x[5], &x[6], &x[7]) != 8)
+		if (sscanf(line + off, "%llu %llu %llu %llu %llu %llu %llu %llu", &x[0], &x[1],
+			   &x[2], &x[3], &x[4], &x[5], &x[6], &x[7]) != 8)
 			continue;
 		if (id < 0)
 			v->steal_total[end] = (long long)x[7];
@@ -366,7 +367,8 @@ int rxr_canary_calibrate(struct rxr_canary_cal *cal, size_t min_bytes, size_t ma
 	double cpu = INFINITY;
 	for (int c = lo; c <= hi; c++) {
 		double m, k;
-		canary_best(buf, (size_t)1 << (c + RXR_CANARY_MIN_LOG2), reps < 1 ? 1 : reps, &m, &k);
+		canary_best(buf, (size_t)1 << (c + RXR_CANARY_MIN_LOG2), reps < 1 ? 1 : reps, &m,
+			    &k);
 		cal->mem_ns[c] = m;
 		cpu = fmin(cpu, k);
 	}
@@ -380,8 +382,8 @@ int rxr_canary_cal_format(const struct rxr_canary_cal *cal, char *out, size_t le
 	size_t o = (size_t)snprintf(out, len, "cpu=%.0f", cal->cpu_ns);
 	for (int c = 0; c < RXR_CANARY_CLASSES && o < len; c++)
 		if (cal->mem_ns[c] > 0)
-			o += (size_t)snprintf(out + o, len - o, ",m%d=%.0f", c + RXR_CANARY_MIN_LOG2,
-					      cal->mem_ns[c]);
+			o += (size_t)snprintf(out + o, len - o, ",m%d=%.0f",
+					      c + RXR_CANARY_MIN_LOG2, cal->mem_ns[c]);
 	return o < len ? 0 : -ENOSPC;
 }
 
@@ -394,7 +396,8 @@ int rxr_canary_cal_parse(const char *s, struct rxr_canary_cal *cal, char *err, s
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 		char part[64];
 		if (n >= sizeof(part))
-			return rxr_errf(err, errlen, -EINVAL, "%s: part too long: %.40s", RXR_CANARY_ENV, p);
+			return rxr_errf(err, errlen, -EINVAL, "%s: part too long: %.40s",
+					RXR_CANARY_ENV, p);
 		memcpy(part, p, n);
 		part[n] = '\0';
 		char *eq = strchr(part, '='), *end;
@@ -408,8 +411,8 @@ int rxr_canary_cal_parse(const char *s, struct rxr_canary_cal *cal, char *err, s
 			cal->mem_ns[l - RXR_CANARY_MIN_LOG2] = ns;
 		else
 			return rxr_errf(err, errlen, -EINVAL,
-					"%s: '%s': expected cpu=<ns> or m<18..26>=<ns>", RXR_CANARY_ENV,
-					part);
+					"%s: '%s': expected cpu=<ns> or m<18..26>=<ns>",
+					RXR_CANARY_ENV, part);
 		p = comma ? comma + 1 : NULL;
 	}
 	if (!(cal->cpu_ns > 0))
@@ -433,7 +436,8 @@ int rxr_validity_canary_before(struct rxr_validity *v, size_t working_set_bytes,
 	free(v->buf);
 	v->buf = canary_alloc(v->bytes);
 	if (!v->buf)
-		return rxr_errf(err, errlen, -ENOMEM, "canary: cannot allocate %zu bytes", v->bytes);
+		return rxr_errf(err, errlen, -ENOMEM, "canary: cannot allocate %zu bytes",
+				v->bytes);
 	if (!(v->cal_mem_ns > 0 && v->cal_cpu_ns > 0)) {
 		const char *env = getenv(RXR_CANARY_ENV);
 		struct rxr_canary_cal cal;
@@ -504,7 +508,8 @@ struct reasons {
 	char r[4][RXR_VALID_REASON_LEN];
 };
 
-static void reason_add(struct reasons *rs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason_add(struct reasons *rs, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void reason_add(struct reasons *rs, const char *fmt, ...)
 {
 	if (rs->n >= sizeof(rs->r) / sizeof(rs->r[0]))
@@ -521,12 +526,14 @@ static void thread_judge(const struct rxr_validity *v, const struct rxr_valid_th
 	memset(rs, 0, sizeof(*rs));
 	double win = t->t_end - t->t_begin, lim = thread_wait_limit(v, t);
 	if (t->wait_s >= 0 && t->wait_s > lim)
-		reason_add(rs, "preempted: waited %.2f ms for its CPU (%.1f%% of %.0f ms; limit %.2f ms)",
-			   t->wait_s * 1e3, win > 0 ? 100 * t->wait_s / win : 0, win * 1e3, lim * 1e3);
-	else if (t->wait_s < 0 && (double)t->nivcsw > v->lim.nivcsw_per_s * win &&
-		 t->nivcsw > 0)
-		reason_add(rs, "preempted: %ld involuntary switches in %.0f ms (limit %.0f/s; no "
-			       "schedstat)", t->nivcsw, win * 1e3, v->lim.nivcsw_per_s);
+		reason_add(
+		    rs, "preempted: waited %.2f ms for its CPU (%.1f%% of %.0f ms; limit %.2f ms)",
+		    t->wait_s * 1e3, win > 0 ? 100 * t->wait_s / win : 0, win * 1e3, lim * 1e3);
+	else if (t->wait_s < 0 && (double)t->nivcsw > v->lim.nivcsw_per_s * win && t->nivcsw > 0)
+		reason_add(rs,
+			   "preempted: %ld involuntary switches in %.0f ms (limit %.0f/s; no "
+			   "schedstat)",
+			   t->nivcsw, win * 1e3, v->lim.nivcsw_per_s);
 	if (t->migrations > 0)
 		reason_add(rs, "migrated %llu time%s (%s)", (unsigned long long)t->migrations,
 			   t->migrations > 1 ? "s" : "", rxr_mig_source_name(t->mig_source));
@@ -558,7 +565,8 @@ static void run_reasons(const struct rxr_validity *v, json_t *arr, bool *disturb
 		for (size_t k = 0; k < rs.n; k++) {
 			*disturbed = true;
 			if (arr)
-				json_array_append_new(arr, json_sprintf("%s on core %d: %s", v->th[i].role,
+				json_array_append_new(arr, json_sprintf("%s on core %d: %s",
+									v->th[i].role,
 									v->th[i].core, rs.r[k]));
 		}
 	}
@@ -570,9 +578,10 @@ static void run_reasons(const struct rxr_validity *v, json_t *arr, bool *disturb
 		if (r > v->lim.canary_ratio) {
 			*disturbed = true;
 			if (arr)
-				json_array_append_new(arr, json_sprintf("canary %.2fx slower than calibrated "
-									"%s the run (%s)", r,
-									after ? "after" : "before", what));
+				json_array_append_new(
+				    arr, json_sprintf("canary %.2fx slower than calibrated "
+						      "%s the run (%s)",
+						      r, after ? "after" : "before", what));
 		}
 	}
 	for (size_t k = 0; k < v->nreasons && arr; k++)
@@ -599,15 +608,15 @@ static json_t *thread_json(const struct rxr_validity *v, const struct rxr_valid_
 	for (size_t k = 0; k < rs.n; k++)
 		json_array_append_new(r, json_string(rs.r[k]));
 	long long st = core_steal_ticks(v, t->core);
-	return json_pack("{s:s, s:i, s:f, s:I, s:I, s:I, s:s, s:o, s:s, s:o, s:f, s:b, s:o}",
-			 "role", t->role, "core", t->core, "window_s", t->t_end - t->t_begin,
-			 "voluntary_switches", (json_int_t)t->nvcsw, "involuntary_switches",
-			 (json_int_t)t->nivcsw, "migrations", (json_int_t)t->migrations,
-			 "migrations_source", rxr_mig_source_name(t->mig_source), "runqueue_wait_ms",
-			 ms_or_null(t->wait_s), "wait_source", t->wait_s >= 0 ? "schedstat" : "none",
-			 "steal_ms", st >= 0 ? json_real((double)st * steal_tick_s() * 1e3) : json_null(),
-			 "wait_limit_ms", thread_wait_limit(v, t) * 1e3, "disturbed", rs.n > 0,
-			 "reasons", r);
+	return json_pack(
+	    "{s:s, s:i, s:f, s:I, s:I, s:I, s:s, s:o, s:s, s:o, s:f, s:b, s:o}", "role", t->role,
+	    "core", t->core, "window_s", t->t_end - t->t_begin, "voluntary_switches",
+	    (json_int_t)t->nvcsw, "involuntary_switches", (json_int_t)t->nivcsw, "migrations",
+	    (json_int_t)t->migrations, "migrations_source", rxr_mig_source_name(t->mig_source),
+	    "runqueue_wait_ms", ms_or_null(t->wait_s), "wait_source",
+	    t->wait_s >= 0 ? "schedstat" : "none", "steal_ms",
+	    st >= 0 ? json_real((double)st * steal_tick_s() * 1e3) : json_null(), "wait_limit_ms",
+	    thread_wait_limit(v, t) * 1e3, "disturbed", rs.n > 0, "reasons", r);
 }
 
 static json_t *canary_json(const struct rxr_validity *v)
@@ -618,13 +627,13 @@ static json_t *canary_json(const struct rxr_validity *v)
 	double r = canary_ratio(v, false, &w0);
 	if (v->canary_after)
 		r = fmax(r, canary_ratio(v, true, &w1));
-	return json_pack("{s:I, s:s, s:f, s:f, s:f, s:f, s:o, s:o, s:f}", "bytes",
-			 (json_int_t)v->bytes, "calibration", v->cal_source, "cal_mem_ms",
-			 v->cal_mem_ns * 1e-6, "cal_cpu_ms", v->cal_cpu_ns * 1e-6, "before_mem_ms",
-			 v->before_mem_ns * 1e-6, "before_cpu_ms", v->before_cpu_ns * 1e-6,
-			 "after_mem_ms", v->canary_after ? json_real(v->after_mem_ns * 1e-6) : json_null(),
-			 "after_cpu_ms", v->canary_after ? json_real(v->after_cpu_ns * 1e-6) : json_null(),
-			 "ratio", r);
+	return json_pack(
+	    "{s:I, s:s, s:f, s:f, s:f, s:f, s:o, s:o, s:f}", "bytes", (json_int_t)v->bytes,
+	    "calibration", v->cal_source, "cal_mem_ms", v->cal_mem_ns * 1e-6, "cal_cpu_ms",
+	    v->cal_cpu_ns * 1e-6, "before_mem_ms", v->before_mem_ns * 1e-6, "before_cpu_ms",
+	    v->before_cpu_ns * 1e-6, "after_mem_ms",
+	    v->canary_after ? json_real(v->after_mem_ns * 1e-6) : json_null(), "after_cpu_ms",
+	    v->canary_after ? json_real(v->after_cpu_ns * 1e-6) : json_null(), "ratio", r);
 }
 
 static json_t *host_json(const struct rxr_validity *v)
@@ -648,12 +657,11 @@ json_t *rxr_validity_json(const struct rxr_validity *v)
 	for (size_t i = 0; i < v->nthreads; i++)
 		if (json_array_append_new(threads, thread_json(v, &v->th[i])) < 0)
 			goto fail;
-	json_t *lim = json_pack("{s:f, s:o, s:f, s:f, s:f}", "wait_share", v->lim.wait_share,
-				"ring_cover_ms",
-				v->lim.ring_cover_s > 0 ? json_real(v->lim.ring_cover_s * 1e3)
-							: json_null(),
-				"wait_floor_ms", v->lim.wait_floor_s * 1e3, "nivcsw_per_s",
-				v->lim.nivcsw_per_s, "canary_ratio", v->lim.canary_ratio);
+	json_t *lim =
+	    json_pack("{s:f, s:o, s:f, s:f, s:f}", "wait_share", v->lim.wait_share, "ring_cover_ms",
+		      v->lim.ring_cover_s > 0 ? json_real(v->lim.ring_cover_s * 1e3) : json_null(),
+		      "wait_floor_ms", v->lim.wait_floor_s * 1e3, "nivcsw_per_s",
+		      v->lim.nivcsw_per_s, "canary_ratio", v->lim.canary_ratio);
 	return json_pack("{s:b, s:o, s:o, s:o, s:o, s:o}", "disturbed", d, "reasons", reasons,
 			 "limits", lim, "host", host_json(v), "canary", canary_json(v), "threads",
 			 threads);

@@ -57,7 +57,8 @@ static void progress_point(const struct progress *pg, const json_t *sum, double 
 	const char *status = json_string_value(json_object_get(sum, "status"));
 	char line[600];
 	if (status && !strcmp(status, "ok"))
-		snprintf(line, sizeof(line), "NDR %.3f Mpps, PDR %.3f Mpps%s%s%s, %d trials, %.1f s",
+		snprintf(line, sizeof(line),
+			 "NDR %.3f Mpps, PDR %.3f Mpps%s%s%s, %d trials, %.1f s",
 			 json_real_value(json_object_get(sum, "ndr_mpps")),
 			 json_real_value(json_object_get(sum, "pdr_mpps")),
 			 json_is_true(json_object_get(sum, "generator_limited"))
@@ -133,7 +134,8 @@ static void canary_calibrate(bool quiet)
 	const char *have = getenv(RXR_CANARY_ENV);
 	struct rxr_canary_cal cal;
 	char text[512];
-	if ((have && *have) || rxr_canary_calibrate(&cal, 1, (size_t)1 << RXR_CANARY_MAX_LOG2, 3) < 0 ||
+	if ((have && *have) ||
+	    rxr_canary_calibrate(&cal, 1, (size_t)1 << RXR_CANARY_MAX_LOG2, 3) < 0 ||
 	    rxr_canary_cal_format(&cal, text, sizeof(text)) < 0)
 		return;
 	setenv(RXR_CANARY_ENV, text, 1);

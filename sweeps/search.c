@@ -129,15 +129,18 @@ static void loads_build(struct state *s, double loss)
 		double pass_rate = INFINITY, fail_rate = INFINITY;
 		*ld = (struct load){.target = target, .min_rx = INFINITY, .last_pass = -1,
 				    .tainted = true};
-		for (size_t k = i; k < s->r->ntrials; k++)
-			if (s->r->trials[k].target_pps == target && trial_judges(&s->r->trials[k], false))
+		for (size_t k = i; k < s->r->ntrials; k++) {
+			const struct sweep_trial *t = &s->r->trials[k];
+			if (t->target_pps == target && trial_judges(t, false))
 				ld->tainted = false;
+		}
 		for (size_t k = i; k < s->r->ntrials; k++) {
 			const struct sweep_trial *t = &s->r->trials[k];
 			if (t->target_pps != target)
 				continue;
 			bool ok = t->status == SWEEP_TRIAL_OK;
-			bool shortfall = ok && target > 0 && t->offered_pps < target * (1 - SHORTFALL);
+			bool shortfall =
+				ok && target > 0 && t->offered_pps < target * (1 - SHORTFALL);
 			bool lossy = ok && t->loss > loss + 1e-12;
 			ld->passed_once |= ok && !lossy && !shortfall;
 			if (!trial_judges(t, ld->tainted))
@@ -271,7 +274,8 @@ static int goal_next(struct state *s, double loss, double *target, double *secs)
 		for (int k = 0; k < 2; k++)
 			if (bound[k] >= 0 && s->g[bound[k]].tainted) {
 				*target = s->g[bound[k]].target;
-				*secs = s->g[bound[k]].nfull ? c->trial_seconds : c->initial_seconds;
+				*secs = s->g[bound[k]].nfull ? c->trial_seconds
+							      : c->initial_seconds;
 				s->retry = true;
 				return 1;
 			}
@@ -378,7 +382,8 @@ static void result_fill(struct state *s, const int gstate[G_N])
 		double hi = b.hi >= 0 && isfinite(s->g[b.hi].rate) ? s->g[b.hi].rate : 0;
 		int tr = b.lo >= 0 ? s->g[b.lo].last_pass : -1;
 		bool resolved = gstate[g] <= 0;
-		r->disturbed |= (b.lo >= 0 && s->g[b.lo].tainted) || (b.hi >= 0 && s->g[b.hi].tainted);
+		r->disturbed |= (b.lo >= 0 && s->g[b.lo].tainted) ||
+				(b.hi >= 0 && s->g[b.hi].tainted);
 		if (gstate[g] < 0)
 			lo = 0, tr = -1;
 		if (g == G_NDR) {
@@ -575,7 +580,8 @@ int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
 				"ndr_upper_mpps", mpps_or_null(r->ndr_hi_pps), "pdr_upper_mpps",
 				mpps_or_null(r->pdr_hi_pps), "ndr_width",
 				width_or_null(r->ndr_pps, r->ndr_hi_pps), "pdr_width",
-				width_or_null(r->pdr_pps, r->pdr_hi_pps), "precision", cfg->precision,
+				width_or_null(r->pdr_pps, r->pdr_hi_pps), "precision",
+				cfg->precision,
 				"ndr_resolved", ok && r->ndr_resolved, "pdr_resolved",
 				ok && r->pdr_resolved, "resolved", resolved, "disturbed",
 				ok && r->disturbed, "disturbed_trials", (int)r->disturbed_trials,

@@ -34,9 +34,11 @@ static bool has_flag(json_t *sum, const char *flag)
 {
 	size_t i;
 	json_t *f;
-	json_array_foreach(json_object_get(sum, "flags"), i, f) if (json_is_string(f) &&
-								   !strcmp(json_string_value(f), flag))
-		return true;
+	json_array_foreach(json_object_get(sum, "flags"), i, f)
+	{
+		if (json_is_string(f) && !strcmp(json_string_value(f), flag))
+			return true;
+	}
 	return false;
 }
 
@@ -144,8 +146,8 @@ int sweep_table_print(FILE *f, const char *results_path)
 	for (int k = 0; k < SWEEP_K_COUNT; k++)
 		if (vary[k])
 			fprintf(f, " %s |", sweep_knob_name((enum sweep_knob)k));
-	fprintf(f, " NDR Mpps | PDR Mpps | NIC max Mpps | trials | NDR interval | PDR interval | flags "
-		   "| note |\n|");
+	fprintf(f, " NDR Mpps | PDR Mpps | NIC max Mpps | trials | NDR interval | PDR interval "
+		   "| flags | note |\n|");
 	for (int k = 0; k < SWEEP_K_COUNT; k++)
 		if (vary[k])
 			fprintf(f, "---|");
@@ -175,8 +177,8 @@ int sweep_table_print(FILE *f, const char *results_path)
 		interval(sum, "pdr", pdr_iv, sizeof(pdr_iv));
 		flags_text(sum, gl && summary_ok(sum), flags, sizeof(flags));
 		fprintf(f, " %s | %s | %s | %lld | %s | %s | %s | %s%s%s |\n", ndr, pdr, nic,
-			(long long)json_integer_value(json_object_get(sum, "trials")), ndr_iv, pdr_iv,
-			flags,
+			(long long)json_integer_value(json_object_get(sum, "trials")), ndr_iv,
+			pdr_iv, flags,
 			status && strcmp(status, "ok") ? status : "",
 			status && strcmp(status, "ok") && reason && *reason ? ": " : "",
 			reason && (*reason || !status) ? reason : "");

@@ -35,8 +35,8 @@
 
 struct rep_opts {
 	const char *rxray;
-	const char *spec;    /* NULL: the default spec */
-	const char *out;     /* NULL: a new folder under /tmp */
+	const char *spec; /* NULL: the default spec */
+	const char *out;  /* NULL: a new folder under /tmp */
 	int runs;
 	double tol;
 };
@@ -44,7 +44,7 @@ struct rep_opts {
 /* One point in one run, from its summary line. */
 struct cell {
 	bool present, ok;
-	double lo, hi;       /* Mpps; hi 0 = none */
+	double lo, hi; /* Mpps; hi 0 = none */
 	bool unresolved, disturbed, genlim;
 	int trials;
 };
@@ -91,9 +91,9 @@ static bool has_flag(json_t *sum, const char *flag)
 {
 	size_t i;
 	json_t *f;
-	json_array_foreach(json_object_get(sum, "flags"), i, f) if (json_is_string(f) &&
-								   !strcmp(json_string_value(f), flag))
-		return true;
+	json_array_foreach(json_object_get(sum, "flags"), i,
+			   f) if (json_is_string(f) &&
+				  !strcmp(json_string_value(f), flag)) return true;
 	return false;
 }
 
@@ -175,14 +175,16 @@ static void cell_text(const struct cell *c, char *out, size_t len)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "USAGE\n  bench_sweep_repeatability RXRAY [-n RUNS] [-s SPEC] [-o DIR] [-t TOL]\n"
-		   "  -n  sweeps to run (default 3, at most 16)\n"
-		   "  -s  spec (default: rxray's default sweep)\n"
-		   "  -o  folder for the runs (default: a new /tmp/rxray-repeat-XXXXXX)\n"
-		   "  -t  tolerance around the median NDR lower bound (default 0.2)\n"
-		   "EXAMPLES\n"
-		   "  nice build/bench/sweep_repeatability/bench_sweep_repeatability build/tools/rxray\n"
-		   "  bench_sweep_repeatability build/tools/rxray -n 5 -t 0.1\n");
+	fprintf(
+	    f,
+	    "USAGE\n  bench_sweep_repeatability RXRAY [-n RUNS] [-s SPEC] [-o DIR] [-t TOL]\n"
+	    "  -n  sweeps to run (default 3, at most 16)\n"
+	    "  -s  spec (default: rxray's default sweep)\n"
+	    "  -o  folder for the runs (default: a new /tmp/rxray-repeat-XXXXXX)\n"
+	    "  -t  tolerance around the median NDR lower bound (default 0.2)\n"
+	    "EXAMPLES\n"
+	    "  nice build/bench/sweep_repeatability/bench_sweep_repeatability build/tools/rxray\n"
+	    "  bench_sweep_repeatability build/tools/rxray -n 5 -t 0.1\n");
 }
 
 int main(int argc, char **argv)
@@ -191,24 +193,12 @@ int main(int argc, char **argv)
 	int c;
 	while ((c = getopt(argc, argv, "n:s:o:t:h")) != -1) {
 		switch (c) {
-		case 'n':
-			o.runs = atoi(optarg);
-			break;
-		case 's':
-			o.spec = optarg;
-			break;
-		case 'o':
-			o.out = optarg;
-			break;
-		case 't':
-			o.tol = atof(optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return RXR_EXIT_USAGE;
+		case 'n': o.runs = atoi(optarg); break;
+		case 's': o.spec = optarg; break;
+		case 'o': o.out = optarg; break;
+		case 't': o.tol = atof(optarg); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return RXR_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1 || o.runs < 1 || o.runs > MAX_RUNS || !(o.tol > 0)) {
@@ -235,12 +225,12 @@ int main(int argc, char **argv)
 	for (int r = 0; r < o.runs; r++) {
 		char dir[700];
 		snprintf(dir, sizeof(dir), "%s/run%d", out, r + 1);
-		fprintf(stderr, "bench_sweep_repeatability: sweep %d of %d into %s\n", r + 1, o.runs,
-			dir);
+		fprintf(stderr, "bench_sweep_repeatability: sweep %d of %d into %s\n", r + 1,
+			o.runs, dir);
 		int rc = sweep_once(&o, dir, &secs[r]);
 		if (rc < 0 || read_run(dir, r, pts, &npts) < 0) {
-			fprintf(stderr, "bench_sweep_repeatability: sweep %d failed (%s); see %s\n", r + 1,
-				strerror(rc < 0 ? -rc : errno), dir);
+			fprintf(stderr, "bench_sweep_repeatability: sweep %d failed (%s); see %s\n",
+				r + 1, strerror(rc < 0 ? -rc : errno), dir);
 			return RXR_EXIT_RUNTIME;
 		}
 	}
@@ -269,14 +259,15 @@ int main(int argc, char **argv)
 			const struct cell *ce = &p->run[r];
 			cell_text(ce, cell, sizeof(cell));
 			printf(" %s |", cell);
-			bool dev = !ce->ok || (med > 0 ? fabs(ce->lo - med) / med > o.tol : ce->lo > 0);
+			bool dev =
+			    !ce->ok || (med > 0 ? fabs(ce->lo - med) / med > o.tol : ce->lo > 0);
 			if (!dev)
 				continue;
 			bool flagged = ce->ok && (ce->unresolved || ce->disturbed);
 			ok &= flagged;
 			if (oo < sizeof(off))
-				oo += (size_t)snprintf(off + oo, sizeof(off) - oo, "%srun %d %+.0f%% %s",
-						       oo ? ", " : "", r + 1,
+				oo += (size_t)snprintf(off + oo, sizeof(off) - oo,
+						       "%srun %d %+.0f%% %s", oo ? ", " : "", r + 1,
 						       med > 0 ? 100 * (ce->lo - med) / med : 0,
 						       flagged ? "(flagged)" : "(NOT flagged)");
 		}

@@ -42,7 +42,7 @@ static uint64_t wait_ns_now(void)
 
 struct victim {
 	int core;
-	double limit_s;    /* wait to reach before ending the window */
+	double limit_s; /* wait to reach before ending the window */
 	struct rxr_valid_thread t;
 	int rc;
 	bool reached;
@@ -145,8 +145,7 @@ static void *mover_main(void *arg)
 	return NULL;
 }
 
-static void migrate_once(const char *no_perf, enum rxr_mig_source *src, uint64_t *n,
-			 bool *flagged)
+static void migrate_once(const char *no_perf, enum rxr_mig_source *src, uint64_t *n, bool *flagged)
 {
 	if (no_perf)
 		setenv("RXRAY_VALIDITY_NO_PERF", no_perf, 1);
@@ -193,9 +192,14 @@ Test(validity, a_thread_moved_to_another_core_is_flagged_as_migrated)
 static struct rxr_valid_thread synthetic(double window_s, double wait_s, long nivcsw,
 					 uint64_t migrations)
 {
-	struct rxr_valid_thread t = {.core = -1, .t_begin = 10, .t_end = 10 + window_s,
-				     .nivcsw = nivcsw, .migrations = migrations,
-				     .mig_source = RXR_MIG_PERF, .wait_s = wait_s, .begun = true,
+	struct rxr_valid_thread t = {.core = -1,
+				     .t_begin = 10,
+				     .t_end = 10 + window_s,
+				     .nivcsw = nivcsw,
+				     .migrations = migrations,
+				     .mig_source = RXR_MIG_PERF,
+				     .wait_s = wait_s,
+				     .begun = true,
 				     .ended = true};
 	snprintf(t.role, sizeof(t.role), "rx");
 	return t;
@@ -240,7 +244,8 @@ Test(validity, the_limits_judge_wait_switches_and_migrations)
 	cr_expect_eq(rxr_validity_add_reason(v, "oversubscribed: %d threads on %d cores", 3, 2), 0);
 	cr_expect(rxr_validity_disturbed(v));
 	json_t *j = rxr_validity_json(v);
-	cr_expect(reasons_have(json_object_get(j, "reasons"), "oversubscribed: 3 threads on 2 cores"));
+	cr_expect(
+	    reasons_have(json_object_get(j, "reasons"), "oversubscribed: 3 threads on 2 cores"));
 	json_decref(j);
 	rxr_validity_free(v);
 	struct rxr_valid_thread never = {.perf_fd = -1};
@@ -299,8 +304,9 @@ Test(validity, the_canary_compares_with_its_calibration)
 	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
 	cr_assert_eq(rxr_validity_canary_before(v, 4 << 20, err, sizeof(err)), 0, "%s", err);
 	j = rxr_validity_json(v);
-	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "canary"),
-							   "calibration")), "self");
+	cr_expect_str_eq(
+	    json_string_value(json_object_get(json_object_get(j, "canary"), "calibration")),
+	    "self");
 	json_decref(j);
 	rxr_validity_free(v);
 	/* malformed: refused with the part named */

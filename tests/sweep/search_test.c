@@ -369,7 +369,9 @@ static int script_trial(void *ctx, struct sweep_trial *t)
 	else if (x <= m->clean * (1 + 1e-12))
 		t->loss = 0;
 	else if (x <= m->band * (1 + 1e-12))
-		t->loss = rep == 1 ? 0 : m->band_fails_after_first || rep % 2 == 0 ? m->band_loss : 0;
+		t->loss = rep == 1				       ? 0
+			  : m->band_fails_after_first || rep % 2 == 0 ? m->band_loss
+								       : 0;
 	else
 		t->loss = m->fall_loss > 0 ? m->fall_loss : fmax(0, 1 - m->top_rx / x);
 	t->rx_pps = x * (1 - t->loss);
@@ -434,8 +436,9 @@ static void log_trials(const char *what, const struct sweep_search_result *r)
 	char line[2048];
 	size_t o = 0;
 	for (size_t i = 0; i < r->ntrials && o < sizeof(line); i++)
-		o += (size_t)snprintf(line + o, sizeof(line) - o, " %.3f%s%s", r->trials[i].target_pps / 1e6,
-				      r->trials[i].loss > 0 ? "x" : "", r->trials[i].disturbed ? "d" : "");
+		o += (size_t)snprintf(line + o, sizeof(line) - o, " %.3f%s%s",
+				      r->trials[i].target_pps / 1e6, r->trials[i].loss > 0 ? "x" : "",
+				      r->trials[i].disturbed ? "d" : "");
 	cr_log_info("%s: ndr [%.3f, %.3f] pdr [%.3f, %.3f]:%s (%s)", what, r->ndr_pps / 1e6,
 		    r->ndr_hi_pps / 1e6, r->pdr_pps / 1e6, r->pdr_hi_pps / 1e6, line, r->reason);
 }
@@ -459,7 +462,8 @@ Test(sweep_search, the_issue_sequence_settles_at_the_rate_and_never_halves)
 		cr_assert_eq(sweep_search_run(&c, script_trial, &m, &r), 0);
 		log_trials(strict ? "strict" : "exceed 0.5", &r);
 		cr_assert_eq(r.status, SWEEP_POINT_OK, "%s", r.reason);
-		cr_expect_float_eq(r.trials[1].target_pps, 9.84e6, 1e3, "trial 2 at the received rate");
+		cr_expect_float_eq(r.trials[1].target_pps, 9.84e6, 1e3,
+				   "trial 2 at the received rate");
 		size_t retest = first_trial_at(&r, 9.84e6, 2);
 		cr_assert_neq(retest, (size_t)-1, "9.84 Mpps never re-tested");
 		cr_expect_gt(r.trials[retest].loss, 0.01);
@@ -510,8 +514,8 @@ Test(sweep_search, disturbed_trials_are_rerun_and_never_decide_a_bound_alone)
 	struct sweep_search_cfg c = cfg_default();
 	c.max_trials = 16;
 	c.max_retries = 12;
-	struct script m = {.G = 12e6, .top_rx = 5e6, .clean = 5e6, .band = 5e6, .disturb_even = true,
-			   .disturbed_loss = 0.3};
+	struct script m = {.G = 12e6, .top_rx = 5e6, .clean = 5e6, .band = 5e6,
+			   .disturb_even = true, .disturbed_loss = 0.3};
 	struct sweep_search_result r;
 	cr_assert_eq(sweep_search_run(&c, script_trial, &m, &r), 0);
 	log_trials("every other trial disturbed", &r);

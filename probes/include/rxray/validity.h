@@ -110,10 +110,10 @@ struct rxr_valid_limits {
 void rxr_valid_limits_default(struct rxr_valid_limits *lim);
 
 enum rxr_mig_source {
-	RXR_MIG_NONE = 0,  /* nothing could be read */
-	RXR_MIG_PERF,      /* PERF_COUNT_SW_CPU_MIGRATIONS on the thread */
-	RXR_MIG_SCHED,     /* se.nr_migrations in /proc/thread-self/sched */
-	RXR_MIG_GETCPU,    /* sched_getcpu at both ends: 0 or 1, a lower bound */
+	RXR_MIG_NONE = 0, /* nothing could be read */
+	RXR_MIG_PERF,	  /* PERF_COUNT_SW_CPU_MIGRATIONS on the thread */
+	RXR_MIG_SCHED,	  /* se.nr_migrations in /proc/thread-self/sched */
+	RXR_MIG_GETCPU,	  /* sched_getcpu at both ends: 0 or 1, a lower bound */
 };
 const char *rxr_mig_source_name(enum rxr_mig_source s);
 
@@ -124,13 +124,13 @@ const char *rxr_mig_source_name(enum rxr_mig_source s);
  */
 struct rxr_valid_thread {
 	char role[8];
-	int core;                    /* the core it is pinned to, -1 none */
-	double t_begin, t_end;       /* CLOCK_MONOTONIC seconds */
-	long nvcsw, nivcsw;          /* switches over the window (after end) */
+	int core;	       /* the core it is pinned to, -1 none */
+	double t_begin, t_end; /* CLOCK_MONOTONIC seconds */
+	long nvcsw, nivcsw;    /* switches over the window (after end) */
 	uint64_t migrations;
 	enum rxr_mig_source mig_source;
-	double wait_s;               /* run-queue wait over the window, < 0 unknown */
-	int cpu_begin, cpu_end;      /* sched_getcpu at both ends */
+	double wait_s;		/* run-queue wait over the window, < 0 unknown */
+	int cpu_begin, cpu_end; /* sched_getcpu at both ends */
 	bool begun, ended;
 	/* private to begin/end */
 	int perf_fd;
@@ -168,7 +168,7 @@ int rxr_validity_add_thread(struct rxr_validity *v, const struct rxr_valid_threa
 /* Add a reason the run is disturbed (printf-style), e.g. "oversubscribed:
  * 3 threads on 2 cores". 0 or -ENOSPC. */
 int rxr_validity_add_reason(struct rxr_validity *v, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * Time the canary before the run on a buffer of working_set_bytes (rounded
@@ -189,15 +189,20 @@ void rxr_validity_set_calibration(struct rxr_validity *v, double mem_ns, double 
 bool rxr_validity_disturbed(const struct rxr_validity *v);
 /*
  * The "validity" object of the run result (new reference, NULL on ENOMEM):
- *   {"disturbed": bool, "reasons": [..], "limits": {..}, "window_s",
- *    "host": {"steal_ms", "steal_share", "cpus"} | {"source": "unknown"},
+ *   {"disturbed": bool, "reasons": [..], "limits": {..},
+ *    "host": {"source": "/proc/stat", "steal_ms", "steal_share", "cpus",
+ *             "window_s"} | {"source": "unknown"},
  *    "canary": {"bytes", "calibration": "sweep"|"self"|"given"|"none",
  *               "cal_mem_ms", "cal_cpu_ms", "before_mem_ms", "before_cpu_ms",
  *               "after_mem_ms", "after_cpu_ms", "ratio"} | null,
- *    "threads": [{"role", "core", "voluntary_switches",
- *                 "involuntary_switches", "migrations", "migrations_source",
- *                 "runqueue_wait_ms" | null, "steal_ms", "wait_limit_ms",
- *                 "disturbed", "reasons": [..]}]}
+ *    "threads": [{"role", "core", "window_s", "voluntary_switches",
+ *                 "involuntary_switches", "migrations", "migrations_source":
+ *                 "perf"|"sched"|"getcpu"|"none", "runqueue_wait_ms" | null,
+ *                 "wait_source": "schedstat"|"none", "steal_ms" | null,
+ *                 "wait_limit_ms", "disturbed", "reasons": [..]}]}
+ * Reasons name the thread ("rx on core 3: preempted: waited 4.10 ms for
+ * its CPU (1.4% of 300 ms; limit 3.00 ms)"), the canary ("canary 1.72x
+ * slower than calibrated after the run (memory)") or the caller's text.
  */
 json_t *rxr_validity_json(const struct rxr_validity *v);
 
@@ -217,8 +222,7 @@ int rxr_canary_class(size_t working_set_bytes);
  * compute loop: the best of reps runs each, on the calling thread (the
  * host's undisturbed speed). 0 or -ENOMEM.
  */
-int rxr_canary_calibrate(struct rxr_canary_cal *cal, size_t min_bytes, size_t max_bytes,
-			 int reps);
+int rxr_canary_calibrate(struct rxr_canary_cal *cal, size_t min_bytes, size_t max_bytes, int reps);
 /* Run the canary once on buf (bytes, a multiple of 64): ns for the memory
  * pass and for the compute loop. */
 void rxr_canary_time(void *buf, size_t bytes, double *mem_ns, double *cpu_ns);
