@@ -386,17 +386,29 @@ static void result_fill(struct state *s, const int gstate[G_N])
 				(b.hi >= 0 && s->g[b.hi].tainted);
 		if (gstate[g] < 0)
 			lo = 0, tr = -1;
+		bool hi_short = b.hi >= 0 && !s->g[b.hi].lossy;
 		if (g == G_NDR) {
 			r->ndr_pps = lo, r->ndr_hi_pps = hi, r->ndr_trial = tr;
 			r->ndr_resolved = resolved;
+			r->ndr_hi_short = hi_short;
 		} else if (lo < r->ndr_pps) {
 			/* what meets the NDR meets the PDR */
 			r->pdr_pps = r->ndr_pps, r->pdr_hi_pps = hi, r->pdr_trial = r->ndr_trial;
 			r->pdr_resolved = resolved;
+			r->pdr_hi_short = hi_short;
 		} else {
 			r->pdr_pps = lo, r->pdr_hi_pps = hi, r->pdr_trial = tr;
 			r->pdr_resolved = resolved;
+			r->pdr_hi_short = hi_short;
 		}
+		/* done, and no wider than asked: a bracket left wide is
+		 * unresolved whatever stopped the search, unless its upper end
+		 * is only the generator's (then the goal is a lower bound) */
+		double rlo = g == G_NDR ? r->ndr_pps : r->pdr_pps;
+		double rhi = g == G_NDR ? r->ndr_hi_pps : r->pdr_hi_pps;
+		if (!hi_short && rlo > 0 && rhi > 0 &&
+		    (rhi - rlo) / rhi > s->cfg->precision + 1e-12)
+			*(g == G_NDR ? &r->ndr_resolved : &r->pdr_resolved) = false;
 		/* nothing lost at the top, or the top was only not sustained */
 		if (g == G_PDR)
 			r->generator_limited = b.lo >= 0 && (b.hi < 0 || !s->g[b.hi].lossy);
@@ -575,12 +587,14 @@ int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
 		json_array_append_new(flags, json_string("unresolved"));
 	if (flags && ok && r->disturbed)
 		json_array_append_new(flags, json_string("disturbed"));
+	/* an upper end the generator did not sustain bounds nothing */
+	double ndr_hi = r->ndr_hi_short ? 0 : r->ndr_hi_pps;
+	double pdr_hi = r->pdr_hi_short ? 0 : r->pdr_hi_pps;
 	json_t *add = json_pack("{s:o, s:o, s:o, s:o, s:f, s:b, s:b, s:b, s:b, s:i, s:i, s:f, s:f, "
 				"s:o}",
-				"ndr_upper_mpps", mpps_or_null(r->ndr_hi_pps), "pdr_upper_mpps",
-				mpps_or_null(r->pdr_hi_pps), "ndr_width",
-				width_or_null(r->ndr_pps, r->ndr_hi_pps), "pdr_width",
-				width_or_null(r->pdr_pps, r->pdr_hi_pps), "precision",
+				"ndr_upper_mpps", mpps_or_null(ndr_hi), "pdr_upper_mpps",
+				mpps_or_null(pdr_hi), "ndr_width", width_or_null(r->ndr_pps, ndr_hi),
+				"pdr_width", width_or_null(r->pdr_pps, pdr_hi), "precision",
 				cfg->precision,
 				"ndr_resolved", ok && r->ndr_resolved, "pdr_resolved",
 				ok && r->pdr_resolved, "resolved", resolved, "disturbed",

@@ -173,6 +173,20 @@ static void cell_text(const struct cell *c, char *out, size_t len)
 			 c->disturbed ? " D" : "", c->genlim ? " G" : "");
 }
 
+/* How far a run is from the median; with a median of 0 (most runs found
+ * no passing rate) a run that did is "above 0". */
+static const char *dev_text(const struct cell *c, double med)
+{
+	static char buf[32];
+	if (!c->ok)
+		snprintf(buf, sizeof(buf), "failed");
+	else if (med > 0)
+		snprintf(buf, sizeof(buf), "%+.0f%%", 100 * (c->lo - med) / med);
+	else
+		snprintf(buf, sizeof(buf), "%.3f above 0", c->lo);
+	return buf;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(
@@ -266,17 +280,19 @@ int main(int argc, char **argv)
 			bool flagged = ce->ok && (ce->unresolved || ce->disturbed);
 			ok &= flagged;
 			if (oo < sizeof(off))
-				oo += (size_t)snprintf(off + oo, sizeof(off) - oo,
-						       "%srun %d %+.0f%% %s", oo ? ", " : "", r + 1,
-						       med > 0 ? 100 * (ce->lo - med) / med : 0,
-						       flagged ? "(flagged)" : "(NOT flagged)");
+				oo +=
+				    (size_t)snprintf(off + oo, sizeof(off) - oo, "%srun %d %s%s%s",
+						     oo ? ", " : "", r + 1, dev_text(ce, med),
+						     flagged ? " (flagged)" : " (NOT flagged)",
+						     !flagged && ce->genlim ? " G" : "");
 		}
 		met += ok;
-		tight += n == o.runs && spread <= o.tol;
+		tight += n == o.runs && med > 0 && spread <= o.tol;
 		printf(" %.3f | %.0f%% | %s | %s |\n", med, 100 * spread, off[0] ? off : "none",
 		       ok ? "met" : "missed");
 	}
-	printf("\nU unresolved, D disturbed, G generator-limited (a lower bound).\n");
+	printf("\nU unresolved, D disturbed, G generator-limited (a lower bound); a run counts as "
+	       "flagged when U or D.\n");
 	printf("points meeting the target (within %.0f%% of the median, or flagged where not): "
 	       "%d of %zu; all runs within %.0f%%: %d of %zu\n",
 	       100 * o.tol, met, npts, 100 * o.tol, tight, npts);

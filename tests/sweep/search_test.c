@@ -312,6 +312,16 @@ Test(sweep_search, a_generator_that_falls_short_makes_a_lower_bound)
 		expect_within("ndr", r.ndr_pps, 5e6, c.precision);
 		cr_expect(r.generator_limited);
 		cr_expect(strstr(r.reason, "did not sustain"), "exceed %d: %s", e, r.reason);
+		/* the upper end is the generator's, not the device's: a lower
+		 * bound, resolved as far as this generator can go, no interval */
+		cr_expect(r.ndr_hi_short && r.ndr_resolved, "exceed %d", e);
+		struct sweep_point p;
+		memset(&p, 0, sizeof(p));
+		json_t *sum = sweep_summary_json(&p, &c, &r);
+		cr_assert_eq(sweep_summary_add_search(sum, &c, &r), 0);
+		cr_expect(json_is_null(json_object_get(sum, "ndr_upper_mpps")));
+		cr_expect(json_is_null(json_object_get(sum, "ndr_width")));
+		json_decref(sum);
 		cr_expect_leq(r.ntrials, 12, "exceed %d: %zu trials", e, r.ntrials);
 		sweep_search_result_free(&r);
 	}

@@ -319,6 +319,9 @@ struct sweep_search_result {
 	bool ndr_resolved, pdr_resolved; /* the goal finished within precision
 				    * (or is a lower bound by the generator,
 				    * or below min_rate); false: unresolved */
+	bool ndr_hi_short, pdr_hi_short; /* the upper end is a rate the
+				    * generator did not sustain, not a loss:
+				    * no bound on the device */
 	bool disturbed;            /* a final bound rests on disturbed trials only */
 	unsigned disturbed_trials, retries;
 	double budget_seconds, spent_seconds;
@@ -437,7 +440,8 @@ json_t *sweep_summary_json(const struct sweep_point *p, const struct sweep_searc
  * Add the search's intervals and flags to a summary line (ndr_mpps and
  * pdr_mpps stay the lower bounds):
  *   "ndr_upper_mpps", "pdr_upper_mpps": upper ends, null = none (a lower
- *       bound: generator-limited, or nothing failed);
+ *       bound: nothing failed, or the upper end is only a rate the
+ *       generator did not sustain);
  *   "ndr_width", "pdr_width": (upper - lower) / upper, null without both;
  *   "precision": the goal; "ndr_resolved", "pdr_resolved", "resolved";
  *   "disturbed": a bound rests on disturbed trials only;
