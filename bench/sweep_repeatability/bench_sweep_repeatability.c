@@ -39,6 +39,7 @@ struct rep_opts {
 	const char *out;  /* NULL: a new folder under /tmp */
 	int runs;
 	double tol;
+	bool reread; /* -r: only read -o DIR/run1..N back (no sweeps) */
 };
 
 /* One point in one run, from its summary line. */
@@ -196,6 +197,7 @@ static void usage(FILE *f)
 	    "  -s  spec (default: rxray's default sweep)\n"
 	    "  -o  folder for the runs (default: a new /tmp/rxray-repeat-XXXXXX)\n"
 	    "  -t  tolerance around the median NDR lower bound (default 0.2)\n"
+	    "  -r  no sweeps: read the runs already in -o DIR back\n"
 	    "EXAMPLES\n"
 	    "  nice build/bench/sweep_repeatability/bench_sweep_repeatability build/tools/rxray\n"
 	    "  bench_sweep_repeatability build/tools/rxray -n 5 -t 0.1\n");
@@ -205,17 +207,19 @@ int main(int argc, char **argv)
 {
 	struct rep_opts o = {.runs = 3, .tol = 0.2};
 	int c;
-	while ((c = getopt(argc, argv, "n:s:o:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:o:t:rh")) != -1) {
 		switch (c) {
 		case 'n': o.runs = atoi(optarg); break;
 		case 's': o.spec = optarg; break;
 		case 'o': o.out = optarg; break;
 		case 't': o.tol = atof(optarg); break;
+		case 'r': o.reread = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return RXR_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || o.runs < 1 || o.runs > MAX_RUNS || !(o.tol > 0)) {
+	if (optind != argc - 1 || o.runs < 1 || o.runs > MAX_RUNS || !(o.tol > 0) ||
+	    (o.reread && !o.out)) {
 		usage(stderr);
 		return RXR_EXIT_USAGE;
 	}
@@ -241,7 +245,8 @@ int main(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s/run%d", out, r + 1);
 		fprintf(stderr, "bench_sweep_repeatability: sweep %d of %d into %s\n", r + 1,
 			o.runs, dir);
-		int rc = sweep_once(&o, dir, &secs[r]);
+		secs[r] = 0;
+		int rc = o.reread ? 0 : sweep_once(&o, dir, &secs[r]);
 		if (rc < 0 || read_run(dir, r, pts, &npts) < 0) {
 			fprintf(stderr, "bench_sweep_repeatability: sweep %d failed (%s); see %s\n",
 				r + 1, strerror(rc < 0 ? -rc : errno), dir);
@@ -296,11 +301,13 @@ int main(int argc, char **argv)
 	printf("points meeting the target (within %.0f%% of the median, or flagged where not): "
 	       "%d of %zu; all runs within %.0f%%: %d of %zu\n",
 	       100 * o.tol, met, npts, 100 * o.tol, tight, npts);
-	double s[MAX_RUNS];
-	memcpy(s, secs, sizeof(double) * (size_t)o.runs);
-	printf("sweep wall time: median %.0f s (", median(s, o.runs));
-	for (int r = 0; r < o.runs; r++)
-		printf("%s%.0f", r ? ", " : "", secs[r]);
-	printf(" s)\n");
+	if (!o.reread) {
+		double s[MAX_RUNS];
+		memcpy(s, secs, sizeof(double) * (size_t)o.runs);
+		printf("sweep wall time: median %.0f s (", median(s, o.runs));
+		for (int r = 0; r < o.runs; r++)
+			printf("%s%.0f", r ? ", " : "", secs[r]);
+		printf(" s)\n");
+	}
 	return 0;
 }
