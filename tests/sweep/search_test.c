@@ -726,3 +726,134 @@ Test(sweep_search, the_run_results_verdict_marks_a_trial_disturbed)
 	cr_expect_eq(r.trials[1].target_pps, r.trials[0].target_pps);
 	sweep_search_result_free(&r);
 }
+
+/* A random device and host: a ceiling behind a generator, spurious
+ * losses, disturbed trials that lose a share of what they were offered. */
+struct rnd {
+	double C, G, p_spurious, p_disturbed;
+	uint64_t rng;
+};
+
+static double rnd_u(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(*s >> 11) / (double)(1ull << 53);
+}
+
+static int rnd_trial(void *ctx, struct sweep_trial *t)
+{
+	struct rnd *m = ctx;
+	double x = t->target_pps > 0 ? fmin(t->target_pps, m->G) : m->G;
+	t->status = SWEEP_TRIAL_OK;
+	t->offered_pps = x;
+	t->disturbed = rnd_u(&m->rng) < m->p_disturbed;
+	t->loss = x > m->C ? 1 - m->C / x : rnd_u(&m->rng) < m->p_spurious ? 0.02 : 0;
+	if (t->disturbed)
+		t->loss = fmax(t->loss, rnd_u(&m->rng) < 0.5 ? 0.3 : 0);
+	t->rx_pps = x * (1 - t->loss);
+	return 0;
+}
+
+/* Trial i failed the loss ratio: lossy, short of its target, or broken;
+ * at the rate the search would charge it to. */
+static bool trial_failed(const struct sweep_trial *t, double loss, double *rate)
+{
+	if (t->status != SWEEP_TRIAL_OK) {
+		*rate = t->target_pps;
+		return t->target_pps > 0;
+	}
+	if (t->loss > loss + 1e-12) {
+		*rate = t->offered_pps;
+		return true;
+	}
+	if (t->target_pps > 0 && t->offered_pps < 0.9 * t->target_pps) {
+		*rate = t->target_pps;
+		return true;
+	}
+	return false;
+}
+
+Test(sweep_search, invariants_hold_on_random_devices_and_hosts)
+{
+	uint64_t seed = 12345;
+	for (int k = 0; k < 300; k++) {
+		struct sweep_search_cfg c = cfg_default();
+		const double prec[] = {0.01, 0.02, 0.05};
+		c.precision = prec[k % 3];
+		c.exceed_ratio = (k / 3) % 2 ? 0.5 : 0;
+		c.max_trials = (k / 6) % 2 ? 20 : 10;
+		struct rnd m = {.C = (0.2 + 11.8 * rnd_u(&seed)) * 1e6,
+				.G = (8 + 8 * rnd_u(&seed)) * 1e6,
+				.p_spurious = (k / 12) % 2 ? 0.1 : 0,
+				.p_disturbed = ((k / 24) % 3) * 0.25,
+				.rng = seed};
+		struct sweep_search_result r;
+		cr_assert_eq(sweep_search_run(&c, rnd_trial, &m, &r), 0);
+		const char *what = "case";
+		cr_expect_eq(r.status, SWEEP_POINT_OK, "%s %d: %s", what, k, r.reason);
+		cr_expect_leq(r.ntrials, c.max_trials + c.max_retries, "%s %d", what, k);
+		cr_expect_leq(r.retries, c.max_retries, "%s %d", what, k);
+		cr_expect_leq(r.ndr_pps, r.pdr_pps * (1 + 1e-12), "%s %d", what, k);
+		/* never more than halving: a new rate under every rate that
+		 * passed so far is a step down, and no lower than half of the
+		 * lowest failure so far (the first jump from the max aside) */
+		bool only_max = true;
+		for (size_t i = 0; i < r.ntrials; i++) {
+			const struct sweep_trial *t = &r.trials[i];
+			double low_fail = INFINITY, min_pass = INFINITY, rate;
+			bool fresh = true;
+			for (size_t j = 0; j < i; j++) {
+				const struct sweep_trial *u = &r.trials[j];
+				fresh &= u->target_pps != t->target_pps;
+				if (trial_failed(u, c.ndr_loss, &rate))
+					low_fail = fmin(low_fail, rate);
+				else
+					min_pass = fmin(min_pass, u->offered_pps);
+			}
+			if (!only_max && fresh && t->target_pps > 0 && t->target_pps < min_pass &&
+			    isfinite(low_fail))
+				cr_expect_geq(t->target_pps, 0.5 * low_fail * (1 - 1e-9),
+					      "case %d trial %zu: %.4f under half of %.4f", k, i + 1,
+					      t->target_pps / 1e6, low_fail / 1e6);
+			if (t->target_pps > 0)
+				only_max = false;
+		}
+		/* the bounds are what trials showed: a pass at the lower end
+		 * (undisturbed unless the point says so), a failure at the upper */
+		if (r.ndr_pps > 0) {
+			bool pass = false, clean = false;
+			for (size_t i = 0; i < r.ntrials; i++) {
+				const struct sweep_trial *t = &r.trials[i];
+				double rate;
+				if (fabs(t->offered_pps - r.ndr_pps) <= 1e-9 * r.ndr_pps &&
+				    !trial_failed(t, c.ndr_loss, &rate)) {
+					pass = true;
+					clean |= !t->disturbed;
+				}
+			}
+			cr_expect(pass, "case %d: no trial passed at the NDR %.4f", k, r.ndr_pps / 1e6);
+			cr_expect(clean || r.disturbed, "case %d: NDR from a disturbed trial, unflagged",
+				  k);
+		}
+		if (r.ndr_hi_pps > 0) {
+			bool fail = false;
+			for (size_t i = 0; i < r.ntrials; i++) {
+				double rate;
+				fail |= trial_failed(&r.trials[i], c.ndr_loss, &rate) &&
+					fabs(rate - r.ndr_hi_pps) <= 1e-9 * r.ndr_hi_pps;
+			}
+			cr_expect(fail, "case %d: no trial failed at the upper end %.4f", k,
+				  r.ndr_hi_pps / 1e6);
+			cr_expect_gt(r.ndr_hi_pps, r.ndr_pps, "case %d", k);
+		}
+		/* resolved means narrow (or only the generator above) */
+		if (r.ndr_resolved && r.ndr_pps > 0 && r.ndr_hi_pps > 0 && !r.ndr_hi_short)
+			cr_expect_leq((r.ndr_hi_pps - r.ndr_pps) / r.ndr_hi_pps, c.precision + 1e-9,
+				      "case %d", k);
+		/* undisturbed and noiseless: the truth is inside the interval */
+		if (m.p_disturbed == 0 && m.p_spurious == 0 && r.ndr_pps > 0)
+			cr_expect_leq(r.ndr_pps, fmin(m.C, m.G) * (1 + 1e-9), "case %d", k);
+		sweep_search_result_free(&r);
+		seed = m.rng;
+	}
+}
