@@ -348,7 +348,7 @@ struct sweep_search_result {
  *     the maximum rate's first failure, the rate received there (its MRR,
  *     as MLRsearch starts); otherwise -- a lower bound fell -- step down
  *     from the failing rate geometrically, the relative width doubling
- *     per step (precision, 2x, 4x, ...; MLRsearch's external search),
+ *     per step (2, 4, 8, ... x precision; MLRsearch's external search),
  *     never more than halving the rate in one step;
  *  4. above the highest passing load with only the top failing: the rate
  *     received at the top, then steps up by doubling widths;
