@@ -15,6 +15,7 @@
 
 #include "rxray/sweep.h"
 #include "rxray/util.h"
+#include "rxray/validity.h"
 
 struct progress {
 	bool tty, quiet;
@@ -56,12 +57,15 @@ static void progress_point(const struct progress *pg, const json_t *sum, double 
 	const char *status = json_string_value(json_object_get(sum, "status"));
 	char line[600];
 	if (status && !strcmp(status, "ok"))
-		snprintf(line, sizeof(line), "NDR %.3f Mpps, PDR %.3f Mpps%s, %d trials, %.1f s",
+		snprintf(line, sizeof(line),
+			 "NDR %.3f Mpps, PDR %.3f Mpps%s%s%s, %d trials, %.1f s",
 			 json_real_value(json_object_get(sum, "ndr_mpps")),
 			 json_real_value(json_object_get(sum, "pdr_mpps")),
 			 json_is_true(json_object_get(sum, "generator_limited"))
 				 ? " (generator-limited)"
 				 : "",
+			 json_is_false(json_object_get(sum, "resolved")) ? " (unresolved)" : "",
+			 json_is_true(json_object_get(sum, "disturbed")) ? " (disturbed)" : "",
 			 (int)json_integer_value(json_object_get(sum, "trials")), secs);
 	else
 		snprintf(line, sizeof(line), "%s: %s", status ? status : "?",
@@ -106,7 +110,10 @@ static int trial_run(void *ctx, struct sweep_trial *t)
 	json_decref(c->replay);
 	c->replay = NULL;
 	progress_trial(c->pg);
+	double t0 = rxr_mono_seconds();
 	int rc = sweep_trial_exec(&c->x, t);
+	/* the search's time budget counts what a trial really costs */
+	t->wall_seconds = rxr_mono_seconds() - t0;
 	if (rc < 0)
 		return rc;
 	if (!t->doc)
@@ -115,6 +122,25 @@ static int trial_run(void *ctx, struct sweep_trial *t)
 	if (rc < 0)
 		snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path, strerror(-rc));
 	return rc;
+}
+
+/*
+ * The canary's host value, measured once per sweep before any trial and
+ * handed to every trial through the environment (validity.h). A value
+ * already in the environment is kept, so several sweeps can share one.
+ */
+static void canary_calibrate(bool quiet)
+{
+	const char *have = getenv(RXR_CANARY_ENV);
+	struct rxr_canary_cal cal;
+	char text[512];
+	if ((have && *have) ||
+	    rxr_canary_calibrate(&cal, 1, (size_t)1 << RXR_CANARY_MAX_LOG2, 3) < 0 ||
+	    rxr_canary_cal_format(&cal, text, sizeof(text)) < 0)
+		return;
+	setenv(RXR_CANARY_ENV, text, 1);
+	if (!quiet)
+		fprintf(stderr, "rxray sweep: canary calibrated (%s=%s)\n", RXR_CANARY_ENV, text);
 }
 
 static int copy_spec(const char *src, const char *dir, char *err, size_t errlen)
@@ -192,6 +218,10 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
 		}
 	}
 	*sum = sweep_summary_json(p, &spec->search, &r);
+	if (*sum && sweep_summary_add_search(*sum, &spec->search, &r) < 0) {
+		json_decref(*sum);
+		*sum = NULL;
+	}
 	sweep_search_result_free(&r);
 	if (!*sum)
 		return -ENOMEM;
@@ -262,6 +292,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		rxr_err("sweep", "%s", err);
 		goto out;
 	}
+	canary_calibrate(o->quiet);
 	size_t skipped = 0;
 	for (size_t i = 0; i < npts && !(stop && *stop); i++) {
 		const struct sweep_point *p = &pts[i];

@@ -13,6 +13,14 @@
  * that share of its trial seconds (so a re-test that fails demotes a
  * lower bound). Its rate is the lowest offered rate its deciding trials
  * achieved: what the device really saw, not what was asked.
+ *
+ * The host is part of every trial: a trial the run marked disturbed
+ * (validity.h) only judges a load that has nothing else, and such a load
+ * is re-run while it bounds a goal. Trials that disagree at one load are
+ * settled there. When a lower bound falls, the search walks down from the
+ * failing rate in steps whose width doubles (MLRsearch's external search)
+ * instead of jumping to a rate one slow trial received: on a shared host a
+ * disturbed run receives a third of what the datapath can.
  */
 #include <errno.h>
 #include <math.h>
@@ -25,6 +33,14 @@
 #define MAX_BROKEN 3
 /* A trial offered this much less than asked did not test the rate asked. */
 #define SHORTFALL 0.10
+/* Trials at one rate before its verdict stands, disagreeing or not. */
+#define SETTLE_MAX 4
+/* A step down never takes more than half the rate away. */
+#define MAX_STEP_DOWN 0.5
+/* What a trial costs beyond its seconds when nobody measured it
+ * (the 0.3 s of quiet before it, process and EAL start, the canary; ~0.6
+ * s measured on a 2-core host): the auto budget. */
+#define AUTO_OVERHEAD_S 0.7
 enum { G_NDR = 0, G_PDR, G_N };
 
 const char *sweep_trial_status_name(enum sweep_trial_status s)
@@ -51,6 +67,8 @@ void sweep_search_cfg_defaults(struct sweep_search_cfg *s)
 	s->max_rate = 0;
 	s->timeout = 0; /* 0: 3 x trial_seconds + 20 */
 	s->exceed_ratio = 0;
+	s->budget_seconds = 0; /* 0: max_trials x (trial_seconds + 0.7) */
+	s->max_retries = 3;
 }
 
 /* One rate asked (all trials with that target), judged for one goal. */
@@ -61,9 +79,13 @@ struct load {
 	double reach;      /* passes: the higher of rate and the rate asked (a
 			    * shortfall under 10% still tested the rate asked) */
 	double min_rx;     /* lowest received rate of its measured trials */
-	int ntrials, nfull, last_pass; /* last_pass: trial index or -1 */
+	int ntrials, nfull, last_pass; /* judged trials; last_pass: index or -1 */
+	int npass, nbad;   /* judged trials that met / missed the loss ratio */
+	double bad_s, all_s;
 	bool fails;
 	bool lossy;        /* a trial lost too much or broke (not only fell short) */
+	bool tainted;      /* judged from disturbed trials only */
+	bool passed_once;  /* any trial here met the loss ratio (disturbed too) */
 };
 
 struct state {
@@ -71,12 +93,26 @@ struct state {
 	struct sweep_search_result *r;
 	struct load *g;
 	size_t ng;
+	bool retry;        /* the trial goal_next asked for re-runs a disturbed load */
 };
+
+static bool exceeds(const struct sweep_search_cfg *c, double bad_s, double all_s)
+{
+	return c->exceed_ratio > 0 ? bad_s > c->exceed_ratio * all_s + 1e-12 : bad_s > 0;
+}
+
+/* Undisturbed trials and broken ones judge a load; disturbed ones only
+ * when it has nothing else (then the load is tainted). */
+static bool trial_judges(const struct sweep_trial *t, bool tainted)
+{
+	bool disturbed = t->status == SWEEP_TRIAL_OK && t->disturbed;
+	return tainted ? disturbed : !disturbed;
+}
 
 /*
  * Judge every load for the loss ratio: a load fails when the seconds of
- * its trials that lost more than loss (or broke) exceed exceed_ratio of
- * its trial seconds (exceed_ratio 0: any such trial fails it).
+ * its judged trials that lost more than loss (or broke) exceed
+ * exceed_ratio of their trial seconds (exceed_ratio 0: any such trial).
  */
 static void loads_build(struct state *s, double loss)
 {
@@ -90,38 +126,51 @@ static void loads_build(struct state *s, double loss)
 		if (seen)
 			continue;
 		struct load *ld = &s->g[s->ng++];
-		double bad_s = 0, all_s = 0, pass_rate = INFINITY, fail_rate = INFINITY;
-		*ld = (struct load){target, 0, 0, INFINITY, 0, 0, -1, false, false};
+		double pass_rate = INFINITY, fail_rate = INFINITY;
+		*ld = (struct load){.target = target, .min_rx = INFINITY, .last_pass = -1,
+				    .tainted = true};
+		for (size_t k = i; k < s->r->ntrials; k++) {
+			const struct sweep_trial *t = &s->r->trials[k];
+			if (t->target_pps == target && trial_judges(t, false))
+				ld->tainted = false;
+		}
 		for (size_t k = i; k < s->r->ntrials; k++) {
 			const struct sweep_trial *t = &s->r->trials[k];
 			if (t->target_pps != target)
 				continue;
+			bool ok = t->status == SWEEP_TRIAL_OK;
+			bool shortfall =
+				ok && target > 0 && t->offered_pps < target * (1 - SHORTFALL);
+			bool lossy = ok && t->loss > loss + 1e-12;
+			ld->passed_once |= ok && !lossy && !shortfall;
+			if (!trial_judges(t, ld->tainted))
+				continue;
 			ld->ntrials++;
-			all_s += t->seconds;
+			ld->all_s += t->seconds;
 			if (t->seconds >= c->trial_seconds * 0.999)
 				ld->nfull++;
-			if (t->status != SWEEP_TRIAL_OK) {
+			if (!ok) {
 				ld->lossy = true;
-				bad_s += t->seconds;
+				ld->nbad++;
+				ld->bad_s += t->seconds;
 				fail_rate = fmin(fail_rate, target > 0 ? target : INFINITY);
 				continue;
 			}
 			ld->min_rx = fmin(ld->min_rx, t->rx_pps);
-			/* the generator fell short: the rate asked was not sustained */
-			bool shortfall = target > 0 && t->offered_pps < target * (1 - SHORTFALL);
 			/* the same rate for every goal: what the sustained trials got */
 			if (!shortfall)
 				pass_rate = fmin(pass_rate, t->offered_pps);
-			if (t->loss > loss + 1e-12 || shortfall) {
-				ld->lossy |= t->loss > loss + 1e-12;
-				bad_s += t->seconds;
-				fail_rate = fmin(fail_rate, t->loss > loss + 1e-12 ? t->offered_pps
-										     : target);
+			if (lossy || shortfall) {
+				ld->lossy |= lossy;
+				ld->nbad++;
+				ld->bad_s += t->seconds;
+				fail_rate = fmin(fail_rate, lossy ? t->offered_pps : target);
 			} else {
+				ld->npass++;
 				ld->last_pass = (int)k;
 			}
 		}
-		ld->fails = c->exceed_ratio > 0 ? bad_s > c->exceed_ratio * all_s + 1e-12 : bad_s > 0;
+		ld->fails = exceeds(c, ld->bad_s, ld->all_s);
 		ld->rate = ld->fails ? fail_rate : pass_rate;
 		ld->reach = ld->fails ? ld->rate : fmax(ld->rate, target);
 	}
@@ -129,7 +178,19 @@ static void loads_build(struct state *s, double loss)
 
 static bool load_confirmed(const struct state *s, const struct load *ld)
 {
+	(void)s;
 	return ld->nfull >= 1 && ld->ntrials >= 2;
+}
+
+/* Trials at one load disagree and one more full trial could flip it. */
+static bool load_unsettled(const struct state *s, const struct load *ld)
+{
+	const struct sweep_search_cfg *c = s->cfg;
+	const double T = c->trial_seconds;
+	if (ld->tainted || !ld->npass || !ld->nbad || ld->ntrials >= SETTLE_MAX)
+		return false;
+	return exceeds(c, ld->bad_s, ld->all_s + T) != ld->fails ||
+	       exceeds(c, ld->bad_s + T, ld->all_s + T) != ld->fails;
 }
 
 struct bracket {
@@ -164,6 +225,41 @@ static struct bracket bracket_of(struct state *s, double loss)
 }
 
 /*
+ * Below the lowest failing load hi with nothing passing under it.
+ * Before anything passed (the first descent from the maximum rate): the
+ * rate received at hi, backing off by doubling steps while that fails, as
+ * the received rate of an undisturbed overloaded trial is the best
+ * estimate there is (MLRsearch starts from it too). Once a lower bound
+ * has fallen (a load that passed now fails): geometric from hi, the width
+ * doubling per step (2, 4, 8, ... x precision, counted as the failing
+ * loads under the lowest load that passed), never a disturbed trial's
+ * received rate. Either way no step takes more than half of hi's rate,
+ * but the very first jump from the maximum rate to the rate received.
+ */
+static double step_down(struct state *s, const struct bracket *b, double loss)
+{
+	const struct sweep_search_cfg *c = s->cfg;
+	const struct load *hi = &s->g[b->hi];
+	double anchor = INFINITY;
+	for (size_t j = 0; j < s->ng; j++)
+		if (s->g[j].passed_once && s->g[j].rate >= hi->rate)
+			anchor = fmin(anchor, s->g[j].rate);
+	double floor = hi->rate * (1 - MAX_STEP_DOWN);
+	if (isfinite(anchor)) {
+		int k = 0;
+		for (size_t j = 0; j < s->ng; j++)
+			k += s->g[j].fails && s->g[j].rate < anchor;
+		double w = c->precision * ldexp(1, k + 1 > 30 ? 30 : k + 1);
+		return fmax(hi->rate * (1 - w), floor);
+	}
+	double est = isfinite(hi->min_rx) && !hi->tainted ? hi->min_rx / (1 - loss) : hi->rate / 2;
+	double back = b->nfail <= 1 ? 0 : fmin(0.9, c->precision * ldexp(1, b->nfail - 1));
+	double cand = fmin(est, hi->rate * (1 - c->precision)) * (1 - back);
+	bool first = b->nfail <= 1 && hi->target == s->g[0].target;
+	return first ? cand : fmax(cand, floor);
+}
+
+/*
  * The next trial for one goal: 1 with target and secs set, 0 when the goal
  * is done, -1 when it cannot be met at min_rate.
  */
@@ -171,6 +267,26 @@ static int goal_next(struct state *s, double loss, double *target, double *secs)
 {
 	const struct sweep_search_cfg *c = s->cfg;
 	struct bracket b = bracket_of(s, loss);
+	s->retry = false;
+	/* a bound decided by disturbed trials alone: run it again */
+	if (s->r->retries < c->max_retries) {
+		const int bound[2] = {b.lo, b.hi};
+		for (int k = 0; k < 2; k++)
+			if (bound[k] >= 0 && s->g[bound[k]].tainted) {
+				*target = s->g[bound[k]].target;
+				*secs = s->g[bound[k]].nfull ? c->trial_seconds
+							      : c->initial_seconds;
+				s->retry = true;
+				return 1;
+			}
+	}
+	/* trials that disagree at one rate: settle it there first */
+	for (size_t j = 0; j < s->ng; j++)
+		if (load_unsettled(s, &s->g[j])) {
+			*target = s->g[j].target;
+			*secs = c->trial_seconds;
+			return 1;
+		}
 	if (b.hi < 0) { /* nothing failed: the generator's max is a lower bound */
 		if (b.lo < 0 || load_confirmed(s, &s->g[b.lo]))
 			return 0;
@@ -188,11 +304,7 @@ static int goal_next(struct state *s, double loss, double *target, double *secs)
 		return 1;
 	}
 	if (b.lo < 0) {
-		/* below every failure: try the rate the device did receive there,
-		 * backing off by doubling steps while that fails */
-		double est = isfinite(hi->min_rx) ? hi->min_rx / (1 - loss) : hi->rate / 2;
-		double back = b.nfail <= 1 ? 0 : fmin(0.9, c->precision * ldexp(1, b.nfail - 1));
-		double cand = fmin(est, hi->rate * (1 - c->precision)) * (1 - back);
+		double cand = step_down(s, &b, loss);
 		if (cand <= c->min_rate) {
 			for (size_t j = 0; j < s->ng; j++)
 				if (s->g[j].target == c->min_rate)
@@ -210,7 +322,7 @@ static int goal_next(struct state *s, double loss, double *target, double *secs)
 		/* only the max rate failed: go to the rate received there, then
 		 * step up from it by doubling steps until something fails */
 		const struct load *top = &s->g[0];
-		double est = isfinite(top->min_rx) ? top->min_rx / (1 - loss) : 0;
+		double est = isfinite(top->min_rx) && !top->tainted ? top->min_rx / (1 - loss) : 0;
 		int m = 0;
 		for (size_t j = 0; j < s->ng; j++)
 			m += !s->g[j].fails && s->g[j].rate < hi->rate &&
@@ -245,16 +357,18 @@ static int goal_next(struct state *s, double loss, double *target, double *secs)
 	return 1;
 }
 
-static void result_fill(struct state *s, int ndr_state, int pdr_state)
+static void result_fill(struct state *s, const int gstate[G_N])
 {
 	struct sweep_search_result *r = s->r;
 	const double loss[G_N] = {s->cfg->ndr_loss, s->cfg->pdr_loss};
 	r->top_trial = -1;
 	r->max_offered_pps = 0;
+	r->disturbed_trials = 0;
 	for (size_t i = 0; i < r->ntrials; i++) {
 		const struct sweep_trial *t = &r->trials[i];
 		if (t->status != SWEEP_TRIAL_OK)
 			continue;
+		r->disturbed_trials += t->disturbed;
 		if (r->top_trial < 0 || t->offered_pps > r->max_offered_pps) {
 			r->top_trial = (int)i;
 			r->max_offered_pps = t->offered_pps;
@@ -267,20 +381,60 @@ static void result_fill(struct state *s, int ndr_state, int pdr_state)
 		double lo = b.lo >= 0 ? s->g[b.lo].rate : 0;
 		double hi = b.hi >= 0 && isfinite(s->g[b.hi].rate) ? s->g[b.hi].rate : 0;
 		int tr = b.lo >= 0 ? s->g[b.lo].last_pass : -1;
-		if ((g == G_NDR ? ndr_state : pdr_state) < 0)
+		bool resolved = gstate[g] <= 0;
+		r->disturbed |= (b.lo >= 0 && s->g[b.lo].tainted) ||
+				(b.hi >= 0 && s->g[b.hi].tainted);
+		if (gstate[g] < 0)
 			lo = 0, tr = -1;
+		bool hi_short = b.hi >= 0 && !s->g[b.hi].lossy;
 		if (g == G_NDR) {
 			r->ndr_pps = lo, r->ndr_hi_pps = hi, r->ndr_trial = tr;
+			r->ndr_resolved = resolved;
+			r->ndr_hi_short = hi_short;
 		} else if (lo < r->ndr_pps) {
 			/* what meets the NDR meets the PDR */
 			r->pdr_pps = r->ndr_pps, r->pdr_hi_pps = hi, r->pdr_trial = r->ndr_trial;
+			r->pdr_resolved = resolved;
+			r->pdr_hi_short = hi_short;
 		} else {
 			r->pdr_pps = lo, r->pdr_hi_pps = hi, r->pdr_trial = tr;
+			r->pdr_resolved = resolved;
+			r->pdr_hi_short = hi_short;
 		}
+		/* done, and no wider than asked: a bracket left wide is
+		 * unresolved whatever stopped the search, unless its upper end
+		 * is only the generator's (then the goal is a lower bound) */
+		double rlo = g == G_NDR ? r->ndr_pps : r->pdr_pps;
+		double rhi = g == G_NDR ? r->ndr_hi_pps : r->pdr_hi_pps;
+		if (!hi_short && rlo > 0 && rhi > 0 &&
+		    (rhi - rlo) / rhi > s->cfg->precision + 1e-12)
+			*(g == G_NDR ? &r->ndr_resolved : &r->pdr_resolved) = false;
 		/* nothing lost at the top, or the top was only not sustained */
 		if (g == G_PDR)
 			r->generator_limited = b.lo >= 0 && (b.hi < 0 || !s->g[b.hi].lossy);
 	}
+}
+
+/* The host's verdict on a trial that carries a run result. */
+static void trial_validity(struct sweep_trial *t)
+{
+	json_t *v = json_object_get(t->doc, "validity");
+	t->disturbed |= json_is_true(json_object_get(v, "disturbed")) ||
+			json_is_true(json_object_get(t->doc, "oversubscribed"));
+}
+
+/* Seconds the next trial will likely take: its length plus the mean
+ * overhead (start-up, quiet, canary) of the trials so far. */
+static double trial_estimate(const struct sweep_search_result *r, double secs)
+{
+	double over = 0;
+	int n = 0;
+	for (size_t i = 0; i < r->ntrials; i++)
+		if (r->trials[i].wall_seconds > 0) {
+			over += fmax(0, r->trials[i].wall_seconds - r->trials[i].seconds);
+			n++;
+		}
+	return secs + (n ? over / n : 0);
 }
 
 int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void *ctx,
@@ -289,8 +443,12 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 	memset(r, 0, sizeof(*r));
 	r->ndr_trial = r->pdr_trial = r->top_trial = -1;
 	unsigned cap = cfg->max_trials ? cfg->max_trials : 12;
-	r->trials = calloc(cap, sizeof(*r->trials));
-	struct state s = {cfg, r, calloc(cap, sizeof(struct load)), 0};
+	r->budget_seconds = cfg->budget_seconds > 0 ? cfg->budget_seconds
+						    : cap * (cfg->trial_seconds + AUTO_OVERHEAD_S);
+	/* re-runs of disturbed trials replace trials, they do not eat the cap */
+	size_t room = cap + cfg->max_retries;
+	r->trials = calloc(room, sizeof(*r->trials));
+	struct state s = {cfg, r, calloc(room, sizeof(struct load)), 0, false};
 	int rc = 0, broken = 0, gstate[G_N] = {1, 1};
 	const double loss[G_N] = {cfg->ndr_loss, cfg->pdr_loss};
 	if (!r->trials || !s.g) {
@@ -301,6 +459,7 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 	}
 	for (;;) {
 		double target = cfg->max_rate, secs = cfg->initial_seconds;
+		bool retry = false;
 		if (r->ntrials) {
 			bool want = false;
 			for (int g = 0; g < G_N && !want; g++) {
@@ -308,12 +467,19 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 					continue;
 				gstate[g] = goal_next(&s, loss[g], &target, &secs);
 				want = gstate[g] > 0;
+				retry = s.retry;
 			}
 			if (!want)
 				break;
-			if (r->ntrials >= cap) {
+			if (r->ntrials >= cap + r->retries + retry) {
 				snprintf(r->reason, sizeof(r->reason),
 					 "trial cap (%u) reached before the precision goal", cap);
+				break;
+			}
+			if (r->spent_seconds + trial_estimate(r, secs) > r->budget_seconds + 1e-9) {
+				snprintf(r->reason, sizeof(r->reason),
+					 "time budget (%.1f s) spent before the precision goal",
+					 r->budget_seconds);
 				break;
 			}
 		}
@@ -329,12 +495,16 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 			break;
 		}
 		r->ntrials++;
+		r->retries += retry;
+		r->spent_seconds += t->wall_seconds > 0 ? t->wall_seconds : t->seconds;
 		if (t->status == SWEEP_TRIAL_OK && !(t->offered_pps > 0)) {
 			t->status = SWEEP_TRIAL_FAILED;
 			snprintf(t->reason, sizeof(t->reason), "no packets offered");
 		}
-		if (t->status == SWEEP_TRIAL_OK)
+		if (t->status == SWEEP_TRIAL_OK) {
+			trial_validity(t);
 			continue;
+		}
 		if (r->ntrials == 1) {
 			r->status = t->status == SWEEP_TRIAL_REJECTED ? SWEEP_POINT_INFEASIBLE
 								       : SWEEP_POINT_FAILED;
@@ -349,7 +519,13 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 			break;
 		}
 	}
-	result_fill(&s, gstate[G_NDR], gstate[G_PDR]);
+	/* where each goal stands now: 0 done, -1 below min_rate, 1 unresolved */
+	for (int g = 0; g < G_N; g++) {
+		double t_, s_;
+		if (gstate[g] >= 0 && r->ntrials)
+			gstate[g] = goal_next(&s, loss[g], &t_, &s_);
+	}
+	result_fill(&s, gstate);
 	if (r->status == SWEEP_POINT_OK && !r->reason[0] && (gstate[G_NDR] < 0 || gstate[G_PDR] < 0)) {
 		int g = gstate[G_NDR] < 0 ? G_NDR : G_PDR;
 		bool lossy = false;
@@ -370,6 +546,12 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 			 r->pdr_hi_pps > 0 ? "the generator did not sustain a higher rate"
 					   : "no loss at the highest rate offered");
 	}
+	if (r->status == SWEEP_POINT_OK && r->disturbed) {
+		size_t n = strlen(r->reason);
+		snprintf(r->reason + n, sizeof(r->reason) - n,
+			 "%sa bound rests on disturbed trials (%u re-runs spent)", n ? "; " : "",
+			 r->retries);
+	}
 	free(s.g);
 	return rc;
 }
@@ -383,4 +565,46 @@ void sweep_search_result_free(struct sweep_search_result *r)
 	free(r->trials);
 	r->trials = NULL;
 	r->ntrials = 0;
+}
+
+static json_t *mpps_or_null(double pps)
+{
+	return pps > 0 ? json_real(pps / 1e6) : json_null();
+}
+
+static json_t *width_or_null(double lo, double hi)
+{
+	return lo > 0 && hi > 0 ? json_real((hi - lo) / hi) : json_null();
+}
+
+int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
+			     const struct sweep_search_result *r)
+{
+	bool ok = r->status == SWEEP_POINT_OK;
+	bool resolved = ok && r->ndr_resolved && r->pdr_resolved;
+	json_t *flags = json_array();
+	if (flags && ok && !resolved)
+		json_array_append_new(flags, json_string("unresolved"));
+	if (flags && ok && r->disturbed)
+		json_array_append_new(flags, json_string("disturbed"));
+	/* an upper end the generator did not sustain bounds nothing */
+	double ndr_hi = r->ndr_hi_short ? 0 : r->ndr_hi_pps;
+	double pdr_hi = r->pdr_hi_short ? 0 : r->pdr_hi_pps;
+	json_t *add = json_pack("{s:o, s:o, s:o, s:o, s:f, s:b, s:b, s:b, s:b, s:i, s:i, s:f, s:f, "
+				"s:o}",
+				"ndr_upper_mpps", mpps_or_null(ndr_hi), "pdr_upper_mpps",
+				mpps_or_null(pdr_hi), "ndr_width", width_or_null(r->ndr_pps, ndr_hi),
+				"pdr_width", width_or_null(r->pdr_pps, pdr_hi), "precision",
+				cfg->precision,
+				"ndr_resolved", ok && r->ndr_resolved, "pdr_resolved",
+				ok && r->pdr_resolved, "resolved", resolved, "disturbed",
+				ok && r->disturbed, "disturbed_trials", (int)r->disturbed_trials,
+				"retries", (int)r->retries, "budget_seconds", r->budget_seconds,
+				"spent_seconds", r->spent_seconds, "flags", flags);
+	if (!add || json_object_update(sum, add) < 0) {
+		json_decref(add);
+		return -ENOMEM;
+	}
+	json_decref(add);
+	return 0;
 }

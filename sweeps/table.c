@@ -3,7 +3,9 @@
  * The NDR/PDR table printed at the end of a sweep, read back from the
  * results file (so a resumed sweep prints every point): a markdown table
  * whose columns are the knobs that vary, the constant knobs on one line
- * above it.
+ * above it. Each goal shows its lower bound (">=" when that is all it is:
+ * generator-limited or unresolved) and its interval with the relative
+ * width; the flags column says unresolved / disturbed / generator-limited.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,14 +24,75 @@ static void knob_text(json_t *v, char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
-static void mpps(json_t *sum, const char *field, bool lower_bound, char *out, size_t len)
+static bool summary_ok(json_t *sum)
 {
 	const char *status = json_string_value(json_object_get(sum, "status"));
+	return status && !strcmp(status, "ok");
+}
+
+static bool has_flag(json_t *sum, const char *flag)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(sum, "flags"), i, f)
+	{
+		if (json_is_string(f) && !strcmp(json_string_value(f), flag))
+			return true;
+	}
+	return false;
+}
+
+static void mpps(json_t *sum, const char *field, bool lower_bound, char *out, size_t len)
+{
 	double v = json_number_value(json_object_get(sum, field));
-	if (!status || strcmp(status, "ok") || v <= 0)
+	if (!summary_ok(sum) || v <= 0)
 		snprintf(out, len, "-");
 	else
 		snprintf(out, len, "%s%.3f", lower_bound ? ">=" : "", v);
+}
+
+/*
+ * A goal's interval "[lower, upper] width%": ">= lower" without an upper
+ * end (generator-limited), "< upper" when nothing passed. Summaries
+ * written before intervals existed have no upper field: "-".
+ */
+static void interval(json_t *sum, const char *goal, char *out, size_t len)
+{
+	char f_lo[32], f_hi[32];
+	snprintf(f_lo, sizeof(f_lo), "%s_mpps", goal);
+	snprintf(f_hi, sizeof(f_hi), "%s_upper_mpps", goal);
+	double lo = json_number_value(json_object_get(sum, f_lo));
+	json_t *hij = json_object_get(sum, f_hi);
+	double hi = json_number_value(hij);
+	if (!summary_ok(sum) || !hij)
+		snprintf(out, len, "-");
+	else if (lo > 0 && hi > 0)
+		snprintf(out, len, "[%.3f, %.3f] %.1f%%", lo, hi, 100 * (hi - lo) / hi);
+	else if (lo > 0)
+		snprintf(out, len, ">= %.3f", lo);
+	else if (hi > 0)
+		snprintf(out, len, "< %.3f", hi);
+	else
+		snprintf(out, len, "-");
+}
+
+/* unresolved, disturbed, generator-limited: what a reader must not take
+ * for a resolved ceiling */
+static void flags_text(json_t *sum, bool gl, char *out, size_t len)
+{
+	static const char *const names[] = {"unresolved", "disturbed"};
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (has_flag(sum, names[i]) && o < len)
+			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? ", " : "", names[i]);
+	if (gl && o < len)
+		snprintf(out + o, len - o, "%sgenerator-limited", o ? ", " : "");
+	long long nd = json_integer_value(json_object_get(sum, "disturbed_trials"));
+	o = strlen(out);
+	if (nd > 0 && o < len)
+		snprintf(out + o, len - o, "%s%lld disturbed trial%s", o ? "; " : "", nd,
+			 nd > 1 ? "s" : "");
 }
 
 int sweep_table_print(FILE *f, const char *results_path)
@@ -83,11 +146,12 @@ int sweep_table_print(FILE *f, const char *results_path)
 	for (int k = 0; k < SWEEP_K_COUNT; k++)
 		if (vary[k])
 			fprintf(f, " %s |", sweep_knob_name((enum sweep_knob)k));
-	fprintf(f, " NDR Mpps | PDR Mpps | NIC max Mpps | trials | note |\n|");
+	fprintf(f, " NDR Mpps | PDR Mpps | NIC max Mpps | trials | NDR interval | PDR interval "
+		   "| flags | note |\n|");
 	for (int k = 0; k < SWEEP_K_COUNT; k++)
 		if (vary[k])
 			fprintf(f, "---|");
-	fprintf(f, "---:|---:|---:|---:|---|\n");
+	fprintf(f, "---:|---:|---:|---:|---:|---:|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
 		json_t *sum = json_array_get(rows, i);
 		json_t *knobs = json_object_get(sum, "knobs");
@@ -100,14 +164,21 @@ int sweep_table_print(FILE *f, const char *results_path)
 			fprintf(f, " %s |", cur);
 		}
 		bool gl = json_is_true(json_object_get(sum, "generator_limited"));
-		char ndr[32], pdr[32], nic[32];
+		/* an unresolved goal's lower end is all its trials guarantee */
+		bool ndr_lb = gl || json_is_false(json_object_get(sum, "ndr_resolved"));
+		bool pdr_lb = gl || json_is_false(json_object_get(sum, "pdr_resolved"));
+		char ndr[32], pdr[32], nic[32], ndr_iv[64], pdr_iv[64], flags[128];
 		const char *status = json_string_value(json_object_get(sum, "status"));
 		const char *reason = json_string_value(json_object_get(sum, "reason"));
-		mpps(sum, "ndr_mpps", gl, ndr, sizeof(ndr));
-		mpps(sum, "pdr_mpps", gl, pdr, sizeof(pdr));
+		mpps(sum, "ndr_mpps", ndr_lb, ndr, sizeof(ndr));
+		mpps(sum, "pdr_mpps", pdr_lb, pdr, sizeof(pdr));
 		mpps(sum, "nic_max_mpps", false, nic, sizeof(nic));
-		fprintf(f, " %s | %s | %s | %lld | %s%s%s |\n", ndr, pdr, nic,
-			(long long)json_integer_value(json_object_get(sum, "trials")),
+		interval(sum, "ndr", ndr_iv, sizeof(ndr_iv));
+		interval(sum, "pdr", pdr_iv, sizeof(pdr_iv));
+		flags_text(sum, gl && summary_ok(sum), flags, sizeof(flags));
+		fprintf(f, " %s | %s | %s | %lld | %s | %s | %s | %s%s%s |\n", ndr, pdr, nic,
+			(long long)json_integer_value(json_object_get(sum, "trials")), ndr_iv,
+			pdr_iv, flags,
 			status && strcmp(status, "ok") ? status : "",
 			status && strcmp(status, "ok") && reason && *reason ? ": " : "",
 			reason && (*reason || !status) ? reason : "");

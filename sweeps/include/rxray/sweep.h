@@ -79,7 +79,16 @@
  *       "nic_max_mpps": the NIC's achieved rate at "max",
  *       "generator_limited": bool (the ceiling is a lower bound),
  *       "trials": n, "ndr_run": <trial line at the NDR> | null,
- *       "top_run": <trial line of the highest-rate trial> | null}
+ *       "top_run": <trial line of the highest-rate trial> | null,
+ *       the intervals (ndr_mpps/pdr_mpps are their lower ends):
+ *       "ndr_upper_mpps", "pdr_upper_mpps": x | null, "ndr_width",
+ *       "pdr_width": (upper - lower) / upper | null, "precision",
+ *       "ndr_resolved", "pdr_resolved", "resolved": bool,
+ *       "disturbed": bool, "disturbed_trials", "retries",
+ *       "budget_seconds", "spent_seconds",
+ *       "flags": ["unresolved", "disturbed"] as they apply}
+ *    (sweep_summary_add_search; a trial is disturbed when its run result
+ *    says "validity": {"disturbed": true} or "oversubscribed": true)
  * The key is the knobs in a fixed order, "name=value" joined by commas:
  * engine, mode, frame, split, queues, ring, batch, burst, buffers,
  * mempool_cache, free, app, discipline, dma, payload, inject, payload_mem,
@@ -168,6 +177,10 @@ struct sweep_search_cfg {
 	double exceed_ratio;       /* 0: any lossy trial fails its rate; else
 				    * the share of a rate's trial seconds that
 				    * may exceed the loss ratio (MLRsearch) */
+	double budget_seconds;     /* time per point (trials' wall time); 0 =
+				    * max_trials x (trial_seconds + 0.7 s: the
+				    * quiet before a trial, start-up, canary) */
+	unsigned max_retries;      /* re-runs of disturbed trials per point (3) */
 };
 
 struct sweep_spec {
@@ -281,12 +294,19 @@ struct sweep_trial {
 	double loss;             /* (offered - received) / offered */
 	json_t *doc;             /* the trial line (owned), or NULL */
 	char reason[256];
+	bool disturbed;          /* the host disturbed it: set by the callback,
+				  * or by the search from doc's
+				  * "validity": {"disturbed": true} or
+				  * "oversubscribed": true */
+	double wall_seconds;     /* what it took, start-up included; 0 =
+				  * unknown (the budget counts seconds) */
 };
 
 /*
  * A trial: measure at target_pps (0 = max) for seconds, fill t (status,
- * rates, loss, doc, reason; n/target/seconds are already set). Return 0,
- * or a negative errno to abort the whole search (interrupted).
+ * rates, loss, doc, reason, optionally disturbed and wall_seconds;
+ * n/target/seconds are already set). Return 0, or a negative errno to
+ * abort the whole search (interrupted).
  */
 typedef int (*sweep_trial_fn)(void *ctx, struct sweep_trial *t);
 
@@ -300,30 +320,54 @@ struct sweep_search_result {
 	double ndr_hi_pps, pdr_hi_pps; /* upper ends, 0 = none (lower bound) */
 	double max_offered_pps, nic_max_pps;
 	bool generator_limited;
+	bool ndr_resolved, pdr_resolved; /* the goal finished within precision
+				    * (or is a lower bound by the generator,
+				    * or below min_rate); false: unresolved */
+	bool ndr_hi_short, pdr_hi_short; /* the upper end is a rate the
+				    * generator did not sustain, not a loss:
+				    * no bound on the device */
+	bool disturbed;            /* a final bound rests on disturbed trials only */
+	unsigned disturbed_trials, retries;
+	double budget_seconds, spent_seconds;
 	int ndr_trial, pdr_trial, top_trial; /* indices into trials, -1 none */
 	size_t ntrials;
 	struct sweep_trial *trials; /* owned, with their docs */
 };
 
 /*
- * The search, for one point. Trial 1 at max_rate (0 = the generator's
- * max, which also measures the NIC's max). Then, per goal (NDR, PDR):
- * below the lowest failing rate, try the received rate seen there (backing
- * off by doubling steps while it fails); above the highest passing rate,
- * step up by doubling steps from precision until a trial fails; then
- * bisect until (hi - lo) / hi <= precision. Rates are the achieved
- * offered rates; a trial whose generator fell more than 10% short of the
- * rate asked counts against that rate (it was not sustained). With
- * exceed_ratio > 0, rates are judged by the share of
- * their trial seconds that exceeded the loss ratio; the upper end of the
- * final bracket is re-tested too, and a failing rate below a passing one
- * is re-tested (up to 3 trials), so one noisy trial cannot set the result. The final lower bound is re-tested at trial_seconds and
- * must have passed twice; a failed re-test turns it into an upper bound
- * and the search goes on. A rate that met the loss ratio at the
- * generator's max leaves no upper bound: generator-limited, lower bound.
- * At most max_trials trials; a cap hit keeps the bracket found so far
- * and says so in reason. A rejected first trial makes the point
- * infeasible; three broken trials (timeout, crash, failure) fail it.
+ * The search, for one point, after MLRsearch (RFC 9971). Trial 1 at
+ * max_rate (0 = the generator's max, which also measures the NIC's max).
+ * Rates are grouped by the rate asked (a load) and judged from all their
+ * trials, per goal (NDR, PDR), in this order:
+ *  1. a disturbed trial (sweep_trial.disturbed) never decides a bound
+ *     alone: a load's verdict comes from its undisturbed trials; a load
+ *     with only disturbed ones that bounds a goal is re-run (at most
+ *     max_retries re-runs per point); past that it is used, and the point
+ *     is marked disturbed;
+ *  2. trials that disagree at one load are settled there before the search
+ *     moves: with exceed_ratio > 0 the load is re-tested at trial_seconds
+ *     while one more trial could flip its verdict (at most 4 trials);
+ *     with exceed_ratio 0 a loss fails the load for good;
+ *  3. below the lowest failing load, with nothing passing below it: from
+ *     the maximum rate's first failure, the rate received there (its MRR,
+ *     as MLRsearch starts); otherwise -- a lower bound fell -- step down
+ *     from the failing rate geometrically, the relative width doubling
+ *     per step (2, 4, 8, ... x precision; MLRsearch's external search),
+ *     never more than halving the rate in one step;
+ *  4. above the highest passing load with only the top failing: the rate
+ *     received at the top, then steps up by doubling widths;
+ *  5. bisect until (hi - lo) / hi <= precision, then re-test the lower
+ *     end at trial_seconds (it must have passed twice; with exceed_ratio
+ *     the upper end is re-tested too).
+ * Rates are the achieved offered rates; a trial whose generator fell more
+ * than 10% short of the rate asked counts against that rate. A rate that
+ * met the loss ratio at the generator's max leaves no upper bound:
+ * generator-limited, a lower bound. The budget is time: no trial starts
+ * once the point's trials (wall_seconds, else seconds) would pass
+ * budget_seconds; max_trials stays as a cap. A goal that ends wider than
+ * its precision (budget or cap) is unresolved, its bracket kept and the
+ * reason saying so. A rejected first trial makes the point infeasible;
+ * three broken trials (timeout, crash, failure) fail it.
  * Returns 0 (r filled; free with sweep_search_result_free) or the
  * callback's negative errno (r filled with the trials so far).
  */
@@ -408,6 +452,21 @@ void sweep_store_close(struct sweep_store *st);
 /* Build a point summary line (new ref) from a finished search. */
 json_t *sweep_summary_json(const struct sweep_point *p, const struct sweep_search_cfg *cfg,
 			   const struct sweep_search_result *r);
+/*
+ * Add the search's intervals and flags to a summary line (ndr_mpps and
+ * pdr_mpps stay the lower bounds):
+ *   "ndr_upper_mpps", "pdr_upper_mpps": upper ends, null = none (a lower
+ *       bound: nothing failed, or the upper end is only a rate the
+ *       generator did not sustain);
+ *   "ndr_width", "pdr_width": (upper - lower) / upper, null without both;
+ *   "precision": the goal; "ndr_resolved", "pdr_resolved", "resolved";
+ *   "disturbed": a bound rests on disturbed trials only;
+ *   "disturbed_trials", "retries"; "budget_seconds", "spent_seconds";
+ *   "flags": ["unresolved", "disturbed"] as they apply (ok points only).
+ * 0 or -ENOMEM.
+ */
+int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
+			     const struct sweep_search_result *r);
 
 /* --------------------------------------------------------------- runner */
 

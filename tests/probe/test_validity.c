@@ -1,0 +1,339 @@
+/*
+ * Validity signals: a measured thread that a busy process pinned to its
+ * core preempts is flagged, a thread moved to another core is flagged as
+ * migrated (perf event and the sched-file fallback), the canary compares
+ * against its calibration, and the judgement applies its limits. The real
+ * preemption and migration tests need two cores and skip visibly without.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rxray/util.h"
+#include "rxray/validity.h"
+
+static bool reasons_have(json_t *arr, const char *needle)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(arr, i, r) if (strstr(json_string_value(r), needle)) return true;
+	return false;
+}
+
+static uint64_t wait_ns_now(void)
+{
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	unsigned long long run = 0, wait = 0;
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+			wait = 0;
+		fclose(f);
+	}
+	return wait;
+}
+
+struct victim {
+	int core;
+	double limit_s; /* wait to reach before ending the window */
+	struct rxr_valid_thread t;
+	int rc;
+	bool reached;
+};
+
+/* The measured thread: pinned, busy, until its run-queue wait (or, without
+ * schedstat, its involuntary switches) passes the limit, at most 20 s. */
+static void *victim_main(void *arg)
+{
+	struct victim *v = arg;
+	char err[200];
+	v->rc = rxr_pin_self(v->core);
+	if (v->rc < 0)
+		return NULL;
+	v->rc = rxr_valid_thread_begin(&v->t, "rx", v->core, err, sizeof(err));
+	if (v->rc < 0)
+		return NULL;
+	uint64_t w0 = wait_ns_now();
+	double dl = rxr_mono_seconds() + 20;
+	while (rxr_mono_seconds() < dl) {
+		if ((double)(wait_ns_now() - w0) * 1e-9 > v->limit_s) {
+			v->reached = true;
+			break;
+		}
+	}
+	v->rc = rxr_valid_thread_end(&v->t);
+	return NULL;
+}
+
+Test(validity, a_thread_preempted_by_a_busy_process_on_its_core_is_flagged)
+{
+	if (rxr_cores_available() < 2)
+		cr_skip_test("needs 2 cores (a busy process shares the measured thread's core)");
+	if (access("/proc/thread-self/schedstat", R_OK) != 0)
+		cr_skip_test("needs /proc/thread-self/schedstat (CONFIG_SCHED_INFO)");
+	int core = rxr_core_nth(1);
+	pid_t hog = fork();
+	cr_assert(hog >= 0);
+	if (hog == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+		rxr_pin_self(core);
+		for (;;)
+			;
+	}
+	struct rxr_validity *v;
+	char err[200];
+	cr_assert_eq(rxr_validity_open(NULL, &v, err, sizeof(err)), 0);
+	rxr_validity_host_begin(v);
+	/* waits of 4x the largest limit a window under 20 s can have at 1% */
+	struct victim vt = {.core = core, .limit_s = 0.25};
+	pthread_t th;
+	int prc = pthread_create(&th, NULL, victim_main, &vt);
+	if (!prc)
+		pthread_join(th, NULL);
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	cr_assert_eq(prc, 0);
+	rxr_validity_host_end(v);
+	cr_assert_eq(vt.rc, 0);
+	cr_assert(vt.reached, "the busy process never made the thread wait 0.25 s in 20 s");
+	cr_assert_eq(rxr_validity_add_thread(v, &vt.t), 0);
+	cr_expect(rxr_validity_disturbed(v));
+	json_t *j = rxr_validity_json(v);
+	cr_assert_not_null(j);
+	cr_expect(json_is_true(json_object_get(j, "disturbed")));
+	cr_expect(reasons_have(json_object_get(j, "reasons"), "rx on core"), "%s",
+		  json_dumps(j, 0));
+	json_t *t0 = json_array_get(json_object_get(j, "threads"), 0);
+	cr_expect(json_is_true(json_object_get(t0, "disturbed")));
+	cr_expect(reasons_have(json_object_get(t0, "reasons"), "preempted"));
+	cr_expect_geq(json_real_value(json_object_get(t0, "runqueue_wait_ms")), 250);
+	/* the hog took the CPU away from it: involuntary switches */
+	cr_expect_gt(json_integer_value(json_object_get(t0, "involuntary_switches")), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(t0, "role")), "rx");
+	cr_expect_eq(json_integer_value(json_object_get(t0, "core")), core);
+	json_decref(j);
+	rxr_validity_free(v);
+}
+
+struct mover {
+	int from, to;
+	struct rxr_valid_thread t;
+	int rc;
+};
+
+static void *mover_main(void *arg)
+{
+	struct mover *m = arg;
+	char err[200];
+	if ((m->rc = rxr_pin_self(m->from)) < 0)
+		return NULL;
+	if ((m->rc = rxr_valid_thread_begin(&m->t, "app", m->from, err, sizeof(err))) < 0)
+		return NULL;
+	m->rc = rxr_pin_self(m->to); /* returns on the new core */
+	double dl = rxr_mono_seconds() + 5;
+	while (sched_getcpu() != m->to && rxr_mono_seconds() < dl)
+		sched_yield();
+	int rc = rxr_valid_thread_end(&m->t);
+	m->rc = m->rc ? m->rc : rc;
+	return NULL;
+}
+
+static void migrate_once(const char *no_perf, enum rxr_mig_source *src, uint64_t *n, bool *flagged)
+{
+	if (no_perf)
+		setenv("RXRAY_VALIDITY_NO_PERF", no_perf, 1);
+	struct mover m = {.from = rxr_core_nth(0), .to = rxr_core_nth(1)};
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, mover_main, &m), 0);
+	pthread_join(th, NULL);
+	unsetenv("RXRAY_VALIDITY_NO_PERF");
+	cr_assert_eq(m.rc, 0);
+	struct rxr_validity *v;
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	cr_assert_eq(rxr_validity_add_thread(v, &m.t), 0);
+	json_t *j = rxr_validity_json(v);
+	*flagged = reasons_have(json_object_get(j, "reasons"), "migrated");
+	json_decref(j);
+	rxr_validity_free(v);
+	*src = m.t.mig_source;
+	*n = m.t.migrations;
+}
+
+Test(validity, a_thread_moved_to_another_core_is_flagged_as_migrated)
+{
+	if (rxr_cores_available() < 2)
+		cr_skip_test("needs 2 cores (the thread moves from one to the other)");
+	enum rxr_mig_source src;
+	uint64_t n;
+	bool flagged;
+	migrate_once(NULL, &src, &n, &flagged);
+	cr_expect_neq(src, RXR_MIG_NONE);
+	cr_expect_geq(n, 1, "source %s counted no migration", rxr_mig_source_name(src));
+	cr_expect(flagged);
+	if (src != RXR_MIG_PERF)
+		cr_log_warn("perf events not permitted here: migrations from %s",
+			    rxr_mig_source_name(src));
+	/* the fallback: the sched file, or sched_getcpu at both ends */
+	migrate_once("1", &src, &n, &flagged);
+	cr_expect(src == RXR_MIG_SCHED || src == RXR_MIG_GETCPU, "source %s",
+		  rxr_mig_source_name(src));
+	cr_expect_geq(n, 1, "fallback %s counted no migration", rxr_mig_source_name(src));
+	cr_expect(flagged);
+}
+
+/* A thread record as the judgement sees it, without a scheduler. */
+static struct rxr_valid_thread synthetic(double window_s, double wait_s, long nivcsw,
+					 uint64_t migrations)
+{
+	struct rxr_valid_thread t = {.core = -1,
+				     .t_begin = 10,
+				     .t_end = 10 + window_s,
+				     .nivcsw = nivcsw,
+				     .migrations = migrations,
+				     .mig_source = RXR_MIG_PERF,
+				     .wait_s = wait_s,
+				     .begun = true,
+				     .ended = true};
+	snprintf(t.role, sizeof(t.role), "rx");
+	return t;
+}
+
+static bool judged(const struct rxr_valid_limits *lim, struct rxr_valid_thread t)
+{
+	struct rxr_validity *v;
+	cr_assert_eq(rxr_validity_open(lim, &v, NULL, 0), 0);
+	cr_assert_eq(rxr_validity_add_thread(v, &t), 0);
+	bool d = rxr_validity_disturbed(v);
+	rxr_validity_free(v);
+	return d;
+}
+
+Test(validity, the_limits_judge_wait_switches_and_migrations)
+{
+	struct rxr_valid_limits lim;
+	rxr_valid_limits_default(&lim);
+	/* 1% of a 1 s window: 10 ms */
+	cr_expect(!judged(&lim, synthetic(1.0, 0.009, 5, 0)));
+	cr_expect(judged(&lim, synthetic(1.0, 0.011, 5, 0)));
+	/* the floor: 0.15 ms in a 10 ms window is 1.5% but noise */
+	cr_expect(!judged(&lim, synthetic(0.01, 0.00015, 0, 0)));
+	/* the ring covers 2 ms at this rate: a 3 ms wait overflows it */
+	lim.ring_cover_s = 0.002;
+	cr_expect(judged(&lim, synthetic(1.0, 0.003, 0, 0)));
+	cr_expect(!judged(&lim, synthetic(1.0, 0.0015, 0, 0)));
+	rxr_valid_limits_default(&lim);
+	/* no schedstat: involuntary switches per second decide */
+	cr_expect(!judged(&lim, synthetic(1.0, -1, 20, 0)));
+	cr_expect(judged(&lim, synthetic(1.0, -1, 21, 0)));
+	/* any migration */
+	cr_expect(judged(&lim, synthetic(1.0, 0, 0, 1)));
+	/* a thread that is never ended is refused */
+	struct rxr_valid_thread t = synthetic(1, 0, 0, 0);
+	t.ended = false;
+	struct rxr_validity *v;
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	cr_expect_eq(rxr_validity_add_thread(v, &t), -EINVAL);
+	cr_expect(!rxr_validity_disturbed(v));
+	cr_expect_eq(rxr_validity_add_reason(v, "oversubscribed: %d threads on %d cores", 3, 2), 0);
+	cr_expect(rxr_validity_disturbed(v));
+	json_t *j = rxr_validity_json(v);
+	cr_expect(
+	    reasons_have(json_object_get(j, "reasons"), "oversubscribed: 3 threads on 2 cores"));
+	json_decref(j);
+	rxr_validity_free(v);
+	struct rxr_valid_thread never = {.perf_fd = -1};
+	cr_expect_eq(rxr_valid_thread_end(&never), -EINVAL);
+}
+
+Test(validity, the_canary_compares_with_its_calibration)
+{
+	struct rxr_validity *v;
+	char err[200];
+	/* a calibration no host meets: 1 ns for 256 KiB and for the loop */
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	rxr_validity_set_calibration(v, 1, 1, "given");
+	cr_assert_eq(rxr_validity_canary_before(v, 100000, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxr_validity_canary_after(v, err, sizeof(err)), 0, "%s", err);
+	json_t *j = rxr_validity_json(v);
+	cr_expect(json_is_true(json_object_get(j, "disturbed")));
+	cr_expect(reasons_have(json_object_get(j, "reasons"), "canary"), "%s", json_dumps(j, 0));
+	json_t *c = json_object_get(j, "canary");
+	cr_expect_eq(json_integer_value(json_object_get(c, "bytes")), 1 << 18);
+	cr_expect_str_eq(json_string_value(json_object_get(c, "calibration")), "given");
+	cr_expect_gt(json_real_value(json_object_get(c, "ratio")), 1.5);
+	json_decref(j);
+	rxr_validity_free(v);
+
+	/* one an hour long: never slower */
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	rxr_validity_set_calibration(v, 3.6e12, 3.6e12, "given");
+	cr_assert_eq(rxr_validity_canary_before(v, 1 << 20, err, sizeof(err)), 0);
+	cr_assert_eq(rxr_validity_canary_after(v, err, sizeof(err)), 0);
+	cr_expect(!rxr_validity_disturbed(v));
+	cr_expect_eq(rxr_validity_canary_after(v, err, sizeof(err)), -EINVAL);
+	rxr_validity_free(v);
+
+	/* from the environment, as a sweep hands it over, or calibrated here */
+	struct rxr_canary_cal cal;
+	cr_assert_eq(rxr_canary_calibrate(&cal, 1 << 18, 1 << 19, 2), 0);
+	cr_expect_gt(cal.cpu_ns, 0);
+	cr_expect_gt(cal.mem_ns[0], 0);
+	cr_expect_gt(cal.mem_ns[1], 0);
+	cr_expect_eq(cal.mem_ns[2], 0);
+	char s[300];
+	cr_assert_eq(rxr_canary_cal_format(&cal, s, sizeof(s)), 0);
+	setenv(RXR_CANARY_ENV, s, 1);
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	cr_assert_eq(rxr_validity_canary_before(v, 300000, err, sizeof(err)), 0, "%s", err);
+	j = rxr_validity_json(v);
+	c = json_object_get(j, "canary");
+	cr_expect_str_eq(json_string_value(json_object_get(c, "calibration")), "sweep");
+	cr_expect_float_eq(json_real_value(json_object_get(c, "cal_mem_ms")), cal.mem_ns[1] * 1e-6,
+			   1e-3);
+	cr_expect(json_is_null(json_object_get(c, "after_mem_ms")));
+	json_decref(j);
+	rxr_validity_free(v);
+	/* a size the sweep did not calibrate: calibrated here */
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	cr_assert_eq(rxr_validity_canary_before(v, 4 << 20, err, sizeof(err)), 0, "%s", err);
+	j = rxr_validity_json(v);
+	cr_expect_str_eq(
+	    json_string_value(json_object_get(json_object_get(j, "canary"), "calibration")),
+	    "self");
+	json_decref(j);
+	rxr_validity_free(v);
+	/* malformed: refused with the part named */
+	setenv(RXR_CANARY_ENV, "cpu=100,m99=5", 1);
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	cr_expect_eq(rxr_validity_canary_before(v, 1 << 18, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "RXRAY_CANARY") && strstr(err, "m99=5"), "%s", err);
+	rxr_validity_free(v);
+	unsetenv(RXR_CANARY_ENV);
+}
+
+Test(validity, canary_calibration_text_round_trips)
+{
+	struct rxr_canary_cal a = {.cpu_ns = 1234567}, b;
+	a.mem_ns[0] = 1000;
+	a.mem_ns[RXR_CANARY_CLASSES - 1] = 98765432;
+	char s[300], err[200];
+	cr_assert_eq(rxr_canary_cal_format(&a, s, sizeof(s)), 0);
+	cr_expect_str_eq(s, "cpu=1234567,m18=1000,m26=98765432");
+	cr_assert_eq(rxr_canary_cal_parse(s, &b, err, sizeof(err)), 0, "%s", err);
+	cr_expect(!memcmp(&a, &b, sizeof(a)));
+	cr_expect_eq(rxr_canary_cal_parse("m18=5", &b, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "cpu="), "%s", err);
+	cr_expect_eq(rxr_canary_cal_parse("cpu=x", &b, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(rxr_canary_cal_parse("cpu=5,m17=3", &b, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(rxr_canary_cal_format(&a, s, 10), -ENOSPC);
+	cr_expect_eq(rxr_canary_class(1), 0);
+	cr_expect_eq(rxr_canary_class((1 << 18) + 1), 1);
+	cr_expect_eq(rxr_canary_class((size_t)1 << 40), RXR_CANARY_CLASSES - 1);
+}
