@@ -194,6 +194,45 @@ static double run_warmup_seconds(const struct rx_config *c)
 	return w > RX_WARMUP_MAX_S ? RX_WARMUP_MAX_S : w;
 }
 
+/*
+ * Validity of the measured phase (probes/validity.h): the host's steal and
+ * a canary workload the size of the run's working set around it; each
+ * worker's own window is taken on its thread (worker.c).
+ */
+static int run_validity_begin(struct rx_run *run, struct rxr_validity **out, char *err,
+			      size_t errlen)
+{
+	const struct rx_config *c = run->c;
+	struct rxr_valid_limits lim;
+	rxr_valid_limits_default(&lim);
+	if (c->rate_pps > 0) /* the time the ring covers at the offered rate */
+		lim.ring_cover_s = (double)c->ring * c->queues / c->rate_pps;
+	int rc = rxr_validity_open(&lim, out, err, errlen);
+	if (rc < 0)
+		return rc;
+	size_t ws = (size_t)c->ring * c->queues * (c->frame + 64);
+	rc = rxr_validity_canary_before(*out, ws, err, errlen);
+	if (rc < 0)
+		return rc;
+	rxr_validity_host_begin(*out);
+	return 0;
+}
+
+static void run_validity_end(struct rx_run *run, struct rxr_validity *v)
+{
+	rxr_validity_host_end(v);
+	for (uint32_t i = 0; i < run->nq; i++) {
+		const struct rx_worker *ws[2] = {&run->q[i].rxw, &run->q[i].appw};
+		for (int k = 0; k < 2; k++)
+			if (ws[k]->started && ws[k]->valid_ok)
+				rxr_validity_add_thread(v, &ws[k]->valid);
+	}
+	rxr_validity_canary_after(v, NULL, 0);
+	if (run->pl.oversubscribed)
+		rxr_validity_add_reason(v, "oversubscribed: %d threads on %d cores", run->pl.needed,
+					run->pl.available);
+}
+
 /* One phase: workers, traffic, wait, stop, join. */
 static int run_phase(struct rx_run *run, char *err, size_t errlen)
 {
@@ -281,15 +320,23 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 	for (uint32_t i = 0; !rc && ops->queue_setup && i < run.nq; i++)
 		rc = ops->queue_setup(&run, &run.q[i], err, errlen);
 	json_t *warm = NULL;
+	struct rxr_validity *v = NULL;
 	if (!rc && run.warmup_s > 0)
 		rc = run_warmup(&run, &warm, err, errlen);
 	if (!rc)
+		rc = run_validity_begin(&run, &v, err, errlen);
+	if (!rc)
 		rc = run_phase(&run, err, errlen);
+	if (!rc)
+		run_validity_end(&run, v);
 	if (!rc) {
 		rc = ops->collect(&run, r, err, errlen);
 		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
 			rxr_errf(err, errlen, rc, "result: %s", strerror(-rc));
 	}
+	if (!rc && v)
+		json_object_set_new(r->extra, "validity", rxr_validity_json(v));
+	rxr_validity_free(v);
 	if (!rc) {
 		if (!warm)
 			warm = json_pack("{s:s}", "mode",

@@ -27,6 +27,7 @@
 
 #include "rxray/probe.h"
 #include "rxray/result.h"
+#include "rxray/validity.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -317,6 +318,9 @@ struct rx_worker {
 	int rc;                 /* fn's return (after join) */
 	int finished;           /* set (atomically) once the thread is done,
 				 * fn run or not: read with __atomic_load_n */
+	struct rxr_valid_thread valid; /* switches, migrations, run-queue wait
+					* over fn's window (probes/validity.h) */
+	bool valid_ok;          /* valid was begun and ended on the thread */
 	bool started, joined;
 	char role[8];
 };
