@@ -36,6 +36,8 @@ const struct rx_config_key rx_config_keys[] = {
 	{"mempool-cache", true, "N", "dpdk: per-lcore cache size 0..512 (default 256)"},
 	{"payload-mem", true, "KIND", "host | huge | gpu (default host)"},
 	{"inject", true, "STAGE=CYC", "spin CYC cycles inside STAGE (repeatable)"},
+	{"coalesce", true, "B", "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
+	{"op-delay", true, "OP=CYC", "spin CYC cycles inside each operation: mempool=K,mr=K,hdr_write=K (sim; default off)"},
 	{"sample-shift", true, "K", "full probes: sample 1 burst in 2^K (default 6)"},
 	{"allow-oversubscribe", false, NULL, "let threads share cores (measures the scheduler too)"},
 };
@@ -126,6 +128,32 @@ static int opt_string(const char *key, const char *val, char *dst, size_t cap, c
 	return 0;
 }
 
+/* "mempool=K,mr=K,hdr_write=K" (any subset, accumulates). */
+static int opt_op_delay(struct rx_config *c, const char *val, char *err, size_t errlen)
+{
+	char buf[256];
+	if (!*val || strlen(val) >= sizeof(buf))
+		return oerr(err, errlen, "op-delay: '%s' is not OP=CYCLES[,...] (mempool, mr, hdr_write)", val);
+	snprintf(buf, sizeof(buf), "%s", val);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		uint64_t v = 0;
+		if (!eq || rxr_parse_u64(eq + 1, 0, 1000000, &v) < 0)
+			return oerr(err, errlen, "op-delay: '%s' is not OP=CYCLES (0..1M)", t);
+		*eq = '\0';
+		if (!strcmp(t, "mempool"))
+			c->op_delay_mempool = (uint32_t)v;
+		else if (!strcmp(t, "mr"))
+			c->op_delay_mr = (uint32_t)v;
+		else if (!strcmp(t, "hdr_write"))
+			c->op_delay_hdr_write = (uint32_t)v;
+		else
+			return oerr(err, errlen, "op-delay: unknown operation '%s' (mempool, mr, hdr_write)", t);
+	}
+	return 0;
+}
+
 int rx_config_set(struct rx_config *c, const char *key, const char *val, char *err,
 		  size_t errlen)
 {
@@ -209,8 +237,14 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 			return oerr(err, errlen,
 				    "inject: '%s' is not STAGE=CYCLES (e.g. app=500, hdr_read=2k)",
 				    val);
+		if (s == RXR_ST_IDLE)
+			return oerr(err, errlen, "inject: idle is waiting, not work: inject into a stage that handles packets");
 		c->inject[s] = cyc;
-	} else if (!strcmp(key, "sample-shift")) {
+	} else if (!strcmp(key, "coalesce"))
+		return opt_u32(key, val, 0, 1u << 16, &c->coalesce, err, errlen);
+	else if (!strcmp(key, "op-delay"))
+		return opt_op_delay(c, val, err, errlen);
+	else if (!strcmp(key, "sample-shift")) {
 		uint32_t v = 0;
 		if (opt_u32(key, val, 0, 30, &v, err, errlen) < 0)
 			return -EINVAL;

@@ -183,6 +183,12 @@ void rxd_queue_workers_fini(struct rxd_queue *q);
  * end (the backend's quiet() ends each RX loop). 0 or -errno. */
 int rxd_workers_run(struct rxd_run *run, char *err, size_t errlen);
 
+/*
+ * Calibration (--coalesce B, coalesce.c): true once `want` completions
+ * wait in q's device queue (sim backend; always true on a real port).
+ */
+bool rxd_coalesce_ready(struct rxd_queue *q, uint32_t want);
+
 /* Per-packet processing by the app on a batch (also used inline). */
 void rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b);
 

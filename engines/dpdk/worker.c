@@ -298,6 +298,13 @@ static int rx_lcore_main(void *arg)
 	atomic_store_explicit(&q->rx_started, 1, memory_order_release);
 	while (!run->be->quiet(run, q)) {
 		rxr_burst_begin(p);
+		if (__builtin_expect(run->c->coalesce != 0, 0) &&
+		    !rxd_coalesce_ready(q, run->c->coalesce)) {
+			/* calibration (--coalesce B): wait, lapped idle */
+			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxr_burst_end(p, 0);
+			continue;
+		}
 		uint16_t n = q->burst_fn(q, p, pkts, (uint16_t)q->burst);
 		q->rx.bursts++;
 		if (n) {

@@ -75,6 +75,13 @@ struct rx_config {
 	enum rx_mem_kind payload_mem;
 	uint32_t mempool_cache; /* dpdk: per-lcore cache size, 0..512 */
 	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
+	uint32_t coalesce;      /* calibration: the rx worker waits (lapped idle)
+				 * until this many completions are ready before it
+				 * polls; 0 = off (cost model, DESIGN.md) */
+	/* attribution ground truth (off = 0): cycles spun inside operations */
+	uint32_t op_delay_mempool;  /* dpdk sim: per mempool driver get and put */
+	uint32_t op_delay_mr;       /* dpdk sim: per MR (lkey) lookup */
+	uint32_t op_delay_hdr_write;/* sim NIC: per header written */
 	unsigned sample_shift;  /* full probes: sample 1 in 2^k bursts */
 	bool allow_oversubscribe;
 	char out[512];          /* result JSON path ("" = none, "-" = stdout) */
