@@ -27,6 +27,8 @@ struct loader {
 		struct rxr_result *ndr, *pdr, *top;
 		json_t *top_doc;
 		int trials;
+		struct rxr_result **light; /* passing trials, for the cost model */
+		size_t nlight;
 	} *pend;
 	size_t npend;
 };
@@ -40,6 +42,9 @@ static void point_free(struct rxr_point *p)
 		rxr_result_free(p->top_run);
 	rxr_result_free(p->ndr_run);
 	json_decref(p->top_doc);
+	for (size_t i = 0; i < p->nlight; i++)
+		rxr_result_free(p->light[i]);
+	free(p->light);
 }
 
 void rxr_set_free(struct rxr_set *s)
@@ -253,7 +258,11 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	struct pending *p = pending_get(L, json_string_value(key));
 	if (!p)
 		return -ENOMEM;
-	p->trials++;
+	/* calibration trials (cost model) are never NDR/PDR evidence */
+	const char *purpose = json_string_value(json_object_get(trial, "purpose"));
+	bool calib = purpose && !strcmp(purpose, "calibration");
+	if (!calib)
+		p->trials++;
 	if (!has_run)
 		return 0;
 	char e2[RXR_ERR_LEN];
@@ -261,6 +270,24 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	if (!r) {
 		snprintf(L->err, L->errlen, "%s:%d: %s", src, line, e2);
 		return -EINVAL;
+	}
+	if (r->loss <= 0) {
+		struct rxr_result *lr = calib ? r : rxr_result_from_json(doc, src, e2, sizeof(e2));
+		struct rxr_result **nl =
+		    lr ? realloc(p->light, (p->nlight + 1) * sizeof(*nl)) : NULL;
+		if (!nl) {
+			if (lr != r)
+				rxr_result_free(lr);
+			rxr_result_free(r);
+			return -ENOMEM;
+		}
+		p->light = nl;
+		p->light[p->nlight++] = lr;
+		if (calib)
+			return 0;
+	} else if (calib) {
+		rxr_result_free(r);
+		return 0;
 	}
 	struct rxr_result *r2 = NULL, *r3 = NULL;
 	char e3[8];
@@ -505,6 +532,12 @@ static int pending_flush(struct loader *L)
 		if (have) {
 			if (!have->trials)
 				have->trials = q->trials;
+			if (!have->light) {
+				have->light = q->light;
+				have->nlight = q->nlight;
+				q->light = NULL;
+				q->nlight = 0;
+			}
 			continue;
 		}
 		if (!q->top)
@@ -523,6 +556,10 @@ static int pending_flush(struct loader *L)
 		p->top_run = q->top;
 		p->ndr_run = q->ndr;
 		p->top_doc = q->top_doc;
+		p->light = q->light;
+		p->nlight = q->nlight;
+		q->light = NULL;
+		q->nlight = 0;
 		q->top = q->ndr = NULL;
 		q->top_doc = NULL;
 		p->ndr_mpps = p->ndr_run ? p->ndr_run->rx_mpps : NAN;
@@ -574,6 +611,9 @@ fail:
 		rxr_result_free(L.pend[i].ndr);
 		rxr_result_free(L.pend[i].pdr);
 		json_decref(L.pend[i].top_doc);
+		for (size_t j = 0; j < L.pend[i].nlight; j++)
+			rxr_result_free(L.pend[i].light[j]);
+		free(L.pend[i].light);
 	}
 	free(L.pend);
 	rxr_set_free(L.s);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "rxray/afile.h"
 #include "rxray/analyze.h"
+#include "rxray/model.h"
 #include "rxray/util.h"
 
 #define VERB "ceiling"
@@ -32,7 +33,9 @@ static void ceiling_usage(FILE *f)
 		"\n"
 		"OPTIONS\n"
 		"  -f, --format FMT   md (default), csv, json\n"
-		"      --table T      csv: ceiling (default), bounds or seed\n"
+		"      --table T      csv: ceiling (default), bounds, seed or model\n"
+		"      --light-frac F cost model: fit from passing trials offered at or\n"
+		"                     below F x NDR (default 0.5; the NDR trial never)\n"
 		"  -o, --output FILE  default '-' (stdout)\n"
 		"  -s, --select SEL   only points matching knob=value[,knob=value]\n"
 		"  -h, --help\n"
@@ -43,6 +46,21 @@ static void ceiling_usage(FILE *f)
 		"  rxray ceiling results/sweep -s engine=dpdk --format json -o ceiling.json\n"
 		"\n"
 		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+static double ceiling_light_frac = RXR_MODEL_LIGHT_FRAC;
+
+/* The cost model's table (light-load prediction, NDR, ratio, named stages). */
+static struct rxr_table *ceiling_model_table(const struct rxr_set *s)
+{
+	struct rxr_point_model *pm = calloc(s->n ? s->n : 1, sizeof(*pm));
+	if (!pm)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++)
+		rxr_point_model_compute(&s->pts[i], ceiling_light_frac, &pm[i]);
+	struct rxr_table *t = rxr_model_table(s, pm, s->n);
+	free(pm);
+	return t;
 }
 
 static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struct rxr_set *s,
@@ -58,17 +76,27 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 	struct rxr_table *tc = rxr_ceiling_table(s, c, n);
 	struct rxr_table *tb = rxr_bound_table(f, nf);
 	struct rxr_table *ts = rxr_seed_table(s, c, n);
+	struct rxr_table *tm = ceiling_model_table(s);
 	int rc = -ENOMEM;
-	if (!tc || !tb || !ts)
+	if (!tc || !tb || !ts || !tm)
 		goto out;
 	if (!strcmp(fmt, "csv")) {
-		rc = rxr_table_write_csv(!strcmp(table, "bounds") ? tb : !strcmp(table, "seed") ? ts : tc, o);
+		rc = rxr_table_write_csv(!strcmp(table, "bounds") ? tb : !strcmp(table, "seed") ? ts
+								 : !strcmp(table, "model") ? tm : tc, o);
 		goto out;
 	}
 	fprintf(o, "## Ceiling: measured vs predicted (%s)\n\n", s->src);
 	rc = rxr_table_write_md(tc, o);
 	fprintf(o, "\nPredicted = clock_hz / busy cycles per packet of the bottleneck thread x queues;"
 		   " measured/predicted uses NDR (or the highest trial's RX rate without one).\n");
+	fprintf(o, "\n## Cost model: ceiling predicted from light load\n\n");
+	if (!rc)
+		rc = rxr_table_write_md(tm, o);
+	fprintf(o, "\nPredicted = clock_hz / sum over the bottleneck thread's stages of (a/B + b)"
+		   " x queues, a and b fitted per stage over the laps of passing trials at or below"
+		   " %g x NDR (calibration trials included, never the NDR trial); B = burst (rx) or"
+		   " batch (app). Named stages cost more than %.2fx the model per packet in the NDR"
+		   " trial (at its mean burst).\n", ceiling_light_frac, RXR_MODEL_LOAD_FACTOR);
 	fprintf(o, "\n## Bound classification\n\n");
 	if (!rc && tb->nrows)
 		rc = rxr_table_write_md(tb, o);
@@ -81,6 +109,7 @@ out:
 	rxr_table_free(tc);
 	rxr_table_free(tb);
 	rxr_table_free(ts);
+	rxr_table_free(tm);
 	return rc;
 }
 
@@ -90,6 +119,7 @@ int rxr_cmd_ceiling(int argc, char **argv)
 					   {"table", required_argument, NULL, 'T'},
 					   {"output", required_argument, NULL, 'o'},
 					   {"select", required_argument, NULL, 's'},
+					   {"light-frac", required_argument, NULL, 'L'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	const char *fmt = "md", *table = "ceiling", *output = "-", *select = NULL;
@@ -101,14 +131,22 @@ int rxr_cmd_ceiling(int argc, char **argv)
 		case 'T': table = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': select = optarg; break;
+		case 'L': {
+			char *end = NULL;
+			ceiling_light_frac = strtod(optarg, &end);
+			if (end == optarg || *end || !(ceiling_light_frac > 0) || ceiling_light_frac > 1)
+				return rxr_usage_err(VERB, "--light-frac: '%s' (expected 0 < F <= 1)", optarg);
+			break;
+		}
 		case 'h': ceiling_usage(stdout); return RXR_EXIT_OK;
 		default: ceiling_usage(stderr); return RXR_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
 		return rxr_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
-	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed"))
-		return rxr_usage_err(VERB, "--table: '%s' (expected ceiling, bounds or seed)", table);
+	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed") &&
+	    strcmp(table, "model"))
+		return rxr_usage_err(VERB, "--table: '%s' (expected ceiling, bounds, seed or model)", table);
 	if (argc - optind != 1) {
 		ceiling_usage(stderr);
 		return RXR_EXIT_USAGE;

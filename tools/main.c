@@ -45,6 +45,13 @@ static const struct verb verbs[] = {
 	 NOVERB
 #endif
 	},
+	{"whatif", "ceiling if a stage cost more or less (cost model)",
+#ifdef RXRAY_VERB_WHATIF
+	 VERB(whatif)
+#else
+	 NOVERB
+#endif
+	},
 	{"diff", "stage-by-stage delta of two configurations",
 #ifdef RXRAY_VERB_DIFF
 	 VERB(diff)

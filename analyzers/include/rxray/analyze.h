@@ -56,6 +56,14 @@ struct rxr_point {
 	struct rxr_result *ndr_run; /* owned or NULL */
 	struct rxr_result *top_run; /* owned or NULL; may equal ndr_run */
 	json_t *top_doc;     /* owned raw JSON of top_run (samples), or NULL */
+	/*
+	 * Passing trials (no loss) of a sweep point, search and calibration
+	 * ("trial": {"purpose": "calibration"}) alike, in file order: what
+	 * the cost model (rxray/model.h) pools its light-load fit from.
+	 * Owned; empty for points that are single runs.
+	 */
+	struct rxr_result **light;
+	size_t nlight;
 };
 
 struct rxr_set {
