@@ -310,3 +310,65 @@ struct rxr_table *rxr_model_table(const struct rxr_set *s, const struct rxr_poin
 		errno = ENOMEM;
 	return t;
 }
+
+/* ---------------------------------------------------------------- JSON */
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *rxr_point_model_json(const struct rxr_point_model *pm)
+{
+	const struct rxr_model *m = &pm->m;
+	json_t *threads = json_array(), *named = json_array();
+	json_t *o = json_object();
+	if (!threads || !named || !o)
+		goto fail;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct rxr_model_thread *t = &m->th[i];
+		json_t *st = json_object();
+		for (int s = 0; st && s < RXR_ST_COUNT; s++) {
+			if (!t->have[s])
+				continue;
+			json_object_set_new(
+			    st, rxr_stage_name((enum rxr_stage)s),
+			    json_pack("{s:s,s:o,s:o,s:o,s:o,s:o}", "basis",
+				      rxr_lapfit_basis_name(t->fit[s].basis), "a",
+				      num_or_null(t->fit[s].a), "b", num_or_null(t->fit[s].b), "r2",
+				      num_or_null(t->fit[s].r2), "share", num_or_null(t->share[s]),
+				      "cycles_per_packet", num_or_null(rxr_model_stage_cpp(t, s, 0))));
+		}
+		json_array_append_new(threads,
+				      json_pack("{s:s,s:f,s:o,s:o,s:o}", "thread", t->label, "burst",
+						t->burst, "cycles_per_packet", num_or_null(t->cpp),
+						"mpps", num_or_null(t->mpps), "stages",
+						st ? st : json_null()));
+	}
+	for (size_t i = 0; i < pm->nnamed; i++) {
+		const struct rxr_loaddep *d = &pm->named[i];
+		json_array_append_new(named, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f}", "thread", d->thread,
+						       "stage", rxr_stage_name((enum rxr_stage)d->stage),
+						       "mean_burst", d->mean_burst, "model_cpp",
+						       d->model_cpp, "ndr_cpp", d->ndr_cpp, "factor",
+						       d->factor));
+	}
+	json_object_set_new(o, "predicted_mpps", num_or_null(m->predicted_mpps));
+	json_object_set_new(o, "basis", json_string(m->basis));
+	json_object_set_new(o, "runs", json_integer((json_int_t)m->nruns));
+	json_object_set_new(o, "coalesced", json_integer((json_int_t)m->ncoalesced));
+	json_object_set_new(o, "light_frac", json_real(pm->light_frac));
+	json_object_set_new(o, "ndr_mpps", num_or_null(pm->ndr_mpps));
+	json_object_set_new(o, "ratio", num_or_null(pm->ratio));
+	json_object_set_new(o, "bottleneck", m->bottleneck >= 0
+						 ? json_string(m->th[m->bottleneck].label)
+						 : json_null());
+	json_object_set_new(o, "threads", threads);
+	json_object_set_new(o, "load_dependent", named);
+	return o;
+fail:
+	json_decref(threads);
+	json_decref(named);
+	json_decref(o);
+	return NULL;
+}

@@ -181,12 +181,29 @@ static void dry_run_print(FILE *f, const struct sweep_point *p, const struct swe
  * marked "trial": {"purpose": "calibration"}; they come after the search
  * and before the point's summary, which is the search's alone, so they
  * are never NDR evidence. Not on real ports (traffic_cmd): the wait for B
- * completions needs the software NIC's rings.
+ * completions needs the software NIC's rings; and only when the runner
+ * writes lap sums (a stand-in runner, or an older rxray, has none to fit).
  */
 #define CALIB_NDR_FRAC 0.25
+static bool calib_has_laps(const json_t *doc)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(doc, "threads"), i, t) {
+		const char *name;
+		json_t *st;
+		json_object_foreach(json_object_get(t, "stages"), name, st)
+			if (json_object_get(st, "lap_sums"))
+				return true;
+	}
+	return false;
+}
+
 static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result *r)
 {
-	if (r->status != SWEEP_POINT_OK || !(r->ndr_pps > 0) || c->x.spec->traffic_cmd[0])
+	if (r->status != SWEEP_POINT_OK || !(r->ndr_pps > 0) || c->x.spec->traffic_cmd[0] ||
+	    r->ndr_trial < 0 || (size_t)r->ndr_trial >= r->ntrials ||
+	    !calib_has_laps(r->trials[r->ndr_trial].doc))
 		return 0;
 	const struct sweep_value *bv = c->x.point->k[SWEEP_K_BURST];
 	char burst[32];

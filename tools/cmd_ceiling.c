@@ -68,6 +68,21 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 {
 	if (!strcmp(fmt, "json")) {
 		json_t *j = rxr_ceiling_json(s, c, n, f, nf);
+		/* the cost model per point, beside the ceiling rows */
+		json_t *cm = json_array();
+		struct rxr_point_model *pm = malloc(sizeof(*pm));
+		for (size_t i = 0; j && cm && pm && i < s->n; i++) {
+			rxr_point_model_compute(&s->pts[i], ceiling_light_frac, pm);
+			json_t *one = rxr_point_model_json(pm);
+			if (one)
+				json_object_set_new(one, "point", json_string(s->pts[i].key ? s->pts[i].key : "-"));
+			json_array_append_new(cm, one ? one : json_null());
+		}
+		free(pm);
+		if (j && cm)
+			json_object_set_new(j, "cost_model", cm);
+		else
+			json_decref(cm);
 		int rc = j ? json_dumpf(j, o, JSON_INDENT(2)) : -1;
 		json_decref(j);
 		fputc('\n', o);

@@ -98,6 +98,9 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		fprintf(f, "  predicted ceiling %.3f Mpps (cost model from this run's laps%s), "
 			   "headroom %.2fx the offered %.3f Mpps\n",
 			pred, c->coalesce ? ", coalesced" : "", head, r->offered_mpps);
+	if (isfinite(pred) && r->loss > 0)
+		fprintf(f, "  (this run lost packets: it was not light load, so the prediction is "
+			   "no better than its own received rate)\n");
 #endif
 }
 

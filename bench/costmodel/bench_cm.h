@@ -19,6 +19,8 @@
 
 /* The rxray binary: --rxray PATH, else $RXRAY, else ./tools/rxray. */
 static const char *cm_rxray = "./tools/rxray";
+/* Appended to every run (--noisy: a shared host with too few cores). */
+static const char *cm_extra = "";
 
 static inline void cm_args(int argc, char **argv, const char *usage)
 {
@@ -28,6 +30,8 @@ static inline void cm_args(int argc, char **argv, const char *usage)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rxray") && i + 1 < argc) {
 			cm_rxray = argv[++i];
+		} else if (!strcmp(argv[i], "--noisy")) {
+			cm_extra = "--allow-oversubscribe";
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("%s", usage);
 			exit(0);
@@ -49,8 +53,8 @@ static inline struct rxr_result *cm_run(const char *fmt, ...)
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
 	snprintf(out, sizeof(out), "/tmp/rxray-bench-%d.json", (int)getpid());
-	snprintf(cmd, sizeof(cmd), "%s run %s -o %s --quiet 2>/tmp/rxray-bench-%d.err", cm_rxray, args,
-		 out, (int)getpid());
+	snprintf(cmd, sizeof(cmd), "%s run %s %s -o %s --quiet 2>/tmp/rxray-bench-%d.err", cm_rxray,
+		 args, cm_extra, out, (int)getpid());
 	int st = system(cmd);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "run failed (exit %d): rxray run %s\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,

@@ -204,12 +204,13 @@ static void opdelay_table(double k)
 int main(int argc, char **argv)
 {
 	cm_args(argc, argv,
-		"USAGE\n  bench_inject_accuracy [--rxray PATH] [--quick] [--seconds S]\n\n"
+		"USAGE\n  bench_inject_accuracy [--rxray PATH] [--quick] [--noisy] [--seconds S]\n\n"
 		"Runs rxray (default ./tools/rxray: run from the build dir) with --inject\n"
 		"STAGE=K on every lapped stage of verbs single and dpdk hds, K in\n"
 		"{20,50,150,500}, at 1 Mpps and at max, and --op-delay for the mempool,\n"
 		"MR lookup and header write; prints the added cycles/packet vs K.\n"
-		"--quick: K in {50,500}, light load only.\n");
+		"--quick: K in {50,500}, light load only. --noisy: allow oversubscription\n"
+		"(a host with fewer cores than the threads).\n");
 	bool quick = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))

@@ -301,7 +301,10 @@ ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool h
 			 * light-load laps hold B packets; once the wire is
 			 * quiet, drain as usual */
 			rxr_lap(p, RXR_ST_IDLE, 0);
-			dp_refill(q, p, hds, term, false);
+			/* force a repost when too few WQEs are out for B
+			 * completions to ever arrive (a small ring, a big batch) */
+			uint32_t rel = atomic_load_explicit(&q->released, memory_order_acquire);
+			dp_refill(q, p, hds, term, q->head - rel < 2 * q->coalesce);
 			rxr_burst_end(p, 0);
 			if (atomic_load_explicit(q->wire_done, memory_order_acquire))
 				q->coalesce = 0;

@@ -124,6 +124,16 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *predicted_mpps,
 		      double *headroom);
 
+/*
+ * A point model as JSON (new reference, NULL on ENOMEM): {"predicted_mpps",
+ * "basis", "runs", "coalesced", "ndr_mpps", "ratio", "bottleneck",
+ * "threads": [{"thread", "burst", "cycles_per_packet", "mpps", "stages":
+ * {"<stage>": {"basis", "a", "b", "r2", "share", "cycles_per_packet"}}}],
+ * "load_dependent": [{"thread", "stage", "mean_burst", "model_cpp",
+ * "ndr_cpp", "factor"}]}; NANs as null.
+ */
+json_t *rxr_point_model_json(const struct rxr_point_model *pm);
+
 /* --------------------------------------------------------------- what-if */
 
 enum rxr_whatif_op { RXR_WHATIF_ADD = 0, RXR_WHATIF_MUL };
