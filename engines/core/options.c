@@ -35,7 +35,7 @@ const struct rx_config_key rx_config_keys[] = {
 	{"discipline", true, "D", "dpdk sim: auto | scalar | vector (default auto)"},
 	{"mempool-cache", true, "N", "dpdk: per-lcore cache size 0..512 (default 256)"},
 	{"payload-mem", true, "KIND", "host | huge | gpu (default host)"},
-	{"inject", true, "STAGE=CYC", "spin CYC cycles inside STAGE (repeatable)"},
+	{"inject", true, "STAGE=CYC", "add CYC cycles per packet to STAGE (repeatable; not idle)"},
 	{"coalesce", true, "B", "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
 	{"op-delay", true, "OP=CYC", "spin CYC cycles inside each operation: mempool=K,mr=K,hdr_write=K (sim; default off)"},
 	{"sample-shift", true, "K", "full probes: sample 1 burst in 2^K (default 6)"},
