@@ -126,3 +126,24 @@ struct rxr_table *rxr_whatif_table_model(const struct rxr_set *s, const struct r
 		errno = ENOMEM;
 	return t;
 }
+
+int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double cpp, char *err,
+			size_t errlen)
+{
+	if (s < 0 || s >= RXR_ST_COUNT || !(cpp >= 0))
+		return rxr_errf(err, errlen, -EINVAL, "stage %d: cost %.1f out of range", s, cpp);
+	bool hit = false;
+	for (size_t k = 0; k < m->nthreads; k++) {
+		struct rxr_model_thread *t = &m->th[k];
+		if ((thread && strcmp(t->label, thread)) || !t->have[s] || !(t->share[s] > 0))
+			continue;
+		/* the stage's modelled cost is share x (per x scale + delta_b) */
+		t->delta_b[s] += (cpp - rxr_model_stage_cpp(t, s, 0)) / t->share[s];
+		hit = true;
+	}
+	if (!hit)
+		return rxr_errf(err, errlen, -EINVAL, "%s: not lapped by %s",
+				rxr_stage_name((enum rxr_stage)s), thread ? thread : "any receive thread");
+	rxr_model_finish(m, m->queues);
+	return 0;
+}

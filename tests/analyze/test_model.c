@@ -278,3 +278,23 @@ Test(whatif, cli_bad_input_exits_2_with_one_line)
 	free(out);
 	tu_rmrf(dir);
 }
+
+Test(whatif, set_stage_to_another_configs_cost)
+{
+	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
+	r->threads[1].st[RXR_ST_CQE_POLL] = (struct rxr_stage_sum){0};
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 1, 300, 20);
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 3, 300, 20);
+	struct rxr_model m;
+	double pred, head;
+	char err[256] = "";
+	rxr_run_headroom(r, &m, &pred, &head);
+	/* buf_alloc as cheap as 10 cycles/packet: only that stage changes */
+	cr_assert_eq(rxr_model_set_stage(&m, "rx", RXR_ST_BUF_ALLOC, 10, err, sizeof(err)), 0, "%s",
+		     err);
+	double cpp = 300.0 / 64 + 20 + 10 + 100.0 / 64;
+	cr_assert_float_eq(m.predicted_mpps, HZ / cpp / 1e6, 1e-6);
+	cr_assert_float_eq(rxr_model_stage_cpp(&m.th[0], RXR_ST_BUF_ALLOC, 0), 10, 1e-9);
+	cr_assert_eq(rxr_model_set_stage(&m, "app", RXR_ST_BUF_ALLOC, 10, err, sizeof(err)), -EINVAL);
+	rxr_result_free(r);
+}

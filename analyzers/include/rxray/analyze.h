@@ -17,7 +17,10 @@
  * handled; the bottleneck is the non-nic thread with the most. Predicted
  * ceiling (Mpps) = clock_hz / bottleneck cycles/packet x parallel queues
  * (knob "queues", default 1). The prediction is taken from the NDR run
- * when there is one, else from the highest-rate run.
+ * when there is one, else from the highest-rate run. (That run is
+ * saturated, so this is a description of it; the ceiling predicted from
+ * light load, the stages dearer under load and what-ifs are the cost
+ * model's: rxray/model.h.)
  *
  * Error rule: 0 or a negative errno; bad input (-EINVAL) comes with one
  * line "<file>:<line>: <field>: <what>" in err. Free functions accept NULL.

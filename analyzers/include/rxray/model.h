@@ -158,6 +158,17 @@ int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size
 		    size_t errlen);
 
 /*
+ * For the report's "what if this stage cost what it costs in the other
+ * configuration": set stage s on the thread labelled `thread` (NULL: every
+ * thread that laps it) to cost cpp cycles per thread packet at its B, and
+ * re-finish. Typically cpp = rxr_model_stage_cpp(<thread of the other
+ * model>, s, 0). -EINVAL with one line in err when no such thread laps s
+ * or cpp < 0.
+ */
+int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double cpp, char *err,
+			size_t errlen);
+
+/*
  * Tables: the cost model per point (point, predicted at light load, basis,
  * NDR, NDR/predicted, bottleneck, load-dependent stages) and what-ifs
  * (point, before, after, change). NULL + errno (ENOMEM).
