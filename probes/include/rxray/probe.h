@@ -329,14 +329,15 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * inject_debt and taken off the next lap's target, so over the run the
  * stage grows by exactly K per packet however short the laps are: the
  * spin accounts for its own clock reads without a calibrated constant.
- * The carried debt is bounded by RXR_INJECT_DEBT_MAX ticks (a few clock
- * reads): a spin stretched by preemption is noise like any other stage's
- * and must not make the following laps skip their spins. A lap is never
+ * The carried debt is bounded by RXR_INJECT_DEBT_MAX ticks (a few spins'
+ * worth of overhead, even in an unoptimised build): a spin stretched by
+ * preemption is noise like any other stage's and must not make many of
+ * the following laps skip their spins. A lap is never
  * made shorter than K x n in total once K x n >= RXR_INJECT_FLOOR_MIN
  * (its own work counts toward the credit), so such laps are at least as
  * long as asked.
  */
-#define RXR_INJECT_DEBT_MAX 128
+#define RXR_INJECT_DEBT_MAX 1024
 #define RXR_INJECT_FLOOR_MIN 1024
 static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
 				      uint32_t pkts)
