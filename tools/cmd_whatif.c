@@ -80,8 +80,6 @@ int rxr_cmd_whatif(int argc, char **argv)
 		default: whatif_usage(stderr); return RXR_EXIT_USAGE;
 		}
 	}
-	if (strcmp(fmt, "md") && strcmp(fmt, "csv"))
-		return rxr_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
 	if (argc - optind < 2) {
 		whatif_usage(stderr);
 		return RXR_EXIT_USAGE;
@@ -92,16 +90,20 @@ int rxr_cmd_whatif(int argc, char **argv)
 	char err[RXR_ERR_LEN], changes[512] = "";
 	size_t cl = 0;
 	for (int i = optind + 1; i < argc; i++) {
-		/* options after the input (-s, -o) are allowed too */
-		if (argv[i][0] == '-' && argv[i][1] == '-') {
+		/* options after the input are allowed too (a change never starts
+		 * with '-': it starts with a stage name) */
+		if (argv[i][0] == '-') {
+			const char *o = argv[i];
 			if (i + 1 >= argc)
-				return rxr_usage_err(VERB, "%s: needs a value", argv[i]);
-			if (!strcmp(argv[i], "--select"))
+				return rxr_usage_err(VERB, "%s: needs a value", o);
+			if (!strcmp(o, "--select") || !strcmp(o, "-s"))
 				select = argv[++i];
-			else if (!strcmp(argv[i], "--output"))
+			else if (!strcmp(o, "--output") || !strcmp(o, "-o"))
 				output = argv[++i];
+			else if (!strcmp(o, "--format") || !strcmp(o, "-f"))
+				fmt = argv[++i];
 			else
-				return rxr_usage_err(VERB, "%s: put options before INPUT", argv[i]);
+				return rxr_usage_err(VERB, "%s: unknown option", o);
 			continue;
 		}
 		if (nch == WHATIF_MAX_CHANGES)
@@ -115,6 +117,8 @@ int rxr_cmd_whatif(int argc, char **argv)
 	}
 	if (!nch)
 		return rxr_usage_err(VERB, "no CHANGE given (e.g. buf_alloc=-100)");
+	if (strcmp(fmt, "md") && strcmp(fmt, "csv"))
+		return rxr_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
 
 	struct rxr_set *s = NULL, view = {0};
 	struct rxr_sel sel = {0};
