@@ -35,7 +35,7 @@ static void cfg(struct rx_config *c)
 	snprintf(c->engine, sizeof(c->engine), "dpdk");
 	snprintf(c->device, sizeof(c->device), "sim");
 	c->mode = RX_MODE_HDS;
-	c->seconds = 0.5;
+	c->seconds = 1.0;
 	c->rate_pps = 2000;
 	c->ring = 1024;
 	c->burst = 1;      /* one packet per rx lap, no look-ahead allocation */

@@ -329,16 +329,19 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * inject_debt and taken off the next lap's target, so over the run the
  * stage grows by exactly K per packet however short the laps are: the
  * spin accounts for its own clock reads without a calibrated constant.
- * The carried debt is bounded by RXR_INJECT_DEBT_MAX ticks (a few spins'
- * worth of overhead, even in an unoptimised build): a spin stretched by
- * preemption is noise like any other stage's and must not make many of
- * the following laps skip their spins. A lap is never
+ * The credit carried forward (spun too long) is bounded by
+ * RXR_INJECT_CREDIT_MAX ticks, about two clock reads: that covers a spin's
+ * overshoot, while a spin stretched by preemption is noise like any other
+ * stage's and must not shorten the laps after it; so every lap still adds
+ * K x n within a couple of clock reads. A shortfall (a skipped spin) is
+ * carried up to RXR_INJECT_DEBT_MAX. A lap is never
  * made shorter than K x n in total once K x n >= RXR_INJECT_FLOOR_MIN
  * (its own work counts toward the credit), so such laps are at least as
  * long as asked.
  */
+#define RXR_INJECT_CREDIT_MAX 64
 #define RXR_INJECT_DEBT_MAX 1024
-#define RXR_INJECT_FLOOR_MIN 1024
+#define RXR_INJECT_FLOOR_MIN 256
 static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
 				      uint32_t pkts)
 {
@@ -360,8 +363,8 @@ static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uin
 		t = rxr_now();
 	}
 	int64_t debt = p->inject_debt[s] + (int64_t)(t - t0) - want;
-	if (debt > RXR_INJECT_DEBT_MAX)
-		debt = RXR_INJECT_DEBT_MAX;
+	if (debt > RXR_INJECT_CREDIT_MAX)
+		debt = RXR_INJECT_CREDIT_MAX;
 	else if (debt < -RXR_INJECT_DEBT_MAX)
 		debt = -RXR_INJECT_DEBT_MAX;
 	p->inject_debt[s] = debt;
