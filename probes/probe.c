@@ -71,6 +71,9 @@ void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src)
 	dst->sum_pp += src->sum_pp;
 	dst->sum_cp += src->sum_cp;
 	dst->sum_cc += src->sum_cc;
+	dst->excl_count += src->excl_count;
+	dst->excl_packets += src->excl_packets;
+	dst->excl_cycles += src->excl_cycles;
 	if (src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)
@@ -81,9 +84,9 @@ void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src)
 
 void rxr_acc_sums(const struct rxr_acc *a, struct rxr_lapsums *out)
 {
-	out->n = (double)a->count;
-	out->sx = (double)a->packets;
-	out->sy = (double)a->cycles;
+	out->n = (double)(a->count - a->excl_count);
+	out->sx = (double)(a->packets - a->excl_packets);
+	out->sy = (double)(a->cycles - a->excl_cycles);
 	out->sxx = (double)a->sum_pp;
 	out->sxy = (double)a->sum_cp;
 	out->syy = a->sum_cc;

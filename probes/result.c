@@ -90,6 +90,9 @@ int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 		uint64_t den = t->packets ? t->packets : a->packets;
 		ss->cycles_per_packet = den ? (double)a->cycles / (double)den : 0;
 		rxr_acc_sums(a, &ss->laps);
+		ss->excl_count = a->excl_count;
+		ss->excl_packets = a->excl_packets;
+		ss->excl_cycles = a->excl_cycles;
 		ss->has_laps = true;
 		t->stage_mask |= 1u << s;
 	}
@@ -230,8 +233,11 @@ static int stage_laps_to_json(json_t *o, const struct rxr_stage_sum *s)
 {
 	struct rxr_lapfit f;
 	rxr_lapsums_fit(&s->laps, &f);
-	json_t *sums = json_pack("{s:f,s:f,s:f}", "packets_sq", s->laps.sxx, "cycles_x_packets",
-				 s->laps.sxy, "cycles_sq", s->laps.syy);
+	json_t *sums = json_pack("{s:f,s:f,s:f,s:I,s:I,s:I}", "packets_sq", s->laps.sxx,
+				 "cycles_x_packets", s->laps.sxy, "cycles_sq", s->laps.syy,
+				 "excluded_laps", (json_int_t)s->excl_count, "excluded_packets",
+				 (json_int_t)s->excl_packets, "excluded_cycles",
+				 (json_int_t)s->excl_cycles);
 	json_t *fit = json_pack("{s:s,s:f,s:f,s:f}", "basis", rxr_lapfit_basis_name(f.basis), "a",
 				f.a, "b", f.b, "r2", f.r2);
 	if (!sums || !fit || json_object_set_new(o, "lap_sums", sums) ||
@@ -471,9 +477,25 @@ static int read_stage(struct rd *d, const json_t *js, const char *path, struct r
 			rd_fail(d, lp, "negative sum");
 			return -1;
 		}
-		s->laps.n = (double)s->count;
-		s->laps.sx = (double)s->packets;
-		s->laps.sy = (double)s->cycles;
+		/* optional: laps left out of the fit (preempted) */
+		json_t *ex;
+		if ((ex = json_object_get(ls, "excluded_laps")) &&
+		    get_u64(d, ls, lp, "excluded_laps", &s->excl_count))
+			return -1;
+		if ((ex = json_object_get(ls, "excluded_packets")) &&
+		    get_u64(d, ls, lp, "excluded_packets", &s->excl_packets))
+			return -1;
+		if ((ex = json_object_get(ls, "excluded_cycles")) &&
+		    get_u64(d, ls, lp, "excluded_cycles", &s->excl_cycles))
+			return -1;
+		if (s->excl_count > s->count || s->excl_packets > s->packets ||
+		    s->excl_cycles > s->cycles) {
+			rd_fail(d, lp, "more laps excluded than recorded");
+			return -1;
+		}
+		s->laps.n = (double)(s->count - s->excl_count);
+		s->laps.sx = (double)(s->packets - s->excl_packets);
+		s->laps.sy = (double)(s->cycles - s->excl_cycles);
 		s->has_laps = true;
 	}
 	return 0;

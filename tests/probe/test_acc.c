@@ -325,3 +325,30 @@ Test(inject, laps_without_packets_spin_nothing)
 	cr_assert_lt(p->st[RXR_ST_DOORBELL].cycles / 100, 1000000);
 	rxr_probe_free(p);
 }
+
+Test(lapfit, preempted_laps_are_left_out_of_the_fit_not_the_cycles)
+{
+	/* catches: the first busy lap after a preemption (millions of ticks)
+	 * setting the fixed cost per lap */
+	struct rxr_acc *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	rxr_acc_reset(a);
+	rxr_acc_reset(b);
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint32_t n = 1 + i % 8;
+		rxr_acc_record(a, 40 + 7 * (uint64_t)n, n);
+	}
+	rxr_acc_record(a, RXR_LAPFIT_MAX_TICKS * 3, 2); /* descheduled mid-poll */
+	rxr_acc_record(b, RXR_LAPFIT_MAX_TICKS + 1, 1);
+	rxr_acc_merge(a, b);
+	cr_assert_eq(a->excl_count, 2);
+	cr_assert_eq(a->cycles - a->excl_cycles, a->cycles - (RXR_LAPFIT_MAX_TICKS * 4 + 1));
+	struct rxr_lapsums s;
+	struct rxr_lapfit f;
+	rxr_acc_sums(a, &s);
+	rxr_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXR_LAPFIT_LINEAR);
+	cr_assert_float_eq(f.a, 40.0, 1e-6);
+	cr_assert_float_eq(f.b, 7.0, 1e-9);
+	free(a);
+	free(b);
+}

@@ -171,8 +171,12 @@ uint64_t rxr_hist_bucket_width(unsigned b);
  * a least-squares fit of cycles = a + b x packets over the laps needs
  * (sum packets^2, sum cycles x packets, sum cycles^2 for R^2), so every
  * run yields a fixed cost per lap and a marginal cost per packet, and two
- * accumulators merge by adding (DESIGN.md "Probes").
+ * accumulators merge by adding (DESIGN.md "Probes"). A lap longer than
+ * RXR_LAPFIT_MAX_TICKS is a preemption, not work (the first busy lap after
+ * a thread is descheduled absorbs the whole wait): it counts in cycles as
+ * every lap does, but is left out of the fit and tallied in excl_*.
  */
+#define RXR_LAPFIT_MAX_TICKS (1ull << 22)
 struct rxr_acc {
 	uint64_t count;   /* laps */
 	uint64_t packets; /* packets those laps handled */
@@ -181,6 +185,7 @@ struct rxr_acc {
 	uint64_t sum_pp;  /* sum over laps of packets^2 */
 	uint64_t sum_cp;  /* sum over laps of cycles x packets */
 	double sum_cc;    /* sum over laps of cycles^2 (double: overflows u64) */
+	uint64_t excl_count, excl_packets, excl_cycles; /* laps left out of the fit */
 	uint64_t hist[RXR_HIST_BUCKETS];
 };
 
@@ -190,9 +195,15 @@ static inline void rxr_acc_record(struct rxr_acc *a, uint64_t cyc, uint32_t pkts
 	a->count++;
 	a->packets += pkts;
 	a->cycles += cyc;
-	a->sum_pp += (uint64_t)pkts * pkts;
-	a->sum_cp += cyc * pkts;
-	a->sum_cc += (double)(int64_t)cyc * (double)(int64_t)cyc;
+	if (__builtin_expect(cyc < RXR_LAPFIT_MAX_TICKS, 1)) {
+		a->sum_pp += (uint64_t)pkts * pkts;
+		a->sum_cp += cyc * pkts;
+		a->sum_cc += (double)(int64_t)cyc * (double)(int64_t)cyc;
+	} else {
+		a->excl_count++;
+		a->excl_packets += pkts;
+		a->excl_cycles += cyc;
+	}
 	if (cyc < a->min)
 		a->min = cyc;
 	if (cyc > a->max)
@@ -235,7 +246,7 @@ struct rxr_lapfit {
 	double mean_pkts; /* mean packets per lap */
 };
 
-/* Lap sums of an accumulator. */
+/* Lap sums of an accumulator (the laps the fit keeps). */
 void rxr_acc_sums(const struct rxr_acc *a, struct rxr_lapsums *out);
 /* dst += src. */
 void rxr_lapsums_add(struct rxr_lapsums *dst, const struct rxr_lapsums *src);

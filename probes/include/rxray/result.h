@@ -58,11 +58,14 @@ struct rxr_stage_sum {
 	 * The lap sums of the stage's cost model (count, packets, cycles and
 	 * the accumulator's squares), written as "lap_sums" {"packets_sq",
 	 * "cycles_x_packets", "cycles_sq"} with the fit "lap_fit" {"basis",
-	 * "a", "b", "r2"} beside them; has_laps is false for a result written
+	 * "a", "b", "r2"} beside them (laps longer than RXR_LAPFIT_MAX_TICKS are
+ * left out of both and counted in "lap_sums" {"excluded_laps",
+ * "excluded_packets", "excluded_cycles"}); has_laps is false for a result written
 	 * before they existed (the reader then leaves laps zero).
 	 */
 	bool has_laps;
-	struct rxr_lapsums laps;
+	struct rxr_lapsums laps;       /* of the laps the fit keeps */
+	uint64_t excl_count, excl_packets, excl_cycles; /* laps left out (preempted) */
 };
 
 struct rxr_thread_result {
