@@ -205,6 +205,10 @@ static void point_loaddep(const struct rxr_result *ndr, struct rxr_point_model *
 			double model = mt->share[s] > 0 ? rxr_model_stage_cpp(mt, s, nb) / mt->share[s] * share
 							: 0;
 			double meas = (double)st->cycles / (double)t->packets;
+			/* like the model, leave out laps a preemption stretched:
+			 * dearer under load means the work, not the scheduler */
+			if (st->has_laps && st->excl_count && st->laps.sx > 0)
+				meas = st->laps.sy / st->laps.sx * share;
 			if (!(model > 0) || meas <= RXR_MODEL_LOAD_FACTOR * model ||
 			    meas - model < 0.05 * busy || n == sizeof(all) / sizeof(all[0]))
 				continue;
