@@ -53,8 +53,12 @@ struct loader {
 			int line;
 			uint64_t off;
 			size_t len;
+			double target; /* trial.target_pps */
+			bool calib;    /* trial.purpose "calibration" */
 		} *tl;
 		size_t ntl, captl;
+		struct rxr_result **light; /* passing trials, for the cost model */
+		size_t nlight;
 	} *pend;
 	size_t npend;
 	char **files; /* the JSONL files read (owned), for deferred trial lines */
@@ -70,6 +74,9 @@ static void point_free(struct rxr_point *p)
 		rxr_result_free(p->top_run);
 	rxr_result_free(p->ndr_run);
 	json_decref(p->top_doc);
+	for (size_t i = 0; i < p->nlight; i++)
+		rxr_result_free(p->light[i]);
+	free(p->light);
 }
 
 void rxr_set_free(struct rxr_set *s)
@@ -353,7 +360,10 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	struct pending *p = pending_get(L, json_string_value(key));
 	if (!p)
 		return -ENOMEM;
-	if (!counted)
+	/* calibration trials (cost model) are never NDR/PDR evidence */
+	const char *purpose = json_string_value(json_object_get(trial, "purpose"));
+	bool calib = purpose && !strcmp(purpose, "calibration");
+	if (!counted && !calib)
 		p->trials++;
 	if (!has_run)
 		return 0;
@@ -362,6 +372,24 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	if (!r) {
 		snprintf(L->err, L->errlen, "%s:%d: %s", src, line, e2);
 		return -EINVAL;
+	}
+	if (r->loss <= 0) {
+		struct rxr_result *lr = calib ? r : rxr_result_from_json(doc, src, e2, sizeof(e2));
+		struct rxr_result **nl =
+		    lr ? realloc(p->light, (p->nlight + 1) * sizeof(*nl)) : NULL;
+		if (!nl) {
+			if (lr != r)
+				rxr_result_free(lr);
+			rxr_result_free(r);
+			return -ENOMEM;
+		}
+		p->light = nl;
+		p->light[p->nlight++] = lr;
+		if (calib)
+			return 0;
+	} else if (calib) {
+		rxr_result_free(r);
+		return 0;
 	}
 	struct rxr_result *r2 = NULL, *r3 = NULL;
 	char e3[8];
@@ -482,14 +510,18 @@ static json_t *fast_trial(const char *line, size_t len)
 }
 
 /* Count a trial line and remember where it is; parsed only if its point has no summary. */
-static int trial_defer(struct loader *L, const char *key, uint32_t file, int line, uint64_t off,
+static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line, uint64_t off,
 		       size_t len)
 {
-	struct pending *p = pending_get(L, key);
+	struct pending *p = pending_get(L, json_string_value(json_object_get(trial, "key")));
 	if (!p)
 		return -ENOMEM;
+	const char *purpose = json_string_value(json_object_get(trial, "purpose"));
+	bool calib = purpose && !strcmp(purpose, "calibration");
+	double target = json_number_value(json_object_get(trial, "target_pps"));
 	L->s->ntrials++;
-	p->trials++;
+	if (!calib) /* calibration trials (cost model) are never NDR/PDR evidence */
+		p->trials++;
 	if (p->ntl == p->captl) {
 		size_t nc = p->captl ? p->captl * 2 : 8;
 		struct tline *nt = realloc(p->tl, nc * sizeof(*nt));
@@ -498,12 +530,17 @@ static int trial_defer(struct loader *L, const char *key, uint32_t file, int lin
 		p->tl = nt;
 		p->captl = nc;
 	}
-	p->tl[p->ntl++] = (struct tline){file, line, off, len};
+	p->tl[p->ntl++] = (struct tline){file, line, off, len, target, calib};
 	return 0;
 }
 
-/* Parse the deferred trial lines of q (a point without a summary line). */
-static int trial_replay(struct loader *L, struct pending *q)
+/*
+ * Parse the deferred trial lines of q: all of them for a point without a
+ * summary line (light_below < 0); for one with a summary, only what the
+ * cost model pools from (rxray/model.h): calibration trials and trials
+ * asked for at most light_below pps (its NDR) - a few lines per point.
+ */
+static int trial_replay(struct loader *L, struct pending *q, double light_below)
 {
 	FILE *f = NULL;
 	uint32_t open_file = UINT32_MAX;
@@ -512,6 +549,9 @@ static int trial_replay(struct loader *L, struct pending *q)
 	int rc = 0;
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
+		if (light_below >= 0 && !t->calib &&
+		    !(t->target > 0 && t->target <= light_below * 1.0001))
+			continue;
 		const char *src = L->files[t->file];
 		if (t->file != open_file) {
 			if (f)
@@ -592,8 +632,7 @@ static int load_jsonl(struct loader *L, const char *path)
 		if (tr) {
 			rc = trial_check(L, tr, path, lr.line);
 			if (!rc)
-				rc = trial_defer(L, json_string_value(json_object_get(tr, "key")), fi,
-						 lr.line, lr.off, len);
+				rc = trial_defer(L, tr, fi, lr.line, lr.off, len);
 			json_decref(tr);
 			continue;
 		}
@@ -743,9 +782,18 @@ static int pending_flush(struct loader *L)
 		if (have) {
 			if (!have->trials)
 				have->trials = q->trials;
+			double ndr = isfinite(have->ndr_mpps) ? have->ndr_mpps * 1e6 : 0;
+			if (!have->light && (rc = trial_replay(L, q, ndr)))
+				break;
+			if (!have->light) {
+				have->light = q->light;
+				have->nlight = q->nlight;
+				q->light = NULL;
+				q->nlight = 0;
+			}
 			continue;
 		}
-		if ((rc = trial_replay(L, q)))
+		if ((rc = trial_replay(L, q, -1)))
 			break;
 		if (!q->top)
 			continue;
@@ -763,6 +811,10 @@ static int pending_flush(struct loader *L)
 		p->top_run = q->top;
 		p->ndr_run = q->ndr;
 		p->top_doc = q->top_doc;
+		p->light = q->light;
+		p->nlight = q->nlight;
+		q->light = NULL;
+		q->nlight = 0;
 		q->top = q->ndr = NULL;
 		q->top_doc = NULL;
 		p->ndr_mpps = p->ndr_run ? p->ndr_run->rx_mpps : NAN;
@@ -814,6 +866,9 @@ fail:
 		rxr_result_free(L.pend[i].pdr);
 		json_decref(L.pend[i].top_doc);
 		free(L.pend[i].tl);
+		for (size_t j = 0; j < L.pend[i].nlight; j++)
+			rxr_result_free(L.pend[i].light[j]);
+		free(L.pend[i].light);
 	}
 	free(L.pend);
 	for (size_t i = 0; i < L.nfiles; i++)

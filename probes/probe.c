@@ -72,12 +72,73 @@ void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src)
 	dst->count += src->count;
 	dst->packets += src->packets;
 	dst->cycles += src->cycles;
+	dst->sum_pp += src->sum_pp;
+	dst->sum_cp += src->sum_cp;
+	dst->sum_cc += src->sum_cc;
+	dst->excl_count += src->excl_count;
+	dst->excl_packets += src->excl_packets;
+	dst->excl_cycles += src->excl_cycles;
 	if (src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)
 		dst->max = src->max;
 	for (unsigned i = 0; i < RXR_HIST_BUCKETS; i++)
 		dst->hist[i] += src->hist[i];
+}
+
+void rxr_acc_sums(const struct rxr_acc *a, struct rxr_lapsums *out)
+{
+	out->n = (double)(a->count - a->excl_count);
+	out->sx = (double)(a->packets - a->excl_packets);
+	out->sy = (double)(a->cycles - a->excl_cycles);
+	out->sxx = (double)a->sum_pp;
+	out->sxy = (double)a->sum_cp;
+	out->syy = a->sum_cc;
+}
+
+void rxr_lapsums_add(struct rxr_lapsums *dst, const struct rxr_lapsums *src)
+{
+	dst->n += src->n;
+	dst->sx += src->sx;
+	dst->sy += src->sy;
+	dst->sxx += src->sxx;
+	dst->sxy += src->sxy;
+	dst->syy += src->syy;
+}
+
+void rxr_lapsums_fit(const struct rxr_lapsums *s, struct rxr_lapfit *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (s->n <= 0 || s->sx <= 0) {
+		f->basis = RXR_LAPFIT_NONE;
+		return;
+	}
+	/* centred sums in long double: raw sums reach 1e20 and the
+	 * differences that matter are far smaller */
+	long double n = s->n, mx = s->sx / n, my = s->sy / n;
+	long double cxx = s->sxx - n * mx * mx;
+	long double cxy = s->sxy - n * mx * my;
+	long double cyy = s->syy - n * my * my;
+	f->mean_pkts = (double)mx;
+	/* relative spread of packets per lap: below 10%, a and b cannot be
+	 * told apart (laps of a fixed count); the cost per packet is then
+	 * the only thing the laps say */
+	long double var = cxx / n;
+	if (var <= 0 || var < 0.01L * mx * mx) {
+		f->basis = RXR_LAPFIT_PER_PACKET;
+		f->b = s->sy / s->sx;
+		return;
+	}
+	f->basis = RXR_LAPFIT_LINEAR;
+	long double b = cxy / cxx;
+	f->b = (double)b;
+	f->a = (double)(my - b * mx);
+	if (cyy > 0) {
+		long double r2 = (b * cxy) / cyy;
+		f->r2 = (double)(r2 < 0 ? 0 : r2 > 1 ? 1 : r2);
+	} else {
+		f->r2 = 1; /* every lap on the line */
+	}
 }
 
 uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q)
@@ -161,6 +222,7 @@ void rxr_probe_reset(struct rxr_probe *p)
 	p->sample_seq = 0;
 	p->ring_head = 0;
 	p->ring_overflow = 0;
+	memset(p->inject_debt, 0, sizeof(p->inject_debt));
 	p->last = rxr_now();
 }
 

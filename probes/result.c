@@ -104,6 +104,11 @@ int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 		ss->p99 = rxr_acc_percentile(a, 0.99);
 		uint64_t den = t->packets ? t->packets : a->packets;
 		ss->cycles_per_packet = den ? (double)a->cycles / (double)den : 0;
+		rxr_acc_sums(a, &ss->laps);
+		ss->excl_count = a->excl_count;
+		ss->excl_packets = a->excl_packets;
+		ss->excl_cycles = a->excl_cycles;
+		ss->has_laps = true;
 		t->stage_mask |= 1u << s;
 	}
 	if (p->ring_size && p->ring_head) {
@@ -227,7 +232,47 @@ void rxr_result_fill_env(struct rxr_result *r)
 		json_object_set_new(r->env, "date", json_string(date));
 }
 
+static json_t *stage_to_json_base(const struct rxr_stage_sum *s);
+
+const char *rxr_lapfit_basis_name(enum rxr_lapfit_basis b)
+{
+	switch (b) {
+	case RXR_LAPFIT_LINEAR: return "linear";
+	case RXR_LAPFIT_PER_PACKET: return "per_packet";
+	case RXR_LAPFIT_NONE: break;
+	}
+	return "none";
+}
+
+/* The cost model's lap sums and fit (added to a stage object). */
+static int stage_laps_to_json(json_t *o, const struct rxr_stage_sum *s)
+{
+	struct rxr_lapfit f;
+	rxr_lapsums_fit(&s->laps, &f);
+	json_t *sums = json_pack("{s:f,s:f,s:f,s:I,s:I,s:I}", "packets_sq", s->laps.sxx,
+				 "cycles_x_packets", s->laps.sxy, "cycles_sq", s->laps.syy,
+				 "excluded_laps", (json_int_t)s->excl_count, "excluded_packets",
+				 (json_int_t)s->excl_packets, "excluded_cycles",
+				 (json_int_t)s->excl_cycles);
+	json_t *fit = json_pack("{s:s,s:f,s:f,s:f}", "basis", rxr_lapfit_basis_name(f.basis), "a",
+				f.a, "b", f.b, "r2", f.r2);
+	if (!sums || !fit || json_object_set_new(o, "lap_sums", sums) ||
+	    json_object_set_new(o, "lap_fit", fit))
+		return -ENOMEM;
+	return 0;
+}
+
 static json_t *stage_to_json(const struct rxr_stage_sum *s)
+{
+	json_t *o = stage_to_json_base(s);
+	if (o && s->has_laps && stage_laps_to_json(o, s) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *stage_to_json_base(const struct rxr_stage_sum *s)
 {
 	return json_pack("{s:I,s:I,s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "count", (json_int_t)s->count,
 			 "packets", (json_int_t)s->packets, "cycles", (json_int_t)s->cycles,
@@ -451,6 +496,44 @@ static int read_stage(struct rd *d, const json_t *js, const char *path, struct r
 		return -1;
 	json_t *p90 = json_object_get(js, "p90");
 	s->p90 = json_is_integer(p90) ? (uint64_t)json_integer_value(p90) : s->p99;
+	/* the cost model's sums: optional (results older than them lack them) */
+	json_t *ls = json_object_get(js, "lap_sums");
+	if (ls) {
+		char lp[160];
+		snprintf(lp, sizeof(lp), "%s.lap_sums", path);
+		if (!json_is_object(ls)) {
+			rd_fail(d, lp, "expected object, got %s", type_name(ls));
+			return -1;
+		}
+		if (get_num(d, ls, lp, "packets_sq", &s->laps.sxx) ||
+		    get_num(d, ls, lp, "cycles_x_packets", &s->laps.sxy) ||
+		    get_num(d, ls, lp, "cycles_sq", &s->laps.syy))
+			return -1;
+		if (s->laps.sxx < 0 || s->laps.sxy < 0 || s->laps.syy < 0) {
+			rd_fail(d, lp, "negative sum");
+			return -1;
+		}
+		/* optional: laps left out of the fit (preempted) */
+		json_t *ex;
+		if ((ex = json_object_get(ls, "excluded_laps")) &&
+		    get_u64(d, ls, lp, "excluded_laps", &s->excl_count))
+			return -1;
+		if ((ex = json_object_get(ls, "excluded_packets")) &&
+		    get_u64(d, ls, lp, "excluded_packets", &s->excl_packets))
+			return -1;
+		if ((ex = json_object_get(ls, "excluded_cycles")) &&
+		    get_u64(d, ls, lp, "excluded_cycles", &s->excl_cycles))
+			return -1;
+		if (s->excl_count > s->count || s->excl_packets > s->packets ||
+		    s->excl_cycles > s->cycles) {
+			rd_fail(d, lp, "more laps excluded than recorded");
+			return -1;
+		}
+		s->laps.n = (double)(s->count - s->excl_count);
+		s->laps.sx = (double)(s->packets - s->excl_packets);
+		s->laps.sy = (double)(s->cycles - s->excl_cycles);
+		s->has_laps = true;
+	}
 	return 0;
 }
 

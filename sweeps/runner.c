@@ -199,6 +199,72 @@ static void dry_run_print(FILE *f, const struct sweep_point *p, const struct swe
 	sweep_argv_free(argv);
 }
 
+/*
+ * Cost-model calibration (DESIGN.md "Ceiling model"): after a point's
+ * search, light-load trials at a quarter of its NDR, one plain and one
+ * with --coalesce B (B = the point's burst), so the model has laps of a
+ * few and of B packets to fit from without load. Each trial line is
+ * marked "trial": {"purpose": "calibration"}; they come after the search
+ * and before the point's summary, which is the search's alone, so they
+ * are never NDR evidence. Not on real ports (traffic_cmd): the wait for B
+ * completions needs the software NIC's rings; and only when the runner
+ * writes lap sums (a stand-in runner, or an older rxray, has none to fit).
+ */
+#define CALIB_NDR_FRAC 0.25
+static bool calib_has_laps(const json_t *doc)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(doc, "threads"), i, t) {
+		const char *name;
+		json_t *st;
+		json_object_foreach(json_object_get(t, "stages"), name, st)
+			if (json_object_get(st, "lap_sums"))
+				return true;
+	}
+	return false;
+}
+
+static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result *r)
+{
+	if (r->status != SWEEP_POINT_OK || !(r->ndr_pps > 0) || c->x.spec->traffic_cmd[0] ||
+	    r->ndr_trial < 0 || (size_t)r->ndr_trial >= r->ntrials ||
+	    !calib_has_laps(r->trials[r->ndr_trial].doc))
+		return 0;
+	const struct sweep_value *bv = c->x.point->k[SWEEP_K_BURST];
+	char burst[32];
+	snprintf(burst, sizeof(burst), "%.30s", bv ? bv->text : "64");
+	const char *const coalesce[] = {"--coalesce", burst, NULL};
+	for (int i = 0; i < 2; i++) {
+		struct sweep_trial t = {.n = (int)r->ntrials + 1 + i,
+					.target_pps = r->ndr_pps * CALIB_NDR_FRAC,
+					.seconds = c->x.spec->search.initial_seconds};
+		struct sweep_exec x = c->x;
+		x.extra_args = i ? coalesce : NULL;
+		c->pg->trial = t.n;
+		progress_trial(c->pg);
+		int rc = sweep_trial_exec(&x, &t);
+		if (rc < 0)
+			return rc;
+		if (!t.doc)
+			return -ENOMEM;
+		json_t *tr = json_object_get(t.doc, "trial");
+		if (!tr || json_object_set_new(tr, "purpose", json_string("calibration")) ||
+		    (i && json_object_set_new(tr, "coalesce", json_string(burst)))) {
+			json_decref(t.doc);
+			return -ENOMEM;
+		}
+		rc = sweep_store_append(c->st, t.doc);
+		json_decref(t.doc);
+		if (rc < 0) {
+			snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path,
+				 strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
 static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
 		     struct trial_ctx *c, json_t **sum)
 {
@@ -212,6 +278,8 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
 		snprintf(r.reason, sizeof(r.reason), "%s", pl->reason);
 	} else {
 		rc = sweep_search_run(&spec->search, trial_run, c, &r);
+		if (rc >= 0)
+			rc = calibrate_point(c, &r);
 		if (rc < 0) {
 			sweep_search_result_free(&r);
 			return rc;

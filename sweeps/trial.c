@@ -152,6 +152,8 @@ char **sweep_trial_argv(const struct sweep_exec *x, double target_pps, double se
 	}
 	if (!rc && x->spec->allow_oversubscribe)
 		rc = argv_add(&argv, &n, "--allow-oversubscribe", NULL);
+	for (size_t i = 0; !rc && x->extra_args && x->extra_args[i]; i++)
+		rc = argv_add(&argv, &n, x->extra_args[i], NULL);
 	if (!rc)
 		rc = argv_add(&argv, &n, "-o", json_path);
 	if (!rc)

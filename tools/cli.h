@@ -18,6 +18,7 @@ int rxr_cmd_diff(int argc, char **argv);
 int rxr_cmd_flame(int argc, char **argv);
 int rxr_cmd_report(int argc, char **argv);
 int rxr_cmd_attach(int argc, char **argv);
+int rxr_cmd_whatif(int argc, char **argv);
 
 #include <stdbool.h>
 

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "rxray/analyze.h"
+#include "rxray/model.h"
 #include "rxray/util.h"
 
 #define VERB "ceiling"
@@ -31,7 +32,9 @@ static void ceiling_usage(FILE *f)
 		"\n"
 		"OPTIONS\n"
 		"  -f, --format FMT   md (default), csv, json\n"
-		"      --table T      csv: ceiling (default), bounds or seed\n"
+		"      --table T      csv: ceiling (default), bounds, seed or model\n"
+		"      --light-frac F cost model: fit from passing trials offered at or\n"
+		"                     below F x NDR (default 0.5; the NDR trial never)\n"
 		"  -o, --output FILE  default '-' (stdout)\n"
 		"  -s, --select SEL   only points matching knob=value[,knob=value]\n"
 		"  -h, --help\n"
@@ -44,11 +47,41 @@ static void ceiling_usage(FILE *f)
 		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
 }
 
+static double ceiling_light_frac = RXR_MODEL_LIGHT_FRAC;
+
+/* The cost model's table (light-load prediction, NDR, ratio, named stages). */
+static struct rxr_table *ceiling_model_table(const struct rxr_set *s)
+{
+	struct rxr_point_model *pm = calloc(s->n ? s->n : 1, sizeof(*pm));
+	if (!pm)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++)
+		rxr_point_model_compute(&s->pts[i], ceiling_light_frac, &pm[i]);
+	struct rxr_table *t = rxr_model_table(s, pm, s->n);
+	free(pm);
+	return t;
+}
+
 static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struct rxr_set *s,
 			const struct rxr_ceiling *c, size_t n, const struct rxr_family *f, size_t nf)
 {
 	if (!strcmp(fmt, "json")) {
 		json_t *j = rxr_ceiling_json(s, c, n, f, nf);
+		/* the cost model per point, beside the ceiling rows */
+		json_t *cm = json_array();
+		struct rxr_point_model *pm = malloc(sizeof(*pm));
+		for (size_t i = 0; j && cm && pm && i < s->n; i++) {
+			rxr_point_model_compute(&s->pts[i], ceiling_light_frac, pm);
+			json_t *one = rxr_point_model_json(pm);
+			if (one)
+				json_object_set_new(one, "point", json_string(s->pts[i].key ? s->pts[i].key : "-"));
+			json_array_append_new(cm, one ? one : json_null());
+		}
+		free(pm);
+		if (j && cm)
+			json_object_set_new(j, "cost_model", cm);
+		else
+			json_decref(cm);
 		int rc = j ? json_dumpf(j, o, JSON_INDENT(2)) : -1;
 		json_decref(j);
 		fputc('\n', o);
@@ -57,17 +90,27 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 	struct rxr_table *tc = rxr_ceiling_table(s, c, n);
 	struct rxr_table *tb = rxr_bound_table(f, nf);
 	struct rxr_table *ts = rxr_seed_table(s, c, n);
+	struct rxr_table *tm = ceiling_model_table(s);
 	int rc = -ENOMEM;
-	if (!tc || !tb || !ts)
+	if (!tc || !tb || !ts || !tm)
 		goto out;
 	if (!strcmp(fmt, "csv")) {
-		rc = rxr_table_write_csv(!strcmp(table, "bounds") ? tb : !strcmp(table, "seed") ? ts : tc, o);
+		rc = rxr_table_write_csv(!strcmp(table, "bounds") ? tb : !strcmp(table, "seed") ? ts
+								 : !strcmp(table, "model") ? tm : tc, o);
 		goto out;
 	}
 	fprintf(o, "## Ceiling: measured vs predicted (%s)\n\n", s->src);
 	rc = rxr_table_write_md(tc, o);
 	fprintf(o, "\nPredicted = clock_hz / busy cycles per packet of the bottleneck thread x queues;"
 		   " measured/predicted uses NDR (or the highest trial's RX rate without one).\n");
+	fprintf(o, "\n## Cost model: ceiling predicted from light load\n\n");
+	if (!rc)
+		rc = rxr_table_write_md(tm, o);
+	fprintf(o, "\nPredicted = clock_hz / sum over the bottleneck thread's stages of (a/B + b)"
+		   " x queues, a and b fitted per stage over the laps of passing trials at or below"
+		   " %g x NDR (calibration trials included, never the NDR trial); B = burst (rx) or"
+		   " batch (app). Named stages cost more than %.2fx the model per packet in the NDR"
+		   " trial (at its mean burst).\n", ceiling_light_frac, RXR_MODEL_LOAD_FACTOR);
 	fprintf(o, "\n## Bound classification\n\n");
 	if (!rc && tb->nrows)
 		rc = rxr_table_write_md(tb, o);
@@ -80,6 +123,7 @@ out:
 	rxr_table_free(tc);
 	rxr_table_free(tb);
 	rxr_table_free(ts);
+	rxr_table_free(tm);
 	return rc;
 }
 
@@ -89,6 +133,7 @@ int rxr_cmd_ceiling(int argc, char **argv)
 					   {"table", required_argument, NULL, 'T'},
 					   {"output", required_argument, NULL, 'o'},
 					   {"select", required_argument, NULL, 's'},
+					   {"light-frac", required_argument, NULL, 'L'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	const char *fmt = "md", *table = "ceiling", *output = "-", *select = NULL;
@@ -100,14 +145,23 @@ int rxr_cmd_ceiling(int argc, char **argv)
 		case 'T': table = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': select = optarg; break;
+		case 'L': {
+			char *end = NULL;
+			ceiling_light_frac = strtod(optarg, &end);
+			if (end == optarg || *end || !(ceiling_light_frac > 0) || ceiling_light_frac > 1)
+				return rxr_usage_err(VERB, "--light-frac: '%s' (expected 0 < F <= 1)", optarg);
+			break;
+		}
 		case 'h': ceiling_usage(stdout); return RXR_EXIT_OK;
 		default: return RXR_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
 		return rxr_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
-	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed"))
-		return rxr_usage_err(VERB, "--table: '%s' (expected ceiling, bounds or seed)", table);
+	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed") &&
+	    strcmp(table, "model"))
+		return rxr_usage_err(VERB, "--table: '%s' (expected ceiling, bounds, seed or model)",
+				     table);
 	if (argc - optind != 1)
 		return rxr_usage_err(VERB, "expected one RESULTS path, got %d (rxray ceiling --help)",
 				     argc - optind);

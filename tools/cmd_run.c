@@ -15,6 +15,11 @@
 #include "engines.h"
 #include "rxray/core.h"
 #include "rxray/util.h"
+#ifdef RXRAY_VERB_CEILING
+#include <math.h>
+
+#include "rxray/model.h"
+#endif
 
 #define VERB "run"
 
@@ -87,6 +92,19 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		(unsigned long long)k->offered, conserved ? "==" : "!=",
 		(unsigned long long)(k->received + k->out_of_buffer + k->nombuf + k->app_dropped),
 		conserved ? "ok" : "VIOLATED");
+#ifdef RXRAY_VERB_CEILING
+	/* cost model: a light-load run predicts its own ceiling (rxray/model.h) */
+	double pred = NAN, head = NAN;
+	if (c->rate_pps > 0)
+		rxr_run_headroom(r, NULL, &pred, &head);
+	if (isfinite(pred) && isfinite(head))
+		fprintf(f, "  predicted ceiling %.3f Mpps (cost model from this run's laps%s), "
+			   "headroom %.2fx the offered %.3f Mpps\n",
+			pred, c->coalesce ? ", coalesced" : "", head, r->offered_mpps);
+	if (isfinite(pred) && r->loss > 0)
+		fprintf(f, "  (this run lost packets: it was not light load, so the prediction is "
+			   "no better than its own received rate)\n");
+#endif
 }
 
 static void run_signals(void)

@@ -33,6 +33,7 @@ struct verb {
 #pragma weak rxr_cmd_flame
 #pragma weak rxr_cmd_report
 #pragma weak rxr_cmd_attach
+#pragma weak rxr_cmd_whatif
 #pragma weak rxr_cmd_caps
 #pragma weak rxr_cmd_doctor
 
@@ -44,6 +45,7 @@ static const struct verb verbs[] = {
 	{"flame", "flame graph (SVG) from run results or folded stacks", rxr_cmd_flame},
 	{"report", "evidence bundle: markdown, HTML, SVG plots", rxr_cmd_report},
 	{"attach", "per-packet profile of a running, unmodified DPDK process", rxr_cmd_attach},
+	{"whatif", "ceiling if a stage cost more or less (cost model)", rxr_cmd_whatif},
 	{"caps", "what the device can do; check a config against it", rxr_cmd_caps},
 	{"doctor", "check this host: cores, clock, hugepages, BPF, DPDK, GPU", rxr_cmd_doctor},
 };

@@ -112,6 +112,14 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	json_object_set_new(o, "payload_mem", json_string(rx_mem_kind_name(c->payload_mem)));
 	json_object_set_new(o, "mempool_cache", json_integer(c->mempool_cache));
 	json_object_set_new(o, "inject", inj);
+	/* cost-model knobs: present only when set, so keys of ordinary runs stay as they were */
+	if (c->coalesce)
+		json_object_set_new(o, "coalesce", json_integer(c->coalesce));
+	if (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write)
+		json_object_set_new(o, "op_delay",
+				    json_pack("{s:i,s:i,s:i}", "mempool", (int)c->op_delay_mempool,
+					      "mr", (int)c->op_delay_mr, "hdr_write",
+					      (int)c->op_delay_hdr_write));
 	json_object_set_new(o, "sample_shift", json_integer(c->sample_shift));
 	json_object_set_new(o, "allow_oversubscribe", json_boolean(c->allow_oversubscribe));
 	json_object_set_new(o, "cqe_comp", json_string(rx_knob_value_name(rx_knob_find("cqe-comp"),
@@ -205,6 +213,8 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 		return verr(err, errlen, "burst: must be >= 1");
 	if (c->burst > c->ring)
 		return verr(err, errlen, "burst: %u exceeds the ring's %u slots", c->burst, c->ring);
+	if (c->coalesce > c->burst)
+		return verr(err, errlen, "coalesce: %u exceeds the burst of %u", c->coalesce, c->burst);
 	if (c->buffers && (uint64_t)c->buffers < (uint64_t)c->ring + c->batch)
 		return verr(err, errlen,
 			    "buffers: %u is below the floor ring %u + batch %u = %u (the pool would run dry with every buffer posted or in flight)",

@@ -103,7 +103,11 @@ const struct rx_knob rx_knobs[] = {
 	 "GPU consumer per batch of payloads (payload-mem gpu): none | reorder | checksum "
 	 "(default none)"},
 	{"inject", RX_KT_INJECT, "STAGE=CYC", 0, 0, NULL, FIELD(inject), 0, NULL,
-	 "spin CYC cycles inside STAGE (repeatable; STAGE=CYC,STAGE=CYC)"},
+	 "add CYC cycles per packet to STAGE (repeatable; STAGE=CYC,STAGE=CYC; not idle)"},
+	{"coalesce", RX_KT_UINT, "B", 0, 1u << 16, NULL, FIELD(coalesce), 0, NULL,
+	 "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
+	{"op-delay", RX_KT_OPDELAY, "OP=CYC", 0, 0, NULL, FIELD(op_delay_mempool), 0, NULL,
+	 "spin CYC cycles inside each operation: mempool=K,mr=K,hdr_write=K (sim; default off)"},
 	{"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,
 	 "full probes: sample 1 burst in 2^K (default 6)"},
 	{"cqe-comp", RX_KT_ENUM, "WHEN", 0, 0, cqe_comp_names, FIELD(cqe_comp), 0, NULL,
@@ -255,7 +259,40 @@ static int knob_inject(const char *val, struct rx_config *c, char *err, size_t e
 		if (rxr_inject_parse(tok, &s, &cyc) < 0)
 			return oerr(err, errlen,
 				    "inject: '%s' is not STAGE=CYCLES with a known stage", tok);
+		if (s == RXR_ST_IDLE)
+			return oerr(err, errlen,
+				    "inject: idle is waiting, not work: inject into a stage that "
+				    "handles packets");
 		c->inject[s] = cyc;
+	}
+	return 0;
+}
+
+/* "OP=CYC[,OP=CYC]": spins inside the operations themselves (ground truth
+ * for attribution: the stage that performs the operation must rise). */
+static int knob_op_delay(const char *val, struct rx_config *c, char *err, size_t errlen)
+{
+	char buf[256];
+	if (!*val || strlen(val) >= sizeof(buf))
+		return oerr(err, errlen,
+			    "op-delay: '%s' is not OP=CYCLES[,...] (mempool, mr, hdr_write)", val);
+	snprintf(buf, sizeof(buf), "%s", val);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		uint64_t v = 0;
+		if (!eq || rxr_parse_u64(eq + 1, 0, 1000000, &v) < 0)
+			return oerr(err, errlen, "op-delay: '%s' is not OP=CYCLES (0..1M)", t);
+		*eq = '\0';
+		if (!strcmp(t, "mempool"))
+			c->op_delay_mempool = (uint32_t)v;
+		else if (!strcmp(t, "mr"))
+			c->op_delay_mr = (uint32_t)v;
+		else if (!strcmp(t, "hdr_write"))
+			c->op_delay_hdr_write = (uint32_t)v;
+		else
+			return oerr(err, errlen,
+				    "op-delay: unknown operation '%s' (mempool, mr, hdr_write)", t);
 	}
 	return 0;
 }
@@ -303,6 +340,8 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 		return knob_cores(val, c, err, errlen);
 	case RX_KT_INJECT:
 		return knob_inject(val, c, err, errlen);
+	case RX_KT_OPDELAY:
+		return knob_op_delay(val, c, err, errlen);
 	case RX_KT_FLAG:
 		break;
 	}

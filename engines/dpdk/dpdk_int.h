@@ -207,6 +207,12 @@ int rxd_app_loop(struct rx_worker *w, void *arg);
  * run->seconds. 0. */
 int rxd_workers_wait(struct rxd_run *run, const struct rx_run *core);
 
+/*
+ * Calibration (--coalesce B, coalesce.c): true once `want` completions
+ * wait in q's device queue (sim backend; always true on a real port).
+ */
+bool rxd_coalesce_ready(struct rxd_queue *q, uint32_t want);
+
 /* Per-packet processing by the app on a batch (also used inline). Returns
  * true when the batch is kept (a GPU kernel still reads its payloads): it
  * goes back to the spare ring once that kernel completed. */

@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 
 #include "rxray/dpdk.h"
+#include "rxray/probe.h"
 
 struct mpops_pool {
 	struct rte_ring *ring;
@@ -39,6 +40,23 @@ static struct rxd_mpops_counts mpops_unbound; /* guarded by mpops_lock */
 static pthread_mutex_t mpops_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned mpops_slot_used; /* bitmap, mpops_lock */
 static int mpops_registered;	 /* mpops_lock */
+
+/* --op-delay mempool=K: cycles spun per driver call (0 = off) */
+static uint32_t mpops_delay;
+
+void rxd_mpops_set_delay(uint32_t cycles)
+{
+	__atomic_store_n(&mpops_delay, cycles, __ATOMIC_RELEASE);
+}
+
+/* The delay lands inside the operation, so it is charged to whatever
+ * stage performs the get or put, whatever that stage is called. */
+static inline void mpops_spin(void)
+{
+	uint32_t k = __atomic_load_n(&mpops_delay, __ATOMIC_RELAXED);
+	if (__builtin_expect(k != 0, 0))
+		rxr_spin_until(rxr_now(), k);
+}
 
 static struct rxd_mpops_pool *mpops_counter(const struct rte_mempool *mp, bool *locked)
 {
@@ -106,6 +124,7 @@ static int mpops_enqueue(struct rte_mempool *mp, void *const *objs, unsigned n)
 	c->enq_objs += n;
 	if (locked)
 		pthread_mutex_unlock(&mpops_lock);
+	mpops_spin();
 	return rte_ring_mp_enqueue_bulk(p->ring, objs, n, NULL) == 0 ? -ENOBUFS : 0;
 }
 
@@ -114,6 +133,7 @@ static int mpops_dequeue(struct rte_mempool *mp, void **objs, unsigned n)
 	const struct mpops_pool *p = mp->pool_data;
 	bool locked;
 	struct rxd_mpops_pool *c = mpops_counter(mp, &locked);
+	mpops_spin();
 	unsigned got = rte_ring_mc_dequeue_bulk(p->ring, objs, n, NULL);
 	c->deq_calls++;
 	if (got)

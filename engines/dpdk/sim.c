@@ -315,6 +315,7 @@ static int sim_queue_fill(struct rxd_run *run, struct sim_priv *sp, uint32_t i, 
 	}
 	/* setup lookups are not the datapath's */
 	s->mrc.lookups = s->mrc.mru_hits = s->mrc.scan_hits = s->mrc.misses = 0;
+	s->mrc.delay = c->op_delay_mr;
 	s->rq_ci = s->ring.wqe_cnt;
 	s->rq_pi = 0;
 	s->cq_ci = 0;
@@ -349,6 +350,7 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	int rc;
 	if (!sp)
 		return -ENOMEM;
+	rxd_mpops_set_delay(c->op_delay_mempool); /* --op-delay; 0 = off */
 	run->be_priv = sp;
 	sp->sq = aligned_alloc(64, run->nq * sizeof(*sp->sq));
 	if (!sp->sq)
@@ -509,6 +511,7 @@ static int sim_collect(struct rxd_run *run, struct rxr_result *r, json_t *extra)
 
 static void sim_close(struct rxd_run *run)
 {
+	rxd_mpops_set_delay(0);
 	struct sim_priv *sp = run->be_priv;
 	if (!sp)
 		return;

@@ -45,6 +45,7 @@ struct rxd_mr_cache {
 	uint16_t mru, head;
 	const struct rxd_mr_table *table;
 	uint64_t lookups, mru_hits, scan_hits, misses;
+	uint32_t delay; /* --op-delay mr=K: cycles spun per lookup (0 = off) */
 };
 
 /* Add [start, end) -> lkey keeping the table sorted. 0 or -ENOSPC. */
@@ -57,6 +58,8 @@ uint32_t rxd_mr_lookup_slow(struct rxd_mr_cache *c, uintptr_t addr);
 static inline uint32_t rxd_mr_lookup(struct rxd_mr_cache *c, uintptr_t addr)
 {
 	c->lookups++;
+	if (__builtin_expect(c->delay != 0, 0))
+		rxr_spin_until(rxr_now(), c->delay);
 	const struct rxd_mr *m = &c->e[c->mru];
 	if (__builtin_expect(addr >= m->start && addr < m->end, 1)) {
 		c->mru_hits++;

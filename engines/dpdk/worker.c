@@ -379,6 +379,13 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 	atomic_store_explicit(&q->rx_started, 1, memory_order_release);
 	for (;;) {
 		rxr_burst_begin(p);
+		if (__builtin_expect(run->c->coalesce != 0, 0) &&
+		    !rxd_coalesce_ready(q, run->c->coalesce)) {
+			/* calibration (--coalesce B): wait, lapped idle */
+			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxr_burst_end(p, 0);
+			continue;
+		}
 		uint16_t n = q->burst_fn(q, p, pkts, (uint16_t)q->burst);
 		uint64_t nb = ++q->rx.bursts;
 		if (n) {

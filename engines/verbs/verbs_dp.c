@@ -39,19 +39,12 @@
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /*
- * --inject STAGE=CYCLES is per packet: the probe holds the value
- * (rx_worker_start copies c->inject in) and a lap covering n packets
- * first spins n times it inside the stage, so the stage's cycles/packet
- * rises by the injected amount. rxr_lap's own spin (until `inject` ticks
- * since the lap began) is then already satisfied; laps with no packets
- * (idle) get only that one.
+ * --inject STAGE=CYCLES is per packet: rxr_lap itself spins inject x n
+ * ticks on a lap of n packets (rx_worker_start copies c->inject in), so
+ * this wrapper only laps; it stays so the call sites read the same.
  */
 ALWAYS_INLINE void dp_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t n)
 {
-#if RXRAY_PROBE_MODE != RXR_MODE_OFF
-	if (UNLIKELY(p->inject[s] != 0) && n)
-		rxr_spin_until(rxr_now(), p->inject[s] * n);
-#endif
 	rxr_lap(p, s, n);
 }
 
@@ -383,6 +376,19 @@ ALWAYS_INLINE void dp_hring_pop(struct verbs_hring *h)
 /* ------------------------------------------------------------ rx loops */
 
 /*
+ * Calibration (--coalesce B): true once the B-th completion from the
+ * consumer index is the software's; CQEs land in order, so all B are.
+ */
+ALWAYS_INLINE bool dp_coalesce_ready(const struct verbs_queue *q)
+{
+	uint32_t ci = q->ci + q->coalesce - 1;
+	const struct mlx5_cqe64 *cqe = dp_cqe(q, ci);
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+	return (op_own >> 4) != MLX5_CQE_INVALID &&
+	       !((op_own & MLX5_CQE_OWNER_MASK) ^ !!(ci & q->cq.cqe_cnt));
+}
+
+/*
  * One RX worker loop, specialised by the constant arguments. Runs until
  * the wire is quiet (wire_done) and the CQ is drained.
  */
@@ -395,6 +401,20 @@ ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool h
 	rxr_lap_start(p);
 	for (;;) {
 		rxr_burst_begin(p);
+		if (UNLIKELY(q->coalesce) && !dp_coalesce_ready(q)) {
+			/* calibration: wait, lapped idle, for a full burst so
+			 * light-load laps hold B packets; once the wire is
+			 * quiet, drain as usual */
+			rxr_lap(p, RXR_ST_IDLE, 0);
+			/* force a repost when too few WQEs are out for B
+			 * completions to ever arrive (a small ring, a big batch) */
+			uint32_t rel = atomic_load_explicit(&q->released, memory_order_acquire);
+			dp_refill(q, p, hds, term, q->head - rel < 2 * q->coalesce);
+			rxr_burst_end(p, 0);
+			if (atomic_load_explicit(q->wire_done, memory_order_acquire))
+				q->coalesce = 0;
+			continue;
+		}
 		uint32_t polled = dp_poll(q, b, rdma);
 		if (polled == 0) {
 			rxr_lap(p, RXR_ST_IDLE, 0);
@@ -560,6 +580,7 @@ int verbs_queue_setup(struct verbs_run *run, struct verbs_queue *q, char *err, s
 	q->frame = c->frame;
 	q->batch = c->batch;
 	q->burst = c->burst;
+	q->coalesce = c->coalesce;
 	q->hdr_stride = run->hdr_stride;
 	q->pay_stride = run->pay_stride;
 	q->sge0_len = hds ? c->split : 0;

@@ -115,6 +115,7 @@ struct verbs_queue {
 	uint32_t cqe64_off;     /* 64-byte CQE inside a 128-byte entry */
 	uint32_t cq_mask;
 	uint32_t frame, batch, burst;
+	uint32_t coalesce;      /* calibration: completions to wait for, 0 = off */
 	uint32_t seq_off;       /* be64 sequence number's offset in the header */
 	verbs_rx_fn rx_fn;      /* loop variant chosen at setup */
 	verbs_app_fn app_fn;

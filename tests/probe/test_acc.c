@@ -122,3 +122,233 @@ Test(acc, probe_merge_and_busy_cycles)
 	rxr_probe_free(NULL);
 	cr_assert_null(rxr_probe_new("much-too-long-role", 0, 0, 0));
 }
+
+/* ------------------------------------------------------ cost model */
+
+static void sums_of(const struct rxr_acc *a, struct rxr_lapsums *s)
+{
+	rxr_acc_sums(a, s);
+}
+
+Test(lapfit, recovers_a_and_b_exactly_from_synthetic_laps)
+{
+	/* catches: wrong centring, a and b swapped, sums not kept per lap */
+	struct rxr_acc *a = malloc(sizeof(*a));
+	rxr_acc_reset(a);
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint32_t n = 1 + i % 64;
+		rxr_acc_record(a, 40 + 7 * (uint64_t)n, n);
+	}
+	struct rxr_lapsums s;
+	struct rxr_lapfit f;
+	sums_of(a, &s);
+	rxr_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXR_LAPFIT_LINEAR);
+	cr_assert_float_eq(f.a, 40.0, 1e-6);
+	cr_assert_float_eq(f.b, 7.0, 1e-9);
+	cr_assert_float_eq(f.r2, 1.0, 1e-9);
+	/* sums are those of the laps */
+	uint64_t pp = 0;
+	for (uint32_t i = 0; i < 1000; i++)
+		pp += (uint64_t)(1 + i % 64) * (1 + i % 64);
+	cr_assert_eq(a->sum_pp, pp);
+	free(a);
+}
+
+Test(lapfit, noise_lowers_r2_and_fixed_counts_fall_back_to_per_packet)
+{
+	struct rxr_acc *a = malloc(sizeof(*a));
+	rxr_acc_reset(a);
+	for (uint32_t i = 0; i < 2000; i++) {
+		uint32_t n = 1 + i % 8;
+		uint64_t noise = (i * 2654435761u) % 61; /* 0..60 */
+		rxr_acc_record(a, 100 + 10 * (uint64_t)n + noise, n);
+	}
+	struct rxr_lapsums s;
+	struct rxr_lapfit f;
+	sums_of(a, &s);
+	rxr_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXR_LAPFIT_LINEAR);
+	cr_assert_lt(f.r2, 0.99);
+	cr_assert_gt(f.r2, 0.1);
+	cr_assert_float_eq(f.b, 10.0, 1.0);
+	/* laps of one fixed count (a refill batch): no spread to fit */
+	rxr_acc_reset(a);
+	for (uint32_t i = 0; i < 100; i++)
+		rxr_acc_record(a, 640 + i % 3, 64);
+	sums_of(a, &s);
+	rxr_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXR_LAPFIT_PER_PACKET);
+	cr_assert_float_eq(f.a, 0.0, 1e-12);
+	cr_assert_float_eq(f.b, (double)a->cycles / (double)a->packets, 1e-9);
+	/* no packets at all (idle) */
+	rxr_acc_reset(a);
+	rxr_acc_record(a, 500, 0);
+	sums_of(a, &s);
+	rxr_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXR_LAPFIT_NONE);
+	free(a);
+}
+
+Test(lapfit, merge_of_two_equals_one_over_both)
+{
+	/* catches: a sum the merge forgets (sum_pp, sum_cp or sum_cc) */
+	struct rxr_acc *x = malloc(sizeof(*x)), *y = malloc(sizeof(*y)), *all = malloc(sizeof(*all));
+	rxr_acc_reset(x);
+	rxr_acc_reset(y);
+	rxr_acc_reset(all);
+	for (uint64_t i = 1; i < 3000; i++) {
+		uint32_t n = (uint32_t)(i < 1500 ? 1 + i % 3 : 64);  /* light laps, then full */
+		uint64_t c = 50 + 6 * n + (i * 2654435761u) % 17;
+		rxr_acc_record(i < 1500 ? x : y, c, n);
+		rxr_acc_record(all, c, n);
+	}
+	rxr_acc_merge(x, y);
+	cr_assert_eq(x->sum_pp, all->sum_pp);
+	cr_assert_eq(x->sum_cp, all->sum_cp);
+	cr_assert_float_eq(x->sum_cc, all->sum_cc, 1e-6 * all->sum_cc);
+	struct rxr_lapsums sx, sy, sa;
+	struct rxr_lapfit fx, fa;
+	/* the portable sums add the same way */
+	rxr_acc_reset(y);
+	sums_of(x, &sx);
+	sums_of(all, &sa);
+	rxr_lapsums_fit(&sx, &fx);
+	rxr_lapsums_fit(&sa, &fa);
+	cr_assert_float_eq(fx.a, fa.a, 1e-9);
+	cr_assert_float_eq(fx.b, fa.b, 1e-12);
+	sums_of(y, &sy);
+	rxr_lapsums_add(&sx, &sy);
+	rxr_lapsums_fit(&sx, &fx);
+	cr_assert_float_eq(fx.b, fa.b, 1e-12);
+	free(x);
+	free(y);
+	free(all);
+}
+
+/* Fixed work: a stage of known, steady cost. */
+static void known_work(unsigned n)
+{
+	volatile unsigned sink = 0;
+	for (unsigned i = 0; i < 8 * n; i++)
+		sink += i;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The issue's bound (5%, 3 cycles) holds for optimised code. In an
+ * unoptimised (sanitizer) build every line of the spin's bookkeeping is a
+ * call with checks, tens of cycles that land on either side of the clock
+ * reads; there the test still tells per packet from per lap and "adds"
+ * from "at least" (both off by 40% or more), with a wider bound.
+ */
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
+#define INJ_TOL 0.05
+#define INJ_OTHER 3.0
+#define INJ_WHY ""
+#else
+#define INJ_TOL 0.35
+#define INJ_OTHER 20.0
+#define INJ_WHY ", unoptimised build"
+#endif
+
+/*
+ * Injection adds K per packet: two probes, one injected, run in
+ * alternating rounds in this process so both see the same host; the
+ * added cycles/packet is the median over rounds of the difference of the
+ * probes' accounted stage cycles (not wall time). Catches the old
+ * max(own cost, K) semantics, a spin per lap instead of per packet, and
+ * uncompensated spin overshoot (~half a clock read per lap at n = 1).
+ */
+Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	cr_assert_eq(rxr_clock_init(50), 0);
+	const uint64_t ks[] = {50, 150, 500};
+	enum { ROUNDS = 61, LAPS = 256 };
+	for (size_t ki = 0; ki < 3; ki++) {
+		struct rxr_probe *base = rxr_probe_new("rx", -1, 0, 0);
+		struct rxr_probe *inj = rxr_probe_new("rx", -1, 0, 0);
+		cr_assert(base && inj);
+		rxr_probe_set_inject(inj, RXR_ST_APP, ks[ki]);
+		double add[ROUNDS], other[ROUNDS];
+		for (int r = 0; r < ROUNDS; r++) {
+			double cpp[2], poll[2];
+			for (int w = 0; w < 2; w++) {
+				struct rxr_probe *p = w ? inj : base;
+				rxr_probe_reset(p);
+				rxr_lap_start(p);
+				for (unsigned i = 0; i < LAPS; i++) {
+					uint32_t n = 1 + i % 4; /* light-load laps */
+					known_work(n);
+					rxr_lap(p, RXR_ST_CQE_POLL, n);
+					known_work(n);
+					rxr_lap(p, RXR_ST_APP, n);
+				}
+				cpp[w] = (double)p->st[RXR_ST_APP].cycles / (double)p->st[RXR_ST_APP].packets;
+				poll[w] = (double)p->st[RXR_ST_CQE_POLL].cycles /
+					  (double)p->st[RXR_ST_CQE_POLL].packets;
+			}
+			add[r] = cpp[1] - cpp[0];
+			other[r] = poll[1] - poll[0];
+		}
+		qsort(add, ROUNDS, sizeof(add[0]), cmp_d);
+		qsort(other, ROUNDS, sizeof(other[0]), cmp_d);
+		double k = (double)ks[ki], got = add[ROUNDS / 2], moved = other[ROUNDS / 2];
+		cr_assert_lt(fabs(got - k) / k, INJ_TOL, "K=%g: added %.1f cycles/packet (tolerance %g%s)",
+			     k, got, INJ_TOL, INJ_WHY);
+		/* the other stage does not absorb the spin */
+		cr_assert_lt(fabs(moved), INJ_OTHER + INJ_TOL * k, "K=%g: cqe_poll moved %.1f%s", k, moved,
+			     INJ_WHY);
+		rxr_probe_free(base);
+		rxr_probe_free(inj);
+	}
+}
+
+Test(inject, laps_without_packets_spin_nothing)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	struct rxr_probe *p = rxr_probe_new("rx", -1, 0, 0);
+	cr_assert_not_null(p);
+	rxr_probe_set_inject(p, RXR_ST_DOORBELL, 1000000);
+	rxr_lap_start(p);
+	for (int i = 0; i < 100; i++)
+		rxr_lap(p, RXR_ST_DOORBELL, 0);
+	/* a million cycles per lap would make the mean >= 1e6 */
+	cr_assert_lt(p->st[RXR_ST_DOORBELL].cycles / 100, 1000000);
+	rxr_probe_free(p);
+}
+
+Test(lapfit, preempted_laps_are_left_out_of_the_fit_not_the_cycles)
+{
+	/* catches: the first busy lap after a preemption (millions of ticks)
+	 * setting the fixed cost per lap */
+	struct rxr_acc *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	rxr_acc_reset(a);
+	rxr_acc_reset(b);
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint32_t n = 1 + i % 8;
+		rxr_acc_record(a, 40 + 7 * (uint64_t)n, n);
+	}
+	rxr_acc_record(a, RXR_LAPFIT_MAX_TICKS * 3, 2); /* descheduled mid-poll */
+	rxr_acc_record(b, RXR_LAPFIT_MAX_TICKS + 1, 1);
+	rxr_acc_merge(a, b);
+	cr_assert_eq(a->excl_count, 2);
+	cr_assert_eq(a->cycles - a->excl_cycles, a->cycles - (RXR_LAPFIT_MAX_TICKS * 4 + 1));
+	struct rxr_lapsums s;
+	struct rxr_lapfit f;
+	rxr_acc_sums(a, &s);
+	rxr_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXR_LAPFIT_LINEAR);
+	cr_assert_float_eq(f.a, 40.0, 1e-6);
+	cr_assert_float_eq(f.b, 7.0, 1e-9);
+	free(a);
+	free(b);
+}

@@ -17,7 +17,10 @@
  * handled; the bottleneck is the non-nic thread with the most. Predicted
  * ceiling (Mpps) = clock_hz / bottleneck cycles/packet x parallel queues
  * (knob "queues", default 1). The prediction is taken from the NDR run
- * when there is one, else from the highest-rate run.
+ * when there is one, else from the highest-rate run. (That run is
+ * saturated, so this is a description of it; the ceiling predicted from
+ * light load, the stages dearer under load and what-ifs are the cost
+ * model's: rxray/model.h.)
  *
  * Error rule: 0 or a negative errno; bad input (-EINVAL) comes with one
  * line "<file>:<line>: <field>: <what>" in err. Free functions accept NULL.
@@ -57,6 +60,14 @@ struct rxr_point {
 	struct rxr_result *top_run; /* owned or NULL; may equal ndr_run */
 	json_t *top_doc;     /* owned raw JSON of top_run for a partial point, else NULL
 				(a large sweep does not keep 10,000 documents twice) */
+	/*
+	 * Passing trials (no loss) of a sweep point, search and calibration
+	 * ("trial": {"purpose": "calibration"}) alike, in file order: what
+	 * the cost model (rxray/model.h) pools its light-load fit from.
+	 * Owned; empty for points that are single runs.
+	 */
+	struct rxr_result **light;
+	size_t nlight;
 };
 
 struct rxr_set {

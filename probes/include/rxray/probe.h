@@ -190,12 +190,26 @@ static inline unsigned rxr_hist_bucket(uint64_t v)
 uint64_t rxr_hist_bucket_low(unsigned b);
 uint64_t rxr_hist_bucket_width(unsigned b);
 
-/* One stage's accumulator. */
+/*
+ * One stage's accumulator. Besides count/packets/cycles it keeps the sums
+ * a least-squares fit of cycles = a + b x packets over the laps needs
+ * (sum packets^2, sum cycles x packets, sum cycles^2 for R^2), so every
+ * run yields a fixed cost per lap and a marginal cost per packet, and two
+ * accumulators merge by adding (DESIGN.md "Probes"). A lap longer than
+ * RXR_LAPFIT_MAX_TICKS is a preemption, not work (the first busy lap after
+ * a thread is descheduled absorbs the whole wait): it counts in cycles as
+ * every lap does, but is left out of the fit and tallied in excl_*.
+ */
+#define RXR_LAPFIT_MAX_TICKS (1ull << 22)
 struct rxr_acc {
 	uint64_t count;   /* laps */
 	uint64_t packets; /* packets those laps handled */
 	uint64_t cycles;  /* sum of lap lengths */
 	uint64_t min, max;
+	uint64_t sum_pp;  /* sum over laps of packets^2 */
+	uint64_t sum_cp;  /* sum over laps of cycles x packets */
+	double sum_cc;    /* sum over laps of cycles^2 (double: overflows u64) */
+	uint64_t excl_count, excl_packets, excl_cycles; /* laps left out of the fit */
 	uint64_t hist[RXR_HIST_BUCKETS];
 };
 
@@ -205,6 +219,15 @@ static inline void rxr_acc_record(struct rxr_acc *a, uint64_t cyc, uint32_t pkts
 	a->count++;
 	a->packets += pkts;
 	a->cycles += cyc;
+	if (__builtin_expect(cyc < RXR_LAPFIT_MAX_TICKS, 1)) {
+		a->sum_pp += (uint64_t)pkts * pkts;
+		a->sum_cp += cyc * pkts;
+		a->sum_cc += (double)(int64_t)cyc * (double)(int64_t)cyc;
+	} else {
+		a->excl_count++;
+		a->excl_packets += pkts;
+		a->excl_cycles += cyc;
+	}
 	if (cyc < a->min)
 		a->min = cyc;
 	if (cyc > a->max)
@@ -215,6 +238,49 @@ static inline void rxr_acc_record(struct rxr_acc *a, uint64_t cyc, uint32_t pkts
 void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src);
 /* Value at quantile q in [0,1] (0 when empty). */
 uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q);
+
+/*
+ * The lap sums of one stage in a portable form (doubles: they travel
+ * through the run result and add across trials).
+ */
+struct rxr_lapsums {
+	double n;   /* laps */
+	double sx;  /* sum packets */
+	double sy;  /* sum cycles */
+	double sxx; /* sum packets^2 */
+	double sxy; /* sum cycles x packets */
+	double syy; /* sum cycles^2 */
+};
+
+/* How a stage's cost per packet is modelled. */
+enum rxr_lapfit_basis {
+	RXR_LAPFIT_NONE = 0,   /* no laps with packets: nothing to say */
+	RXR_LAPFIT_LINEAR,     /* a + b x packets fitted over laps with spread */
+	RXR_LAPFIT_PER_PACKET, /* no packet-count spread (laps of a fixed count,
+			     * e.g. a refill or hand-off batch): b = cycles /
+			     * packets, a = 0 */
+};
+
+struct rxr_lapfit {
+	enum rxr_lapfit_basis basis;
+	double a;   /* fixed cycles per lap */
+	double b;   /* cycles per packet */
+	double r2;  /* coefficient of determination (1 when exact; 0 when
+		     * there is nothing to explain or basis is per-packet) */
+	double mean_pkts; /* mean packets per lap */
+};
+
+/* Lap sums of an accumulator (the laps the fit keeps). */
+void rxr_acc_sums(const struct rxr_acc *a, struct rxr_lapsums *out);
+/* dst += src. */
+void rxr_lapsums_add(struct rxr_lapsums *dst, const struct rxr_lapsums *src);
+/*
+ * Least squares of cycles = a + b x packets over the laps summarised in s.
+ * Laps whose packet counts vary by less than 10% of their mean (relative
+ * standard deviation) have no spread to fit: basis PER_PACKET. Laps with
+ * no packets at all: basis NONE. Never fails; f is always filled.
+ */
+void rxr_lapsums_fit(const struct rxr_lapsums *s, struct rxr_lapfit *f);
 
 /* ---------------------------------------------------------------- probe */
 
@@ -234,7 +300,9 @@ struct rxr_probe {
 	uint64_t sample_seq;    /* full mode: bursts seen */
 	uint32_t sample_mask;   /* full mode: sample 1 in (mask+1) */
 	uint32_t sampling;      /* full mode: current burst is sampled */
-	uint64_t inject[RXR_ST_COUNT]; /* ticks to spin inside a stage */
+	uint64_t inject[RXR_ST_COUNT]; /* ticks to spin per packet inside a stage */
+	int64_t inject_debt[RXR_ST_COUNT]; /* ticks spun beyond (+) or short of
+					    * (-) inject x packets so far */
 	struct rxr_acc st[RXR_ST_COUNT];
 
 	/* cold */
@@ -260,7 +328,8 @@ struct rxr_probe *rxr_probe_new(const char *role, int core, unsigned sample_shif
 void rxr_probe_free(struct rxr_probe *p);
 /* Zero the accumulators and restart the lap clock (keeps injection). */
 void rxr_probe_reset(struct rxr_probe *p);
-/* Spin `ticks` clock ticks inside stage s on every lap that closes it. */
+/* Spin `ticks` clock ticks per packet inside stage s on every lap that
+ * closes it (a lap of n packets spins ticks x n; laps of no packets none). */
 void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks);
 /* Sum of cycles over every stage except idle. */
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p);
@@ -288,18 +357,66 @@ static inline void rxr_lap_start(struct rxr_probe *p)
 }
 
 /*
+ * Injection: a lap of n packets on a stage with inject K spins K x n ticks
+ * after the stage's own work, from a clock read t0 taken where the lap
+ * would have ended. The spin's overshoot (its last clock read lands up to
+ * one read past the target) and any shortfall are carried per stage in
+ * inject_debt and taken off the next lap's target, so over the run the
+ * stage grows by exactly K per packet however short the laps are: the
+ * spin accounts for its own clock reads without a calibrated constant.
+ * The credit carried forward (spun too long) is bounded by
+ * RXR_INJECT_CREDIT_MAX ticks, about two clock reads: that covers a spin's
+ * overshoot, while a spin stretched by preemption is noise like any other
+ * stage's and must not shorten the laps after it; so every lap still adds
+ * K x n within a couple of clock reads. A shortfall (a skipped spin) is
+ * carried up to RXR_INJECT_DEBT_MAX. A lap is never
+ * made shorter than K x n in total once K x n >= RXR_INJECT_FLOOR_MIN
+ * (its own work counts toward the credit), so such laps are at least as
+ * long as asked.
+ */
+#define RXR_INJECT_CREDIT_MAX 64
+#define RXR_INJECT_DEBT_MAX 1024
+#define RXR_INJECT_FLOOR_MIN 256
+static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
+				      uint32_t pkts)
+{
+	int64_t want = (int64_t)(p->inject[s] * pkts);
+	int64_t target = want - p->inject_debt[s];
+	/* a long spin never takes off more than the lap's own length: the lap
+	 * stays >= K x n. (Short spins are left to the credit alone: spinning
+	 * at all costs two clock reads, more than a short K x n.) */
+	if (want >= RXR_INJECT_FLOOR_MIN) {
+		int64_t floor_ = want - (int64_t)(t0 - p->last);
+		if (target < floor_)
+			target = floor_;
+	}
+	uint64_t t = t0;
+	if (target > 0) {
+		rxr_spin_until(t0, (uint64_t)target);
+		/* read again: the loop's exit (a mispredicted branch) belongs
+		 * to this stage, not to the next one */
+		t = rxr_now();
+	}
+	int64_t debt = p->inject_debt[s] + (int64_t)(t - t0) - want;
+	if (debt > RXR_INJECT_CREDIT_MAX)
+		debt = RXR_INJECT_CREDIT_MAX;
+	else if (debt < -RXR_INJECT_DEBT_MAX)
+		debt = -RXR_INJECT_DEBT_MAX;
+	p->inject_debt[s] = debt;
+	return t;
+}
+
+/*
  * Close stage s: charge the ticks since the previous lap to s, attributing
- * pkts packets to it. One clock read. When an injection is set for s, spin
- * first so the injected ticks land inside s.
+ * pkts packets to it. One clock read. When an injection is set for s, the
+ * lap spins inject x pkts ticks more inside s (rxr_inject_run).
  */
 static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
-	uint64_t t;
-	if (__builtin_expect(p->inject[s] != 0, 0))
-		t = rxr_spin_until(p->last, p->inject[s]);
-	else
-		t = rxr_now();
+	uint64_t t = rxr_now();
+	if (__builtin_expect(p->inject[s] != 0, 0) && pkts)
+		t = rxr_inject_run(p, s, t, pkts);
 	uint64_t d = t - p->last;
 #if RXRAY_PROBE_MODE == RXR_MODE_FULL
 	if (p->sampling)

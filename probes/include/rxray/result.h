@@ -58,6 +58,18 @@ struct rxr_stage_sum {
 	uint64_t count, packets, cycles, min, max;
 	uint64_t p50, p90, p99;
 	double cycles_per_packet;
+	/*
+	 * The lap sums of the stage's cost model (count, packets, cycles and
+	 * the accumulator's squares), written as "lap_sums" {"packets_sq",
+	 * "cycles_x_packets", "cycles_sq"} with the fit "lap_fit" {"basis",
+	 * "a", "b", "r2"} beside them (laps longer than RXR_LAPFIT_MAX_TICKS are
+ * left out of both and counted in "lap_sums" {"excluded_laps",
+ * "excluded_packets", "excluded_cycles"}); has_laps is false for a result written
+	 * before they existed (the reader then leaves laps zero).
+	 */
+	bool has_laps;
+	struct rxr_lapsums laps;       /* of the laps the fit keeps */
+	uint64_t excl_count, excl_packets, excl_cycles; /* laps left out (preempted) */
 };
 
 struct rxr_thread_result {
@@ -126,6 +138,9 @@ struct rxr_result *rxr_result_read(const char *path, char *err, size_t errlen);
 /* Parse from a string (one JSONL line); line is the 1-based line number. */
 struct rxr_result *rxr_result_parse(const char *text, const char *src, int line, char *err,
 				    size_t errlen);
+
+/* Name of a lap-fit basis: "none", "linear", "per_packet". */
+const char *rxr_lapfit_basis_name(enum rxr_lapfit_basis b);
 
 /* busy cycles per packet of a thread (0 when it handled none). */
 double rxr_thread_cycles_per_packet(const struct rxr_thread_result *t);

@@ -384,6 +384,8 @@ struct sweep_exec {
 	const struct sweep_point *point;
 	const struct sweep_place *place;
 	volatile int *stop;        /* nonzero: kill the child, return -EINTR */
+	const char *const *extra_args; /* NULL-terminated, appended to the
+					* trial's argv (calibration: --coalesce B); NULL none */
 };
 
 /*

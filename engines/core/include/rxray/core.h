@@ -91,6 +91,13 @@ struct rx_config {
 	enum rx_cqe_comp cqe_comp; /* sim: CQE compression (default auto) */
 	enum rx_consumer consumer; /* verbs: CQ consumer (default devx) */
 	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
+	uint32_t coalesce;      /* calibration: the rx worker waits (lapped idle)
+				 * until this many completions are ready before it
+				 * polls; 0 = off (cost model, DESIGN.md) */
+	/* attribution ground truth (off = 0): cycles spun inside operations */
+	uint32_t op_delay_mempool;  /* dpdk sim: per mempool driver get and put */
+	uint32_t op_delay_mr;       /* dpdk sim: per MR (lkey) lookup */
+	uint32_t op_delay_hdr_write;/* sim NIC: per header written */
 	unsigned sample_shift;  /* full probes: sample 1 in 2^k bursts */
 	bool allow_oversubscribe;
 	enum rx_warmup warmup;  /* warm-up phase before the measured one */
@@ -126,6 +133,7 @@ enum rx_knob_type {
 	RX_KT_SECONDS,  /* double seconds: "2", "500ms" */
 	RX_KT_CORES,    /* cores[] + ncores: "0,2-3" */
 	RX_KT_INJECT,   /* inject[]: "STAGE=CYC[,STAGE=CYC]", accumulates */
+	RX_KT_OPDELAY,  /* op_delay_*: "mempool=K,mr=K,hdr_write=K" */
 	RX_KT_FLAG,     /* bool, takes no value */
 };
 #define RX_KNOB_POW2     0x1u /* UINT: a power of two */

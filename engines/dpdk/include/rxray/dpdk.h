@@ -70,6 +70,12 @@ struct rxd_mpops_counts {
  * May run before or after rte_eal_init. 0 or -errno.
  */
 int rxd_mpops_register(void);
+/*
+ * Attribution ground truth (--op-delay mempool=K): every driver get and
+ * put spins K clock cycles, inside the stage that calls it. 0 = off (the
+ * default). Process-wide; set before the workers start.
+ */
+void rxd_mpops_set_delay(uint32_t cycles);
 /* Count this thread's calls into *slot from now on (NULL = stop). The
  * caller owns slot and reads it after the thread stops. */
 void rxd_mpops_bind(struct rxd_mpops_counts *slot);

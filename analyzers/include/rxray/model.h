@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cost model (DESIGN.md "Ceiling model"): a ceiling predicted from
+ * runs that did not saturate, the load-dependent stages of a point, and
+ * what-ifs on it.
+ *
+ * Each stage of each receive thread is modelled from its laps: a fixed
+ * cost per lap a and a marginal cost per packet b (least squares of
+ * cycles = a + b x packets over the laps, rxr_lapsums_fit), pooled over
+ * light-load runs by adding their lap sums. Stages that lap a fixed count
+ * (a refill or hand-off batch) have no packet-count spread and keep their
+ * measured cost per packet. At saturation a thread's laps hold B packets
+ * (the configured burst for an "rx" thread, the batch for an "app"
+ * thread), so a thread costs sum over stages of share x (a/B + b) cycles
+ * per packet (share = the stage's packets per thread packet) and its
+ * ceiling is clock_hz / that. The point's prediction is the bottleneck
+ * thread's (the software NIC excluded: it is the generator) x queues.
+ *
+ * Error rule: 0 or a negative errno; bad input (-EINVAL) comes with one
+ * line in err. Structures are plain values owned by the caller.
+ */
+#ifndef RXRAY_MODEL_H
+#define RXRAY_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rxray/analyze.h"
+#include "rxray/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RXR_MODEL_MAX_THREADS 32
+/* A stage more than this much dearer per packet under load is named. */
+#define RXR_MODEL_LOAD_FACTOR 1.25
+/* Default: fit only from passing trials at or below this share of the NDR. */
+#define RXR_MODEL_LIGHT_FRAC 0.5
+
+struct rxr_model_thread {
+	char label[24];         /* "rx", "app", "rx#1" (rxr_thread_label) */
+	char role[8];
+	double burst;           /* B: laps hold this many packets when saturated */
+	double packets;         /* thread packets pooled */
+	bool have[RXR_ST_COUNT];
+	struct rxr_lapsums st[RXR_ST_COUNT]; /* pooled lap sums */
+	/* filled by rxr_model_finish */
+	struct rxr_lapfit fit[RXR_ST_COUNT];
+	double share[RXR_ST_COUNT];  /* stage packets per thread packet */
+	double delta_b[RXR_ST_COUNT];/* what-if: cycles/packet added to b */
+	double scale[RXR_ST_COUNT];  /* what-if: factor on a and b (1) */
+	double cpp;             /* modelled busy cycles/packet at B */
+	double mpps;            /* clock_hz / cpp (one queue), NAN unknown */
+};
+
+struct rxr_model {
+	size_t nthreads;
+	struct rxr_model_thread th[RXR_MODEL_MAX_THREADS];
+	double hz;              /* clock of the runs pooled (the first one's) */
+	double queues;
+	size_t nruns;           /* runs pooled */
+	size_t ncoalesced;      /* of which calibration runs with --coalesce */
+	int bottleneck;         /* thread index, -1 none */
+	double predicted_mpps;  /* bottleneck's ceiling x queues; NAN unknown */
+	char basis[96];         /* "3 trials <= NDR/2 (1 coalesced)", "this run" */
+};
+
+/* Start an empty model (no runs, nothing predicted). */
+void rxr_model_init(struct rxr_model *m);
+/*
+ * Pool a run's lap sums into m: threads matched by label; software NIC
+ * threads skipped. Threads without lap sums (results older than the
+ * model) add nothing. 0, or -ENOSPC past RXR_MODEL_MAX_THREADS.
+ */
+int rxr_model_add_run(struct rxr_model *m, const struct rxr_result *r);
+/* Fit every stage and predict (queues >= 1). Call after the last add and
+ * after changing delta_b/scale. */
+void rxr_model_finish(struct rxr_model *m, double queues);
+/*
+ * Modelled cycles per thread packet of stage s on thread t when its laps
+ * hold n packets (n <= 0: the thread's B), what-ifs applied. 0 for a
+ * stage the thread does not lap.
+ */
+double rxr_model_stage_cpp(const struct rxr_model_thread *t, int s, double n);
+
+/* A stage dearer under load than the light-load model says. */
+struct rxr_loaddep {
+	char thread[24];
+	int stage;
+	double mean_burst;      /* packets per lap of the stage in the NDR trial */
+	double model_cpp;       /* model's cycles/packet at that burst */
+	double ndr_cpp;         /* measured in the NDR trial */
+	double factor;          /* ndr_cpp / model_cpp */
+};
+
+#define RXR_MODEL_MAX_NAMED 8
+struct rxr_point_model {
+	struct rxr_model m;
+	double ndr_mpps;        /* NAN when unknown */
+	double ratio;           /* NDR / predicted; NAN unknown */
+	double light_frac;      /* the fraction of the NDR trials were taken below */
+	size_t nnamed;
+	struct rxr_loaddep named[RXR_MODEL_MAX_NAMED]; /* biggest excess first */
+};
+
+/*
+ * The light-load model of a sweep point: pooled from the point's passing
+ * trials (p->light) offered at or below light_frac x NDR (<= 0: 0.5),
+ * calibration trials included, never the NDR trial; for a point that is
+ * one run (status "run"), from that run. Then the stages of the NDR run
+ * more than RXR_MODEL_LOAD_FACTOR dearer than the model at the NDR
+ * trial's mean burst, that carry at least 5% of their thread's cycles.
+ * Never fails: with no usable run, predicted_mpps is NAN.
+ */
+void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
+			     struct rxr_point_model *out);
+
+/*
+ * `rxray run --rate R`'s headroom: the model of one run (light load) and
+ * predicted / offered. *predicted_mpps NAN and *headroom NAN when the run
+ * has no lap sums or no offered rate. m may be NULL.
+ */
+void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *predicted_mpps,
+		      double *headroom);
+
+/*
+ * A point model as JSON (new reference, NULL on ENOMEM): {"predicted_mpps",
+ * "basis", "runs", "coalesced", "ndr_mpps", "ratio", "bottleneck",
+ * "threads": [{"thread", "burst", "cycles_per_packet", "mpps", "stages":
+ * {"<stage>": {"basis", "a", "b", "r2", "share", "cycles_per_packet"}}}],
+ * "load_dependent": [{"thread", "stage", "mean_burst", "model_cpp",
+ * "ndr_cpp", "factor"}]}; NANs as null.
+ */
+json_t *rxr_point_model_json(const struct rxr_point_model *pm);
+
+/* --------------------------------------------------------------- what-if */
+
+enum rxr_whatif_op { RXR_WHATIF_ADD = 0, RXR_WHATIF_MUL };
+struct rxr_whatif_change {
+	int stage;
+	enum rxr_whatif_op op;
+	double v;               /* cycles/packet added (may be < 0), or factor */
+};
+
+/*
+ * Parse "STAGE=+K", "STAGE=-K" or "STAGE=xF" (K cycles per packet with
+ * k/M suffixes allowed, F > 0). 0, or -EINVAL with one line in err
+ * (unknown stage, idle, missing sign, x0 or a negative factor).
+ */
+int rxr_whatif_parse(const char *text, struct rxr_whatif_change *out, char *err, size_t errlen);
+/*
+ * Apply changes to a finished model (every non-NIC thread that laps the
+ * stage) and re-finish it. -EINVAL with one line in err when a stage is
+ * lapped by no thread, or a change drives a stage's cost below zero.
+ */
+int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size_t n, char *err,
+		    size_t errlen);
+
+/*
+ * For the report's "what if this stage cost what it costs in the other
+ * configuration": set stage s on the thread labelled `thread` (NULL: every
+ * thread that laps it) to cost cpp cycles per thread packet at its B, and
+ * re-finish. Typically cpp = rxr_model_stage_cpp(<thread of the other
+ * model>, s, 0). -EINVAL with one line in err when no such thread laps s
+ * or cpp < 0.
+ */
+int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double cpp, char *err,
+			size_t errlen);
+
+/*
+ * Tables: the cost model per point (point, predicted at light load, basis,
+ * NDR, NDR/predicted, bottleneck, load-dependent stages) and what-ifs
+ * (point, before, after, change). NULL + errno (ENOMEM).
+ */
+struct rxr_table *rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm,
+				  size_t n);
+struct rxr_table *rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
+					 const struct rxr_model *before,
+					 const struct rxr_model *after, size_t n,
+					 const char *changes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RXRAY_MODEL_H */

@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cost model: a ceiling predicted from light load (rxray/model.h).
+ * Why from light load: at the NDR the bottleneck thread is saturated, so
+ * clock_hz / its busy cycles per packet is the rate it received; only
+ * runs that did not saturate can predict anything. Their laps hold few
+ * packets, so each stage is fitted as a + b x packets and extrapolated to
+ * the burst a saturated thread sees; calibration runs (--coalesce B) give
+ * the fit laps of B packets without load.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/model.h"
+#include "rxray/util.h"
+
+void rxr_model_init(struct rxr_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->bottleneck = -1;
+	m->predicted_mpps = NAN;
+	m->queues = 1;
+	for (size_t i = 0; i < RXR_MODEL_MAX_THREADS; i++)
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			m->th[i].scale[s] = 1;
+}
+
+/* B of a thread: the configured burst (rx) or batch (app). */
+static double thread_burst(const struct rxr_result *r, const char *role)
+{
+	double burst = rxr_knob_num(r->config, "burst", 64);
+	double batch = rxr_knob_num(r->config, "batch", 64);
+	double b = !strcmp(role, "app") ? batch : burst;
+	return b >= 1 ? b : 1;
+}
+
+int rxr_model_add_run(struct rxr_model *m, const struct rxr_result *r)
+{
+	bool any = false;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		if (!strcmp(t->role, "nic") || !t->packets)
+			continue;
+		char label[24];
+		rxr_thread_label(r, i, label, sizeof(label));
+		size_t k = 0;
+		while (k < m->nthreads && strcmp(m->th[k].label, label))
+			k++;
+		if (k == m->nthreads) {
+			if (k == RXR_MODEL_MAX_THREADS)
+				return -ENOSPC;
+			struct rxr_model_thread *nt = &m->th[k];
+			snprintf(nt->label, sizeof(nt->label), "%s", label);
+			snprintf(nt->role, sizeof(nt->role), "%s", t->role);
+			nt->burst = thread_burst(r, t->role);
+			m->nthreads++;
+		}
+		struct rxr_model_thread *mt = &m->th[k];
+		bool laps = false;
+		for (int s = 0; s < RXR_ST_COUNT; s++) {
+			if (s == RXR_ST_IDLE || !(t->stage_mask & (1u << s)) || !t->st[s].has_laps)
+				continue;
+			rxr_lapsums_add(&mt->st[s], &t->st[s].laps);
+			mt->have[s] = true;
+			laps = true;
+		}
+		if (laps)
+			mt->packets += (double)t->packets;
+		any |= laps;
+	}
+	if (any) {
+		if (!m->nruns)
+			m->hz = r->clock.hz;
+		m->nruns++;
+		if (rxr_knob_num(r->config, "coalesce", 0) > 0)
+			m->ncoalesced++;
+	}
+	return 0;
+}
+
+double rxr_model_stage_cpp(const struct rxr_model_thread *t, int s, double n)
+{
+	if (s < 0 || s >= RXR_ST_COUNT || !t->have[s])
+		return 0;
+	const struct rxr_lapfit *f = &t->fit[s];
+	double per;
+	switch (f->basis) {
+	case RXR_LAPFIT_LINEAR:
+		per = f->a / (n > 0 ? n : t->burst) + f->b;
+		break;
+	case RXR_LAPFIT_PER_PACKET:
+		per = f->b;
+		break;
+	default:
+		return 0;
+	}
+	return t->share[s] * (per * t->scale[s] + t->delta_b[s]);
+}
+
+/*
+ * A noisy fit can come out with a < 0 or b < 0, which extrapolates to
+ * nonsense (a negative cost at some burst). Fall back to what the laps
+ * certainly say: b < 0 -> the cost is per lap (a = mean lap, b = 0);
+ * a < 0 -> the cost is per packet (b = cycles / packets).
+ */
+static void fit_sane(const struct rxr_lapsums *s, struct rxr_lapfit *f)
+{
+	rxr_lapsums_fit(s, f);
+	if (f->basis != RXR_LAPFIT_LINEAR)
+		return;
+	if (f->b < 0) {
+		f->b = 0;
+		f->a = s->sy / s->n;
+	} else if (f->a < 0) {
+		f->basis = RXR_LAPFIT_PER_PACKET;
+		f->a = 0;
+		f->b = s->sy / s->sx;
+	}
+}
+
+void rxr_model_finish(struct rxr_model *m, double queues)
+{
+	m->queues = queues >= 1 ? queues : 1;
+	m->bottleneck = -1;
+	m->predicted_mpps = NAN;
+	double worst = 0;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct rxr_model_thread *t = &m->th[i];
+		t->cpp = 0;
+		t->mpps = NAN;
+		for (int s = 0; s < RXR_ST_COUNT; s++) {
+			if (!t->have[s])
+				continue;
+			fit_sane(&t->st[s], &t->fit[s]);
+			t->share[s] = t->packets > 0 ? t->st[s].sx / t->packets : 0;
+			t->cpp += rxr_model_stage_cpp(t, s, 0);
+		}
+		if (t->cpp > 0 && m->hz > 0)
+			t->mpps = m->hz / t->cpp / 1e6;
+		if (t->cpp > worst) {
+			worst = t->cpp;
+			m->bottleneck = (int)i;
+		}
+	}
+	if (m->bottleneck >= 0 && m->hz > 0)
+		m->predicted_mpps = m->hz / worst * m->queues / 1e6;
+}
+
+void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *predicted_mpps,
+		      double *headroom)
+{
+	struct rxr_model local;
+	if (!m)
+		m = &local;
+	rxr_model_init(m);
+	*predicted_mpps = *headroom = NAN;
+	if (rxr_model_add_run(m, r) < 0 || !m->nruns)
+		return;
+	rxr_model_finish(m, rxr_run_queues(r, NULL));
+	snprintf(m->basis, sizeof(m->basis), "this run%s",
+		 m->ncoalesced ? " (coalesced)" : "");
+	*predicted_mpps = m->predicted_mpps;
+	if (isfinite(m->predicted_mpps) && r->offered_mpps > 0)
+		*headroom = m->predicted_mpps / r->offered_mpps;
+}
+
+/* ------------------------------------------------------- point model */
+
+static int named_cmp(const void *a, const void *b)
+{
+	const struct rxr_loaddep *x = a, *y = b;
+	double ex = x->ndr_cpp - x->model_cpp, ey = y->ndr_cpp - y->model_cpp;
+	return (ex < ey) - (ex > ey);
+}
+
+/* The NDR run's stages against the model at their own mean burst. */
+static void point_loaddep(const struct rxr_result *ndr, struct rxr_point_model *pm)
+{
+	struct rxr_loaddep all[RXR_MODEL_MAX_THREADS * 4];
+	size_t n = 0;
+	for (size_t i = 0; i < ndr->nthreads; i++) {
+		const struct rxr_thread_result *t = &ndr->threads[i];
+		if (!strcmp(t->role, "nic") || !t->packets)
+			continue;
+		char label[24];
+		rxr_thread_label(ndr, i, label, sizeof(label));
+		const struct rxr_model_thread *mt = NULL;
+		for (size_t k = 0; k < pm->m.nthreads; k++)
+			if (!strcmp(pm->m.th[k].label, label))
+				mt = &pm->m.th[k];
+		if (!mt)
+			continue;
+		double busy = rxr_thread_busy_cpp(t);
+		for (int s = 0; s < RXR_ST_COUNT; s++) {
+			const struct rxr_stage_sum *st = &t->st[s];
+			if (s == RXR_ST_IDLE || !mt->have[s] || !(t->stage_mask & (1u << s)) ||
+			    !st->count || !st->packets)
+				continue;
+			double nb = (double)st->packets / (double)st->count;
+			/* the model at this burst, with the NDR trial's share */
+			double share = (double)st->packets / (double)t->packets;
+			double model = mt->share[s] > 0 ? rxr_model_stage_cpp(mt, s, nb) / mt->share[s] * share
+							: 0;
+			double meas = (double)st->cycles / (double)t->packets;
+			/* like the model, leave out laps a preemption stretched:
+			 * dearer under load means the work, not the scheduler */
+			if (st->has_laps && st->excl_count && st->laps.sx > 0)
+				meas = st->laps.sy / st->laps.sx * share;
+			if (!(model > 0) || meas <= RXR_MODEL_LOAD_FACTOR * model ||
+			    meas - model < 0.05 * busy || n == sizeof(all) / sizeof(all[0]))
+				continue;
+			struct rxr_loaddep *d = &all[n++];
+			snprintf(d->thread, sizeof(d->thread), "%s", label);
+			d->stage = s;
+			d->mean_burst = nb;
+			d->model_cpp = model;
+			d->ndr_cpp = meas;
+			d->factor = meas / model;
+		}
+	}
+	qsort(all, n, sizeof(all[0]), named_cmp);
+	pm->nnamed = n < RXR_MODEL_MAX_NAMED ? n : RXR_MODEL_MAX_NAMED;
+	memcpy(pm->named, all, pm->nnamed * sizeof(all[0]));
+}
+
+void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
+			     struct rxr_point_model *out)
+{
+	memset(out, 0, sizeof(*out));
+	rxr_model_init(&out->m);
+	out->ndr_mpps = out->ratio = NAN;
+	out->light_frac = light_frac > 0 ? light_frac : RXR_MODEL_LIGHT_FRAC;
+	double ndr = isfinite(p->ndr_mpps) && p->ndr_mpps > 0 ? p->ndr_mpps : NAN;
+	out->ndr_mpps = ndr;
+	const struct rxr_result *any = rxr_point_run(p);
+	if (!strcmp(p->status, "run")) {
+		/* one run: it is its own light-load evidence */
+		if (any)
+			rxr_model_add_run(&out->m, any);
+		snprintf(out->m.basis, sizeof(out->m.basis), "this run%s",
+			 out->m.ncoalesced ? " (coalesced)" : "");
+		out->ndr_mpps = NAN; /* a single run has no NDR search */
+	} else if (isfinite(ndr)) {
+		for (size_t i = 0; i < p->nlight; i++) {
+			const struct rxr_result *r = p->light[i];
+			/* light by what was offered: at or below the fraction of
+			 * the NDR, which excludes the NDR trial itself */
+			if (r->offered_mpps > out->light_frac * ndr || r == p->ndr_run)
+				continue;
+			rxr_model_add_run(&out->m, r);
+			if (!any)
+				any = r;
+		}
+		snprintf(out->m.basis, sizeof(out->m.basis), "%zu trial%s <= %g x NDR (%zu coalesced)",
+			 out->m.nruns, out->m.nruns == 1 ? "" : "s", out->light_frac,
+			 out->m.ncoalesced);
+	} else {
+		snprintf(out->m.basis, sizeof(out->m.basis), "no NDR: nothing to fit");
+	}
+	if (!out->m.nruns)
+		return;
+	double q = rxr_run_queues(any, p->knobs);
+	rxr_model_finish(&out->m, q);
+	if (isfinite(ndr) && isfinite(out->m.predicted_mpps) && out->m.predicted_mpps > 0)
+		out->ratio = ndr / out->m.predicted_mpps;
+	if (p->ndr_run && isfinite(ndr) && strcmp(p->status, "run"))
+		point_loaddep(p->ndr_run, out);
+}
+
+/* ------------------------------------------------------------ tables */
+
+struct rxr_table *rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm,
+				  size_t n)
+{
+	static const char *const head[] = {"point", "predicted (light load) Mpps", "basis",
+					   "NDR Mpps", "NDR/predicted", "bottleneck",
+					   "dearer under load (factor)"};
+	size_t nvary = 0;
+	const char **vary = rxr_set_varying(s, &nvary);
+	struct rxr_table *t = vary ? rxr_table_new("Cost model", 7, head) : NULL;
+	for (size_t i = 0; t && i < n; i++) {
+		const struct rxr_point_model *k = &pm[i];
+		const struct rxr_point *p = &s->pts[i];
+		char label[512], pr[32], nd[32], ra[32], named[512];
+		rxr_point_label(p, vary, nvary, label, sizeof(label));
+		rxr_fmt_num(pr, sizeof(pr), k->m.predicted_mpps, 2);
+		rxr_fmt_num(nd, sizeof(nd), k->ndr_mpps, 2);
+		rxr_fmt_num(ra, sizeof(ra), k->ratio, 2);
+		if (p->generator_limited && isfinite(k->ratio))
+			snprintf(ra, sizeof(ra), ">= %.2f", k->ratio);
+		size_t len = 0;
+		named[0] = '\0';
+		for (size_t j = 0; j < k->nnamed && len < sizeof(named); j++)
+			len += (size_t)snprintf(named + len, sizeof(named) - len, "%s%s %s x%.2f",
+						j ? ", " : "", k->named[j].thread,
+						rxr_stage_name((enum rxr_stage)k->named[j].stage),
+						k->named[j].factor);
+		if (!len)
+			snprintf(named, sizeof(named), "%s", isfinite(k->ratio) ? "none" : "-");
+		const char *bn = k->m.bottleneck >= 0 ? k->m.th[k->m.bottleneck].label : "-";
+		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
+		    rxr_table_cell(t, "%s", pr) || rxr_table_cell(t, "%s", k->m.basis) ||
+		    rxr_table_cell(t, "%s", nd) || rxr_table_cell(t, "%s", ra) ||
+		    rxr_table_cell(t, "%s", bn) || rxr_table_cell(t, "%s", named)) {
+			rxr_table_free(t);
+			t = NULL;
+		}
+	}
+	free(vary);
+	if (!t)
+		errno = ENOMEM;
+	return t;
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *rxr_point_model_json(const struct rxr_point_model *pm)
+{
+	const struct rxr_model *m = &pm->m;
+	json_t *threads = json_array(), *named = json_array();
+	json_t *o = json_object();
+	if (!threads || !named || !o)
+		goto fail;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct rxr_model_thread *t = &m->th[i];
+		json_t *st = json_object();
+		for (int s = 0; st && s < RXR_ST_COUNT; s++) {
+			if (!t->have[s])
+				continue;
+			json_object_set_new(
+			    st, rxr_stage_name((enum rxr_stage)s),
+			    json_pack("{s:s,s:o,s:o,s:o,s:o,s:o}", "basis",
+				      rxr_lapfit_basis_name(t->fit[s].basis), "a",
+				      num_or_null(t->fit[s].a), "b", num_or_null(t->fit[s].b), "r2",
+				      num_or_null(t->fit[s].r2), "share", num_or_null(t->share[s]),
+				      "cycles_per_packet", num_or_null(rxr_model_stage_cpp(t, s, 0))));
+		}
+		json_array_append_new(threads,
+				      json_pack("{s:s,s:f,s:o,s:o,s:o}", "thread", t->label, "burst",
+						t->burst, "cycles_per_packet", num_or_null(t->cpp),
+						"mpps", num_or_null(t->mpps), "stages",
+						st ? st : json_null()));
+	}
+	for (size_t i = 0; i < pm->nnamed; i++) {
+		const struct rxr_loaddep *d = &pm->named[i];
+		json_array_append_new(named, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f}", "thread", d->thread,
+						       "stage", rxr_stage_name((enum rxr_stage)d->stage),
+						       "mean_burst", d->mean_burst, "model_cpp",
+						       d->model_cpp, "ndr_cpp", d->ndr_cpp, "factor",
+						       d->factor));
+	}
+	json_object_set_new(o, "predicted_mpps", num_or_null(m->predicted_mpps));
+	json_object_set_new(o, "basis", json_string(m->basis));
+	json_object_set_new(o, "runs", json_integer((json_int_t)m->nruns));
+	json_object_set_new(o, "coalesced", json_integer((json_int_t)m->ncoalesced));
+	json_object_set_new(o, "light_frac", json_real(pm->light_frac));
+	json_object_set_new(o, "ndr_mpps", num_or_null(pm->ndr_mpps));
+	json_object_set_new(o, "ratio", num_or_null(pm->ratio));
+	json_object_set_new(o, "bottleneck", m->bottleneck >= 0
+						 ? json_string(m->th[m->bottleneck].label)
+						 : json_null());
+	json_object_set_new(o, "threads", threads);
+	json_object_set_new(o, "load_dependent", named);
+	return o;
+fail:
+	json_decref(threads);
+	json_decref(named);
+	json_decref(o);
+	return NULL;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What-if on the cost model (rxray whatif): change a stage's cost per
+ * packet (+K, -K) or scale it (xF) on every receive thread that laps it,
+ * and predict the ceiling again from the same light-load model
+ * (rxray/model.h), so the answer can be checked by injecting the same
+ * change (--inject STAGE=K) and measuring the NDR (bench/whatif_check).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rxray/model.h"
+#include "rxray/util.h"
+
+/* ------------------------------------------------------------ what-if */
+
+int rxr_whatif_parse(const char *text, struct rxr_whatif_change *out, char *err, size_t errlen)
+{
+	const char *eq = text ? strchr(text, '=') : NULL;
+	char name[32];
+	if (!eq || eq == text || (size_t)(eq - text) >= sizeof(name))
+		return rxr_errf(err, errlen, -EINVAL,
+				"'%s' is not STAGE=+K, STAGE=-K or STAGE=xF", text ? text : "");
+	memcpy(name, text, (size_t)(eq - text));
+	name[eq - text] = '\0';
+	int s = rxr_stage_from_name(name);
+	if (s < 0)
+		return rxr_errf(err, errlen, -EINVAL, "%s: unknown stage '%s'", text, name);
+	if (s == RXR_ST_IDLE)
+		return rxr_errf(err, errlen, -EINVAL, "%s: idle is waiting, not a cost", text);
+	const char *v = eq + 1;
+	char *end = NULL;
+	out->stage = s;
+	if (*v == 'x' || *v == '*') {
+		out->op = RXR_WHATIF_MUL;
+		out->v = strtod(v + 1, &end);
+		if (end == v + 1 || *end || !isfinite(out->v))
+			return rxr_errf(err, errlen, -EINVAL, "%s: '%s' is not a factor (x0.5, x2)", text, v);
+		if (!(out->v > 0))
+			return rxr_errf(err, errlen, -EINVAL,
+					"%s: factor must be > 0 (x0 would make the stage free)", text);
+		return 0;
+	}
+	if (*v != '+' && *v != '-')
+		return rxr_errf(err, errlen, -EINVAL,
+				"%s: say +K, -K (cycles per packet) or xF (factor)", text);
+	uint64_t k = 0;
+	if (rxr_parse_u64(v + 1, 0, 1000000000ull, &k) < 0)
+		return rxr_errf(err, errlen, -EINVAL, "%s: '%s' is not a cycle count", text, v + 1);
+	out->op = RXR_WHATIF_ADD;
+	out->v = *v == '-' ? -(double)k : (double)k;
+	return 0;
+}
+
+int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size_t n, char *err,
+		    size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		int s = c[i].stage;
+		bool hit = false;
+		for (size_t k = 0; k < m->nthreads; k++) {
+			struct rxr_model_thread *t = &m->th[k];
+			if (!t->have[s] || !(t->share[s] > 0))
+				continue;
+			hit = true;
+			if (c[i].op == RXR_WHATIF_MUL)
+				t->scale[s] *= c[i].v;
+			else
+				t->delta_b[s] += c[i].v;
+			if (rxr_model_stage_cpp(t, s, 0) < 0)
+				return rxr_errf(err, errlen, -EINVAL,
+						"%s=%+g: drives %s on thread %s below zero (it costs %.1f "
+						"cycles/packet in the model)",
+						rxr_stage_name((enum rxr_stage)s), c[i].v,
+						rxr_stage_name((enum rxr_stage)s), t->label,
+						rxr_model_stage_cpp(t, s, 0) - t->share[s] * t->delta_b[s]);
+		}
+		if (!hit)
+			return rxr_errf(err, errlen, -EINVAL, "%s: no receive thread laps this stage",
+					rxr_stage_name((enum rxr_stage)s));
+	}
+	rxr_model_finish(m, m->queues);
+	return 0;
+}
+
+struct rxr_table *rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
+					 const struct rxr_model *before,
+					 const struct rxr_model *after, size_t n,
+					 const char *changes)
+{
+	static const char *const head[] = {"point", "before Mpps", "after Mpps", "change",
+					   "bottleneck before", "bottleneck after", "basis"};
+	size_t nvary = 0;
+	const char **vary = s ? rxr_set_varying(s, &nvary) : NULL;
+	char title[300];
+	snprintf(title, sizeof(title), "What if %s", changes ? changes : "");
+	struct rxr_table *t = (!s || vary) ? rxr_table_new(title, 7, head) : NULL;
+	for (size_t i = 0; t && i < n; i++) {
+		char label[512], b[32], a[32], ch[32];
+		if (s)
+			rxr_point_label(pts[i], vary, nvary, label, sizeof(label));
+		else
+			snprintf(label, sizeof(label), "%s", pts[i] && pts[i]->key ? pts[i]->key : "run");
+		rxr_fmt_num(b, sizeof(b), before[i].predicted_mpps, 2);
+		rxr_fmt_num(a, sizeof(a), after[i].predicted_mpps, 2);
+		double d = after[i].predicted_mpps / before[i].predicted_mpps - 1;
+		if (isfinite(d))
+			snprintf(ch, sizeof(ch), "%+.1f%%", 100 * d);
+		else
+			snprintf(ch, sizeof(ch), "-");
+		const char *bb = before[i].bottleneck >= 0 ? before[i].th[before[i].bottleneck].label : "-";
+		const char *ba = after[i].bottleneck >= 0 ? after[i].th[after[i].bottleneck].label : "-";
+		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) || rxr_table_cell(t, "%s", b) ||
+		    rxr_table_cell(t, "%s", a) || rxr_table_cell(t, "%s", ch) ||
+		    rxr_table_cell(t, "%s", bb) || rxr_table_cell(t, "%s", ba) ||
+		    rxr_table_cell(t, "%s", before[i].basis)) {
+			rxr_table_free(t);
+			t = NULL;
+		}
+	}
+	free(vary);
+	if (!t)
+		errno = ENOMEM;
+	return t;
+}
+
+int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double cpp, char *err,
+			size_t errlen)
+{
+	if (s < 0 || s >= RXR_ST_COUNT || !(cpp >= 0))
+		return rxr_errf(err, errlen, -EINVAL, "stage %d: cost %.1f out of range", s, cpp);
+	bool hit = false;
+	for (size_t k = 0; k < m->nthreads; k++) {
+		struct rxr_model_thread *t = &m->th[k];
+		if ((thread && strcmp(t->label, thread)) || !t->have[s] || !(t->share[s] > 0))
+			continue;
+		/* the stage's modelled cost is share x (per x scale + delta_b) */
+		t->delta_b[s] += (cpp - rxr_model_stage_cpp(t, s, 0)) / t->share[s];
+		hit = true;
+	}
+	if (!hit)
+		return rxr_errf(err, errlen, -EINVAL, "%s: not lapped by %s",
+				rxr_stage_name((enum rxr_stage)s), thread ? thread : "any receive thread");
+	rxr_model_finish(m, m->queues);
+	return 0;
+}

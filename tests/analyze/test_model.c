@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cost model on hand-built sweeps: light-load prediction from lap
+ * sums, never from the NDR trial; load-dependent stages; what-if
+ * arithmetic and bad what-if input through the CLI.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+
+#include "rxray/analyze.h"
+#include "rxray/model.h"
+#include "testutil.h"
+
+#define HZ 3.0e9
+
+/* Lap sums of `laps` laps of n packets each costing a + b x n. */
+static void laps_add(struct rxr_stage_sum *st, double laps, double n, double a, double b)
+{
+	double c = a + b * n;
+	st->count += (uint64_t)laps;
+	st->packets += (uint64_t)(laps * n);
+	st->cycles += (uint64_t)(laps * c);
+	st->laps.n += laps;
+	st->laps.sx += laps * n;
+	st->laps.sy += laps * c;
+	st->laps.sxx += laps * n * n;
+	st->laps.sxy += laps * c * n;
+	st->laps.syy += laps * c * c;
+	st->has_laps = true;
+	st->cycles_per_packet = 0;
+}
+
+/*
+ * A run: nic thread (never the bottleneck), rx thread with cqe_poll
+ * a=300 b=20 (laps of n packets), buf_alloc per packet 50 x load_factor
+ * (lapped per burst too, a=0), and a handoff of fixed batches of 64
+ * (100 cycles per batch). burst 64.
+ */
+static struct rxr_result *mk_run(double offered_mpps, double loss, double n, double load_factor)
+{
+	struct rxr_result *r = rxr_result_new();
+	cr_assert(r);
+	r->clock.hz = HZ;
+	snprintf(r->clock.source, sizeof(r->clock.source), "tsc");
+	r->offered_mpps = offered_mpps;
+	r->rx_mpps = offered_mpps * (1 - loss);
+	r->loss = loss;
+	r->seconds = 1;
+	r->c.offered = (uint64_t)(offered_mpps * 1e6);
+	r->c.received = (uint64_t)(r->rx_mpps * 1e6);
+	r->c.out_of_buffer = r->c.offered - r->c.received;
+	json_object_set_new(r->config, "burst", json_integer(64));
+	json_object_set_new(r->config, "batch", json_integer(64));
+	json_object_set_new(r->config, "engine", json_string("dpdk"));
+	r->nthreads = 2;
+	r->threads = calloc(2, sizeof(*r->threads));
+	struct rxr_thread_result *nic = &r->threads[0], *rx = &r->threads[1];
+	snprintf(nic->role, sizeof(nic->role), "nic");
+	snprintf(rx->role, sizeof(rx->role), "rx");
+	double pk = 64000; /* packets per run */
+	nic->packets = (uint64_t)pk;
+	laps_add(&nic->st[RXR_ST_HDR_WRITE], pk / n, n, 0, 9000);
+	nic->stage_mask = 1u << RXR_ST_HDR_WRITE;
+	nic->busy_cycles = nic->st[RXR_ST_HDR_WRITE].cycles;
+	rx->packets = (uint64_t)pk;
+	laps_add(&rx->st[RXR_ST_CQE_POLL], pk / n, n, 300, 20);
+	laps_add(&rx->st[RXR_ST_BUF_ALLOC], pk / n, n, 0, 50 * load_factor);
+	laps_add(&rx->st[RXR_ST_HANDOFF], pk / 64, 64, 0, 100.0 / 64);
+	rx->stage_mask = 1u << RXR_ST_CQE_POLL | 1u << RXR_ST_BUF_ALLOC | 1u << RXR_ST_HANDOFF;
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		rx->busy_cycles += rx->st[s].cycles;
+	return r;
+}
+
+/* Append r as a trial line of point "k" (marked calibration if asked). */
+static void put_trial(FILE *f, struct rxr_result *r, int n, bool calib)
+{
+	json_t *doc = rxr_result_to_json(r);
+	cr_assert(doc);
+	json_t *tr = json_pack("{s:s,s:i,s:f,s:f,s:s}", "key", "engine=dpdk", "n", n, "target_pps",
+			       r->offered_mpps * 1e6, "seconds", 1.0, "status", "ok");
+	if (calib)
+		json_object_set_new(tr, "purpose", json_string("calibration"));
+	json_object_set_new(doc, "trial", tr);
+	char *s = json_dumps(doc, JSON_COMPACT);
+	fprintf(f, "%s\n", s);
+	free(s);
+	json_decref(doc);
+}
+
+static void put_summary(FILE *f, struct rxr_result *ndr, double ndr_mpps)
+{
+	json_t *doc = json_pack("{s:s,s:s,s:{s:s},s:s,s:f,s:f,s:i,s:o,s:o}", "schema", "rxray.point/1",
+				"key", "engine=dpdk", "knobs", "engine", "dpdk", "status", "ok",
+				"ndr_mpps", ndr_mpps, "pdr_mpps", ndr_mpps, "trials", 3, "ndr_run",
+				rxr_result_to_json(ndr), "top_run", rxr_result_to_json(ndr));
+	char *s = json_dumps(doc, JSON_COMPACT);
+	fprintf(f, "%s\n", s);
+	free(s);
+	json_decref(doc);
+}
+
+/*
+ * The expected prediction: cqe_poll 300/64 + 20, buf_alloc 50, handoff
+ * 100/64 (fixed batches: cost per packet as measured), x queues 1.
+ */
+static double expected_mpps(void)
+{
+	double cpp = 300.0 / 64 + 20 + 50 + 100.0 / 64;
+	return HZ / cpp / 1e6;
+}
+
+/* A sweep: two light trials (one calibration, coalesced), one at 0.9 x
+ * NDR, and the NDR trial whose buf_alloc costs `ndr_factor` x more. */
+static struct rxr_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double ndr_cqe_a)
+{
+	cr_assert(tu_tmpdir(dir, dn));
+	char path[600];
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	const double ndr = 10.0;
+	struct rxr_result *l1 = mk_run(1.0, 0, 2, 1);   /* light: laps of 2 */
+	struct rxr_result *hi = mk_run(9.0, 0, 40, 1);  /* passing, above NDR/2: not used */
+	struct rxr_result *nd = mk_run(ndr, 0, 48, ndr_factor);
+	/* doctoring the NDR trial's cqe_poll must not move the prediction */
+	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= ndr_cqe_a;
+	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= ndr_cqe_a;
+	struct rxr_result *lost = mk_run(12.0, 0.1, 64, 3); /* failing */
+	struct rxr_result *cal = mk_run(2.5, 0, 64, 1);     /* calibration, coalesced */
+	json_object_set_new(cal->config, "coalesce", json_integer(64));
+	/* the hi trial's fit is skewed: if it were pooled the prediction moves */
+	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= 3;
+	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= 3;
+	put_trial(f, l1, 1, false);
+	put_trial(f, lost, 2, false);
+	put_trial(f, hi, 3, false);
+	put_trial(f, nd, 4, false);
+	put_trial(f, cal, 5, true);
+	put_summary(f, nd, ndr);
+	fclose(f);
+	rxr_result_free(l1);
+	rxr_result_free(hi);
+	rxr_result_free(nd);
+	rxr_result_free(lost);
+	rxr_result_free(cal);
+	char err[RXR_ERR_LEN] = "";
+	struct rxr_set *s = NULL;
+	cr_assert_eq(rxr_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
+	return s;
+}
+
+Test(model, light_load_prediction_from_pooled_laps)
+{
+	char dir[64];
+	struct rxr_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
+	cr_assert_eq(s->n, 1);
+	const struct rxr_point *p = &s->pts[0];
+	/* light (1.0), ndr (10), hi (9.0) and calibration (2.5) pass; lost does not */
+	cr_assert_eq(p->nlight, 4);
+	cr_assert_eq(p->trials, 3, "calibration counted as a search trial: %d", p->trials);
+	struct rxr_point_model pm;
+	rxr_point_model_compute(p, 0, &pm);
+	cr_assert_eq(pm.m.nruns, 2, "pooled %zu runs (want the light and calibration trials)",
+		     pm.m.nruns);
+	cr_assert_eq(pm.m.ncoalesced, 1);
+	cr_assert_float_eq(pm.m.predicted_mpps, expected_mpps(), 1e-6 * expected_mpps(),
+			   "predicted %f want %f", pm.m.predicted_mpps, expected_mpps());
+	cr_assert_str_eq(pm.m.th[pm.m.bottleneck].label, "rx");
+	cr_assert_float_eq(pm.ratio, 10.0 / expected_mpps(), 1e-6);
+	cr_assert_eq(pm.nnamed, 0, "nothing is dearer under load here");
+	/* a larger fraction pools the 0.9 x NDR trial, whose fit is skewed */
+	struct rxr_point_model pm2;
+	rxr_point_model_compute(p, 0.95, &pm2);
+	cr_assert_eq(pm2.m.nruns, 3);
+	cr_assert_gt(fabs(pm2.m.predicted_mpps - pm.m.predicted_mpps), 0.01);
+	rxr_set_free(s);
+	tu_rmrf(dir);
+}
+
+Test(model, the_ndr_trial_never_changes_the_prediction)
+{
+	char d1[64], d2[64];
+	struct rxr_set *a = mk_sweep(d1, sizeof(d1), 1, 1);
+	/* same sweep, the NDR trial (and the summary's copy) doctored: its
+	 * cqe_poll cycles x 7 and buf_alloc x 4 */
+	struct rxr_set *b = mk_sweep(d2, sizeof(d2), 4, 7);
+	struct rxr_point_model pa, pb;
+	rxr_point_model_compute(&a->pts[0], 0, &pa);
+	rxr_point_model_compute(&b->pts[0], 0, &pb);
+	cr_assert_float_eq(pa.m.predicted_mpps, pb.m.predicted_mpps, 1e-12,
+			   "NDR trial moved the prediction: %f -> %f", pa.m.predicted_mpps,
+			   pb.m.predicted_mpps);
+	/* ... but it is what names the load-dependent stage */
+	cr_assert_geq(pb.nnamed, 1);
+	cr_assert_eq(pb.named[0].stage, RXR_ST_BUF_ALLOC, "named %s",
+		     rxr_stage_name((enum rxr_stage)pb.named[0].stage));
+	cr_assert_float_eq(pb.named[0].factor, 4.0, 1e-6);
+	cr_assert_str_eq(pb.named[0].thread, "rx");
+	rxr_set_free(a);
+	rxr_set_free(b);
+	tu_rmrf(d1);
+	tu_rmrf(d2);
+}
+
+Test(model, headroom_of_one_run)
+{
+	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
+	/* one run alone: laps of 2 only, but the fit of a + b x n is exact */
+	r->threads[1].st[RXR_ST_CQE_POLL] = (struct rxr_stage_sum){0};
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 1, 300, 20);
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 3, 300, 20);
+	double pred, head;
+	rxr_run_headroom(r, NULL, &pred, &head);
+	cr_assert_float_eq(pred, expected_mpps(), 1e-6 * expected_mpps());
+	cr_assert_float_eq(head, expected_mpps() / 1.0, 1e-6 * expected_mpps());
+	rxr_result_free(r);
+}
+
+Test(whatif, arithmetic)
+{
+	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
+	r->threads[1].st[RXR_ST_CQE_POLL] = (struct rxr_stage_sum){0};
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 1, 300, 20);
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 3, 300, 20);
+	struct rxr_model m;
+	double pred, head;
+	rxr_run_headroom(r, &m, &pred, &head);
+	char err[256] = "";
+	struct rxr_whatif_change c[3];
+	cr_assert_eq(rxr_whatif_parse("buf_alloc=+30", &c[0], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxr_whatif_parse("cqe_poll=x0.5", &c[1], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxr_whatif_parse("handoff=-1", &c[2], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxr_model_apply(&m, c, 3, err, sizeof(err)), 0, "%s", err);
+	double cpp = (300.0 / 64 + 20) * 0.5 + (50 + 30) + (100.0 / 64 - 1);
+	cr_assert_float_eq(m.predicted_mpps, HZ / cpp / 1e6, 1e-6, "after %f want %f",
+			   m.predicted_mpps, HZ / cpp / 1e6);
+	/* below zero: handoff costs 100/64 per packet */
+	struct rxr_model m2;
+	rxr_run_headroom(r, &m2, &pred, &head);
+	cr_assert_eq(rxr_whatif_parse("handoff=-2", &c[0], err, sizeof(err)), 0);
+	cr_assert_eq(rxr_model_apply(&m2, c, 1, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "below zero"), "%s", err);
+	/* a stage no receive thread laps */
+	cr_assert_eq(rxr_whatif_parse("chain=+5", &c[0], err, sizeof(err)), 0);
+	cr_assert_eq(rxr_model_apply(&m2, c, 1, err, sizeof(err)), -EINVAL);
+	/* parse errors */
+	const char *bad[] = {"nosuch=+5", "buf_alloc=x0", "buf_alloc=5", "idle=+5", "buf_alloc=x-1",
+			     "=+5", "buf_alloc", "buf_alloc=+abc"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(rxr_whatif_parse(bad[i], &c[0], err, sizeof(err)), -EINVAL, "%s", bad[i]);
+	rxr_result_free(r);
+}
+
+/* The CLI: bad input exits 2 with exactly one line; good input prints. */
+Test(whatif, cli_bad_input_exits_2_with_one_line)
+{
+	char dir[64];
+	struct rxr_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
+	rxr_set_free(s);
+	const char *cases[] = {"buf_alloc=x0", "nosuch=+5", "handoff=-1000"};
+	for (size_t i = 0; i < 3; i++) {
+		char cmd[600], *out = NULL;
+		snprintf(cmd, sizeof(cmd), "%s whatif %s %s", RXRAY_BIN, dir, cases[i]);
+		int st = tu_run(cmd, &out);
+		cr_assert_eq(st, 2, "%s: exit %d: %s", cases[i], st, out ? out : "");
+		int lines = 0;
+		for (char *c = out; c && *c; c++)
+			lines += *c == '\n';
+		cr_assert_eq(lines, 1, "%s: %d lines: %s", cases[i], lines, out);
+		free(out);
+	}
+	char cmd[600], *out = NULL;
+	snprintf(cmd, sizeof(cmd), "%s whatif %s buf_alloc=+50", RXRAY_BIN, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	cr_assert(strstr(out, "before Mpps"), "%s", out);
+	free(out);
+	tu_rmrf(dir);
+}
+
+Test(whatif, set_stage_to_another_configs_cost)
+{
+	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
+	r->threads[1].st[RXR_ST_CQE_POLL] = (struct rxr_stage_sum){0};
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 1, 300, 20);
+	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 3, 300, 20);
+	struct rxr_model m;
+	double pred, head;
+	char err[256] = "";
+	rxr_run_headroom(r, &m, &pred, &head);
+	/* buf_alloc as cheap as 10 cycles/packet: only that stage changes */
+	cr_assert_eq(rxr_model_set_stage(&m, "rx", RXR_ST_BUF_ALLOC, 10, err, sizeof(err)), 0, "%s",
+		     err);
+	double cpp = 300.0 / 64 + 20 + 10 + 100.0 / 64;
+	cr_assert_float_eq(m.predicted_mpps, HZ / cpp / 1e6, 1e-6);
+	cr_assert_float_eq(rxr_model_stage_cpp(&m.th[0], RXR_ST_BUF_ALLOC, 0), 10, 1e-9);
+	cr_assert_eq(rxr_model_set_stage(&m, "app", RXR_ST_BUF_ALLOC, 10, err, sizeof(err)), -EINVAL);
+	rxr_result_free(r);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* The cost model's knobs: --inject (not idle), --coalesce, --op-delay. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rxray/core.h"
+
+Test(knobs, inject_into_idle_is_rejected_with_one_line)
+{
+	struct rx_config c;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	cr_assert_eq(rx_config_set(&c, "inject", "idle=100", err, sizeof(err)), -EINVAL);
+	cr_assert(!strncmp(err, "inject:", 7) && strstr(err, "idle") && !strchr(err, '\n'), "%s", err);
+	cr_assert_eq(c.inject[RXR_ST_IDLE], 0);
+	/* every other stage is accepted and accumulates */
+	cr_assert_eq(rx_config_set(&c, "inject", "buf_alloc=150", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_config_set(&c, "inject", "hdr_write=2k", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.inject[RXR_ST_BUF_ALLOC], 150);
+	cr_assert_eq(c.inject[RXR_ST_HDR_WRITE], 2000);
+}
+
+Test(knobs, coalesce_parses_and_must_not_exceed_the_burst)
+{
+	struct rx_config c;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	cr_assert_eq(rx_config_set(&c, "coalesce", "64", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.coalesce, 64);
+	cr_assert_eq(rx_config_set(&c, "coalesce", "x", err, sizeof(err)), -EINVAL);
+	struct rx_caps caps;
+	memset(&caps, 0, sizeof(caps));
+	caps.max_ring = 32768;
+	caps.max_sges = 2;
+	caps.max_queues = 64;
+	caps.max_frame = 9216;
+	c.allow_oversubscribe = true;
+	c.coalesce = 65; /* burst 64 */
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), -EINVAL);
+	cr_assert(!strncmp(err, "coalesce:", 9), "%s", err);
+	json_t *j = rx_config_to_json(&c);
+	cr_assert_eq(json_integer_value(json_object_get(j, "coalesce")), 65);
+	json_decref(j);
+	/* off: the config JSON does not carry it (run keys stay as they were) */
+	c.coalesce = 0;
+	j = rx_config_to_json(&c);
+	cr_assert_null(json_object_get(j, "coalesce"));
+	cr_assert_null(json_object_get(j, "op_delay"));
+	json_decref(j);
+}
+
+Test(knobs, op_delay_parses_each_operation)
+{
+	struct rx_config c;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	cr_assert_eq(c.op_delay_mempool + c.op_delay_mr + c.op_delay_hdr_write, 0, "off by default");
+	cr_assert_eq(rx_config_set(&c, "op-delay", "mempool=200,mr=1k", err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(rx_config_set(&c, "op-delay", "hdr_write=50", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.op_delay_mempool, 200);
+	cr_assert_eq(c.op_delay_mr, 1000);
+	cr_assert_eq(c.op_delay_hdr_write, 50);
+	const char *bad[] = {"cache=5", "mempool", "mempool=-1", "mr=2M", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(rx_config_set(&c, "op-delay", bad[i], err, sizeof(err)), -EINVAL, "%s",
+			     bad[i]);
+		cr_assert(!strncmp(err, "op-delay:", 9), "%s", err);
+	}
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attribution ground truth (--op-delay): a delay spun inside an operation
+ * (a mempool driver get/put, an MR lookup, a NIC header write) must show
+ * up in the stage that performs that operation, by K x operations per
+ * packet, and nowhere else. Unlike --inject, which spins at a lap and so
+ * always lands in the stage the lap names, this catches work charged to
+ * the wrong stage: swap the buf_alloc and sge_setup laps in sim_scalar.c
+ * and this test fails.
+ *
+ * Robust on a shared host: every rx lap holds one packet (burst 1, low
+ * rate), so the median lap of a stage is its typical cost; rx stages are
+ * compared by median lap x laps / packets, which ignores the laps a
+ * preempted thread stretches; the NIC's by their shortest lap (one
+ * packet). The delay itself is K clock ticks of wall time, so the host's
+ * load does not change it.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rxray/core.h"
+#include "rxray/dpdk.h"
+#include "rxray/result.h"
+
+#define K 20000.0
+
+static volatile sig_atomic_t stop_flag;
+
+static void cfg(struct rx_config *c)
+{
+	rx_config_defaults(c);
+	snprintf(c->engine, sizeof(c->engine), "dpdk");
+	snprintf(c->device, sizeof(c->device), "sim");
+	c->mode = RX_MODE_HDS;
+	c->seconds = 1.0;
+	c->rate_pps = 2000;
+	c->ring = 1024;
+	c->burst = 1;      /* one packet per rx lap, no look-ahead allocation */
+	c->batch = 4;
+	c->mempool_cache = 0; /* every get and put reaches the driver */
+	c->app = RX_APP_INLINE;
+	c->discipline = RX_DISC_SCALAR;
+	c->quiet = true;
+}
+
+static struct rxr_result *run_cfg(const struct rx_config *c)
+{
+	char err[512] = "";
+	struct rx_caps caps;
+	cr_assert_eq(rx_engine_dpdk.caps(c, &caps, err, sizeof(err)), 0, "caps: %s", err);
+	cr_assert_eq(rx_config_validate(c, &caps, err, sizeof(err)), 0, "validate: %s", err);
+	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
+	struct rxr_result *r = rxr_result_new();
+	cr_assert_not_null(r);
+	cr_assert_eq(rx_run_exec(&rx_engine_dpdk, c, r, &stop_flag, err, sizeof(err)), 0, "run: %s", err);
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(r->c.received, 100);
+	return r;
+}
+
+static const struct rxr_thread_result *thread(const struct rxr_result *r, const char *role)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!strcmp(r->threads[i].role, role))
+			return &r->threads[i];
+	cr_assert_fail("no %s thread", role);
+	return NULL;
+}
+
+/* Median lap x laps / thread packets: a stage's typical cost per packet. */
+static double med_cpp(const struct rxr_thread_result *t, int s)
+{
+	if (!t->packets || !(t->stage_mask & (1u << s)))
+		return 0;
+	return (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets;
+}
+
+static double num(const struct rxr_result *r, const char *a, const char *b, const char *c)
+{
+	json_t *v = json_object_get(json_object_get(json_object_get(r->extra, "dpdk"), a), b);
+	if (c)
+		v = json_object_get(v, c);
+	cr_assert(json_is_number(v), "dpdk.%s.%s%s%s missing", a, b, c ? "." : "", c ? c : "");
+	return json_number_value(v);
+}
+
+/*
+ * The delay must land in `stage` (rise within 10% of want cycles/packet)
+ * and move no other busy stage of the thread by more than 5% of it.
+ */
+static void check(const struct rxr_thread_result *base, const struct rxr_thread_result *d,
+		  int stage, double want, const char *what)
+{
+	double rise = med_cpp(d, stage) - med_cpp(base, stage);
+	cr_assert_lt(fabs(rise - want), 0.10 * want, "%s: %s rose by %.0f cycles/packet, want %.0f",
+		     what, rxr_stage_name((enum rxr_stage)stage), rise, want);
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		if (s == stage || s == RXR_ST_IDLE)
+			continue;
+		double mv = med_cpp(d, s) - med_cpp(base, s);
+		cr_assert_lt(fabs(mv), 0.05 * want, "%s: %s moved by %.0f cycles/packet (the delay is "
+						    "%.0f in %s)",
+			     what, rxr_stage_name((enum rxr_stage)s), mv, want,
+			     rxr_stage_name((enum rxr_stage)stage));
+	}
+}
+
+Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeout = 170)
+{
+	cr_assert_eq(rxr_clock_init(50), 0);
+	struct rx_config c;
+	cfg(&c);
+	struct rxr_result *base = run_cfg(&c);
+
+	/* mempool: 2 gets per packet (header, payload) in buf_alloc */
+	cfg(&c);
+	c.op_delay_mempool = (uint32_t)K;
+	struct rxr_result *mp = run_cfg(&c);
+	const struct rxr_thread_result *rx = thread(mp, "rx");
+	double gets = num(mp, "mempool", "rx", "get_calls") / (double)rx->packets;
+	cr_assert_float_eq(gets, 2.0, 0.05, "gets per packet %.3f", gets);
+	/* the same delay on the free side: puts land in free */
+	double puts = num(mp, "mempool", "rx", "put_calls") / (double)rx->packets;
+	double rise_alloc = med_cpp(rx, RXR_ST_BUF_ALLOC) - med_cpp(thread(base, "rx"), RXR_ST_BUF_ALLOC);
+	cr_assert_lt(fabs(rise_alloc - K * gets), 0.10 * K * gets,
+		     "mempool: buf_alloc rose by %.0f, want K x gets = %.0f", rise_alloc, K * gets);
+	double rise_free = med_cpp(rx, RXR_ST_FREE) - med_cpp(thread(base, "rx"), RXR_ST_FREE);
+	cr_assert_lt(fabs(rise_free - K * puts), 0.10 * K * puts,
+		     "mempool: free rose by %.0f, want K x puts = %.0f", rise_free, K * puts);
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		if (s == RXR_ST_BUF_ALLOC || s == RXR_ST_FREE || s == RXR_ST_IDLE)
+			continue;
+		double mv = med_cpp(rx, s) - med_cpp(thread(base, "rx"), s);
+		cr_assert_lt(fabs(mv), 0.05 * K * gets, "mempool: %s moved by %.0f",
+			     rxr_stage_name((enum rxr_stage)s), mv);
+	}
+
+	/* MR lookup: one per segment, in sge_setup */
+	cfg(&c);
+	c.op_delay_mr = (uint32_t)K;
+	struct rxr_result *mr = run_cfg(&c);
+	rx = thread(mr, "rx");
+	double lookups = num(mr, "mr_cache", "lookups", NULL) / (double)rx->packets;
+	cr_assert_float_eq(lookups, 2.0, 0.05, "lookups per packet %.3f", lookups);
+	check(thread(base, "rx"), rx, RXR_ST_SGE_SETUP, K * lookups, "mr");
+
+	/* NIC header write: one per packet, in the NIC's hdr_write */
+	cfg(&c);
+	c.op_delay_hdr_write = (uint32_t)K;
+	struct rxr_result *hw = run_cfg(&c);
+	/* the NIC's laps hold a varying number of packets (it bursts after
+	 * falling behind), so compare its shortest laps: one packet each */
+	const struct rxr_thread_result *nb = thread(base, "nic"), *nd = thread(hw, "nic");
+	double rise = (double)nd->st[RXR_ST_HDR_WRITE].min - (double)nb->st[RXR_ST_HDR_WRITE].min;
+	cr_assert_lt(fabs(rise - K), 0.10 * K, "hdr_write: shortest lap rose by %.0f, want %.0f",
+		     rise, K);
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		if (s == RXR_ST_HDR_WRITE || s == RXR_ST_IDLE || !(nd->stage_mask & (1u << s)))
+			continue;
+		double mv = (double)nd->st[s].min - (double)nb->st[s].min;
+		cr_assert_lt(fabs(mv), 0.05 * K, "hdr_write: nic %s moved by %.0f",
+			     rxr_stage_name((enum rxr_stage)s), mv);
+	}
+	/* and the receive side does not pay for it */
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		if (s == RXR_ST_IDLE)
+			continue;
+		double mv = med_cpp(thread(hw, "rx"), s) - med_cpp(thread(base, "rx"), s);
+		cr_assert_lt(fabs(mv), 0.05 * K, "hdr_write: rx %s moved by %.0f",
+			     rxr_stage_name((enum rxr_stage)s), mv);
+	}
+
+	rxr_result_free(base);
+	rxr_result_free(mp);
+	rxr_result_free(mr);
+	rxr_result_free(hw);
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxray whatif: the ceiling before and after changing what stages cost,
+ * from the light-load cost model (rxray/model.h). Reads as: parse options
+ * -> parse changes -> load -> per selected point: model, apply, table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rxray/afile.h"
+#include "rxray/analyze.h"
+#include "rxray/model.h"
+#include "rxray/util.h"
+
+#define VERB "whatif"
+#define WHATIF_MAX_CHANGES 16
+
+static void whatif_usage(FILE *f)
+{
+	fprintf(f,
+		"USAGE\n"
+		"  rxray whatif INPUT CHANGE... [-s SEL] [--light-frac F] [-f md|csv] [-o FILE]\n"
+		"\n"
+		"INPUT is a run result (.json; best a light-load run, e.g. rxray run --rate R)\n"
+		"or a sweep folder / .jsonl (points selected with -s). CHANGE is\n"
+		"  STAGE=+K   the stage costs K more cycles per packet (what --inject adds)\n"
+		"  STAGE=-K   K fewer (must not drive it below zero)\n"
+		"  STAGE=xF   F times its cost (F > 0), e.g. buf_alloc=x0.5\n"
+		"applied on every receive thread that laps STAGE. Per point it prints\n"
+		"the ceiling predicted by the cost model before and after: clock_hz /\n"
+		"sum over the bottleneck thread's stages of (a/B + b) x queues, a and b\n"
+		"fitted over the laps of light-load trials (<= F x NDR, never the NDR\n"
+		"trial). bench/whatif_check measures the same change by injection.\n"
+		"\n"
+		"OPTIONS\n"
+		"  -s, --select SEL   only points matching knob=value[,knob=value]\n"
+		"      --light-frac F fit from passing trials at or below F x NDR (0.5)\n"
+		"  -f, --format FMT   md (default) or csv\n"
+		"  -o, --output FILE  default '-' (stdout)\n"
+		"  -h, --help\n"
+		"\n"
+		"EXAMPLES\n"
+		"  rxray run --engine dpdk --mode hds --rate 1M -o light.json\n"
+		"  rxray whatif light.json buf_alloc=x0.5\n"
+		"  rxray whatif results/sweep -s engine=dpdk,mode=hds buf_alloc=-100 free=x0.5\n"
+		"\n"
+		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
+}
+
+int rxr_cmd_whatif(int argc, char **argv)
+{
+	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
+					   {"output", required_argument, NULL, 'o'},
+					   {"select", required_argument, NULL, 's'},
+					   {"light-frac", required_argument, NULL, 'L'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *fmt = "md", *output = "-", *select = NULL;
+	double frac = RXR_MODEL_LIGHT_FRAC;
+	int c;
+	optind = 1;
+	/* "+": stop at the first non-option, so "-K" changes are not options */
+	while ((c = getopt_long(argc, argv, "+f:o:s:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'f': fmt = optarg; break;
+		case 'o': output = optarg; break;
+		case 's': select = optarg; break;
+		case 'L': {
+			char *end = NULL;
+			frac = strtod(optarg, &end);
+			if (end == optarg || *end || !(frac > 0) || frac > 1)
+				return rxr_usage_err(VERB, "--light-frac: '%s' (expected 0 < F <= 1)", optarg);
+			break;
+		}
+		case 'h': whatif_usage(stdout); return RXR_EXIT_OK;
+		default: whatif_usage(stderr); return RXR_EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 2) {
+		whatif_usage(stderr);
+		return RXR_EXIT_USAGE;
+	}
+	const char *input = argv[optind];
+	struct rxr_whatif_change ch[WHATIF_MAX_CHANGES];
+	size_t nch = 0;
+	char err[RXR_ERR_LEN], changes[512] = "";
+	size_t cl = 0;
+	for (int i = optind + 1; i < argc; i++) {
+		/* options after the input are allowed too (a change never starts
+		 * with '-': it starts with a stage name) */
+		if (argv[i][0] == '-') {
+			const char *o = argv[i];
+			if (i + 1 >= argc)
+				return rxr_usage_err(VERB, "%s: needs a value", o);
+			if (!strcmp(o, "--select") || !strcmp(o, "-s"))
+				select = argv[++i];
+			else if (!strcmp(o, "--output") || !strcmp(o, "-o"))
+				output = argv[++i];
+			else if (!strcmp(o, "--format") || !strcmp(o, "-f"))
+				fmt = argv[++i];
+			else
+				return rxr_usage_err(VERB, "%s: unknown option", o);
+			continue;
+		}
+		if (nch == WHATIF_MAX_CHANGES)
+			return rxr_usage_err(VERB, "more than %d changes", WHATIF_MAX_CHANGES);
+		if (rxr_whatif_parse(argv[i], &ch[nch], err, sizeof(err)))
+			return rxr_usage_err(VERB, "%s", err);
+		nch++;
+		if (cl < sizeof(changes))
+			cl += (size_t)snprintf(changes + cl, sizeof(changes) - cl, "%s%s", cl ? " " : "",
+					       argv[i]);
+	}
+	if (!nch)
+		return rxr_usage_err(VERB, "no CHANGE given (e.g. buf_alloc=-100)");
+	if (strcmp(fmt, "md") && strcmp(fmt, "csv"))
+		return rxr_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
+
+	struct rxr_set *s = NULL, view = {0};
+	struct rxr_sel sel = {0};
+	struct rxr_model *before = NULL, *after = NULL;
+	const struct rxr_point **pts = NULL;
+	struct rxr_afile af = {0};
+	struct rxr_table *t = NULL;
+	int ec = rxr_cli_set_load(VERB, input, &s);
+	if (ec)
+		return ec;
+	if (select && rxr_sel_parse(select, &sel, err, sizeof(err))) {
+		ec = rxr_usage_err(VERB, "--select: %s", err);
+		goto out;
+	}
+	view = *s;
+	view.pts = calloc(s->n, sizeof(*view.pts));
+	pts = calloc(s->n, sizeof(*pts));
+	before = calloc(s->n, sizeof(*before));
+	after = calloc(s->n, sizeof(*after));
+	if (!view.pts || !pts || !before || !after) {
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	view.n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!select || rxr_sel_match(&sel, s->pts[i].knobs))
+			view.pts[view.n++] = s->pts[i];
+	if (!view.n) {
+		ec = rxr_usage_err(VERB, "--select %s: no point matches", select);
+		goto out;
+	}
+	size_t applied = 0, modelled = 0;
+	char first_err[RXR_ERR_LEN] = "";
+	for (size_t i = 0; i < view.n; i++) {
+		pts[i] = &view.pts[i];
+		struct rxr_point_model *pm = malloc(sizeof(*pm));
+		if (!pm) {
+			ec = RXR_EXIT_RUNTIME;
+			goto out;
+		}
+		rxr_point_model_compute(&view.pts[i], frac, pm);
+		before[i] = pm->m;
+		after[i] = pm->m;
+		free(pm);
+		if (!isfinite(before[i].predicted_mpps))
+			continue;
+		modelled++;
+		int rc = rxr_model_apply(&after[i], ch, nch, err, sizeof(err));
+		if (rc == 0) {
+			applied++;
+			continue;
+		}
+		/* below zero is always an error; a stage one point does not
+		 * lap (verbs has no buf_alloc) only when no point laps it */
+		if (strstr(err, "below zero")) {
+			ec = rxr_usage_err(VERB, "%s: %s", input, err);
+			goto out;
+		}
+		if (!first_err[0])
+			snprintf(first_err, sizeof(first_err), "%s", err);
+		after[i] = before[i];
+		after[i].predicted_mpps = NAN;
+	}
+	if (!modelled) {
+		ec = rxr_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "
+					 "written by this version's rxray run; sweep points need "
+					 "passing trials at or below %g x NDR)", input, frac);
+		goto out;
+	}
+	if (!applied) {
+		ec = rxr_usage_err(VERB, "%s: %s", input, first_err);
+		goto out;
+	}
+	t = rxr_whatif_table_model(&view, pts, before, after, view.n, changes);
+	if (!t) {
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	if (rxr_afile_open(&af, output)) {
+		rxr_err(VERB, "%s: %s", output, strerror(errno));
+		ec = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	int rc = !strcmp(fmt, "csv") ? rxr_table_write_csv(t, af.f) : rxr_table_write_md(t, af.f);
+	if (!rc && strcmp(fmt, "csv"))
+		fprintf(af.f, "\nCost model from light load (rxray ceiling: \"Cost model\"); '-' where "
+			      "a point has no model or does not lap a changed stage.\n");
+	if (rc) {
+		rxr_afile_abort(&af);
+		rxr_err(VERB, "writing %s: %s", output, strerror(-rc));
+		ec = RXR_EXIT_RUNTIME;
+	} else if ((rc = rxr_afile_commit(&af))) {
+		rxr_err(VERB, "%s: %s", output, strerror(-rc));
+		ec = RXR_EXIT_RUNTIME;
+	}
+out:
+	rxr_table_free(t);
+	free(before);
+	free(after);
+	free(pts);
+	free(view.pts);
+	rxr_sel_free(&sel);
+	rxr_set_free(s);
+	return ec;
+}
