@@ -323,6 +323,22 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 					    "2s, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
+		} else if (!strcmp(name, "budget")) {
+			/* time per point: the trials' wall time (0 = max_trials x
+			 * (trial_seconds + 0.7 s)) */
+			rc = (!sv || rxr_parse_seconds(sv, 0, 86400, &s->budget_seconds) < 0)
+				     ? fail(c, v, field,
+					    "expected a duration in [0, 24h] like 30 or 90s, got %s%s%s",
+					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
+				     : 0;
+		} else if (!strcmp(name, "max_retries")) {
+			uint64_t t;
+			rc = (!sv || rxr_parse_u64(sv, 0, 100, &t) < 0)
+				     ? fail(c, v, field, "expected an integer in [0, 100], got %s%s%s",
+					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
+				     : 0;
+			if (!rc)
+				s->max_retries = (unsigned)t;
 		} else if (!strcmp(name, "max_trials")) {
 			uint64_t t;
 			rc = (!sv || rxr_parse_u64(sv, 1, 1000, &t) < 0)
@@ -343,7 +359,7 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 			return fail(c, k, field,
 				    "unknown field (known: ndr_loss, pdr_loss, precision, "
 				    "trial_seconds, initial_seconds, max_trials, min_rate, max_rate, "
-				    "timeout, exceed_ratio)");
+				    "timeout, exceed_ratio, budget, max_retries)");
 		}
 		if (rc < 0)
 			return rc;

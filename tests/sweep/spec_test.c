@@ -20,7 +20,7 @@
 	"allow_oversubscribe, output, traffic_cmd, search"
 #define SEARCH_KNOWN                                                                         \
 	"ndr_loss, pdr_loss, precision, trial_seconds, initial_seconds, max_trials, "       \
-	"min_rate, max_rate, timeout, exceed_ratio"
+	"min_rate, max_rate, timeout, exceed_ratio, budget, max_retries"
 
 static const struct bad_spec {
 	const char *yaml;

@@ -49,7 +49,10 @@
  *                   timeout (per trial, default 3 x trial_seconds + 20 s),
  *                   exceed_ratio (0: one lossy trial fails its rate; e.g.
  *                   0.5: a rate fails when more than half of its trial
- *                   seconds exceeded the loss ratio, for noisy hosts)
+ *                   seconds exceeded the loss ratio, for noisy hosts),
+ *                   budget (time per point, the trials' wall time; 0 =
+ *                   max_trials x (trial_seconds + 0.7 s)), max_retries
+ *                   (re-runs of disturbed trials per point, 3)
  * Knobs not named in the spec are not passed to `rxray run` (its defaults
  * apply) and are not part of the point key. dpdk-only knobs (buffers,
  * mempool_caches, free, discipline) are dropped from verbs points and
