@@ -51,7 +51,8 @@
  *                   0.5: a rate fails when more than half of its trial
  *                   seconds exceeded the loss ratio, for noisy hosts),
  *                   budget (time per point, the trials' wall time; 0 =
- *                   max_trials x (trial_seconds + 0.7 s)), max_retries
+ *                   max_trials x (trial_seconds + the trials' mean set-up
+ *                   time, at least 0.7 s)), max_retries
  *                   (re-runs of disturbed trials per point, 3)
  * Knobs not named in the spec are not passed to `rxray run` (its defaults
  * apply) and are not part of the point key. dpdk-only knobs (buffers,
