@@ -62,6 +62,9 @@ int rxr_cli_out_open(const char *verb, const char *path, struct rxr_afile *af);
 /* Exit code for an output error from rxray/afile.h (or rxr_result_write):
  * 2 for a directory, a missing folder, a name too long or a link loop. */
 int rxr_cli_out_exit_code(int rc);
+/* --light-frac F (the cost model's light-load fraction, 0 < F <= 1) into
+ * *out: 0, or RXR_EXIT_USAGE after one line naming the option. */
+int rxr_cli_light_frac(const char *verb, const char *arg, double *out);
 /*
  * The tail: wrc is the result of writing (0 or -errno). 0 -> commit; else
  * abort (the target is untouched). Prints the line on failure; returns

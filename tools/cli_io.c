@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -89,4 +90,14 @@ int rxr_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af,
 		return RXR_EXIT_RUNTIME;
 	}
 	return RXR_EXIT_OK;
+}
+
+int rxr_cli_light_frac(const char *verb, const char *arg, double *out)
+{
+	char *end = NULL;
+	double f = strtod(arg, &end);
+	if (end == arg || *end || !(f > 0) || f > 1)
+		return rxr_usage_err(verb, "--light-frac: '%s' (expected 0 < F <= 1)", arg);
+	*out = f;
+	return 0;
 }

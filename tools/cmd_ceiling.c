@@ -145,13 +145,10 @@ int rxr_cmd_ceiling(int argc, char **argv)
 		case 'T': table = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': select = optarg; break;
-		case 'L': {
-			char *end = NULL;
-			ceiling_light_frac = strtod(optarg, &end);
-			if (end == optarg || *end || !(ceiling_light_frac > 0) || ceiling_light_frac > 1)
-				return rxr_usage_err(VERB, "--light-frac: '%s' (expected 0 < F <= 1)", optarg);
+		case 'L':
+			if (rxr_cli_light_frac(VERB, optarg, &ceiling_light_frac))
+				return RXR_EXIT_USAGE;
 			break;
-		}
 		case 'h': ceiling_usage(stdout); return RXR_EXIT_OK;
 		default: return RXR_EXIT_USAGE;
 		}

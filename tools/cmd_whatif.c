@@ -69,13 +69,10 @@ int rxr_cmd_whatif(int argc, char **argv)
 		case 'f': fmt = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': select = optarg; break;
-		case 'L': {
-			char *end = NULL;
-			frac = strtod(optarg, &end);
-			if (end == optarg || *end || !(frac > 0) || frac > 1)
-				return rxr_usage_err(VERB, "--light-frac: '%s' (expected 0 < F <= 1)", optarg);
+		case 'L':
+			if (rxr_cli_light_frac(VERB, optarg, &frac))
+				return RXR_EXIT_USAGE;
 			break;
-		}
 		case 'h': whatif_usage(stdout); return RXR_EXIT_OK;
 		default: whatif_usage(stderr); return RXR_EXIT_USAGE;
 		}
