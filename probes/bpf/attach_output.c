@@ -153,6 +153,9 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 						    (int)p->sst.ncpus, "samples", (json_int_t)total,
 						    "dropped", (json_int_t)p->sst.dropped,
 						    "stack_errors", (json_int_t)p->sst.stack_errors));
+	/* dwarf mode: how many stacks the copy cut short of their outer frames */
+	json_object_set_new(json_object_get(d, "sampler"), "stacks_cut",
+			    json_integer((json_int_t)p->sst.stacks_cut));
 	json_object_set_new(d, "window", json_pack("{s:f,s:b,s:I,s:f,s:f,s:{s:s,s:f}}", "seconds",
 						   p->seconds, "interrupted", p->interrupted,
 						   "busy_ns", (json_int_t)p->busy_ns, "busy_cycles",
@@ -296,6 +299,10 @@ void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top)
 		p->sst.ncpus, p->stack_mode, total);
 	if (p->sst.dropped)
 		fprintf(out, " (%" PRIu64 " dropped)", p->sst.dropped);
+	if (p->sst.stack_bytes && p->sst.samples)
+		fprintf(out, "\nstacks      %u bytes copied per sample; %.0f%% cut short of the "
+			"thread's start (outer frames missing)", p->sst.stack_bytes,
+			100.0 * (double)p->sst.stacks_cut / (double)p->sst.samples);
 	fprintf(out, "\nbusy        %.3f s on CPU = ", (double)p->busy_ns / 1e9);
 	count_print(out, (uint64_t)p->busy_cycles);
 	fprintf(out, " cycles (%s %.3f GHz)\n", p->clock_source, p->clock_hz / 1e9);

@@ -47,6 +47,7 @@ struct rxr_sampler {
 	struct raw_entry *raw; /* RAW_SLOTS, dwarf mode */
 	size_t nraw;
 	uint64_t raw_dropped;
+	uint64_t raw_cut; /* unwinding needed more stack than was copied */
 	uint64_t ips[RXR_BPF_STACK_DEPTH];
 	int ncpus;
 	int nfds;     /* slots in pfds/links: CPUs or target threads */
@@ -178,12 +179,14 @@ static int raw_on_sample(void *ctx, void *data, size_t size)
 	struct rxr_sampler *s = ctx;
 	const struct rxr_bpf_raw_sample *e = data;
 	size_t n = 0;
+	bool cut = false;
 
 	if (size < sizeof(*e))
 		return 0;
 	if (e->stack_len)
 		n = s->unwind(s->unwind_ctx, e->tid, (const uint64_t *)e->regs, e->stack,
-			      e->stack_len, s->ips, RXR_BPF_STACK_DEPTH);
+			      e->stack_len, s->ips, RXR_BPF_STACK_DEPTH, &cut);
+	s->raw_cut += cut;
 	if (!n) { /* at least the leaf */
 		s->ips[0] = e->regs[16];
 		n = 1;
@@ -363,6 +366,7 @@ void rxr_sampler_stats(const struct rxr_sampler *s, struct rxr_sampler_stats *st
 	st->ncpus = s->nevents;
 	st->per_thread = s->per_thread;
 	st->stack_bytes = s->mode == RXR_STACKS_DWARF ? s->stack_bytes : 0;
+	st->stacks_cut = s->raw_cut;
 }
 
 static size_t stack_read(int fd, __s32 id, __u64 *ips)

@@ -22,6 +22,7 @@ struct unwind_sample {
 	size_t len;
 	uint64_t *ips;
 	size_t max, n;
+	bool cut; /* a read past the copy ended the walk */
 };
 
 const char *rxr_name_src_str(enum rxr_name_src src)
@@ -222,11 +223,15 @@ static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 /* Only the copied stack is readable: the live process is never touched. */
 static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	const struct unwind_sample *u = ((struct rxr_syms *)arg)->cur;
+	struct unwind_sample *u = ((struct rxr_syms *)arg)->cur;
 	uint64_t sp = u->regs[7];
 
-	if (addr < sp || addr - sp + sizeof(*result) > u->len)
+	if (addr < sp)
 		return false;
+	if (addr - sp + sizeof(*result) > u->len) {
+		u->cut = true; /* the frame's caller lies beyond --stack-bytes */
+		return false;
+	}
 	memcpy(result, u->stack + (addr - sp), sizeof(*result));
 	return true;
 }
@@ -263,10 +268,12 @@ static int uw_frame(Dwfl_Frame *state, void *arg)
 }
 
 size_t rxr_syms_unwind(void *ctx, uint32_t tid, const uint64_t *regs, const uint8_t *stack,
-		       size_t len, uint64_t *ips, size_t max)
+		       size_t len, uint64_t *ips, size_t max, bool *cut)
 {
 	struct rxr_syms *sy = ctx;
 	struct unwind_sample u = {.regs = regs, .stack = stack, .len = len, .ips = ips, .max = max};
+
+	*cut = false;
 
 	if (!sy->attach_state)
 		sy->attach_state = dwfl_attach_state(sy->dwfl, NULL, sy->pid, &uw_callbacks, sy) ? 1
@@ -277,6 +284,7 @@ size_t rxr_syms_unwind(void *ctx, uint32_t tid, const uint64_t *regs, const uint
 	/* an error ends the walk: what was unwound until then stands */
 	dwfl_getthread_frames(sy->dwfl, (pid_t)tid, uw_frame, &u);
 	sy->cur = NULL;
+	*cut = u.cut;
 	return u.n;
 }
 

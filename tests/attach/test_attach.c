@@ -474,6 +474,67 @@ Test(attach, fp_stacks_leaf_attribution)
 	json_decref(d);
 }
 
+/* attach --lcore 1 with --stack-bytes bytes (NULL: the default) for 2 s. */
+static json_t *attach_stack_bytes(const char *tag, const char *bytes)
+{
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", (int)pmd.pid);
+	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "2", "--stacks",
+			      "dwarf", "-o", outdir, "-q", bytes ? "--stack-bytes" : NULL, bytes,
+			      NULL};
+	int rc = rxray_run(args, tag, 30);
+	cr_assert_eq(rc, 0, "rxray attach exit %d: %s", rc, slurp(tag, "err"));
+	return result_load();
+}
+
+static double sampler_num(json_t *d, const char *key)
+{
+	return json_number_value(json_object_get(json_object_get(d, "sampler"), key));
+}
+
+/*
+ * testpmd's worker runs its RX loop about 5 KiB below its thread's start
+ * (a 4 KiB burst array sits in between): with 8 KiB copied almost every
+ * stack unwinds whole, with 1 KiB almost every one is cut, and the cut
+ * ones still hold the PMD's receive frame. And the defaults: the lcore's
+ * thread only, events on it alone, a copy that keeps the receive frame.
+ */
+Test(attach, stack_copy_cuts_are_counted_and_keep_the_rx_frames)
+{
+#if !defined(__x86_64__)
+	cr_skip_test("dwarf stacks are x86-64 only");
+#endif
+	pmd_up("cut", NULL);
+	json_t *whole = attach_stack_bytes("cut8", "8192");
+	double n = sampler_num(whole, "samples");
+	cr_assert_gt(n, 0, "no samples");
+	/* a counter that flags stacks which ended at the thread's start */
+	cr_assert_lt(sampler_num(whole, "stacks_cut"), 0.2 * n, "8 KiB: %.0f of %.0f cut",
+		     sampler_num(whole, "stacks_cut"), n);
+	json_decref(whole);
+
+	json_t *cut = attach_stack_bytes("cut1", "1024");
+	n = sampler_num(cut, "samples");
+	cr_assert_eq(sampler_num(cut, "stack_bytes"), 1024);
+	/* a counter that never counts, or counts only failed unwinds */
+	cr_assert_gt(sampler_num(cut, "stacks_cut"), 0.5 * n, "1 KiB: %.0f of %.0f cut",
+		     sampler_num(cut, "stacks_cut"), n);
+	/* a cut that loses the receive frame (copying from the wrong end) */
+	cr_assert_gt(json_number_value(json_object_get(json_object_get(cut, "shares"), "rx_burst")),
+		     0.2, "rx burst share with 1 KiB: %s", slurp("cut1", "err"));
+	json_decref(cut);
+
+	json_t *def = attach_stack_bytes("cutd", NULL);
+	json_t *smp = json_object_get(def, "sampler");
+	cr_assert_str_eq(json_string_value(json_object_get(smp, "events_on")), "threads");
+	cr_assert_eq(json_integer_value(json_object_get(smp, "cpus")), 1, "one event: the lcore's");
+	cr_assert_eq(json_array_size(json_object_get(json_object_get(def, "target"), "tids")), 1);
+	cr_assert_leq(sampler_num(def, "stack_bytes"), 4096, "default copy");
+	cr_assert_gt(json_number_value(json_object_get(json_object_get(def, "shares"), "rx_burst")),
+		     0.2, "rx burst share at the defaults");
+	json_decref(def);
+}
+
 Test(attach, lcore_without_a_worker_name_is_the_busiest_pinned_thread)
 {
 	char pid[16];

@@ -166,10 +166,13 @@ enum rxr_stack_mode {
 /*
  * dwarf mode's unwinder: fill ips (leaf first) from the 17 x86-64 DWARF
  * registers and a copy of len stack bytes starting at regs[7] (rsp).
- * Returns the number of ips (0 when nothing could be unwound).
+ * Returns the number of ips (0 when nothing could be unwound); *cut is
+ * set when the walk stopped because it needed stack beyond the copy (the
+ * outer frames are missing: --stack-bytes was too small for this stack).
  */
 typedef size_t (*rxr_unwind_fn)(void *ctx, uint32_t tid, const uint64_t *regs,
-				const uint8_t *stack, size_t len, uint64_t *ips, size_t max);
+				const uint8_t *stack, size_t len, uint64_t *ips, size_t max,
+				bool *cut);
 
 /*
  * Where the perf events live. Per thread: one event per target thread,
@@ -201,6 +204,8 @@ struct rxr_sampler_stats {
 	unsigned ncpus;        /* perf events attached (per CPU or per thread) */
 	bool per_thread;       /* events follow the target threads */
 	unsigned stack_bytes;  /* dwarf mode: stack bytes copied per sample */
+	uint64_t stacks_cut;   /* dwarf mode: samples whose unwinding needed
+				* more stack than was copied (outer frames lost) */
 };
 
 struct rxr_uprobe_stat {
@@ -346,7 +351,7 @@ int rxr_syms_kernel(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f);
  * the copied registers and stack. Reads nothing of the live process.
  */
 size_t rxr_syms_unwind(void *sy, uint32_t tid, const uint64_t *regs, const uint8_t *stack,
-		       size_t len, uint64_t *ips, size_t max);
+		       size_t len, uint64_t *ips, size_t max, bool *cut);
 
 /*
  * Resolve a --uprobes spec: a DPDK label read by rxr_syms_dpdk_read
