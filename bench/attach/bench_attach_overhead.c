@@ -27,7 +27,8 @@
  * per sample, which noise does not move: the BPF program's run time
  * (BPF_ENABLE_STATS, which itself adds two clock reads per run).
  *
- * Prints a table; never fails on figures.
+ * Prints a table; never fails on figures. SIGINT/SIGTERM end the rounds
+ * after the window in progress and print what was measured.
  * usage: bench_attach_overhead [budget seconds (default 360)] [window seconds (default 1)]
  * env RXRAY_BIN: the rxray binary (default: the build's)
  */
@@ -103,7 +104,13 @@ struct row {
 
 static struct tpmd pmd;
 static struct rxr_tele *tele;
+static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: print what there is */
 static const char *rxray_bin = RXRAY_BIN;
+
+static void on_stop(int sig)
+{
+	stop_requested = sig;
+}
 
 static double now_s(void)
 {
@@ -352,6 +359,9 @@ static struct win attached_window(size_t c, double w, struct row *r, struct att 
 	bool live = sampling_live(a);
 	kill(a, SIGINT);
 	int st = reap(a, 60);
+	/* the kernel frees the BPF maps and events in deferred work that may
+	 * run on the worker's CPU: let it pass before the next U window */
+	sleep_s(0.05);
 	if (!live || st != 0 || attach_read(m)) {
 		r->failed++;
 		return bad;
@@ -540,11 +550,11 @@ static int rounds_run(struct row *rows, double budget, double w, double *elapsed
 	int rounds = 0;
 
 	u_add(u);
-	while (rounds < MAXR) {
+	while (rounds < MAXR && !stop_requested) {
 		double r0 = now_s();
 		if (rounds && r0 - start + 1.1 * last_round > budget)
 			break;
-		for (size_t k = 0; k < NCONF; k++) {
+		for (size_t k = 0; k < NCONF && !stop_requested; k++) {
 			size_t c = (k + (size_t)rounds) % NCONF;
 			struct att m = {0};
 			struct win a = attached(c) ? attached_window(c, w, &rows[c], &m)
@@ -560,6 +570,13 @@ static int rounds_run(struct row *rows, double budget, double w, double *elapsed
 	}
 	*elapsed = now_s() - start;
 	return rounds;
+}
+
+static const char *hz_str(size_t c)
+{
+	static char b[16];
+	snprintf(b, sizeof(b), "%u", conf[c].freq);
+	return b;
 }
 
 static void table_print(const struct row *rows, int rounds, double w, double elapsed,
@@ -594,14 +611,23 @@ static void table_print(const struct row *rows, int rounds, double w, double ela
 			       e.med_cpu, conf[c].note);
 			continue;
 		}
+		if (!r->ncpp) { /* nothing measured: the setting as asked */
+			printf("| %s | %s | %s | %s | %d | no attached window measured (failed: %d) "
+			       "||||||||||||||| %s |\n", conf[c].stacks ? hz_str(c) : "default",
+			       conf[c].stacks ? conf[c].stacks : "default",
+			       conf[c].bytes ? conf[c].bytes : "default", conf[c].on ? conf[c].on
+										: "default",
+			       r->n, r->failed, conf[c].note);
+			continue;
+		}
 		snprintf(bytes, sizeof(bytes), "%u", m->bytes);
 		printf("| %u | %s | %s | %s | %d | %+.2f%% | [%+.2f%%, %+.2f%%] | %+.2f%% | %s | %.0f "
 		       "| %.1f | %+.1f%% | %.1f | %+.1f%% (%.1f) | %.1f | %+.1f%% (%.1f) | %.0f%% "
 		       "| %.1f%% | %s | %d | %s |\n",
 		       m->freq, m->stacks, m->bytes ? bytes : "-", m->on, r->n, e.med, e.lo, e.hi,
-		       e.med_cpu, r->ncpp ? e.two : "-", median(r->bpfns, r->nbpf), e.cpp, e.d_cpp,
-		       e.rx, e.d_rx, e.e_rx, e.mp, e.d_mp, e.e_mp, e.cut, e.prec,
-		       r->ncpp ? (e.acc ? "yes" : "no") : "-", r->failed, conf[c].note);
+		       e.med_cpu, e.two, median(r->bpfns, r->nbpf), e.cpp, e.d_cpp, e.rx, e.d_rx,
+		       e.e_rx, e.mp, e.d_mp, e.e_mp, e.cut, e.prec, e.acc ? "yes" : "no", r->failed,
+		       conf[c].note);
 	}
 	printf("\noverhead: testpmd's packet rate lost while attached vs the mean of the unattached "
 	       "windows either side (positive = slower), median over pairs, 95%% interval of that "
@@ -659,6 +685,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	pin_away(pin, sizeof(pin));
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	/* BPF programs count their run time while this fd is open */
 	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	sleep_s(1);
