@@ -334,7 +334,8 @@ static int attach_read(struct att *m)
 /*
  * One attached window: start rxray, wait until its events are live, measure
  * w seconds, read the BPF cost, end it with SIGINT (it still writes its
- * output) and read that. *ok false: a failed run (counted, not measured).
+ * output) and read that. A failed run is counted, its window not measured
+ * (.ok false).
  */
 static struct win attached_window(size_t c, double w, struct row *r, struct att *m)
 {
@@ -345,7 +346,11 @@ static struct win attached_window(size_t c, double w, struct row *r, struct att 
 	if (a < 0)
 		return bad;
 	while (!sampling_live(a)) {
-		if (waitpid(a, NULL, WNOHANG) == a || now_s() - t0 > 30) {
+		if (waitpid(a, NULL, WNOHANG) == a) { /* it gave up */
+			r->failed++;
+			return bad;
+		}
+		if (now_s() - t0 > 30) {
 			kill(a, SIGKILL);
 			waitpid(a, NULL, 0);
 			r->failed++;
