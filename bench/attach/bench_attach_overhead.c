@@ -31,6 +31,8 @@
  * after the window in progress and print what was measured.
  * usage: bench_attach_overhead [budget seconds (default 360)] [window seconds (default 1)]
  * env RXRAY_BIN: the rxray binary (default: the build's)
+ * env RXRAY_ATTACH_ROWS: rows to measure besides null and reference, as
+ *     indices into conf[] (e.g. "5": the defaults only; a short budget)
  */
 #include <bpf/bpf.h>
 #include <dirent.h>
@@ -73,6 +75,10 @@ static const struct setting conf[] = {
 	{249, "fp", "-", "threads", "leaf only"},
 };
 #define NCONF (sizeof(conf) / sizeof(conf[0]))
+/* rows measured: all, or those named by RXRAY_ATTACH_ROWS (indices into
+ * conf[], e.g. "5" for the defaults only); the null and reference rows
+ * always run, the overhead and accuracy are relative to them */
+static bool sel[NCONF];
 #define MAXR 128
 #define DEFAULT_WINDOW_S 5.0 /* rxray attach --seconds default */
 
@@ -561,6 +567,8 @@ static int rounds_run(struct row *rows, double budget, double w, double *elapsed
 			break;
 		for (size_t k = 0; k < NCONF && !stop_requested; k++) {
 			size_t c = (k + (size_t)rounds) % NCONF;
+			if (!sel[c])
+				continue;
 			struct att m = {0};
 			struct win a = attached(c) ? attached_window(c, w, &rows[c], &m)
 						   : window_measure(w);
@@ -609,6 +617,8 @@ static void table_print(const struct row *rows, int rounds, double w, double ela
 		const struct att *m = &r->last;
 		char bytes[16];
 
+		if (!sel[c])
+			continue;
 		row_eval(r, ref, &e);
 		if (!attached(c)) {
 			printf("| - | - | - | - | %d | %+.2f%% | [%+.2f%%, %+.2f%%] | %+.2f%% | - | - | - "
@@ -671,6 +681,20 @@ int main(int argc, char **argv)
 	}
 	if (getenv("RXRAY_BIN") && *getenv("RXRAY_BIN"))
 		rxray_bin = getenv("RXRAY_BIN");
+	const char *only = getenv("RXRAY_ATTACH_ROWS");
+	for (size_t c = 0; c < NCONF; c++)
+		sel[c] = !only || !*only || c == ROW_NULL || c == ROW_REF;
+	for (const char *p = only; p && *p;) {
+		char *end;
+		unsigned long c = strtoul(p, &end, 10);
+		if (end == p || c >= NCONF || (*end && *end != ',')) {
+			fprintf(stderr, "%s: RXRAY_ATTACH_ROWS: '%s' is not a list of row numbers "
+					"0-%zu\n", argv[0], only, NCONF - 1);
+			return 2;
+		}
+		sel[c] = true;
+		p = *end ? end + 1 : end;
+	}
 	if (why) {
 		printf("bench_attach_overhead: skipped: %s\n", why);
 		return 0;
