@@ -115,7 +115,8 @@ static void section_warnings(struct rpt *R, struct doc *d)
 		if (rpt_mark(p, mk, sizeof(mk))) {
 			char iv[64];
 			rxr_fmt_interval(iv, sizeof(iv), p, false);
-			doc_li(d, "warn", "%s: %s; NDR %s Mpps", label, mk, iv);
+			doc_li(d, "warn", "%s: %s%s%s%s", label, mk, strcmp(iv, "-") ? "; NDR " : "",
+			       strcmp(iv, "-") ? iv : "", strcmp(iv, "-") ? " Mpps" : "");
 		}
 		if (p->generator_limited) {
 			rxr_fmt_num(a, sizeof(a), p->nic_max_mpps, 2);

@@ -256,20 +256,25 @@ void rpt_section_verdicts(struct rpt *R, struct doc *d)
 	doc_p(d, "B vs A (A the faster): what B adds per packet on the thread that changed most, its biggest "
 		 "stage deltas, and the measured ceiling A -> B (NDR lower ends, Mpps).");
 	doc_ul_begin(d);
-	for (size_t i = 0; i < R->ndiffs && i < RPT_MAX_COMPARISONS; i++) {
-		const struct rpt_diff *e = &R->diffs[i];
+	/* clean pairs first (biggest change first within each axis), marked ones after */
+	size_t shown_cmp = 0;
+	for (size_t k = 0; k < 2 * R->ndiffs && shown_cmp < RPT_MAX_COMPARISONS; k++) {
+		const struct rpt_diff *e = &R->diffs[k % R->ndiffs];
+		bool marked = !rxr_point_clean(&R->s->pts[e->ia], NULL) || !rxr_point_clean(&R->s->pts[e->ib], NULL);
+		if (marked != (k >= R->ndiffs))
+			continue;
+		shown_cmp++;
 		char la[256], lb[256], dl[384], ca[128], cb[128];
 		short_label(R, &R->s->pts[e->ia], la, sizeof(la));
 		short_label(R, &R->s->pts[e->ib], lb, sizeof(lb));
 		delta_phrase(&e->d, dl, sizeof(dl));
 		side_ceiling(&R->c[e->ia], ca, sizeof(ca));
 		side_ceiling(&R->c[e->ib], cb, sizeof(cb));
-		bool marked = !rxr_point_clean(&R->s->pts[e->ia], NULL) || !rxr_point_clean(&R->s->pts[e->ib], NULL);
 		doc_li(d, marked ? "warn" : NULL, "%s vs %s: %s; ceiling %s -> %s Mpps", lb, la, dl, ca, cb);
 	}
 	doc_ul_end(d);
-	if (R->ndiffs > RPT_MAX_COMPARISONS)
-		doc_p(d, "... and %zu more comparisons under 'Biggest differences'.", R->ndiffs - RPT_MAX_COMPARISONS);
+	if (R->ndiffs > shown_cmp)
+		doc_p(d, "... and %zu more comparisons under 'Biggest differences'.", R->ndiffs - shown_cmp);
 }
 
 void rpt_section_gpu(struct rpt *R, struct doc *d)

@@ -208,7 +208,10 @@ static void teardown(void)
 	json_decref(cj);
 	md = html = NULL;
 	cj = NULL;
-	tu_rmrf(dir);
+	if (!getenv("RXRAY_TEST_KEEP")) /* keep the synthetic sweep and report to look at */
+		tu_rmrf(dir);
+	else
+		fprintf(stderr, "kept %s\n", dir);
 }
 
 TestSuite(report_verdict, .init = setup, .fini = teardown, .timeout = 120);
