@@ -381,7 +381,8 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 	if ((rc = rpt_plots(&R)) || (rc = rpt_flames(&R)))
 		goto out;
 	json_t *cj = rxr_ceiling_json(s, R.c, s->n, R.f, R.nf);
-	char *cjs = cj ? json_dumps(cj, JSON_INDENT(2)) : NULL;
+	/* indented for a reader; a large sweep's is for programs (compact dumps faster) */
+	char *cjs = cj ? json_dumps(cj, s->n <= 1000 ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
 	json_decref(cj);
 	if (!cjs)
 		goto nomem;
