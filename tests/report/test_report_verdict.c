@@ -409,3 +409,61 @@ Test(report_verdict, gpu_bound_verdict_and_gpu_stage)
 	cr_expect(!strstr(l, "GPU"), "%s", l);
 	free(l);
 }
+
+/*
+ * End to end on this host: one core for NIC + RX + app, so the run and
+ * the sweep are oversubscribed whatever the machine. `rxray run`'s
+ * summary, the sweep's summary line and table, and the report all say so.
+ */
+Test(report_oversub, run_summary_sweep_table_and_report_mark_it, .timeout = 240)
+{
+#ifndef RXRAY_TEST_HAVE_SWEEP
+	cr_skip_test("needs the sweep verb: this build has no libyaml");
+#endif
+	char d[128], cmd[1200], *out = NULL;
+	cr_assert(tu_tmpdir(d, sizeof(d)));
+	snprintf(cmd, sizeof(cmd),
+		 "%s run --engine verbs --mode hds --frame 1064 --cores 0 --allow-oversubscribe --seconds 0.2 "
+		 "-o %s/run.json",
+		 RXRAY_BIN, d);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	cr_expect(out && strstr(out, "OVERSUBSCRIBED"), "run summary: %s", out);
+	free(out);
+	char spec[256];
+	snprintf(spec, sizeof(spec), "%s/spec.yaml", d);
+	FILE *f = fopen(spec, "w");
+	cr_assert(f);
+	fprintf(f, "engines: verbs\nmodes: hds\nframes: 1064\nsplit: 64\nqueues: 1\nrings: 1024\ndevice: sim\n"
+		   "cores: [0]\nallow_oversubscribe: true\noutput: %s/sw\nsearch:\n  initial_seconds: 0.1\n"
+		   "  trial_seconds: 0.1\n  max_trials: 2\n  max_retries: 0\n  min_rate: 10k\n", d);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s sweep %s 2>&1 && %s report %s/sw -o %s/rep", RXRAY_BIN, spec, RXRAY_BIN, d, d);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	/* the progress line and the table's flags */
+	cr_expect(out && strstr(out, "(oversubscribed: not a ceiling)"), "%s", out);
+	cr_expect(out && strstr(out, "| oversubscribed"), "sweep table: %s", out);
+	free(out);
+	char p[256];
+	snprintf(p, sizeof(p), "%s/sw/results.jsonl", d);
+	char *jl = tu_slurp(p);
+	cr_assert(jl);
+	cr_expect(strstr(jl, "\"oversubscribed\": true") || strstr(jl, "\"oversubscribed\":true"));
+	free(jl);
+	snprintf(p, sizeof(p), "%s/rep/report.md", d);
+	char *rep = tu_slurp(p);
+	cr_assert(rep);
+	char *l = line_of(strstr(rep, "### Configurations"), "- [oversubscribed");
+	cr_expect(l, "%s", rep);
+	cr_expect(l && !strstr(l, "ceiling NDR"), "%s", l);
+	free(l);
+	free(rep);
+	/* a single run's report too */
+	snprintf(cmd, sizeof(cmd), "%s report %s/run.json -o %s/rep1", RXRAY_BIN, d, d);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	free(out);
+	snprintf(p, sizeof(p), "%s/rep1/report.md", d);
+	rep = tu_slurp(p);
+	cr_expect(rep && strstr(rep, "- [oversubscribed"), "%s", rep);
+	free(rep);
+	tu_rmrf(d);
+}
