@@ -224,7 +224,8 @@ static void section_tables(struct rpt *R, struct doc *d)
 	if (t && t->nrows)
 		doc_table(d, t);
 	else
-		doc_p(d, "No config has two or more measured frame sizes: nothing to classify.");
+		doc_p(d, "No config has two or more clean frame sizes (oversubscribed, disturbed and unresolved "
+			 "points are left out): nothing to fit.");
 	rxr_table_free(t);
 	doc_p(d, "per-packet: under 25%% of the time per packet at the largest frame grows with bytes; "
 		 "per-byte: over 75%%; mixed between. 'receiver cost' fits 1/predicted (the bottleneck "
