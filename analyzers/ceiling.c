@@ -218,7 +218,46 @@ int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *ou
 		out->bound = RXR_BOUND_BYTE;
 	else
 		out->bound = RXR_BOUND_MIXED;
+	/*
+	 * Decline rather than mislead (DESIGN.md "Bound classifier"): two
+	 * points always fit a line exactly, a scattered set fits none, and
+	 * time/packet that falls with bytes is noise or a disturbed point,
+	 * not a receiver (a share of -339% was once printed as "per-packet").
+	 */
+	if (out->byte_share < -0.1 || !(at_max > 0)) {
+		out->byte_share = NAN;
+		out->declined = "time/packet falls with frame size";
+	} else if (out->byte_share < 0) {
+		out->byte_share = 0; /* flat within noise */
+	}
+	if (!out->declined && out->poor)
+		out->declined = "poor fit: residual over 20% of the mean";
+	if (!out->declined && n < RXR_BOUND_MIN_POINTS)
+		out->declined = "fewer than 3 clean frame sizes";
+	if (out->declined)
+		out->bound = RXR_BOUND_UNKNOWN;
 	return 0;
+}
+
+bool rxr_run_oversubscribed(const struct rxr_result *r)
+{
+	return r && json_is_true(json_object_get(r->extra, "oversubscribed"));
+}
+
+bool rxr_point_clean(const struct rxr_point *p, const char **why)
+{
+	const struct rxr_result *r = rxr_point_run(p);
+	const char *w = NULL;
+	if (p->oversubscribed || rxr_run_oversubscribed(r))
+		w = "oversubscribed";
+	else if (p->disturbed ||
+		 (r && json_is_true(json_object_get(json_object_get(r->extra, "validity"), "disturbed"))))
+		w = "disturbed";
+	else if (p->unresolved)
+		w = "unresolved";
+	if (why)
+		*why = w;
+	return !w;
 }
 
 /* Family key: every knob but frame, in the point's order. */
@@ -256,7 +295,8 @@ static void family_fit(struct rxr_family *f, const struct rxr_ceiling *c)
 	for (size_t i = 0; x && yc && xr && yr && i < f->n; i++) {
 		const struct rxr_ceiling *k = &c[f->idx[i]];
 		double fr = rxr_knob_num(k->p->knobs, "frame", NAN);
-		if (!isfinite(fr))
+		/* disturbed, unresolved and oversubscribed points are marked, not fitted */
+		if (!isfinite(fr) || !rxr_point_clean(k->p, NULL))
 			continue;
 		if (isfinite(k->predicted_mpps) && k->predicted_mpps > 0) {
 			x[nc] = fr;

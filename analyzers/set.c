@@ -106,6 +106,7 @@ static struct rxr_point *point_add(struct loader *L)
 	struct rxr_point *p = &s->pts[s->n++];
 	memset(p, 0, sizeof(*p));
 	p->ndr_mpps = p->pdr_mpps = p->max_offered_mpps = p->nic_max_mpps = NAN;
+	p->ndr_upper_mpps = p->pdr_upper_mpps = NAN;
 	p->pdr_loss = PDR_LOSS_DEFAULT;
 	return p;
 }
@@ -224,6 +225,14 @@ static int point_figures(struct loader *L, json_t *doc, const char *src, int lin
 		return rc;
 	if (isfinite(pl))
 		p->pdr_loss = pl;
+	/* the search's intervals (sweep.h), when this summary has them */
+	if ((rc = num_field(L, doc, "ndr_upper_mpps", 0, 1e6, src, line, &p->ndr_upper_mpps)) ||
+	    (rc = num_field(L, doc, "pdr_upper_mpps", 0, 1e6, src, line, &p->pdr_upper_mpps)))
+		return rc;
+	p->has_interval = json_object_get(doc, "ndr_upper_mpps") != NULL;
+	p->unresolved = !strcmp(p->status, "ok") && json_is_false(json_object_get(doc, "resolved"));
+	p->disturbed = json_is_true(json_object_get(doc, "disturbed"));
+	p->oversubscribed = json_is_true(json_object_get(doc, "oversubscribed"));
 	/* NDR is the best rate at the stricter loss: above PDR it is not an NDR */
 	if (isfinite(p->ndr_mpps) && isfinite(p->pdr_mpps) &&
 	    p->ndr_mpps > p->pdr_mpps * (1 + 1e-9) + 1e-12)

@@ -207,6 +207,21 @@ static void fmt_pct(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.1f%%", 100 * v);
 }
 
+void rxr_fmt_interval(char *buf, size_t n, const struct rxr_point *p, bool pdr)
+{
+	double lo = pdr ? p->pdr_mpps : p->ndr_mpps, hi = pdr ? p->pdr_upper_mpps : p->ndr_upper_mpps;
+	if (!(lo > 0) && isfinite(hi) && p->has_interval)
+		snprintf(buf, n, "< %.2f", hi); /* no rate passed; the lowest that failed */
+	else if (!isfinite(lo))
+		snprintf(buf, n, "-");
+	else if (p->generator_limited || (p->has_interval && !isfinite(hi)))
+		snprintf(buf, n, ">= %.2f", lo);
+	else if (!p->has_interval)
+		snprintf(buf, n, "%.2f", lo); /* a single run or an older sweep: no interval known */
+	else
+		snprintf(buf, n, "[%.2f, %.2f]", lo, hi);
+}
+
 static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
 {
 	size_t len = 0;
@@ -234,8 +249,8 @@ struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ce
 		char label[512], a[32], b[32], p[32], r[32], cp[32], st[256], top[128], o1[32], o2[32],
 			l1[32];
 		rxr_point_label(k->p, vary, nvary, label, sizeof(label));
-		rxr_fmt_num(a, sizeof(a), k->p->ndr_mpps, 2);
-		rxr_fmt_num(b, sizeof(b), k->p->pdr_mpps, 2);
+		rxr_fmt_interval(a, sizeof(a), k->p, false);
+		rxr_fmt_interval(b, sizeof(b), k->p, true);
 		rxr_fmt_num(p, sizeof(p), k->predicted_mpps, 2);
 		rxr_fmt_num(r, sizeof(r), k->ratio, 2);
 		if (k->p->generator_limited && isfinite(k->ratio)) /* NDR is a lower bound */
@@ -251,7 +266,13 @@ struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ce
 		char notes[512];
 		size_t nl = 0;
 		notes[0] = '\0';
-		if (k->p->generator_limited)
+		const char *why = NULL;
+		if (!rxr_point_clean(k->p, &why))
+			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl, "%s%s; ", why,
+					       !strcmp(why, "oversubscribed")
+						       ? ": more threads than cores, never a ceiling"
+						       : ": left out of fits");
+		if (k->p->generator_limited && nl < sizeof(notes))
 			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
 					       "generator-limited: NDR is a lower bound; ");
 		if (k->p->reason && nl < sizeof(notes))
@@ -329,9 +350,10 @@ static int bound_row(struct rxr_table *t, const struct rxr_family *f, const char
 	       rxr_table_cell(t, "%s", basis) || rxr_table_cell(t, "%zu (%.0f-%.0f B)", x->n, x->xmin, x->xmax) ||
 	       rxr_table_cell(t, "%.1f", x->a) || rxr_table_cell(t, "%.4f", x->b) ||
 	       rxr_table_cell(t, "%.3f", x->r2) || rxr_table_cell(t, "%.2f", x->rms) ||
-	       rxr_table_cell(t, "%.0f%%", 100 * x->byte_share) ||
-	       rxr_table_cell(t, "%s%s%s", rxr_bound_name(x->bound), x->n == 2 ? " (2 points: exact fit)" : "",
-			      x->poor ? " (poor fit: residual > 20% of the mean; not conclusive)" : "");
+	       (isfinite(x->byte_share) ? rxr_table_cell(t, "%.0f%%", 100 * x->byte_share)
+					: rxr_table_cell(t, "-")) ||
+	       (x->declined ? rxr_table_cell(t, "not classified: %s", x->declined)
+			    : rxr_table_cell(t, "%s", rxr_bound_name(x->bound)));
 }
 
 struct rxr_table *rxr_bound_table(const struct rxr_family *f, size_t n)
@@ -407,11 +429,12 @@ static json_t *num_or_null(double v)
 
 static json_t *fit_json(const struct rxr_fit *x)
 {
-	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:f,s:f,s:o,s:s,s:b}", "n", (json_int_t)x->n, "a_ns",
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:f,s:f,s:o,s:s,s:b,s:o}", "n", (json_int_t)x->n, "a_ns",
 			 num_or_null(x->a), "b_ns_per_byte", num_or_null(x->b), "r2", num_or_null(x->r2),
 			 "rms_ns", num_or_null(x->rms), "rel_rms", num_or_null(x->rel_rms), "frame_min",
 			 x->xmin, "frame_max", x->xmax, "byte_share", num_or_null(x->byte_share), "bound",
-			 rxr_bound_name(x->bound), "poor_fit", x->poor);
+			 rxr_bound_name(x->bound), "poor_fit", x->poor, "declined",
+			 x->declined ? json_string(x->declined) : json_null());
 }
 
 json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
@@ -439,6 +462,13 @@ json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, s
 				      "generator_limited", k->p->generator_limited, "trials", k->p->trials);
 		if (o) {
 			json_object_set_new(o, "median_mpps", num_or_null(k->median_mpps));
+			const char *why = NULL;
+			if (k->p->has_interval) {
+				json_object_set_new(o, "ndr_upper_mpps", num_or_null(k->p->ndr_upper_mpps));
+				json_object_set_new(o, "pdr_upper_mpps", num_or_null(k->p->pdr_upper_mpps));
+			}
+			if (!rxr_point_clean(k->p, &why))
+				json_object_set_new(o, "not_fitted", json_string(why));
 			json_object_set_new(o, "tail_ratio", json_real(k->tail_ratio));
 			if (k->tail_stage >= 0)
 				json_object_set_new(o, "tail_stage",

@@ -97,10 +97,22 @@ void doc_ul_end(struct doc *d)
 
 void doc_code(struct doc *d, const char *text)
 {
+	/* a spec written on Windows ends its lines in CR LF: the CR is not
+	 * text (the escaper would show it as '?'), the line break is */
+	char *lf = strdup(text);
+	if (lf) {
+		char *o = lf;
+		for (const char *c = text; *c; c++)
+			if (!(c[0] == '\r' && c[1] == '\n'))
+				*o++ = *c;
+		*o = '\0';
+		text = lf;
+	}
 	fprintf(d->md, "```\n%s%s```\n\n", text, text[0] && text[strlen(text) - 1] == '\n' ? "" : "\n");
 	fputs("<pre>", d->html);
 	rxr_xml_puts(d->html, text);
 	fputs("</pre>\n", d->html);
+	free(lf);
 }
 
 int doc_table(struct doc *d, const struct rxr_table *t)

@@ -47,21 +47,25 @@ static void section_summary(struct rpt *R, struct doc *d)
 	for (size_t j = 0; j < R->nf; j++) {
 		const struct rxr_family *f = &R->f[j];
 		char head[768];
-		if (f->have_cost)
-			snprintf(head, sizeof(head), "%s: %s bound%s (%.0f%% of time/packet at %.0f B grows with bytes, R^2 %.3f, residual %.0f%% of the mean)",
-				 f->label, rxr_bound_name(f->cost.bound), f->cost.poor ? "? poor fit, not conclusive" : "",
-				 100 * f->cost.byte_share, f->cost.xmax, f->cost.r2, 100 * f->cost.rel_rms);
+		if (f->have_cost && !f->cost.declined)
+			snprintf(head, sizeof(head), "%s: %s bound (%.0f%% of time/packet at %.0f B grows with bytes, R^2 %.3f, residual %.0f%% of the mean, %zu clean points)",
+				 f->label, rxr_bound_name(f->cost.bound), 100 * f->cost.byte_share, f->cost.xmax,
+				 f->cost.r2, 100 * f->cost.rel_rms, f->cost.n);
+		else if (f->have_cost)
+			snprintf(head, sizeof(head), "%s: bound not classified: %s (%zu clean points)", f->label,
+				 f->cost.declined, f->cost.n);
 		else
-			snprintf(head, sizeof(head), "%s: bound not classified (needs two or more measured frame sizes)",
-				 f->label);
+			snprintf(head, sizeof(head), "%s: bound not classified (needs %d or more clean frame sizes)",
+				 f->label, RXR_BOUND_MIN_POINTS);
 		rxr_utf8_trim(head);
 		doc_h(d, 3, "", head);
 		doc_ul_begin(d);
 		for (size_t k = 0; k < f->n; k++) {
 			const struct rxr_ceiling *c = &R->c[f->idx[k]];
-			char fb[32], nd[32], pr[32];
+			char fb[32], nd[64], pr[32], mk[256];
 			const char *fr = rxr_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
-			rxr_fmt_num(nd, sizeof(nd), c->p->ndr_mpps, 2);
+			rxr_fmt_interval(nd, sizeof(nd), c->p, false);
+			const char *mark = rpt_mark(c->p, mk, sizeof(mk));
 			rxr_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
 			if (c->thread < 0) {
 				doc_li(d, "warn", "frame %s B: %s%s%s", fr ? fr : "?", c->p->status,
@@ -74,11 +78,12 @@ static void section_summary(struct rpt *R, struct doc *d)
 				len += (size_t)snprintf(stages + len, sizeof(stages) - len, "%s%s %.0f (%.0f%%)",
 							i ? ", " : "", rxr_stage_name((enum rxr_stage)c->top[i].stage),
 							c->top[i].cpp, 100 * c->top[i].share);
-			doc_li(d, NULL, "frame %s B: NDR %s Mpps%s, predicted %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s",
+			doc_li(d, mark ? "warn" : NULL, "frame %s B: NDR %s Mpps%s, predicted %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s%s%s",
 			       fr ? fr : "?", nd, c->p->generator_limited ? " (generator-limited: lower bound)" : "",
 			       pr, c->thread_label, c->cpp,
 			       c->ntop ? stages : "-",
-			       f->have_cost ? rxr_bound_name(f->cost.bound) : "bound unknown");
+			       f->have_cost && !f->cost.declined ? rxr_bound_name(f->cost.bound) : "bound unknown",
+			       mark ? " " : "", mark ? mark : "");
 		}
 		doc_ul_end(d);
 	}
@@ -89,7 +94,8 @@ static void section_warnings(struct rpt *R, struct doc *d)
 	size_t n = 0;
 	for (size_t i = 0; i < R->s->n; i++) {
 		const struct rxr_point *p = &R->s->pts[i];
-		n += p->generator_limited || strcmp(p->status, "ok") || R->c[i].tail_ratio > RXR_TAIL_RATIO;
+		n += p->generator_limited || strcmp(p->status, "ok") || R->c[i].tail_ratio > RXR_TAIL_RATIO ||
+		     !rxr_point_clean(p, NULL);
 	}
 	n += R->s->truncated_line != 0;
 	doc_h(d, 2, "warnings", "Warnings");
@@ -105,6 +111,13 @@ static void section_warnings(struct rpt *R, struct doc *d)
 		const struct rxr_point *p = &R->s->pts[i];
 		char label[512], a[32], b[32];
 		rxr_point_label(p, R->vary, R->nvary, label, sizeof(label));
+		char mk[256];
+		if (rpt_mark(p, mk, sizeof(mk))) {
+			char iv[64];
+			rxr_fmt_interval(iv, sizeof(iv), p, false);
+			doc_li(d, "warn", "%s: %s%s%s%s", label, mk, strcmp(iv, "-") ? "; NDR " : "",
+			       strcmp(iv, "-") ? iv : "", strcmp(iv, "-") ? " Mpps" : "");
+		}
 		if (p->generator_limited) {
 			rxr_fmt_num(a, sizeof(a), p->nic_max_mpps, 2);
 			rxr_fmt_num(b, sizeof(b), p->ndr_mpps, 2);
@@ -211,11 +224,14 @@ static void section_tables(struct rpt *R, struct doc *d)
 	if (t && t->nrows)
 		doc_table(d, t);
 	else
-		doc_p(d, "No config has two or more measured frame sizes: nothing to classify.");
+		doc_p(d, "No config has two or more clean frame sizes (oversubscribed, disturbed and unresolved "
+			 "points are left out): nothing to fit.");
 	rxr_table_free(t);
 	doc_p(d, "per-packet: under 25%% of the time per packet at the largest frame grows with bytes; "
 		 "per-byte: over 75%%; mixed between. 'receiver cost' fits 1/predicted (the bottleneck "
-		 "thread's cost), 'measured' fits 1/NDR without generator-limited points.");
+		 "thread's cost), 'measured' fits 1/NDR without generator-limited points. Oversubscribed, "
+		 "disturbed and unresolved points are left out of both; with fewer than %d clean frame sizes, a "
+		 "poor fit or time/packet falling with bytes the classifier declines.", RXR_BOUND_MIN_POINTS);
 }
 
 /*
@@ -366,7 +382,8 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 	if ((rc = rpt_plots(&R)) || (rc = rpt_flames(&R)))
 		goto out;
 	json_t *cj = rxr_ceiling_json(s, R.c, s->n, R.f, R.nf);
-	char *cjs = cj ? json_dumps(cj, JSON_INDENT(2)) : NULL;
+	/* indented for a reader; a large sweep's is for programs (compact dumps faster) */
+	char *cjs = cj ? json_dumps(cj, s->n <= 1000 ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
 	json_decref(cj);
 	if (!cjs)
 		goto nomem;
@@ -389,15 +406,28 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 	doc_open(&d, R.o.title ? R.o.title : "rxray report");
 	doc_p(&d, "Generated by rxray%s%s from %s.", R.o.version ? " " : "", R.o.version ? R.o.version : "",
 	      s->src);
-	static const char *const nav_id[] = {"summary", "warnings", "environment", "spec", "seed", "ceiling",
-					     "bounds", "diffs", "plots", "flames", "reproduce"};
-	static const char *const nav_name[] = {"summary", "warnings", "environment", "spec", "seed table",
-					       "ceiling", "bounds", "diffs", "plots", "flame graphs", "reproduce"};
-	doc_nav(&d, nav_id, nav_name, sizeof(nav_id) / sizeof(nav_id[0]));
+	static const char *const nav_id[] = {"verdicts", "summary", "warnings", "environment", "spec", "seed",
+					     "ceiling", "bounds", "gpu", "diffs", "plots", "flames", "reproduce"};
+	static const char *const nav_name[] = {"verdicts", "summary", "warnings", "environment", "spec",
+					       "seed table", "ceiling", "bounds", "GPU", "diffs", "plots",
+					       "flame graphs", "reproduce"};
+	const char *ids[16], *names[16];
+	size_t nn = 0, ngpu = 0;
+	for (size_t i = 0; i < s->n; i++)
+		ngpu += rpt_has_gpu(R.c[i].basis);
+	for (size_t i = 0; i < sizeof(nav_id) / sizeof(nav_id[0]); i++)
+		if (ngpu || strcmp(nav_id[i], "gpu")) { /* the GPU section exists only with GPU points */
+			ids[nn] = nav_id[i];
+			names[nn++] = nav_name[i];
+		}
+	doc_nav(&d, ids, names, nn);
+	/* the answer first (DESIGN.md: a report leads with its verdicts), then the evidence */
+	rpt_section_verdicts(&R, &d);
 	section_summary(&R, &d);
 	section_warnings(&R, &d);
 	section_env(&R, &d);
 	section_tables(&R, &d);
+	rpt_section_gpu(&R, &d);
 	rpt_section_diffs(&R, &d);
 	rpt_section_plots(&R, &d);
 	rpt_section_flames(&R, &d);

@@ -50,4 +50,20 @@ void rpt_section_diffs(struct rpt *R, struct doc *d);
 void rpt_section_plots(struct rpt *R, struct doc *d);
 void rpt_section_flames(struct rpt *R, struct doc *d);
 
+/* report_verdict.c: the opening verdicts and the GPU stage. */
+struct rpt_gpu {
+	double kernel_cpp, kernel_ns; /* the gpu thread's busy time per packet; NAN none */
+	double gpu_mpps;              /* the ceiling the GPU stage allows alone; NAN */
+	double launch_cpp, wait_cpp;  /* gpu_launch, gpu_wait on the CPU threads */
+	bool bound;                   /* the gpu thread is the bottleneck */
+};
+/* The run has a gpu thread or gpu_* stages. */
+bool rpt_has_gpu(const struct rxr_result *r);
+/* GPU figures of a point's basis run: 0, or -1 when it has no GPU stage. */
+int rpt_gpu_figures(const struct rxr_ceiling *c, struct rpt_gpu *g);
+/* "[oversubscribed: ...]" etc. into buf for a point that is not clean, else NULL. */
+const char *rpt_mark(const struct rxr_point *p, char *buf, size_t n);
+void rpt_section_verdicts(struct rpt *R, struct doc *d);
+void rpt_section_gpu(struct rpt *R, struct doc *d);
+
 #endif

@@ -58,7 +58,7 @@ static void progress_point(const struct progress *pg, const json_t *sum, double 
 	char line[600];
 	if (status && !strcmp(status, "ok"))
 		snprintf(line, sizeof(line),
-			 "NDR %.3f Mpps, PDR %.3f Mpps%s%s%s, %d trials, %.1f s",
+			 "NDR %.3f Mpps, PDR %.3f Mpps%s%s%s%s, %d trials, %.1f s",
 			 json_real_value(json_object_get(sum, "ndr_mpps")),
 			 json_real_value(json_object_get(sum, "pdr_mpps")),
 			 json_is_true(json_object_get(sum, "generator_limited"))
@@ -66,6 +66,9 @@ static void progress_point(const struct progress *pg, const json_t *sum, double 
 				 : "",
 			 json_is_false(json_object_get(sum, "resolved")) ? " (unresolved)" : "",
 			 json_is_true(json_object_get(sum, "disturbed")) ? " (disturbed)" : "",
+			 json_is_true(json_object_get(sum, "oversubscribed"))
+				 ? " (oversubscribed: not a ceiling)"
+				 : "",
 			 (int)json_integer_value(json_object_get(sum, "trials")), secs);
 	else
 		snprintf(line, sizeof(line), "%s: %s", status ? status : "?",
@@ -287,6 +290,14 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
 	}
 	*sum = sweep_summary_json(p, &spec->search, &r);
 	if (*sum && sweep_summary_add_search(*sum, &spec->search, &r) < 0) {
+		json_decref(*sum);
+		*sum = NULL;
+	}
+	/* more threads than cores (allow_oversubscribe): disturbed by
+	 * construction, so the summary says so for every reader */
+	if (*sum && pl->feasible && pl->oversubscribed &&
+	    (json_object_set_new(*sum, "oversubscribed", json_true()) ||
+	     json_array_append_new(json_object_get(*sum, "flags"), json_string("oversubscribed")))) {
 		json_decref(*sum);
 		*sum = NULL;
 	}

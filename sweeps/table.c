@@ -80,7 +80,7 @@ static void interval(json_t *sum, const char *goal, char *out, size_t len)
  * for a resolved ceiling */
 static void flags_text(json_t *sum, bool gl, char *out, size_t len)
 {
-	static const char *const names[] = {"unresolved", "disturbed"};
+	static const char *const names[] = {"oversubscribed", "unresolved", "disturbed"};
 	size_t o = 0;
 	out[0] = '\0';
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -115,7 +115,8 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 	if (!rc && tb->nrows)
 		rc = rxr_table_write_md(tb, o);
 	else if (!rc)
-		fprintf(o, "No config has two or more frame sizes: nothing to classify.\n");
+		fprintf(o, "No config has two or more clean frame sizes (oversubscribed, disturbed and "
+			   "unresolved points are left out): nothing to fit.\n");
 	fprintf(o, "\n## %s\n\n", ts->title);
 	if (!rc)
 		rc = rxr_table_write_md(ts, o);

@@ -56,6 +56,17 @@ struct rxr_point {
 	double max_offered_mpps, nic_max_mpps; /* NAN when unknown */
 	bool generator_limited;
 	int trials;
+	/*
+	 * The search's intervals (sweep.h): ndr_mpps/pdr_mpps are their lower
+	 * ends, these the upper ends (NAN: none, e.g. the generator could not
+	 * offer more). has_interval: the summary carried them (older sweeps
+	 * and single runs do not). unresolved: wider than the precision goal;
+	 * disturbed: a bound rests on disturbed trials. Such points are marked
+	 * and left out of fits (rxr_point_clean).
+	 */
+	double ndr_upper_mpps, pdr_upper_mpps;
+	bool has_interval, unresolved, disturbed;
+	bool oversubscribed; /* the summary says "oversubscribed": true */
 	struct rxr_result *ndr_run; /* owned or NULL */
 	struct rxr_result *top_run; /* owned or NULL; may equal ndr_run */
 	json_t *top_doc;     /* owned raw JSON of top_run for a partial point, else NULL
@@ -95,6 +106,17 @@ int rxr_set_load(const char *path, struct rxr_set **out, char *err, size_t errle
 void rxr_set_free(struct rxr_set *s);
 /* The run to analyse for a point: ndr_run, else top_run, else NULL. */
 const struct rxr_result *rxr_point_run(const struct rxr_point *p);
+/*
+ * Whether p may enter a fit: false when its search was unresolved or
+ * disturbed, or its run says it was oversubscribed ("oversubscribed":
+ * true, more threads than cores: disturbed by construction) or disturbed
+ * ("validity": {"disturbed": true}). *why (may be NULL) gets a static
+ * word for the first that applies ("oversubscribed", "disturbed",
+ * "unresolved"), NULL when clean.
+ */
+bool rxr_point_clean(const struct rxr_point *p, const char **why);
+/* The run (may be NULL) was oversubscribed: extra "oversubscribed": true. */
+bool rxr_run_oversubscribed(const struct rxr_result *r);
 
 /*
  * A knob's value as text (numbers without decimals when integral) into
@@ -230,7 +252,16 @@ struct rxr_fit {
 	double a, b, r2, rms, rel_rms, xmin, xmax, byte_share;
 	enum rxr_bound bound;
 	bool poor;
+	/*
+	 * Why the classifier declined (bound RXR_BOUND_UNKNOWN), a static
+	 * phrase, or NULL when it classified: fewer than RXR_BOUND_MIN_POINTS
+	 * points, a poor fit, or time/packet falling with bytes (a slope no
+	 * receiver has: byte_share is then NAN). A share in (-0.1, 0) is
+	 * noise around flat and reads 0: a share is never negative.
+	 */
+	const char *declined;
 };
+#define RXR_BOUND_MIN_POINTS 3
 /* 0, or -EINVAL when n < 2 or fewer than 2 distinct x or a non-finite value. */
 int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *out);
 
@@ -333,6 +364,13 @@ json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, s
 			 const struct rxr_family *f, size_t nf);
 json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb);
 
+/*
+ * A point's NDR (pdr false) or PDR as its search interval: "[lo, hi]",
+ * ">= lo" without an upper end (or generator-limited), "< hi" when no
+ * rate passed, "lo" alone when the input carried no interval, "-" when
+ * unknown.
+ */
+void rxr_fmt_interval(char *buf, size_t n, const struct rxr_point *p, bool pdr);
 /* Format a number of Mpps/cycles for tables: "-" for NAN. */
 void rxr_fmt_num(char *buf, size_t n, double v, int decimals);
 

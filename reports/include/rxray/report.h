@@ -10,11 +10,18 @@
  *   flames/NAME.svg one flame graph per measured point, one differential
  *                 graph per compared axis (mode, engine)
  *   ceiling.json  the ceiling table and bound fits as JSON
- * Sections: summary (bottleneck stage and bound per point), warnings
- * (generator-limited, infeasible, failed, partial points), environment,
- * sweep spec, the seed report's table, ceiling table, bound
- * classification, biggest differences between modes and between engines,
- * plots, flame graphs, and the commands that reproduce each point.
+ * Sections: verdicts first (per configuration: the NDR interval, the
+ * thread that sets the ceiling and its top stages, the bound, the GPU
+ * stage and a GPU-bound verdict where a gpu thread exists; per
+ * comparison: what B adds per packet, its biggest stage deltas and the
+ * ceilings A -> B; oversubscribed, disturbed and unresolved points marked
+ * and never read as ceilings), then the evidence: summary (bottleneck
+ * stage and bound per point), warnings (generator-limited, infeasible,
+ * failed, partial, marked points), environment, sweep spec, the seed
+ * report's table, ceiling table (NDR/PDR intervals), bound classification
+ * (marked points left out of fits), the GPU stage table (only with GPU
+ * points), biggest differences between modes and between engines, plots,
+ * flame graphs, and the commands that reproduce each point.
  */
 #ifndef RXRAY_REPORT_H
 #define RXRAY_REPORT_H

@@ -90,7 +90,9 @@
  *       "ndr_resolved", "pdr_resolved", "resolved": bool,
  *       "disturbed": bool, "disturbed_trials", "retries",
  *       "budget_seconds", "spent_seconds",
- *       "flags": ["unresolved", "disturbed"] as they apply}
+ *       "flags": ["unresolved", "disturbed"] as they apply,
+ *       "oversubscribed": true and "oversubscribed" in flags when the
+ *       point ran with more threads than cores (allow_oversubscribe)}
  *    (sweep_summary_add_search; a trial is disturbed when its run result
  *    says "validity": {"disturbed": true} or "oversubscribed": true)
  * The key is the knobs in a fixed order, "name=value" joined by commas:

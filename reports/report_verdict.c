@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report's opening: the answer before the evidence. One verdict per
+ * configuration (its ceiling as the search's NDR interval, the thread
+ * that sets it and that thread's top stages, the bound, the GPU stage
+ * where there is one) and one per comparison ("dpdk hds vs verbs hds:
+ * +270 cycles/packet, buf_alloc +136, chain +42; ceiling >= 10.8 -> 5.1
+ * Mpps"). A point that cannot be read as a ceiling says so in its own
+ * line: oversubscribed (disturbed by construction), disturbed, unresolved.
+ * Also the GPU evidence table. Every pass here is linear in the points
+ * (the comparisons are the diffs report_parts.c already paired).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_priv.h"
+#include "rxray/util.h"
+
+/* Verdict lines before "and N more" (a report of 10,000 points stays readable). */
+#define RPT_MAX_VERDICTS 48
+#define RPT_MAX_COMPARISONS 8
+
+/* The thread of role in r, or -1. */
+static int thread_of(const struct rxr_result *r, const char *role)
+{
+	for (size_t i = 0; r && i < r->nthreads; i++)
+		if (!strcmp(r->threads[i].role, role))
+			return (int)i;
+	return -1;
+}
+
+bool rpt_has_gpu(const struct rxr_result *r)
+{
+	if (!r)
+		return false;
+	if (thread_of(r, "gpu") >= 0)
+		return true;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].stage_mask &
+		    ((1u << RXR_ST_GPU_LAUNCH) | (1u << RXR_ST_GPU_WAIT) | (1u << RXR_ST_GPU_KERNEL)))
+			return true;
+	return false;
+}
+
+/* A CPU stage's cycles/packet summed over the non-gpu threads (the app's
+ * gpu_launch and gpu_wait, wherever the engine runs them). */
+static double cpu_stage_cpp(const struct rxr_result *r, int st)
+{
+	double v = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (strcmp(r->threads[i].role, "gpu"))
+			v += rxr_thread_stage_cpp(&r->threads[i], st);
+	return v;
+}
+
+int rpt_gpu_figures(const struct rxr_ceiling *c, struct rpt_gpu *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->kernel_cpp = g->kernel_ns = g->gpu_mpps = NAN;
+	const struct rxr_result *r = c->basis;
+	if (!rpt_has_gpu(r))
+		return -1;
+	int t = thread_of(r, "gpu");
+	if (t >= 0) {
+		g->kernel_cpp = rxr_thread_busy_cpp(&r->threads[t]);
+		if (r->clock.hz > 0 && g->kernel_cpp > 0) {
+			g->kernel_ns = g->kernel_cpp / r->clock.hz * 1e9;
+			g->gpu_mpps = r->clock.hz / g->kernel_cpp * c->queues / 1e6;
+		}
+	}
+	g->launch_cpp = cpu_stage_cpp(r, RXR_ST_GPU_LAUNCH);
+	g->wait_cpp = cpu_stage_cpp(r, RXR_ST_GPU_WAIT);
+	g->bound = c->thread >= 0 && !strcmp(r->threads[c->thread].role, "gpu");
+	return 0;
+}
+
+/* "dpdk hds frame=1064": engine and mode bare, other varying knobs k=v. */
+static void short_label(const struct rpt *R, const struct rxr_point *p, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < R->nvary && len < n; k++) {
+		char b[128];
+		const char *v = rxr_knob_str(p->knobs, R->vary[k], b, sizeof(b));
+		if (!v)
+			continue;
+		bool bare = !strcmp(R->vary[k], "engine") || !strcmp(R->vary[k], "mode");
+		len += (size_t)snprintf(buf + len, n - len, "%s%s%s%s", len ? " " : "", bare ? "" : R->vary[k],
+					bare ? "" : "=", v);
+	}
+	if (!len)
+		rxr_point_label(p, R->vary, R->nvary, buf, n);
+	rxr_utf8_trim(buf);
+}
+
+/* The oversubscription the run recorded ("3 threads on 2 cores" of its
+ * validity reason "oversubscribed: 3 threads on 2 cores"). */
+static const char *oversub_reason(const struct rxr_result *r)
+{
+	static const char pre[] = "oversubscribed: ";
+	json_t *rs = json_object_get(json_object_get(r ? r->extra : NULL, "validity"), "reasons");
+	size_t i;
+	json_t *v;
+	json_array_foreach(rs, i, v)
+		if (json_is_string(v) && !strncmp(json_string_value(v), pre, sizeof(pre) - 1))
+			return json_string_value(v) + sizeof(pre) - 1;
+	return "more threads than cores";
+}
+
+/*
+ * The mark a point's verdict opens with, NULL when clean. The wording is
+ * what a reader must not miss: an oversubscribed run measured the
+ * scheduler too and is never a ceiling.
+ */
+const char *rpt_mark(const struct rxr_point *p, char *buf, size_t n)
+{
+	const char *why = NULL;
+	if (rxr_point_clean(p, &why))
+		return NULL;
+	if (!strcmp(why, "oversubscribed"))
+		snprintf(buf, n, "[oversubscribed (%s): disturbed by construction, not a ceiling]",
+			 oversub_reason(rxr_point_run(p)));
+	else if (!strcmp(why, "disturbed"))
+		snprintf(buf, n, "[disturbed: the host interfered; left out of fits]");
+	else
+		snprintf(buf, n, "[unresolved: the search ended wider than its precision goal; left out of fits]");
+	return buf;
+}
+
+/* "ceiling NDR [3.80, 3.95] Mpps" or what stands in for it. */
+static void ceiling_phrase(const struct rxr_ceiling *c, bool clean, char *buf, size_t n)
+{
+	const struct rxr_point *p = c->p;
+	char iv[64], pr[32];
+	rxr_fmt_interval(iv, sizeof(iv), p, false);
+	rxr_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
+	const char *what = clean ? "ceiling NDR" : "NDR (not a ceiling)";
+	if (isfinite(p->ndr_mpps))
+		snprintf(buf, n, "%s %s Mpps%s (predicted %s)", what, iv,
+			 p->generator_limited ? " (generator-limited: a lower bound)" : "", pr);
+	else if (isfinite(c->top_rx_mpps))
+		snprintf(buf, n, "no NDR search: one run received %.2f of %.2f Mpps offered (%.1f%% loss); predicted %s",
+			 c->top_rx_mpps, c->top_offered_mpps, 100 * c->top_loss, pr);
+	else
+		snprintf(buf, n, "predicted %s Mpps", pr);
+}
+
+static void stages_phrase(const struct rxr_ceiling *c, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->ntop && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s %.0f (%.0f%%)", i ? ", " : "",
+					rxr_stage_name((enum rxr_stage)c->top[i].stage), c->top[i].cpp,
+					100 * c->top[i].share);
+}
+
+static void bound_phrase(const struct rxr_family *f, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (!f || f->n < 2)
+		return;
+	if (f->have_cost && !f->cost.declined)
+		snprintf(buf, n, "; %s bound across frames", rxr_bound_name(f->cost.bound));
+	else
+		snprintf(buf, n, "; bound not classified (%s)",
+			 f->have_cost ? f->cost.declined : "fewer than 3 clean frame sizes");
+}
+
+static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct rxr_family *f)
+{
+	const struct rxr_ceiling *c = &R->c[i];
+	const struct rxr_point *p = c->p;
+	char label[256], mark[256], ceil[256], st[256], bnd[160], gpu[256] = "";
+	short_label(R, p, label, sizeof(label));
+	if (c->thread < 0) {
+		doc_li(d, "warn", "%s: %s%s%s", label, p->status, p->reason ? ": " : "",
+		       p->reason ? p->reason : "");
+		return;
+	}
+	const char *m = rpt_mark(p, mark, sizeof(mark));
+	ceiling_phrase(c, !m, ceil, sizeof(ceil));
+	stages_phrase(c, st, sizeof(st));
+	bound_phrase(f, bnd, sizeof(bnd));
+	struct rpt_gpu g;
+	if (!rpt_gpu_figures(c, &g))
+		snprintf(gpu, sizeof(gpu), "; GPU stage gpu_kernel %.0f ns/packet (GPU alone: %.2f Mpps), "
+			 "gpu_launch %.0f and gpu_wait %.0f cycles/packet on the CPU",
+			 g.kernel_ns, g.gpu_mpps, g.launch_cpp, g.wait_cpp);
+	doc_li(d, m ? "warn" : NULL, "%s%s%s: %s%s; set by the %s thread, %.0f cycles/packet: %s%s%s", m ? m : "",
+	       m ? " " : "", label, g.bound ? "GPU-bound: " : "", ceil, c->thread_label, c->cpp,
+	       c->ntop ? st : "-", gpu, bnd);
+}
+
+/* "+270 cycles/packet on the rx thread, buf_alloc +136, chain +42" */
+static void delta_phrase(const struct rxr_diff *df, char *buf, size_t n)
+{
+	size_t len = (size_t)snprintf(buf, n, "%+.0f cycles/packet on the %s thread", df->busy_b - df->busy_a,
+				      df->thread);
+	for (size_t i = 0, k = 0; i < df->n && k < 3 && len < n; i++) {
+		const struct rxr_stage_delta *e = &df->d[i];
+		if (strcmp(e->thread, df->thread) || !(fabs(e->delta) >= 1))
+			continue;
+		len += (size_t)snprintf(buf + len, n - len, ", %s %+.0f", rxr_stage_name((enum rxr_stage)e->stage),
+					e->delta);
+		k++;
+	}
+}
+
+/* The measured ceiling of a comparison side: NDR lower end, ">=" when capped. */
+static void side_ceiling(const struct rxr_ceiling *c, char *buf, size_t n)
+{
+	const struct rxr_point *p = c->p;
+	const char *why = NULL;
+	rxr_point_clean(p, &why);
+	char iv[64];
+	rxr_fmt_interval(iv, sizeof(iv), p, false);
+	/* a resolved interval reads as its lower end; the others as they are */
+	if (p->has_interval && !p->unresolved && p->ndr_mpps > 0 && isfinite(p->ndr_upper_mpps) &&
+	    !p->generator_limited)
+		snprintf(iv, sizeof(iv), "%.2f", p->ndr_mpps);
+	if (isfinite(p->ndr_mpps))
+		snprintf(buf, n, "%s%s%s%s", iv, why ? " (" : "", why ? why : "", why ? ")" : "");
+	else
+		snprintf(buf, n, "predicted %.2f%s%s%s", c->predicted_mpps, why ? " (" : "", why ? why : "",
+			 why ? ")" : "");
+}
+
+void rpt_section_verdicts(struct rpt *R, struct doc *d)
+{
+	doc_h(d, 2, "verdicts", "Verdicts");
+	doc_p(d, "The answer first; the evidence follows. Per configuration: its ceiling as the NDR search's "
+		 "interval [lower, upper] Mpps ('>=' where only a lower bound is known), the thread that sets "
+		 "it and that thread's top stages (cycles/packet, share). Marked points (oversubscribed, "
+		 "disturbed, unresolved) are not read as ceilings and are left out of every fit.");
+	size_t *fam = malloc((R->s->n ? R->s->n : 1) * sizeof(*fam));
+	for (size_t j = 0; fam && j < R->nf; j++)
+		for (size_t k = 0; k < R->f[j].n; k++)
+			fam[R->f[j].idx[k]] = j;
+	doc_h(d, 3, "verdict-configs", "Configurations");
+	doc_ul_begin(d);
+	size_t shown = 0;
+	for (size_t i = 0; i < R->s->n && shown < RPT_MAX_VERDICTS; i++, shown++)
+		verdict_point(R, d, i, fam && R->nf ? &R->f[fam[i]] : NULL);
+	doc_ul_end(d);
+	free(fam);
+	if (R->s->n > shown)
+		doc_p(d, "... and %zu more configurations: every point is in the ceiling table below.",
+		      R->s->n - shown);
+	doc_h(d, 3, "verdict-comparisons", "Comparisons");
+	if (!R->ndiffs) {
+		doc_p(d, "No two measured points differ in mode or engine alone.");
+		return;
+	}
+	doc_p(d, "B vs A (A the faster): what B adds per packet on the thread that changed most, its biggest "
+		 "stage deltas, and the measured ceiling A -> B (NDR lower ends, Mpps).");
+	doc_ul_begin(d);
+	/* clean pairs first (biggest change first within each axis), marked ones after */
+	size_t shown_cmp = 0;
+	for (size_t k = 0; k < 2 * R->ndiffs && shown_cmp < RPT_MAX_COMPARISONS; k++) {
+		const struct rpt_diff *e = &R->diffs[k % R->ndiffs];
+		bool marked = !rxr_point_clean(&R->s->pts[e->ia], NULL) || !rxr_point_clean(&R->s->pts[e->ib], NULL);
+		if (marked != (k >= R->ndiffs))
+			continue;
+		shown_cmp++;
+		char la[256], lb[256], dl[384], ca[128], cb[128];
+		short_label(R, &R->s->pts[e->ia], la, sizeof(la));
+		short_label(R, &R->s->pts[e->ib], lb, sizeof(lb));
+		delta_phrase(&e->d, dl, sizeof(dl));
+		side_ceiling(&R->c[e->ia], ca, sizeof(ca));
+		side_ceiling(&R->c[e->ib], cb, sizeof(cb));
+		doc_li(d, marked ? "warn" : NULL, "%s vs %s: %s; ceiling %s -> %s Mpps", lb, la, dl, ca, cb);
+	}
+	doc_ul_end(d);
+	if (R->ndiffs > shown_cmp)
+		doc_p(d, "... and %zu more comparisons under 'Biggest differences'.", R->ndiffs - shown_cmp);
+}
+
+void rpt_section_gpu(struct rpt *R, struct doc *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < R->s->n; i++)
+		n += rpt_has_gpu(R->c[i].basis);
+	if (!n)
+		return; /* no GPU in this set: no section */
+	doc_h(d, 2, "gpu", "GPU stage");
+	doc_p(d, "Points with a GPU consumer: gpu_kernel is the GPU's time per packet (thread role 'gpu', from "
+		 "CUDA events), gpu_launch and gpu_wait the CPU's cost of preparing a batch and waiting for it. "
+		 "'GPU alone' is the ceiling the GPU stage allows by itself; GPU-bound when the gpu thread is "
+		 "the bottleneck.");
+	static const char *const head[] = {"point", "gpu_kernel ns/pkt", "gpu_kernel cycles/pkt",
+					   "GPU alone Mpps", "gpu_launch cycles/pkt", "gpu_wait cycles/pkt",
+					   "bottleneck", "verdict"};
+	struct rxr_table *t = rxr_table_new("GPU stage", 8, head);
+	for (size_t i = 0; t && i < R->s->n; i++) {
+		struct rpt_gpu g;
+		if (rpt_gpu_figures(&R->c[i], &g))
+			continue;
+		char label[256], ns[32], cy[32], mp[32];
+		short_label(R, R->c[i].p, label, sizeof(label));
+		rxr_fmt_num(ns, sizeof(ns), g.kernel_ns, 1);
+		rxr_fmt_num(cy, sizeof(cy), g.kernel_cpp, 0);
+		rxr_fmt_num(mp, sizeof(mp), g.gpu_mpps, 2);
+		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) || rxr_table_cell(t, "%s", ns) ||
+		    rxr_table_cell(t, "%s", cy) || rxr_table_cell(t, "%s", mp) ||
+		    rxr_table_cell(t, "%.0f", g.launch_cpp) || rxr_table_cell(t, "%.0f", g.wait_cpp) ||
+		    rxr_table_cell(t, "%s", R->c[i].thread_label) ||
+		    rxr_table_cell(t, "%s", g.bound ? "GPU-bound" : "CPU-bound")) {
+			rxr_table_free(t);
+			t = NULL;
+		}
+	}
+	if (t)
+		doc_table(d, t);
+	rxr_table_free(t);
+}
