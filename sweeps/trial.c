@@ -388,7 +388,8 @@ int sweep_trial_from_doc(const struct sweep_spec *spec, struct sweep_trial *t, j
 				 : status);
 		return 0;
 	}
-	struct rxr_result *r = rxr_result_from_json(doc, src, err, errlen);
+	struct rxr_result *r = NULL;
+	rxr_result_from_json(doc, src, &r, err, errlen);
 	if (!r)
 		return -EINVAL;
 	const bool traffic = spec->traffic_cmd[0] != '\0';
