@@ -176,7 +176,7 @@ int rxr_probe_open(const char *role, int core, unsigned sample_shift, uint32_t r
 {
 	*out = NULL;
 	if (!role || strlen(role) >= sizeof(((struct rxr_probe *)0)->role))
-		return rxr_errf(err, errlen, -EINVAL, "probe: role \"%s\" is empty or longer than %zu bytes",
+		return rxr_errf(err, errlen, -EINVAL, "probe: role \"%s\" missing or > %zu bytes",
 				role ? role : "(null)", sizeof(((struct rxr_probe *)0)->role) - 1);
 	if (sample_shift > 31)
 		return rxr_errf(err, errlen, -EINVAL, "probe: sample shift %u is above 31",

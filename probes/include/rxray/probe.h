@@ -322,7 +322,7 @@ struct rxr_probe {
  * pinned to core (-1 = unpinned). sample_shift k: in full mode, sample one
  * burst in 2^k into a ring of ring_size records (rounded up to a power of
  * two; 0 = 4096 in full builds, no ring otherwise). Returns 0 and the probe
- * in *out (the caller owns it: rxr_probe_free), or -EINVAL (role empty or
+ * in *out (the caller owns it: rxr_probe_free), or -EINVAL (role NULL or
  * longer than 7 bytes, sample_shift > 31) / -ENOMEM with *out NULL and one
  * line in err (err may be NULL).
  */
