@@ -182,7 +182,8 @@ void rxr_attach_findings(struct rxr_profile *p)
 static int flame_write(const void *ctx, FILE *f)
 {
 	const struct rxr_profile *p = ctx;
-	struct rxr_flame *fl = rxr_flame_new();
+	struct rxr_flame *fl = NULL;
+	rxr_flame_open(&fl);
 	char title[192], sub[512];
 	uint64_t total = 0;
 	int rc = 0;

@@ -49,8 +49,9 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 	return 0;
 }
 
-struct rxr_flame *rxr_flame_new(void)
+int rxr_flame_open(struct rxr_flame **out)
 {
+	*out = NULL;
 	struct rxr_flame *f = calloc(1, sizeof(*f));
 	if (!f)
 		goto fail;
@@ -65,11 +66,11 @@ struct rxr_flame *rxr_flame_new(void)
 	f->nodes[0] = (struct flame_node){.name = FLAME_NONE, .parent = FLAME_NONE,
 					  .child = FLAME_NONE, .sibling = FLAME_NONE};
 	f->nnodes = 1;
-	return f;
+	*out = f;
+	return 0;
 fail:
 	rxr_flame_free(f);
-	errno = ENOMEM;
-	return NULL;
+	return -ENOMEM;
 }
 
 void rxr_flame_free(struct rxr_flame *f)

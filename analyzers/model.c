@@ -272,15 +272,17 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 
 /* ------------------------------------------------------------ tables */
 
-struct rxr_table *rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm,
-				  size_t n)
+int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, size_t n,
+		    struct rxr_table **out)
 {
 	static const char *const head[] = {"point", "predicted (light load) Mpps", "basis",
 					   "NDR Mpps", "NDR/predicted", "bottleneck",
 					   "dearer under load (factor)"};
 	size_t nvary = 0;
 	const char **vary = rxr_set_varying(s, &nvary);
-	struct rxr_table *t = vary ? rxr_table_new("Cost model", 7, head) : NULL;
+	struct rxr_table *t = NULL;
+	if (vary)
+		rxr_table_open("Cost model", 7, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		const struct rxr_point_model *k = &pm[i];
 		const struct rxr_point *p = &s->pts[i];
@@ -310,9 +312,8 @@ struct rxr_table *rxr_model_table(const struct rxr_set *s, const struct rxr_poin
 		}
 	}
 	free(vary);
-	if (!t)
-		errno = ENOMEM;
-	return t;
+	*out = t;
+	return t ? 0 : -ENOMEM;
 }
 
 /* ---------------------------------------------------------------- JSON */

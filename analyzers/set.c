@@ -168,7 +168,7 @@ static int embedded_run(struct loader *L, json_t *doc, const char *field, const 
 	if (!j || json_is_null(j))
 		return 0;
 	char e2[RXR_ERR_LEN];
-	*out = rxr_result_from_json(j, src, e2, sizeof(e2));
+	rxr_result_from_json(j, src, out, e2, sizeof(e2));
 	if (!*out) {
 		snprintf(L->err, L->errlen, "%s:%d: %s: %s", src, line, field, e2);
 		return -EINVAL;
@@ -377,13 +377,16 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	if (!has_run)
 		return 0;
 	char e2[RXR_ERR_LEN];
-	struct rxr_result *r = rxr_result_from_json(doc, src, e2, sizeof(e2));
+	struct rxr_result *r = NULL;
+	rxr_result_from_json(doc, src, &r, e2, sizeof(e2));
 	if (!r) {
 		snprintf(L->err, L->errlen, "%s:%d: %s", src, line, e2);
 		return -EINVAL;
 	}
 	if (r->loss <= 0) {
-		struct rxr_result *lr = calib ? r : rxr_result_from_json(doc, src, e2, sizeof(e2));
+		struct rxr_result *lr = r;
+		if (!calib)
+			rxr_result_from_json(doc, src, &lr, e2, sizeof(e2));
 		struct rxr_result **nl =
 		    lr ? realloc(p->light, (p->nlight + 1) * sizeof(*nl)) : NULL;
 		if (!nl) {
@@ -402,9 +405,9 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	}
 	struct rxr_result *r2 = NULL, *r3 = NULL;
 	char e3[8];
-	if (r->loss <= 0 && !(r2 = rxr_result_from_json(doc, src, e3, sizeof(e3))))
+	if (r->loss <= 0 && rxr_result_from_json(doc, src, &r2, e3, sizeof(e3)) < 0)
 		goto nomem;
-	if (r->loss <= PDR_LOSS_DEFAULT && !(r3 = rxr_result_from_json(doc, src, e3, sizeof(e3))))
+	if (r->loss <= PDR_LOSS_DEFAULT && rxr_result_from_json(doc, src, &r3, e3, sizeof(e3)) < 0)
 		goto nomem;
 	if (!p->top || r->offered_mpps > p->top->offered_mpps) {
 		json_decref(p->top_doc);
@@ -425,7 +428,8 @@ nomem:
 static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 {
 	char e2[RXR_ERR_LEN];
-	struct rxr_result *r = rxr_result_from_json(doc, src, e2, sizeof(e2));
+	struct rxr_result *r = NULL;
+	rxr_result_from_json(doc, src, &r, e2, sizeof(e2));
 	if (!r) {
 		if (line > 0)
 			snprintf(L->err, L->errlen, "%s:%d: %s", src, line, e2);

@@ -8,8 +8,10 @@
 
 #include "rxray/analyze.h"
 
-struct rxr_table *rxr_table_new(const char *title, size_t ncols, const char *const *head)
+int rxr_table_open(const char *title, size_t ncols, const char *const *head,
+		   struct rxr_table **out)
 {
+	*out = NULL;
 	struct rxr_table *t = calloc(1, sizeof(*t));
 	if (!t)
 		goto fail;
@@ -21,11 +23,11 @@ struct rxr_table *rxr_table_new(const char *title, size_t ncols, const char *con
 		if (!(t->head[i] = strdup(head[i])))
 			goto fail;
 	t->cur = ncols;
-	return t;
+	*out = t;
+	return 0;
 fail:
 	rxr_table_free(t);
-	errno = ENOMEM;
-	return NULL;
+	return -ENOMEM;
 }
 
 void rxr_table_free(struct rxr_table *t)
@@ -234,7 +236,8 @@ static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
 		snprintf(buf, n, "-");
 }
 
-struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n)
+int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+		      struct rxr_table **out)
 {
 	static const char *const head[] = {"point", "status", "NDR Mpps", "PDR Mpps",
 					   "predicted Mpps", "measured/predicted", "bottleneck",
@@ -243,7 +246,9 @@ struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ce
 					   "predicted from median laps Mpps", "notes"};
 	size_t nvary = 0;
 	const char **vary = rxr_set_varying(s, &nvary);
-	struct rxr_table *t = vary ? rxr_table_new("Ceiling", 12, head) : NULL;
+	struct rxr_table *t = NULL;
+	if (vary)
+		rxr_table_open("Ceiling", 12, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		const struct rxr_ceiling *k = &c[i];
 		char label[512], a[32], b[32], p[32], r[32], cp[32], st[256], top[128], o1[32], o2[32],
@@ -298,22 +303,23 @@ struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ce
 		}
 	}
 	free(vary);
-	if (!t)
-		errno = ENOMEM;
-	return t;
+	*out = t;
+	return t ? 0 : -ENOMEM;
 }
 
-struct rxr_table *rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n)
+int rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+		   struct rxr_table **out)
 {
 	static const char *const head[] = {"config", "frame", "TX offered", "RX received",
 					   "TX Mpps", "RX Mpps", "loss"};
 	struct rxr_family *f = NULL;
 	size_t nf = 0;
 	if (rxr_families_build(s, c, n, &f, &nf)) {
-		errno = ENOMEM;
-		return NULL;
+		*out = NULL;
+		return -ENOMEM;
 	}
-	struct rxr_table *t = rxr_table_new("Highest-rate trial per point (the seed report's shape)", 7, head);
+	struct rxr_table *t = NULL;
+	rxr_table_open("Highest-rate trial per point (the seed report's shape)", 7, head, &t);
 	for (size_t j = 0; t && j < nf; j++) {
 		for (size_t i = 0; t && i < f[j].n; i++) {
 			const struct rxr_ceiling *k = &c[f[j].idx[i]];
@@ -338,9 +344,8 @@ struct rxr_table *rxr_seed_table(const struct rxr_set *s, const struct rxr_ceili
 		}
 	}
 	rxr_families_free(f, nf);
-	if (!t)
-		errno = ENOMEM;
-	return t;
+	*out = t;
+	return t ? 0 : -ENOMEM;
 }
 
 static int bound_row(struct rxr_table *t, const struct rxr_family *f, const char *basis,
@@ -356,11 +361,12 @@ static int bound_row(struct rxr_table *t, const struct rxr_family *f, const char
 			    : rxr_table_cell(t, "%s", rxr_bound_name(x->bound)));
 }
 
-struct rxr_table *rxr_bound_table(const struct rxr_family *f, size_t n)
+int rxr_bound_table(const struct rxr_family *f, size_t n, struct rxr_table **out)
 {
 	static const char *const head[] = {"config", "basis", "frames", "a (ns/pkt)", "b (ns/byte)",
 					   "R^2", "residual rms (ns)", "byte share at max frame", "bound"};
-	struct rxr_table *t = rxr_table_new("Bound classification: time/packet = a + b x frame bytes", 9, head);
+	struct rxr_table *t = NULL;
+	rxr_table_open("Bound classification: time/packet = a + b x frame bytes", 9, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		int rc = 0;
 		if (f[i].have_cost)
@@ -372,18 +378,19 @@ struct rxr_table *rxr_bound_table(const struct rxr_family *f, size_t n)
 			t = NULL;
 		}
 	}
-	if (!t)
-		errno = ENOMEM;
-	return t;
+	*out = t;
+	return t ? 0 : -ENOMEM;
 }
 
-struct rxr_table *rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max)
+int rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max,
+		   struct rxr_table **out)
 {
 	char ha[64], hb[64];
 	snprintf(ha, sizeof(ha), "%s cycles/pkt", la);
 	snprintf(hb, sizeof(hb), "%s cycles/pkt", lb);
 	const char *head[] = {"thread", "stage", ha, hb, "delta"};
-	struct rxr_table *t = rxr_table_new("Stage deltas (sorted by size)", 5, head);
+	struct rxr_table *t = NULL;
+	rxr_table_open("Stage deltas (sorted by size)", 5, head, &t);
 	for (size_t i = 0; t && i < d->n && (!max || i < max); i++) {
 		const struct rxr_stage_delta *e = &d->d[i];
 		if (rxr_table_row(t) || rxr_table_cell(t, "%s", e->thread) ||
@@ -394,17 +401,17 @@ struct rxr_table *rxr_diff_table(const struct rxr_diff *d, const char *la, const
 			t = NULL;
 		}
 	}
-	if (!t)
-		errno = ENOMEM;
-	return t;
+	*out = t;
+	return t ? 0 : -ENOMEM;
 }
 
-struct rxr_table *rxr_whatif_table(const struct rxr_diff *d, const char *la)
+int rxr_whatif_table(const struct rxr_diff *d, const char *la, struct rxr_table **out)
 {
 	char h[96];
 	snprintf(h, sizeof(h), "predicted Mpps if the stage cost what it costs in %s", la);
 	const char *head[] = {"thread", "stage", "cycles/pkt now", "cycles/pkt in A", h};
-	struct rxr_table *t = rxr_table_new("What if", 5, head);
+	struct rxr_table *t = NULL;
+	rxr_table_open("What if", 5, head, &t);
 	for (size_t i = 0; t && i < d->nw; i++) {
 		const struct rxr_whatif *w = &d->w[i];
 		char m[32];
@@ -417,9 +424,8 @@ struct rxr_table *rxr_whatif_table(const struct rxr_diff *d, const char *la)
 			t = NULL;
 		}
 	}
-	if (!t)
-		errno = ENOMEM;
-	return t;
+	*out = t;
+	return t ? 0 : -ENOMEM;
 }
 
 static json_t *num_or_null(double v)

@@ -86,10 +86,9 @@ int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size
 	return 0;
 }
 
-struct rxr_table *rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
-					 const struct rxr_model *before,
-					 const struct rxr_model *after, size_t n,
-					 const char *changes)
+int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
+			   const struct rxr_model *before, const struct rxr_model *after, size_t n,
+			   const char *changes, struct rxr_table **out)
 {
 	static const char *const head[] = {"point", "before Mpps", "after Mpps", "change",
 					   "bottleneck before", "bottleneck after", "basis"};
@@ -97,7 +96,9 @@ struct rxr_table *rxr_whatif_table_model(const struct rxr_set *s, const struct r
 	const char **vary = s ? rxr_set_varying(s, &nvary) : NULL;
 	char title[300];
 	snprintf(title, sizeof(title), "What if %s", changes ? changes : "");
-	struct rxr_table *t = (!s || vary) ? rxr_table_new(title, 7, head) : NULL;
+	struct rxr_table *t = NULL;
+	if (!s || vary)
+		rxr_table_open(title, 7, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		char label[512], b[32], a[32], ch[32];
 		if (s)
@@ -122,9 +123,8 @@ struct rxr_table *rxr_whatif_table_model(const struct rxr_set *s, const struct r
 		}
 	}
 	free(vary);
-	if (!t)
-		errno = ENOMEM;
-	return t;
+	*out = t;
+	return t ? 0 : -ENOMEM;
 }
 
 int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double cpp, char *err,

@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	FILE *in = fmemopen((void *)data, size, "r");
-	struct rxr_flame *f = rxr_flame_new();
+	struct rxr_flame *f = NULL;
+	rxr_flame_open(&f);
 	if (!in || !f)
 		abort();
 	if (rxr_flame_read_folded(f, in, "fuzz.folded", err, sizeof(err)) == 0 &&

@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	struct rxr_result *r = rxr_result_parse(text, "fuzz.json", 1, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_parse(text, "fuzz.json", 1, &r, err, sizeof(err));
 	free(text);
 	if (!r)
 		return 0;

@@ -171,16 +171,19 @@ uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q)
 	return a->max;
 }
 
-struct rxr_probe *rxr_probe_new(const char *role, int core, unsigned sample_shift,
-				uint32_t ring_size)
+int rxr_probe_open(const char *role, int core, unsigned sample_shift, uint32_t ring_size,
+		   struct rxr_probe **out, char *err, size_t errlen)
 {
-	if (!role || strlen(role) >= sizeof(((struct rxr_probe *)0)->role) || sample_shift > 31) {
-		errno = EINVAL;
-		return NULL;
-	}
+	*out = NULL;
+	if (!role || strlen(role) >= sizeof(((struct rxr_probe *)0)->role))
+		return rxr_errf(err, errlen, -EINVAL, "probe: role \"%s\" missing or > %zu bytes",
+				role ? role : "(null)", sizeof(((struct rxr_probe *)0)->role) - 1);
+	if (sample_shift > 31)
+		return rxr_errf(err, errlen, -EINVAL, "probe: sample shift %u is above 31",
+				sample_shift);
 	struct rxr_probe *p = aligned_alloc(64, sizeof(*p));
 	if (!p)
-		return NULL;
+		return rxr_errf(err, errlen, -ENOMEM, "probe: out of memory");
 	memset(p, 0, sizeof(*p));
 	snprintf(p->role, sizeof(p->role), "%s", role);
 	p->core = core;
@@ -197,13 +200,13 @@ struct rxr_probe *rxr_probe_new(const char *role, int core, unsigned sample_shif
 		p->ring = calloc(pow2, sizeof(*p->ring));
 		if (!p->ring) {
 			free(p);
-			errno = ENOMEM;
-			return NULL;
+			return rxr_errf(err, errlen, -ENOMEM, "probe: out of memory");
 		}
 		p->ring_size = pow2;
 	}
 	p->last = rxr_now();
-	return p;
+	*out = p;
+	return 0;
 }
 
 void rxr_probe_free(struct rxr_probe *p)
@@ -292,7 +295,8 @@ double rxr_probe_measure_lap_cost(unsigned iters)
 		rounds = 9;
 	if (rounds > MAX_ROUNDS)
 		rounds = MAX_ROUNDS;
-	struct rxr_probe *p = rxr_probe_new("cal", -1, 0, 0);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("cal", -1, 0, 0, &p, NULL, 0);
 	uint64_t *cost = malloc(rounds * sizeof(*cost));
 	if (!p || !cost) {
 		rxr_probe_free(p);

@@ -24,21 +24,22 @@
 static const char *const required_keys[] = {"schema", "config", "env", "counters",
 					     "rates", "clock", "threads"};
 
-struct rxr_result *rxr_result_new(void)
+int rxr_result_open(struct rxr_result **out)
 {
+	*out = NULL;
 	struct rxr_result *r = calloc(1, sizeof(*r));
 	if (!r)
-		return NULL;
+		return -ENOMEM;
 	r->config = json_object();
 	r->env = json_object();
 	r->extra = json_object();
 	if (!r->config || !r->env || !r->extra) {
 		rxr_result_free(r);
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	snprintf(r->clock.source, sizeof(r->clock.source), "unknown");
-	return r;
+	*out = r;
+	return 0;
 }
 
 void rxr_result_free(struct rxr_result *r)
@@ -389,6 +390,7 @@ struct rd {
 	int line;
 	char *err;
 	size_t errlen;
+	int rc; /* -EINVAL for bad input unless set to -ENOMEM */
 };
 
 static void rd_fail(struct rd *d, const char *field, const char *fmt, ...)
@@ -551,6 +553,7 @@ static int read_samples(struct rd *d, const json_t *jt, const char *path,
 	size_t n = json_array_size(data);
 	t->samples = calloc(n ? n : 1, sizeof(*t->samples));
 	if (!t->samples) {
+		d->rc = -ENOMEM;
 		rd_fail(d, path, "samples: out of memory");
 		return -1;
 	}
@@ -650,8 +653,9 @@ static struct rxr_result *from_json(const json_t *doc, struct rd *d)
 			json_string_value(schema));
 		return NULL;
 	}
-	struct rxr_result *r = rxr_result_new();
-	if (!r) {
+	struct rxr_result *r = NULL;
+	if (rxr_result_open(&r) < 0) {
+		d->rc = -ENOMEM;
 		rd_fail(d, "(document)", "out of memory");
 		return NULL;
 	}
@@ -700,6 +704,7 @@ static struct rxr_result *from_json(const json_t *doc, struct rd *d)
 	if (n) {
 		r->threads = calloc(n, sizeof(*r->threads));
 		if (!r->threads) {
+			d->rc = -ENOMEM;
 			rd_fail(d, "threads", "out of memory");
 			goto fail;
 		}
@@ -724,16 +729,39 @@ fail:
 	return NULL;
 }
 
-struct rxr_result *rxr_result_from_json(const json_t *doc, const char *src, char *err,
-					size_t errlen)
+/* from_json's NULL as the constructor convention's return code. */
+static int from_json_out(const json_t *doc, struct rd *d, struct rxr_result **out)
 {
-	struct rd d = {.src = src ? src : "(json)", .line = 0, .err = err, .errlen = errlen};
-	return from_json(doc, &d);
+	d->rc = -EINVAL;
+	*out = from_json(doc, d);
+	return *out ? 0 : d->rc;
 }
 
-struct rxr_result *rxr_result_parse(const char *text, const char *src, int line, char *err,
-				    size_t errlen)
+int rxr_result_from_json(const json_t *doc, const char *src, struct rxr_result **out, char *err,
+			 size_t errlen)
 {
+	struct rd d = {.src = src ? src : "(json)", .line = 0, .err = err, .errlen = errlen};
+	return from_json_out(doc, &d, out);
+}
+
+/* A jansson load failure as -errno: out of memory, the file's own errno
+ * (saved by the caller right after the load), else bad JSON. */
+static int load_rc(const json_error_t *je, int saved_errno)
+{
+	switch (json_error_code(je)) {
+	case json_error_out_of_memory:
+		return -ENOMEM;
+	case json_error_cannot_open_file:
+		return saved_errno > 0 ? -saved_errno : -EIO;
+	default:
+		return -EINVAL;
+	}
+}
+
+int rxr_result_parse(const char *text, const char *src, int line, struct rxr_result **out,
+		     char *err, size_t errlen)
+{
+	*out = NULL;
 	struct rd d = {.src = src ? src : "(json)", .line = line, .err = err, .errlen = errlen};
 	json_error_t je;
 	json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
@@ -741,17 +769,20 @@ struct rxr_result *rxr_result_parse(const char *text, const char *src, int line,
 		if (err && errlen)
 			snprintf(err, errlen, "%s:%d: (json): %s", d.src,
 				 line > 0 ? line : je.line, je.text);
-		return NULL;
+		return load_rc(&je, 0);
 	}
-	struct rxr_result *r = from_json(doc, &d);
+	int rc = from_json_out(doc, &d, out);
 	json_decref(doc);
-	return r;
+	return rc;
 }
 
-struct rxr_result *rxr_result_read(const char *path, char *err, size_t errlen)
+int rxr_result_read(const char *path, struct rxr_result **out, char *err, size_t errlen)
 {
+	*out = NULL;
 	json_error_t je;
+	errno = 0;
 	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	int saved = errno;
 	if (!doc) {
 		if (err && errlen) {
 			if (je.line > 0)
@@ -759,12 +790,12 @@ struct rxr_result *rxr_result_read(const char *path, char *err, size_t errlen)
 			else
 				snprintf(err, errlen, "%s: %s", path, je.text);
 		}
-		return NULL;
+		return load_rc(&je, saved);
 	}
 	struct rd d = {.src = path, .line = 0, .err = err, .errlen = errlen};
-	struct rxr_result *r = from_json(doc, &d);
+	int rc = from_json_out(doc, &d, out);
 	json_decref(doc);
-	return r;
+	return rc;
 }
 
 double rxr_thread_cycles_per_packet(const struct rxr_thread_result *t)

@@ -155,7 +155,8 @@ static void section_env(struct rpt *R, struct doc *d)
 		return;
 	}
 	static const char *const head[] = {"item", "value"};
-	struct rxr_table *t = rxr_table_new("Environment", 2, head);
+	struct rxr_table *t = NULL;
+	rxr_table_open("Environment", 2, head, &t);
 	if (!t)
 		return;
 	/* the facts a bug report needs first, then everything else recorded */
@@ -205,13 +206,14 @@ static void section_tables(struct rpt *R, struct doc *d)
 	else
 		doc_p(d, "No spec.yaml next to the results (single runs or a bare .jsonl).");
 
-	struct rxr_table *t = rxr_seed_table(R->s, R->c, R->s->n);
+	struct rxr_table *t = NULL;
+	rxr_seed_table(R->s, R->c, R->s->n, &t);
 	doc_h(d, 2, "seed", "Results in the seed report's shape (highest-rate trial per point)");
 	if (t)
 		doc_table(d, t);
 	rxr_table_free(t);
 
-	t = rxr_ceiling_table(R->s, R->c, R->s->n);
+	rxr_ceiling_table(R->s, R->c, R->s->n, &t);
 	doc_h(d, 2, "ceiling", "Ceiling: measured vs predicted");
 	if (t)
 		doc_table(d, t);
@@ -219,7 +221,7 @@ static void section_tables(struct rpt *R, struct doc *d)
 	doc_p(d, "measured/predicted uses NDR (or the highest trial's RX rate when there is no NDR); "
 		 "'>=' marks generator-limited points, whose NDR is a lower bound.");
 
-	t = rxr_bound_table(R->f, R->nf);
+	rxr_bound_table(R->f, R->nf, &t);
 	doc_h(d, 2, "bounds", "Bound classification");
 	if (t && t->nrows)
 		doc_table(d, t);

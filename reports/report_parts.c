@@ -210,11 +210,12 @@ void rpt_section_diffs(struct rpt *R, struct doc *d)
 		doc_ul_end(d);
 		const struct rpt_diff *e = &R->diffs[first];
 		doc_p(d, "Largest change (%s vs %s at %s), stage by stage:", e->la, e->lb, e->rest);
-		struct rxr_table *t = rxr_diff_table(&e->d, e->la, e->lb, 10);
+		struct rxr_table *t = NULL;
+		rxr_diff_table(&e->d, e->la, e->lb, 10, &t);
 		if (t)
 			doc_table(d, t);
 		rxr_table_free(t);
-		t = rxr_whatif_table(&e->d, e->la);
+		rxr_whatif_table(&e->d, e->la, &t);
 		if (t && t->nrows) {
 			doc_p(d, "What if one stage of the %s thread cost what it costs in %s:", e->d.thread, e->la);
 			doc_table(d, t);
@@ -390,7 +391,10 @@ static int flame_fn(FILE *o, void *vctx)
 static int flame_one(struct rpt *R, const struct rxr_result *a, const struct rxr_result *b,
 		     struct rxr_flame_svg_opts *o, const char *rel, char **out)
 {
-	struct rxr_flame *fa = a ? rxr_flame_new() : NULL, *fb = rxr_flame_new();
+	struct rxr_flame *fa = NULL, *fb = NULL;
+	if (a)
+		rxr_flame_open(&fa);
+	rxr_flame_open(&fb);
 	int rc = -ENOMEM;
 	if (!fb || (a && !fa))
 		goto out;

@@ -195,7 +195,8 @@ static void dry_run_print(FILE *f, const struct sweep_point *p, const struct swe
 	for (int i = 0; i < pl->ncores; i++)
 		fprintf(f, " %d", pl->cores[i]);
 	fprintf(f, "\n  trial:");
-	char **argv = sweep_trial_argv(x, 0, secs, "<tmp>.json");
+	char **argv = NULL;
+	sweep_trial_argv(x, 0, secs, "<tmp>.json", &argv);
 	for (size_t i = 0; argv && argv[i]; i++)
 		fprintf(f, " %s", argv[i]);
 	fprintf(f, "\n");

@@ -107,10 +107,11 @@ static int argv_add(char ***argv, size_t *n, const char *a, const char *b)
 	return 0;
 }
 
-char **sweep_trial_argv(const struct sweep_exec *x, double target_pps, double seconds,
-			const char *json_path)
+int sweep_trial_argv(const struct sweep_exec *x, double target_pps, double seconds,
+		     const char *json_path, char ***out)
 {
 	char **argv = NULL;
+	*out = NULL;
 	size_t n = 0;
 	char opt[64], val[1100];
 	int rc = argv_add(&argv, &n, x->runner, "run");
@@ -160,10 +161,10 @@ char **sweep_trial_argv(const struct sweep_exec *x, double target_pps, double se
 		rc = argv_add(&argv, &n, "--quiet", NULL);
 	if (rc) {
 		sweep_argv_free(argv);
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
-	return argv;
+	*out = argv;
+	return 0;
 }
 
 /* Start time of pid (clock ticks since boot, /proc/<pid>/stat field 22),
@@ -388,7 +389,8 @@ int sweep_trial_from_doc(const struct sweep_spec *spec, struct sweep_trial *t, j
 				 : status);
 		return 0;
 	}
-	struct rxr_result *r = rxr_result_from_json(doc, src, err, errlen);
+	struct rxr_result *r = NULL;
+	rxr_result_from_json(doc, src, &r, err, errlen);
 	if (!r)
 		return -EINVAL;
 	const bool traffic = spec->traffic_cmd[0] != '\0';
@@ -447,7 +449,8 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 		t->doc = broken_doc(x, t);
 		return 0;
 	}
-	char **argv = sweep_trial_argv(x, t->target_pps, t->seconds, json_path);
+	char **argv = NULL;
+	sweep_trial_argv(x, t->target_pps, t->seconds, json_path, &argv);
 	if (!argv)
 		return -ENOMEM;
 	struct timespec settle = {0, (long)(TRIAL_SETTLE_S * 1e9)};

@@ -431,7 +431,7 @@ int rxr_cmd_attach(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	t = calloc(1, sizeof(*t));
-	p = rxr_profile_new();
+	rxr_profile_open(&p);
 	if (!t || !p) {
 		rxr_err(VERB, "out of memory");
 		goto cleanup;
@@ -448,7 +448,7 @@ int rxr_cmd_attach(int argc, char **argv)
 		rxr_err(VERB, "needs root or CAP_BPF+CAP_PERFMON: missing %s", err);
 		goto cleanup;
 	}
-	tl = rxr_tele_open(opts.pid, opts.prefix, err, sizeof(err));
+	rxr_tele_open(opts.pid, opts.prefix, &tl, err, sizeof(err));
 	if (!tl && opts.prefix) {
 		rxr_err(VERB, "%s", err);
 		ret = RXR_EXIT_USAGE;
@@ -456,7 +456,7 @@ int rxr_cmd_attach(int argc, char **argv)
 	}
 	if (!tl)
 		fprintf(stderr, "rxray attach: warning: %s; reporting shares without packets\n", err);
-	sy = rxr_syms_open(opts.pid, opts.debug_dir, err, sizeof(err));
+	rxr_syms_open(opts.pid, opts.debug_dir, &sy, err, sizeof(err));
 	if (!sy) {
 		rxr_err(VERB, "%s", err);
 		goto cleanup;
@@ -501,12 +501,12 @@ int rxr_cmd_attach(int argc, char **argv)
 				      .mode = opts.stacks < 0 ? RXR_STACKS_DWARF : opts.stacks,
 				      .scope = opts.scope, .stack_bytes = opts.stack_bytes,
 				      .unwind = rxr_syms_unwind, .unwind_ctx = sy};
-	s = rxr_sampler_open(&so, err, sizeof(err));
-	if (!s && opts.stacks < 0 && errno != EPERM) {
+	int src = rxr_sampler_open(&so, &s, err, sizeof(err));
+	if (!s && opts.stacks < 0 && src != -EPERM) {
 		fprintf(stderr, "rxray attach: note: dwarf stacks unavailable (%s); using frame "
 			"pointers\n", err);
 		so.mode = RXR_STACKS_FP;
-		s = rxr_sampler_open(&so, err, sizeof(err));
+		rxr_sampler_open(&so, &s, err, sizeof(err));
 	}
 	if (!s) {
 		rxr_err(VERB, "%s", err);

@@ -57,7 +57,8 @@ static struct rxr_table *ceiling_model_table(const struct rxr_set *s)
 		return NULL;
 	for (size_t i = 0; i < s->n; i++)
 		rxr_point_model_compute(&s->pts[i], ceiling_light_frac, &pm[i]);
-	struct rxr_table *t = rxr_model_table(s, pm, s->n);
+	struct rxr_table *t = NULL;
+	rxr_model_table(s, pm, s->n, &t);
 	free(pm);
 	return t;
 }
@@ -87,9 +88,12 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 		fputc('\n', o);
 		return rc ? -EIO : 0;
 	}
-	struct rxr_table *tc = rxr_ceiling_table(s, c, n);
-	struct rxr_table *tb = rxr_bound_table(f, nf);
-	struct rxr_table *ts = rxr_seed_table(s, c, n);
+	struct rxr_table *tc = NULL;
+	rxr_ceiling_table(s, c, n, &tc);
+	struct rxr_table *tb = NULL;
+	rxr_bound_table(f, nf, &tb);
+	struct rxr_table *ts = NULL;
+	rxr_seed_table(s, c, n, &ts);
 	struct rxr_table *tm = ceiling_model_table(s);
 	int rc = -ENOMEM;
 	if (!tc || !tb || !ts || !tm)

@@ -183,8 +183,10 @@ static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa
 		rxr_diff_free(&d);
 		return rc ? -ENOMEM : 0;
 	}
-	struct rxr_table *t = rxr_diff_table(&d, la, lb, rows);
-	struct rxr_table *w = rxr_whatif_table(&d, la);
+	struct rxr_table *t = NULL;
+	rxr_diff_table(&d, la, lb, rows, &t);
+	struct rxr_table *w = NULL;
+	rxr_whatif_table(&d, la, &w);
 	if (!t || !w) {
 		rc = -ENOMEM;
 		goto out;

@@ -285,7 +285,8 @@ int rxr_cmd_flame(int argc, char **argv)
 	if (op.diff && strcmp(op.format, "svg"))
 		return rxr_usage_err(VERB, "--diff writes SVG only (got --format %s)", op.format);
 
-	struct rxr_flame *fa = NULL, *fb = rxr_flame_new();
+	struct rxr_flame *fa = NULL, *fb = NULL;
+	rxr_flame_open(&fb);
 	struct rxr_afile af = {0};
 	int ec = 0;
 	bool ppa = false, ppb = false;
@@ -301,7 +302,7 @@ int rxr_cmd_flame(int argc, char **argv)
 		goto commit;
 	}
 	if (op.diff) {
-		fa = rxr_flame_new();
+		rxr_flame_open(&fa);
 		if (!fa) {
 			ec = RXR_EXIT_RUNTIME;
 			goto out;

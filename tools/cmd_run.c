@@ -147,7 +147,7 @@ int rxr_cmd_run(int argc, char **argv)
 	int rc = rx_engine_check(&c, 0, &caps, NULL, err, sizeof(err));
 	if (rc < 0)
 		return run_fail(rc, err);
-	r = rxr_result_new();
+	rxr_result_open(&r);
 	if (!r) {
 		rxr_err(VERB, "out of memory");
 		return RXR_EXIT_RUNTIME;

@@ -63,8 +63,10 @@ int rxr_cmd_whatif(int argc, char **argv)
 	double frac = RXR_MODEL_LIGHT_FRAC;
 	int c;
 	optind = 1;
-	/* "+": stop at the first non-option, so "-K" changes are not options */
-	while ((c = getopt_long(argc, argv, "+f:o:s:h", lo, NULL)) != -1) {
+	/* getopt moves the operands after the options, so options may follow
+	 * INPUT and the changes; a change never starts with '-' (it starts
+	 * with a stage name: STAGE=-K), so none is taken for an option */
+	while ((c = rxr_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'o': output = optarg; break;
@@ -74,7 +76,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 				return RXR_EXIT_USAGE;
 			break;
 		case 'h': whatif_usage(stdout); return RXR_EXIT_OK;
-		default: whatif_usage(stderr); return RXR_EXIT_USAGE;
+		default: return RXR_EXIT_USAGE;
 		}
 	}
 	if (argc - optind < 2) {
@@ -87,22 +89,6 @@ int rxr_cmd_whatif(int argc, char **argv)
 	char err[RXR_ERR_LEN], changes[512] = "";
 	size_t cl = 0;
 	for (int i = optind + 1; i < argc; i++) {
-		/* options after the input are allowed too (a change never starts
-		 * with '-': it starts with a stage name) */
-		if (argv[i][0] == '-') {
-			const char *o = argv[i];
-			if (i + 1 >= argc)
-				return rxr_usage_err(VERB, "%s: needs a value", o);
-			if (!strcmp(o, "--select") || !strcmp(o, "-s"))
-				select = argv[++i];
-			else if (!strcmp(o, "--output") || !strcmp(o, "-o"))
-				output = argv[++i];
-			else if (!strcmp(o, "--format") || !strcmp(o, "-f"))
-				fmt = argv[++i];
-			else
-				return rxr_usage_err(VERB, "%s: unknown option", o);
-			continue;
-		}
 		if (nch == WHATIF_MAX_CHANGES)
 			return rxr_usage_err(VERB, "more than %d changes", WHATIF_MAX_CHANGES);
 		if (rxr_whatif_parse(argv[i], &ch[nch], err, sizeof(err)))
@@ -189,7 +175,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 		ec = rxr_usage_err(VERB, "%s: %s", input, first_err);
 		goto out;
 	}
-	t = rxr_whatif_table_model(&view, pts, before, after, view.n, changes);
+	rxr_whatif_table_model(&view, pts, before, after, view.n, changes, &t);
 	if (!t) {
 		ec = RXR_EXIT_RUNTIME;
 		goto out;

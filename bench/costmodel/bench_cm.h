@@ -62,7 +62,8 @@ static inline struct rxr_result *cm_run(const char *fmt, ...)
 		return NULL;
 	}
 	char err[512];
-	struct rxr_result *r = rxr_result_read(out, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(out, &r, err, sizeof(err));
 	if (!r)
 		fprintf(stderr, "%s\n", err);
 	unlink(out);

@@ -91,7 +91,8 @@ int main(int argc, char **argv)
 	if (rxr_clock_init(100) < 0)
 		return 1;
 	uint64_t *lines = calloc(64 * 8, sizeof(uint64_t));
-	struct rxr_probe *p = rxr_probe_new("rx", -1, 0, 0);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	if (!lines || !p)
 		return 1;
 	printf("# lapsum_cost: counters-mode lap with vs without the cost model's sums,\n"

@@ -134,7 +134,8 @@ static int child_run(const struct opts *o, const struct point *pt, const char *p
 	    rx_config_validate(&c, &caps, err, sizeof(err)) ||
 	    rx_engine_dpdk.validate(&c, &caps, err, sizeof(err)))
 		goto fail;
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	if (!r || rx_run_exec(&rx_engine_dpdk, &c, r, &stop, err, sizeof(err)) || rxr_result_write(r, path)) {
 		rxr_result_free(r);
 		goto fail;
@@ -187,7 +188,8 @@ static int one_run(const struct opts *o, const struct point *pt, struct sample *
 	int st;
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -EIO;
-	struct rxr_result *r = rxr_result_read(path, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(path, &r, err, sizeof(err));
 	unlink(path);
 	if (!r) {
 		fprintf(stderr, "bench_dpdk_disciplines: %s\n", err);

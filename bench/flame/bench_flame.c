@@ -112,7 +112,8 @@ int main(int argc, char **argv)
 	size_t frames = 0;
 	double total = 0;
 	for (int r = 0; r < runs; r++) {
-		struct rxr_flame *fl = rxr_flame_new();
+		struct rxr_flame *fl = NULL;
+		rxr_flame_open(&fl);
 		char err[256];
 		double t0 = now_s(), c0 = cpu_s();
 		if (!fl || rxr_flame_read_folded_file(fl, in, err, sizeof(err))) {

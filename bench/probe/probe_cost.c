@@ -45,9 +45,10 @@ static double median(double *v, int n)
 static struct rxr_probe *fresh_probe(void)
 {
 	/* sample 1 burst in 16 in full mode, as a real run would */
-	struct rxr_probe *p = rxr_probe_new("rx", -1, 4, 4096);
-	if (!p) {
-		perror("rxr_probe_new");
+	struct rxr_probe *p = NULL;
+	char err[128];
+	if (rxr_probe_open("rx", -1, 4, 4096, &p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
 	return p;

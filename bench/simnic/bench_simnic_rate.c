@@ -104,7 +104,8 @@ static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dm
 	p.dma = dma;
 	p.payload = o->payload;
 	p.core = o->nic_core;
-	struct rxs_nic *n = rxs_nic_new(&p, err, sizeof(err));
+	struct rxs_nic *n = NULL;
+	rxs_nic_open(&p, &n, err, sizeof(err));
 	char *buf = aligned_alloc(64, (size_t)slot * p.ring * 2);
 	if (!n || !buf)
 		goto out;

@@ -81,7 +81,8 @@ static int bt_once(const struct bt_opts *o, uint32_t threads, struct bt_point *p
 	p.rate_pps = 0;
 	for (uint32_t t = 0; t < threads; t++)
 		*(t == 0 ? &p.core : &p.thread_core[t]) = rxr_core_nth((int)t % ncores);
-	struct rxs_nic *n = rxs_nic_new(&p, err, sizeof(err));
+	struct rxs_nic *n = NULL;
+	rxs_nic_open(&p, &n, err, sizeof(err));
 	size_t len = (size_t)slot * p.ring * p.queues;
 	char *buf = aligned_alloc(64, len);
 	if (!n || !buf)

@@ -254,7 +254,8 @@ static int run_phase(struct rx_run *run, char *err, size_t errlen)
  */
 static int run_warmup(struct rx_run *run, json_t **warm, char *err, size_t errlen)
 {
-	struct rxr_result *w = rxr_result_new();
+	struct rxr_result *w = NULL;
+	rxr_result_open(&w);
 	if (!w)
 		return rxr_errf(err, errlen, -ENOMEM, "warm-up: out of memory");
 	run->warming = true;

@@ -38,9 +38,9 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 	w->fn = fn;
 	w->arg = arg;
 	snprintf(w->role, sizeof(w->role), "%s", role);
-	w->probe = rxr_probe_new(role, core, c ? c->sample_shift : 0, 0);
-	if (!w->probe)
-		return -errno;
+	int prc = rxr_probe_open(role, core, c ? c->sample_shift : 0, 0, &w->probe, NULL, 0);
+	if (prc < 0)
+		return prc;
 	if (c)
 		for (int s = 0; s < RXR_ST_COUNT; s++)
 			if (c->inject[s])

@@ -376,9 +376,9 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	if (c->mode == RX_MODE_HDS && !rxs_sim_legacy("ringwqes"))
 		sp->prm.ring = c->ring / 2;
 	rxd_ptype_table_init();
-	sp->nic = rxs_nic_new(&sp->prm, err, errlen);
-	if (!sp->nic)
-		return -errno;
+	rc = rxs_nic_open(&sp->prm, &sp->nic, err, errlen);
+	if (rc < 0)
+		return rc;
 	for (uint32_t i = 0; i < run->nq; i++) {
 		rc = sim_queue_pools(run, sp, i, err, errlen);
 		if (rc)

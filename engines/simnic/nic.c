@@ -69,9 +69,10 @@ static void *nic_zalloc(size_t len)
 	return p;
 }
 
-struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen)
+int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, size_t errlen)
 {
 	struct rxs_nic *n = NULL;
+	*out = NULL;
 	int rc = nic_params_check(p, err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -117,8 +118,7 @@ struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen
 		t->n = n;
 		t->idx = i;
 		t->core = i == 0 ? p->core : p->thread_core[i];
-		t->probe = rxr_probe_new("nic", t->core, p->sample_shift, 0);
-		if (!t->probe)
+		if (rxr_probe_open("nic", t->core, p->sample_shift, 0, &t->probe, NULL, 0) < 0)
 			goto fail;
 		for (int s = 0; s < RXR_ST_COUNT; s++)
 			if (p->inject[s])
@@ -126,13 +126,13 @@ struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen
 	}
 	if (nic_threads_share(n) < 0)
 		goto fail;
-	return n;
+	*out = n;
+	return 0;
 fail:
 	if (rc == -ENOMEM)
 		nerr(err, errlen, "simnic: out of memory");
 	rxs_nic_free(n);
-	errno = -rc;
-	return NULL;
+	return rc;
 }
 
 void rxs_nic_free(struct rxs_nic *n)

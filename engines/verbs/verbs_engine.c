@@ -383,7 +383,8 @@ static int verbs_rearm(struct rx_run *core, char *err, size_t errlen)
 	struct verbs_run *run = verbs_of(core);
 	struct verbs_dev_counters tot = {0};
 	struct verbs_dev_counters *perq = calloc(run->nq, sizeof(*perq));
-	struct rxr_result *scratch = rxr_result_new();
+	struct rxr_result *scratch = NULL;
+	rxr_result_open(&scratch);
 	int rc = -ENOMEM;
 	if (!perq || !scratch)
 		goto out;

@@ -40,9 +40,10 @@ static int sim_open(struct verbs_run *run, char *err, size_t errlen)
 		return rc;
 	rxs_params_place(&p, &run->pl);
 	p.seconds = run->nic_seconds; /* the warm-up first, when there is one */
-	struct rxs_nic *nic = rxs_nic_new(&p, err, errlen);
-	if (!nic)
-		return -errno;
+	struct rxs_nic *nic = NULL;
+	rc = rxs_nic_open(&p, &nic, err, errlen);
+	if (rc < 0)
+		return rc;
 	run->be_priv = nic;
 	for (uint32_t i = 0; i < run->nq; i++) {
 		struct rxs_ring r;

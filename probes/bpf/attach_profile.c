@@ -458,12 +458,14 @@ void rxr_profile_finish(struct rxr_profile *p)
 	p->cycles_per_packet = p->packets ? p->busy_cycles / (double)p->packets : 0;
 }
 
-struct rxr_profile *rxr_profile_new(void)
+int rxr_profile_open(struct rxr_profile **out)
 {
 	struct rxr_profile *p = calloc(1, sizeof(*p));
-	if (p)
-		p->lcore = -1;
-	return p;
+	*out = p;
+	if (!p)
+		return -ENOMEM;
+	p->lcore = -1;
+	return 0;
 }
 
 void rxr_profile_free(struct rxr_profile *p)

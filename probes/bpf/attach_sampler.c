@@ -194,13 +194,14 @@ static int raw_on_sample(void *ctx, void *data, size_t size)
 	return raw_count(s, e->tid, e->kern_stack, s->ips, n);
 }
 
-struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err,
-				     size_t errlen)
+int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out, char *err,
+		     size_t errlen)
 {
 	struct rxr_sampler *s = calloc(1, sizeof(*s));
 	const struct rxr_attach_target *t = o->target;
 	int rc = 0;
 
+	*out = NULL;
 	libbpf_set_print(libbpf_quiet);
 	if (!s) {
 		rc = -ENOMEM;
@@ -306,11 +307,11 @@ struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err
 			goto fail;
 		}
 	}
-	return s;
+	*out = s;
+	return 0;
 fail:
 	rxr_sampler_close(s);
-	errno = -rc;
-	return NULL;
+	return rc < 0 ? rc : -EIO;
 }
 
 const char *rxr_sampler_event(const struct rxr_sampler *s)

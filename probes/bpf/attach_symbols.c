@@ -32,15 +32,16 @@ const char *rxr_name_src_str(enum rxr_name_src src)
 	return (unsigned)src < sizeof(names) / sizeof(names[0]) ? names[src] : "none";
 }
 
-struct rxr_syms *rxr_syms_open(int pid, const char *debug_dir, char *err, size_t errlen)
+int rxr_syms_open(int pid, const char *debug_dir, struct rxr_syms **out, char *err,
+		  size_t errlen)
 {
 	struct rxr_syms *sy = calloc(1, sizeof(*sy));
 	int rc;
 
+	*out = NULL;
 	if (!sy) {
 		snprintf(err, errlen, "out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	snprintf(sy->debug_dir, sizeof(sy->debug_dir), "%s", debug_dir ? debug_dir : "/usr/lib/debug");
 	/* libdwfl looks for the CFI of separate debug files (unwinding) in the
@@ -70,11 +71,11 @@ struct rxr_syms *rxr_syms_open(int pid, const char *debug_dir, char *err, size_t
 		rc = rc > 0 ? rc : EIO;
 		goto fail;
 	}
-	return sy;
+	*out = sy;
+	return 0;
 fail:
 	rxr_syms_close(sy);
-	errno = rc;
-	return NULL;
+	return -rc; /* rc is a positive errno here, as libdwfl reports it */
 }
 
 static int mod_free(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)

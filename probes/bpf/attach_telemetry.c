@@ -111,17 +111,17 @@ static int tele_scan_dir(struct rxr_tele *tl, const char *dir, int pid, int *oth
 	return rc;
 }
 
-struct rxr_tele *rxr_tele_open(int pid, const char *prefix, char *err, size_t errlen)
+int rxr_tele_open(int pid, const char *prefix, struct rxr_tele **out, char *err, size_t errlen)
 {
 	struct rxr_tele *tl = calloc(1, sizeof(*tl));
 	char base[256], dir[512];
 	int other = -1, rc = -ENOENT;
 
+	*out = NULL;
 	if (!tl || !(tl->buf = malloc(TELE_BUF))) {
 		free(tl);
 		snprintf(err, errlen, "telemetry: out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	tl->fd = -1;
 	runtime_base(base, sizeof(base));
@@ -157,10 +157,10 @@ struct rxr_tele *rxr_tele_open(int pid, const char *prefix, char *err, size_t er
 	}
 	if (rc) {
 		rxr_tele_close(tl);
-		errno = -rc;
-		return NULL;
+		return rc;
 	}
-	return tl;
+	*out = tl;
+	return 0;
 }
 
 void rxr_tele_close(struct rxr_tele *tl)

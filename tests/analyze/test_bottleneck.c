@@ -21,7 +21,8 @@ static void thread(struct rxr_thread_result *t, const char *role, uint64_t pkts,
 
 Test(bottleneck, the_nic_is_never_the_bottleneck)
 {
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert_not_null(r);
 	r->threads = calloc(3, sizeof(*r->threads));
 	r->nthreads = 3;

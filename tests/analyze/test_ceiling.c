@@ -29,7 +29,8 @@ static const struct rxr_point *find(const struct rxr_set *s, const char *key)
 static struct rxr_result *mk_run(double hz, uint64_t packets, const double *rx_cpp, double app_cpp,
 				 int queues)
 {
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert(r);
 	r->clock.hz = hz;
 	r->nthreads = 3;

@@ -11,7 +11,8 @@
 
 static struct rxr_flame *from_text(const char *text)
 {
-	struct rxr_flame *f = rxr_flame_new();
+	struct rxr_flame *f = NULL;
+	rxr_flame_open(&f);
 	cr_assert(f);
 	FILE *in = fmemopen((void *)text, strlen(text), "r");
 	char err[256] = "";
@@ -102,7 +103,8 @@ Test(flame, folded_parser_errors)
 		{"   7\n", "mem:1: empty stack before the count"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct rxr_flame *f = rxr_flame_new();
+		struct rxr_flame *f = NULL;
+		rxr_flame_open(&f);
 		FILE *in = fmemopen((void *)bad[i].text, strlen(bad[i].text), "r");
 		char err[256] = "";
 		cr_expect_eq(rxr_flame_read_folded(f, in, "mem", err, sizeof(err)), -EINVAL, "case %zu", i);
@@ -116,7 +118,7 @@ Test(flame, folded_parser_errors)
 	cr_expect_eq(rxr_flame_frames(f), 3);
 	rxr_flame_free(f);
 	/* names rejected by the in-memory API */
-	f = rxr_flame_new();
+	rxr_flame_open(&f);
 	const char *st[] = {"a", "b;c"};
 	cr_expect_eq(rxr_flame_add(f, st, 2, 1), -EINVAL);
 	const char *st2[] = {"a", ""};
@@ -420,9 +422,11 @@ Test(flame, folded_and_speedscope_exports)
 Test(flame, run_result_frames_and_trace)
 {
 	char err[RXR_ERR_LEN];
-	struct rxr_result *r = rxr_result_read(FIXTURES "/run_dpdk_hds.json", err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(FIXTURES "/run_dpdk_hds.json", &r, err, sizeof(err));
 	cr_assert(r, "%s", err);
-	struct rxr_flame *f = rxr_flame_new();
+	struct rxr_flame *f = NULL;
+	rxr_flame_open(&f);
 	cr_assert_eq(rxr_flame_add_result(f, r, NULL), 0);
 	/* widths: rx 500 + app 220 + nic (30 + 10.64 + 10) cycles/packet */
 	cr_expect_float_eq(rxr_flame_total(f), 500 + 220 + 50.64, 1e-6);

@@ -39,7 +39,8 @@ static void laps_add(struct rxr_stage_sum *st, double laps, double n, double a, 
  */
 static struct rxr_result *mk_run(double offered_mpps, double loss, double n, double load_factor)
 {
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert(r);
 	r->clock.hz = HZ;
 	snprintf(r->clock.source, sizeof(r->clock.source), "tsc");
@@ -275,6 +276,20 @@ Test(whatif, cli_bad_input_exits_2_with_one_line)
 	snprintf(cmd, sizeof(cmd), "%s whatif %s buf_alloc=+50", RXRAY_BIN, dir);
 	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
 	cr_assert(strstr(out, "before Mpps"), "%s", out);
+	free(out);
+	/* options may come before, between and after the operands; a change
+	 * with a '-' in it (handoff=-1) is never taken for an option */
+	out = NULL;
+	snprintf(cmd, sizeof(cmd), "%s whatif -f csv %s buf_alloc=+50 -o - handoff=-1 --light-frac 0.5",
+		 RXRAY_BIN, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	cr_assert(strstr(out, "before Mpps,"), "not csv: %s", out);
+	char *same = NULL;
+	snprintf(cmd, sizeof(cmd), "%s whatif -f csv -o - --light-frac 0.5 %s buf_alloc=+50 handoff=-1",
+		 RXRAY_BIN, dir);
+	cr_assert_eq(tu_run(cmd, &same), 0, "%s", same);
+	cr_assert_str_eq(out, same, "the order of options and operands changed the answer");
+	free(same);
 	free(out);
 	tu_rmrf(dir);
 }

@@ -16,7 +16,7 @@ static struct rxr_profile *prof;
 
 static void setup(void)
 {
-	prof = rxr_profile_new();
+	rxr_profile_open(&prof);
 	cr_assert_not_null(prof);
 	prof->pid = 4242;
 	snprintf(prof->comm, sizeof(prof->comm), "app");

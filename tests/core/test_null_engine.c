@@ -35,7 +35,8 @@ Test(null_engine, core_run_sequence_assembles_the_result)
 	c.queues = 1;
 	c.app = RX_APP_INLINE;
 	c.allow_oversubscribe = true;
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert_not_null(r);
 	int rc = rx_run_exec(rx_engine_find("null"), &c, r, NULL, err, sizeof(err));
 	cr_assert_eq(rc, 0, "%s", err);
@@ -68,7 +69,8 @@ Test(null_engine, rxray_run_and_sweep_drive_it)
 	cr_expect_eq(sh(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "%s/run.json", dir);
 	char err[256];
-	struct rxr_result *r = rxr_result_read(cmd, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(cmd, &r, err, sizeof(err));
 	cr_assert_not_null(r, "%s", err);
 	cr_expect_str_eq(json_string_value(json_object_get(r->config, "engine")), "null");
 	rxr_result_free(r);

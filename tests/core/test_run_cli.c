@@ -117,7 +117,8 @@ Test(run_cli, two_nic_threads_run_and_conserve)
 		 path);
 	cr_assert_eq(rxray(args, line, sizeof(line)), 0, "%s", line);
 	char err[256] = "";
-	struct rxr_result *r = rxr_result_read(path, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(path, &r, err, sizeof(err));
 	cr_assert_not_null(r, "reader rejected the result: %s", err);
 	cr_assert(rxr_counters_conserved(&r->c));
 	cr_assert_gt(r->c.offered, 0);
@@ -166,7 +167,8 @@ Test(run_cli, short_run_writes_a_readable_conserving_result)
 		 "run --device sim --mode hds --frame 1064 --ring 1024 --seconds 300ms -q -o %s", path);
 	cr_assert_eq(rxray(args, line, sizeof(line)), 0, "%s", line);
 	char err[256] = "";
-	struct rxr_result *r = rxr_result_read(path, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(path, &r, err, sizeof(err));
 	cr_assert_not_null(r, "reader rejected the result: %s", err);
 	cr_assert(rxr_counters_conserved(&r->c));
 	cr_assert_gt(r->c.offered, 0);
@@ -223,7 +225,8 @@ Test(run_cli, sigint_stops_and_still_writes)
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %d", st);
 	char err[256] = "";
-	struct rxr_result *r = rxr_result_read(path, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(path, &r, err, sizeof(err));
 	cr_assert_not_null(r, "%s", err);
 	cr_assert_lt(r->seconds, 20);
 	cr_assert(rxr_counters_conserved(&r->c));

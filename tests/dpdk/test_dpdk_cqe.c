@@ -42,7 +42,8 @@ static struct rxr_result *run_cfg(const struct rx_config *c)
 	cr_assert_eq(rx_engine_dpdk.caps(c, &caps, err, sizeof(err)), 0, "caps: %s", err);
 	cr_assert_eq(rx_config_validate(c, &caps, err, sizeof(err)), 0, "validate: %s", err);
 	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert_not_null(r);
 	cr_assert_eq(rx_run_exec(&rx_engine_dpdk, c, r, &stop_flag, err, sizeof(err)), 0, "run: %s", err);
 	return r;

@@ -39,7 +39,8 @@ static void gpu_run(const char *engine, enum rx_gpu_work work)
 	c.seconds = 0.3;
 	c.ring = 1024;
 	c.allow_oversubscribe = true;
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	int rc = rx_run_exec(rx_engine_find(engine), &c, r, NULL, err, sizeof(err));
 	cr_assert_eq(rc, 0, "%s: %s", engine, err);
 	cr_expect(rxr_counters_conserved(&r->c));

@@ -408,7 +408,8 @@ Test(input, non_utf8_path_is_bad_input_not_out_of_memory)
 Test(input, bad_options_give_one_line_naming_the_option)
 {
 	static const char *const verbs[] = {"ceiling " SWEEP, "diff " SWEEP " a=1 b=2", "flame " SWEEP,
-					    "report " SWEEP " -o x", "sweep", "doctor"};
+					    "report " SWEEP " -o x", "sweep", "doctor",
+					    "whatif " SWEEP " buf_alloc=+5"};
 	static const char *const opts[] = {"-Z", "--no-such-thing", "--no-such=3"};
 	for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
 		for (size_t o = 0; o < 3; o++) {
@@ -423,6 +424,11 @@ Test(input, bad_options_give_one_line_naming_the_option)
 
 	BAD("ceiling --format", "--format: needs a value", "ceiling " SWEEP " --format");
 	BAD("flame -o", "-o: needs a value", "flame " SWEEP " -o");
+	/* whatif takes options before, between and after its operands (a
+	 * change such as buf_alloc=-5 is never an option) */
+	BAD("whatif -Z first", "-Z: unknown option", "whatif -Z " SWEEP " buf_alloc=+5");
+	BAD("whatif -s last", "-s: needs a value", "whatif " SWEEP " buf_alloc=-5 -s");
+	BAD("whatif --light-frac", "--light-frac", "whatif " SWEEP " buf_alloc=-5 --light-frac 7");
 }
 
 Test(input, reproduce_commands_paste_exactly)

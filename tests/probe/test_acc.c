@@ -1,7 +1,9 @@
 /* Accumulators and the log-linear histogram. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rxray/probe.h"
 
@@ -105,7 +107,9 @@ Test(acc, merge_equals_recording_everything_once)
 
 Test(acc, probe_merge_and_busy_cycles)
 {
-	struct rxr_probe *a = rxr_probe_new("rx", 0, 0, 0), *b = rxr_probe_new("rx", 1, 0, 0);
+	struct rxr_probe *a = NULL, *b = NULL;
+	rxr_probe_open("rx", 0, 0, 0, &a, NULL, 0);
+	rxr_probe_open("rx", 1, 0, 0, &b, NULL, 0);
 	cr_assert(a && b);
 	rxr_acc_record(&a->st[RXR_ST_CQE_POLL], 100, 32);
 	rxr_acc_record(&a->st[RXR_ST_IDLE], 1000, 0);
@@ -120,7 +124,11 @@ Test(acc, probe_merge_and_busy_cycles)
 	rxr_probe_free(a);
 	rxr_probe_free(b);
 	rxr_probe_free(NULL);
-	cr_assert_null(rxr_probe_new("much-too-long-role", 0, 0, 0));
+	struct rxr_probe *bad = a;
+	char err[128] = "";
+	cr_assert_eq(rxr_probe_open("much-too-long-role", 0, 0, 0, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert_null(bad);
+	cr_assert(strstr(err, "much-too-long-role"), "%s", err);
 }
 
 /* ------------------------------------------------------ cost model */
@@ -280,8 +288,10 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 	const uint64_t ks[] = {50, 150, 500};
 	enum { ROUNDS = 61, LAPS = 256 };
 	for (size_t ki = 0; ki < 3; ki++) {
-		struct rxr_probe *base = rxr_probe_new("rx", -1, 0, 0);
-		struct rxr_probe *inj = rxr_probe_new("rx", -1, 0, 0);
+		struct rxr_probe *base = NULL;
+		rxr_probe_open("rx", -1, 0, 0, &base, NULL, 0);
+		struct rxr_probe *inj = NULL;
+		rxr_probe_open("rx", -1, 0, 0, &inj, NULL, 0);
 		cr_assert(base && inj);
 		rxr_probe_set_inject(inj, RXR_ST_APP, ks[ki]);
 		double add[ROUNDS], other[ROUNDS];
@@ -325,7 +335,8 @@ Test(inject, laps_without_packets_spin_nothing)
 {
 	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	struct rxr_probe *p = rxr_probe_new("rx", -1, 0, 0);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
 	rxr_probe_set_inject(p, RXR_ST_DOORBELL, 1000000);
 	rxr_lap_start(p);

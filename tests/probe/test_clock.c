@@ -48,7 +48,8 @@ Test(clock, injection_adds_requested_cycles_within_5pct)
 	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off): laps and injection do nothing");
 	cr_assert_eq(rxr_clock_init(50), 0);
-	struct rxr_probe *p = rxr_probe_new("rx", -1, 0, 0);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
 	const uint64_t inj = 20000;
 	rxr_lap_start(p);

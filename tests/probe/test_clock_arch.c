@@ -74,9 +74,11 @@ static json_t *stage_of(json_t *doc, const char *role, const char *stage)
 Test(clock_arch, short_laps_are_flagged_below_resolution)
 {
 	cr_assert_eq(rxr_clock_init(20), 0);
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert_not_null(r);
-	struct rxr_probe *rx = rxr_probe_new("rx", -1, 0, 0);
+	struct rxr_probe *rx = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &rx, NULL, 0);
 	cr_assert_not_null(rx);
 	for (int i = 0; i < 100; i++) {
 		rxr_acc_record(&rx->st[RXR_ST_CQE_POLL], 3, 32);  /* mean 3 ticks */
@@ -110,7 +112,8 @@ Test(clock_arch, short_laps_are_flagged_below_resolution)
 	close(fd);
 	cr_assert_eq(rxr_result_write(r, path), 0);
 	char err[256];
-	struct rxr_result *back = rxr_result_read(path, err, sizeof(err));
+	struct rxr_result *back = NULL;
+	rxr_result_read(path, &back, err, sizeof(err));
 	unlink(path);
 	cr_assert_not_null(back, "%s", err);
 	cr_assert_float_eq(back->clock.resolution_ns, r->clock.resolution_ns, 1e-6);
@@ -121,8 +124,10 @@ Test(clock_arch, short_laps_are_flagged_below_resolution)
 
 Test(clock_arch, no_note_when_every_lap_is_long_enough)
 {
-	struct rxr_result *r = rxr_result_new();
-	struct rxr_probe *rx = rxr_probe_new("rx", -1, 0, 0);
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
+	struct rxr_probe *rx = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &rx, NULL, 0);
 	cr_assert(r && rx);
 	for (int i = 0; i < 10; i++)
 		rxr_acc_record(&rx->st[RXR_ST_CQE_POLL], 400, 32);

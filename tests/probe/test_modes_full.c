@@ -8,7 +8,8 @@
 Test(modes, full_mode_samples_one_in_2k_into_bounded_ring)
 {
 	cr_assert_eq(rxr_clock_init(20), 0);
-	struct rxr_probe *p = rxr_probe_new("rx", -1, 2, 64); /* 1 in 4 bursts */
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 2, 64, &p, NULL, 0); /* 1 in 4 bursts */
 	cr_assert_not_null(p);
 	cr_assert_eq(p->ring_size, 64);
 	rxr_lap_start(p);

@@ -7,7 +7,8 @@
 
 Test(modes, off_mode_records_nothing)
 {
-	struct rxr_probe *p = rxr_probe_new("rx", -1, 0, 0);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
 	rxr_lap_start(p);
 	rxr_burst_begin(p);

@@ -1,5 +1,6 @@
 /* Run-result JSON: round trip and rejection of malformed input. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,12 @@
 static struct rxr_result *sample_result(void)
 {
 	cr_assert_eq(rxr_clock_init(20), 0);
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert_not_null(r);
-	struct rxr_probe *rx = rxr_probe_new("rx", 1, 0, 0), *nic = rxr_probe_new("nic", 0, 0, 0);
+	struct rxr_probe *rx = NULL, *nic = NULL;
+	rxr_probe_open("rx", 1, 0, 0, &rx, NULL, 0);
+	rxr_probe_open("nic", 0, 0, 0, &nic, NULL, 0);
 	for (int i = 0; i < 100; i++) {
 		rxr_acc_record(&rx->st[RXR_ST_CQE_POLL], 640 + (uint64_t)i, 32);
 		rxr_acc_record(&rx->st[RXR_ST_SGE_SETUP], 320, 32);
@@ -43,7 +47,8 @@ Test(result, round_trip)
 	close(fd);
 	cr_assert_eq(rxr_result_write(r, path), 0);
 	char err[256] = "";
-	struct rxr_result *b = rxr_result_read(path, err, sizeof(err));
+	struct rxr_result *b = NULL;
+	rxr_result_read(path, &b, err, sizeof(err));
 	cr_assert_not_null(b, "%s", err);
 	cr_assert_eq(b->c.offered, 4000);
 	cr_assert_eq(b->c.out_of_buffer, 700);
@@ -118,8 +123,10 @@ Test(result, malformed_input_is_rejected_with_the_field)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *doc = mutate(cases[i].from, cases[i].to);
 		char err[256] = "";
-		struct rxr_result *r = rxr_result_parse(doc, "x.jsonl", 4, err, sizeof(err));
+		struct rxr_result *r = NULL;
+		int rc = rxr_result_parse(doc, "x.jsonl", 4, &r, err, sizeof(err));
 		cr_expect_null(r, "case %zu accepted", i);
+		cr_expect_eq(rc, -EINVAL, "case %zu: rc %d", i, rc);
 		cr_expect(strstr(err, cases[i].want) != NULL, "case %zu: '%s' lacks '%s'", i, err,
 			  cases[i].want);
 		cr_expect(strncmp(err, "x.jsonl:4: ", 11) == 0, "case %zu: '%s'", i, err);
@@ -127,11 +134,17 @@ Test(result, malformed_input_is_rejected_with_the_field)
 		free(doc);
 	}
 	char err[256];
-	cr_assert_null(rxr_result_parse("{\"schema\": ", "y.json", 0, err, sizeof(err)));
+	struct rxr_result sentinel, *bad = &sentinel; /* must come back NULL */
+	cr_assert_eq(rxr_result_parse("{\"schema\": ", "y.json", 0, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert_null(bad);
 	cr_assert(strstr(err, "y.json:1:") != NULL, "%s", err);
-	cr_assert_null(rxr_result_parse("[1,2]", "z.json", 0, err, sizeof(err)));
+	bad = &sentinel;
+	cr_assert_eq(rxr_result_parse("[1,2]", "z.json", 0, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert_null(bad);
 	cr_assert(strstr(err, "expected a JSON object") != NULL, "%s", err);
-	cr_assert_null(rxr_result_read("/nonexistent/r.json", err, sizeof(err)));
+	bad = &sentinel;
+	cr_assert_eq(rxr_result_read("/nonexistent/r.json", &bad, err, sizeof(err)), -ENOENT);
+	cr_assert_null(bad);
 	cr_assert(strstr(err, "/nonexistent/r.json") != NULL, "%s", err);
 }
 

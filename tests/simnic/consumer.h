@@ -74,9 +74,9 @@ static inline int tc_init(struct tc *t, const struct rxs_params *p, uint32_t spl
 	t->nq = p->queues;
 	t->split = split;
 	t->slot = (p->frame + 63) & ~63u;
-	t->nic = rxs_nic_new(p, err, sizeof(err));
-	if (!t->nic)
-		return -errno;
+	int rc = rxs_nic_open(p, &t->nic, err, sizeof(err));
+	if (rc < 0)
+		return rc;
 	t->hdr_len = (size_t)t->slot * p->ring * p->queues;
 	t->hdr = aligned_alloc(64, t->hdr_len);
 	t->pay_len = t->hdr_len;
@@ -85,7 +85,7 @@ static inline int tc_init(struct tc *t, const struct rxs_params *p, uint32_t spl
 		return -ENOMEM;
 	memset(t->hdr, 0, t->hdr_len);
 	memset(t->pay, 0, t->pay_len);
-	int rc = rxs_mr_reg(t->nic, t->hdr, t->hdr_len, &t->hkey);
+	rc = rxs_mr_reg(t->nic, t->hdr, t->hdr_len, &t->hkey);
 	if (rc == 0)
 		rc = rxs_mr_reg(t->nic, t->pay, t->pay_len, &t->pkey);
 	if (rc < 0)

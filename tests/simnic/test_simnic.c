@@ -309,12 +309,14 @@ Test(simnic, rejects_bad_params_and_busy_registration)
 	char err[256] = "";
 	rxs_params_defaults(&p);
 	p.ring = 1000;
-	cr_assert_null(rxs_nic_new(&p, err, sizeof(err)));
-	cr_assert_eq(errno, EINVAL);
+	struct rxs_nic *bad = NULL;
+	cr_assert_eq(rxs_nic_open(&p, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert_null(bad);
 	cr_assert(strstr(err, "ring") != NULL, "%s", err);
 	rxs_params_defaults(&p);
 	p.frame = 32;
-	cr_assert_null(rxs_nic_new(&p, err, sizeof(err)));
+	cr_assert_lt(rxs_nic_open(&p, &bad, err, sizeof(err)), 0);
+	cr_assert_null(bad);
 	cr_assert(strstr(err, "frame") != NULL, "%s", err);
 
 	struct tc t;
@@ -367,7 +369,8 @@ Test(simnic, result_carries_nic_thread_and_counters)
 	p.rate_pps = 1e6;
 	cr_assert_eq(tc_init(&t, &p, 0), 0);
 	run_consumer(&t);
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert_not_null(r);
 	cr_assert_eq(rxs_nic_result_add(t.nic, r), 0);
 	cr_assert_eq(r->c.offered, 1000);
@@ -524,7 +527,8 @@ Test(simnic, result_has_a_nic_thread_entry_per_thread)
 	p.rate_pps = 2e6;
 	cr_assert_eq(tc_init(&t, &p, 0), 0);
 	run_consumer(&t);
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	cr_assert_not_null(r);
 	cr_assert_eq(rxs_nic_result_add(t.nic, r), 0);
 	cr_assert_eq(r->c.offered, 2000);
@@ -559,8 +563,9 @@ Test(simnic, nic_threads_params_checked)
 	cr_assert_eq(p.threads, 1);
 	p.queues = 2;
 	p.threads = 3;
-	cr_assert_null(rxs_nic_new(&p, err, sizeof(err)));
-	cr_assert_eq(errno, EINVAL);
+	struct rxs_nic *bad = NULL;
+	cr_assert_eq(rxs_nic_open(&p, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert_null(bad);
 	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
 
 	rx_config_defaults(&c);

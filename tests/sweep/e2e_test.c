@@ -43,14 +43,16 @@ Test(sweep_e2e, two_points_on_the_software_nic)
 			cr_expect(ndr >= 0 && ndr <= pdr && pdr <= maxo * (1 + 1e-9), "%s", line);
 			cr_expect_gt(json_real_value(json_object_get(d, "nic_max_mpps")), 0);
 			json_t *top = json_object_get(d, "top_run");
-			struct rxr_result *r = rxr_result_from_json(top, res, e, sizeof(e));
+			struct rxr_result *r = NULL;
+			rxr_result_from_json(top, res, &r, e, sizeof(e));
 			cr_expect_not_null(r, "top_run: %s", e);
 			rxr_result_free(r);
 			json_decref(d);
 			points++;
 			continue;
 		}
-		struct rxr_result *r = rxr_result_parse(line, res, n, e, sizeof(e));
+		struct rxr_result *r = NULL;
+		rxr_result_parse(line, res, n, &r, e, sizeof(e));
 		cr_expect_not_null(r, "%s", e);
 		if (r)
 			cr_expect(rxr_counters_conserved(&r->c));
@@ -107,7 +109,8 @@ Test(sweep_e2e, traffic_command_and_port_counters_on_net_null)
 		if (strstr(line, SWEEP_POINT_SCHEMA))
 			continue;
 		char e[300];
-		struct rxr_result *r = rxr_result_parse(line, res, n, e, sizeof(e));
+		struct rxr_result *r = NULL;
+		rxr_result_parse(line, res, n, &r, e, sizeof(e));
 		cr_expect_not_null(r, "%s", e);
 		ok += r && r->c.received > 0;
 		rxr_result_free(r);

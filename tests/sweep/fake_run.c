@@ -66,7 +66,8 @@ int main(int argc, char **argv)
 	nanosleep(&ts, NULL);
 	double C = 20e6 * 1064.0 / (double)frame * (strcmp(mode, "hds") ? 1 : 0.25);
 	double x = rate > 0 && rate < 30e6 ? rate : 30e6;
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	if (!r || !out)
 		return 1;
 	r->c.offered = (uint64_t)llround(x * secs);

@@ -218,7 +218,8 @@ Test(sweep_trial, ok_trial_reads_the_run_result)
 	cr_expect_str_eq(json_string_value(json_object_get(tr, "status")), "ok");
 	cr_expect_eq(json_integer_value(json_object_get(tr, "n")), 1);
 	char err[256];
-	struct rxr_result *r = rxr_result_from_json(t.doc, "t", err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_from_json(t.doc, "t", &r, err, sizeof(err));
 	cr_expect_not_null(r, "%s", err);
 	rxr_result_free(r);
 	json_decref(t.doc);
@@ -296,7 +297,8 @@ static json_t *load_lines(const char *path, size_t *ntrial, size_t *npoint)
 			(*npoint)++;
 		} else {
 			char err[256];
-			struct rxr_result *r = rxr_result_from_json(d, path, err, sizeof(err));
+			struct rxr_result *r = NULL;
+			rxr_result_from_json(d, path, &r, err, sizeof(err));
 			cr_expect_not_null(r, "trial line not a run result: %s", err);
 			rxr_result_free(r);
 			(*ntrial)++;

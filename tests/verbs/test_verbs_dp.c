@@ -81,7 +81,7 @@ static void fake_init_consumer(struct fake *f, enum rx_mode mode, uint32_t wqe_s
 	q->inline_app = inline_app;
 	char err[256] = "";
 	cr_assert_eq(verbs_queue_setup(&f->run, q, err, sizeof(err)), 0, "%s", err);
-	f->p = rxr_probe_new("rx", -1, 0, 0);
+	rxr_probe_open("rx", -1, 0, 0, &f->p, NULL, 0);
 	cr_assert_not_null(f->p);
 }
 
@@ -248,7 +248,7 @@ Test(verbs_dp, handoff_to_app)
 	cr_assert_eq(f.q.app.received, 0, "inline work ran in the thread variant");
 	cr_assert_eq(atomic_load(&f.q.rx_done), 1);
 	struct rx_worker w = {.core = -1};
-	w.probe = rxr_probe_new("app", -1, 0, 0);
+	rxr_probe_open("app", -1, 0, 0, &w.probe, NULL, 0);
 	cr_assert_eq(verbs_app_worker(&w, &f.q), 0);
 	cr_assert_eq(f.q.app.received, 200);
 	cr_assert_eq(f.q.app.seq_missing, 0);

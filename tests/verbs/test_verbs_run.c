@@ -42,7 +42,7 @@ static struct rxr_result *run_cfg(const struct rx_config *c, char *err, size_t e
 		rc = rx_engine_verbs.validate(c, &caps, err, errlen);
 	struct rxr_result *r = NULL;
 	if (rc == 0) {
-		r = rxr_result_new();
+		rxr_result_open(&r);
 		cr_assert_not_null(r);
 		rc = rx_run_exec(&rx_engine_verbs, c, r, &never_stop, err, errlen);
 	}
@@ -116,7 +116,8 @@ static void check_run(const struct rxr_result *r)
 	json_t *doc = rxr_result_to_json(r);
 	cr_assert_not_null(doc);
 	char err[256] = "";
-	struct rxr_result *back = rxr_result_from_json(doc, "test", err, sizeof(err));
+	struct rxr_result *back = NULL;
+	rxr_result_from_json(doc, "test", &back, err, sizeof(err));
 	cr_assert_not_null(back, "reader rejected the result: %s", err);
 	cr_assert_eq(back->c.offered, c->offered);
 	rxr_result_free(back);
@@ -350,7 +351,8 @@ Test(verbs_run, mlx5_no_device)
 		cr_skip_test("an RDMA device is present here: no-device path not reachable");
 	cr_assert_eq(rc, -ENODEV, "rc %d: %s", rc, err);
 	cr_assert(!strncmp(err, "no RDMA device: ", 16), "got '%s'", err);
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
 	rc = rx_run_exec(&rx_engine_verbs, &c, r, &never_stop, err, sizeof(err));
 	cr_assert_eq(rc, -ENODEV);
 	cr_assert(!strncmp(err, "no RDMA device: ", 16), "got '%s'", err);
@@ -398,7 +400,8 @@ Test(verbs_run, cli_hds_run_writes_result)
 	st = system(cmd);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit %d", WEXITSTATUS(st));
 	char err[256] = "";
-	struct rxr_result *r = rxr_result_read(path, err, sizeof(err));
+	struct rxr_result *r = NULL;
+	rxr_result_read(path, &r, err, sizeof(err));
 	unlink(path);
 	cr_assert_not_null(r, "reader: %s", err);
 	cr_assert(rxr_counters_conserved(&r->c));

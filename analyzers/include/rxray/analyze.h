@@ -331,8 +331,10 @@ struct rxr_table {
 	size_t cur;       /* cells filled in the last row */
 };
 
-/* NULL + errno (ENOMEM). */
-struct rxr_table *rxr_table_new(const char *title, size_t ncols, const char *const *head);
+/* An empty table of ncols columns (head: their names, copied) into *out
+ * (the caller owns it: rxr_table_free). 0, or -ENOMEM with *out NULL. */
+int rxr_table_open(const char *title, size_t ncols, const char *const *head,
+		   struct rxr_table **out);
 void rxr_table_free(struct rxr_table *t);
 /* Start a row, then add ncols cells. 0 / -ENOMEM / -EINVAL (too many). */
 int rxr_table_row(struct rxr_table *t);
@@ -349,15 +351,22 @@ int rxr_table_write_md(const struct rxr_table *t, FILE *o);
 int rxr_table_write_csv(const struct rxr_table *t, FILE *o);
 int rxr_table_write_html(const struct rxr_table *t, FILE *o);
 
-/* The ceiling table (one row per ceiling). NULL + errno. */
-struct rxr_table *rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n);
+/*
+ * Tables built from analysed data, each into *out (the caller owns it:
+ * rxr_table_free): 0, or -ENOMEM with *out NULL.
+ * The ceiling table (one row per ceiling).
+ */
+int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+		      struct rxr_table **out);
 /* The seed report's shape: frame, TX offered, RX received, TX Mpps, RX Mpps, loss. */
-struct rxr_table *rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n);
+int rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
+		   struct rxr_table **out);
 /* One row per family and basis: fit, R^2, residual, verdict. */
-struct rxr_table *rxr_bound_table(const struct rxr_family *f, size_t n);
+int rxr_bound_table(const struct rxr_family *f, size_t n, struct rxr_table **out);
 /* Stage deltas (top max rows, 0 = all) and what-ifs of one diff. */
-struct rxr_table *rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max);
-struct rxr_table *rxr_whatif_table(const struct rxr_diff *d, const char *la);
+int rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max,
+		   struct rxr_table **out);
+int rxr_whatif_table(const struct rxr_diff *d, const char *la, struct rxr_table **out);
 
 /* JSON documents (new references, NULL on ENOMEM). */
 json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,

@@ -9,12 +9,14 @@
  * packet when a run result is turned into frames (role;stage), so a
  * frame's width reads as its cycles/packet.
  *
- * Error rule: functions that can fail return 0 or a negative errno;
- * constructors return NULL and set errno. Free functions accept NULL.
+ * Error rule (rxray/util.h): functions that can fail return 0 or a
+ * negative errno; the constructor is rxr_flame_open(struct rxr_flame
+ * **out). Free functions accept NULL.
  * Nothing here prints; parse errors come back as one line in err.
  *
  * Typical use (rxray attach):
- *     struct rxr_flame *f = rxr_flame_new();
+ *     struct rxr_flame *f;
+ *     if (rxr_flame_open(&f) < 0) return -ENOMEM;
  *     const char *st[] = {"rx_lcore", "mlx5_rx_burst", "rte_mbuf_raw_alloc"};
  *     rxr_flame_add(f, st, 3, 17);            // one sampled stack, weight 17
  *     struct rxr_flame_svg_opts o = {.title = "pid 1234 lcore 3",
@@ -35,8 +37,9 @@ extern "C" {
 struct rxr_flame; /* opaque: interned names + a tree of frames */
 struct rxr_result;
 
-/* Empty set. NULL + errno (ENOMEM). Free with rxr_flame_free. */
-struct rxr_flame *rxr_flame_new(void);
+/* Empty set into *out (the caller owns it: rxr_flame_free). 0, or -ENOMEM
+ * with *out NULL (nothing the caller passes can make it fail: no err). */
+int rxr_flame_open(struct rxr_flame **out);
 void rxr_flame_free(struct rxr_flame *f);
 
 /*

@@ -171,14 +171,14 @@ int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double c
 /*
  * Tables: the cost model per point (point, predicted at light load, basis,
  * NDR, NDR/predicted, bottleneck, load-dependent stages) and what-ifs
- * (point, before, after, change). NULL + errno (ENOMEM).
+ * (point, before, after, change). 0 with the table in *out (the caller
+ * owns it: rxr_table_free), or -ENOMEM with *out NULL.
  */
-struct rxr_table *rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm,
-				  size_t n);
-struct rxr_table *rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
-					 const struct rxr_model *before,
-					 const struct rxr_model *after, size_t n,
-					 const char *changes);
+int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, size_t n,
+		    struct rxr_table **out);
+int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
+			   const struct rxr_model *before, const struct rxr_model *after, size_t n,
+			   const char *changes, struct rxr_table **out);
 
 #ifdef __cplusplus
 }

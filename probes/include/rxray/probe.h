@@ -15,9 +15,10 @@
  * before including this header (the probe_cost bench does, to compare modes
  * in one binary).
  *
- * Error rule (the project's): functions that can fail return 0 or a
- * negative errno; constructors return NULL and set errno. Free functions
- * accept NULL. Usable from C and C++.
+ * Error rule (the project's, written out in rxray/util.h): functions that
+ * can fail return 0 or a negative errno; constructors are
+ * int x_open(..., struct x **out, char *err, size_t errlen). Free
+ * functions accept NULL. Usable from C and C++.
  */
 #ifndef RXRAY_PROBE_H
 #define RXRAY_PROBE_H
@@ -320,11 +321,13 @@ struct rxr_probe {
  * Allocate a probe for a thread with the given role ("rx", "app", "nic")
  * pinned to core (-1 = unpinned). sample_shift k: in full mode, sample one
  * burst in 2^k into a ring of ring_size records (rounded up to a power of
- * two; 0 = 4096 in full builds, no ring otherwise). Returns NULL and sets errno (EINVAL, ENOMEM).
- * Free with rxr_probe_free.
+ * two; 0 = 4096 in full builds, no ring otherwise). Returns 0 and the probe
+ * in *out (the caller owns it: rxr_probe_free), or -EINVAL (role NULL or
+ * longer than 7 bytes, sample_shift > 31) / -ENOMEM with *out NULL and one
+ * line in err (err may be NULL).
  */
-struct rxr_probe *rxr_probe_new(const char *role, int core, unsigned sample_shift,
-				uint32_t ring_size);
+int rxr_probe_open(const char *role, int core, unsigned sample_shift, uint32_t ring_size,
+		   struct rxr_probe **out, char *err, size_t errlen);
 void rxr_probe_free(struct rxr_probe *p);
 /* Zero the accumulators and restart the lap clock (keeps injection). */
 void rxr_probe_reset(struct rxr_probe *p);

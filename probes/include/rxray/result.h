@@ -99,8 +99,10 @@ struct rxr_result {
 	struct rxr_thread_result *threads; /* owned */
 };
 
-/* New empty result with empty config/env objects. NULL + errno on failure. */
-struct rxr_result *rxr_result_new(void);
+/* New empty result with empty config/env objects into *out (the caller
+ * owns it: rxr_result_free). 0, or -ENOMEM with *out NULL (nothing the
+ * caller passes can make it fail, hence no err). */
+int rxr_result_open(struct rxr_result **out);
 void rxr_result_free(struct rxr_result *r);
 
 /* Append a thread measured otherwise (the GPU's, from CUDA events): src is
@@ -127,17 +129,19 @@ json_t *rxr_result_to_json(const struct rxr_result *r);
 int rxr_result_write(const struct rxr_result *r, const char *path);
 
 /*
- * Parse a document. On error returns NULL and writes one line
- * "<src>:<line>: <field>: <what>" into err (errlen bytes); src names the
+ * Parse a document into *out (the caller owns it: rxr_result_free).
+ * Returns 0, or on error -EINVAL (bad input), -ENOMEM, or for _read the
+ * file's errno (-ENOENT, -EACCES, ...), with *out NULL and one line
+ * "<src>:<line>: <field>: <what>" in err (errlen bytes); src names the
  * input in messages (a file path). Rejects wrong or missing schema,
  * missing required fields and wrong types.
  */
-struct rxr_result *rxr_result_from_json(const json_t *doc, const char *src, char *err,
-					size_t errlen);
-struct rxr_result *rxr_result_read(const char *path, char *err, size_t errlen);
+int rxr_result_from_json(const json_t *doc, const char *src, struct rxr_result **out, char *err,
+			 size_t errlen);
+int rxr_result_read(const char *path, struct rxr_result **out, char *err, size_t errlen);
 /* Parse from a string (one JSONL line); line is the 1-based line number. */
-struct rxr_result *rxr_result_parse(const char *text, const char *src, int line, char *err,
-				    size_t errlen);
+int rxr_result_parse(const char *text, const char *src, int line, struct rxr_result **out,
+		     char *err, size_t errlen);
 
 /* Name of a lap-fit basis: "none", "linear", "per_packet". */
 const char *rxr_lapfit_basis_name(enum rxr_lapfit_basis b);

@@ -4,6 +4,25 @@
  * range-checked; the one-line error convention; core pinning.
  *
  * Exit codes across rxray: 0 success, 1 runtime failure, 2 bad input.
+ *
+ * The error convention every library of rxray follows (DESIGN.md; the
+ * headers' "Error rule" lines refer here):
+ *   - A function that can fail returns 0 (or a count) on success and a
+ *     negative errno on failure: -EINVAL for bad input, -ENOMEM, or the
+ *     system's -errno. It never reports through errno itself.
+ *   - Where the failure can be caused by input (a file, an option, a spec,
+ *     a parameter a user set), it takes `char *err, size_t errlen` last and
+ *     fills one line there whenever it fails (rxr_errf below); err may be
+ *     NULL with errlen 0.
+ *   - A constructor is `int x_open(..., struct x **out[, char *err,
+ *     size_t errlen])`: 0 with the new object in *out, which the caller
+ *     owns and releases with the matching x_free / x_close (those accept
+ *     NULL), or -errno with *out set to NULL. Constructors named for their
+ *     source keep that verb with the same shape (rxr_result_read,
+ *     rxr_result_parse, rxr_set_load, sweep_spec_load, rxr_ceiling_table).
+ *     A constructor that only allocates takes no err: it fails with
+ *     -ENOMEM alone.
+ *   - Only tools/ turns a -errno into an exit code and prints the line.
  */
 #ifndef RXRAY_UTIL_H
 #define RXRAY_UTIL_H

@@ -396,11 +396,11 @@ struct sweep_exec {
 
 /*
  * Build the argv of one trial: runner run --engine .. --rate R --seconds
- * S --cores LIST -o json --quiet. Returns a NULL-terminated array of
- * strings (free with sweep_argv_free), NULL + errno on ENOMEM.
+ * S --cores LIST -o json --quiet. 0 with a NULL-terminated array of
+ * strings in *out (free with sweep_argv_free), or -ENOMEM with *out NULL.
  */
-char **sweep_trial_argv(const struct sweep_exec *x, double target_pps, double seconds,
-			const char *json_path);
+int sweep_trial_argv(const struct sweep_exec *x, double target_pps, double seconds,
+		     const char *json_path, char ***out);
 void sweep_argv_free(char **argv);
 /*
  * Expand {rate_pps} {frame} {seconds} in tmpl into out. 0, -ENOSPC when it

@@ -469,7 +469,7 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, uns
 
 /*
  * One run: the sequence above, then the result assembled into r (from
- * rxr_result_new: config, env, counters, threads, clock, rates, and
+ * rxr_result_open: config, env, counters, threads, clock, rates, and
  * extra.caps / extra.interrupted / extra.oversubscribed). stop may be
  * NULL. 0, -EINVAL (bad config, nothing started), or -errno (runtime).
  */

@@ -114,7 +114,7 @@
  * buffer). Injection applies to the three write stages only. A probe's
  * packet count is the packets its thread offered.
  *
- * Lifecycle: rxs_nic_new -> rxs_mr_reg ... -> engine posts WQEs ->
+ * Lifecycle: rxs_nic_open -> rxs_mr_reg ... -> engine posts WQEs ->
  * rxs_nic_start -> engine polls until rxs_nic_done() and then drains its
  * CQs -> rxs_nic_join -> rxs_nic_counters / rxs_nic_stats /
  * rxs_nic_result_add -> rxs_nic_free. The NIC ends on its own after
@@ -122,8 +122,8 @@
  * nonzero, or on rxs_nic_stop; it is done when every thread is. Invariant per queue: offered == received + out_of_buffer
  * (received = CQEs written, error CQEs included; errors is a subset).
  *
- * Error rule: 0 or -errno; constructors return NULL and set errno, with a
- * line in err when given.
+ * Error rule (rxray/util.h): 0 or -errno with a line in err when given;
+ * the constructor is rxs_nic_open(..., struct rxs_nic **out, err, errlen).
  */
 #ifndef RXRAY_SIMNIC_H
 #define RXRAY_SIMNIC_H
@@ -298,10 +298,11 @@ void rxs_caps(struct rx_caps *caps);
 
 /*
  * Create the NIC: rings, flow table, one probe per thread. Nothing runs
- * yet. Returns NULL with errno (EINVAL bad params, e.g. threads > queues,
- * with a line in err; ENOMEM).
+ * yet. Returns 0 with the NIC in *out (the caller owns it:
+ * rxs_nic_free), or with *out NULL and a line in err: -EINVAL bad params
+ * (e.g. threads > queues), -ENOMEM, or the clock's -errno.
  */
-struct rxs_nic *rxs_nic_new(const struct rxs_params *p, char *err, size_t errlen);
+int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, size_t errlen);
 /* Stops (if running), joins, frees everything. NULL ok. */
 void rxs_nic_free(struct rxs_nic *n);
 const struct rxs_params *rxs_nic_params(const struct rxs_nic *n);

@@ -19,9 +19,10 @@
  *              busy cycles / packets received in the window. The findings
  *              and the flame graph are drawn by analyzers/ (attach_findings.h)
  *
- * Error rule: functions that can fail return 0 or a negative errno;
- * constructors return NULL and set errno. Where an err buffer is taken,
- * a failure also leaves one human line in it. Free/close functions accept
+ * Error rule (rxray/util.h): functions that can fail return 0 or a
+ * negative errno; constructors are int x_open(..., struct x **out, err,
+ * errlen), *out NULL on failure. Where an err buffer is taken, a failure
+ * also leaves one human line in it. Free/close functions accept
  * NULL. Every table is fixed-size: memory is bounded whatever the target
  * does (stacks beyond the BPF maps' sizes are counted as dropped).
  */
@@ -126,11 +127,12 @@ struct rxr_tele_snap {
  * target's --file-prefix (NULL: find the socket whose greeting names pid
  * among <runtime dir>/dpdk/<any prefix>/dpdk_telemetry.v2*). The runtime
  * dir is /var/run for root, else $XDG_RUNTIME_DIR or /tmp, as EAL does.
- * NULL + errno: ENOENT (no socket for that prefix / none for pid), ESRCH
- * (the prefix's socket belongs to another process), EPROTO (bad greeting),
- * ENOMEM; err names the path.
+ * 0 with the connection in *out (close with rxr_tele_close), or with
+ * *out NULL: -ENOENT (no socket for that prefix / none for pid), -ESRCH
+ * (the prefix's socket belongs to another process), -EPROTO (bad
+ * greeting), -ENOMEM; err names the path.
  */
-struct rxr_tele *rxr_tele_open(int pid, const char *prefix, char *err, size_t errlen);
+int rxr_tele_open(int pid, const char *prefix, struct rxr_tele **out, char *err, size_t errlen);
 void rxr_tele_close(struct rxr_tele *tl);
 /* Socket path, DPDK version string ("DPDK 22.11.11"), file prefix. */
 const char *rxr_tele_path(const struct rxr_tele *tl);
@@ -217,10 +219,12 @@ struct rxr_uprobe_stat {
  * its tids), open one sampling perf event per online CPU (hardware
  * cycles, falling back to the cpu-clock software event) and attach the
  * program through BPF links (never pinned). Sampling starts on return.
- * NULL + errno: EPERM, ENOENT (no CPU event), ENOMEM, or libbpf's error.
+ * 0 with the sampler in *out (rxr_sampler_close), or with *out NULL and
+ * a line in err: -EPERM, -ENOENT (no CPU event), -EINVAL (bad options),
+ * -ENOMEM, or libbpf's -errno.
  */
-struct rxr_sampler *rxr_sampler_open(const struct rxr_sampler_opts *o, char *err,
-				     size_t errlen);
+int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out, char *err,
+		     size_t errlen);
 /*
  * Wait up to ms for samples: dwarf mode drains and unwinds the ring
  * buffer every 10 ms (samples are submitted without a wakeup, which would
@@ -317,9 +321,11 @@ struct rxr_dpdk_label {
  * debug directory for separate debug files (NULL = /usr/lib/debug): by
  * build-id <debug_dir>/.build-id/xx/yyyy.debug, and by .gnu_debuglink in
  * the object's directory, its .debug/ and <debug_dir>/<object's dir>/.
- * NULL + errno, err says why.
+ * 0 with the table in *out (rxr_syms_close), or -errno with *out NULL
+ * and err saying why.
  */
-struct rxr_syms *rxr_syms_open(int pid, const char *debug_dir, char *err, size_t errlen);
+int rxr_syms_open(int pid, const char *debug_dir, struct rxr_syms **out, char *err,
+		  size_t errlen);
 void rxr_syms_close(struct rxr_syms *sy);
 /*
  * A user address: its object, the name from the first source that has
@@ -448,8 +454,9 @@ struct rxr_profile {
 	char findings[RXR_ATTACH_MAX_FINDINGS][512];
 };
 
-/* Zeroed profile. NULL + errno (ENOMEM). */
-struct rxr_profile *rxr_profile_new(void);
+/* Zeroed profile into *out (the caller owns it: rxr_profile_free). 0, or
+ * -ENOMEM with *out NULL (nothing the caller passes can fail it: no err). */
+int rxr_profile_open(struct rxr_profile **out);
 void rxr_profile_free(struct rxr_profile *p);
 
 /*
