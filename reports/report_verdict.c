@@ -292,7 +292,8 @@ void rpt_section_gpu(struct rpt *R, struct doc *d)
 	static const char *const head[] = {"point", "gpu_kernel ns/pkt", "gpu_kernel cycles/pkt",
 					   "GPU alone Mpps", "gpu_launch cycles/pkt", "gpu_wait cycles/pkt",
 					   "bottleneck", "verdict"};
-	struct rxr_table *t = rxr_table_new("GPU stage", 8, head);
+	struct rxr_table *t = NULL;
+	(void)rxr_table_open("GPU stage", 8, head, &t);
 	for (size_t i = 0; t && i < R->s->n; i++) {
 		struct rpt_gpu g;
 		if (rpt_gpu_figures(&R->c[i], &g))

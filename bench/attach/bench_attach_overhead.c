@@ -707,8 +707,7 @@ int main(int argc, char **argv)
 		printf("bench_attach_overhead: skipped: testpmd: %s\n", err);
 		return 0;
 	}
-	tele = rxr_tele_open(pmd.pid, pmd.prefix, err, sizeof(err));
-	if (!tele) {
+	if (rxr_tele_open(pmd.pid, pmd.prefix, &tele, err, sizeof(err))) {
 		printf("bench_attach_overhead: skipped: telemetry: %s\n", err);
 		tpmd_stop(&pmd);
 		return 0;
