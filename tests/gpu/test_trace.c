@@ -6,6 +6,7 @@
  * pair gives them on the laps' clock. Synthetic results: no GPU needed.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -15,10 +16,25 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "rxray/cupti.h"
 #include "rxray/result.h"
 #include "rxray/trace.h"
 
-#define FIXTURE RXRAY_SRC_DIR "/tests/analyze/data/run_dpdk_hds.json"
+/* The build's paths, or the environment's when run from a bundle
+ * (tools/device-bundle.sh): RXRAY_SRC_DIR, RXRAY_BIN, RXRAY_FAKE_CUPTI. */
+static const char *env_or(const char *env, const char *built)
+{
+	const char *v = getenv(env);
+	return v && *v ? v : built;
+}
+
+static char fixture_path[1024];
+#define FIXTURE                                                                                    \
+	(snprintf(fixture_path, sizeof(fixture_path), "%s/tests/analyze/data/run_dpdk_hds.json",  \
+		  env_or("RXRAY_SRC_DIR", RXRAY_SRC_DIR)),                                         \
+	 fixture_path)
+#define FAKE_LIB env_or("RXRAY_FAKE_CUPTI", FAKE_CUPTI)
+#define BIN env_or("RXRAY_BIN", RXRAY_BIN)
 
 /* The fixture (rx thread: 3 bursts of 6 sampled laps, clock 2 GHz) with
  * gpu_trace added when gpu != NULL (a JSON text for the member). */
@@ -241,7 +257,7 @@ Test(trace, malformed_gpu_trace_is_bad_input)
 				       0, NULL));
 	cr_assert_eq(json_dump_file(doc, path, 0), 0);
 	json_decref(doc);
-	snprintf(cmd, sizeof(cmd), "%s flame %s --format trace -o %s/t.json 2>%s/err", RXRAY_BIN,
+	snprintf(cmd, sizeof(cmd), "%s flame %s --format trace -o %s/t.json 2>%s/err", BIN,
 		 path, dir, dir);
 	int st = system(cmd);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "exit %d", WEXITSTATUS(st));
@@ -256,4 +272,50 @@ Test(trace, malformed_gpu_trace_is_bad_input)
 	cr_expect_neq(access(cmd, F_OK), 0, "a trace was written for bad input");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);
+}
+
+/*
+ * The run side: rxr_result_add_gpu_trace finds the injection library only
+ * when it is loaded, and stores its records with an anchor that puts them
+ * just before "now" on the run clock.
+ */
+Test(trace, gpu_records_from_the_loaded_library)
+{
+	cr_assert_eq(rxr_clock_init(20), 0);
+	struct rxr_result *r = rxr_result_new();
+	cr_assert_not_null(r);
+	rxr_result_set_clock(r);
+	/* named but not loaded: nothing */
+	setenv("CUDA_INJECTION64_PATH", FAKE_LIB, 1);
+	cr_expect_eq(rxr_result_add_gpu_trace(r, 0), 0);
+	cr_expect_null(r->extra ? json_object_get(r->extra, "gpu_trace") : NULL);
+	void *h = dlopen(FAKE_LIB, RTLD_NOW);
+	cr_assert_not_null(h, "%s", dlerror());
+	uint64_t before = rxr_now();
+	cr_expect_eq(rxr_result_add_gpu_trace(r, 0), 2);
+	uint64_t after = rxr_now();
+	char err[256] = "";
+	cr_expect_eq(rxr_trace_gpu_check(r, err, sizeof(err)), 0, "%s", err);
+	json_t *g = json_object_get(r->extra, "gpu_trace");
+	cr_assert_not_null(g);
+	cr_expect_eq(json_integer_value(json_object_get(g, "dropped")), 3);
+	json_t *clk = json_object_get(g, "clock");
+	json_int_t at = json_integer_value(json_object_get(clk, "anchor_ticks"));
+	json_int_t an = json_integer_value(json_object_get(clk, "anchor_ns"));
+	cr_expect(at >= (json_int_t)before && at <= (json_int_t)after);
+	json_t *k = json_array_get(json_object_get(g, "data"), 1);
+	cr_expect_str_eq(json_string_value(json_array_get(k, 0)), "kernel");
+	cr_expect_str_eq(json_string_value(json_array_get(k, 1)), "rxg_reorder");
+	json_int_t kend = json_integer_value(json_array_get(k, 3));
+	cr_expect(an - kend >= 1000 && an - kend < 1000000000, "anchor %lld, kernel end %lld",
+		  (long long)an, (long long)kend);
+	/* and the trace shows it on a gpu stream track, 2 us long */
+	json_t *t = trace_of(r);
+	json_t *e = find(t, "rxg_reorder");
+	cr_assert_not_null(e);
+	cr_expect_str_eq(sget(e, "cat"), "gpu_kernel");
+	cr_expect(fabs(nget(e, "dur") - 2.0) < 1e-9);
+	json_decref(t);
+	dlclose(h);
+	rxr_result_free(r);
 }

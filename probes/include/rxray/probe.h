@@ -10,10 +10,10 @@
  *
  * Modes are chosen at compile time with RXRAY_PROBE_MODE (the CMake option
  * RXRAY_PROBES): 0 = off (every call compiles to nothing), 1 = counters,
- * 2 = full (counters + sampled per-packet laps into a bounded ring + NVTX
- * ranges per sampled burst and per lapped stage in it). A translation unit
- * may define RXRAY_PROBE_MODE itself before including this header (the
- * probe_cost bench does, to compare modes in one binary).
+ * 2 = full (counters + sampled per-packet laps, idle ones left out, into a
+ * bounded ring + NVTX ranges per sampled burst and per lapped stage in it).
+ * A translation unit may define RXRAY_PROBE_MODE itself before including
+ * this header (the probe_cost bench does, to compare modes in one binary).
  *
  * Error rule (the project's): functions that can fail return 0 or a
  * negative errno; constructors return NULL and set errno. Free functions
@@ -449,7 +449,10 @@ static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
 	uint64_t d = t - p->last;
 #if RXRAY_PROBE_MODE == RXR_MODE_FULL
 	if (p->sampling) {
-		rxr_sample_record(p, s, p->last, d);
+		/* idle laps are not kept: at light load they would crowd the
+		 * work out of the ring, and a timeline shows them as gaps */
+		if (s != RXR_ST_IDLE)
+			rxr_sample_record(p, s, p->last, d);
 		rxr_nvtx_lap(p, s);
 	}
 #endif
