@@ -58,7 +58,16 @@ static void capture(struct cap *c, const char *args, const char *cupti)
 		 inj, path_of("RXRAY_NVTX_LIB", NVTX_LIB), c->nvtx, path_of("RXRAY_BIN", RXRAY_BIN),
 		 args, c->run, c->dir);
 	int st = system(cmd);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rxray run failed (%d): %s", st, cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		char path[128], said[1024] = "";
+		snprintf(path, sizeof(path), "%s/stdout", c->dir);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			said[fread(said, 1, sizeof(said) - 1, f)] = 0;
+			fclose(f);
+		}
+		cr_assert_fail("rxray run failed (%d): %s\n%s", st, cmd, said);
+	}
 	json_error_t je;
 	c->doc = json_load_file(c->nvtx, 0, &je);
 	cr_assert_not_null(c->doc, "the listener wrote nothing: %s", je.text);
