@@ -196,8 +196,10 @@ Test(nvtx_run, stage_ranges_nest_in_bursts)
 	/* most sampled bursts at light load are empty polls (one idle lap,
 	 * whose transition from the burst's start varies: no stage range) */
 	cr_expect_gt(staged, 10, "stage ranges: %zu in %zu bursts", staged, bursts);
-	/* every stage Nsight shows is one the result lapped in sampled bursts */
-	cr_expect_eq(seen & ~lapped, 0, "NVTX stages %#x, lapped %#x", seen, lapped);
+	/* every stage Nsight shows is one the result lapped in sampled bursts
+	 * (idle laps are not kept in the samples: leave idle out) */
+	uint32_t idle = 1u << RXR_ST_IDLE;
+	cr_expect_eq(seen & ~lapped & ~idle, 0, "NVTX stages %#x, lapped %#x", seen, lapped);
 	if (!strcmp(eng, "dpdk")) {
 		const enum rxr_stage want[] = {RXR_ST_BUF_ALLOC, RXR_ST_SGE_SETUP, RXR_ST_CHAIN,
 					       RXR_ST_DOORBELL};
