@@ -191,6 +191,11 @@ static int flame_trace(const char *path, const char *selector, FILE *o)
 		const struct rxr_result *r = p->top_run ? p->top_run : p->ndr_run;
 		if ((selector && !rxr_sel_match(&sel, p->knobs)) || !r || !(r->clock.hz > 0))
 			continue;
+		if (rxr_trace_gpu_check(r, err, sizeof(err))) {
+			free(vary);
+			ec = rxr_usage_err(VERB, "%s: %s", path, err);
+			goto out;
+		}
 		char label[512];
 		rxr_point_label(p, vary, nvary, label, sizeof(label));
 		names[n] = strdup(label);

@@ -4,6 +4,7 @@
 # benches, the GPU/attach test programs, every shared library they need
 # except glibc's own, and DPDK's plugin drivers (mempool + net_null).
 #   tools/device-bundle.sh [build-dir] [out-dir]     (default build .dev/bundle)
+#   RXRAY_FULL_BUILD=build-full tools/device-bundle.sh    (+ the full-probe rxray)
 # On the target:
 #   export LD_LIBRARY_PATH=$PWD/.dev/bundle/lib RXRAY_DPDK_PMD_DIR=$PWD/.dev/bundle/pmds
 #   export RXRAY_TESTPMD=$PWD/.dev/bundle/bin/dpdk-testpmd
@@ -20,6 +21,14 @@ while IFS= read -r f; do elves+=("$f"); done < <(find "$build/bench" "$build/tes
 # testpmd for the attach bench and tests (RXRAY_TESTPMD=.../bin/dpdk-testpmd)
 [ -x /usr/bin/dpdk-testpmd ] && elves+=(/usr/bin/dpdk-testpmd)
 for f in "${elves[@]}"; do cp "$f" "$out/bin/"; done
+# A full-probe build beside it (sampled laps, NVTX stage ranges), when
+# RXRAY_FULL_BUILD names its dir: bin/rxray-full, bin/test_nvtx_run-full.
+if [ -n "${RXRAY_FULL_BUILD:-}" ]; then
+  cp "$RXRAY_FULL_BUILD/tools/rxray" "$out/bin/rxray-full"
+  if [ -x "$RXRAY_FULL_BUILD/tests/gpu/test_nvtx_run" ]; then
+    cp "$RXRAY_FULL_BUILD/tests/gpu/test_nvtx_run" "$out/bin/test_nvtx_run-full"
+  fi
+fi
 
 pmddir=$(pkg-config --variable=pmdsdir libdpdk 2>/dev/null || true)
 # this machine's own architecture: a cross set-up may have arm64 plugins too

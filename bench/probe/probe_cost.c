@@ -4,12 +4,19 @@
  *  1. ticks and ns per lap, per probe mode and clock source;
  *  2. probe overhead in cycles per packet at bursts of 1, 32 and 64 with
  *     four stages per burst: (loop with probes - same loop compiled with
- *     probes off) / packets, measured in one run, median of 9 rounds.
- * Prints a table; never passes or fails on time.
+ *     probes off) / packets, measured in one run, median of 9 rounds;
+ *  3. the same for full mode with an NVTX listener attached: a child run of
+ *     this program with NVTX_INJECTION64_PATH naming librxray_nvtx.so (the
+ *     build's, or $RXRAY_NVTX_LIB), since NVTX picks its tool once, at a
+ *     process's first call. The rows of 2 are the "without" case: no tool
+ *     loaded, each NVTX call a branch on a null pointer.
+ * Prints tables; never passes or fails on time.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cost.h"
 #include "rxray/probe.h"
@@ -54,12 +61,80 @@ static struct rxr_probe *fresh_probe(void)
 	return p;
 }
 
+/* Overhead rows (ticks/packet over the off loop) for the modes in mask. */
+static void overhead_rows(uint64_t *lines, unsigned mask, const char *suffix)
+{
+	const unsigned bursts[] = {1, 32, 64};
+	for (size_t b = 0; b < 3; b++) {
+		unsigned nb = 2000000u / bursts[b];
+		double loop[3][ROUNDS], over[3][ROUNDS];
+		for (int r = 0; r < ROUNDS; r++) {
+			double base = 0;
+			for (size_t m = 0; m < 3; m++) {
+				if (m && !(mask & (1u << m)))
+					continue;
+				struct rxr_probe *p = fresh_probe();
+				double t = (double)modes[m].loop(p, lines, bursts[b], nb) /
+					   ((double)nb * bursts[b]);
+				rxr_probe_free(p);
+				if (m == 0)
+					base = t;
+				loop[m][r] = t;
+				over[m][r] = t - base;
+			}
+		}
+		for (size_t m = 0; m < 3; m++)
+			if (mask & (1u << m))
+				printf("| %u | %s%s | %.2f | %.2f | %.3f |\n", bursts[b], modes[m].name,
+				       m == 2 ? suffix : "", median(loop[m], ROUNDS),
+				       median(over[m], ROUNDS), m ? 4.0 / bursts[b] : 0.0);
+	}
+}
+
+/* Part 3 in a child process that loads the listener at its first NVTX call. */
+static void listener_run(const char *lib)
+{
+	char out[] = "/tmp/rxray-probe-cost-nvtx-XXXXXX";
+	int fd = mkstemp(out);
+	if (fd < 0) {
+		perror("mkstemp");
+		return;
+	}
+	close(fd);
+	printf("\n# full mode with an NVTX listener (%s; it records each range into\n"
+	       "# memory: Nsight Systems' own cost differs), same table\n"
+	       "| burst | mode | ticks/packet (loop) | overhead ticks/packet | laps/packet |\n"
+	       "|---|---|---|---|---|\n",
+	       lib);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("NVTX_INJECTION64_PATH", lib, 1);
+		setenv("RXRAY_NVTX_OUT", out, 1);
+		execl("/proc/self/exe", "bench_probe_cost", "--listener-child", (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		printf("(the listener run failed: status %d)\n", st);
+	unlink(out);
+}
+
 int main(int argc, char **argv)
 {
-	(void)argv;
+	if (argc > 1 && !strcmp(argv[1], "--listener-child")) {
+		uint64_t *lines = calloc(64 * 8, sizeof(uint64_t));
+		if (!lines || rxr_clock_init(100) < 0)
+			return 1;
+		overhead_rows(lines, 1u << 2, " + listener");
+		free(lines);
+		return 0;
+	}
 	if (argc > 1) {
-		printf("USAGE\n  bench_probe_cost\n\nPrints lap cost per mode and clock source and\n"
-		       "probe overhead per packet at bursts 1, 32, 64 (4 stages per burst).\n");
+		printf("USAGE\n  bench_probe_cost\n\nPrints lap cost per mode and clock source,\n"
+		       "probe overhead per packet at bursts 1, 32, 64 (4 stages per burst),\n"
+		       "and full mode's with an NVTX listener (librxray_nvtx.so; RXRAY_NVTX_LIB\n"
+		       "names another) when one is built.\n");
 		return 0;
 	}
 	const char *sources[] = {"tsc", "monotonic"};
@@ -101,28 +176,16 @@ int main(int argc, char **argv)
 	       rxr_clock_source_name(c->source), ROUNDS);
 	printf("| burst | mode | ticks/packet (loop) | overhead ticks/packet | laps/packet |\n"
 	       "|---|---|---|---|---|\n");
-	const unsigned bursts[] = {1, 32, 64};
-	for (size_t b = 0; b < 3; b++) {
-		unsigned nb = 2000000u / bursts[b];
-		double loop[3][ROUNDS], over[3][ROUNDS];
-		for (int r = 0; r < ROUNDS; r++) {
-			double base = 0;
-			for (size_t m = 0; m < 3; m++) {
-				struct rxr_probe *p = fresh_probe();
-				double t = (double)modes[m].loop(p, lines, bursts[b], nb) /
-					   ((double)nb * bursts[b]);
-				rxr_probe_free(p);
-				if (m == 0)
-					base = t;
-				loop[m][r] = t;
-				over[m][r] = t - base;
-			}
-		}
-		for (size_t m = 0; m < 3; m++)
-			printf("| %u | %s | %.2f | %.2f | %.3f |\n", bursts[b], modes[m].name,
-			       median(loop[m], ROUNDS), median(over[m], ROUNDS),
-			       m ? 4.0 / bursts[b] : 0.0);
-	}
+	overhead_rows(lines, 7, "");
+	const char *lib = getenv("RXRAY_NVTX_LIB");
+#ifdef RXRAY_NVTX_LISTENER
+	if (!lib || !*lib)
+		lib = RXRAY_NVTX_LISTENER;
+#endif
+	if (lib && *lib)
+		listener_run(lib);
+	else
+		printf("\n(no NVTX listener in this build: the full + listener rows are left out)\n");
 	printf("\nTarget (counters, TSC): <= 1 clock read per stage boundary (by construction:\n"
 	       "rxr_lap reads the clock once) and <= 2 cycles/packet of overhead at burst 32.\n");
 	free(lines);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "rxray/core.h"
+#include "rxray/cupti.h"
 #include "rxray/util.h"
 
 int rx_clock_once(char *err, size_t errlen)
@@ -326,14 +327,21 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 		rc = run_warmup(&run, &warm, err, errlen);
 	if (!rc)
 		rc = run_validity_begin(&run, &v, err, errlen);
-	if (!rc)
+	if (!rc) {
+		rxr_nvtx_range_push("run"); /* the measured phase, for Nsight/CUPTI */
 		rc = run_phase(&run, err, errlen);
+		rxr_nvtx_range_pop();
+	}
 	if (!rc)
 		run_validity_end(&run, v);
 	if (!rc) {
 		rc = ops->collect(&run, r, err, errlen);
 		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
 			rxr_errf(err, errlen, rc, "result: %s", strerror(-rc));
+		/* GPU kernels and copies when the CUPTI library was injected */
+		int g = rc ? 0 : rxr_result_add_gpu_trace(r, 0);
+		if (g < 0)
+			rc = rxr_errf(err, errlen, g, "result: gpu_trace: %s", strerror(-g));
 	}
 	if (!rc && v)
 		json_object_set_new(r->extra, "validity", rxr_validity_json(v));

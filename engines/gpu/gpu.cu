@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rxray/gpu.h"
+#include "rxray/probe.h"
 
 #define RXG_THREADS 128
 
@@ -27,6 +28,7 @@ struct rxg_slot {
 	rxg_batch_stats *h_st;  // pinned host copy
 	cudaEvent_t start, stop;
 	uint32_t n;
+	uint64_t nvtx;          // NVTX range from submit to retire (0: no tool)
 };
 
 struct rxg_consumer {
@@ -273,6 +275,7 @@ extern "C" int rxg_submit(struct rxg_consumer *g, void *const *payloads, const u
 	}
 	if (cudaGetLastError() != cudaSuccess || cudaEventRecord(s->stop, st) != cudaSuccess)
 		return -EIO;
+	s->nvtx = rxr_nvtx_range_start("gpu_batch");
 	g->head++;
 	return 0;
 }
@@ -308,6 +311,7 @@ extern "C" int rxg_retire(struct rxg_consumer *g, bool block)
 		return 0;
 	if (e != cudaSuccess)
 		return -EIO;
+	rxr_nvtx_range_end(s->nvtx);
 	float ms = 0;
 	cudaEventElapsedTime(&ms, s->start, s->stop);
 	g->st.batches++;

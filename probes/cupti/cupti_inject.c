@@ -12,6 +12,14 @@
  * Records are copied into a bounded array under a mutex in the buffer
  * completion callback (CUPTI's own thread); past the bound they are
  * counted as dropped, never lost silently.
+ *
+ * Timestamps are CLOCK_MONOTONIC nanoseconds (a CUPTI timestamp callback;
+ * where CUPTI lacks it, an offset measured at take time), so the measured
+ * process can put GPU records on its own clock: rxray_cupti_take (see
+ * rxray/cupti.h) hands the newest kernel/copy/memset records to the rxray
+ * run, which stores them in its result for `rxray flame --format trace`.
+ * NVTX ranges: point NVTX_INJECTION64_PATH at librxray_nvtx.so (our own
+ * listener, which needs no GPU) or at libcupti.so (MARKER records here).
  */
 #include <cupti.h>
 #include <errno.h>
@@ -19,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "rxray/cupti.h"
 
 #define CUPTI_BUF_SIZE (1u << 20)
 #define CUPTI_MAX_EVENTS (1u << 18)
@@ -129,7 +140,15 @@ static void on_record(const CUpti_Activity *r)
 			e->bytes = m->bytes;
 			e->stream = m->streamId;
 			e->id = m->correlationId;
-			snprintf(e->name, CUPTI_NAME_MAX, "memcpy kind %u", (unsigned)m->copyKind);
+			unsigned ck = (unsigned)m->copyKind;
+			const char *dir = ck == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD   ? "HtoD"
+					  : ck == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? "DtoH"
+					  : ck == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD ? "DtoD"
+										  : NULL;
+			if (dir)
+				snprintf(e->name, CUPTI_NAME_MAX, "memcpy %s", dir);
+			else
+				snprintf(e->name, CUPTI_NAME_MAX, "memcpy kind %u", ck);
 		}
 		break;
 	}
@@ -236,6 +255,56 @@ static void at_exit(void)
 		fprintf(stderr, "rxray-cupti: cannot write trace: %s\n", strerror(-rc));
 }
 
+static uint64_t CUPTIAPI mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int ts_mono; /* CUPTI timestamps are mono_ns() already */
+
+__attribute__((visibility("default"))) size_t rxray_cupti_take(struct rxr_cupti_rec *out,
+								size_t max, uint64_t *dropped);
+
+size_t rxray_cupti_take(struct rxr_cupti_rec *out, size_t max, uint64_t *dropped)
+{
+	if (!st.ready)
+		return 0;
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	/* CUPTI's clock minus ours, when it is not ours (0 when it is) */
+	int64_t off = 0;
+	uint64_t cts = 0;
+	if (!ts_mono && cuptiGetTimestamp(&cts) == CUPTI_SUCCESS)
+		off = (int64_t)(cts - mono_ns());
+	pthread_mutex_lock(&st.lock);
+	size_t n = 0, first = st.nev;
+	/* newest first back to max records, then copied oldest first */
+	while (first > 0 && n < max)
+		if (st.ev[--first].kind != EV_RANGE)
+			n++;
+	size_t k = 0;
+	for (size_t i = first; i < st.nev && k < n; i++) {
+		const struct ev *e = &st.ev[i];
+		if (e->kind == EV_RANGE)
+			continue;
+		struct rxr_cupti_rec *o = &out[k++];
+		o->start_ns = (uint64_t)((int64_t)e->start - off);
+		o->end_ns = (uint64_t)((int64_t)e->end - off);
+		o->bytes = e->bytes;
+		o->stream = e->stream;
+		o->correlation = e->id;
+		o->kind = e->kind == EV_KERNEL ? RXR_CUPTI_KERNEL
+			  : e->kind == EV_MEMCPY ? RXR_CUPTI_MEMCPY
+						 : RXR_CUPTI_MEMSET;
+		snprintf(o->name, sizeof(o->name), "%s", e->name);
+	}
+	if (dropped)
+		*dropped = st.dropped + st.cupti_dropped;
+	pthread_mutex_unlock(&st.lock);
+	return k;
+}
+
 __attribute__((visibility("default"))) int InitializeInjection(void);
 
 int InitializeInjection(void)
@@ -245,6 +314,8 @@ int InitializeInjection(void)
 	st.ev = calloc(CUPTI_MAX_EVENTS, sizeof(*st.ev));
 	if (!st.ev)
 		return 0;
+	/* before any kind is enabled, so every record uses it */
+	ts_mono = cuptiActivityRegisterTimestampCallback(mono_ns) == CUPTI_SUCCESS;
 	if (cuptiActivityRegisterCallbacks(buf_requested, buf_completed) != CUPTI_SUCCESS) {
 		fprintf(stderr, "rxray-cupti: failed to register activity callbacks\n");
 		return 0;

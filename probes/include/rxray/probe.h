@@ -10,10 +10,10 @@
  *
  * Modes are chosen at compile time with RXRAY_PROBE_MODE (the CMake option
  * RXRAY_PROBES): 0 = off (every call compiles to nothing), 1 = counters,
- * 2 = full (counters + sampled per-packet laps into a bounded ring + NVTX
- * ranges per burst). A translation unit may define RXRAY_PROBE_MODE itself
- * before including this header (the probe_cost bench does, to compare modes
- * in one binary).
+ * 2 = full (counters + sampled per-packet laps, idle ones left out, into a
+ * bounded ring + NVTX ranges per sampled burst and per lapped stage in it).
+ * A translation unit may define RXRAY_PROBE_MODE itself before including
+ * this header (the probe_cost bench does, to compare modes in one binary).
  *
  * Error rule (the project's, written out in rxray/util.h): functions that
  * can fail return 0 or a negative errno; constructors are
@@ -341,10 +341,39 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src);
 /* Copy up to max sampled laps (oldest first) into out; returns count. */
 size_t rxr_probe_samples(const struct rxr_probe *p, struct rxr_sample *out, size_t max);
 
-/* NVTX (full mode): registers the "rxray" domain and stage strings. */
+/*
+ * NVTX (probes/nvtx.c; no-ops in a build without the NVTX headers). The
+ * ranges live in domain "rxray"; with no tool loaded (NVTX_INJECTION64_PATH
+ * unset) each call is a branch on a null pointer.
+ * rxr_nvtx_init registers the domain and the stage strings (idempotent,
+ * thread-safe; every other call runs it on first use).
+ * rxr_nvtx_push/pop: a range named by a stage on the calling thread.
+ * rxr_nvtx_range_push/pop: a range of any name (the run, a phase), in
+ * every probe mode. rxr_nvtx_range_start/end: a range that may end on
+ * another call or thread (a GPU batch from launch to retire); start
+ * returns its id (0 when no tool listens), end accepts 0.
+ * rxr_nvtx_burst_begin/lap/burst_end: full mode's sampled bursts (called
+ * from rxr_burst_begin, rxr_lap and rxr_burst_end below, never in counters
+ * mode): a range "burst" (payload: the burst number) holding one range per
+ * lapped stage. A stage range must be named when it opens, at the previous
+ * lap, before the lap that closes it says which stage it was; so it is
+ * named by the stage that followed the previous one last time on this
+ * thread, and a transition seen to vary (cqe_poll or idle after the burst
+ * opens) opens no range at all from then on: its time shows only in the
+ * burst's range. Each state can mislabel at most once (the lap that first
+ * shows it varying).
+ */
 void rxr_nvtx_init(void);
 void rxr_nvtx_push(enum rxr_stage s);
 void rxr_nvtx_pop(void);
+void rxr_nvtx_range_push(const char *name);
+void rxr_nvtx_range_pop(void);
+uint64_t rxr_nvtx_range_start(const char *name);
+void rxr_nvtx_range_end(uint64_t id);
+struct rxr_probe;
+void rxr_nvtx_burst_begin(const struct rxr_probe *p);
+void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s);
+void rxr_nvtx_burst_end(const struct rxr_probe *p);
 
 /* Append one sampled lap to p's ring (full mode's rxr_lap calls it). */
 void rxr_sample_record(struct rxr_probe *p, enum rxr_stage s, uint64_t start, uint64_t cyc);
@@ -422,8 +451,13 @@ static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
 		t = rxr_inject_run(p, s, t, pkts);
 	uint64_t d = t - p->last;
 #if RXRAY_PROBE_MODE == RXR_MODE_FULL
-	if (p->sampling)
-		rxr_sample_record(p, s, p->last, d);
+	if (p->sampling) {
+		/* idle laps are not kept: at light load they would crowd the
+		 * work out of the ring, and a timeline shows them as gaps */
+		if (s != RXR_ST_IDLE)
+			rxr_sample_record(p, s, p->last, d);
+		rxr_nvtx_lap(p, s);
+	}
 #endif
 	p->last = t;
 	rxr_acc_record(&p->st[s], d, pkts);
@@ -457,7 +491,8 @@ static inline void rxr_burst_begin(struct rxr_probe *p)
 {
 #if RXRAY_PROBE_MODE == RXR_MODE_FULL
 	p->sampling = (p->sample_seq++ & p->sample_mask) == 0;
-	rxr_nvtx_push(RXR_ST_CQE_POLL);
+	if (p->sampling)
+		rxr_nvtx_burst_begin(p);
 #else
 	(void)p;
 #endif
@@ -468,8 +503,9 @@ static inline void rxr_burst_end(struct rxr_probe *p, uint32_t pkts)
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
 	p->busy_packets += pkts;
 #if RXRAY_PROBE_MODE == RXR_MODE_FULL
+	if (p->sampling)
+		rxr_nvtx_burst_end(p);
 	p->sampling = 0;
-	rxr_nvtx_pop();
 #endif
 #else
 	(void)p;
