@@ -49,8 +49,9 @@ static struct rxr_result *load(const char *gpu)
 		json_object_set_new(doc, "gpu_trace", g);
 	}
 	char err[256];
-	struct rxr_result *r = rxr_result_from_json(doc, FIXTURE, err, sizeof(err));
-	cr_assert_not_null(r, "%s", err);
+	struct rxr_result *r = NULL;
+	cr_assert_eq(rxr_result_from_json(doc, FIXTURE, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not_null(r);
 	json_decref(doc);
 	return r;
 }
@@ -282,7 +283,8 @@ Test(trace, malformed_gpu_trace_is_bad_input)
 Test(trace, gpu_records_from_the_loaded_library)
 {
 	cr_assert_eq(rxr_clock_init(20), 0);
-	struct rxr_result *r = rxr_result_new();
+	struct rxr_result *r = NULL;
+	cr_assert_eq(rxr_result_open(&r), 0);
 	cr_assert_not_null(r);
 	rxr_result_set_clock(r);
 	/* named but not loaded: nothing */
