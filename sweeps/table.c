@@ -5,7 +5,8 @@
  * whose columns are the knobs that vary, the constant knobs on one line
  * above it. Each goal shows its lower bound (">=" when that is all it is:
  * generator-limited or unresolved) and its interval with the relative
- * width; the flags column says unresolved / disturbed / generator-limited.
+ * width; the flags column says unresolved / disturbed / oversubscribed /
+ * generator-limited.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -76,11 +77,11 @@ static void interval(json_t *sum, const char *goal, char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
-/* unresolved, disturbed, generator-limited: what a reader must not take
- * for a resolved ceiling */
+/* unresolved, disturbed, oversubscribed, generator-limited: what a reader
+ * must not take for a resolved ceiling */
 static void flags_text(json_t *sum, bool gl, char *out, size_t len)
 {
-	static const char *const names[] = {"unresolved", "disturbed"};
+	static const char *const names[] = {"unresolved", "disturbed", "oversubscribed"};
 	size_t o = 0;
 	out[0] = '\0';
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
