@@ -186,6 +186,12 @@ int sweep_table_print(FILE *f, const char *results_path)
 	}
 	if (!n)
 		fprintf(f, "(no finished points)\n");
+	else
+		fprintf(f, "\nNDR/PDR: lower bounds (>= when that is all they are); interval: "
+			   "[lower, upper] and its relative width. Flags: unresolved (wider than "
+			   "the precision goal), disturbed (a bound rests on trials the host "
+			   "disturbed), oversubscribed (threads shared cores: never a ceiling), "
+			   "generator-limited (the NIC's rate, not the receiver's).\n");
 	json_decref(rows);
 	return 0;
 }
