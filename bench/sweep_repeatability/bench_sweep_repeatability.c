@@ -44,6 +44,7 @@
 #define MAX_RUNS 16
 #define MAX_POINTS 512
 #define MAX_REASONS 32
+#define MAX_CANARY 1024
 
 struct rep_opts {
 	const char *rxray;
@@ -79,6 +80,11 @@ struct run_info {
 	int trials, disturbed;
 	struct reason_tally why[MAX_REASONS];
 	int nwhy;
+	/* the memory canary against its calibration, before / after each
+	 * trial: a host whose ratios sit near the 1.5x limit when nothing
+	 * happened flags trials for nothing */
+	double ratio[2][MAX_CANARY];
+	int nratio[2];
 };
 
 static int sweep_once(const struct rep_opts *o, const char *dir, double *secs)
@@ -174,6 +180,14 @@ static void trial_line(struct run_info *ri, json_t *d)
 	if (!v)
 		return;
 	ri->trials++;
+	json_t *c = json_object_get(v, "canary");
+	double cal = json_number_value(json_object_get(c, "cal_mem_ms"));
+	const char *const when[2] = {"before_mem_ms", "after_mem_ms"};
+	for (int k = 0; k < 2 && cal > 0; k++) {
+		double m = json_number_value(json_object_get(c, when[k]));
+		if (m > 0 && ri->nratio[k] < MAX_CANARY)
+			ri->ratio[k][ri->nratio[k]++] = m / cal;
+	}
 	if (!json_is_true(json_object_get(v, "disturbed")))
 		return;
 	ri->disturbed++;
@@ -415,8 +429,9 @@ static void table_print(const struct rep_opts *o, struct run_info *ri, int nruns
 	for (int r = 0; r < nruns; r++)
 		if (ri[r].wall_s >= 0)
 			s[ns++] = ri[r].wall_s;
-	printf("\n| run | folder | sweep wall s | trials | disturbed | what disturbed them "
-	       "(trials) |\n|---:|---|---:|---:|---:|---|\n");
+	printf("\n| run | folder | sweep wall s | trials | disturbed | canary memory / "
+	       "calibrated, before: median p90 | after: median p90 | what disturbed them "
+	       "(trials) |\n|---:|---|---:|---:|---:|---:|---:|---|\n");
 	for (int r = 0; r < nruns; r++) {
 		printf("| %d | %s | ", r + 1, ri[r].dir);
 		if (ri[r].wall_s >= 0)
@@ -424,6 +439,16 @@ static void table_print(const struct rep_opts *o, struct run_info *ri, int nruns
 		else
 			printf("-");
 		printf(" | %d | %d | ", ri[r].trials, ri[r].disturbed);
+		for (int k = 0; k < 2; k++) {
+			int n = ri[r].nratio[k];
+			double *x = ri[r].ratio[k];
+			if (n) {
+				double med = median(x, n); /* sorts x */
+				printf("%.2f %.2f | ", med, x[(int)(0.9 * (n - 1))]);
+			} else {
+				printf("- | ");
+			}
+		}
 		for (int k = 0; k < ri[r].nwhy; k++)
 			printf("%s%s (%d)", k ? "; " : "", ri[r].why[k].text, ri[r].why[k].n);
 		printf("%s |\n", ri[r].nwhy ? "" : "-");
