@@ -297,6 +297,7 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
 	/* more threads than cores (allow_oversubscribe): disturbed by
 	 * construction, so the summary says so for every reader */
 	if (*sum && pl->feasible && pl->oversubscribed &&
+	    !json_is_true(json_object_get(*sum, "oversubscribed")) && /* the search saw it */
 	    (json_object_set_new(*sum, "oversubscribed", json_true()) ||
 	     json_array_append_new(json_object_get(*sum, "flags"), json_string("oversubscribed")))) {
 		json_decref(*sum);

@@ -593,16 +593,24 @@ int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
 {
 	bool ok = r->status == SWEEP_POINT_OK;
 	bool resolved = ok && r->ndr_resolved && r->pdr_resolved;
+	/* threads sharing cores (--allow-oversubscribe): every trial measured
+	 * the scheduler too, so the point is never a ceiling, whatever the
+	 * re-runs found (they are disturbed by construction) */
+	bool over = false;
+	for (size_t i = 0; i < r->ntrials && !over; i++)
+		over = json_is_true(json_object_get(r->trials[i].doc, "oversubscribed"));
 	json_t *flags = json_array();
 	if (flags && ok && !resolved)
 		json_array_append_new(flags, json_string("unresolved"));
 	if (flags && ok && r->disturbed)
 		json_array_append_new(flags, json_string("disturbed"));
+	if (flags && ok && over)
+		json_array_append_new(flags, json_string("oversubscribed"));
 	/* an upper end the generator did not sustain bounds nothing */
 	double ndr_hi = r->ndr_hi_short ? 0 : r->ndr_hi_pps;
 	double pdr_hi = r->pdr_hi_short ? 0 : r->pdr_hi_pps;
 	json_t *add = json_pack("{s:o, s:o, s:o, s:o, s:f, s:b, s:b, s:b, s:b, s:i, s:i, s:f, s:f, "
-				"s:o}",
+				"s:b, s:o}",
 				"ndr_upper_mpps", mpps_or_null(ndr_hi), "pdr_upper_mpps",
 				mpps_or_null(pdr_hi), "ndr_width", width_or_null(r->ndr_pps, ndr_hi),
 				"pdr_width", width_or_null(r->pdr_pps, pdr_hi), "precision",
@@ -611,7 +619,8 @@ int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
 				ok && r->pdr_resolved, "resolved", resolved, "disturbed",
 				ok && r->disturbed, "disturbed_trials", (int)r->disturbed_trials,
 				"retries", (int)r->retries, "budget_seconds", r->budget_seconds,
-				"spent_seconds", r->spent_seconds, "flags", flags);
+				"spent_seconds", r->spent_seconds, "oversubscribed", over,
+				"flags", flags);
 	if (!add || json_object_update(sum, add) < 0) {
 		json_decref(add);
 		return -ENOMEM;

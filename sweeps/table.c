@@ -5,7 +5,8 @@
  * whose columns are the knobs that vary, the constant knobs on one line
  * above it. Each goal shows its lower bound (">=" when that is all it is:
  * generator-limited or unresolved) and its interval with the relative
- * width; the flags column says unresolved / disturbed / generator-limited.
+ * width; the flags column says unresolved / disturbed / oversubscribed /
+ * generator-limited.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -76,8 +77,8 @@ static void interval(json_t *sum, const char *goal, char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
-/* unresolved, disturbed, generator-limited: what a reader must not take
- * for a resolved ceiling */
+/* unresolved, disturbed, oversubscribed, generator-limited: what a reader
+ * must not take for a resolved ceiling */
 static void flags_text(json_t *sum, bool gl, char *out, size_t len)
 {
 	static const char *const names[] = {"oversubscribed", "unresolved", "disturbed"};
@@ -185,6 +186,12 @@ int sweep_table_print(FILE *f, const char *results_path)
 	}
 	if (!n)
 		fprintf(f, "(no finished points)\n");
+	else
+		fprintf(f, "\nNDR/PDR: lower bounds (>= when that is all they are); interval: "
+			   "[lower, upper] and its relative width. Flags: unresolved (wider than "
+			   "the precision goal), disturbed (a bound rests on trials the host "
+			   "disturbed), oversubscribed (threads shared cores: never a ceiling), "
+			   "generator-limited (the NIC's rate, not the receiver's).\n");
 	json_decref(rows);
 	return 0;
 }

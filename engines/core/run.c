@@ -198,7 +198,8 @@ static double run_warmup_seconds(const struct rx_config *c)
 /*
  * Validity of the measured phase (probes/validity.h): the host's steal and
  * a canary workload the size of the run's working set around it; each
- * worker's own window is taken on its thread (worker.c).
+ * worker's own window is taken on its thread (worker.c), and a device's
+ * own threads (the software NIC's) add theirs in collect (r->validity).
  */
 static int run_validity_begin(struct rx_run *run, struct rxr_validity **out, char *err,
 			      size_t errlen)
@@ -335,7 +336,9 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 	if (!rc)
 		run_validity_end(&run, v);
 	if (!rc) {
+		r->validity = v; /* a device's own threads (the NIC's) add their windows */
 		rc = ops->collect(&run, r, err, errlen);
+		r->validity = NULL;
 		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
 			rxr_errf(err, errlen, rc, "result: %s", strerror(-rc));
 		/* GPU kernels and copies when the CUPTI library was injected */

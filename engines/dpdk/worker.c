@@ -377,13 +377,17 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 	rxd_mpops_bind(&q->rx_ops);
 	rxr_lap_start(p);
 	atomic_store_explicit(&q->rx_started, 1, memory_order_release);
+	uint32_t coalesce = run->c->coalesce;
 	for (;;) {
 		rxr_burst_begin(p);
-		if (__builtin_expect(run->c->coalesce != 0, 0) &&
-		    !rxd_coalesce_ready(q, run->c->coalesce)) {
-			/* calibration (--coalesce B): wait, lapped idle */
+		if (__builtin_expect(coalesce != 0, 0) && !rxd_coalesce_ready(q, coalesce)) {
+			/* calibration (--coalesce B): wait, lapped idle; once the
+			 * device is quiet fewer than B may be all there is: poll
+			 * as usual (waiting on, the loop never ended) */
 			rxr_lap(p, RXR_ST_IDLE, 0);
 			rxr_burst_end(p, 0);
+			if (run->be->quiet(run, q))
+				coalesce = 0;
 			continue;
 		}
 		uint16_t n = q->burst_fn(q, p, pkts, (uint16_t)q->burst);

@@ -467,6 +467,9 @@ void *nic_thread_main(void *arg)
 	}
 #endif
 	rxr_probe_reset(p);
+	/* a generator kept off its CPU offers late, then in bursts: the
+	 * window says so, as a worker's does (worker.c) */
+	bool valid = rxr_valid_thread_begin(&t->valid, "nic", t->core, NULL, 0) == 0;
 	double tpp = t->rate_pps > 0 ? hz / t->rate_pps : 0;
 	uint64_t t0 = rxr_now();
 	uint64_t tend = n->p.seconds > 0 ? t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
@@ -504,6 +507,7 @@ void *nic_thread_main(void *arg)
 		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&t->t_end, rxr_now(), __ATOMIC_RELEASE);
+	t->valid_ok = valid && rxr_valid_thread_end(&t->valid) == 0;
 out:
 	if (!t->t_end)
 		__atomic_store_n(&t->t_end, t->t_start, __ATOMIC_RELEASE);

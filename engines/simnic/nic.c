@@ -283,6 +283,7 @@ int rxs_nic_rearm(struct rxs_nic *n, double seconds)
 		t->t_start = t->t_end = 0;
 		t->bursts = 0;
 		t->offered = t->received = t->out_of_buffer = 0;
+		t->valid_ok = false;
 		__atomic_store_n(&t->state, NIC_IDLE, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&n->stop_req, 0, __ATOMIC_RELAXED);
@@ -474,6 +475,21 @@ static json_t *nic_threads_json(const struct rxs_nic *n)
 	return a;
 }
 
+int rxs_nic_validity_add(const struct rxs_nic *n, struct rxr_validity *v)
+{
+	int added = 0;
+	for (uint32_t i = 0; v && i < n->nthreads; i++) {
+		/* the thread ended (joined by the caller): its window is final */
+		if (!n->t[i].valid_ok)
+			continue;
+		int rc = rxr_validity_add_thread(v, &n->t[i].valid);
+		if (rc < 0)
+			return rc;
+		added++;
+	}
+	return added;
+}
+
 int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 {
 	struct rxs_counters tot;
@@ -483,6 +499,9 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 		if (rc < 0)
 			return rc;
 	}
+	int vrc = rxs_nic_validity_add(n, r->validity);
+	if (vrc < 0)
+		return vrc;
 	rxs_nic_counters(n, UINT32_MAX, &tot);
 	rxs_nic_stats(n, &st);
 	if (!r->extra && !(r->extra = json_object()))

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "rxray/simnic.h"
+#include "rxray/validity.h"
 
 #define NIC_TMPL_SIZE 64u
 #define NIC_RETA_SIZE 128u
@@ -64,6 +65,11 @@ struct nic_thread {
 	uint64_t offered, received, out_of_buffer;
 	struct rxg_dma *gdma;         /* GPU writes (NULL: no GPU region) */
 	uint64_t dma_pieces, dma_flushes;
+	/* the generator is a measured thread too: switches, migrations and
+	 * run-queue wait over its loop (probes/validity.h); valid_ok once
+	 * begun and ended on the thread in this phase */
+	struct rxr_valid_thread valid;
+	bool valid_ok;
 } __attribute__((aligned(64)));
 
 struct rxs_nic {

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -177,9 +178,13 @@ Test(validity, a_thread_moved_to_another_core_is_flagged_as_migrated)
 	cr_expect_neq(src, RXR_MIG_NONE);
 	cr_expect_geq(n, 1, "source %s counted no migration", rxr_mig_source_name(src));
 	cr_expect(flagged);
+	/* a note on stderr, not cr_log_warn: Criterion 2.4 ends a program that
+	 * logged a warning with status 1 though every test passed (so it did
+	 * under qemu-user, which has no perf_event_open, as would a host with
+	 * perf_event_paranoid 3), and cr_log_info is not shown at --verbose */
 	if (src != RXR_MIG_PERF)
-		cr_log_warn("perf events not permitted here: migrations from %s",
-			    rxr_mig_source_name(src));
+		fprintf(stderr, "note: perf events not permitted here: migrations from %s\n",
+			rxr_mig_source_name(src));
 	/* the fallback: the sched file, or sched_getcpu at both ends */
 	migrate_once("1", &src, &n, &flagged);
 	cr_expect(src == RXR_MIG_SCHED || src == RXR_MIG_GETCPU, "source %s",

@@ -724,6 +724,25 @@ Test(sweep_search, the_run_results_verdict_marks_a_trial_disturbed)
 	cr_expect_eq(r.disturbed_trials, 2);
 	/* trial 1 (at max) was re-run: nothing decided from it alone */
 	cr_expect_eq(r.trials[1].target_pps, r.trials[0].target_pps);
+	/* an oversubscribed trial marks the point so in its summary and in
+	 * the table's flags, never read as a ceiling */
+	struct sweep_point p;
+	memset(&p, 0, sizeof(p));
+	snprintf(p.key, sizeof(p.key), "engine=verbs,frame=1064");
+	json_t *sum = sweep_summary_json(&p, &c, &r);
+	cr_assert_not_null(sum);
+	cr_assert_eq(sweep_summary_add_search(sum, &c, &r), 0);
+	cr_expect(json_is_true(json_object_get(sum, "oversubscribed")));
+	bool flagged = false;
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(sum, "flags"), i, f) flagged |=
+	    !strcmp(json_string_value(f), "oversubscribed");
+	cr_expect(flagged, "flags without oversubscribed");
+	char *t = table_of(&sum, 1);
+	cr_expect(strstr(t, "oversubscribed |") || strstr(t, "oversubscribed;"), "%s", t);
+	free(t);
+	json_decref(sum);
 	sweep_search_result_free(&r);
 }
 

@@ -33,6 +33,8 @@
 
 #include "rxray/probe.h"
 
+struct rxr_validity;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -97,6 +99,14 @@ struct rxr_result {
 	} clock;
 	size_t nthreads;
 	struct rxr_thread_result *threads; /* owned */
+	/*
+	 * Borrowed, NULL unless the run sequence sets it while its engine
+	 * collects the measured phase (engines/core run.c): the phase's
+	 * validity record, to which a device with measured threads of its own
+	 * (the software NIC's generators) adds their windows
+	 * (rxr_validity_add_thread). Never freed or written with the result.
+	 */
+	struct rxr_validity *validity;
 };
 
 /* New empty result with empty config/env objects into *out (the caller

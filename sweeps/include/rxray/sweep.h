@@ -89,10 +89,9 @@
  *       "pdr_width": (upper - lower) / upper | null, "precision",
  *       "ndr_resolved", "pdr_resolved", "resolved": bool,
  *       "disturbed": bool, "disturbed_trials", "retries",
- *       "budget_seconds", "spent_seconds",
- *       "flags": ["unresolved", "disturbed"] as they apply,
- *       "oversubscribed": true and "oversubscribed" in flags when the
- *       point ran with more threads than cores (allow_oversubscribe)}
+ *       "budget_seconds", "spent_seconds", "oversubscribed": bool,
+ *       "flags": ["unresolved", "disturbed", "oversubscribed"] as they
+ *       apply}
  *    (sweep_summary_add_search; a trial is disturbed when its run result
  *    says "validity": {"disturbed": true} or "oversubscribed": true)
  * The key is the knobs in a fixed order, "name=value" joined by commas:
@@ -470,7 +469,10 @@ json_t *sweep_summary_json(const struct sweep_point *p, const struct sweep_searc
  *   "precision": the goal; "ndr_resolved", "pdr_resolved", "resolved";
  *   "disturbed": a bound rests on disturbed trials only;
  *   "disturbed_trials", "retries"; "budget_seconds", "spent_seconds";
- *   "flags": ["unresolved", "disturbed"] as they apply (ok points only).
+ *   "oversubscribed": a trial's run result says "oversubscribed": true
+ *       (threads shared cores: never a ceiling);
+ *   "flags": ["unresolved", "disturbed", "oversubscribed"] as they apply
+ *       (ok points only).
  * 0 or -ENOMEM.
  */
 int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,

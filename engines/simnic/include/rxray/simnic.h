@@ -369,9 +369,20 @@ const struct rxr_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t
  * achieved_mpps, seconds, busy_cycles_per_packet, bursts, offered,
  * received, out_of_buffer}]}. Sets r->c.offered and r->c.out_of_buffer
  * from the NIC totals (the engine adds received, errors and its own
- * drops). 0 or -ENOMEM.
+ * drops). When r->validity is set (the run sequence sets it for the
+ * measured phase), each NIC thread's window goes into it too
+ * (rxs_nic_validity_add). 0, -ENOMEM, or -ENOSPC (validity record full).
  */
 int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r);
+/*
+ * Add each NIC thread's validity window (role "nic": context switches,
+ * migrations and run-queue wait over its generator loop in the last
+ * phase, taken on the thread) to v, so a preempted generator flags the
+ * trial as a preempted worker does. Call after rxs_nic_join. Threads that
+ * did not reach their loop (pinning failed) are left out. v NULL: nothing.
+ * Returns the number of windows added, or -ENOSPC (v full).
+ */
+int rxs_nic_validity_add(const struct rxs_nic *n, struct rxr_validity *v);
 
 /* ------------------------------------------------- engine-side helpers */
 
