@@ -447,17 +447,15 @@ static bool threads(struct scan *c, struct rxr_result *r)
 		return false;
 	if (eat(c, ']'))
 		return true;
-	size_t cap = 0;
 	do {
-		if (r->nthreads == cap) {
-			size_t nc = cap ? cap * 2 : 4;
-			struct rxr_thread_result *nt = realloc(r->threads, nc * sizeof(*nt));
-			if (!nt)
-				return false;
-			memset(nt + cap, 0, (nc - cap) * sizeof(*nt));
-			r->threads = nt;
-			cap = nc;
-		}
+		/* one at a time, as the checked path sizes it: a result has a
+		 * few threads of ~3 KB each, and 100,000 results are held */
+		struct rxr_thread_result *nt =
+		    realloc(r->threads, (r->nthreads + 1) * sizeof(*nt));
+		if (!nt)
+			return false;
+		memset(&nt[r->nthreads], 0, sizeof(*nt));
+		r->threads = nt;
 		struct thread_rd d = {.t = &r->threads[r->nthreads++]};
 		if (!object(c, thread_member, &d) || d.seen != 31)
 			return false;
