@@ -132,12 +132,23 @@ static bool number(struct scan *c, struct num *out)
 	/* the token must end before the buffer does: strto* need a stop */
 	if (q >= c->end || (size_t)(q - s) > 64)
 		return false;
+	out->is_int = is_int;
+	size_t nd = (size_t)(q - s) - (*s == '-');
+	if (is_int && nd <= 18) {
+		/* up to 18 digits cannot overflow: strtoll's value, without its cost */
+		long long v = 0;
+		for (const char *d = s + (*s == '-'); d < q; d++)
+			v = v * 10 + (*d - '0');
+		out->i = *s == '-' ? -v : v;
+		out->d = (double)out->i;
+		c->p = q;
+		return true;
+	}
 	char tok[72];
 	memcpy(tok, s, (size_t)(q - s));
 	tok[q - s] = '\0';
 	char *e;
 	errno = 0;
-	out->is_int = is_int;
 	if (is_int) {
 		out->i = strtoll(tok, &e, 10);
 		if (errno == ERANGE)
@@ -168,7 +179,7 @@ struct keys {
 static bool key_new(struct keys *ks, struct span k)
 {
 	for (size_t i = 0; i < ks->n; i++)
-		if (ks->k[i].n == k.n && !memcmp(ks->k[i].s, k.s, k.n))
+		if (ks->k[i].n == k.n && ks->k[i].s[0] == k.s[0] && !memcmp(ks->k[i].s, k.s, k.n))
 			return false;
 	if (ks->n == SCAN_MAX_KEYS)
 		return false;
@@ -329,19 +340,20 @@ static bool stage_member(struct scan *c, struct span k, void *arg)
 	struct rxr_stage_sum *s = d->s;
 	static const struct {
 		const char *name;
+		size_t n;
 		unsigned bit;
 		size_t off;
 	} u[] = {
-		{"count", F_COUNT, offsetof(struct rxr_stage_sum, count)},
-		{"packets", F_PACKETS, offsetof(struct rxr_stage_sum, packets)},
-		{"cycles", F_CYCLES, offsetof(struct rxr_stage_sum, cycles)},
-		{"min", F_MIN, offsetof(struct rxr_stage_sum, min)},
-		{"max", F_MAX, offsetof(struct rxr_stage_sum, max)},
-		{"p50", F_P50, offsetof(struct rxr_stage_sum, p50)},
-		{"p99", F_P99, offsetof(struct rxr_stage_sum, p99)},
+		{"count", 5, F_COUNT, offsetof(struct rxr_stage_sum, count)},
+		{"packets", 7, F_PACKETS, offsetof(struct rxr_stage_sum, packets)},
+		{"cycles", 6, F_CYCLES, offsetof(struct rxr_stage_sum, cycles)},
+		{"min", 3, F_MIN, offsetof(struct rxr_stage_sum, min)},
+		{"max", 3, F_MAX, offsetof(struct rxr_stage_sum, max)},
+		{"p50", 3, F_P50, offsetof(struct rxr_stage_sum, p50)},
+		{"p99", 3, F_P99, offsetof(struct rxr_stage_sum, p99)},
 	};
 	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
-		if (span_eq(k, u[i].name)) {
+		if (k.n == u[i].n && !memcmp(k.s, u[i].name, k.n)) {
 			d->seen |= u[i].bit;
 			return get_u64(c, (uint64_t *)(void *)((char *)s + u[i].off));
 		}
@@ -447,20 +459,42 @@ static bool threads(struct scan *c, struct rxr_result *r)
 		return false;
 	if (eat(c, ']'))
 		return true;
+	/*
+	 * Read into a local array, then one allocation of the exact size, as
+	 * the checked path sizes it: a thread is ~3 KB, 100,000 results are
+	 * held, and growing allocations of that size make malloc consolidate
+	 * its free lists each time.
+	 */
+	struct rxr_thread_result local[4];
+	struct rxr_thread_result *t = local;
+	size_t n = 0, cap = 4;
+	bool ok = false;
 	do {
-		/* one at a time, as the checked path sizes it: a result has a
-		 * few threads of ~3 KB each, and 100,000 results are held */
-		struct rxr_thread_result *nt =
-		    realloc(r->threads, (r->nthreads + 1) * sizeof(*nt));
-		if (!nt)
-			return false;
-		memset(&nt[r->nthreads], 0, sizeof(*nt));
-		r->threads = nt;
-		struct thread_rd d = {.t = &r->threads[r->nthreads++]};
+		if (n == cap) {
+			struct rxr_thread_result *nt =
+			    malloc(cap * 2 * sizeof(*nt));
+			if (!nt)
+				goto out;
+			memcpy(nt, t, n * sizeof(*nt));
+			if (t != local)
+				free(t);
+			t = nt;
+			cap *= 2;
+		}
+		memset(&t[n], 0, sizeof(t[n]));
+		struct thread_rd d = {.t = &t[n++]};
 		if (!object(c, thread_member, &d) || d.seen != 31)
-			return false;
+			goto out;
 	} while (eat(c, ','));
-	return eat(c, ']');
+	if (!eat(c, ']') || !(r->threads = malloc(n * sizeof(*t))))
+		goto out;
+	memcpy(r->threads, t, n * sizeof(*t));
+	r->nthreads = n;
+	ok = true;
+out:
+	if (t != local)
+		free(t);
+	return ok;
 }
 
 /* ------------------------------------------------------- top level */
