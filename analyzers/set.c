@@ -10,8 +10,12 @@
  * points and pending trials are found by key through hash tables, and a
  * trial line is read in full only when its point has no summary line;
  * otherwise only its "trial" object is parsed and checked (the summary's
- * embedded runs carry the figures). Inputs are checked (rxray/input.h)
- * and every figure read is range-checked, naming file, line and field.
+ * embedded runs carry the figures). Run documents (the summary's runs,
+ * the light trials replayed for the cost model) are read by the fast
+ * path of rxray/result.h straight into results; a line it gives up on
+ * takes the checked path (jansson), which names what is wrong. Inputs
+ * are checked (rxray/input.h) and every figure read is range-checked,
+ * naming file, line and field.
  */
 #include <dirent.h>
 #include <stdint.h>
