@@ -10,8 +10,12 @@
  * points and pending trials are found by key through hash tables, and a
  * trial line is read in full only when its point has no summary line;
  * otherwise only its "trial" object is parsed and checked (the summary's
- * embedded runs carry the figures). Inputs are checked (rxray/input.h)
- * and every figure read is range-checked, naming file, line and field.
+ * embedded runs carry the figures). Run documents (the summary's runs,
+ * the light trials replayed for the cost model) are read by the fast
+ * path of rxray/result.h straight into results; a line it gives up on
+ * takes the checked path (jansson), which names what is wrong. Inputs
+ * are checked (rxray/input.h) and every figure read is range-checked,
+ * naming file, line and field.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -63,6 +67,10 @@ struct loader {
 	size_t npend;
 	char **files; /* the JSONL files read (owned), for deferred trial lines */
 	size_t nfiles;
+	FILE *rf;         /* the file deferred lines are read from (rf_file), or NULL */
+	uint32_t rf_file;
+	char *rbuf;       /* their line buffer (rcap bytes) */
+	size_t rcap;
 };
 
 static void point_free(struct rxr_point *p)
@@ -159,10 +167,19 @@ static char *key_from_knobs(const json_t *knobs)
 	return key;
 }
 
-/* A run embedded in a summary line (ndr_run/top_run): null allowed. */
+/*
+ * A run embedded in a summary line (ndr_run/top_run): null allowed.
+ * *pre: the run already read by the fast path (rxr_json_scan_runs),
+ * taken over (set NULL); pre NULL: read it from doc.
+ */
 static int embedded_run(struct loader *L, json_t *doc, const char *field, const char *src, int line,
-			struct rxr_result **out, json_t **raw)
+			struct rxr_result **out, json_t **raw, struct rxr_result **pre)
 {
+	if (pre) {
+		*out = *pre;
+		*pre = NULL;
+		return 0;
+	}
 	json_t *j = json_object_get(doc, field);
 	*out = NULL;
 	if (!j || json_is_null(j))
@@ -260,7 +277,9 @@ static size_t map_get(const json_t *map, const char *key)
 	return (size_t)json_integer_value(json_object_get(map, key));
 }
 
-static int line_point(struct loader *L, json_t *doc, const char *src, int line)
+/* A summary line; pre: its ndr_run and top_run read by the fast path, or NULL. */
+static int line_point(struct loader *L, json_t *doc, const char *src, int line,
+		      struct rxr_result **pre)
 {
 	json_t *key = json_object_get(doc, "key"), *knobs = json_object_get(doc, "knobs");
 	json_t *status = json_object_get(doc, "status");
@@ -291,9 +310,9 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line)
 	if (rc)
 		return rc;
 	p->generator_limited = json_is_true(json_object_get(doc, "generator_limited"));
-	rc = embedded_run(L, doc, "ndr_run", src, line, &p->ndr_run, NULL);
+	rc = embedded_run(L, doc, "ndr_run", src, line, &p->ndr_run, NULL, pre ? &pre[0] : NULL);
 	if (!rc)
-		rc = embedded_run(L, doc, "top_run", src, line, &p->top_run, NULL);
+		rc = embedded_run(L, doc, "top_run", src, line, &p->top_run, NULL, pre ? &pre[1] : NULL);
 	return rc;
 }
 
@@ -472,7 +491,7 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 		return -EINVAL;
 	}
 	if (!strcmp(sc, RXR_POINT_SCHEMA))
-		return line_point(L, doc, src, line);
+		return line_point(L, doc, src, line, NULL);
 	if (!strcmp(sc, RXR_TRIAL_SCHEMA))
 		return line_trial(L, doc, src, line, false, false);
 	if (!strcmp(sc, RXR_RUN_SCHEMA)) {
@@ -512,8 +531,11 @@ static json_t *fast_trial(const char *line, size_t len)
 			return NULL;
 	}
 	t += sizeof(pat) - 2; /* at the '{' */
+	size_t used;
+	json_t *o = rxr_json_scan(t, len - (size_t)(t - line), &used);
 	json_error_t je;
-	json_t *o = json_loadb(t, len - (size_t)(t - line), JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+	if (!o)
+		o = json_loadb(t, len - (size_t)(t - line), JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
 			       &je);
 	if (o && !json_is_string(json_object_get(o, "key"))) {
 		json_decref(o);
@@ -548,6 +570,33 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
 }
 
 /*
+ * A replayed trial of a point with a summary line: only its place among
+ * the passing trials (p->light) is wanted, so it is read once, not the
+ * four times line_trial reads it to also keep the best runs, which the
+ * summary line already holds. The trial object was checked when the
+ * line was first read (fast_trial, trial_check).
+ */
+static int light_add(struct loader *L, struct pending *q, const json_t *doc, const char *src,
+		     int line, struct rxr_result *r)
+{
+	char e2[RXR_ERR_LEN];
+	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
+	if (r->loss > 0) {
+		rxr_result_free(r);
+		return 0;
+	}
+	struct rxr_result **nl = realloc(q->light, (q->nlight + 1) * sizeof(*nl));
+	if (!nl) {
+		rxr_result_free(r);
+		return -ENOMEM;
+	}
+	q->light = nl;
+	q->light[q->nlight++] = r;
+	return 0;
+}
+
+/*
  * Parse the deferred trial lines of q: all of them for a point without a
  * summary line (light_below < 0); for one with a summary, only what the
  * cost model pools from (rxray/model.h): calibration trials and trials
@@ -555,10 +604,11 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
  */
 static int trial_replay(struct loader *L, struct pending *q, double light_below)
 {
-	FILE *f = NULL;
-	uint32_t open_file = UINT32_MAX;
-	char *buf = NULL;
-	size_t cap = 0;
+	/* the file and buffer stay open across points (L->rf...): 10,000
+	 * points must not open the sweep's file 10,000 times */
+	FILE *f = L->rf;
+	char *buf = L->rbuf;
+	size_t cap = L->rcap;
 	int rc = 0;
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
@@ -566,12 +616,13 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 		    !(t->target > 0 && t->target <= light_below * 1.0001))
 			continue;
 		const char *src = L->files[t->file];
-		if (t->file != open_file) {
+		if (!f || t->file != L->rf_file) {
 			if (f)
 				fclose(f);
+			f = NULL;
 			if ((rc = rxr_in_open(src, 0, &f, L->err, L->errlen)))
 				break;
-			open_file = t->file;
+			L->rf_file = t->file;
 		}
 		if (t->len + 1 > cap) {
 			char *nb = realloc(buf, t->len + 1);
@@ -587,6 +638,18 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 				      t->line);
 			break;
 		}
+		/* the fast path first (rxray/result.h): most trial lines are plain */
+		struct rxr_result *fr = NULL;
+		if (light_below >= 0)
+			(void)rxr_result_scan(buf, t->len, NULL, &fr); /* declined: fr NULL */
+		const char *fk = fr ? json_string_value(json_object_get(
+						 json_object_get(fr->extra, "trial"), "key"))
+				    : NULL;
+		if (fk && !strcmp(fk, q->key)) {
+			rc = light_add(L, q, NULL, src, t->line, fr);
+			continue;
+		}
+		rxr_result_free(fr);
 		json_error_t je;
 		json_t *doc = json_loadb(buf, t->len, JSON_REJECT_DUPLICATES, &je);
 		if (!doc) {
@@ -598,13 +661,38 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 		if (!k || strcmp(k, q->key))
 			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
 				      src, t->line);
+		else if (light_below >= 0)
+			rc = light_add(L, q, doc, src, t->line, NULL);
 		else
 			rc = line_trial(L, doc, src, t->line, true, true);
 		json_decref(doc);
 	}
-	if (f)
-		fclose(f);
-	free(buf);
+	L->rf = f;
+	L->rbuf = buf;
+	L->rcap = cap;
+	return rc;
+}
+
+/*
+ * A summary line through the fast path (rxray/result.h): its two runs
+ * (most of its bytes) are read straight into results. 1 when the line is
+ * not a plain summary line (the caller parses it as any other line), else
+ * line_point's 0 or error.
+ */
+static int point_fast(struct loader *L, const char *buf, size_t len, const char *src, int line)
+{
+	static const char point[] = "{\"schema\":\"" RXR_POINT_SCHEMA "\"";
+	static const char *const run_keys[] = {"ndr_run", "top_run"};
+	if (len < sizeof(point) || memcmp(buf, point, sizeof(point) - 1))
+		return 1;
+	struct rxr_result *runs[2];
+	json_t *doc = rxr_json_scan_runs(buf, len, run_keys, 2, runs);
+	if (!doc)
+		return 1;
+	int rc = line_point(L, doc, src, line, runs);
+	rxr_result_free(runs[0]);
+	rxr_result_free(runs[1]);
+	json_decref(doc);
 	return rc;
 }
 
@@ -649,6 +737,9 @@ static int load_jsonl(struct loader *L, const char *path)
 			json_decref(tr);
 			continue;
 		}
+		if (nl && (rc = point_fast(L, buf, len, path, lr.line)) != 1)
+			continue; /* a summary line read by the fast path (0), or its error */
+		rc = 0;
 		json_error_t je;
 		json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 		if (!doc && !nl) {
@@ -884,6 +975,9 @@ fail:
 		free(L.pend[i].light);
 	}
 	free(L.pend);
+	if (L.rf && L.rf != stdin)
+		fclose(L.rf);
+	free(L.rbuf);
 	for (size_t i = 0; i < L.nfiles; i++)
 		free(L.files[i]);
 	free(L.files);

@@ -8,9 +8,13 @@
  *   rxray diff DIR mode=single mode=hds  rxray flame DIR -o F.svg
  * and prints the median wall time of REPS runs per verb and size.
  * Figures, never pass/fail. Usage:
- *   bench_analyze_scale [POINTS...] [--trials T] [--reps R] [--keep DIR]
+ *   bench_analyze_scale [POINTS...] [--trials T] [--reps R] [--keep DIR] [--base BIN]
  *   bench_analyze_scale --gen DIR POINTS [--trials T]   (write the input only)
  * Default: 1000 and 10000 points, 10 trials, 3 reps.
+ * --base BIN: also time another rxray binary (e.g. one built before a
+ * change) on the same input, each run interleaved with this one's, and
+ * print base / this ratios of the cpu medians: on a shared host the
+ * ratio within one run is the figure to quote, not either time alone.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -159,7 +163,7 @@ static int rm_entry(const char *p, const struct stat *st, int fl, struct FTW *f)
 int main(int argc, char **argv)
 {
 	int sizes[8], nsizes = 0, trials = 10, reps = 3;
-	const char *keep = NULL, *gen = NULL;
+	const char *keep = NULL, *gen = NULL, *base = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--trials") && i + 1 < argc)
 			trials = atoi(argv[++i]);
@@ -169,10 +173,13 @@ int main(int argc, char **argv)
 			keep = argv[++i];
 		else if (!strcmp(argv[i], "--gen") && i + 1 < argc)
 			gen = argv[++i];
+		else if (!strcmp(argv[i], "--base") && i + 1 < argc)
+			base = argv[++i];
 		else if (nsizes < 8 && atoi(argv[i]) > 0)
 			sizes[nsizes++] = atoi(argv[i]);
 		else {
-			fprintf(stderr, "usage: %s [POINTS...] [--trials T] [--reps R] [--keep DIR]\n", argv[0]);
+			fprintf(stderr, "usage: %s [POINTS...] [--trials T] [--reps R] [--keep DIR] [--base BIN]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -223,24 +230,48 @@ int main(int argc, char **argv)
 			{RXRAY_BIN, "diff", dir, "mode=single", "mode=hds", "-o", "/dev/null", NULL},
 			{RXRAY_BIN, "flame", dir, "-o", svg, NULL},
 		};
-		double med[4], medc[4];
+		double med[4], medc[4], bmed[4], bmedc[4];
 		for (int c = 0; c < 4; c++) {
-			double t[15], u[15];
-			for (int r = 0; r < reps; r++)
+			double t[15], u[15], bt[15], bu[15];
+			for (int r = 0; r < reps; r++) {
 				t[r] = timed(cmds[c], &u[r]);
+				if (base) {
+					char *bc[8];
+					memcpy(bc, cmds[c], sizeof(bc));
+					bc[0] = (char *)base;
+					bt[r] = timed(bc, &bu[r]);
+				}
+			}
 			qsort(t, (size_t)reps, sizeof(double), cmp_d);
 			qsort(u, (size_t)reps, sizeof(double), cmp_d);
 			med[c] = t[reps / 2];
 			medc[c] = u[reps / 2];
+			if (base) {
+				qsort(bt, (size_t)reps, sizeof(double), cmp_d);
+				qsort(bu, (size_t)reps, sizeof(double), cmp_d);
+				bmed[c] = bt[reps / 2];
+				bmedc[c] = bu[reps / 2];
+			}
 		}
 		printf("%8d %9d %6.0f |", sizes[z], sizes[z] * trials, (double)st.st_size / 1e6);
 		for (int c = 0; c < 4; c++)
 			printf(" %6.2f (%5.2f) ", med[c], medc[c]);
 		printf("\n");
+		if (base) {
+			printf("%8s %9s %6s |", "base", "", "");
+			for (int c = 0; c < 4; c++)
+				printf(" %6.2f (%5.2f) ", bmed[c], bmedc[c]);
+			printf("\n%8s %9s %6s |", "base/this", "", "cpu");
+			for (int c = 0; c < 4; c++)
+				printf(" %6.2fx         ", medc[c] > 0 && bmedc[c] > 0 ? bmedc[c] / medc[c] : -1);
+			printf("\n");
+		}
 		fflush(stdout);
 		if (!keep)
 			nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
 	printf("(-1.00 = the verb failed)\n");
+	if (base)
+		printf("base: %s\n", base);
 	return 0;
 }

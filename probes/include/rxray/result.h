@@ -153,6 +153,35 @@ int rxr_result_read(const char *path, struct rxr_result **out, char *err, size_t
 int rxr_result_parse(const char *text, const char *src, int line, struct rxr_result **out,
 		     char *err, size_t errlen);
 
+/*
+ * The fast path for large inputs (probes/result_scan.c): parse the run
+ * document at text[0..len) straight into a result, without building a
+ * JSON tree for its threads. Returns what rxr_result_from_json returns
+ * for the same text parsed with JSON_REJECT_DUPLICATES: 0 and *out set;
+ * -EINVAL (nothing said, *out NULL) whenever the text is not a valid run
+ * document in the plain shape the writer emits: printable ASCII strings
+ * without escapes, no "samples"; then the caller takes the checked path,
+ * whose message names what is wrong. -ENOMEM. used NULL: the document
+ * must fill text (trailing whitespace allowed); else *used gets where it
+ * ends. The result is owned by the caller (rxr_result_free).
+ */
+int rxr_result_scan(const char *text, size_t len, size_t *used, struct rxr_result **out);
+/*
+ * The same fast path for any JSON object or array: a new reference, or
+ * NULL where json_loadb(..., JSON_REJECT_DUPLICATES) might not agree.
+ */
+json_t *rxr_json_scan(const char *text, size_t len, size_t *used);
+/*
+ * The fast path for a line that embeds run documents (a sweep's summary
+ * line): the object at text[0..len) (nothing after it but whitespace),
+ * whose members named run_keys[0..nrun) are each an object, parsed with
+ * rxr_result_scan into runs[i], or null (runs[i] NULL); they are left
+ * out of the returned object. NULL (every runs[i] NULL) where the checked
+ * path might not agree. The caller owns the object and the runs.
+ */
+json_t *rxr_json_scan_runs(const char *text, size_t len, const char *const *run_keys, size_t nrun,
+			   struct rxr_result **runs);
+
 /* Name of a lap-fit basis: "none", "linear", "per_packet". */
 const char *rxr_lapfit_basis_name(enum rxr_lapfit_basis b);
 
