@@ -107,8 +107,12 @@ static _Thread_local struct {
 	const struct rxr_probe *owner;
 	uint8_t next[RXR_ST_COUNT + 1];
 	uint8_t prev;
-	uint8_t open; /* a stage range is open */
+	uint8_t open;  /* a stage range is open */
+	uint8_t burst; /* BURST_NONE, _PENDING (sampled, no work lapped yet), _OPEN */
+	uint64_t seq;  /* the pending burst's number */
 } ch;
+
+enum { BURST_NONE = 0, BURST_PENDING, BURST_OPEN };
 
 static void chain_learn(uint8_t to)
 {
@@ -128,6 +132,16 @@ static void chain_open(void)
 		push_registered(names[n]);
 }
 
+/*
+ * A sampled burst's range opens at its first lap of work, not at the
+ * poll: an empty poll (one idle lap) opens nothing. A polling thread on an
+ * idle or fast host makes millions of empty polls a second, and a range
+ * each would flood the tool (Nsight, our listener) with ranges that hold
+ * nothing; on the 16-core H200 host they overran the listener's 1M ranges
+ * in 0.3 s. The first work stage (cqe_poll with packets) therefore ends
+ * just before its burst's range begins: it had no range of its own anyway
+ * (the transition from a burst's start varies).
+ */
 void rxr_nvtx_burst_begin(const struct rxr_probe *p)
 {
 	rxr_nvtx_init();
@@ -135,21 +149,31 @@ void rxr_nvtx_burst_begin(const struct rxr_probe *p)
 		ch.owner = p;
 		memset(ch.next, NEXT_UNKNOWN, sizeof(ch.next));
 	}
-	nvtxEventAttributes_t a;
-	attr_init(&a);
-	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-	a.message.registered = burst_name;
-	a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
-	a.payload.ullValue = p->sample_seq - 1;
-	nvtxDomainRangePushEx(domain, &a);
+	ch.burst = BURST_PENDING;
+	ch.seq = p->sample_seq - 1;
 	ch.prev = RXR_ST_COUNT;
-	chain_open();
+	ch.open = 0;
 }
 
 void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s)
 {
-	if (ch.owner != p) /* a lap sampled outside rxr_nvtx_burst_begin */
+	if (ch.owner != p || ch.burst == BURST_NONE) /* a lap outside a sampled burst */
 		return;
+	if (ch.burst == BURST_PENDING) {
+		if (s == RXR_ST_IDLE)
+			return; /* an empty poll so far: nothing to show */
+		nvtxEventAttributes_t a;
+		attr_init(&a);
+		a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+		a.message.registered = burst_name;
+		a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+		a.payload.ullValue = ch.seq;
+		nvtxDomainRangePushEx(domain, &a);
+		ch.burst = BURST_OPEN;
+		ch.prev = (uint8_t)s;
+		chain_open();
+		return;
+	}
 	if (ch.open)
 		nvtxDomainRangePop(domain);
 	chain_learn((uint8_t)s);
@@ -161,11 +185,14 @@ void rxr_nvtx_burst_end(const struct rxr_probe *p)
 {
 	if (ch.owner != p)
 		return;
-	if (ch.open)
-		nvtxDomainRangePop(domain);
+	if (ch.burst == BURST_OPEN) {
+		if (ch.open)
+			nvtxDomainRangePop(domain);
+		chain_learn(NEXT_END);
+		nvtxDomainRangePop(domain); /* the burst */
+	}
 	ch.open = 0;
-	chain_learn(NEXT_END);
-	nvtxDomainRangePop(domain); /* the burst */
+	ch.burst = BURST_NONE;
 }
 #else
 void rxr_nvtx_init(void)

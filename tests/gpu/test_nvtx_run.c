@@ -193,9 +193,12 @@ Test(nvtx_run, stage_ranges_nest_in_bursts)
 			     json_integer_value(json_object_get(b, "tid")));
 	}
 	cr_expect_gt(bursts, 10, "burst ranges: %zu", bursts);
-	/* most sampled bursts at light load are empty polls (one idle lap,
-	 * whose transition from the burst's start varies: no stage range) */
 	cr_expect_gt(staged, 10, "stage ranges: %zu in %zu bursts", staged, bursts);
+	/* an empty poll opens no burst range (most sampled bursts at light
+	 * load are empty polls: a range each flooded the listener on a fast
+	 * host, 1M ranges in 0.3 s); a burst with work holds its stages */
+	cr_expect_geq(staged, bursts / 2, "%zu stage ranges in %zu bursts: empty polls open ranges",
+		      staged, bursts);
 	/* every stage Nsight shows is one the result lapped in sampled bursts
 	 * (idle laps are not kept in the samples: leave idle out) */
 	uint32_t idle = 1u << RXR_ST_IDLE;
