@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,11 +381,18 @@ int main(int argc, char **argv)
 				       phasing[i].disc);
 				continue;
 			}
+			/* per packet is the PMD's order; groups of 4 is only worth
+			 * its change when it lands closer to it than phases do */
 			double d = (sat[i] - sat[i + 2]) / sat[i + 2];
-			printf("# %s: phased %.1f vs per packet %.1f cycles/packet (%+.1f%%): %s\n",
-			       phasing[i].disc, sat[i], sat[i + 2], 100 * d,
-			       d < 0.05 && d > -0.05 ? "keep phases (RXD_SCALAR_GROUP 0)"
-						     : "lap groups of 4 (RXD_SCALAR_GROUP 4)");
+			double g = sat[i + 1] > 0 ? (sat[i + 1] - sat[i + 2]) / sat[i + 2] : NAN;
+			const char *v = fabs(d) < 0.05 ? "keep phases (RXD_SCALAR_GROUP 0)"
+					: fabs(g) < fabs(d) ? "lap groups of 4 (RXD_SCALAR_GROUP 4)"
+							    : "keep phases: groups of 4 is no closer "
+							      "(phases understate/overstate the PMD's "
+							      "order by the figure shown)";
+			printf("# %s: phased %.1f, groups of 4 %.1f vs per packet %.1f cycles/packet "
+			       "(%+.1f%%, %+.1f%%): %s\n",
+			       phasing[i].disc, sat[i], sat[i + 1], sat[i + 2], 100 * d, 100 * g, v);
 		}
 		if (RXRAY_PROBE_MODE != RXR_MODE_OFF)
 			printf("# probes are on in this build: sat includes their laps; "
