@@ -224,7 +224,7 @@ void rxr_fmt_interval(char *buf, size_t n, const struct rxr_point *p, bool pdr)
 		snprintf(buf, n, "[%.2f, %.2f]", lo, hi);
 }
 
-static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
+void rxr_top_stages_phrase(const struct rxr_ceiling *c, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = '\0';
@@ -232,7 +232,12 @@ static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
 		len += (size_t)snprintf(buf + len, n - len, "%s%s %.0f (%.0f%%)", i ? ", " : "",
 					rxr_stage_name((enum rxr_stage)c->top[i].stage), c->top[i].cpp,
 					100 * c->top[i].share);
-	if (!len)
+}
+
+static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
+{
+	rxr_top_stages_phrase(c, buf, n);
+	if (!buf[0])
 		snprintf(buf, n, "-");
 }
 

@@ -146,16 +146,6 @@ static void ceiling_phrase(const struct rxr_ceiling *c, bool clean, char *buf, s
 		snprintf(buf, n, "predicted %s Mpps", pr);
 }
 
-static void stages_phrase(const struct rxr_ceiling *c, char *buf, size_t n)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < c->ntop && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%s %.0f (%.0f%%)", i ? ", " : "",
-					rxr_stage_name((enum rxr_stage)c->top[i].stage), c->top[i].cpp,
-					100 * c->top[i].share);
-}
-
 static void bound_phrase(const struct rxr_family *f, char *buf, size_t n)
 {
 	buf[0] = '\0';
@@ -181,7 +171,7 @@ static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct r
 	}
 	const char *m = rpt_mark(p, mark, sizeof(mark));
 	ceiling_phrase(c, !m, ceil, sizeof(ceil));
-	stages_phrase(c, st, sizeof(st));
+	rxr_top_stages_phrase(c, st, sizeof(st));
 	bound_phrase(f, bnd, sizeof(bnd));
 	struct rpt_gpu g;
 	if (!rpt_gpu_figures(c, &g))

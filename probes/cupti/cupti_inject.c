@@ -31,6 +31,8 @@
 
 #include "rxray/cupti.h"
 
+#include "json_out.h"
+
 #define CUPTI_BUF_SIZE (1u << 20)
 #define CUPTI_MAX_EVENTS (1u << 18)
 #define CUPTI_NAME_MAX 96
@@ -188,21 +190,6 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
 	free(buf);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static const char *const kind_name[] = {"kernel", "memcpy", "memset", "nvtx"};
 
 static int write_trace(const char *path)
@@ -224,7 +211,7 @@ static int write_trace(const char *path)
 		count[e->kind]++;
 		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", i ? ",\n" : "",
 			kind_name[e->kind]);
-		json_str(f, e->name);
+		rxr_inj_json_str(f, e->name);
 		fprintf(f, ",\"pid\":\"gpu\",\"tid\":\"%s %u\",\"ts\":%.3f,\"dur\":%.3f,"
 			   "\"args\":{\"bytes\":%llu,\"correlation\":%u}}",
 			e->kind == EV_RANGE ? "nvtx" : "stream", e->kind == EV_RANGE ? 0 : e->stream,

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json_out.h"
+
 #define RXR_NVTX_MAX_RANGES (1u << 20)
 #define RXR_NVTX_MAX_NAMES 1024
 #define RXR_NVTX_MAX_DEPTH 64
@@ -235,21 +237,6 @@ static nvtxStringHandle_t NVTX_API dom_string(nvtxDomainHandle_t d, const char *
 
 /* ---------------------------------------------------------------- output */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static int write_out(const char *path)
 {
 	char tmp[4096];
@@ -266,9 +253,9 @@ static int write_out(const char *path)
 		const struct rec *r = &L.rec[i];
 		open += !r->end;
 		fprintf(f, "%s{\"name\":", i ? ",\n" : "");
-		json_str(f, L.names[r->name]);
+		rxr_inj_json_str(f, L.names[r->name]);
 		fprintf(f, ",\"domain\":");
-		json_str(f, L.names[r->domain]);
+		rxr_inj_json_str(f, L.names[r->domain]);
 		fprintf(f, ",\"tid\":%u,\"depth\":%u,\"parent\":%d,\"kind\":\"%s\",\"start_ns\":%llu,"
 			   "\"end_ns\":%llu",
 			r->tid, r->depth, r->parent, r->pushed ? "push" : "start",

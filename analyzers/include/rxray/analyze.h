@@ -380,6 +380,9 @@ json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb);
  * unknown.
  */
 void rxr_fmt_interval(char *buf, size_t n, const struct rxr_point *p, bool pdr);
+/* The ceiling's top stages as "buf_alloc 300 (60%), chain 100 (20%)" into
+ * buf (n bytes; empty when it has none; cut at n, as snprintf). */
+void rxr_top_stages_phrase(const struct rxr_ceiling *c, char *buf, size_t n);
 /* Format a number of Mpps/cycles for tables: "-" for NAN. */
 void rxr_fmt_num(char *buf, size_t n, double v, int decimals);
 
