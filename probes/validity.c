@@ -198,6 +198,8 @@ struct rxr_validity {
 	void *buf;
 	size_t bytes;
 	bool canary_before, canary_after;
+	int canary_cpu;		     /* the CPU both timings ran on, -1 unpinned */
+	int cpu_seen[2];	     /* sched_getcpu during before / after */
 	char cal_source[16];
 	double cal_mem_ns, cal_cpu_ns;
 	double before_mem_ns, before_cpu_ns, after_mem_ns, after_cpu_ns;
@@ -217,6 +219,7 @@ int rxr_validity_open(const struct rxr_valid_limits *lim, struct rxr_validity **
 		free(a);
 		return rxr_errf(err, errlen, -ENOMEM, "validity: out of memory");
 	}
+	v->canary_cpu = v->cpu_seen[0] = v->cpu_seen[1] = -1;
 	if (lim)
 		v->lim = *lim;
 	else
@@ -372,6 +375,43 @@ static void canary_evict(size_t bytes)
 		ev[i] = (uint8_t)i;
 }
 
+/*
+ * The canary runs pinned: its buffer is first touched, and both timings
+ * taken, on one CPU. The run's main thread is not pinned, and sleeps while
+ * the workers run; on a host with more than one memory node it can wake
+ * on another node, and its "after" pass then times remote memory, not the
+ * host's state (on the 16-core host, unpinned, the memory canary read
+ * after/before 1.33x in the median with quiet trials). The caller's
+ * affinity is put back afterwards.
+ */
+struct canary_pin {
+	cpu_set_t old;
+	bool saved;
+};
+
+static int canary_pin_enter(struct canary_pin *p, int cpu)
+{
+	p->saved = false;
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	if (sched_getaffinity(0, sizeof(p->old), &p->old) != 0)
+		return -errno;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		return -errno;
+	p->saved = true;
+	return 0;
+}
+
+static void canary_pin_leave(struct canary_pin *p)
+{
+	if (p->saved)
+		(void)sched_setaffinity(0, sizeof(p->old), &p->old);
+	p->saved = false;
+}
+
 static void canary_best(void *buf, size_t bytes, int reps, double *mem_ns, double *cpu_ns)
 {
 	*mem_ns = *cpu_ns = INFINITY;
@@ -388,20 +428,29 @@ int rxr_canary_calibrate(struct rxr_canary_cal *cal, size_t min_bytes, size_t ma
 {
 	memset(cal, 0, sizeof(*cal));
 	int lo = rxr_canary_class(min_bytes), hi = rxr_canary_class(max_bytes);
-	size_t top = (size_t)1 << (hi + RXR_CANARY_MIN_LOG2);
-	void *buf = canary_alloc(top);
-	if (!buf)
-		return -ENOMEM;
+	/* as a trial measures: pinned, and each size in a buffer of its own,
+	 * allocated and first touched as the trial's is */
+	struct canary_pin pin;
+	canary_pin_enter(&pin, sched_getcpu());
 	double cpu = INFINITY;
-	for (int c = lo; c <= hi; c++) {
+	int rc = 0;
+	for (int c = lo; c <= hi && !rc; c++) {
+		size_t bytes = (size_t)1 << (c + RXR_CANARY_MIN_LOG2);
+		void *buf = canary_alloc(bytes);
+		if (!buf) {
+			rc = -ENOMEM;
+			break;
+		}
 		double m, k;
-		canary_best(buf, (size_t)1 << (c + RXR_CANARY_MIN_LOG2), reps < 1 ? 1 : reps, &m,
-			    &k);
+		canary_best(buf, bytes, reps < 1 ? 1 : reps, &m, &k);
+		free(buf);
 		cal->mem_ns[c] = m;
 		cpu = fmin(cpu, k);
 	}
+	canary_pin_leave(&pin);
+	if (rc)
+		return rc;
 	cal->cpu_ns = cpu;
-	free(buf);
 	return 0;
 }
 
@@ -462,17 +511,24 @@ int rxr_validity_canary_before(struct rxr_validity *v, size_t working_set_bytes,
 	int c = rxr_canary_class(working_set_bytes);
 	v->bytes = (size_t)1 << (c + RXR_CANARY_MIN_LOG2);
 	free(v->buf);
+	struct canary_pin pin;
+	int cpu = sched_getcpu();
+	v->canary_cpu = canary_pin_enter(&pin, cpu) == 0 ? cpu : -1;
 	v->buf = canary_alloc(v->bytes);
-	if (!v->buf)
+	if (!v->buf) {
+		canary_pin_leave(&pin);
 		return rxr_errf(err, errlen, -ENOMEM, "canary: cannot allocate %zu bytes",
 				v->bytes);
+	}
 	if (!(v->cal_mem_ns > 0 && v->cal_cpu_ns > 0)) {
 		const char *env = getenv(RXR_CANARY_ENV);
 		struct rxr_canary_cal cal;
 		if (env && *env) {
 			int rc = rxr_canary_cal_parse(env, &cal, err, errlen);
-			if (rc < 0)
+			if (rc < 0) {
+				canary_pin_leave(&pin);
 				return rc;
+			}
 		} else {
 			memset(&cal, 0, sizeof(cal));
 		}
@@ -486,6 +542,8 @@ int rxr_validity_canary_before(struct rxr_validity *v, size_t working_set_bytes,
 		}
 	}
 	canary_best(v->buf, v->bytes, CANARY_REPS, &v->before_mem_ns, &v->before_cpu_ns);
+	v->cpu_seen[0] = sched_getcpu();
+	canary_pin_leave(&pin);
 	v->canary_before = true;
 	return 0;
 }
@@ -494,7 +552,11 @@ int rxr_validity_canary_after(struct rxr_validity *v, char *err, size_t errlen)
 {
 	if (!v->canary_before || !v->buf)
 		return rxr_errf(err, errlen, -EINVAL, "canary: after without before");
+	struct canary_pin pin;
+	canary_pin_enter(&pin, v->canary_cpu); /* the CPU of the first timing */
 	canary_best(v->buf, v->bytes, CANARY_REPS, &v->after_mem_ns, &v->after_cpu_ns);
+	v->cpu_seen[1] = sched_getcpu();
+	canary_pin_leave(&pin);
 	v->canary_after = true;
 	free(v->buf);
 	v->buf = NULL;
@@ -656,7 +718,10 @@ static json_t *canary_json(const struct rxr_validity *v)
 	if (v->canary_after)
 		r = fmax(r, canary_ratio(v, true, &w1));
 	return json_pack(
-	    "{s:I, s:s, s:f, s:f, s:f, s:f, s:o, s:o, s:f}", "bytes", (json_int_t)v->bytes,
+	    "{s:I, s:o, s:i, s:o, s:s, s:f, s:f, s:f, s:f, s:o, s:o, s:f}", "bytes",
+	    (json_int_t)v->bytes, "cpu", v->canary_cpu >= 0 ? json_integer(v->canary_cpu) : json_null(),
+	    "cpu_before", v->cpu_seen[0], "cpu_after",
+	    v->canary_after ? json_integer(v->cpu_seen[1]) : json_null(),
 	    "calibration", v->cal_source, "cal_mem_ms", v->cal_mem_ns * 1e-6, "cal_cpu_ms",
 	    v->cal_cpu_ns * 1e-6, "before_mem_ms", v->before_mem_ns * 1e-6, "before_cpu_ms",
 	    v->before_cpu_ns * 1e-6, "after_mem_ms",

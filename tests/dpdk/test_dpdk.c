@@ -147,8 +147,14 @@ Test(dpdk, sim_vector_bulk_replenish_under_0_1_calls_per_packet)
 	double calls = num(d, "mempool.get_calls") + num(d, "mempool.put_calls");
 	double pkts = num(d, "delivered");
 	cr_assert_lt(calls / pkts, 0.1, "%.3f mempool calls per packet", calls / pkts);
-	/* every bulk get is at least the replenish threshold (64 here) */
-	cr_assert_geq(num(d, "mempool.rx.get_objs"), 64 * num(d, "mempool.rx.get_calls"));
+	/* every bulk get is at least the replenish threshold (64 here),
+	 * except one that stops at the ring's end (the PMD does not refill
+	 * across it): at most one such short get per pass over the ring.
+	 * A per-burst refill (gets of 1-32) fails this. */
+	double objs = num(d, "mempool.rx.get_objs"), gets = num(d, "mempool.rx.get_calls");
+	double short_max = floor(objs / c.ring) + 1;
+	cr_assert_geq(objs, 64 * (gets - short_max), "%.0f objects in %.0f bulk gets (ring %u)",
+		      objs, gets, c.ring);
 	rxr_result_free(r);
 }
 
@@ -230,13 +236,24 @@ Test(dpdk, nombuf_when_the_pool_is_too_small)
 	c.app = RX_APP_THREAD;
 	c.allow_oversubscribe = true;
 	c.inject[RXR_ST_APP] = 200000; /* a slow app holds the buffers */
-	struct rxr_result *r = run_cfg(&c);
-	json_t *d = dx(r);
-	cr_assert(rxr_counters_conserved(&r->c));
-	cr_assert_gt(num(d, "rx_nombuf"), 0, "no allocation failed");
-	cr_assert_gt(r->c.out_of_buffer + r->c.nombuf, 0);
-	cr_assert_eq(num(d, "seq.dup"), 0);
-	rxr_result_free(r);
+	/* a host too busy to run the slow app at all in 0.25 s leaves the
+	 * pool full: wait on the condition, with a bound (3 runs, each 4x
+	 * longer); every run must conserve and never duplicate */
+	for (int attempt = 0;; attempt++, c.seconds *= 4) {
+		struct rxr_result *r = run_cfg(&c);
+		json_t *d = dx(r);
+		cr_assert(rxr_counters_conserved(&r->c));
+		cr_assert_eq(num(d, "seq.dup"), 0);
+		bool failed = num(d, "rx_nombuf") > 0;
+		if (failed || attempt == 2) {
+			cr_assert(failed, "no allocation failed in 3 runs (the last %.1f s)",
+				  c.seconds);
+			cr_assert_gt(r->c.out_of_buffer + r->c.nombuf, 0);
+			rxr_result_free(r);
+			break;
+		}
+		rxr_result_free(r);
+	}
 }
 
 Test(dpdk, sequence_gaps_match_losses)

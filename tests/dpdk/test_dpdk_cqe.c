@@ -8,6 +8,7 @@
  * wqe_counter check, MRs merged). Criterion forks per test: a fresh EAL.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +68,8 @@ static double q0(json_t *d, const char *key)
 	return num(q, key);
 }
 
-/* In order, once each, conserved; sessions were really read. */
-static void check_in_order(const struct rxr_result *r, bool comp)
+/* In order, once each, conserved, no errors: true of every run. */
+static void check_correct(const struct rxr_result *r, bool comp)
 {
 	json_t *d = json_object_get(r->extra, "dpdk");
 	cr_assert_not_null(d);
@@ -78,7 +79,6 @@ static void check_in_order(const struct rxr_result *r, bool comp)
 		  (unsigned long)k->offered, (unsigned long)k->received,
 		  (unsigned long)k->out_of_buffer, (unsigned long)k->nombuf,
 		  (unsigned long)k->app_dropped);
-	cr_assert_gt(k->received, 64 * 20, "fewer than 20 ring laps received");
 	cr_assert_eq(k->errors, 0, "errors %lu (error CQEs or wqe_counter faults)",
 		     (unsigned long)k->errors);
 	/* duplicates or reordering show as a sequence going backwards; a
@@ -89,15 +89,61 @@ static void check_in_order(const struct rxr_result *r, bool comp)
 	cr_assert_leq(num(d, "seq.missing"),
 		      (double)(k->out_of_buffer + k->nombuf + k->app_dropped));
 	cr_assert_eq(json_is_true(json_object_get(d, "cqe_comp")), comp);
-	if (comp) {
-		cr_assert_gt(q0(d, "cqe_sessions"), 0, "no session read at full rate");
-		cr_assert_gt(q0(d, "mini_cqes"), q0(d, "cqe_sessions"));
-	} else {
+	if (!comp)
 		cr_assert_eq(q0(d, "cqe_sessions"), 0);
-	}
-	/* the sampled check ran (1 in 64 polls that found a completion) */
-	cr_assert_gt(q0(d, "wqe_checks"), 0);
 	cr_assert_eq(q0(d, "wqe_counter_faults"), 0);
+}
+
+/* Say why a run fell short (enough_activity and the like); false. */
+static bool short_of(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool short_of(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* The run exercised what the test is about: 20 ring laps, sessions read
+ * (compression on), the sampled wqe_counter check ran (1 in 64 polls that
+ * found a completion). A host too busy to give the run its CPU can leave
+ * these short in a fixed window; that is not a defect, so run_enough
+ * runs again, longer. */
+static bool enough_activity(const struct rxr_result *r, bool comp, char *why, size_t len)
+{
+	json_t *d = json_object_get(r->extra, "dpdk");
+	if (r->c.received <= 64 * 20)
+		return short_of(why, len, "fewer than 20 ring laps received (%lu)",
+				(unsigned long)r->c.received);
+	if (comp && !(q0(d, "cqe_sessions") > 0 && q0(d, "mini_cqes") > q0(d, "cqe_sessions")))
+		return short_of(why, len, "no compressed session read (%.0f sessions, %.0f mini-CQEs)",
+				q0(d, "cqe_sessions"), q0(d, "mini_cqes"));
+	if (!(q0(d, "wqe_checks") > 0))
+		return short_of(why, len, "the sampled wqe_counter check never ran");
+	return true;
+}
+
+/*
+ * Wait on the condition, with a bound: run for 0.3 s, and while the run
+ * was correct but too short to show what the test needs (enough), again
+ * for 4x as long, three runs at most (0.3 + 1.2 + 4.8 s). Every run must
+ * be correct; the last must be enough.
+ */
+static struct rxr_result *run_enough(struct rx_config *c, bool comp,
+				     bool (*enough)(const struct rxr_result *, bool, char *, size_t))
+{
+	char why[200] = "";
+	for (int attempt = 0; attempt < 3; attempt++, c->seconds *= 4) {
+		struct rxr_result *r = run_cfg(c);
+		check_correct(r, comp);
+		if (enough(r, comp, why, sizeof(why)))
+			return r;
+		rxr_result_free(r);
+	}
+	cr_assert_fail("after 3 runs (the last %.1f s): %s", c->seconds / 4, why);
+	return NULL;
 }
 
 /* Bursts of 5: most sessions (up to 32 long) end in a later burst. */
@@ -105,8 +151,7 @@ Test(dpdk_cqe, scalar_single_sessions_across_bursts)
 {
 	struct rx_config c;
 	cfg(&c, RX_MODE_SINGLE, RX_DISC_SCALAR, 5);
-	struct rxr_result *r = run_cfg(&c);
-	check_in_order(r, true);
+	struct rxr_result *r = run_enough(&c, true, enough_activity);
 	/* single segment: the ring is WQEs as given */
 	cr_assert_eq(num(json_object_get(r->extra, "dpdk"), "nic_wqes"), 64);
 	rxr_result_free(r);
@@ -117,8 +162,7 @@ Test(dpdk_cqe, scalar_hds_sessions_across_bursts)
 	struct rx_config c;
 	cfg(&c, RX_MODE_HDS, RX_DISC_SCALAR, 7);
 	c.ring = 128; /* 64 WQEs of two segments */
-	struct rxr_result *r = run_cfg(&c);
-	check_in_order(r, true);
+	struct rxr_result *r = run_enough(&c, true, enough_activity);
 	json_t *d = json_object_get(r->extra, "dpdk");
 	/* the ring is counted in segments: 128 descriptors, 64 WQEs */
 	cr_assert_eq(num(d, "nic_wqes"), 64);
@@ -136,8 +180,7 @@ Test(dpdk_cqe, vector_sessions_across_bursts)
 {
 	struct rx_config c;
 	cfg(&c, RX_MODE_SINGLE, RX_DISC_VECTOR, 8);
-	struct rxr_result *r = run_cfg(&c);
-	check_in_order(r, true);
+	struct rxr_result *r = run_enough(&c, true, enough_activity);
 	rxr_result_free(r);
 }
 
@@ -146,8 +189,7 @@ Test(dpdk_cqe, vector_long_bursts)
 	struct rx_config c;
 	cfg(&c, RX_MODE_SINGLE, RX_DISC_VECTOR, 64);
 	c.ring = 256;
-	struct rxr_result *r = run_cfg(&c);
-	check_in_order(r, true);
+	struct rxr_result *r = run_enough(&c, true, enough_activity);
 	rxr_result_free(r);
 }
 
@@ -156,8 +198,7 @@ Test(dpdk_cqe, off_means_plain_cqes)
 	struct rx_config c;
 	cfg(&c, RX_MODE_SINGLE, RX_DISC_SCALAR, 5);
 	c.cqe_comp = RX_CQE_COMP_OFF;
-	struct rxr_result *r = run_cfg(&c);
-	check_in_order(r, false);
+	struct rxr_result *r = run_enough(&c, false, enough_activity);
 	rxr_result_free(r);
 }
 
@@ -187,8 +228,7 @@ static void scalar_group(const char *g, enum rx_mode mode)
 	setenv("RXRAY_SIM_SCALAR_GROUP", g, 1);
 	cfg(&c, mode, RX_DISC_SCALAR, 16);
 	c.ring = 128;
-	struct rxr_result *r = run_cfg(&c);
-	check_in_order(r, true);
+	struct rxr_result *r = run_enough(&c, true, enough_activity);
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF /* laps recorded */
 	json_t *d = json_object_get(r->extra, "dpdk");
 	double bursts = 0;
@@ -210,6 +250,19 @@ Test(dpdk_cqe, scalar_per_packet)
 	scalar_group("1", RX_MODE_SINGLE);
 }
 
+static bool nombuf_inside_sessions(const struct rxr_result *r, bool comp, char *why, size_t len)
+{
+	json_t *d = json_object_get(r->extra, "dpdk");
+	(void)comp;
+	if (!(num(d, "rx_nombuf") > 0))
+		return short_of(why, len, "no allocation failed");
+	if (!(q0(d, "cqe_sessions") > 0))
+		return short_of(why, len, "no compressed session read");
+	if (!(q0(d, "carried") > 0))
+		return short_of(why, len, "no completion waited for the next burst");
+	return true;
+}
+
 /* Allocation failures in the middle of sessions: the scalar routine keeps
  * the completions it read but could not deliver and delivers them first
  * next time; nothing lost twice, nothing out of order. */
@@ -225,15 +278,6 @@ Test(dpdk_cqe, scalar_nombuf_inside_sessions)
 	c.app = RX_APP_THREAD;
 	c.allow_oversubscribe = true;
 	c.inject[RXR_ST_APP] = 200000; /* a slow app holds the buffers */
-	struct rxr_result *r = run_cfg(&c);
-	json_t *d = json_object_get(r->extra, "dpdk");
-	cr_assert(rxr_counters_conserved(&r->c));
-	cr_assert_gt(num(d, "rx_nombuf"), 0, "no allocation failed");
-	cr_assert_gt(q0(d, "cqe_sessions"), 0);
-	cr_assert_gt(q0(d, "carried"), 0, "no completion waited for the next burst");
-	cr_assert_eq(num(d, "seq.dup"), 0);
-	cr_assert_eq(num(d, "seq.tag_errors"), 0);
-	cr_assert_eq(num(d, "seq.len_errors"), 0);
-	cr_assert_eq(r->c.errors, 0);
+	struct rxr_result *r = run_enough(&c, true, nombuf_inside_sessions);
 	rxr_result_free(r);
 }

@@ -323,6 +323,69 @@ Test(validity, the_canary_compares_with_its_calibration)
 	unsetenv(RXR_CANARY_ENV);
 }
 
+static int only_cpu(const cpu_set_t *s)
+{
+	int cpu = -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, s)) {
+			if (cpu >= 0)
+				return -1;
+			cpu = i;
+		}
+	return cpu;
+}
+
+/*
+ * Both timings run on one CPU, whatever CPU the caller is on at the end
+ * of the run, and the caller's affinity comes back: the test moves itself
+ * to another CPU between before and after. Fails if the canary is not
+ * pinned (cpu_after would be the test's new CPU) or if it leaves the
+ * caller pinned.
+ */
+Test(validity, the_canary_times_both_ends_on_one_cpu)
+{
+	cpu_set_t all, mine;
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2)
+		cr_skip_test("needs two CPUs in the affinity mask");
+	int a = -1, b = -1;
+	for (int i = 0; i < CPU_SETSIZE && b < 0; i++)
+		if (CPU_ISSET(i, &all)) {
+			if (a < 0)
+				a = i;
+			else
+				b = i;
+		}
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(a, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	struct rxr_validity *v;
+	char err[200];
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	rxr_validity_set_calibration(v, 3.6e12, 3.6e12, "given");
+	cr_assert_eq(rxr_validity_canary_before(v, 1 << 18, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	cr_expect_eq(only_cpu(&mine), a, "affinity not restored after the first timing");
+	/* the run's end finds the thread elsewhere */
+	CPU_ZERO(&one);
+	CPU_SET(b, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	cr_assert_eq(rxr_validity_canary_after(v, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	cr_expect_eq(only_cpu(&mine), b, "affinity not restored after the second timing");
+	json_t *j = rxr_validity_json(v);
+	json_t *c = json_object_get(j, "canary");
+	cr_expect_eq(json_integer_value(json_object_get(c, "cpu")), a);
+	cr_expect_eq(json_integer_value(json_object_get(c, "cpu_before")), a);
+	cr_expect_eq(json_integer_value(json_object_get(c, "cpu_after")), a,
+		     "the second timing ran on cpu %lld, not the first's %d",
+		     json_integer_value(json_object_get(c, "cpu_after")), a);
+	json_decref(j);
+	rxr_validity_free(v);
+	cr_assert_eq(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
 Test(validity, canary_calibration_text_round_trips)
 {
 	struct rxr_canary_cal a = {.cpu_ns = 1234567}, b;

@@ -14,7 +14,10 @@
  *   canary               a fixed workload (one write per cache line over a
  *                        buffer the size of the run's working set, then a
  *                        dependent integer loop) timed before and after the
- *                        run, against the host's calibrated value
+ *                        run, against the host's calibrated value; both
+ *                        timings (and the buffer's first touch) pinned to
+ *                        one CPU, so a main thread that wakes on another
+ *                        memory node does not time remote memory
  * and calls the run "disturbed" when (the limits and their reasons are in
  * struct rxr_valid_limits):
  *   - a measured thread waited for its CPU (run-queue wait, plus steal on
@@ -192,7 +195,9 @@ bool rxr_validity_disturbed(const struct rxr_validity *v);
  *   {"disturbed": bool, "reasons": [..], "limits": {..},
  *    "host": {"source": "/proc/stat", "steal_ms", "steal_share", "cpus",
  *             "window_s"} | {"source": "unknown"},
- *    "canary": {"bytes", "calibration": "sweep"|"self"|"given"|"none",
+ *    "canary": {"bytes", "cpu" (pinned to; null: could not pin),
+ *               "cpu_before", "cpu_after" (sched_getcpu during each timing),
+ *               "calibration": "sweep"|"self"|"given"|"none",
  *               "cal_mem_ms", "cal_cpu_ms", "before_mem_ms", "before_cpu_ms",
  *               "after_mem_ms", "after_cpu_ms", "ratio"} | null,
  *    "threads": [{"role", "core", "window_s", "voluntary_switches",
@@ -219,8 +224,10 @@ struct rxr_canary_cal {
 int rxr_canary_class(size_t working_set_bytes);
 /*
  * Calibrate every class from min_bytes to max_bytes (clamped) and the
- * compute loop: the best of reps runs each, on the calling thread (the
- * host's undisturbed speed). 0 or -ENOMEM.
+ * compute loop: the best of reps runs each, on the calling thread pinned
+ * to the CPU it is on, each size in a buffer of its own as a trial's is
+ * (the host's undisturbed speed, measured the way a trial measures; the
+ * thread's affinity is restored). 0 or -ENOMEM.
  */
 int rxr_canary_calibrate(struct rxr_canary_cal *cal, size_t min_bytes, size_t max_bytes, int reps);
 /* Run the canary once on buf (bytes, a multiple of 64): ns for the memory
