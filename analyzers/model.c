@@ -289,7 +289,11 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 		char label[512], pr[32], nd[32], ra[32], named[512];
 		rxr_point_label(p, vary, nvary, label, sizeof(label));
 		rxr_fmt_num(pr, sizeof(pr), k->m.predicted_mpps, 2);
-		rxr_fmt_num(nd, sizeof(nd), k->ndr_mpps, 2);
+		/* the NDR as every table shows it: its interval [lower, upper] */
+		if (isfinite(k->ndr_mpps))
+			rxr_fmt_interval(nd, sizeof(nd), p, false);
+		else
+			rxr_fmt_num(nd, sizeof(nd), k->ndr_mpps, 2);
 		rxr_fmt_num(ra, sizeof(ra), k->ratio, 2);
 		if (p->generator_limited && isfinite(k->ratio))
 			snprintf(ra, sizeof(ra), ">= %.2f", k->ratio);

@@ -207,6 +207,30 @@ Test(model, the_ndr_trial_never_changes_the_prediction)
 	tu_rmrf(d2);
 }
 
+/* The cost-model table shows the NDR as every table does, as its search
+ * interval, not as the bare lower bound. */
+Test(model, the_table_shows_the_ndr_interval)
+{
+	char dir[64];
+	struct rxr_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
+	s->pts[0].ndr_upper_mpps = 10.5;
+	s->pts[0].has_interval = true;
+	struct rxr_point_model pm;
+	rxr_point_model_compute(&s->pts[0], 0, &pm);
+	struct rxr_table *t = NULL;
+	cr_assert_eq(rxr_model_table(s, &pm, 1, &t), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+	cr_assert_eq(rxr_table_write_md(t, o), 0);
+	fclose(o);
+	cr_expect(strstr(buf, "| [10.00, 10.50] |"), "%s", buf);
+	free(buf);
+	rxr_table_free(t);
+	rxr_set_free(s);
+	tu_rmrf(dir);
+}
+
 Test(model, headroom_of_one_run)
 {
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
