@@ -214,6 +214,7 @@ void rxr_probe_free(struct rxr_probe *p)
 	if (!p)
 		return;
 	free(p->ring);
+	free(p->ab);
 	free(p);
 }
 
@@ -226,6 +227,9 @@ void rxr_probe_reset(struct rxr_probe *p)
 	p->ring_head = 0;
 	p->ring_overflow = 0;
 	memset(p->inject_debt, 0, sizeof(p->inject_debt));
+	p->ab_phase = 0;
+	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
+		rxr_acc_reset(&p->ab[s]);
 	p->last = rxr_now();
 }
 
@@ -233,6 +237,25 @@ void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks)
 {
 	if ((unsigned)s < RXR_ST_COUNT)
 		p->inject[s] = ticks;
+}
+
+int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
+{
+	if (!on) {
+		free(p->ab);
+		p->ab = NULL;
+		return 0;
+	}
+	if (!p->ab) {
+		struct rxr_acc *ab = malloc(2 * RXR_ST_COUNT * sizeof(*ab));
+		if (!ab)
+			return -ENOMEM;
+		for (int s = 0; s < 2 * RXR_ST_COUNT; s++)
+			rxr_acc_reset(&ab[s]);
+		p->ab = ab;
+	}
+	p->ab_phase = 0;
+	return 0;
 }
 
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
@@ -246,8 +269,13 @@ uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
 
 void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 {
-	for (int s = 0; s < RXR_ST_COUNT; s++)
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
 		rxr_acc_merge(&dst->st[s], &src->st[s]);
+		if (dst->ab && src->ab) {
+			rxr_acc_merge(&dst->ab[s], &src->ab[s]);
+			rxr_acc_merge(&dst->ab[RXR_ST_COUNT + s], &src->ab[RXR_ST_COUNT + s]);
+		}
+	}
 	dst->busy_packets += src->busy_packets;
 	dst->ring_overflow += src->ring_overflow;
 }

@@ -77,8 +77,62 @@ int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *
 	return 0;
 }
 
+/*
+ * Inject A/B (rxr_probe_set_inject_ab): per injected stage of the thread,
+ * its injected and plain laps with packets, and what the injection added
+ * per packet: injected minus plain cycles per packet over the laps a fit
+ * keeps (a lap longer than RXR_LAPFIT_MAX_TICKS is a preemption, which
+ * would land in one half by chance). Appended to extra.inject_ab.
+ */
+static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, uint64_t xp,
+		       uint64_t xc)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "laps", (json_int_t)laps, "packets",
+			 (json_int_t)pk, "cycles", (json_int_t)cyc, "kept_laps",
+			 (json_int_t)(laps - xl), "kept_packets", (json_int_t)(pk - xp),
+			 "kept_cycles", (json_int_t)(cyc - xc));
+}
+
+static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
+{
+	json_t *arr = json_object_get(r->extra, "inject_ab");
+	if (!arr) {
+		arr = json_array();
+		if (!arr || json_object_set_new(r->extra, "inject_ab", arr))
+			return -ENOMEM;
+	}
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		const struct rxr_acc *i = &p->ab[s], *pl = &p->ab[RXR_ST_COUNT + s];
+		if (!p->inject[s] || !(i->count + pl->count))
+			continue;
+		double ip = (double)(i->packets - i->excl_packets),
+		       pp = (double)(pl->packets - pl->excl_packets);
+		json_t *added = ip > 0 && pp > 0
+				    ? json_real((double)(i->cycles - i->excl_cycles) / ip -
+						(double)(pl->cycles - pl->excl_cycles) / pp)
+				    : json_null();
+		json_t *o = json_pack(
+		    "{s:s, s:i, s:s, s:I, s:o, s:o, s:o}", "role", p->role, "core", p->core, "stage",
+		    rxr_stage_name((enum rxr_stage)s), "k", (json_int_t)p->inject[s], "injected",
+		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
+			    i->excl_cycles),
+		    "plain",
+		    ab_half(pl->count, pl->packets, pl->cycles, pl->excl_count, pl->excl_packets,
+			    pl->excl_cycles),
+		    "added_cycles_per_packet", added);
+		if (!o || json_array_append_new(arr, o))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 {
+	if (p->ab) {
+		int rc = add_inject_ab(r, p);
+		if (rc < 0)
+			return rc;
+	}
 	struct rxr_thread_result *t = add_thread(r);
 	if (!t)
 		return -ENOMEM;

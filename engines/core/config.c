@@ -112,6 +112,8 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	json_object_set_new(o, "payload_mem", json_string(rx_mem_kind_name(c->payload_mem)));
 	json_object_set_new(o, "mempool_cache", json_integer(c->mempool_cache));
 	json_object_set_new(o, "inject", inj);
+	if (c->inject_ab)
+		json_object_set_new(o, "inject_ab", json_true());
 	/* cost-model knobs: present only when set, so keys of ordinary runs stay as they were */
 	if (c->coalesce)
 		json_object_set_new(o, "coalesce", json_integer(c->coalesce));

@@ -45,6 +45,11 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 		for (int s = 0; s < RXR_ST_COUNT; s++)
 			if (c->inject[s])
 				rxr_probe_set_inject(w->probe, (enum rxr_stage)s, c->inject[s]);
+	if (c && c->inject_ab && (prc = rxr_probe_set_inject_ab(w->probe, true)) < 0) {
+		rxr_probe_free(w->probe);
+		w->probe = NULL;
+		return prc;
+	}
 	int rc = pthread_create(&w->tid, NULL, worker_main, w);
 	if (rc != 0) {
 		rxr_probe_free(w->probe);

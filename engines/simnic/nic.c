@@ -123,6 +123,8 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		for (int s = 0; s < RXR_ST_COUNT; s++)
 			if (p->inject[s])
 				rxr_probe_set_inject(t->probe, (enum rxr_stage)s, p->inject[s]);
+		if (p->inject_ab && rxr_probe_set_inject_ab(t->probe, true) < 0)
+			goto fail;
 	}
 	if (nic_threads_share(n) < 0)
 		goto fail;

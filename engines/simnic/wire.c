@@ -232,6 +232,7 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 						    RXR_ST_CQE_WRITE};
 	for (size_t i = 0; i < sizeof(nic_stages) / sizeof(nic_stages[0]); i++)
 		p->inject[nic_stages[i]] = c->inject[nic_stages[i]];
+	p->inject_ab = c->inject_ab;
 	p->op_delay_hdr = c->op_delay_hdr_write;
 
 	char opts[sizeof(d.args)];

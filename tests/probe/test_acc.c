@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rxray/probe.h"
+#include "rxray/result.h"
 
 Test(acc, exact_on_known_input)
 {
@@ -329,6 +330,76 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 		rxr_probe_free(base);
 		rxr_probe_free(inj);
 	}
+}
+
+/*
+ * Inject A/B: every other lap with packets is injected and also recorded
+ * in p->ab; the stage keeps all laps. Injected minus plain cycles/packet
+ * (median over rounds) is K; the halves alternate (equal lap counts); the
+ * result carries both halves. Catches injecting every lap (no plain
+ * half), recording the wrong half in ab (added ~ -K), a half that counts
+ * laps without packets, and a spin per lap instead of per packet.
+ */
+Test(inject, ab_halves_alternate_and_differ_by_k)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	if (getenv("RXRAY_EMULATOR"))
+		cr_skip_test("under %s a lap's length is the emulator's, not the code's",
+			     getenv("RXRAY_EMULATOR"));
+	cr_assert_eq(rxr_clock_init(50), 0);
+	enum { ROUNDS = 41, LAPS = 256 };
+	const uint64_t k = 150;
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	rxr_probe_set_inject(p, RXR_ST_APP, k);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	double add[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++) {
+		rxr_probe_reset(p);
+		rxr_lap_start(p);
+		for (unsigned i = 0; i < LAPS; i++) {
+			uint32_t n = 1 + i % 4;
+			known_work(n);
+			rxr_lap(p, RXR_ST_CQE_POLL, n);
+			known_work(n);
+			rxr_lap(p, RXR_ST_APP, n);
+			rxr_lap(p, RXR_ST_APP, 0); /* no packets: neither half */
+		}
+		const struct rxr_acc *inj = &p->ab[RXR_ST_APP], *pl = &p->ab[RXR_ST_COUNT + RXR_ST_APP];
+		cr_assert_eq(inj->count, LAPS / 2, "round %d: %lu injected laps of %u with packets", r,
+			     (unsigned long)inj->count, LAPS);
+		cr_assert_eq(pl->count, LAPS / 2, "round %d: %lu plain laps of %u with packets", r,
+			     (unsigned long)pl->count, LAPS);
+		cr_assert_eq(inj->packets + pl->packets, p->st[RXR_ST_APP].packets);
+		cr_assert_eq(p->ab[RXR_ST_CQE_POLL].count + p->ab[RXR_ST_COUNT + RXR_ST_CQE_POLL].count, 0,
+			     "a stage without injection has no halves");
+		add[r] = (double)inj->cycles / (double)inj->packets -
+			 (double)pl->cycles / (double)pl->packets;
+	}
+	qsort(add, ROUNDS, sizeof(add[0]), cmp_d);
+	double got = add[ROUNDS / 2];
+	cr_assert_lt(fabs(got - (double)k) / (double)k, INJ_TOL,
+		     "A/B: injected - plain = %.1f cycles/packet, K = %lu%s", got, (unsigned long)k,
+		     INJ_WHY);
+	/* the result carries both halves */
+	struct rxr_result *res = NULL;
+	cr_assert_eq(rxr_result_open(&res), 0);
+	cr_assert_eq(rxr_result_add_probe(res, p), 0);
+	json_t *e = json_array_get(json_object_get(res->extra, "inject_ab"), 0);
+	cr_assert_not_null(e, "no inject_ab entry");
+	cr_expect_str_eq(json_string_value(json_object_get(e, "stage")), "app");
+	cr_expect_eq(json_integer_value(json_object_get(e, "k")), (json_int_t)k);
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(e, "injected"), "laps")),
+		     LAPS / 2);
+	/* plain: the other half of the laps with packets, none without */
+	cr_expect_eq(json_integer_value(json_object_get(json_object_get(e, "plain"), "laps")),
+		     LAPS / 2);
+	cr_expect(json_is_real(json_object_get(e, "added_cycles_per_packet")));
+	cr_expect_null(json_array_get(json_object_get(res->extra, "inject_ab"), 1));
+	rxr_result_free(res);
+	rxr_probe_free(p);
 }
 
 Test(inject, laps_without_packets_spin_nothing)

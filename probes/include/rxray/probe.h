@@ -304,6 +304,7 @@ struct rxr_probe {
 	uint64_t inject[RXR_ST_COUNT]; /* ticks to spin per packet inside a stage */
 	int64_t inject_debt[RXR_ST_COUNT]; /* ticks spun beyond (+) or short of
 					    * (-) inject x packets so far */
+	uint32_t ab_phase;	/* inject A/B: bit s set after an injected lap of s */
 	struct rxr_acc st[RXR_ST_COUNT];
 
 	/* cold */
@@ -315,7 +316,13 @@ struct rxr_probe {
 	uint64_t ring_head;     /* records written (mod ring_size) */
 	uint64_t ring_overflow; /* records that overwrote older ones */
 	uint64_t ring_readers;  /* reserved */
+	struct rxr_acc *ab;     /* inject A/B, or NULL: [s] the injected laps of
+				 * stage s, [RXR_ST_COUNT + s] its plain laps
+				 * with packets */
 } __attribute__((aligned(64)));
+#ifndef __cplusplus
+_Static_assert(RXR_ST_COUNT <= 32, "ab_phase holds one bit per stage");
+#endif
 
 /*
  * Allocate a probe for a thread with the given role ("rx", "app", "nic")
@@ -334,6 +341,17 @@ void rxr_probe_reset(struct rxr_probe *p);
 /* Spin `ticks` clock ticks per packet inside stage s on every lap that
  * closes it (a lap of n packets spins ticks x n; laps of no packets none). */
 void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks);
+/*
+ * Inject A/B (verification, `--inject-ab`): an injected stage spins on
+ * every other lap with packets only; those laps are also recorded in
+ * p->ab[s], the other laps with packets in p->ab[RXR_ST_COUNT + s]. The
+ * stage's own accumulator keeps every lap as always. Both halves share
+ * the run's load, bursts and host, so injected minus plain cycles per
+ * packet is what the injection adds, free of run-to-run drift and of the
+ * load the injection itself changes (bench/inject_accuracy). Reset with
+ * the probe. 0, or -ENOMEM.
+ */
+int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
 /* Sum of cycles over every stage except idle. */
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p);
 /* Merge src's accumulators into dst (dst's role/core unchanged). */
@@ -443,12 +461,50 @@ static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uin
  * pkts packets to it. One clock read. When an injection is set for s, the
  * lap spins inject x pkts ticks more inside s (rxr_inject_run).
  */
+static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t t,
+				 uint32_t pkts);
+
+/* The injected path of rxr_lap, A/B or not (out of the hot path's way). */
+static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint64_t t,
+				    uint32_t pkts)
+{
+	if (!p->ab) {
+		rxr_lap_close(p, s, rxr_inject_run(p, s, t, pkts), pkts);
+		return;
+	}
+	uint64_t last = p->last;
+	p->ab_phase ^= 1u << s;
+	if (!(p->ab_phase & (1u << s))) { /* the plain half */
+		rxr_lap_close(p, s, t, pkts);
+		rxr_acc_record(&p->ab[RXR_ST_COUNT + s], t - last, pkts);
+		return;
+	}
+	t = rxr_inject_run(p, s, t, pkts);
+	rxr_lap_close(p, s, t, pkts);
+	rxr_acc_record(&p->ab[s], t - last, pkts);
+}
+
 static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
 	uint64_t t = rxr_now();
-	if (__builtin_expect(p->inject[s] != 0, 0) && pkts)
-		t = rxr_inject_run(p, s, t, pkts);
+	if (__builtin_expect(p->inject[s] != 0, 0) && pkts) {
+		rxr_lap_injected(p, s, t, pkts);
+		return;
+	}
+	rxr_lap_close(p, s, t, pkts);
+#else
+	(void)p;
+	(void)s;
+	(void)pkts;
+#endif
+}
+
+/* Charge t - p->last to s (the tail of every lap). */
+static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t t,
+				 uint32_t pkts)
+{
+#if RXRAY_PROBE_MODE != RXR_MODE_OFF
 	uint64_t d = t - p->last;
 #if RXRAY_PROBE_MODE == RXR_MODE_FULL
 	if (p->sampling) {
@@ -464,6 +520,7 @@ static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
 #else
 	(void)p;
 	(void)s;
+	(void)t;
 	(void)pkts;
 #endif
 }
