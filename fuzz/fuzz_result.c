@@ -3,6 +3,11 @@
  * libFuzzer target: the run-result reader (one rxray.run/1 JSON text ->
  * struct rxr_result), then what every analyzer asks of an accepted one:
  * the bottleneck, cycles per packet, and writing it back out.
+ *
+ * Differential: the fast reader (rxr_result_scan, which the sweep loader
+ * takes for every compact line) must agree with the checked one whenever
+ * it accepts: the checked reader accepts too, and both results write out
+ * the same JSON. Any disagreement aborts (a finding).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +28,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	struct rxr_result *r = NULL;
 	rxr_result_parse(text, "fuzz.json", 1, &r, err, sizeof(err));
+	/* up to the first NUL, as the checked reader sees it */
+	struct rxr_result *f = NULL;
+	if (rxr_result_scan(text, strlen(text), NULL, &f) == 0) {
+		if (!r)
+			abort(); /* fast accepted what the checked reader refuses */
+		json_t *a = rxr_result_to_json(r), *b = rxr_result_to_json(f);
+		if (a && b && !json_equal(a, b))
+			abort(); /* both accepted, different results */
+		json_decref(a);
+		json_decref(b);
+	}
+	rxr_result_free(f);
 	free(text);
 	if (!r)
 		return 0;
