@@ -456,11 +456,6 @@ static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uin
 	return t;
 }
 
-/*
- * Close stage s: charge the ticks since the previous lap to s, attributing
- * pkts packets to it. One clock read. When an injection is set for s, the
- * lap spins inject x pkts ticks more inside s (rxr_inject_run).
- */
 static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t t,
 				 uint32_t pkts);
 
@@ -484,6 +479,11 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	rxr_acc_record(&p->ab[s], t - last, pkts);
 }
 
+/*
+ * Close stage s: charge the ticks since the previous lap to s, attributing
+ * pkts packets to it. One clock read. When an injection is set for s, the
+ * lap spins inject x pkts ticks more inside s (rxr_inject_run).
+ */
 static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
