@@ -8,17 +8,12 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rxray/core.h"
-#include "rxray/dpdk.h"
-#include "rxray/result.h"
-
-static volatile sig_atomic_t stop_flag;
+#include "dpdk_test.h"
 
 static void cfg_base(struct rx_config *c, const char *device)
 {
@@ -32,38 +27,11 @@ static void cfg_base(struct rx_config *c, const char *device)
 	c->quiet = true;
 }
 
-/* caps -> validate -> run, as the CLI does; returns the result. */
-static struct rxr_result *run_cfg(const struct rx_config *c)
-{
-	char err[512] = "";
-	struct rx_caps caps;
-	cr_assert_eq(rx_engine_dpdk.caps(c, &caps, err, sizeof(err)), 0, "caps: %s", err);
-	cr_assert_eq(rx_config_validate(c, &caps, err, sizeof(err)), 0, "validate: %s", err);
-	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
-	struct rxr_result *r = NULL;
-	rxr_result_open(&r);
-	cr_assert_not_null(r);
-	int rc = rx_run_exec(&rx_engine_dpdk, c, r, &stop_flag, err, sizeof(err));
-	cr_assert_eq(rc, 0, "run: %s", err);
-	return r;
-}
-
 static json_t *dx(const struct rxr_result *r)
 {
 	json_t *d = json_object_get(r->extra, "dpdk");
 	cr_assert_not_null(d, "result has no dpdk extras");
 	return d;
-}
-
-static double num(json_t *o, const char *path)
-{
-	char buf[128];
-	snprintf(buf, sizeof(buf), "%s", path);
-	json_t *v = o;
-	for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, "."))
-		v = json_object_get(v, tok);
-	cr_assert_not_null(v, "missing %s", path);
-	return json_number_value(v);
 }
 
 static void assert_conserved(const struct rxr_result *r)
@@ -85,25 +53,25 @@ Test(dpdk, sim_scalar_hds_conserves_and_allocates_per_segment)
 	c.mode = RX_MODE_HDS;
 	c.rate_pps = 2e6;
 	c.mempool_cache = 0;
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	json_t *d = dx(r);
 	assert_conserved(r);
 	cr_assert_str_eq(json_string_value(json_object_get(d, "discipline")), "scalar");
-	double delivered = num(d, "delivered");
+	double delivered = dt_num(d, "delivered");
 	/* scalar: one replacement allocation per segment, two segments */
-	cr_assert_eq(num(d, "allocs"), 2 * delivered);
+	cr_assert_eq(dt_num(d, "allocs"), 2 * delivered);
 	/* cache 0: every allocation is a call on the shared ring, plus the
 	 * PMD's look-ahead allocation at the end of a short burst */
 	json_t *q0 = json_array_get(json_object_get(d, "sim_queues"), 0);
-	double look = num(q0, "lookahead_allocs");
-	cr_assert_eq(num(d, "mempool.rx.get_calls"), num(d, "allocs") + look);
+	double look = dt_num(q0, "lookahead_allocs");
+	cr_assert_eq(dt_num(d, "mempool.rx.get_calls"), dt_num(d, "allocs") + look);
 	/* empty polls' look-ahead get+put, counted apart */
-	cr_assert_eq(num(d, "mempool.rx_idle.get_calls"), num(q0, "idle_allocs"));
-	cr_assert_eq(num(d, "mempool.rx_idle.put_calls"), num(q0, "idle_allocs"));
+	cr_assert_eq(dt_num(d, "mempool.rx_idle.get_calls"), dt_num(q0, "idle_allocs"));
+	cr_assert_eq(dt_num(d, "mempool.rx_idle.put_calls"), dt_num(q0, "idle_allocs"));
 	/* two regions: the MRU entry never holds the next segment's MR */
-	cr_assert_eq(num(d, "mr_cache.mru_hits"), 0);
-	cr_assert_eq(num(d, "mr_cache.lookups"), num(d, "allocs"));
-	cr_assert_eq(num(d, "seq.dup"), 0);
+	cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), 0);
+	cr_assert_eq(dt_num(d, "mr_cache.lookups"), dt_num(d, "allocs"));
+	cr_assert_eq(dt_num(d, "seq.dup"), 0);
 	rxr_result_free(r);
 }
 
@@ -114,10 +82,10 @@ Test(dpdk, sim_scalar_single_one_alloc_per_packet)
 	c.discipline = RX_DISC_SCALAR;
 	c.rate_pps = 2e6;
 	c.mempool_cache = 0;
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	json_t *d = dx(r);
 	assert_conserved(r);
-	cr_assert_eq(num(d, "allocs"), num(d, "delivered"));
+	cr_assert_eq(dt_num(d, "allocs"), dt_num(d, "delivered"));
 	/* the EAL arguments are in the result, --no-huge said when used */
 	json_t *ed = json_object_get(r->env, "dpdk");
 	const char *args = json_string_value(json_object_get(ed, "eal_args"));
@@ -127,9 +95,9 @@ Test(dpdk, sim_scalar_single_one_alloc_per_packet)
 	/* one pool: with --no-huge it is one region, so the MRU entry always
 	 * hits; on hugepages every page chunk is its own MR and buffers come
 	 * back in no address order, so only the lookup count is certain */
-	cr_assert_eq(num(d, "mr_cache.lookups"), num(d, "allocs"));
+	cr_assert_eq(dt_num(d, "mr_cache.lookups"), dt_num(d, "allocs"));
 	if (json_is_true(json_object_get(ed, "no_huge")))
-		cr_assert_eq(num(d, "mr_cache.mru_hits"), num(d, "mr_cache.lookups"));
+		cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), dt_num(d, "mr_cache.lookups"));
 	rxr_result_free(r);
 }
 
@@ -140,18 +108,18 @@ Test(dpdk, sim_vector_bulk_replenish_under_0_1_calls_per_packet)
 	c.discipline = RX_DISC_VECTOR;
 	c.rate_pps = 2e6;
 	c.mempool_cache = 0;
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	json_t *d = dx(r);
 	assert_conserved(r);
 	cr_assert_str_eq(json_string_value(json_object_get(d, "discipline")), "vector");
-	double calls = num(d, "mempool.get_calls") + num(d, "mempool.put_calls");
-	double pkts = num(d, "delivered");
+	double calls = dt_num(d, "mempool.get_calls") + dt_num(d, "mempool.put_calls");
+	double pkts = dt_num(d, "delivered");
 	cr_assert_lt(calls / pkts, 0.1, "%.3f mempool calls per packet", calls / pkts);
 	/* every bulk get is at least the replenish threshold (64 here),
 	 * except one that stops at the ring's end (the PMD does not refill
 	 * across it): at most one such short get per pass over the ring.
 	 * A per-burst refill (gets of 1-32) fails this. */
-	double objs = num(d, "mempool.rx.get_objs"), gets = num(d, "mempool.rx.get_calls");
+	double objs = dt_num(d, "mempool.rx.get_objs"), gets = dt_num(d, "mempool.rx.get_calls");
 	double short_max = floor(objs / c.ring) + 1;
 	cr_assert_geq(objs, 64 * (gets - short_max), "%.0f objects in %.0f bulk gets (ring %u)",
 		      objs, gets, c.ring);
@@ -184,7 +152,7 @@ static struct rxr_result *free_run(enum rx_free f, enum rx_app app, uint32_t cac
 	c.free_mode = f;
 	c.hring = 512;
 	c.allow_oversubscribe = true;
-	return run_cfg(&c);
+	return dt_run(&c);
 }
 
 Test(dpdk, free_mixed_is_one_put_per_segment_without_cache)
@@ -193,8 +161,8 @@ Test(dpdk, free_mixed_is_one_put_per_segment_without_cache)
 	json_t *d = dx(r);
 	cr_assert(rxr_counters_conserved(&r->c));
 	cr_assert_gt(r->c.received, 0);
-	cr_assert_eq(num(d, "mempool.app.put_calls"), 2.0 * (double)r->c.received);
-	cr_assert_eq(num(d, "mempool.app.put_objs"), 2.0 * (double)r->c.received);
+	cr_assert_eq(dt_num(d, "mempool.app.put_calls"), 2.0 * (double)r->c.received);
+	cr_assert_eq(dt_num(d, "mempool.app.put_objs"), 2.0 * (double)r->c.received);
 	rxr_result_free(r);
 }
 
@@ -204,10 +172,10 @@ Test(dpdk, free_per_pool_is_bulk_puts_without_cache)
 	json_t *d = dx(r);
 	cr_assert(rxr_counters_conserved(&r->c));
 	cr_assert_gt(r->c.received, 0);
-	double per_pkt = num(d, "mempool.app.puts_per_pkt");
+	double per_pkt = dt_num(d, "mempool.app.puts_per_pkt");
 	/* batches of 32: two puts (one per pool) per batch */
 	cr_assert_lt(per_pkt, 2.0 / 32 + 0.01, "%.4f puts per packet", per_pkt);
-	cr_assert_eq(num(d, "mempool.app.put_objs"), 2.0 * (double)r->c.received);
+	cr_assert_eq(dt_num(d, "mempool.app.put_objs"), 2.0 * (double)r->c.received);
 	rxr_result_free(r);
 }
 
@@ -218,8 +186,22 @@ Test(dpdk, eal_app_has_a_cache)
 	cr_assert(rxr_counters_conserved(&r->c));
 	cr_assert_gt(r->c.received, 1000);
 	/* the EAL lcore's cache absorbs the alternating puts */
-	cr_assert_lt(num(d, "mempool.app.puts_per_pkt"), 0.2);
+	cr_assert_lt(dt_num(d, "mempool.app.puts_per_pkt"), 0.2);
 	rxr_result_free(r);
+}
+
+/* Every run conserves and never duplicates. */
+static void nombuf_check(const struct rxr_result *r, void *arg)
+{
+	(void)arg;
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_eq(dt_num(dx(r), "seq.dup"), 0);
+}
+
+static bool nombuf_seen(const struct rxr_result *r, void *arg, char *why, size_t len)
+{
+	(void)arg;
+	return dt_num(dx(r), "rx_nombuf") > 0 || dt_short_of(why, len, "no allocation failed");
 }
 
 Test(dpdk, nombuf_when_the_pool_is_too_small)
@@ -237,23 +219,10 @@ Test(dpdk, nombuf_when_the_pool_is_too_small)
 	c.allow_oversubscribe = true;
 	c.inject[RXR_ST_APP] = 200000; /* a slow app holds the buffers */
 	/* a host too busy to run the slow app at all in 0.25 s leaves the
-	 * pool full: wait on the condition, with a bound (3 runs, each 4x
-	 * longer); every run must conserve and never duplicate */
-	for (int attempt = 0;; attempt++, c.seconds *= 4) {
-		struct rxr_result *r = run_cfg(&c);
-		json_t *d = dx(r);
-		cr_assert(rxr_counters_conserved(&r->c));
-		cr_assert_eq(num(d, "seq.dup"), 0);
-		bool failed = num(d, "rx_nombuf") > 0;
-		if (failed || attempt == 2) {
-			cr_assert(failed, "no allocation failed in 3 runs (the last %.1f s)",
-				  c.seconds);
-			cr_assert_gt(r->c.out_of_buffer + r->c.nombuf, 0);
-			rxr_result_free(r);
-			break;
-		}
-		rxr_result_free(r);
-	}
+	 * pool full: wait on the condition, with a bound */
+	struct rxr_result *r = dt_run_until(&c, nombuf_check, nombuf_seen, NULL);
+	cr_assert_gt(r->c.out_of_buffer + r->c.nombuf, 0);
+	rxr_result_free(r);
 }
 
 Test(dpdk, sequence_gaps_match_losses)
@@ -262,14 +231,14 @@ Test(dpdk, sequence_gaps_match_losses)
 	cfg_base(&c, "sim");
 	c.mode = RX_MODE_HDS;
 	c.rate_pps = 0; /* as fast as the NIC goes: losses expected */
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	json_t *d = dx(r);
 	assert_conserved(r);
-	cr_assert_eq(num(d, "seq.dup"), 0);
-	cr_assert_eq(num(d, "seq.tag_errors"), 0);
-	cr_assert_eq(num(d, "seq.len_errors"), 0);
+	cr_assert_eq(dt_num(d, "seq.dup"), 0);
+	cr_assert_eq(dt_num(d, "seq.tag_errors"), 0);
+	cr_assert_eq(dt_num(d, "seq.len_errors"), 0);
 	/* gaps are losses before the last received packet */
-	cr_assert_leq(num(d, "seq.missing"),
+	cr_assert_leq(dt_num(d, "seq.missing"),
 		      (double)(r->c.out_of_buffer + r->c.nombuf + r->c.app_dropped));
 	rxr_result_free(r);
 }
@@ -279,10 +248,10 @@ Test(dpdk, ethdev_null_conserves)
 	struct rx_config c;
 	cfg_base(&c, "dpdk:--vdev=net_null0");
 	c.seconds = 0.2;
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	json_t *d = dx(r);
 	assert_conserved(r);
-	cr_assert_eq(num(d, "port.ipackets"), (double)(r->c.received + r->c.app_dropped));
+	cr_assert_eq(dt_num(d, "port.ipackets"), (double)(r->c.received + r->c.app_dropped));
 	cr_assert_str_eq(json_string_value(json_object_get(d, "backend")), "ethdev");
 	rxr_result_free(r);
 }
@@ -320,12 +289,12 @@ Test(dpdk, eal_reused_for_a_second_run)
 	cfg_base(&c, "sim");
 	c.rate_pps = 1e6;
 	c.seconds = 0.1;
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	assert_conserved(r);
 	rxr_result_free(r);
 	/* same process: the EAL stays, pools and rings get fresh names */
 	c.mode = RX_MODE_HDS;
-	r = run_cfg(&c);
+	r = dt_run(&c);
 	assert_conserved(r);
 	rxr_result_free(r);
 	/* other EAL arguments cannot be applied to a running EAL */
@@ -353,7 +322,7 @@ Test(dpdk, a_coalesced_run_counts_compressed_sessions_and_ends, .timeout = 90)
 	c.burst = 64;
 	c.coalesce = 64;
 	c.cqe_comp = RX_CQE_COMP_ON;
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	assert_conserved(r);
 	/* far more than the one ring a stalled RQ takes (a ring covers 0.2 s
 	 * here: only a host that stops the RX thread that long loses more) */

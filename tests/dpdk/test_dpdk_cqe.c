@@ -8,17 +8,11 @@
  * wqe_counter check, MRs merged). Criterion forks per test: a fresh EAL.
  */
 #include <criterion/criterion.h>
-#include <stdarg.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rxray/core.h"
-#include "rxray/dpdk.h"
-#include "rxray/result.h"
-
-static volatile sig_atomic_t stop_flag;
+#include "dpdk_test.h"
 
 static void cfg(struct rx_config *c, enum rx_mode mode, enum rx_discipline d, uint32_t burst)
 {
@@ -36,41 +30,19 @@ static void cfg(struct rx_config *c, enum rx_mode mode, enum rx_discipline d, ui
 	c->quiet = true;
 }
 
-static struct rxr_result *run_cfg(const struct rx_config *c)
-{
-	char err[512] = "";
-	struct rx_caps caps;
-	cr_assert_eq(rx_engine_dpdk.caps(c, &caps, err, sizeof(err)), 0, "caps: %s", err);
-	cr_assert_eq(rx_config_validate(c, &caps, err, sizeof(err)), 0, "validate: %s", err);
-	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
-	struct rxr_result *r = NULL;
-	rxr_result_open(&r);
-	cr_assert_not_null(r);
-	cr_assert_eq(rx_run_exec(&rx_engine_dpdk, c, r, &stop_flag, err, sizeof(err)), 0, "run: %s", err);
-	return r;
-}
 
-static double num(json_t *o, const char *path)
-{
-	char buf[128];
-	snprintf(buf, sizeof(buf), "%s", path);
-	json_t *v = o;
-	for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, "."))
-		v = json_object_get(v, tok);
-	cr_assert_not_null(v, "missing %s", path);
-	return json_number_value(v);
-}
 
 static double q0(json_t *d, const char *key)
 {
 	json_t *q = json_array_get(json_object_get(d, "sim_queues"), 0);
 	cr_assert_not_null(q);
-	return num(q, key);
+	return dt_num(q, key);
 }
 
 /* In order, once each, conserved, no errors: true of every run. */
-static void check_correct(const struct rxr_result *r, bool comp)
+static void check_correct(const struct rxr_result *r, void *arg)
 {
+	bool comp = *(const bool *)arg;
 	json_t *d = json_object_get(r->extra, "dpdk");
 	cr_assert_not_null(d);
 	const struct rxr_counters *k = &r->c;
@@ -83,10 +55,10 @@ static void check_correct(const struct rxr_result *r, bool comp)
 		     (unsigned long)k->errors);
 	/* duplicates or reordering show as a sequence going backwards; a
 	 * mis-read mini-CQE as a tag or length error */
-	cr_assert_eq(num(d, "seq.dup"), 0);
-	cr_assert_eq(num(d, "seq.tag_errors"), 0);
-	cr_assert_eq(num(d, "seq.len_errors"), 0);
-	cr_assert_leq(num(d, "seq.missing"),
+	cr_assert_eq(dt_num(d, "seq.dup"), 0);
+	cr_assert_eq(dt_num(d, "seq.tag_errors"), 0);
+	cr_assert_eq(dt_num(d, "seq.len_errors"), 0);
+	cr_assert_leq(dt_num(d, "seq.missing"),
 		      (double)(k->out_of_buffer + k->nombuf + k->app_dropped));
 	cr_assert_eq(json_is_true(json_object_get(d, "cqe_comp")), comp);
 	if (!comp)
@@ -94,56 +66,31 @@ static void check_correct(const struct rxr_result *r, bool comp)
 	cr_assert_eq(q0(d, "wqe_counter_faults"), 0);
 }
 
-/* Say why a run fell short (enough_activity and the like); false. */
-static bool short_of(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool short_of(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
 /* The run exercised what the test is about: 20 ring laps, sessions read
  * (compression on), the sampled wqe_counter check ran (1 in 64 polls that
  * found a completion). A host too busy to give the run its CPU can leave
  * these short in a fixed window; that is not a defect, so run_enough
- * runs again, longer. */
-static bool enough_activity(const struct rxr_result *r, bool comp, char *why, size_t len)
+ * runs again, longer (dt_run_until). */
+static bool enough_activity(const struct rxr_result *r, void *arg, char *why, size_t len)
 {
+	bool comp = *(const bool *)arg;
 	json_t *d = json_object_get(r->extra, "dpdk");
 	if (r->c.received <= 64 * 20)
-		return short_of(why, len, "fewer than 20 ring laps received (%lu)",
+		return dt_short_of(why, len, "fewer than 20 ring laps received (%lu)",
 				(unsigned long)r->c.received);
 	if (comp && !(q0(d, "cqe_sessions") > 0 && q0(d, "mini_cqes") > q0(d, "cqe_sessions")))
-		return short_of(why, len, "no compressed session read (%.0f sessions, %.0f mini-CQEs)",
+		return dt_short_of(why, len, "no compressed session read (%.0f sessions, %.0f mini-CQEs)",
 				q0(d, "cqe_sessions"), q0(d, "mini_cqes"));
 	if (!(q0(d, "wqe_checks") > 0))
-		return short_of(why, len, "the sampled wqe_counter check never ran");
+		return dt_short_of(why, len, "the sampled wqe_counter check never ran");
 	return true;
 }
 
-/*
- * Wait on the condition, with a bound: run for 0.3 s, and while the run
- * was correct but too short to show what the test needs (enough), again
- * for 4x as long, three runs at most (0.3 + 1.2 + 4.8 s). Every run must
- * be correct; the last must be enough.
- */
+/* Every run correct, the last one enough (dpdk_test.h). */
 static struct rxr_result *run_enough(struct rx_config *c, bool comp,
-				     bool (*enough)(const struct rxr_result *, bool, char *, size_t))
+				     bool (*enough)(const struct rxr_result *, void *, char *, size_t))
 {
-	char why[200] = "";
-	for (int attempt = 0; attempt < 3; attempt++, c->seconds *= 4) {
-		struct rxr_result *r = run_cfg(c);
-		check_correct(r, comp);
-		if (enough(r, comp, why, sizeof(why)))
-			return r;
-		rxr_result_free(r);
-	}
-	cr_assert_fail("after 3 runs (the last %.1f s): %s", c->seconds / 4, why);
-	return NULL;
+	return dt_run_until(c, check_correct, enough, &comp);
 }
 
 /* Bursts of 5: most sessions (up to 32 long) end in a later burst. */
@@ -153,7 +100,7 @@ Test(dpdk_cqe, scalar_single_sessions_across_bursts)
 	cfg(&c, RX_MODE_SINGLE, RX_DISC_SCALAR, 5);
 	struct rxr_result *r = run_enough(&c, true, enough_activity);
 	/* single segment: the ring is WQEs as given */
-	cr_assert_eq(num(json_object_get(r->extra, "dpdk"), "nic_wqes"), 64);
+	cr_assert_eq(dt_num(json_object_get(r->extra, "dpdk"), "nic_wqes"), 64);
 	rxr_result_free(r);
 }
 
@@ -165,12 +112,12 @@ Test(dpdk_cqe, scalar_hds_sessions_across_bursts)
 	struct rxr_result *r = run_enough(&c, true, enough_activity);
 	json_t *d = json_object_get(r->extra, "dpdk");
 	/* the ring is counted in segments: 128 descriptors, 64 WQEs */
-	cr_assert_eq(num(d, "nic_wqes"), 64);
+	cr_assert_eq(dt_num(d, "nic_wqes"), 64);
 	/* two pools: merged into one MR when they share pages, else two;
 	 * a wrong merge would make the NIC write error CQEs (errors == 0) */
-	cr_assert(num(d, "mrs") >= 1 && num(d, "mrs") <= 2, "%.0f MRs", num(d, "mrs"));
-	if (num(d, "mrs") == 1)
-		cr_assert_eq(num(d, "mr_cache.mru_hits"), num(d, "mr_cache.lookups"));
+	cr_assert(dt_num(d, "mrs") >= 1 && dt_num(d, "mrs") <= 2, "%.0f MRs", dt_num(d, "mrs"));
+	if (dt_num(d, "mrs") == 1)
+		cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), dt_num(d, "mr_cache.lookups"));
 	rxr_result_free(r);
 }
 
@@ -210,12 +157,12 @@ Test(dpdk_cqe, two_queues_conserve)
 	cfg(&c, RX_MODE_SINGLE, RX_DISC_VECTOR, 16);
 	c.queues = 2;
 	c.allow_oversubscribe = true;
-	struct rxr_result *r = run_cfg(&c);
+	struct rxr_result *r = dt_run(&c);
 	json_t *d = json_object_get(r->extra, "dpdk");
 	cr_assert(rxr_counters_conserved(&r->c));
 	cr_assert_gt(r->c.received, 0);
-	cr_assert_eq(num(d, "seq.dup"), 0);
-	cr_assert_eq(num(d, "seq.tag_errors"), 0);
+	cr_assert_eq(dt_num(d, "seq.dup"), 0);
+	cr_assert_eq(dt_num(d, "seq.tag_errors"), 0);
 	rxr_result_free(r);
 }
 
@@ -250,16 +197,16 @@ Test(dpdk_cqe, scalar_per_packet)
 	scalar_group("1", RX_MODE_SINGLE);
 }
 
-static bool nombuf_inside_sessions(const struct rxr_result *r, bool comp, char *why, size_t len)
+static bool nombuf_inside_sessions(const struct rxr_result *r, void *arg, char *why, size_t len)
 {
 	json_t *d = json_object_get(r->extra, "dpdk");
-	(void)comp;
-	if (!(num(d, "rx_nombuf") > 0))
-		return short_of(why, len, "no allocation failed");
+	(void)arg;
+	if (!(dt_num(d, "rx_nombuf") > 0))
+		return dt_short_of(why, len, "no allocation failed");
 	if (!(q0(d, "cqe_sessions") > 0))
-		return short_of(why, len, "no compressed session read");
+		return dt_short_of(why, len, "no compressed session read");
 	if (!(q0(d, "carried") > 0))
-		return short_of(why, len, "no completion waited for the next burst");
+		return dt_short_of(why, len, "no completion waited for the next burst");
 	return true;
 }
 

@@ -17,13 +17,10 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "rxray/core.h"
-#include "rxray/dpdk.h"
-#include "rxray/result.h"
+#include "dpdk_test.h"
 
 /*
  * The bounds scale with K, the host's noise does not: under ASan the rx
@@ -35,8 +32,6 @@
  * ~20% busy.
  */
 #define K 100000.0
-
-static volatile sig_atomic_t stop_flag;
 
 static void cfg(struct rx_config *c)
 {
@@ -57,15 +52,7 @@ static void cfg(struct rx_config *c)
 
 static struct rxr_result *run_cfg(const struct rx_config *c)
 {
-	char err[512] = "";
-	struct rx_caps caps;
-	cr_assert_eq(rx_engine_dpdk.caps(c, &caps, err, sizeof(err)), 0, "caps: %s", err);
-	cr_assert_eq(rx_config_validate(c, &caps, err, sizeof(err)), 0, "validate: %s", err);
-	cr_assert_eq(rx_engine_dpdk.validate(c, &caps, err, sizeof(err)), 0, "engine: %s", err);
-	struct rxr_result *r = NULL;
-	rxr_result_open(&r);
-	cr_assert_not_null(r);
-	cr_assert_eq(rx_run_exec(&rx_engine_dpdk, c, r, &stop_flag, err, sizeof(err)), 0, "run: %s", err);
+	struct rxr_result *r = dt_run(c);
 	cr_assert(rxr_counters_conserved(&r->c));
 	cr_assert_gt(r->c.received, 100);
 	return r;
