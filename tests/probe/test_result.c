@@ -8,6 +8,8 @@
 
 #include "rxray/result.h"
 
+#include "doc_edit.h"
+
 static struct rxr_result *sample_result(void)
 {
 	cr_assert_eq(rxr_clock_init(20), 0);
@@ -92,16 +94,20 @@ static const char *good_doc(void)
 	return buf;
 }
 
-/* Replace the first occurrence of `from` in the good document by `to`. */
-static char *mutate(const char *from, const char *to)
+char *doc_replace(const char *doc, const char *from, const char *to)
 {
-	const char *doc = good_doc();
 	const char *at = strstr(doc, from);
 	cr_assert_not_null(at, "fixture lacks %s", from);
 	size_t n = strlen(doc) - strlen(from) + strlen(to) + 1;
 	char *out = malloc(n);
 	snprintf(out, n, "%.*s%s%s", (int)(at - doc), doc, to, at + strlen(from));
 	return out;
+}
+
+/* Replace the first occurrence of `from` in the good document by `to`. */
+static char *mutate(const char *from, const char *to)
+{
+	return doc_replace(good_doc(), from, to);
 }
 
 Test(result, malformed_input_is_rejected_with_the_field)

@@ -11,6 +11,8 @@
 
 #include "rxray/result.h"
 
+#include "doc_edit.h"
+
 /* A result as the writer makes it: lap sums and fits, extra members, a coarse stage. */
 
 /* the fast reader as a value: the document, or NULL where it declines */
@@ -111,16 +113,6 @@ static struct rxr_result *checked(const char *doc)
 	return r;
 }
 
-static char *replace(const char *doc, const char *from, const char *to)
-{
-	const char *at = strstr(doc, from);
-	cr_assert_not_null(at, "fixture lacks %s", from);
-	size_t n = strlen(doc) - strlen(from) + strlen(to) + 1;
-	char *out = malloc(n);
-	snprintf(out, n, "%.*s%s%s", (int)(at - doc), doc, to, at + strlen(from));
-	return out;
-}
-
 Test(result_scan, reads_the_writers_documents_as_the_checked_path_does)
 {
 	char *doc = writer_doc();
@@ -192,7 +184,7 @@ Test(result_scan, never_accepts_what_the_checked_path_rejects)
 	};
 	size_t fast_ok = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *v = replace(doc, cases[i].from, cases[i].to), ctx[64];
+		char *v = doc_replace(doc, cases[i].from, cases[i].to), ctx[64];
 		snprintf(ctx, sizeof(ctx), "case %zu", i);
 		struct rxr_result *a = checked(v), *b = scan(v, strlen(v), NULL);
 		if (!a)
