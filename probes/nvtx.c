@@ -38,19 +38,28 @@ void rxr_nvtx_init(void)
 	pthread_once(&once, nvtx_setup);
 }
 
-static void attr_init(nvtxEventAttributes_t *a)
+/* Event attributes naming a range by a registered string... */
+static void attr_registered(nvtxEventAttributes_t *a, nvtxStringHandle_t h)
 {
 	*a = (nvtxEventAttributes_t){0};
 	a->version = NVTX_VERSION;
 	a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	a->message.registered = h;
+}
+
+/* ... or by any text. */
+static void attr_ascii(nvtxEventAttributes_t *a, const char *name)
+{
+	attr_registered(a, NULL);
+	a->messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a->message.ascii = name;
 }
 
 static void push_registered(nvtxStringHandle_t h)
 {
 	nvtxEventAttributes_t a;
-	attr_init(&a);
-	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-	a.message.registered = h;
+	attr_registered(&a, h);
 	nvtxDomainRangePushEx(domain, &a);
 }
 
@@ -69,9 +78,7 @@ void rxr_nvtx_range_push(const char *name)
 {
 	rxr_nvtx_init();
 	nvtxEventAttributes_t a;
-	attr_init(&a);
-	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-	a.message.ascii = name;
+	attr_ascii(&a, name);
 	nvtxDomainRangePushEx(domain, &a);
 }
 
@@ -84,9 +91,7 @@ uint64_t rxr_nvtx_range_start(const char *name)
 {
 	rxr_nvtx_init();
 	nvtxEventAttributes_t a;
-	attr_init(&a);
-	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-	a.message.ascii = name;
+	attr_ascii(&a, name);
 	return nvtxDomainRangeStartEx(domain, &a);
 }
 
@@ -163,9 +168,7 @@ void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s)
 		if (s == RXR_ST_IDLE)
 			return; /* an empty poll so far: nothing to show */
 		nvtxEventAttributes_t a;
-		attr_init(&a);
-		a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-		a.message.registered = burst_name;
+		attr_registered(&a, burst_name);
 		a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
 		a.payload.ullValue = ch.seq;
 		nvtxDomainRangePushEx(domain, &a);
