@@ -227,7 +227,6 @@ void rxr_probe_reset(struct rxr_probe *p)
 	p->ring_head = 0;
 	p->ring_overflow = 0;
 	memset(p->inject_debt, 0, sizeof(p->inject_debt));
-	p->ab_phase = 0;
 	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
 		rxr_acc_reset(&p->ab[s]);
 	p->last = rxr_now();
@@ -254,7 +253,6 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 			rxr_acc_reset(&ab[s]);
 		p->ab = ab;
 	}
-	p->ab_phase = 0;
 	return 0;
 }
 

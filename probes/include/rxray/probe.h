@@ -304,7 +304,6 @@ struct rxr_probe {
 	uint64_t inject[RXR_ST_COUNT]; /* ticks to spin per packet inside a stage */
 	int64_t inject_debt[RXR_ST_COUNT]; /* ticks spun beyond (+) or short of
 					    * (-) inject x packets so far */
-	uint32_t ab_phase;	/* inject A/B: bit s set after an injected lap of s */
 	struct rxr_acc st[RXR_ST_COUNT];
 
 	/* cold */
@@ -320,9 +319,6 @@ struct rxr_probe {
 				 * stage s, [RXR_ST_COUNT + s] its plain laps
 				 * with packets */
 } __attribute__((aligned(64)));
-#ifndef __cplusplus
-_Static_assert(RXR_ST_COUNT <= 32, "ab_phase holds one bit per stage");
-#endif
 
 /*
  * Allocate a probe for a thread with the given role ("rx", "app", "nic")
@@ -468,8 +464,8 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		return;
 	}
 	uint64_t last = p->last;
-	p->ab_phase ^= 1u << s;
-	if (!(p->ab_phase & (1u << s))) { /* the plain half */
+	/* the halves take turns, the injected one first */
+	if (p->ab[s].count > p->ab[RXR_ST_COUNT + s].count) { /* the plain half */
 		rxr_lap_close(p, s, t, pkts);
 		rxr_acc_record(&p->ab[RXR_ST_COUNT + s], t - last, pkts);
 		return;
