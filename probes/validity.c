@@ -350,15 +350,50 @@ void rxr_canary_time(void *buf, size_t bytes, double *mem_ns, double *cpu_ns)
 
 /*
  * Start every timing from the same cache state: the buffer's lines out of
- * the last-level cache. Otherwise the calibration (taken on an idle host,
- * its buffer warm from the previous repetition) and the timing after a
- * run (whose buffers just evicted it) differ by the cache, not by what
- * the host did (seen on the 16-core host: 1.3-2x on a 16 MiB canary).
- * Writing twice the LLC's size of other memory evicts it; the buffer for
- * that is kept for the process.
+ * every cache level, written back. Otherwise the calibration (taken on an
+ * idle host, its buffer warm from the previous repetition) and the timing
+ * after a run (whose buffers just evicted it) differ by the cache, not by
+ * what the host did (seen on the 16-core host: 1.3-2x on a 16 MiB canary).
+ * Where the CPU lets a process flush a line (x86 clflush, aarch64 dc civac)
+ * the canary flushes its own lines: a few ms for 16 MiB. Elsewhere it
+ * writes twice the LLC's size of other memory. That was the only way
+ * before, and it cost every trial ~0.6 s on the 2-core host: glibc reports
+ * the whole socket's L3 there (256 MiB, where a core's share is 32), so
+ * each trial process first touched a 512 MiB buffer.
  */
-static void canary_evict(size_t bytes)
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+static bool canary_flush(volatile void *buf, size_t bytes)
 {
+	for (size_t i = 0; i < bytes; i += 64)
+		_mm_clflush((const void *)((const volatile char *)buf + i));
+	_mm_mfence();
+	return true;
+}
+#elif defined(__aarch64__)
+static bool canary_flush(volatile void *buf, size_t bytes)
+{
+	uint64_t ctr;
+	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
+	size_t line = (size_t)4 << ((ctr >> 16) & 0xf); /* DminLine, in words */
+	for (size_t i = 0; i < bytes; i += line)
+		__asm__ volatile("dc civac, %0" ::"r"((const volatile char *)buf + i) : "memory");
+	__asm__ volatile("dsb ish" ::: "memory");
+	return true;
+}
+#else
+static bool canary_flush(volatile void *buf, size_t bytes)
+{
+	(void)buf;
+	(void)bytes;
+	return false;
+}
+#endif
+
+static void canary_evict(void *buf, size_t bytes)
+{
+	if (canary_flush(buf, bytes))
+		return;
 	static volatile uint8_t *ev;
 	static size_t evlen;
 	long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
@@ -417,7 +452,7 @@ static void canary_best(void *buf, size_t bytes, int reps, double *mem_ns, doubl
 	*mem_ns = *cpu_ns = INFINITY;
 	for (int r = 0; r < reps; r++) {
 		double m, c;
-		canary_evict(bytes);
+		canary_evict(buf, bytes);
 		rxr_canary_time(buf, bytes, &m, &c);
 		*mem_ns = fmin(*mem_ns, m);
 		*cpu_ns = fmin(*cpu_ns, c);
