@@ -127,7 +127,8 @@ static void loads_build(struct state *s, double loss)
 		if (seen)
 			continue;
 		struct load *ld = &s->g[s->ng++];
-		double pass_rate = INFINITY, fail_rate = INFINITY;
+		double pass_rate = INFINITY, fail_rate = INFINITY, best_clean = -1;
+		int best_at = -1;
 		*ld = (struct load){.target = target, .min_rx = INFINITY, .last_pass = -1,
 				    .tainted = true};
 		for (size_t k = i; k < s->r->ntrials; k++) {
@@ -158,9 +159,15 @@ static void loads_build(struct state *s, double loss)
 				continue;
 			}
 			ld->min_rx = fmin(ld->min_rx, t->rx_pps);
-			/* the same rate for every goal: what the sustained trials got */
+			/* the same rate for every goal: what the sustained trials got;
+			 * unpaced (target 0) the generator sets the rate, and every
+			 * clean trial shows the receiver kept up with what it got */
 			if (!shortfall)
 				pass_rate = fmin(pass_rate, t->offered_pps);
+			if (!shortfall && !lossy && target <= 0 && t->offered_pps > best_clean) {
+				best_clean = t->offered_pps;
+				best_at = (int)k;
+			}
 			if (lossy || shortfall) {
 				ld->lossy |= lossy;
 				ld->nbad++;
@@ -172,7 +179,9 @@ static void loads_build(struct state *s, double loss)
 			}
 		}
 		ld->fails = exceeds(c, ld->bad_s, ld->all_s);
-		ld->rate = ld->fails ? fail_rate : pass_rate;
+		ld->rate = ld->fails ? fail_rate : best_clean >= 0 ? best_clean : pass_rate;
+		if (!ld->fails && best_at >= 0)
+			ld->last_pass = best_at; /* the trial that shows the bound */
 		ld->reach = ld->fails ? ld->rate : fmax(ld->rate, target);
 	}
 }
@@ -181,6 +190,21 @@ static bool load_confirmed(const struct state *s, const struct load *ld)
 {
 	(void)s;
 	return ld->nfull >= 1 && ld->ntrials >= 2;
+}
+
+/*
+ * Nothing failed: the bound is the generator's, at its best. Its speed
+ * differs from one trial process to the next for reasons of the host
+ * (measured on the 16-core host: the software NIC's hdr_write from 76 to
+ * 196 cycles/packet between processes of one point, 6.6 to 12.6 Mpps
+ * flat out), and the lowest of two draws moved 13-24% between sweeps.
+ * The best of GEN_TRIALS clean trials moves by what the generator can
+ * do, not by its worst process.
+ */
+#define GEN_TRIALS 3
+static bool load_confirmed_unpaced(const struct state *s, const struct load *ld)
+{
+	return load_confirmed(s, ld) && (ld->target > 0 || ld->ntrials >= GEN_TRIALS);
 }
 
 /* Trials at one load disagree and one more full trial could flip it. */
@@ -289,7 +313,7 @@ static int goal_next(struct state *s, double loss, double *target, double *secs)
 			return 1;
 		}
 	if (b.hi < 0) { /* nothing failed: the generator's max is a lower bound */
-		if (b.lo < 0 || load_confirmed(s, &s->g[b.lo]))
+		if (b.lo < 0 || load_confirmed_unpaced(s, &s->g[b.lo]))
 			return 0;
 		*target = s->g[b.lo].target;
 		*secs = c->trial_seconds;

@@ -327,6 +327,49 @@ Test(sweep_search, a_generator_that_falls_short_makes_a_lower_bound)
 	}
 }
 
+/* A generator whose flat-out speed differs per trial process, as the
+ * software NIC's does on a shared host: 8, 12, 10 Mpps in turn. */
+struct drawn_gen {
+	double draws[4];
+	int n;
+	double C; /* the device's ceiling */
+};
+
+static int drawn_generator(void *ctx, struct sweep_trial *t)
+{
+	struct drawn_gen *d = ctx;
+	double g = d->draws[d->n++ % 4];
+	t->status = SWEEP_TRIAL_OK;
+	t->offered_pps = t->target_pps > 0 ? fmin(t->target_pps, g) : g;
+	t->loss = t->offered_pps > d->C ? 1 - d->C / t->offered_pps : 0;
+	t->rx_pps = t->offered_pps * (1 - t->loss);
+	return 0;
+}
+
+Test(sweep_search, a_generator_limited_bound_is_the_best_clean_flat_out_trial)
+{
+	/* every draw below the device's ceiling: the bound is the best of
+	 * three flat-out trials (the worst, 8, was the old bound) */
+	struct drawn_gen d = {{8e6, 12e6, 10e6, 9e6}, 0, 20e6};
+	struct sweep_search_cfg c = cfg_default();
+	struct sweep_search_result r;
+	cr_assert_eq(sweep_search_run(&c, drawn_generator, &d, &r), 0);
+	cr_expect(r.generator_limited);
+	cr_expect_eq(r.ntrials, 3, "%zu trials", r.ntrials);
+	cr_expect_float_eq(r.ndr_pps, 12e6, 1, "ndr %.0f", r.ndr_pps);
+	cr_expect_eq(r.ndr_trial, 1, "the bound's trial is the 12 Mpps one, not %d", r.ndr_trial);
+	sweep_search_result_free(&r);
+	/* a flat-out trial that lost packets shows nothing about the
+	 * receiver at its rate: 12 Mpps against a ceiling of 11 does not
+	 * raise the bound, and the search goes on below it */
+	struct drawn_gen e = {{8e6, 12e6, 10e6, 9e6}, 0, 11e6};
+	cr_assert_eq(sweep_search_run(&c, drawn_generator, &e, &r), 0);
+	cr_expect_leq(r.ndr_pps, 11e6, "ndr %.0f above the ceiling", r.ndr_pps);
+	for (size_t i = 0; r.ndr_trial >= 0 && i < 1; i++)
+		cr_expect_eq(r.trials[r.ndr_trial].loss, 0);
+	sweep_search_result_free(&r);
+}
+
 /* ------------------------------------------------------------------
  * Scripted trial outcomes: a device and a host whose behaviour per rate
  * and per repetition is written out, so each rule of the search can be

@@ -367,7 +367,8 @@ struct sweep_search_result {
  * Rates are the achieved offered rates; a trial whose generator fell more
  * than 10% short of the rate asked counts against that rate. A rate that
  * met the loss ratio at the generator's max leaves no upper bound:
- * generator-limited, a lower bound. The budget is time: no trial starts
+ * generator-limited, a lower bound: the best offered rate of three clean
+ * trials there (each shows the receiver kept up at its own rate). The budget is time: no trial starts
  * once the point's trials (wall_seconds, else seconds) would pass
  * budget_seconds; max_trials stays as a cap. A goal that ends wider than
  * its precision (budget or cap) is unresolved, its bracket kept and the
