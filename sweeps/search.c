@@ -462,6 +462,43 @@ static double trial_estimate(const struct sweep_search_result *r, double secs)
 	return secs + (n ? over / n : 0);
 }
 
+/*
+ * A generator-limited bound is only as repeatable as the generator. Its
+ * clean flat-out trials (zero loss, undisturbed) say how steady it was:
+ * when they differ by more than GEN_UNSTEADY of the best (or twice the
+ * precision goal, if that is wider), the bound would move with the
+ * generator's next draw, and the point is left unresolved with the range.
+ * Measured on the 16-core host: the software NIC's flat-out rate moved up
+ * to 1.8x between trial processes of one point, and such bounds 12-17%
+ * between sweeps; where the three trials stayed within 5%, so did the
+ * bound.
+ */
+#define GEN_UNSTEADY 0.05
+static void generator_steadiness(const struct sweep_search_cfg *cfg,
+				 struct sweep_search_result *r)
+{
+	double lo = INFINITY, hi = 0;
+	int n = 0;
+	for (size_t i = 0; i < r->ntrials; i++) {
+		const struct sweep_trial *t = &r->trials[i];
+		if (t->target_pps > 0 || t->status != SWEEP_TRIAL_OK || t->disturbed ||
+		    t->loss > cfg->ndr_loss + 1e-12)
+			continue;
+		lo = fmin(lo, t->offered_pps);
+		hi = fmax(hi, t->offered_pps);
+		n++;
+	}
+	if (n < 2 || !(hi > 0) || (hi - lo) / hi <= fmax(GEN_UNSTEADY, 2 * cfg->precision))
+		return;
+	r->ndr_resolved = r->pdr_resolved = false;
+	r->generator_unsteady = true;
+	size_t k = strlen(r->reason);
+	snprintf(r->reason + k, sizeof(r->reason) - k,
+		 "%sgenerator unsteady: its %d clean flat-out trials offered %.3f-%.3f Mpps, "
+		 "so the bound moves with it",
+		 k ? "; " : "", n, lo / 1e6, hi / 1e6);
+}
+
 int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void *ctx,
 		     struct sweep_search_result *r)
 {
@@ -581,6 +618,8 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 			 r->pdr_hi_pps > 0 ? "the generator did not sustain a higher rate"
 					   : "no loss at the highest rate offered");
 	}
+	if (r->status == SWEEP_POINT_OK && r->generator_limited)
+		generator_steadiness(cfg, r);
 	if (r->status == SWEEP_POINT_OK && r->disturbed) {
 		size_t n = strlen(r->reason);
 		snprintf(r->reason + n, sizeof(r->reason) - n,
@@ -634,7 +673,7 @@ int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
 	double ndr_hi = r->ndr_hi_short ? 0 : r->ndr_hi_pps;
 	double pdr_hi = r->pdr_hi_short ? 0 : r->pdr_hi_pps;
 	json_t *add = json_pack("{s:o, s:o, s:o, s:o, s:f, s:b, s:b, s:b, s:b, s:i, s:i, s:f, s:f, "
-				"s:b, s:o}",
+				"s:b, s:b, s:o}",
 				"ndr_upper_mpps", mpps_or_null(ndr_hi), "pdr_upper_mpps",
 				mpps_or_null(pdr_hi), "ndr_width", width_or_null(r->ndr_pps, ndr_hi),
 				"pdr_width", width_or_null(r->pdr_pps, pdr_hi), "precision",
@@ -644,7 +683,7 @@ int sweep_summary_add_search(json_t *sum, const struct sweep_search_cfg *cfg,
 				ok && r->disturbed, "disturbed_trials", (int)r->disturbed_trials,
 				"retries", (int)r->retries, "budget_seconds", r->budget_seconds,
 				"spent_seconds", r->spent_seconds, "oversubscribed", over,
-				"flags", flags);
+				"generator_unsteady", ok && r->generator_unsteady, "flags", flags);
 	if (!add || json_object_update(sum, add) < 0) {
 		json_decref(add);
 		return -ENOMEM;

@@ -358,6 +358,16 @@ Test(sweep_search, a_generator_limited_bound_is_the_best_clean_flat_out_trial)
 	cr_expect_eq(r.ntrials, 3, "%zu trials", r.ntrials);
 	cr_expect_float_eq(r.ndr_pps, 12e6, 1, "ndr %.0f", r.ndr_pps);
 	cr_expect_eq(r.ndr_trial, 1, "the bound's trial is the 12 Mpps one, not %d", r.ndr_trial);
+	/* 8 to 12 Mpps flat out: the next sweep's bound could be either, so
+	 * the point says so (unresolved, with the range) */
+	cr_expect(r.generator_unsteady && !r.ndr_resolved && !r.pdr_resolved);
+	cr_expect(strstr(r.reason, "8.000-12.000 Mpps"), "%s", r.reason);
+	sweep_search_result_free(&r);
+	/* within 5% of each other: a steady generator, a resolved bound */
+	struct drawn_gen st = {{11.8e6, 12e6, 11.5e6, 11.9e6}, 0, 20e6};
+	cr_assert_eq(sweep_search_run(&c, drawn_generator, &st, &r), 0);
+	cr_expect(r.generator_limited && !r.generator_unsteady && r.ndr_resolved, "%s", r.reason);
+	cr_expect_float_eq(r.ndr_pps, 12e6, 1);
 	sweep_search_result_free(&r);
 	/* a flat-out trial that lost packets shows nothing about the
 	 * receiver at its rate: 12 Mpps against a ceiling of 11 does not

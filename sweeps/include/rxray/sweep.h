@@ -90,6 +90,8 @@
  *       "ndr_resolved", "pdr_resolved", "resolved": bool,
  *       "disturbed": bool, "disturbed_trials", "retries",
  *       "budget_seconds", "spent_seconds", "oversubscribed": bool,
+ *       "generator_unsteady": bool (generator-limited, its clean flat-out
+ *       trials more than 5% apart: unresolved, the reason gives the range),
  *       "flags": ["unresolved", "disturbed", "oversubscribed"] as they
  *       apply}
  *    (sweep_summary_add_search; a trial is disturbed when its run result
@@ -325,6 +327,9 @@ struct sweep_search_result {
 	double ndr_hi_pps, pdr_hi_pps; /* upper ends, 0 = none (lower bound) */
 	double max_offered_pps, nic_max_pps;
 	bool generator_limited;
+	bool generator_unsteady;   /* generator-limited, and its clean
+				    * flat-out trials differ by > 5% (or 2x
+				    * precision): left unresolved */
 	bool ndr_resolved, pdr_resolved; /* the goal finished within precision
 				    * (or is a lower bound by the generator,
 				    * or below min_rate); false: unresolved */
