@@ -269,8 +269,8 @@ static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result
 	return 0;
 }
 
-static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
-		     struct trial_ctx *c, json_t **sum)
+static int run_point(const struct sweep_spec *spec, const struct sweep_search_cfg *scfg,
+		     const struct sweep_point *p, struct trial_ctx *c, json_t **sum)
 {
 	struct sweep_search_result r;
 	const struct sweep_place *pl = c->x.place;
@@ -281,7 +281,7 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
 		r.ndr_trial = r.pdr_trial = r.top_trial = -1;
 		snprintf(r.reason, sizeof(r.reason), "%s", pl->reason);
 	} else {
-		rc = sweep_search_run(&spec->search, trial_run, c, &r);
+		rc = sweep_search_run(scfg, trial_run, c, &r);
 		if (rc >= 0)
 			rc = calibrate_point(c, &r);
 		if (rc < 0) {
@@ -310,6 +310,29 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_point *p,
 	if (rc < 0)
 		snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path, strerror(-rc));
 	return rc;
+}
+
+/*
+ * A sweep with a total budget (search.total_budget): the time left over
+ * the points still to run (this one included), less this point's two
+ * calibration trials (each about the first trial's length plus the
+ * overhead a trial costs beyond its seconds). A point that ran long
+ * leaves the rest less; one that resolved early leaves them more.
+ * Returns 0 when there is no total budget.
+ */
+static double point_share(const struct sweep_spec *spec, const struct sweep_point *pts,
+			  size_t npts, size_t i, const struct sweep_store *st, double elapsed)
+{
+	const struct sweep_search_cfg *c = &spec->search;
+	if (!(c->total_budget_seconds > 0))
+		return 0;
+	size_t left = 0;
+	for (size_t j = i; j < npts; j++)
+		left += !json_object_get(st->done, pts[j].key);
+	double secs = c->initial_seconds > 0 ? c->initial_seconds : c->trial_seconds;
+	double calib = spec->traffic_cmd[0] ? 0 : 2 * (secs + 0.7);
+	double share = (c->total_budget_seconds - elapsed) / (double)(left ? left : 1) - calib;
+	return fmax(share, 1e-3); /* > 0: the point still runs its first trial */
 }
 
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatile int *stop)
@@ -375,6 +398,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	}
 	canary_calibrate(o->quiet);
 	size_t skipped = 0;
+	const double sweep_t0 = rxr_mono_seconds();
 	for (size_t i = 0; i < npts && !(stop && *stop); i++) {
 		const struct sweep_point *p = &pts[i];
 		pg.i = i + 1;
@@ -392,8 +416,10 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		c.replayed = 0;
 		c.err[0] = '\0';
 		double t0 = rxr_mono_seconds();
+		struct sweep_search_cfg scfg = spec->search;
+		scfg.budget_cap_seconds = point_share(spec, pts, npts, i, &st, t0 - sweep_t0);
 		json_t *sum = NULL;
-		rc = run_point(spec, p, &c, &sum);
+		rc = run_point(spec, &scfg, p, &c, &sum);
 		json_decref(c.replay);
 		c.replay = NULL;
 		if (rc < 0) {

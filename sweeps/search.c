@@ -70,6 +70,8 @@ void sweep_search_cfg_defaults(struct sweep_search_cfg *s)
 	s->budget_seconds = 0; /* 0: max_trials x (trial_seconds + the trials' mean
 				* set-up time, at least 0.7 s) */
 	s->max_retries = 3;
+	s->total_budget_seconds = 0;
+	s->budget_cap_seconds = 0;
 }
 
 /* One rate asked (all trials with that target), judged for one goal. */
@@ -507,6 +509,8 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 	unsigned cap = cfg->max_trials ? cfg->max_trials : 12;
 	r->budget_seconds = cfg->budget_seconds > 0 ? cfg->budget_seconds
 						    : cap * (cfg->trial_seconds + AUTO_OVERHEAD_S);
+	if (cfg->budget_cap_seconds > 0)
+		r->budget_seconds = fmin(r->budget_seconds, cfg->budget_cap_seconds);
 	/* re-runs of disturbed trials replace trials, they do not eat the cap */
 	size_t room = cap + cfg->max_retries;
 	r->trials = calloc(room, sizeof(*r->trials));
@@ -548,6 +552,8 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 					   fmax(AUTO_OVERHEAD_S,
 						trial_estimate(r, cfg->trial_seconds) -
 						    cfg->trial_seconds));
+			if (cfg->budget_cap_seconds > 0)
+				r->budget_seconds = fmin(r->budget_seconds, cfg->budget_cap_seconds);
 			if (r->spent_seconds + trial_estimate(r, secs) > r->budget_seconds + 1e-9) {
 				snprintf(r->reason, sizeof(r->reason),
 					 "time budget (%.1f s) spent before the precision goal",

@@ -323,6 +323,12 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 					    "2s, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
+		} else if (!strcmp(name, "total_budget")) {
+			rc = (!sv || rxr_parse_seconds(sv, 0, 7 * 86400, &s->total_budget_seconds) < 0)
+				     ? fail(c, v, field,
+					    "expected a duration in [0, 7 days] like 170s or 3600, got %s%s%s",
+					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
+				     : 0;
 		} else if (!strcmp(name, "budget")) {
 			/* time per point: the trials' wall time (0 = max_trials x
 			 * (trial_seconds + 0.7 s)) */
@@ -359,7 +365,7 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 			return fail(c, k, field,
 				    "unknown field (known: ndr_loss, pdr_loss, precision, "
 				    "trial_seconds, initial_seconds, max_trials, min_rate, max_rate, "
-				    "timeout, exceed_ratio, budget, max_retries)");
+				    "timeout, exceed_ratio, budget, total_budget, max_retries)");
 		}
 		if (rc < 0)
 			return rc;

@@ -20,7 +20,7 @@
 	"allow_oversubscribe, output, traffic_cmd, search"
 #define SEARCH_KNOWN                                                                         \
 	"ndr_loss, pdr_loss, precision, trial_seconds, initial_seconds, max_trials, "       \
-	"min_rate, max_rate, timeout, exceed_ratio, budget, max_retries"
+	"min_rate, max_rate, timeout, exceed_ratio, budget, total_budget, max_retries"
 
 static const struct bad_spec {
 	const char *yaml;
@@ -78,6 +78,9 @@ static const struct bad_spec {
 	 "3:13: search.ndr_loss: 0.01 is above pdr_loss 0.001"},
 	{"search:\n  min_rate: fast\n",
 	 "2:13: search.min_rate: expected a rate in packets/s like 500k or 12M, got 'fast'"},
+	{"search:\n  total_budget: soon\n",
+	 "2:17: search.total_budget: expected a duration in [0, 7 days] like 170s or 3600, got "
+	 "'soon'"},
 	{"search: 5\n", "1:9: search: expected a mapping, got a scalar"},
 	{"traffic_cmd: echo {rate_pps}\n",
 	 "1:14: traffic_cmd: needs a real device (mlx5:... or dpdk:...); the default device sim "

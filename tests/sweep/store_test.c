@@ -372,6 +372,47 @@ Test(sweep_run, fake_sweep_end_to_end)
 	sw_rmtree(dir);
 }
 
+/* search.total_budget: each point's budget is at most the time left over
+ * the points left, less two calibration trials (2 x (0.05 + 0.7) s here).
+ * Without it the fake spec's auto budget is 12 x (0.06 + 0.7) = 9.1 s. */
+Test(sweep_run, a_total_budget_caps_each_point_by_its_share)
+{
+	char *dir = sw_tmpdir(), *err = NULL, res[700], outdir[600];
+	size_t n = strlen(fake_spec);
+	char *text = malloc(n + 64);
+	cr_assert(text);
+	snprintf(text, n + 64, "%s  total_budget: 12s\n", fake_spec);
+	char *spec = sw_write(dir, "spec.yaml", text);
+	free(text);
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, NULL};
+	cr_assert_eq(sw_run(argv, NULL, &err), 0, "%s", err);
+	free(err);
+	snprintf(res, sizeof(res), "%s/results.jsonl", outdir);
+	FILE *f = fopen(res, "r");
+	cr_assert(f, "%s", res);
+	char *line = NULL;
+	size_t cap = 0;
+	int k = 0;
+	while (getline(&line, &cap, f) > 0) {
+		json_t *d = json_loads(line, 0, NULL);
+		cr_assert(d);
+		if (!strcmp(json_string_value(json_object_get(d, "schema")), SWEEP_POINT_SCHEMA)) {
+			double b = json_number_value(json_object_get(d, "budget_seconds"));
+			double bound = 12.0 / (6 - k) - 2 * (0.05 + 0.7);
+			cr_expect(b > 0 && b <= bound + 1e-9, "point %d: budget %.3f s, share at most %.3f",
+				  k + 1, b, bound);
+			k++;
+		}
+		json_decref(d);
+	}
+	free(line);
+	fclose(f);
+	cr_expect_eq(k, 6);
+	free(spec);
+	sw_rmtree(dir);
+}
+
 Test(sweep_run, resume_after_sigkill_loses_at_most_the_trial_in_flight)
 {
 	char *dir = sw_tmpdir(), *err = NULL, outdir[600], res[700];

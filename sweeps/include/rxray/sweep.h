@@ -53,7 +53,10 @@
  *                   budget (time per point, the trials' wall time; 0 =
  *                   max_trials x (trial_seconds + the trials' mean set-up
  *                   time, at least 0.7 s)), max_retries
- *                   (re-runs of disturbed trials per point, 3)
+ *                   (re-runs of disturbed trials per point, 3),
+ *                   total_budget (the whole sweep's time, 0 = none: each
+ *                   point's budget is at most the time left, less two
+ *                   calibration trials, over the points left)
  * Knobs not named in the spec are not passed to `rxray run` (its defaults
  * apply) and are not part of the point key. dpdk-only knobs (buffers,
  * mempool_caches, free, discipline) are dropped from verbs points and
@@ -188,6 +191,12 @@ struct sweep_search_cfg {
 				    * max_trials x (trial_seconds + 0.7 s: the
 				    * quiet before a trial, start-up, canary) */
 	unsigned max_retries;      /* re-runs of disturbed trials per point (3) */
+	double total_budget_seconds; /* the whole sweep (0 = none): a point's
+				      * search gets at most the time left, less
+				      * its calibration trials, over the points
+				      * left */
+	double budget_cap_seconds; /* not a spec field: the runner's per-point
+				    * share of total_budget_seconds (0 = none) */
 };
 
 struct sweep_spec {
