@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Probe contexts, accumulators, histograms and sampled laps. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,7 @@ void rxr_probe_free(struct rxr_probe *p)
 		return;
 	free(p->ring);
 	free(p->ab);
+	free(p->abp);
 	free(p);
 }
 
@@ -229,6 +231,8 @@ void rxr_probe_reset(struct rxr_probe *p)
 	memset(p->inject_debt, 0, sizeof(p->inject_debt));
 	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
 		rxr_acc_reset(&p->ab[s]);
+	if (p->abp)
+		memset(p->abp, 0, RXR_ST_COUNT * sizeof(*p->abp));
 	p->last = rxr_now();
 }
 
@@ -242,18 +246,85 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 {
 	if (!on) {
 		free(p->ab);
+		free(p->abp);
 		p->ab = NULL;
+		p->abp = NULL;
 		return 0;
 	}
 	if (!p->ab) {
 		struct rxr_acc *ab = malloc(2 * RXR_ST_COUNT * sizeof(*ab));
-		if (!ab)
+		struct rxr_ab_pairs *abp = calloc(RXR_ST_COUNT, sizeof(*abp));
+		if (!ab || !abp) {
+			free(ab);
+			free(abp);
 			return -ENOMEM;
+		}
 		for (int s = 0; s < 2 * RXR_ST_COUNT; s++)
 			rxr_acc_reset(&ab[s]);
 		p->ab = ab;
+		p->abp = abp;
 	}
 	return 0;
+}
+
+void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
+		       bool injected)
+{
+	struct rxr_ab_pairs *a = &p->abp[s];
+	double cpp = (double)cycles / (pkts ? pkts : 1);
+	if (injected) {
+		a->pend = cpp;
+		a->pending = true;
+		return;
+	}
+	if (!a->pending)
+		return;
+	a->pending = false;
+	double d = floor(a->pend - cpp) - RXR_AB_LO;
+	a->n++;
+	if (d < 0)
+		a->under++;
+	else if (d >= RXR_AB_BINS)
+		a->over++;
+	else
+		a->bin[(size_t)d]++;
+}
+
+double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs)
+{
+	if (pairs)
+		*pairs = a->n;
+	double half = (double)a->n / 2;
+	if (!a->n || (double)a->under >= half || (double)a->over >= half)
+		return NAN;
+	double cum = (double)a->under;
+	for (size_t b = 0; b < RXR_AB_BINS; b++) {
+		if (cum + a->bin[b] >= half && a->bin[b])
+			/* spread evenly over the bin [b, b + 1) */
+			return RXR_AB_LO + (double)b + (half - cum) / a->bin[b];
+		cum += a->bin[b];
+	}
+	return NAN;
+}
+
+double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept)
+{
+	double m = rxr_ab_pairs_median(a, NULL), sum = 0;
+	uint64_t n = 0;
+	if (kept)
+		*kept = 0;
+	if (!isfinite(m))
+		return NAN;
+	for (size_t b = 0; b < RXR_AB_BINS; b++) {
+		double v = RXR_AB_LO + (double)b + 0.5; /* the bin's centre */
+		if (!a->bin[b] || fabs(v - m) > RXR_AB_TRIM)
+			continue;
+		sum += v * a->bin[b];
+		n += a->bin[b];
+	}
+	if (kept)
+		*kept = n;
+	return n ? sum / (double)n : NAN;
 }
 
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
@@ -272,6 +343,13 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 		if (dst->ab && src->ab) {
 			rxr_acc_merge(&dst->ab[s], &src->ab[s]);
 			rxr_acc_merge(&dst->ab[RXR_ST_COUNT + s], &src->ab[RXR_ST_COUNT + s]);
+			struct rxr_ab_pairs *d = &dst->abp[s];
+			const struct rxr_ab_pairs *o = &src->abp[s];
+			d->n += o->n;
+			d->under += o->under;
+			d->over += o->over;
+			for (size_t b = 0; b < RXR_AB_BINS; b++)
+				d->bin[b] += o->bin[b];
 		}
 	}
 	dst->busy_packets += src->busy_packets;

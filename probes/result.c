@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -111,15 +112,23 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 				    ? json_real((double)(i->cycles - i->excl_cycles) / ip -
 						(double)(pl->cycles - pl->excl_cycles) / pp)
 				    : json_null();
+		uint64_t pairs = 0, kept = 0;
+		double med = p->abp ? rxr_ab_pairs_median(&p->abp[s], &pairs) : NAN;
+		double tm = p->abp ? rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept) : NAN;
 		json_t *o = json_pack(
-		    "{s:s, s:i, s:s, s:I, s:o, s:o, s:o}", "role", p->role, "core", p->core, "stage",
-		    rxr_stage_name((enum rxr_stage)s), "k", (json_int_t)p->inject[s], "injected",
+		    "{s:s, s:i, s:s, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:f}", "role", p->role,
+		    "core",
+		    p->core, "stage", rxr_stage_name((enum rxr_stage)s), "k",
+		    (json_int_t)p->inject[s], "injected",
 		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
 			    i->excl_cycles),
 		    "plain",
 		    ab_half(pl->count, pl->packets, pl->cycles, pl->excl_count, pl->excl_packets,
 			    pl->excl_cycles),
-		    "added_cycles_per_packet", added);
+		    "added_cycles_per_packet", added, "pairs", (json_int_t)pairs,
+		    "added_median_cycles_per_packet", isfinite(med) ? json_real(med) : json_null(),
+		    "added_trimmed_cycles_per_packet", isfinite(tm) ? json_real(tm) : json_null(),
+		    "pairs_kept", (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
 		if (!o || json_array_append_new(arr, o))
 			return -ENOMEM;
 	}

@@ -84,8 +84,10 @@ static const char *jstr(json_t *o, const char *key)
 	return v ? v : "";
 }
 
-/* The A/B figure of (role, stage) in r's inject_ab, NAN when absent. */
-static double ab_added(const struct rxr_result *r, const char *role, int s)
+/* An A/B figure of (role, stage) in r's inject_ab (key: the median of
+ * paired laps, "added_median_cycles_per_packet", or the halves' means,
+ * "added_cycles_per_packet"), NAN when absent. */
+static double ab_added(const struct rxr_result *r, const char *role, int s, const char *key)
 {
 	json_t *arr = json_object_get(r->extra, "inject_ab"), *e;
 	size_t i;
@@ -96,7 +98,7 @@ static double ab_added(const struct rxr_result *r, const char *role, int s)
 		if (strcmp(jstr(e, "role"), role) ||
 		    strcmp(jstr(e, "stage"), rxr_stage_name((enum rxr_stage)s)))
 			continue;
-		json_t *v = json_object_get(e, "added_cycles_per_packet");
+		json_t *v = json_object_get(e, key);
 		if (json_is_number(v)) {
 			sum += json_number_value(v);
 			n++;
@@ -154,7 +156,10 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 					if (o == RXR_ST_IDLE || !(t->stage_mask & (1u << o)))
 						continue;
 					if (o == s) {
-						double ab = ab_added(r, roles[ro], s);
+						double ab = ab_added(r, roles[ro], s,
+								     "added_trimmed_cycles_per_packet");
+						double mean = ab_added(r, roles[ro], s,
+								       "added_cycles_per_packet");
 						double d = cm_cpp(t, o) - base[ro][o];
 						if (!isfinite(ab))
 							continue;
@@ -163,8 +168,8 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 								       "%s%s %+.1f (%.3f)", al ? ", " : "",
 								       roles[ro], ab, ab / ks[ki]);
 						cl += (size_t)snprintf(cross + cl, sizeof(cross) - cl,
-								       "%s%s %+.1f", cl ? ", " : "",
-								       roles[ro], d);
+								       "%s%s %+.1f / %+.1f", cl ? ", " : "",
+								       roles[ro], mean, d);
 						if (ks[ki] >= 50 && fabs(ab / ks[ki] - 1) > 0.05)
 							ok = false;
 						continue;
@@ -308,13 +313,16 @@ int main(int argc, char **argv)
 	     sizeof(dpdk_stages) / sizeof(dpdk_stages[0])},
 	};
 	printf("# inject_accuracy: --inject STAGE=K --inject-ab: cycles/packet added per thread,\n"
-	       "# injected minus plain laps of one run (added/K); cross-run: the stage's change\n"
+	       "# the mean over pairs of neighbouring laps (injected, then plain) of their\n"
+	       "# difference in cycles per packet, within 1024 of the pairs' median (added/K);\n"
+	       "# beside it the halves' means' difference (A/B mean)\n"
+	       "# and the cross-run change: the stage's change\n"
 	       "# against the median of %d uninjected runs at the same load (half the laps are\n"
 	       "# injected: K/2 expected, plus the load the injection changes); other stages\n"
 	       "# burst-matched (fit at the baseline's packets per lap), raw change beside it;\n"
 	       "# %g s runs\n\n",
 	       NBASE, seconds);
-	printf("| config | load | stage | K | added, A/B (thread: cycles/pkt, /K) | cross-run change | "
+	printf("| config | load | stage | K | added, A/B pairs (thread: cycles/pkt, /K) | A/B mean / cross-run | "
 	       "largest other move, burst-matched | verdict |\n");
 	printf("|---|---|---|---:|---|---|---|---|\n");
 	for (size_t c = 0; c < 2; c++) {

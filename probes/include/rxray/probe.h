@@ -318,7 +318,46 @@ struct rxr_probe {
 	struct rxr_acc *ab;     /* inject A/B, or NULL: [s] the injected laps of
 				 * stage s, [RXR_ST_COUNT + s] its plain laps
 				 * with packets */
+	struct rxr_ab_pairs *abp; /* inject A/B: per stage, the paired
+				   * differences (allocated with ab) */
 } __attribute__((aligned(64)));
+
+/*
+ * Inject A/B pairs: each injected lap of a stage is paired with the plain
+ * lap that follows it, and the difference of their cycles per packet goes
+ * into a histogram of 1-cycle bins from RXR_AB_LO (clamped at both ends).
+ * The two laps of a pair are neighbours in time and drawn from the same
+ * burst distribution, so their difference is distributed symmetrically
+ * around what the injection adds, and a lap that was preempted (a mean's
+ * ruin on a shared host) lands far out in a tail.
+ */
+#define RXR_AB_LO (-1024)
+#define RXR_AB_BINS 4096
+struct rxr_ab_pairs {
+	double pend;            /* the last injected lap's cycles per packet */
+	bool pending;
+	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
+	uint32_t bin[RXR_AB_BINS];
+};
+/* Record one A/B lap of stage s (cold path: injected laps only). */
+void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
+		       bool injected);
+/* The median paired difference of stage s in cycles per packet, NAN when
+ * there are no pairs or half of them fell outside the bins; *pairs gets
+ * the number of pairs (may be NULL). */
+double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs);
+/*
+ * The mean paired difference over the pairs within RXR_AB_TRIM cycles per
+ * packet of the median (NAN as above; *kept: the pairs it averaged). The
+ * median alone is not the figure: an injection of K per packet spins a
+ * little more or less on each lap (the clock read's granularity, repaid
+ * by the next lap), so the injected amount is spread, even bimodal, and
+ * only its mean is K. The window keeps that spread and the laps' own
+ * jitter, and drops what a preemption or an interrupt puts into one lap
+ * of a pair (on either side alike, so the mean stays centred).
+ */
+#define RXR_AB_TRIM 1024.0
+double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept);
 
 /*
  * Allocate a probe for a thread with the given role ("rx", "app", "nic")
@@ -420,7 +459,7 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * (its own work counts toward the credit), so such laps are at least as
  * long as asked.
  */
-#define RXR_INJECT_CREDIT_MAX 64
+#define RXR_INJECT_CREDIT_MAX 256
 #define RXR_INJECT_DEBT_MAX 1024
 #define RXR_INJECT_FLOOR_MIN 256
 static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
@@ -468,11 +507,13 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	if (p->ab[s].count > p->ab[RXR_ST_COUNT + s].count) { /* the plain half */
 		rxr_lap_close(p, s, t, pkts);
 		rxr_acc_record(&p->ab[RXR_ST_COUNT + s], t - last, pkts);
+		rxr_probe_ab_pair(p, s, t - last, pkts, false);
 		return;
 	}
 	t = rxr_inject_run(p, s, t, pkts);
 	rxr_lap_close(p, s, t, pkts);
 	rxr_acc_record(&p->ab[s], t - last, pkts);
+	rxr_probe_ab_pair(p, s, t - last, pkts, true);
 }
 
 /*
