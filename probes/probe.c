@@ -233,6 +233,7 @@ void rxr_probe_reset(struct rxr_probe *p)
 		rxr_acc_reset(&p->ab[s]);
 	if (p->abp)
 		memset(p->abp, 0, RXR_ST_COUNT * sizeof(*p->abp));
+	p->ab_phase = false;
 	p->last = rxr_now();
 }
 
@@ -249,6 +250,9 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 		free(p->abp);
 		p->ab = NULL;
 		p->abp = NULL;
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			if (p->inject[s] == RXR_INJECT_OBSERVE)
+				p->inject[s] = 0;
 		return 0;
 	}
 	if (!p->ab) {
@@ -264,6 +268,15 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 		p->ab = ab;
 		p->abp = abp;
 	}
+	/* a probe with an injected stage observes all its others (a thread
+	 * with none keeps its laps as they are: nothing to compare) */
+	bool any = false;
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		any |= p->inject[s] != 0 && p->inject[s] != RXR_INJECT_OBSERVE;
+	for (int s = 0; any && s < RXR_ST_COUNT; s++)
+		if (!p->inject[s] && !rxr_stage_is_wait(s))
+			p->inject[s] = RXR_INJECT_OBSERVE;
+	p->ab_phase = false;
 	return 0;
 }
 

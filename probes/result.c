@@ -112,6 +112,7 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 				    ? json_real((double)(i->cycles - i->excl_cycles) / ip -
 						(double)(pl->cycles - pl->excl_cycles) / pp)
 				    : json_null();
+		bool observed = p->inject[s] == RXR_INJECT_OBSERVE;
 		uint64_t pairs = 0, kept = 0;
 		double med = p->abp ? rxr_ab_pairs_median(&p->abp[s], &pairs) : NAN;
 		double tm = p->abp ? rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept) : NAN;
@@ -119,7 +120,7 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    "{s:s, s:i, s:s, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:f}", "role", p->role,
 		    "core",
 		    p->core, "stage", rxr_stage_name((enum rxr_stage)s), "k",
-		    (json_int_t)p->inject[s], "injected",
+		    (json_int_t)(observed ? 0 : p->inject[s]), "injected",
 		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
 			    i->excl_cycles),
 		    "plain",
@@ -129,6 +130,12 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    "added_median_cycles_per_packet", isfinite(med) ? json_real(med) : json_null(),
 		    "added_trimmed_cycles_per_packet", isfinite(tm) ? json_real(tm) : json_null(),
 		    "pairs_kept", (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
+		/* an observed stage: not injected, its laps split by the
+		 * injected stage's half (RXR_INJECT_OBSERVE) */
+		if (o && json_object_set_new(o, "observed", json_boolean(observed)) < 0) {
+			json_decref(o);
+			return -ENOMEM;
+		}
 		if (!o || json_array_append_new(arr, o))
 			return -ENOMEM;
 	}

@@ -373,8 +373,20 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 		cr_assert_eq(pl->count, LAPS / 2, "round %d: %lu plain laps of %u with packets", r,
 			     (unsigned long)pl->count, LAPS);
 		cr_assert_eq(inj->packets + pl->packets, p->st[RXR_ST_APP].packets);
-		cr_assert_eq(p->ab[RXR_ST_CQE_POLL].count + p->ab[RXR_ST_COUNT + RXR_ST_CQE_POLL].count, 0,
-			     "a stage without injection has no halves");
+		/* a stage not injected is observed: its laps split by the
+		 * injected stage's last half (each round's cqe_poll follows
+		 * the previous round's app lap) */
+		const struct rxr_acc *oi = &p->ab[RXR_ST_CQE_POLL],
+				     *op = &p->ab[RXR_ST_COUNT + RXR_ST_CQE_POLL];
+		cr_assert_eq(oi->count + op->count, LAPS, "round %d: observed laps %lu + %lu", r,
+			     (unsigned long)oi->count, (unsigned long)op->count);
+		cr_assert_eq(oi->count, LAPS / 2,
+			     "round %d: cqe_poll after an injected app lap: %lu, want %u", r,
+			     (unsigned long)oi->count, LAPS / 2);
+		/* pairs: each such lap with the plain-half one after it; the
+		 * last has none */
+		cr_assert_eq(p->abp[RXR_ST_CQE_POLL].n, LAPS / 2 - 1);
+		cr_assert_eq(p->inject[RXR_ST_IDLE], 0, "a wait stage is never observed");
 		add[r] = (double)inj->cycles / (double)inj->packets -
 			 (double)pl->cycles / (double)pl->packets;
 	}
@@ -387,7 +399,16 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 	struct rxr_result *res = NULL;
 	cr_assert_eq(rxr_result_open(&res), 0);
 	cr_assert_eq(rxr_result_add_probe(res, p), 0);
-	json_t *e = json_array_get(json_object_get(res->extra, "inject_ab"), 0);
+	json_t *arr = json_object_get(res->extra, "inject_ab"), *e = NULL, *x;
+	size_t ix;
+	int nobs = 0;
+	json_array_foreach(arr, ix, x) {
+		if (json_is_false(json_object_get(x, "observed")))
+			e = x;
+		else
+			nobs++;
+	}
+	cr_expect_eq(nobs, 1, "one observed stage (cqe_poll) with laps, %d", nobs);
 	cr_assert_not_null(e, "no inject_ab entry");
 	cr_expect_str_eq(json_string_value(json_object_get(e, "stage")), "app");
 	cr_expect_eq(json_integer_value(json_object_get(e, "k")), (json_int_t)k);
@@ -399,7 +420,7 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 	cr_expect(json_is_real(json_object_get(e, "added_cycles_per_packet")));
 	cr_expect(json_is_real(json_object_get(e, "added_trimmed_cycles_per_packet")));
 	cr_expect_eq(json_integer_value(json_object_get(e, "pairs")), LAPS / 2);
-	cr_expect_null(json_array_get(json_object_get(res->extra, "inject_ab"), 1));
+	cr_expect_eq(json_array_size(arr), 2);
 	rxr_result_free(res);
 	rxr_probe_free(p);
 }
@@ -496,5 +517,43 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	/* nothing paired: no figure */
 	cr_expect(isnan(rxr_ab_pairs_trimmed_mean(&q->abp[RXR_ST_APP], NULL)));
 	rxr_probe_free(q);
+	rxr_probe_free(p);
+}
+
+/*
+ * An observed stage shows what leaks into it: here cqe_poll does extra
+ * work (a spin of 1,500 ticks) only in rounds that follow an injected app
+ * lap, as a spin's aftermath would. Its injected-half minus plain-half
+ * figure must show it (>= half of it: a generous bound, the test is about
+ * which half the laps land in); the injected stage's own figure stays K.
+ * With the halves swapped (the phase not followed) the figure would be
+ * -1,500, with no split no figure at all.
+ */
+Test(inject, ab_observed_stages_show_what_leaks_into_them)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	if (getenv("RXRAY_EMULATOR"))
+		cr_skip_test("under %s a lap's length is the emulator's, not the code's",
+			     getenv("RXRAY_EMULATOR"));
+	cr_assert_eq(rxr_clock_init(50), 0);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	rxr_probe_set_inject(p, RXR_ST_APP, 100);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	cr_assert_eq(p->inject[RXR_ST_CQE_POLL], RXR_INJECT_OBSERVE);
+	rxr_lap_start(p);
+	for (unsigned i = 0; i < 2000; i++) {
+		if (p->ab_phase) /* the last app lap was injected */
+			rxr_spin_until(rxr_now(), 1500);
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		known_work(1);
+		rxr_lap(p, RXR_ST_APP, 1);
+	}
+	double leak = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_CQE_POLL], NULL);
+	double add = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], NULL);
+	cr_expect(leak > 750, "observed leak %.1f ticks/packet, 1500 spun there", leak);
+	cr_expect(add > 50 && add < 200, "app's own A/B figure %.1f, K = 100", add);
 	rxr_probe_free(p);
 }

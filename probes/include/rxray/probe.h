@@ -320,6 +320,9 @@ struct rxr_probe {
 				 * with packets */
 	struct rxr_ab_pairs *abp; /* inject A/B: per stage, the paired
 				   * differences (allocated with ab) */
+	bool ab_phase;          /* inject A/B: the last lap of an injected
+				 * stage was injected (observed stages' laps
+				 * count to that half) */
 } __attribute__((aligned(64)));
 
 /*
@@ -387,6 +390,16 @@ void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks)
  * the probe. 0, or -ENOMEM.
  */
 int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
+/*
+ * With A/B on and a stage injected, every other stage of the probe is
+ * observed: inject[o] = RXR_INJECT_OBSERVE (no spin), its laps with
+ * packets take the injected path and count to the half of the injected
+ * stage's last lap, in ab[] and in the pairs. What the injection leaks into
+ * the stages around it (a spin's exit charged to the next stage, caches it
+ * cooled) is then their injected-half minus plain-half cost, measured in
+ * the same run as the injection itself. Call after rxr_probe_set_inject.
+ */
+#define RXR_INJECT_OBSERVE UINT64_MAX
 /* Sum of cycles over every stage except idle. */
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p);
 /* Merge src's accumulators into dst (dst's role/core unchanged). */
@@ -502,18 +515,25 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		rxr_lap_close(p, s, rxr_inject_run(p, s, t, pkts), pkts);
 		return;
 	}
+	/* The A/B bookkeeping after a lap closes is kept out of every lap: the
+	 * next one starts when it is done. (It differs between the halves:
+	 * pairing costs more than holding; charged to the next stage it would
+	 * make that stage look dearer in one half.) */
 	uint64_t last = p->last;
-	/* the halves take turns, the injected one first */
-	if (p->ab[s].count > p->ab[RXR_ST_COUNT + s].count) { /* the plain half */
-		rxr_lap_close(p, s, t, pkts);
-		rxr_acc_record(&p->ab[RXR_ST_COUNT + s], t - last, pkts);
-		rxr_probe_ab_pair(p, s, t - last, pkts, false);
-		return;
+	bool inj;
+	if (p->inject[s] == RXR_INJECT_OBSERVE) { /* observed: no spin */
+		inj = p->ab_phase;
+	} else {
+		/* the halves take turns, the injected one first */
+		inj = p->ab[s].count <= p->ab[RXR_ST_COUNT + s].count;
+		p->ab_phase = inj;
+		if (inj)
+			t = rxr_inject_run(p, s, t, pkts);
 	}
-	t = rxr_inject_run(p, s, t, pkts);
 	rxr_lap_close(p, s, t, pkts);
-	rxr_acc_record(&p->ab[s], t - last, pkts);
-	rxr_probe_ab_pair(p, s, t - last, pkts, true);
+	rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
+	rxr_probe_ab_pair(p, s, t - last, pkts, inj);
+	p->last = rxr_now();
 }
 
 /*
