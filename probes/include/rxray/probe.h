@@ -533,6 +533,15 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	rxr_lap_close(p, s, t, pkts);
 	rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
 	rxr_probe_ab_pair(p, s, t - last, pkts, inj);
+	/* the clock is read once the bookkeeping has completed: an unordered
+	 * read lets it run on into the next lap, and by more in one half
+	 * (measured: +20 cycles/packet on an inline app stage after injected
+	 * laps, none with the fence) */
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("isb" ::: "memory");
+#endif
 	p->last = rxr_now();
 }
 
