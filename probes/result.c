@@ -116,6 +116,12 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		uint64_t pairs = 0, kept = 0;
 		double med = p->abp ? rxr_ab_pairs_median(&p->abp[s], &pairs) : NAN;
 		double tm = p->abp ? rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept) : NAN;
+		/* an observed stage that laps more often than the injected one
+		 * (per burst vs per batch) pairs only across the half's change:
+		 * its few pairs are the laps at the boundary, not a sample, and
+		 * the halves' means are its figure */
+		if (observed && pairs * 2 < (i->count < pl->count ? i->count : pl->count))
+			med = tm = NAN;
 		json_t *o = json_pack(
 		    "{s:s, s:i, s:s, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:f}", "role", p->role,
 		    "core",

@@ -188,6 +188,8 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 						d = ab_added(r, roles[ro], o,
 							     "added_trimmed_cycles_per_packet");
 						raw = ab_added(r, roles[ro], o, "added_cycles_per_packet");
+						if (!isfinite(d)) /* not in lockstep: the means */
+							d = raw;
 					} else { /* burst-matched fits at the baseline's burst */
 						double n0 = pool[ro][o].sx > 0 && pool[ro][o].n > 0
 								? pool[ro][o].sx / pool[ro][o].n

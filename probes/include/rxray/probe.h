@@ -397,7 +397,10 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * stage's last lap, in ab[] and in the pairs. What the injection leaks into
  * the stages around it (a spin's exit charged to the next stage, caches it
  * cooled) is then their injected-half minus plain-half cost, measured in
- * the same run as the injection itself. Call after rxr_probe_set_inject.
+ * the same run as the injection itself. A stage that laps more often than
+ * the injected one (a burst stage against a batch stage) pairs only across
+ * the change of half; the result then gives its halves' means alone.
+ * Call after rxr_probe_set_inject.
  */
 #define RXR_INJECT_OBSERVE UINT64_MAX
 /* Sum of cycles over every stage except idle. */
