@@ -270,6 +270,19 @@ static int cmp_d(const void *a, const void *b)
 #define INJ_WHY ", unoptimised build"
 #endif
 
+
+/* Tests that time injected laps: they need probes compiled in, and a real
+ * CPU (ctest sets RXRAY_EMULATOR in a cross build: tools/test.sh arm64). */
+static void timed_laps_or_skip(void)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	if (getenv("RXRAY_EMULATOR"))
+		cr_skip_test("under %s a lap's length is the emulator's, not the code's: the "
+			     "added cycles need a real CPU", getenv("RXRAY_EMULATOR"));
+	cr_assert_eq(rxr_clock_init(50), 0);
+}
+
 /*
  * Injection adds K per packet: two probes, one injected, run in
  * alternating rounds in this process so both see the same host; the
@@ -280,12 +293,7 @@ static int cmp_d(const void *a, const void *b)
  */
 Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
-		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	if (getenv("RXRAY_EMULATOR")) /* set by ctest in a cross build (tools/test.sh arm64) */
-		cr_skip_test("under %s a lap's length is the emulator's, not the code's: the "
-			     "added cycles need a real CPU", getenv("RXRAY_EMULATOR"));
-	cr_assert_eq(rxr_clock_init(50), 0);
+	timed_laps_or_skip();
 	const uint64_t ks[] = {50, 150, 500};
 	enum { ROUNDS = 61, LAPS = 256 };
 	for (size_t ki = 0; ki < 3; ki++) {
@@ -342,12 +350,7 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
  */
 Test(inject, ab_halves_alternate_and_differ_by_k)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
-		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	if (getenv("RXRAY_EMULATOR"))
-		cr_skip_test("under %s a lap's length is the emulator's, not the code's",
-			     getenv("RXRAY_EMULATOR"));
-	cr_assert_eq(rxr_clock_init(50), 0);
+	timed_laps_or_skip();
 	enum { ROUNDS = 41, LAPS = 256 };
 	const uint64_t k = 150;
 	struct rxr_probe *p = NULL;
@@ -531,12 +534,7 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
  */
 Test(inject, ab_observed_stages_show_what_leaks_into_them)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
-		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	if (getenv("RXRAY_EMULATOR"))
-		cr_skip_test("under %s a lap's length is the emulator's, not the code's",
-			     getenv("RXRAY_EMULATOR"));
-	cr_assert_eq(rxr_clock_init(50), 0);
+	timed_laps_or_skip();
 	struct rxr_probe *p = NULL;
 	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
