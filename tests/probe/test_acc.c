@@ -270,7 +270,6 @@ static int cmp_d(const void *a, const void *b)
 #define INJ_WHY ", unoptimised build"
 #endif
 
-
 /* Tests that time injected laps: they need probes compiled in, and a real
  * CPU (ctest sets RXRAY_EMULATOR in a cross build: tools/test.sh arm64). */
 static void timed_laps_or_skip(void)
