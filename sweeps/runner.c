@@ -215,6 +215,7 @@ static void dry_run_print(FILE *f, const struct sweep_point *p, const struct swe
  * writes lap sums (a stand-in runner, or an older rxray, has none to fit).
  */
 #define CALIB_NDR_FRAC 0.25
+#define CALIB_TRIALS 2 /* one plain, one with --coalesce B */
 static bool calib_has_laps(const json_t *doc)
 {
 	size_t i;
@@ -239,7 +240,7 @@ static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result
 	char burst[32];
 	snprintf(burst, sizeof(burst), "%.30s", bv ? bv->text : "64");
 	const char *const coalesce[] = {"--coalesce", burst, NULL};
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < CALIB_TRIALS; i++) {
 		struct sweep_trial t = {.n = (int)r->ntrials + 1 + i,
 					.target_pps = r->ndr_pps * CALIB_NDR_FRAC,
 					.seconds = c->x.spec->search.initial_seconds};
@@ -314,23 +315,19 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_search_cf
 
 /*
  * A sweep with a total budget (search.total_budget): the time left over
- * the points still to run (this one included), less this point's two
+ * the points still to run (left, this one included), less this point's
  * calibration trials (each about the first trial's length plus the
  * overhead a trial costs beyond its seconds). A point that ran long
  * leaves the rest less; one that resolved early leaves them more.
  * Returns 0 when there is no total budget.
  */
-static double point_share(const struct sweep_spec *spec, const struct sweep_point *pts,
-			  size_t npts, size_t i, const struct sweep_store *st, double elapsed)
+static double point_share(const struct sweep_spec *spec, size_t left, double elapsed)
 {
 	const struct sweep_search_cfg *c = &spec->search;
 	if (!(c->total_budget_seconds > 0))
 		return 0;
-	size_t left = 0;
-	for (size_t j = i; j < npts; j++)
-		left += !json_object_get(st->done, pts[j].key);
 	double secs = c->initial_seconds > 0 ? c->initial_seconds : c->trial_seconds;
-	double calib = spec->traffic_cmd[0] ? 0 : 2 * (secs + 0.7);
+	double calib = spec->traffic_cmd[0] ? 0 : CALIB_TRIALS * (secs + SWEEP_TRIAL_OVERHEAD_S);
 	double share = (c->total_budget_seconds - elapsed) / (double)(left ? left : 1) - calib;
 	return fmax(share, 1e-3); /* > 0: the point still runs its first trial */
 }
@@ -397,7 +394,9 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		goto out;
 	}
 	canary_calibrate(o->quiet);
-	size_t skipped = 0;
+	size_t skipped = 0, left = 0; /* left: points this run still has to run */
+	for (size_t i = 0; i < npts; i++)
+		left += !json_object_get(st.done, pts[i].key);
 	const double sweep_t0 = rxr_mono_seconds();
 	for (size_t i = 0; i < npts && !(stop && *stop); i++) {
 		const struct sweep_point *p = &pts[i];
@@ -417,7 +416,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		c.err[0] = '\0';
 		double t0 = rxr_mono_seconds();
 		struct sweep_search_cfg scfg = spec->search;
-		scfg.budget_cap_seconds = point_share(spec, pts, npts, i, &st, t0 - sweep_t0);
+		scfg.budget_cap_seconds = point_share(spec, left--, t0 - sweep_t0);
 		json_t *sum = NULL;
 		rc = run_point(spec, &scfg, p, &c, &sum);
 		json_decref(c.replay);

@@ -37,10 +37,6 @@
 #define SETTLE_MAX 4
 /* A step down never takes more than half the rate away. */
 #define MAX_STEP_DOWN 0.5
-/* What a trial costs beyond its seconds when nobody measured it
- * (the 0.3 s of quiet before it, process and EAL start, the canary; ~0.6
- * s measured on a 2-core host): the auto budget. */
-#define AUTO_OVERHEAD_S 0.7
 enum { G_NDR = 0, G_PDR, G_N };
 
 const char *sweep_trial_status_name(enum sweep_trial_status s)
@@ -508,7 +504,7 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 	r->ndr_trial = r->pdr_trial = r->top_trial = -1;
 	unsigned cap = cfg->max_trials ? cfg->max_trials : 12;
 	r->budget_seconds = cfg->budget_seconds > 0 ? cfg->budget_seconds
-						    : cap * (cfg->trial_seconds + AUTO_OVERHEAD_S);
+						    : cap * (cfg->trial_seconds + SWEEP_TRIAL_OVERHEAD_S);
 	if (cfg->budget_cap_seconds > 0)
 		r->budget_seconds = fmin(r->budget_seconds, cfg->budget_cap_seconds);
 	/* re-runs of disturbed trials replace trials, they do not eat the cap */
@@ -549,7 +545,7 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 			if (!(cfg->budget_seconds > 0))
 				r->budget_seconds =
 				    cap * (cfg->trial_seconds +
-					   fmax(AUTO_OVERHEAD_S,
+					   fmax(SWEEP_TRIAL_OVERHEAD_S,
 						trial_estimate(r, cfg->trial_seconds) -
 						    cfg->trial_seconds));
 			if (cfg->budget_cap_seconds > 0)

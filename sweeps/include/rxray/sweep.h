@@ -176,6 +176,12 @@ struct sweep_axis {
 	struct sweep_mark mark;   /* the field's key */
 };
 
+/* What a trial costs beyond its seconds when nobody measured it (the 0.3 s
+ * of quiet before it, process and EAL start, the canary; ~0.6 s measured
+ * on a 2-core host): the auto budget's, and the runner's estimate of a
+ * calibration trial under total_budget. */
+#define SWEEP_TRIAL_OVERHEAD_S 0.7
+
 struct sweep_search_cfg {
 	double ndr_loss, pdr_loss; /* loss ratios, 0 <= ndr <= pdr < 1 */
 	double precision;          /* goal: (hi - lo) / hi <= precision */
