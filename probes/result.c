@@ -79,12 +79,18 @@ int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *
 }
 
 /*
- * Inject A/B (rxr_probe_set_inject_ab): per injected stage of the thread,
- * its injected and plain laps with packets, and what the injection added
- * per packet: injected minus plain cycles per packet over the laps a fit
- * keeps (a lap longer than RXR_LAPFIT_MAX_TICKS is a preemption, which
- * would land in one half by chance). Appended to extra.inject_ab.
+ * Inject A/B (rxr_probe_set_inject_ab): per injected or observed stage of
+ * the thread, its two halves' laps with packets, and the difference per
+ * packet two ways: the halves' means over the laps a fit keeps (a lap
+ * longer than RXR_LAPFIT_MAX_TICKS is a preemption, which would land in
+ * one half by chance), and the paired laps' median and trimmed mean
+ * (probe.h "Inject A/B pairs"). Appended to extra.inject_ab.
  */
+static json_t *real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
 static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, uint64_t xp,
 		       uint64_t xc)
 {
@@ -108,14 +114,15 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 			continue;
 		double ip = (double)(i->packets - i->excl_packets),
 		       pp = (double)(pl->packets - pl->excl_packets);
-		json_t *added = ip > 0 && pp > 0
-				    ? json_real((double)(i->cycles - i->excl_cycles) / ip -
-						(double)(pl->cycles - pl->excl_cycles) / pp)
-				    : json_null();
+		double added = ip > 0 && pp > 0 ? (double)(i->cycles - i->excl_cycles) / ip -
+							(double)(pl->cycles - pl->excl_cycles) / pp
+						: NAN;
+		/* observed: not injected, its laps split by the injected
+		 * stage's half (RXR_INJECT_OBSERVE) */
 		bool observed = p->inject[s] == RXR_INJECT_OBSERVE;
 		uint64_t pairs = 0, kept = 0;
-		double med = p->abp ? rxr_ab_pairs_median(&p->abp[s], &pairs) : NAN;
-		double tm = p->abp ? rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept) : NAN;
+		double med = rxr_ab_pairs_median(&p->abp[s], &pairs);
+		double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
 		/* an observed stage that laps more often than the injected one
 		 * (per burst vs per batch) pairs only across the half's change:
 		 * its few pairs are the laps at the boundary, not a sample, and
@@ -123,25 +130,18 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		if (observed && pairs * 2 < (i->count < pl->count ? i->count : pl->count))
 			med = tm = NAN;
 		json_t *o = json_pack(
-		    "{s:s, s:i, s:s, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:f}", "role", p->role,
-		    "core",
-		    p->core, "stage", rxr_stage_name((enum rxr_stage)s), "k",
-		    (json_int_t)(observed ? 0 : p->inject[s]), "injected",
+		    "{s:s, s:i, s:s, s:I, s:b, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:f}", "role",
+		    p->role, "core", p->core, "stage", rxr_stage_name((enum rxr_stage)s), "k",
+		    (json_int_t)(observed ? 0 : p->inject[s]), "observed", observed, "injected",
 		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
 			    i->excl_cycles),
 		    "plain",
 		    ab_half(pl->count, pl->packets, pl->cycles, pl->excl_count, pl->excl_packets,
 			    pl->excl_cycles),
-		    "added_cycles_per_packet", added, "pairs", (json_int_t)pairs,
-		    "added_median_cycles_per_packet", isfinite(med) ? json_real(med) : json_null(),
-		    "added_trimmed_cycles_per_packet", isfinite(tm) ? json_real(tm) : json_null(),
-		    "pairs_kept", (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
-		/* an observed stage: not injected, its laps split by the
-		 * injected stage's half (RXR_INJECT_OBSERVE) */
-		if (o && json_object_set_new(o, "observed", json_boolean(observed)) < 0) {
-			json_decref(o);
-			return -ENOMEM;
-		}
+		    "added_cycles_per_packet", real_or_null(added), "pairs", (json_int_t)pairs,
+		    "added_median_cycles_per_packet", real_or_null(med),
+		    "added_trimmed_cycles_per_packet", real_or_null(tm), "pairs_kept",
+		    (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
 		if (!o || json_array_append_new(arr, o))
 			return -ENOMEM;
 	}
