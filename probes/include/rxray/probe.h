@@ -342,7 +342,8 @@ struct rxr_ab_pairs {
 	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
 	uint32_t bin[RXR_AB_BINS];
 };
-/* Record one A/B lap of stage s (cold path: injected laps only). */
+/* Record one A/B lap of stage s, injected or plain half (the injected
+ * path only: stages injected or observed, laps with packets). */
 void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
 		       bool injected);
 /* The median paired difference of stage s in cycles per packet, NAN when
@@ -466,10 +467,12 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * stage grows by exactly K per packet however short the laps are: the
  * spin accounts for its own clock reads without a calibrated constant.
  * The credit carried forward (spun too long) is bounded by
- * RXR_INJECT_CREDIT_MAX ticks, about two clock reads: that covers a spin's
- * overshoot, while a spin stretched by preemption is noise like any other
- * stage's and must not shorten the laps after it; so every lap still adds
- * K x n within a couple of clock reads. A shortfall (a skipped spin) is
+ * RXR_INJECT_CREDIT_MAX ticks, a few clock reads: that covers a spin's
+ * overshoot (in a VM a read costs ~40 cycles, and at 64 ticks part of it
+ * was lost: the stage grew 6-9 cycles/packet too much), while a spin
+ * stretched by preemption is noise like any other stage's and must not
+ * shorten the laps after it; so every lap still adds K x n within a few
+ * clock reads. A shortfall (a skipped spin) is
  * carried up to RXR_INJECT_DEBT_MAX. A lap is never
  * made shorter than K x n in total once K x n >= RXR_INJECT_FLOOR_MIN
  * (its own work counts toward the credit), so such laps are at least as
