@@ -413,6 +413,9 @@ static int verbs_rearm(struct rx_run *core, char *err, size_t errlen)
 		q->app.next_seq = q->seq_base > keep.next_seq ? q->seq_base : keep.next_seq;
 		q->app.seq_started = keep.seq_started;
 		atomic_store(&q->rx_done, 0);
+		/* the warm-up's drain ended calibration (wire_done clears
+		 * q->coalesce): the measured phase coalesces again */
+		q->coalesce = run->c->coalesce;
 	}
 	atomic_store(&run->wire_done, 0);
 out:

@@ -152,6 +152,38 @@ Test(verbs_run, hds_conserves)
 	rxr_result_free(r);
 }
 
+/*
+ * Calibration (--coalesce B) past the warm-up: the warm-up's drain ends
+ * with the wire quiet, which switches coalescing off; the measured phase
+ * must turn it back on. It did not: every coalesced verbs calibration
+ * trial of a sweep polled 1-1.2 packets per lap, like a plain one.
+ */
+Test(verbs_run, coalescing_survives_the_warm_up)
+{
+	struct rx_config c;
+	cfg_base(&c, RX_MODE_HDS);
+	c.rate_pps = 2e4; /* the warm-up uses the 1024 WQEs in ~50 ms */
+	c.burst = 64;
+	c.coalesce = 64;
+	cr_assert_eq(c.warmup, RX_WARMUP_AUTO);
+	struct rxr_result *r = run_ok(&c);
+	check_run(r);
+	json_t *warm = json_object_get(r->extra, "warmup");
+	cr_assert_gt(json_integer_value(json_object_get(warm, "offered")), 0, "no warm-up ran");
+	const struct rxr_thread_result *rx = NULL;
+	for (size_t i = 0; i < r->nthreads && !rx; i++)
+		if (!strcmp(r->threads[i].role, "rx"))
+			rx = &r->threads[i];
+	cr_assert_not_null(rx);
+	const struct rxr_stage_sum *cq = &rx->st[RXR_ST_CQE_POLL];
+	cr_assert_gt(cq->count, 0);
+	/* full bursts, but for the drain at the end; uncoalesced at this
+	 * rate a lap holds about one packet */
+	cr_assert_geq((double)cq->packets / (double)cq->count, 16, "%llu packets in %llu laps",
+		      (unsigned long long)cq->packets, (unsigned long long)cq->count);
+	rxr_result_free(r);
+}
+
 /* A 16-slot ring turned over thousands of times: slot reuse stays exact. */
 Test(verbs_run, many_revolutions)
 {
