@@ -103,8 +103,12 @@ int main(int argc, char **argv)
 					       rxr_stage_name((enum rxr_stage)pm->named[j].stage),
 					       pm->named[j].factor);
 		const char *verdict = "-";
-		if (isfinite(pm->ratio)) {
-			if (p->generator_limited)
+		if (!(pm->ndr_mpps > 0)) {
+			verdict = "no NDR lower bound (every trial lost)";
+		} else if (isfinite(pm->ratio)) {
+			if (p->oversubscribed)
+				verdict = "oversubscribed (threads share cores: not a ceiling)";
+			else if (p->generator_limited)
 				verdict = "generator-limited (NDR a lower bound)";
 			else if (pm->nnamed)
 				verdict = "load-dependent (named)";
@@ -124,7 +128,8 @@ int main(int argc, char **argv)
 		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, nl ? named : "none", verdict);
 		free(pm);
 	}
-	printf("\n%zu of %zu points without a named stage (and not generator-limited) within 15%%.\n",
+	printf("\n%zu of %zu points without a named stage (and not generator-limited or "
+	       "oversubscribed) within 15%%.\n",
 	       within, judged);
 	rxr_set_free(s);
 	return 0;

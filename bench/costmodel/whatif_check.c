@@ -115,7 +115,9 @@ int main(int argc, char **argv)
 			after = pm->m.predicted_mpps;
 		double nb = base->ndr_mpps, ni = inj->ndr_mpps;
 		double r_abs = ni / after, r_pred = after / before, r_meas = ni / nb;
-		const char *verdict = !isfinite(r_abs)		       ? "-"
+		const char *verdict = !(nb > 0) || !(ni > 0)	       ? "no NDR lower bound"
+				      : !isfinite(r_abs)		       ? "-"
+				      : inj->oversubscribed	       ? "oversubscribed"
 				      : inj->generator_limited	       ? "generator-limited"
 				      : fabs(r_abs - 1) <= 0.10	       ? "within 10%"
 				      : fabs(r_meas / r_pred - 1) <= 0.10 ? "relative within 10%"

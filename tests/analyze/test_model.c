@@ -245,6 +245,79 @@ Test(model, headroom_of_one_run)
 	rxr_result_free(r);
 }
 
+/*
+ * A pipeline: rx (cqe_poll, a = 600 per lap, b = 30 per packet) hands its
+ * bursts to an app thread (hdr_read, a = 500, b = 100); laps of 1 and of
+ * 64 packets give both fits their spread.
+ */
+static struct rxr_result *mk_pipe_run(const char *engine)
+{
+	struct rxr_result *r = NULL;
+	rxr_result_open(&r);
+	cr_assert(r);
+	r->clock.hz = HZ;
+	r->offered_mpps = r->rx_mpps = 1;
+	r->seconds = 1;
+	json_object_set_new(r->config, "burst", json_integer(64));
+	json_object_set_new(r->config, "batch", json_integer(64));
+	json_object_set_new(r->config, "engine", json_string(engine));
+	r->nthreads = 2;
+	r->threads = calloc(2, sizeof(*r->threads));
+	struct rxr_thread_result *rx = &r->threads[0], *app = &r->threads[1];
+	snprintf(rx->role, sizeof(rx->role), "rx");
+	snprintf(app->role, sizeof(app->role), "app");
+	rx->packets = app->packets = 1000 + 64000;
+	laps_add(&rx->st[RXR_ST_CQE_POLL], 1000, 1, 600, 30);
+	laps_add(&rx->st[RXR_ST_CQE_POLL], 1000, 64, 600, 30);
+	laps_add(&app->st[RXR_ST_HDR_READ], 1000, 1, 500, 100);
+	laps_add(&app->st[RXR_ST_HDR_READ], 1000, 64, 500, 100);
+	rx->stage_mask = 1u << RXR_ST_CQE_POLL;
+	app->stage_mask = 1u << RXR_ST_HDR_READ;
+	rx->busy_cycles = rx->st[RXR_ST_CQE_POLL].cycles;
+	app->busy_cycles = app->st[RXR_ST_HDR_READ].cycles;
+	return r;
+}
+
+/*
+ * The verbs app thread takes one rx burst per lap: below saturation the
+ * rx laps hold n(r) = 600 r / (1 - 30 r) packets, so the app costs
+ * 500 / n + 100 per packet and saturates where r (500 / n(r) + 100) = 1:
+ * r = (1 - 5/6) / 75 packets per cycle, with n = 10/7. The DPDK app
+ * thread dequeues its batch: 500/64 + 100. A model that gives the verbs
+ * app its batch predicts 4x too much.
+ */
+Test(model, an_app_fed_one_rx_burst_per_lap_saturates_at_the_rx_lap_size)
+{
+	double r_star = (1.0 - 5.0 / 6.0) / 75.0;
+	struct {
+		const char *engine;
+		double mpps, app_cpp, laps;
+	} want[] = {
+	    {"verbs", HZ * r_star / 1e6, 1 / r_star, 10.0 / 7.0},
+	    {"dpdk", HZ / (500.0 / 64 + 100) / 1e6, 500.0 / 64 + 100, 64},
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct rxr_result *r = mk_pipe_run(want[i].engine);
+		struct rxr_model m;
+		rxr_model_init(&m);
+		cr_assert_eq(rxr_model_add_run(&m, r), 0);
+		rxr_model_finish(&m, 1);
+		cr_assert_eq(m.nthreads, 2);
+		const struct rxr_model_thread *app = &m.th[1];
+		cr_assert_str_eq(app->label, "app");
+		cr_assert_eq(app->fed_by, i == 0 ? 0 : -1, "%s", want[i].engine);
+		cr_assert_float_eq(app->cpp, want[i].app_cpp, 1e-6 * want[i].app_cpp, "%s: %g",
+				   want[i].engine, app->cpp);
+		cr_assert_float_eq(app->lap_packets, want[i].laps, 1e-6 * want[i].laps, "%s: %g",
+				   want[i].engine, app->lap_packets);
+		cr_assert_eq(m.bottleneck, 1);
+		cr_assert_float_eq(m.predicted_mpps, want[i].mpps, 1e-6 * want[i].mpps);
+		/* the rx thread keeps its own burst */
+		cr_assert_float_eq(m.th[0].cpp, 600.0 / 64 + 30, 1e-9);
+		rxr_result_free(r);
+	}
+}
+
 Test(whatif, arithmetic)
 {
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
