@@ -56,11 +56,6 @@ int rxr_model_add_run(struct rxr_model *m, const struct rxr_result *r)
 			snprintf(nt->label, sizeof(nt->label), "%s", label);
 			snprintf(nt->role, sizeof(nt->role), "%s", t->role);
 			nt->burst = thread_burst(r, t->role);
-			char eng[16];
-			nt->takes_rx_bursts =
-			    !strcmp(t->role, "app") &&
-			    !strcmp(rxr_knob_str(r->config, "engine", eng, sizeof(eng)) ?: "", "verbs");
-			nt->fed_by = -1;
 			m->nthreads++;
 		}
 		struct rxr_model_thread *mt = &m->th[k];
@@ -126,78 +121,6 @@ static void fit_sane(const struct rxr_lapsums *s, struct rxr_lapfit *f)
 	}
 }
 
-/* A thread's modelled busy cycles per packet with laps of n packets. */
-static double thread_cpp_at(const struct rxr_model_thread *t, double n)
-{
-	double c = 0;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (t->have[s])
-			c += rxr_model_stage_cpp(t, s, n);
-	return c;
-}
-
-/* The rx thread whose bursts app thread t takes: "app" <- "rx", "app#k" <- "rx#k". */
-static int feeder_of(const struct rxr_model *m, const struct rxr_model_thread *t)
-{
-	const char *suffix = strchr(t->label, '#');
-	char want[24];
-	snprintf(want, sizeof(want), "rx%s", suffix ? suffix : "");
-	for (size_t k = 0; k < m->nthreads; k++)
-		if (!strcmp(m->th[k].label, want))
-			return (int)k;
-	return -1;
-}
-
-/*
- * Packets per lap of polling thread rx at rate r (packets per cycle):
- * a lap of n packets takes A + b n cycles, in which r (A + b n) arrive,
- * so n = r A / (1 - r b); at least 1 (a lap that finds one packet), at
- * most its burst (saturated).
- */
-static double laps_at_rate(const struct rxr_model_thread *rx, double r)
-{
-	double b = thread_cpp_at(rx, 1e12), A = thread_cpp_at(rx, 1) - b;
-	double n = r * b < 1 ? r * (A > 0 ? A : 0) / (1 - r * b) : rx->burst;
-	return n < 1 ? 1 : n > rx->burst ? rx->burst : n;
-}
-
-/*
- * The ceiling of an app thread fed one rx burst per lap: the first rate
- * up to the rx thread's own ceiling at which r x cost(n(r)) reaches 1
- * (beyond it the hand-off ring fills), found on a grid and refined by
- * bisection; the rx thread's ceiling when the app keeps up all the way.
- * Sets t->cpp and t->lap_packets at that rate.
- */
-static void fed_thread_ceiling(struct rxr_model_thread *t, const struct rxr_model_thread *rx)
-{
-	double rmax = 1 / thread_cpp_at(rx, rx->burst);
-	const int steps = 4096;
-	double lo = 0, hi = -1;
-	for (int i = 1; i <= steps; i++) {
-		double r = rmax * i / steps;
-		if (r * thread_cpp_at(t, laps_at_rate(rx, r)) > 1) {
-			hi = r;
-			break;
-		}
-		lo = r;
-	}
-	if (hi < 0) {
-		t->lap_packets = rx->burst;
-		t->cpp = thread_cpp_at(t, rx->burst);
-		return;
-	}
-	for (int i = 0; i < 60; i++) {
-		double mid = (lo + hi) / 2;
-		if (mid * thread_cpp_at(t, laps_at_rate(rx, mid)) > 1)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	t->lap_packets = laps_at_rate(rx, lo);
-	/* at the crossing r x cost = 1: the cost is 1 / r */
-	t->cpp = lo > 0 ? 1 / lo : thread_cpp_at(t, t->lap_packets);
-}
-
 void rxr_model_finish(struct rxr_model *m, double queues)
 {
 	m->queues = queues >= 1 ? queues : 1;
@@ -215,17 +138,6 @@ void rxr_model_finish(struct rxr_model *m, double queues)
 			t->share[s] = t->packets > 0 ? t->st[s].sx / t->packets : 0;
 			t->cpp += rxr_model_stage_cpp(t, s, 0);
 		}
-		t->lap_packets = t->burst;
-	}
-	/* a thread fed one rx burst per lap, once its feeder is fitted */
-	for (size_t i = 0; i < m->nthreads; i++) {
-		struct rxr_model_thread *t = &m->th[i];
-		t->fed_by = t->takes_rx_bursts ? feeder_of(m, t) : -1;
-		if (t->fed_by >= 0 && m->th[t->fed_by].cpp > 0 && t->cpp > 0)
-			fed_thread_ceiling(t, &m->th[t->fed_by]);
-	}
-	for (size_t i = 0; i < m->nthreads; i++) {
-		struct rxr_model_thread *t = &m->th[i];
 		if (t->cpp > 0 && m->hz > 0)
 			t->mpps = m->hz / t->cpp / 1e6;
 		if (t->cpp > worst) {
@@ -436,13 +348,11 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 				      num_or_null(t->fit[s].r2), "share", num_or_null(t->share[s]),
 				      "cycles_per_packet", num_or_null(rxr_model_stage_cpp(t, s, 0))));
 		}
-		json_array_append_new(
-		    threads,
-		    json_pack("{s:s,s:f,s:f,s:o,s:o,s:o,s:o}", "thread", t->label, "burst", t->burst,
-			      "lap_packets", t->lap_packets, "fed_by",
-			      t->fed_by >= 0 ? json_string(m->th[t->fed_by].label) : json_null(),
-			      "cycles_per_packet", num_or_null(t->cpp), "mpps", num_or_null(t->mpps),
-			      "stages", st ? st : json_null()));
+		json_array_append_new(threads,
+				      json_pack("{s:s,s:f,s:o,s:o,s:o}", "thread", t->label, "burst",
+						t->burst, "cycles_per_packet", num_or_null(t->cpp),
+						"mpps", num_or_null(t->mpps), "stages",
+						st ? st : json_null()));
 	}
 	for (size_t i = 0; i < pm->nnamed; i++) {
 		const struct rxr_loaddep *d = &pm->named[i];

@@ -13,12 +13,7 @@
  * (the configured burst for an "rx" thread, the batch for an "app"
  * thread), so a thread costs sum over stages of share x (a/B + b) cycles
  * per packet (share = the stage's packets per thread packet) and its
- * ceiling is clock_hz / that. A thread that takes one rx burst per lap
- * (the verbs engine's app thread) sees no batch of its own: a polling rx
- * thread at rate r that is not saturated returns laps of
- * n(r) = r x A / (1 - r x b) packets (A, b: its per-lap and per-packet
- * cycles; at least 1, at most its burst), and the app thread's ceiling is
- * the first rate at which r x its cost at n(r) reaches 1. The point's prediction is the bottleneck
+ * ceiling is clock_hz / that. The point's prediction is the bottleneck
  * thread's (the software NIC excluded: it is the generator) x queues.
  *
  * Error rule: 0 or a negative errno; bad input (-EINVAL) comes with one
@@ -47,12 +42,6 @@ struct rxr_model_thread {
 	char label[24];         /* "rx", "app", "rx#1" (rxr_thread_label) */
 	char role[8];
 	double burst;           /* B: laps hold this many packets when saturated */
-	/* verbs app thread: its laps are the rx thread's bursts (one hand-off
-	 * entry per lap), so at its ceiling they hold what the rx thread's
-	 * laps hold at that rate, not B; fed_by = that rx thread, -1 none */
-	bool takes_rx_bursts;
-	int fed_by;
-	double lap_packets;     /* packets per lap at the thread's ceiling */
 	double packets;         /* thread packets pooled */
 	bool have[RXR_ST_COUNT];
 	struct rxr_lapsums st[RXR_ST_COUNT]; /* pooled lap sums */
@@ -138,8 +127,7 @@ void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *p
 /*
  * A point model as JSON (new reference, NULL on ENOMEM): {"predicted_mpps",
  * "basis", "runs", "coalesced", "ndr_mpps", "ratio", "bottleneck",
- * "threads": [{"thread", "burst", "lap_packets" (at its ceiling), "fed_by"
- * (the rx thread whose bursts it takes, or null), "cycles_per_packet", "mpps", "stages":
+ * "threads": [{"thread", "burst", "cycles_per_packet", "mpps", "stages":
  * {"<stage>": {"basis", "a", "b", "r2", "share", "cycles_per_packet"}}}],
  * "load_dependent": [{"thread", "stage", "mean_burst", "model_cpp",
  * "ndr_cpp", "factor"}]}; NANs as null.
