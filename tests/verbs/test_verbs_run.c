@@ -170,10 +170,7 @@ Test(verbs_run, coalescing_survives_the_warm_up)
 	check_run(r);
 	json_t *warm = json_object_get(r->extra, "warmup");
 	cr_assert_gt(json_integer_value(json_object_get(warm, "offered")), 0, "no warm-up ran");
-	const struct rxr_thread_result *rx = NULL;
-	for (size_t i = 0; i < r->nthreads && !rx; i++)
-		if (!strcmp(r->threads[i].role, "rx"))
-			rx = &r->threads[i];
+	const struct rxr_thread_result *rx = thread_of(r, "rx");
 	cr_assert_not_null(rx);
 	const struct rxr_stage_sum *cq = &rx->st[RXR_ST_CQE_POLL];
 	cr_assert_gt(cq->count, 0);
