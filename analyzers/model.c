@@ -176,11 +176,15 @@ static int named_cmp(const void *a, const void *b)
 	return (ex < ey) - (ex > ey);
 }
 
-/* The NDR run's stages against the model at their own mean burst. */
-static void point_loaddep(const struct rxr_result *ndr, struct rxr_point_model *pm)
+/*
+ * A run's stages against the model at their own mean burst: those dearer
+ * by RXR_MODEL_LOAD_FACTOR are appended to all[*n] (cap entries), unless
+ * the same thread and stage is there already (the NDR trial comes first).
+ */
+static void run_loaddep(const struct rxr_result *ndr, bool above, const struct rxr_point_model *pm,
+			struct rxr_loaddep *all, size_t *np, size_t cap)
 {
-	struct rxr_loaddep all[RXR_MODEL_MAX_THREADS * 4];
-	size_t n = 0;
+	size_t n = *np;
 	for (size_t i = 0; i < ndr->nthreads; i++) {
 		const struct rxr_thread_result *t = &ndr->threads[i];
 		if (!strcmp(t->role, "nic") || !t->packets)
@@ -210,7 +214,12 @@ static void point_loaddep(const struct rxr_result *ndr, struct rxr_point_model *
 			if (st->has_laps && st->excl_count && st->laps.sx > 0)
 				meas = st->laps.sy / st->laps.sx * share;
 			if (!(model > 0) || meas <= RXR_MODEL_LOAD_FACTOR * model ||
-			    meas - model < 0.05 * busy || n == sizeof(all) / sizeof(all[0]))
+			    meas - model < 0.05 * busy || n == cap)
+				continue;
+			bool seen = false;
+			for (size_t k = 0; k < *np && !seen; k++)
+				seen = all[k].stage == s && !strcmp(all[k].thread, label);
+			if (seen)
 				continue;
 			struct rxr_loaddep *d = &all[n++];
 			snprintf(d->thread, sizeof(d->thread), "%s", label);
@@ -219,8 +228,32 @@ static void point_loaddep(const struct rxr_result *ndr, struct rxr_point_model *
 			d->model_cpp = model;
 			d->ndr_cpp = meas;
 			d->factor = meas / model;
+			d->above = above;
+			d->offered_mpps = ndr->offered_mpps;
 		}
 	}
+	*np = n;
+}
+
+size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, size_t n)
+{
+	int w = d->above ? snprintf(buf, n, "%s%s %s x%.2f above NDR (%.2f Mpps)", sep, d->thread,
+				    rxr_stage_name((enum rxr_stage)d->stage), d->factor,
+				    d->offered_mpps)
+			 : snprintf(buf, n, "%s%s %s x%.2f", sep, d->thread,
+				    rxr_stage_name((enum rxr_stage)d->stage), d->factor);
+	return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n;
+}
+
+/* The NDR run's stages, then those of the lossy trial just above it. */
+static void point_loaddep(const struct rxr_result *ndr, const struct rxr_result *above,
+			  struct rxr_point_model *pm)
+{
+	struct rxr_loaddep all[RXR_MODEL_MAX_THREADS * 4];
+	size_t n = 0, cap = sizeof(all) / sizeof(all[0]);
+	run_loaddep(ndr, false, pm, all, &n, cap);
+	if (above)
+		run_loaddep(above, true, pm, all, &n, cap);
 	qsort(all, n, sizeof(all[0]), named_cmp);
 	pm->nnamed = n < RXR_MODEL_MAX_NAMED ? n : RXR_MODEL_MAX_NAMED;
 	memcpy(pm->named, all, pm->nnamed * sizeof(all[0]));
@@ -267,7 +300,7 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 	if (isfinite(ndr) && isfinite(out->m.predicted_mpps) && out->m.predicted_mpps > 0)
 		out->ratio = ndr / out->m.predicted_mpps;
 	if (p->ndr_run && isfinite(ndr) && strcmp(p->status, "run"))
-		point_loaddep(p->ndr_run, out);
+		point_loaddep(p->ndr_run, p->above_run, out);
 }
 
 /* ------------------------------------------------------------ tables */
@@ -300,10 +333,8 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 		size_t len = 0;
 		named[0] = '\0';
 		for (size_t j = 0; j < k->nnamed && len < sizeof(named); j++)
-			len += (size_t)snprintf(named + len, sizeof(named) - len, "%s%s %s x%.2f",
-						j ? ", " : "", k->named[j].thread,
-						rxr_stage_name((enum rxr_stage)k->named[j].stage),
-						k->named[j].factor);
+			len += rxr_loaddep_fmt(&k->named[j], j ? ", " : "", named + len,
+					       sizeof(named) - len);
 		if (!len)
 			snprintf(named, sizeof(named), "%s", isfinite(k->ratio) ? "none" : "-");
 		const char *bn = k->m.bottleneck >= 0 ? k->m.th[k->m.bottleneck].label : "-";
@@ -356,11 +387,12 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 	}
 	for (size_t i = 0; i < pm->nnamed; i++) {
 		const struct rxr_loaddep *d = &pm->named[i];
-		json_array_append_new(named, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f}", "thread", d->thread,
-						       "stage", rxr_stage_name((enum rxr_stage)d->stage),
-						       "mean_burst", d->mean_burst, "model_cpp",
-						       d->model_cpp, "ndr_cpp", d->ndr_cpp, "factor",
-						       d->factor));
+		json_array_append_new(
+		    named, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:f}", "thread", d->thread, "stage",
+				     rxr_stage_name((enum rxr_stage)d->stage), "mean_burst",
+				     d->mean_burst, "model_cpp", d->model_cpp, "ndr_cpp", d->ndr_cpp,
+				     "factor", d->factor, "trial", d->above ? "above_ndr" : "ndr",
+				     "offered_mpps", d->offered_mpps));
 	}
 	json_object_set_new(o, "predicted_mpps", num_or_null(m->predicted_mpps));
 	json_object_set_new(o, "basis", json_string(m->basis));

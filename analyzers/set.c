@@ -63,6 +63,7 @@ struct loader {
 		size_t ntl, captl;
 		struct rxr_result **light; /* passing trials, for the cost model */
 		size_t nlight;
+		struct rxr_result *above; /* the lossy trial least above the NDR */
 	} *pend;
 	size_t npend;
 	char **files; /* the JSONL files read (owned), for deferred trial lines */
@@ -85,6 +86,7 @@ static void point_free(struct rxr_point *p)
 	for (size_t i = 0; i < p->nlight; i++)
 		rxr_result_free(p->light[i]);
 	free(p->light);
+	rxr_result_free(p->above_run);
 }
 
 void rxr_set_free(struct rxr_set *s)
@@ -577,11 +579,19 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
  * line was first read (fast_trial, trial_check).
  */
 static int light_add(struct loader *L, struct pending *q, const json_t *doc, const char *src,
-		     int line, struct rxr_result *r)
+		     int line, struct rxr_result *r, bool above)
 {
 	char e2[RXR_ERR_LEN];
 	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
 		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
+	if (above) {
+		/* kept only where it lost: a passing one broke nothing */
+		if (r->loss > 0 && !q->above)
+			q->above = r;
+		else
+			rxr_result_free(r);
+		return 0;
+	}
 	if (r->loss > 0) {
 		rxr_result_free(r);
 		return 0;
@@ -600,7 +610,8 @@ static int light_add(struct loader *L, struct pending *q, const json_t *doc, con
  * Parse the deferred trial lines of q: all of them for a point without a
  * summary line (light_below < 0); for one with a summary, only what the
  * cost model pools from (rxray/model.h): calibration trials and trials
- * asked for at most light_below pps (its NDR) - a few lines per point.
+ * asked for at most light_below pps (its NDR) - a few lines per point -
+ * and the search trial asked for the least above it (q->above, if lossy).
  */
 static int trial_replay(struct loader *L, struct pending *q, double light_below)
 {
@@ -610,9 +621,16 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 	char *buf = L->rbuf;
 	size_t cap = L->rcap;
 	int rc = 0;
+	size_t above = SIZE_MAX;
+	for (size_t i = 0; light_below > 0 && i < q->ntl; i++) {
+		const struct tline *t = &q->tl[i];
+		if (!t->calib && t->target > light_below * 1.0001 &&
+		    (above == SIZE_MAX || t->target < q->tl[above].target))
+			above = i;
+	}
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
-		if (light_below >= 0 && !t->calib &&
+		if (light_below >= 0 && !t->calib && i != above &&
 		    !(t->target > 0 && t->target <= light_below * 1.0001))
 			continue;
 		const char *src = L->files[t->file];
@@ -646,7 +664,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 						 json_object_get(fr->extra, "trial"), "key"))
 				    : NULL;
 		if (fk && !strcmp(fk, q->key)) {
-			rc = light_add(L, q, NULL, src, t->line, fr);
+			rc = light_add(L, q, NULL, src, t->line, fr, i == above);
 			continue;
 		}
 		rxr_result_free(fr);
@@ -662,7 +680,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
 				      src, t->line);
 		else if (light_below >= 0)
-			rc = light_add(L, q, doc, src, t->line, NULL);
+			rc = light_add(L, q, doc, src, t->line, NULL, i == above);
 		else
 			rc = line_trial(L, doc, src, t->line, true, true);
 		json_decref(doc);
@@ -895,6 +913,10 @@ static int pending_flush(struct loader *L)
 				q->light = NULL;
 				q->nlight = 0;
 			}
+			if (!have->above_run) {
+				have->above_run = q->above;
+				q->above = NULL;
+			}
 			continue;
 		}
 		if ((rc = trial_replay(L, q, -1)))
@@ -973,6 +995,7 @@ fail:
 		for (size_t j = 0; j < L.pend[i].nlight; j++)
 			rxr_result_free(L.pend[i].light[j]);
 		free(L.pend[i].light);
+		rxr_result_free(L.pend[i].above);
 	}
 	free(L.pend);
 	if (L.rf && L.rf != stdin)

@@ -97,11 +97,9 @@ int main(int argc, char **argv)
 		rxr_point_model_compute(p, 0, pm);
 		char e[32], m[32], fr[32], ca[32], ap[32], named[400] = "";
 		size_t nl = 0;
-		for (size_t j = 0; j < pm->nnamed; j++)
-			nl += (size_t)snprintf(named + nl, sizeof(named) - nl, "%s%s %s x%.2f",
-					       j ? ", " : "", pm->named[j].thread,
-					       rxr_stage_name((enum rxr_stage)pm->named[j].stage),
-					       pm->named[j].factor);
+		for (size_t j = 0; j < pm->nnamed && nl < sizeof(named); j++)
+			nl += rxr_loaddep_fmt(&pm->named[j], j ? ", " : "", named + nl,
+					      sizeof(named) - nl);
 		const char *verdict = "-";
 		if (!(pm->ndr_mpps > 0)) {
 			verdict = "no NDR lower bound (every trial lost)";

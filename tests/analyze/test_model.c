@@ -130,13 +130,15 @@ static struct rxr_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double 
 	/* doctoring the NDR trial's cqe_poll must not move the prediction */
 	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= ndr_cqe_a;
 	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= ndr_cqe_a;
-	struct rxr_result *lost = mk_run(12.0, 0.1, 64, 3); /* failing */
+	struct rxr_result *lost = mk_run(12.0, 0.1, 64, 3); /* failing: buf_alloc x3 */
+	struct rxr_result *lost2 = mk_run(15.0, 0.3, 64, 9); /* failing further up */
 	struct rxr_result *cal = mk_run(2.5, 0, 64, 1);     /* calibration, coalesced */
 	json_object_set_new(cal->config, "coalesce", json_integer(64));
 	/* the hi trial's fit is skewed: if it were pooled the prediction moves */
 	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= 3;
 	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= 3;
 	put_trial(f, l1, 1, false);
+	put_trial(f, lost2, 2, false);
 	put_trial(f, lost, 2, false);
 	put_trial(f, hi, 3, false);
 	put_trial(f, nd, 4, false);
@@ -147,6 +149,7 @@ static struct rxr_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double 
 	rxr_result_free(hi);
 	rxr_result_free(nd);
 	rxr_result_free(lost);
+	rxr_result_free(lost2);
 	rxr_result_free(cal);
 	char err[RXR_ERR_LEN] = "";
 	struct rxr_set *s = NULL;
@@ -172,7 +175,18 @@ Test(model, light_load_prediction_from_pooled_laps)
 			   "predicted %f want %f", pm.m.predicted_mpps, expected_mpps());
 	cr_assert_str_eq(pm.m.th[pm.m.bottleneck].label, "rx");
 	cr_assert_float_eq(pm.ratio, 10.0 / expected_mpps(), 1e-6);
-	cr_assert_eq(pm.nnamed, 0, "nothing is dearer under load here");
+	/* the NDR trial is not dearer; the lossy trial asked for the least
+	 * above it (12, not 15) is, in buf_alloc, x3 */
+	cr_assert_eq(pm.nnamed, 1, "named %zu", pm.nnamed);
+	cr_assert_eq(pm.named[0].stage, RXR_ST_BUF_ALLOC, "named %s",
+		     rxr_stage_name((enum rxr_stage)pm.named[0].stage));
+	cr_assert_str_eq(pm.named[0].thread, "rx");
+	cr_assert(pm.named[0].above);
+	cr_assert_float_eq(pm.named[0].offered_mpps, 12.0, 1e-9);
+	cr_assert_float_eq(pm.named[0].factor, 3.0, 1e-6);
+	char cell[96];
+	rxr_loaddep_fmt(&pm.named[0], "", cell, sizeof(cell));
+	cr_assert_str_eq(cell, "rx buf_alloc x3.00 above NDR (12.00 Mpps)");
 	/* a larger fraction pools the 0.9 x NDR trial, whose fit is skewed */
 	struct rxr_point_model pm2;
 	rxr_point_model_compute(p, 0.95, &pm2);
@@ -201,6 +215,9 @@ Test(model, the_ndr_trial_never_changes_the_prediction)
 		     rxr_stage_name((enum rxr_stage)pb.named[0].stage));
 	cr_assert_float_eq(pb.named[0].factor, 4.0, 1e-6);
 	cr_assert_str_eq(pb.named[0].thread, "rx");
+	/* named once, from the NDR trial; the trial above says it too */
+	cr_assert_eq(pb.nnamed, 1, "named %zu", pb.nnamed);
+	cr_assert(!pb.named[0].above);
 	rxr_set_free(a);
 	rxr_set_free(b);
 	tu_rmrf(d1);
@@ -418,6 +435,9 @@ Test(model, fast_and_checked_loads_agree)
 		cr_expect_eq(p->nlight, 4);
 		for (size_t l = 0; l < p->nlight; l++)
 			same_run(p->light[l], q->light[l], "a light trial");
+		cr_assert(p->above_run && q->above_run, "no trial above the NDR kept");
+		cr_expect_float_eq(p->above_run->offered_mpps, 12.0, 1e-9);
+		same_run(p->above_run, q->above_run, "the trial above the NDR");
 		/* the note is read, whichever the path */
 		cr_expect_str_eq(json_string_value(json_object_get(p->ndr_run->extra, "note")), "A");
 		cr_expect_str_eq(json_string_value(json_object_get(q->light[0]->extra, "note")), "A");

@@ -79,6 +79,13 @@ struct rxr_point {
 	 */
 	struct rxr_result **light;
 	size_t nlight;
+	/*
+	 * The lossy search trial asked for the least above the NDR: where
+	 * the bottleneck broke (its laps full), the second witness of the
+	 * stages dearer under load. Owned or NULL (none, a single run, or a
+	 * point without a summary line).
+	 */
+	struct rxr_result *above_run;
 };
 
 struct rxr_set {

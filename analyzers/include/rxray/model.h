@@ -88,10 +88,14 @@ double rxr_model_stage_cpp(const struct rxr_model_thread *t, int s, double n);
 struct rxr_loaddep {
 	char thread[24];
 	int stage;
-	double mean_burst;      /* packets per lap of the stage in the NDR trial */
+	double mean_burst;      /* packets per lap of the stage in the trial */
 	double model_cpp;       /* model's cycles/packet at that burst */
-	double ndr_cpp;         /* measured in the NDR trial */
+	double ndr_cpp;         /* measured in that trial (above: which one) */
 	double factor;          /* ndr_cpp / model_cpp */
+	/* the trial that showed it: the NDR trial, or (above) the lossy one
+	 * asked for the least above the NDR, where the bottleneck broke */
+	bool above;
+	double offered_mpps;    /* that trial's offered rate */
 };
 
 #define RXR_MODEL_MAX_NAMED 8
@@ -110,7 +114,11 @@ struct rxr_point_model {
  * calibration trials included, never the NDR trial; for a point that is
  * one run (status "run"), from that run. Then the stages of the NDR run
  * more than RXR_MODEL_LOAD_FACTOR dearer than the model at the NDR
- * trial's mean burst, that carry at least 5% of their thread's cycles.
+ * trial's mean burst, that carry at least 5% of their thread's cycles;
+ * then likewise those of the lossy trial asked for the least above the
+ * NDR (p->above_run): at the NDR the bottleneck's laps may hold a few
+ * packets, where its costs are still light-load costs; the trial that
+ * lost is where they broke.
  * Never fails: with no usable run, predicted_mpps is NAN.
  */
 void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
@@ -130,9 +138,13 @@ void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *p
  * "threads": [{"thread", "burst", "cycles_per_packet", "mpps", "stages":
  * {"<stage>": {"basis", "a", "b", "r2", "share", "cycles_per_packet"}}}],
  * "load_dependent": [{"thread", "stage", "mean_burst", "model_cpp",
- * "ndr_cpp", "factor"}]}; NANs as null.
+ * "ndr_cpp", "factor", "trial": "ndr" | "above_ndr", "offered_mpps"}]};
+ * NANs as null.
  */
 json_t *rxr_point_model_json(const struct rxr_point_model *pm);
+/* "<sep>rx buf_alloc x1.56", "... above NDR (3.40 Mpps)" from the trial
+ * above; the characters written into buf (n > 0), cut at n - 1. */
+size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, size_t n);
 
 /* --------------------------------------------------------------- what-if */
 
