@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 					      sizeof(named) - nl);
 		const char *verdict = "-";
 		if (!(pm->ndr_mpps > 0)) {
-			verdict = "no NDR lower bound (every trial lost)";
+			verdict = "no NDR lower bound (a trial below a passing one lost)";
 		} else if (isfinite(pm->ratio)) {
 			if (p->oversubscribed)
 				verdict = "oversubscribed (threads share cores: not a ceiling)";
