@@ -181,16 +181,16 @@ static int named_cmp(const void *a, const void *b)
  * by RXR_MODEL_LOAD_FACTOR are appended to all[*n] (cap entries), unless
  * the same thread and stage is there already (the NDR trial comes first).
  */
-static void run_loaddep(const struct rxr_result *ndr, bool above, const struct rxr_point_model *pm,
+static void run_loaddep(const struct rxr_result *r, bool above, const struct rxr_point_model *pm,
 			struct rxr_loaddep *all, size_t *np, size_t cap)
 {
 	size_t n = *np;
-	for (size_t i = 0; i < ndr->nthreads; i++) {
-		const struct rxr_thread_result *t = &ndr->threads[i];
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
 		if (!strcmp(t->role, "nic") || !t->packets)
 			continue;
 		char label[24];
-		rxr_thread_label(ndr, i, label, sizeof(label));
+		rxr_thread_label(r, i, label, sizeof(label));
 		const struct rxr_model_thread *mt = NULL;
 		for (size_t k = 0; k < pm->m.nthreads; k++)
 			if (!strcmp(pm->m.th[k].label, label))
@@ -229,7 +229,7 @@ static void run_loaddep(const struct rxr_result *ndr, bool above, const struct r
 			d->ndr_cpp = meas;
 			d->factor = meas / model;
 			d->above = above;
-			d->offered_mpps = ndr->offered_mpps;
+			d->offered_mpps = r->offered_mpps;
 		}
 	}
 	*np = n;
@@ -353,11 +353,6 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 
 /* ---------------------------------------------------------------- JSON */
 
-static json_t *num_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 {
 	const struct rxr_model *m = &pm->m;
@@ -375,15 +370,17 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 			    st, rxr_stage_name((enum rxr_stage)s),
 			    json_pack("{s:s,s:o,s:o,s:o,s:o,s:o}", "basis",
 				      rxr_lapfit_basis_name(t->fit[s].basis), "a",
-				      num_or_null(t->fit[s].a), "b", num_or_null(t->fit[s].b), "r2",
-				      num_or_null(t->fit[s].r2), "share", num_or_null(t->share[s]),
-				      "cycles_per_packet", num_or_null(rxr_model_stage_cpp(t, s, 0))));
+				      rxr_json_real_or_null(t->fit[s].a), "b",
+				      rxr_json_real_or_null(t->fit[s].b), "r2",
+				      rxr_json_real_or_null(t->fit[s].r2), "share",
+				      rxr_json_real_or_null(t->share[s]), "cycles_per_packet",
+				      rxr_json_real_or_null(rxr_model_stage_cpp(t, s, 0))));
 		}
-		json_array_append_new(threads,
-				      json_pack("{s:s,s:f,s:o,s:o,s:o}", "thread", t->label, "burst",
-						t->burst, "cycles_per_packet", num_or_null(t->cpp),
-						"mpps", num_or_null(t->mpps), "stages",
-						st ? st : json_null()));
+		json_array_append_new(
+		    threads,
+		    json_pack("{s:s,s:f,s:o,s:o,s:o}", "thread", t->label, "burst", t->burst,
+			      "cycles_per_packet", rxr_json_real_or_null(t->cpp), "mpps",
+			      rxr_json_real_or_null(t->mpps), "stages", st ? st : json_null()));
 	}
 	for (size_t i = 0; i < pm->nnamed; i++) {
 		const struct rxr_loaddep *d = &pm->named[i];
@@ -394,13 +391,13 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 				     "factor", d->factor, "trial", d->above ? "above_ndr" : "ndr",
 				     "offered_mpps", d->offered_mpps));
 	}
-	json_object_set_new(o, "predicted_mpps", num_or_null(m->predicted_mpps));
+	json_object_set_new(o, "predicted_mpps", rxr_json_real_or_null(m->predicted_mpps));
 	json_object_set_new(o, "basis", json_string(m->basis));
 	json_object_set_new(o, "runs", json_integer((json_int_t)m->nruns));
 	json_object_set_new(o, "coalesced", json_integer((json_int_t)m->ncoalesced));
 	json_object_set_new(o, "light_frac", json_real(pm->light_frac));
-	json_object_set_new(o, "ndr_mpps", num_or_null(pm->ndr_mpps));
-	json_object_set_new(o, "ratio", num_or_null(pm->ratio));
+	json_object_set_new(o, "ndr_mpps", rxr_json_real_or_null(pm->ndr_mpps));
+	json_object_set_new(o, "ratio", rxr_json_real_or_null(pm->ratio));
 	json_object_set_new(o, "bottleneck", m->bottleneck >= 0
 						 ? json_string(m->th[m->bottleneck].label)
 						 : json_null());

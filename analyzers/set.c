@@ -573,7 +573,8 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
 
 /*
  * A replayed trial of a point with a summary line: only its place among
- * the passing trials (p->light) is wanted, so it is read once, not the
+ * the passing trials (p->light) is wanted, or with `above` its place as
+ * the lossy trial above the NDR (q->above), so it is read once, not the
  * four times line_trial reads it to also keep the best runs, which the
  * summary line already holds. The trial object was checked when the
  * line was first read (fast_trial, trial_check).
@@ -621,17 +622,20 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 	char *buf = L->rbuf;
 	size_t cap = L->rcap;
 	int rc = 0;
+	/* asked for at most the NDR: a rate the NDR trial was asked for,
+	 * within rounding */
+	const double light_max = light_below * 1.0001;
 	size_t above = SIZE_MAX;
 	for (size_t i = 0; light_below > 0 && i < q->ntl; i++) {
 		const struct tline *t = &q->tl[i];
-		if (!t->calib && t->target > light_below * 1.0001 &&
+		if (!t->calib && t->target > light_max &&
 		    (above == SIZE_MAX || t->target < q->tl[above].target))
 			above = i;
 	}
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
 		if (light_below >= 0 && !t->calib && i != above &&
-		    !(t->target > 0 && t->target <= light_below * 1.0001))
+		    !(t->target > 0 && t->target <= light_max))
 			continue;
 		const char *src = L->files[t->file];
 		if (!f || t->file != L->rf_file) {

@@ -433,19 +433,15 @@ int rxr_whatif_table(const struct rxr_diff *d, const char *la, struct rxr_table 
 	return t ? 0 : -ENOMEM;
 }
 
-static json_t *num_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *fit_json(const struct rxr_fit *x)
 {
-	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:f,s:f,s:o,s:s,s:b,s:o}", "n", (json_int_t)x->n, "a_ns",
-			 num_or_null(x->a), "b_ns_per_byte", num_or_null(x->b), "r2", num_or_null(x->r2),
-			 "rms_ns", num_or_null(x->rms), "rel_rms", num_or_null(x->rel_rms), "frame_min",
-			 x->xmin, "frame_max", x->xmax, "byte_share", num_or_null(x->byte_share), "bound",
-			 rxr_bound_name(x->bound), "poor_fit", x->poor, "declined",
-			 x->declined ? json_string(x->declined) : json_null());
+	return json_pack(
+	    "{s:I,s:o,s:o,s:o,s:o,s:o,s:f,s:f,s:o,s:s,s:b,s:o}", "n", (json_int_t)x->n, "a_ns",
+	    rxr_json_real_or_null(x->a), "b_ns_per_byte", rxr_json_real_or_null(x->b), "r2",
+	    rxr_json_real_or_null(x->r2), "rms_ns", rxr_json_real_or_null(x->rms), "rel_rms",
+	    rxr_json_real_or_null(x->rel_rms), "frame_min", x->xmin, "frame_max", x->xmax,
+	    "byte_share", rxr_json_real_or_null(x->byte_share), "bound", rxr_bound_name(x->bound),
+	    "poor_fit", x->poor, "declined", x->declined ? json_string(x->declined) : json_null());
 }
 
 json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
@@ -460,23 +456,28 @@ json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, s
 							    rxr_stage_name((enum rxr_stage)k->top[j].stage),
 							    "cycles_per_packet", k->top[j].cpp, "share",
 							    k->top[j].share));
-		json_t *o = json_pack("{s:s,s:O,s:s,s:o,s:o,s:o,s:o,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o,s:o,s:b,s:i}",
-				      "key", k->p->key, "knobs", k->p->knobs, "status", k->p->status,
-				      "ndr_mpps", num_or_null(k->p->ndr_mpps), "pdr_mpps",
-				      num_or_null(k->p->pdr_mpps), "predicted_mpps",
-				      num_or_null(k->predicted_mpps), "ratio", num_or_null(k->ratio),
-				      "basis", k->basis_name, "bottleneck", k->thread_label,
-				      "bottleneck_cycles_per_packet", num_or_null(k->cpp), "clock_hz",
-				      num_or_null(k->hz), "queues", k->queues, "top_stages", st,
-				      "top_offered_mpps", num_or_null(k->top_offered_mpps), "top_rx_mpps",
-				      num_or_null(k->top_rx_mpps), "top_loss", num_or_null(k->top_loss),
-				      "generator_limited", k->p->generator_limited, "trials", k->p->trials);
+		json_t *o = json_pack(
+		    "{s:s,s:O,s:s,s:o,s:o,s:o,s:o,s:s,s:s,s:o,s:o,s:f,s:o,s:o,s:o,s:o,s:b,s:i}",
+		    "key", k->p->key, "knobs", k->p->knobs, "status", k->p->status, "ndr_mpps",
+		    rxr_json_real_or_null(k->p->ndr_mpps), "pdr_mpps",
+		    rxr_json_real_or_null(k->p->pdr_mpps), "predicted_mpps",
+		    rxr_json_real_or_null(k->predicted_mpps), "ratio",
+		    rxr_json_real_or_null(k->ratio), "basis", k->basis_name, "bottleneck",
+		    k->thread_label, "bottleneck_cycles_per_packet", rxr_json_real_or_null(k->cpp),
+		    "clock_hz", rxr_json_real_or_null(k->hz), "queues", k->queues, "top_stages", st,
+		    "top_offered_mpps", rxr_json_real_or_null(k->top_offered_mpps), "top_rx_mpps",
+		    rxr_json_real_or_null(k->top_rx_mpps), "top_loss",
+		    rxr_json_real_or_null(k->top_loss), "generator_limited",
+		    k->p->generator_limited, "trials", k->p->trials);
 		if (o) {
-			json_object_set_new(o, "median_mpps", num_or_null(k->median_mpps));
+			json_object_set_new(o, "median_mpps",
+					    rxr_json_real_or_null(k->median_mpps));
 			const char *why = NULL;
 			if (k->p->has_interval) {
-				json_object_set_new(o, "ndr_upper_mpps", num_or_null(k->p->ndr_upper_mpps));
-				json_object_set_new(o, "pdr_upper_mpps", num_or_null(k->p->pdr_upper_mpps));
+				json_object_set_new(o, "ndr_upper_mpps",
+						    rxr_json_real_or_null(k->p->ndr_upper_mpps));
+				json_object_set_new(o, "pdr_upper_mpps",
+						    rxr_json_real_or_null(k->p->pdr_upper_mpps));
 			}
 			if (!rxr_point_clean(k->p, &why))
 				json_object_set_new(o, "not_fitted", json_string(why));
@@ -519,12 +520,13 @@ json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb)
 						    rxr_stage_name((enum rxr_stage)d->d[i].stage), "a",
 						    d->d[i].a, "b", d->d[i].b, "delta", d->d[i].delta));
 	for (size_t i = 0; ws && i < d->nw; i++)
-		json_array_append_new(ws, json_pack("{s:s,s:s,s:f,s:f,s:o}", "thread", d->w[i].thread, "stage",
-						    rxr_stage_name((enum rxr_stage)d->w[i].stage), "cycles_b",
-						    d->w[i].cpp_b, "cycles_a", d->w[i].cpp_a, "predicted_mpps",
-						    num_or_null(d->w[i].mpps)));
-	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o,s:o}", "a", la, "b", lb, "verdict", d->verdict,
-			 "thread", d->thread, "busy_a", d->busy_a, "busy_b", d->busy_b, "predicted_a",
-			 num_or_null(d->pred_a), "predicted_b", num_or_null(d->pred_b), "stages", ds,
-			 "what_if", ws);
+		json_array_append_new(
+		    ws, json_pack("{s:s,s:s,s:f,s:f,s:o}", "thread", d->w[i].thread, "stage",
+				  rxr_stage_name((enum rxr_stage)d->w[i].stage), "cycles_b",
+				  d->w[i].cpp_b, "cycles_a", d->w[i].cpp_a, "predicted_mpps",
+				  rxr_json_real_or_null(d->w[i].mpps)));
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o,s:o}", "a", la, "b", lb, "verdict",
+			 d->verdict, "thread", d->thread, "busy_a", d->busy_a, "busy_b", d->busy_b,
+			 "predicted_a", rxr_json_real_or_null(d->pred_a), "predicted_b",
+			 rxr_json_real_or_null(d->pred_b), "stages", ds, "what_if", ws);
 }

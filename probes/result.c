@@ -78,6 +78,11 @@ int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *
 	return 0;
 }
 
+json_t *rxr_json_real_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
 /*
  * Inject A/B (rxr_probe_set_inject_ab): per injected or observed stage of
  * the thread, its two halves' laps with packets, and the difference per
@@ -86,11 +91,6 @@ int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *
  * one half by chance), and the paired laps' median and trimmed mean
  * (probe.h "Inject A/B pairs"). Appended to extra.inject_ab.
  */
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, uint64_t xp,
 		       uint64_t xc)
 {
@@ -138,9 +138,9 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    "plain",
 		    ab_half(pl->count, pl->packets, pl->cycles, pl->excl_count, pl->excl_packets,
 			    pl->excl_cycles),
-		    "added_cycles_per_packet", real_or_null(added), "pairs", (json_int_t)pairs,
-		    "added_median_cycles_per_packet", real_or_null(med),
-		    "added_trimmed_cycles_per_packet", real_or_null(tm), "pairs_kept",
+		    "added_cycles_per_packet", rxr_json_real_or_null(added), "pairs",
+		    (json_int_t)pairs, "added_median_cycles_per_packet", rxr_json_real_or_null(med),
+		    "added_trimmed_cycles_per_packet", rxr_json_real_or_null(tm), "pairs_kept",
 		    (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
 		if (!o || json_array_append_new(arr, o))
 			return -ENOMEM;

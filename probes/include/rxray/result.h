@@ -171,6 +171,8 @@ int rxr_result_scan(const char *text, size_t len, size_t *used, struct rxr_resul
  * NULL where json_loadb(..., JSON_REJECT_DUPLICATES) might not agree.
  */
 json_t *rxr_json_scan(const char *text, size_t len, size_t *used);
+/* A JSON real, or null for a NAN or infinite value (a new reference). */
+json_t *rxr_json_real_or_null(double v);
 /*
  * The fast path for a line that embeds run documents (a sweep's summary
  * line): the object at text[0..len) (nothing after it but whitespace),
