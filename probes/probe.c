@@ -251,8 +251,9 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 		p->ab = NULL;
 		p->abp = NULL;
 		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (p->inject[s] == RXR_INJECT_OBSERVE)
+			if (p->inject[s] >= RXR_INJECT_GATE) /* observed or the gate */
 				p->inject[s] = 0;
+		p->op_gate = false;
 		return 0;
 	}
 	if (!p->ab) {
@@ -280,6 +281,68 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 	return 0;
 }
 
+__thread bool rxr_op_armed = true;
+static __thread int64_t op_debt; /* ticks spun beyond (+) or short of (-) */
+static uint32_t op_overhead;	 /* rxr_op_delay_calibrate; before threads */
+
+void rxr_op_spin(uint32_t k)
+{
+	/* the operation's loads first: a spin started under a pending cache
+	 * miss runs its clock while the miss is served and so adds K minus
+	 * the miss (measured: two gets' delays of 1000 added 1120 to an rx
+	 * refill whose ring lines were cold) */
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb ld" ::: "memory");
+#endif
+	uint64_t t0 = rxr_now(), t = t0;
+	int64_t want = (int64_t)k, over = (int64_t)op_overhead;
+	int64_t target = want - op_debt - over;
+	if (target > 0)
+		t = rxr_spin_until(t0, (uint64_t)target);
+	int64_t debt = op_debt + (int64_t)(t - t0) + over - want;
+	if (debt > RXR_INJECT_CREDIT_MAX)
+		debt = RXR_INJECT_CREDIT_MAX;
+	else if (debt < -RXR_INJECT_DEBT_MAX)
+		debt = -RXR_INJECT_DEBT_MAX;
+	op_debt = debt;
+}
+
+void rxr_op_delay_calibrate(void)
+{
+	enum { K = 256, N = 256, TRIES = 5 };
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < TRIES; i++) {
+		op_overhead = 0;
+		op_debt = 0;
+		uint64_t t0 = rxr_now();
+		for (int j = 0; j < N; j++)
+			rxr_op_spin(K);
+		uint64_t d = rxr_now() - t0;
+		if (d < best)
+			best = d;
+	}
+	/* per delay beyond K: spins were steered to K between their reads */
+	uint64_t per = best / N;
+	op_overhead = per > K ? (uint32_t)(per - K) : 0;
+	op_debt = 0;
+}
+
+uint32_t rxr_op_delay_overhead(void)
+{
+	return op_overhead;
+}
+
+int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s)
+{
+	if ((unsigned)s >= RXR_ST_COUNT || rxr_stage_is_wait(s))
+		return -EINVAL;
+	p->inject[s] = RXR_INJECT_GATE;
+	p->op_gate = true;
+	return rxr_probe_set_inject_ab(p, true);
+}
+
 void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
 		       bool injected)
 {
@@ -287,12 +350,17 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 	double cpp = (double)cycles / (pkts ? pkts : 1);
 	if (injected) {
 		a->pend = cpp;
+		a->pend_pkts = pkts;
 		a->pending = true;
 		return;
 	}
 	if (!a->pending)
 		return;
 	a->pending = false;
+	if (pkts != a->pend_pkts) {
+		a->unmatched++;
+		return;
+	}
 	double d = floor(a->pend - cpp) - RXR_AB_LO;
 	a->n++;
 	if (d < 0)
@@ -359,6 +427,7 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 			struct rxr_ab_pairs *d = &dst->abp[s];
 			const struct rxr_ab_pairs *o = &src->abp[s];
 			d->n += o->n;
+			d->unmatched += o->unmatched;
 			d->under += o->under;
 			d->over += o->over;
 			for (size_t b = 0; b < RXR_AB_BINS; b++)

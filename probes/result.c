@@ -84,12 +84,14 @@ json_t *rxr_json_real_or_null(double v)
 }
 
 /*
- * Inject A/B (rxr_probe_set_inject_ab): per injected or observed stage of
- * the thread, its two halves' laps with packets, and the difference per
+ * Inject A/B (rxr_probe_set_inject_ab): per injected, gated (op_gate: the
+ * operation delays of its laps, rxr_probe_set_op_gate) or observed stage
+ * of the thread, its two halves' laps with packets, and the difference per
  * packet two ways: the halves' means over the laps a fit keeps (a lap
  * longer than RXR_LAPFIT_MAX_TICKS is a preemption, which would land in
  * one half by chance), and the paired laps' median and trimmed mean
- * (probe.h "Inject A/B pairs"). Appended to extra.inject_ab.
+ * (probe.h "Inject A/B pairs"; pairs_unmatched: plain laps not paired for
+ * another packet count). Appended to extra.inject_ab.
  */
 static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, uint64_t xp,
 		       uint64_t xc)
@@ -127,19 +129,23 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		 * (per burst vs per batch) pairs only across the half's change:
 		 * its few pairs are the laps at the boundary, not a sample, and
 		 * the halves' means are its figure */
-		if (observed && pairs * 2 < (i->count < pl->count ? i->count : pl->count))
+		uint64_t tried = pairs + p->abp[s].unmatched;
+		if (observed && tried * 2 < (i->count < pl->count ? i->count : pl->count))
 			med = tm = NAN;
+		bool gate = p->inject[s] == RXR_INJECT_GATE;
 		json_t *o = json_pack(
-		    "{s:s, s:i, s:s, s:I, s:b, s:o, s:o, s:o, s:I, s:o, s:o, s:I, s:f}", "role",
-		    p->role, "core", p->core, "stage", rxr_stage_name((enum rxr_stage)s), "k",
-		    (json_int_t)(observed ? 0 : p->inject[s]), "observed", observed, "injected",
+		    "{s:s, s:i, s:s, s:I, s:b, s:b, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:I, s:f}",
+		    "role", p->role, "core", p->core, "stage", rxr_stage_name((enum rxr_stage)s),
+		    "k", (json_int_t)(observed || gate ? 0 : p->inject[s]), "observed", observed,
+		    "op_gate", gate, "injected",
 		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
 			    i->excl_cycles),
 		    "plain",
 		    ab_half(pl->count, pl->packets, pl->cycles, pl->excl_count, pl->excl_packets,
 			    pl->excl_cycles),
 		    "added_cycles_per_packet", rxr_json_real_or_null(added), "pairs",
-		    (json_int_t)pairs, "added_median_cycles_per_packet", rxr_json_real_or_null(med),
+		    (json_int_t)pairs, "pairs_unmatched", (json_int_t)p->abp[s].unmatched,
+		    "added_median_cycles_per_packet", rxr_json_real_or_null(med),
 		    "added_trimmed_cycles_per_packet", rxr_json_real_or_null(tm), "pairs_kept",
 		    (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
 		if (!o || json_array_append_new(arr, o))

@@ -241,6 +241,16 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 			    rx_knob_value_name(rx_knob_find("gpu-work"), (int)c->gpu_work));
 	if (c->sample_shift > 30)
 		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
+	if (c->inject_ab) {
+		int ops = !!c->op_delay_mempool + !!c->op_delay_mr + !!c->op_delay_hdr_write;
+		bool inj = false;
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			inj |= c->inject[s] != 0;
+		if (ops > 1 || (ops && inj))
+			return verr(err, errlen,
+				    "inject-ab: pairs one change at a time: one --op-delay "
+				    "operation, or --inject, not both");
+	}
 	if (c->ncores < 0 || c->ncores > RX_MAX_CORES)
 		return verr(err, errlen, "cores: %d entries out of range", c->ncores);
 	return 0;

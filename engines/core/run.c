@@ -306,6 +306,10 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 	rc = rx_clock_once(err, errlen);
 	if (rc < 0)
 		return rc;
+	/* op delays count their own overhead (rxr_op_spin), measured here
+	 * before any thread of the run spins */
+	if (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write)
+		rxr_op_delay_calibrate();
 	run.nq = c->queues;
 	run.q = calloc(run.nq, sizeof(*run.q));
 	if (!run.q)

@@ -10,6 +10,18 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
+int rx_op_gate_stage(const struct rx_config *c, const char *role)
+{
+	if (!c->inject_ab)
+		return -1;
+	bool rx = !strcmp(role, "rx"), app = !strcmp(role, "app");
+	if (c->op_delay_mempool) /* gets in the refill; puts in the app's free */
+		return rx ? RXR_ST_BUF_ALLOC : app ? RXR_ST_FREE : -1;
+	if (c->op_delay_mr) /* lkey lookups while the SGEs are written */
+		return rx ? RXR_ST_SGE_SETUP : -1;
+	return -1;
+}
+
 static void *worker_main(void *arg)
 {
 	struct rx_worker *w = arg;
@@ -45,7 +57,12 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 		for (int s = 0; s < RXR_ST_COUNT; s++)
 			if (c->inject[s])
 				rxr_probe_set_inject(w->probe, (enum rxr_stage)s, c->inject[s]);
-	if (c && c->inject_ab && (prc = rxr_probe_set_inject_ab(w->probe, true)) < 0) {
+	int gate = c ? rx_op_gate_stage(c, role) : -1;
+	if (gate >= 0)
+		prc = rxr_probe_set_op_gate(w->probe, (enum rxr_stage)gate);
+	else if (c && c->inject_ab)
+		prc = rxr_probe_set_inject_ab(w->probe, true);
+	if (prc < 0) {
 		rxr_probe_free(w->probe);
 		w->probe = NULL;
 		return prc;

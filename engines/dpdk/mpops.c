@@ -50,12 +50,11 @@ void rxd_mpops_set_delay(uint32_t cycles)
 }
 
 /* The delay lands inside the operation, so it is charged to whatever
- * stage performs the get or put, whatever that stage is called. */
+ * stage performs the get or put, whatever that stage is called (in A/B,
+ * only while the thread's gate has it armed: rxr_op_delay). */
 static inline void mpops_spin(void)
 {
-	uint32_t k = __atomic_load_n(&mpops_delay, __ATOMIC_RELAXED);
-	if (__builtin_expect(k != 0, 0))
-		rxr_spin_until(rxr_now(), k);
+	rxr_op_delay(__atomic_load_n(&mpops_delay, __ATOMIC_RELAXED));
 }
 
 static struct rxd_mpops_pool *mpops_counter(const struct rte_mempool *mp, bool *locked)

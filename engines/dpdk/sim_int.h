@@ -58,8 +58,7 @@ uint32_t rxd_mr_lookup_slow(struct rxd_mr_cache *c, uintptr_t addr);
 static inline uint32_t rxd_mr_lookup(struct rxd_mr_cache *c, uintptr_t addr)
 {
 	c->lookups++;
-	if (__builtin_expect(c->delay != 0, 0))
-		rxr_spin_until(rxr_now(), c->delay);
+	rxr_op_delay(c->delay);
 	const struct rxd_mr *m = &c->e[c->mru];
 	if (__builtin_expect(addr >= m->start && addr < m->end, 1)) {
 		c->mru_hits++;

@@ -374,8 +374,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		if (pk[i].syndrome)
 			continue;
 		dma_header(n, &pk[i]);
-		if (__builtin_expect(n->p.op_delay_hdr != 0, 0))
-			rxr_spin_until(rxr_now(), n->p.op_delay_hdr);
+		rxr_op_delay(n->p.op_delay_hdr);
 		if (n->p.dma == RX_DMA_MEMORY && !(pk[i].gpu_mask & 1u))
 			dma_flush(&pk[i]);
 	}

@@ -70,3 +70,39 @@ Test(knobs, op_delay_parses_each_operation)
 		cr_assert(!strncmp(err, "op-delay:", 9), "%s", err);
 	}
 }
+
+/* --inject-ab pairs one change: one --op-delay operation, or --inject. Two
+ * operations (two gates on the rx thread) or an operation beside an
+ * injection (a spin and a gate taking turns apart) are refused: exit 2. */
+Test(knobs, inject_ab_pairs_one_change_at_a_time)
+{
+	struct rx_config c;
+	struct rx_caps caps;
+	char err[256] = "";
+	rx_caps_ideal(&caps);
+	rx_config_defaults(&c);
+	c.inject_ab = true;
+	c.op_delay_mempool = 200;
+	cr_assert_eq(rx_config_validate_fields(&c, &caps, err, sizeof(err)), 0, "%s", err);
+	c.op_delay_mr = 200;
+	cr_assert_eq(rx_config_validate_fields(&c, &caps, err, sizeof(err)), -EINVAL);
+	cr_assert(!strncmp(err, "inject-ab:", 10), "%s", err);
+	c.op_delay_mr = 0;
+	c.inject[RXR_ST_APP] = 100;
+	cr_assert_eq(rx_config_validate_fields(&c, &caps, err, sizeof(err)), -EINVAL);
+	c.inject_ab = false; /* without A/B both may run together */
+	c.op_delay_mr = 200;
+	cr_assert_eq(rx_config_validate_fields(&c, &caps, err, sizeof(err)), 0, "%s", err);
+	/* the gate: the stage performing the operation, per role */
+	c.inject_ab = true;
+	c.inject[RXR_ST_APP] = 0;
+	c.op_delay_mempool = 0;
+	cr_assert_eq(rx_op_gate_stage(&c, "rx"), RXR_ST_SGE_SETUP);
+	cr_assert_eq(rx_op_gate_stage(&c, "app"), -1);
+	c.op_delay_mr = 0;
+	c.op_delay_mempool = 50;
+	cr_assert_eq(rx_op_gate_stage(&c, "rx"), RXR_ST_BUF_ALLOC);
+	cr_assert_eq(rx_op_gate_stage(&c, "app"), RXR_ST_FREE);
+	c.inject_ab = false;
+	cr_assert_eq(rx_op_gate_stage(&c, "rx"), -1);
+}

@@ -362,9 +362,11 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 		rxr_probe_reset(p);
 		rxr_lap_start(p);
 		for (unsigned i = 0; i < LAPS; i++) {
-			uint32_t n = 1 + i % 4;
+			/* pairs hold laps of one count: app's pairs are laps
+			 * (2j, 2j + 1), cqe_poll's (2j + 1, 2j + 2) */
+			uint32_t n = 1 + (i / 2) % 4;
 			known_work(n);
-			rxr_lap(p, RXR_ST_CQE_POLL, n);
+			rxr_lap(p, RXR_ST_CQE_POLL, 2);
 			known_work(n);
 			rxr_lap(p, RXR_ST_APP, n);
 			rxr_lap(p, RXR_ST_APP, 0); /* no packets: neither half */
@@ -499,6 +501,7 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	}
 	/* a plain lap with no injected one before it pairs with nothing */
 	rxr_probe_ab_pair(p, s, 123, 1, false);
+	cr_expect_eq(p->abp[s].unmatched, 0);
 	uint64_t pairs = 0, kept = 0;
 	double med = rxr_ab_pairs_median(&p->abp[s], &pairs);
 	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
@@ -553,4 +556,153 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
 	cr_expect(leak > 750, "observed leak %.1f ticks/packet, 1500 spun there", leak);
 	cr_expect(add > 50 && add < 200, "app's own A/B figure %.1f, K = 100", add);
 	rxr_probe_free(p);
+}
+
+/*
+ * Pairs hold laps of one packet count. At light load a spin lets packets
+ * gather, so the plain lap after an injected one often holds more, and a
+ * stage's fixed cost per lap (here 300) spread over more packets looks
+ * cheaper: injected laps of 1 packet (300 + 40 + K) against plain laps of
+ * 2 (300 + 2 x 40, 190 per packet) would read K + 150. Such pairs are left
+ * out and counted; the laps of equal count give K. Catches pairing across
+ * counts (the figure K + 150, or a mix) and losing the count of the
+ * unpaired.
+ */
+Test(inject, ab_pairs_hold_laps_of_one_packet_count)
+{
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	const enum rxr_stage s = RXR_ST_BUF_ALLOC;
+	const uint64_t k = 100, a = 300, b = 40;
+	for (int i = 0; i < 300; i++) {
+		/* two of three pairs: 1 packet injected, 2 plain */
+		uint32_t ni = 1, np = i % 3 ? 2 : 1;
+		rxr_probe_ab_pair(p, s, a + (b + k) * ni, ni, true);
+		rxr_probe_ab_pair(p, s, a + b * np, np, false);
+	}
+	uint64_t pairs = 0;
+	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], NULL);
+	rxr_ab_pairs_median(&p->abp[s], &pairs);
+	cr_expect_eq(pairs, 100, "pairs of equal counts: %lu", (unsigned long)pairs);
+	cr_expect_eq(p->abp[s].unmatched, 200);
+	cr_expect_float_eq(tm, (double)k + 0.5, 1e-9, "added %.2f, K = %lu (bins' centres +0.5)",
+			   tm, (unsigned long)k);
+	/* the result says how many were left unpaired */
+	struct rxr_result *res = NULL;
+	rxr_probe_set_inject(p, s, k); /* the result lists injected stages */
+	cr_assert_eq(rxr_result_open(&res), 0);
+	p->ab[s].count = p->ab[RXR_ST_COUNT + s].count = 1; /* laps to report */
+	cr_assert_eq(rxr_result_add_probe(res, p), 0);
+	json_t *e = json_array_get(json_object_get(res->extra, "inject_ab"), 0);
+	cr_assert_not_null(e);
+	cr_expect_eq(json_integer_value(json_object_get(e, "pairs_unmatched")), 200);
+	cr_expect_eq(json_integer_value(json_object_get(e, "pairs")), 100);
+	rxr_result_free(res);
+	rxr_probe_free(p);
+}
+
+/*
+ * Operation delays in A/B: a gate stage (buf_alloc, two delayed operations
+ * per packet, as two gets) takes turns armed and disarmed; another stage
+ * performing the operation after it in the same lap (free, one put) runs
+ * under the state the gate left and counts to that half; a stage without
+ * operations (cqe_poll) shows nothing. Catches: delays not gated (added
+ * ~0: every lap spins), the observed stage counted by the gate's last lap
+ * instead of the state it ran under (free's figure -K), a gate that does
+ * not alternate (no plain half), and a delay that does not count its own
+ * overhead (added well above 2K on a host with slow clock reads).
+ */
+Test(inject, op_gate_alternates_and_observed_operations_follow_it)
+{
+	timed_laps_or_skip();
+	rxr_op_delay_calibrate();
+	const uint32_t k = 300;
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	cr_assert_eq(rxr_probe_set_op_gate(p, RXR_ST_BUF_ALLOC), 0);
+	cr_assert_eq(p->inject[RXR_ST_FREE], RXR_INJECT_OBSERVE);
+	cr_assert_eq(p->inject[RXR_ST_IDLE], 0, "a wait stage is never observed");
+	rxr_lap_start(p);
+	for (unsigned i = 0; i < 4000; i++) {
+		known_work(1);
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxr_op_delay(k);
+		rxr_op_delay(k);
+		rxr_lap(p, RXR_ST_BUF_ALLOC, 1);
+		rxr_op_delay(k);
+		rxr_lap(p, RXR_ST_FREE, 1);
+		rxr_lap(p, RXR_ST_IDLE, 0);
+	}
+	const struct rxr_acc *inj = &p->ab[RXR_ST_BUF_ALLOC],
+			     *pl = &p->ab[RXR_ST_COUNT + RXR_ST_BUF_ALLOC];
+	cr_expect_eq(inj->count, 2000);
+	cr_expect_eq(pl->count, 2000);
+	double gate = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_BUF_ALLOC], NULL);
+	double fr = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_FREE], NULL);
+	double cq = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_CQE_POLL], NULL);
+	cr_expect_lt(fabs(gate - 2.0 * k), INJ_TOL * 2 * k, "gate stage: %.1f added, 2K = %u%s",
+		     gate, 2 * k, INJ_WHY);
+	cr_expect_lt(fabs(fr - k), INJ_TOL * k, "free after it: %.1f added, K = %u%s", fr, k,
+		     INJ_WHY);
+	cr_expect_lt(fabs(cq), 0.5 * k, "cqe_poll (no operation): %.1f added", cq);
+	/* the result marks the gate */
+	struct rxr_result *res = NULL;
+	cr_assert_eq(rxr_result_open(&res), 0);
+	cr_assert_eq(rxr_result_add_probe(res, p), 0);
+	json_t *arr = json_object_get(res->extra, "inject_ab"), *x;
+	size_t ix;
+	int gates = 0;
+	json_array_foreach(arr, ix, x)
+	{
+		if (json_is_true(json_object_get(x, "op_gate"))) {
+			gates++;
+			cr_expect_str_eq(json_string_value(json_object_get(x, "stage")),
+					 "buf_alloc");
+			cr_expect_eq(json_integer_value(json_object_get(x, "k")), 0);
+		}
+	}
+	cr_expect_eq(gates, 1);
+	rxr_result_free(res);
+	/* turning A/B off forgets the gate: no lap takes the injected path */
+	cr_assert_eq(rxr_probe_set_inject_ab(p, false), 0);
+	cr_expect_eq(p->inject[RXR_ST_BUF_ALLOC], 0);
+	cr_expect_eq(p->inject[RXR_ST_FREE], 0);
+	rxr_op_armed = true;
+	rxr_probe_free(p);
+}
+
+/*
+ * rxr_op_spin steers to K per delay, its own clock reads and call
+ * included (calibrated): 400 delays back to back span 400 K within the
+ * injection tolerance (median of rounds: a preempted round is outvoted).
+ * A spin that ignored its overhead spans 400 (K + overhead): on the 2-core
+ * VM that was +45% at K = 200. Catches the overhead not taken off, and the
+ * carried debt not repaid (the span drifts by one overshoot per delay).
+ */
+Test(inject, op_delay_spans_k_each)
+{
+	timed_laps_or_skip();
+	rxr_op_delay_calibrate();
+	enum { ROUNDS = 21, N = 400 };
+	const uint32_t k = 200;
+	double per[ROUNDS];
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t t0 = rxr_now();
+		for (int i = 0; i < N; i++)
+			rxr_op_delay(k);
+		per[r] = (double)(rxr_now() - t0) / N;
+	}
+	qsort(per, ROUNDS, sizeof(per[0]), cmp_d);
+	cr_expect_lt(fabs(per[ROUNDS / 2] - k) / k, INJ_TOL, "%.1f ticks per delay, K = %u%s",
+		     per[ROUNDS / 2], k, INJ_WHY);
+	/* disarmed: nothing spun */
+	rxr_op_armed = false;
+	uint64_t t0 = rxr_now();
+	for (int i = 0; i < N; i++)
+		rxr_op_delay(k);
+	cr_expect_lt((double)(rxr_now() - t0) / N, 0.5 * k, "disarmed delays spun");
+	rxr_op_armed = true;
 }

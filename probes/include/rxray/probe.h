@@ -323,23 +323,33 @@ struct rxr_probe {
 	bool ab_phase;          /* inject A/B: the last lap of an injected
 				 * stage was injected (observed stages' laps
 				 * count to that half) */
+	bool op_gate;		/* a stage is the operation delays' gate:
+				 * observed laps count to rxr_op_armed */
 } __attribute__((aligned(64)));
 
 /*
  * Inject A/B pairs: each injected lap of a stage is paired with the plain
- * lap that follows it, and the difference of their cycles per packet goes
- * into a histogram of 1-cycle bins from RXR_AB_LO (clamped at both ends).
- * The two laps of a pair are neighbours in time and drawn from the same
- * burst distribution, so their difference is distributed symmetrically
+ * lap that follows it when both hold the same number of packets, and the
+ * difference of their cycles per packet goes into a histogram of 1-cycle
+ * bins from RXR_AB_LO (clamped at both ends). The two laps of a pair are
+ * neighbours in time, so their difference is distributed symmetrically
  * around what the injection adds, and a lap that was preempted (a mean's
- * ruin on a shared host) lands far out in a tail.
+ * ruin on a shared host) lands far out in a tail. Equal packet counts
+ * matter at light load: a spin lets packets gather, so the plain lap after
+ * an injected one tends to hold more, and a stage's fixed cost per lap
+ * spread over more packets made it look cheaper (a stage with a per-lap
+ * cost a, injected laps of 1 packet and plain laps of 2: a / 2 too much
+ * added). A plain lap of another count is left unpaired (counted).
  */
 #define RXR_AB_LO (-1024)
 #define RXR_AB_BINS 4096
 struct rxr_ab_pairs {
 	double pend;            /* the last injected lap's cycles per packet */
+	uint32_t pend_pkts;	/* and its packets */
 	bool pending;
 	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
+	uint64_t unmatched;	 /* plain laps that followed an injected lap of
+				  * another packet count: not paired */
 	uint32_t bin[RXR_AB_BINS];
 };
 /* Record one A/B lap of stage s, injected or plain half (the injected
@@ -404,6 +414,44 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * Call after rxr_probe_set_inject.
  */
 #define RXR_INJECT_OBSERVE UINT64_MAX
+/*
+ * Operation delays in A/B (`--op-delay ... --inject-ab`): the delays sit
+ * inside operations (a mempool get, an MR lookup, a header write), not at
+ * laps, and spin only while the calling thread's rxr_op_armed is true (it
+ * is, unless a gate turned it off). rxr_probe_set_op_gate makes stage s
+ * the thread's gate: its laps with packets take turns, armed first, and
+ * each counts to the half it ran in (the state it closes under); closing
+ * it turns the state over for what follows. Every other stage of the probe
+ * is observed and counts to the state it ran under, so an operation of
+ * another stage of the thread (a free on an inline app) pairs too. Call
+ * on the probe's owner before its thread runs; the state is the running
+ * thread's (rxr_op_armed is thread-local, set on the probe's thread as its
+ * gate laps). 0, or -ENOMEM.
+ */
+#define RXR_INJECT_GATE (UINT64_MAX - 1)
+extern __thread bool rxr_op_armed; /* __thread: the header is also C++ (nvcc) */
+int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s);
+/*
+ * An operation delay of k ticks. Like a lap's injection it accounts for
+ * its own clock reads: what a spin ran over or short of is carried to the
+ * calling thread's next delay (bounded as for injection), and the ticks a
+ * delay costs outside its two clock reads (the call, the first read's
+ * latency, the loop's exit) are measured once by rxr_op_delay_calibrate
+ * and taken off each target. So each operation grows by k on average:
+ * on the 2-core VM a bare spin of 200 added 290 per header write.
+ */
+void rxr_op_spin(uint32_t k);
+/* Measure rxr_op_spin's overhead on this thread (before the run's threads
+ * start; a preempted attempt is outvoted: the least of several). */
+void rxr_op_delay_calibrate(void);
+/* The calibrated overhead in ticks (0 before calibration). */
+uint32_t rxr_op_delay_overhead(void);
+/* An operation delay of k ticks (0: none), unless a gate disarmed it. */
+static inline void rxr_op_delay(uint32_t k)
+{
+	if (__builtin_expect(k != 0, 0) && rxr_op_armed)
+		rxr_op_spin(k);
+}
 /* Sum of cycles over every stage except idle. */
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p);
 /* Merge src's accumulators into dst (dst's role/core unchanged). */
@@ -518,7 +566,9 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 				    uint32_t pkts)
 {
 	if (!p->ab) {
-		rxr_lap_close(p, s, rxr_inject_run(p, s, t, pkts), pkts);
+		if (p->inject[s] < RXR_INJECT_GATE)
+			t = rxr_inject_run(p, s, t, pkts);
+		rxr_lap_close(p, s, t, pkts);
 		return;
 	}
 	/* The A/B bookkeeping after a lap closes is kept out of every lap: the
@@ -528,7 +578,12 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	uint64_t last = p->last;
 	bool inj;
 	if (p->inject[s] == RXR_INJECT_OBSERVE) { /* observed: no spin */
-		inj = p->ab_phase;
+		inj = p->op_gate ? rxr_op_armed : p->ab_phase;
+	} else if (p->inject[s] == RXR_INJECT_GATE) {
+		/* the lap ran under the armed state; what follows runs under
+		 * the other */
+		inj = rxr_op_armed;
+		rxr_op_armed = !inj;
 	} else {
 		/* the halves take turns, the injected one first */
 		inj = p->ab[s].count <= p->ab[RXR_ST_COUNT + s].count;
@@ -604,7 +659,7 @@ static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t
 static inline void rxr_inject_spin(struct rxr_probe *p, enum rxr_stage s)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
-	if (p->inject[s])
+	if (p->inject[s] && p->inject[s] < RXR_INJECT_GATE)
 		rxr_spin_until(rxr_now(), p->inject[s]);
 #else
 	(void)p;

@@ -91,8 +91,10 @@ struct rx_config {
 	enum rx_cqe_comp cqe_comp; /* sim: CQE compression (default auto) */
 	enum rx_consumer consumer; /* verbs: CQ consumer (default devx) */
 	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
-	bool inject_ab;         /* verification: inject every other lap, report
-				 * the halves apart (rxr_probe_set_inject_ab) */
+	bool inject_ab;		       /* verification: inject every other lap, report
+					* the halves apart (rxr_probe_set_inject_ab);
+					* with an op_delay, delay the operations of
+					* every other lap (rx_op_gate_stage) */
 	uint32_t coalesce;      /* calibration: the rx worker waits (lapped idle)
 				 * until this many completions are ready before it
 				 * polls; 0 = off (cost model, DESIGN.md) */
@@ -334,6 +336,13 @@ struct rx_worker {
 	bool started, joined;
 	char role[8];
 };
+/*
+ * --op-delay with --inject-ab: the stage of a worker of this role whose
+ * laps perform the delayed operation and gate it (rxr_probe_set_op_gate):
+ * mempool: the rx refill (buf_alloc) and the app thread's free; mr: the
+ * rx SGE set-up. -1: none (no A/B, no such operation, or another role).
+ */
+int rx_op_gate_stage(const struct rx_config *c, const char *role);
 /*
  * Start fn(w, arg) on a new thread pinned to core. c may be NULL (no
  * injection, no sampling). 0 or -errno (probe allocation, pthread).
