@@ -6,7 +6,8 @@
  * {20, 50, 150, 500}, at light load and at saturation. Each injected run
  * uses --inject-ab: every other lap of the stage with packets is
  * injected, and the added figure is the mean, over pairs of neighbouring
- * laps (injected, then plain), of their difference in cycles per packet,
+ * laps (injected, then plain, of one packet count: probe.h "Inject A/B
+ * pairs"), of their difference in cycles per packet,
  * within 1024 of the pairs' median: same load, bursts and host, and a
  * preempted lap falls out of the window. The halves' plain means and the
  * cross-run change against the median of three uninjected runs at the
@@ -32,7 +33,10 @@
  * cycles/packet); op-delays
  * within 10%. At saturation a NIC-stage injection slows the generator and
  * so changes the receive side's load: other-stage moves there are load,
- * not attribution. Prints tables; never passes or fails.
+ * not attribution. Every figure is the median over --reps injected runs
+ * (3): one run's light-load figures wandered by +-50% at K = 50 from one
+ * process to the next, the stage named changing between runs. Prints
+ * tables; never passes or fails.
  */
 #include <math.h>
 #include <stdio.h>
@@ -43,7 +47,9 @@
 #include "bench_cm.h"
 
 #define NBASE 3
+#define MAXREPS 9
 static double seconds = 0.3;
+static int reps = 3; /* injected runs per (stage, K, load): the median */
 
 struct cfg {
 	const char *name;
@@ -133,6 +139,14 @@ struct move {
 	const char *name, *role;
 };
 
+/* The median of a run's figures over the repetitions (NAN: none). */
+static double rmed(const double *v, int n)
+{
+	double t[MAXREPS];
+	memcpy(t, v, sizeof(double) * (size_t)n);
+	return cm_median(t, (size_t)n);
+}
+
 static void inject_table(const struct cfg *c, const char *load, const char *rate,
 			 const double *ks, size_t nk)
 {
@@ -152,73 +166,116 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 	for (size_t si = 0; si < c->nstages; si++) {
 		int s = c->stages[si];
 		for (size_t ki = 0; ki < nk; ki++) {
-			struct rxr_result *r =
-			    cm_run("%s --rate %s --seconds %g --inject %s=%.0f --inject-ab", c->args,
-				   rate, seconds, rxr_stage_name((enum rxr_stage)s), ks[ki]);
-			if (!r)
-				continue;
+			/* per run: the injected stage's figures per role, and every
+			 * other stage's move (in-run for the injected stage's
+			 * thread, cross-run burst-matched for the others) */
+			static double own[3][MAXREPS], mean[3][MAXREPS], cr[3][MAXREPS];
+			static double od[3][RXR_ST_COUNT][MAXREPS], oraw[3][RXR_ST_COUNT][MAXREPS];
+			bool isown[3] = {false, false, false}, seen[3] = {false, false, false};
+			int nr = 0;
+			for (int rep = 0; rep < reps; rep++) {
+				struct rxr_result *r =
+				    cm_run("%s --rate %s --seconds %g --inject %s=%.0f --inject-ab",
+					   c->args, rate, seconds,
+					   rxr_stage_name((enum rxr_stage)s), ks[ki]);
+				if (!r)
+					continue;
+				for (int ro = 0; ro < 3; ro++) {
+					const struct rxr_thread_result *t = cm_thread(r, roles[ro]);
+					own[ro][nr] = mean[ro][nr] = cr[ro][nr] = NAN;
+					for (int o = 0; o < RXR_ST_COUNT; o++)
+						od[ro][o][nr] = oraw[ro][o][nr] = NAN;
+					if (!t)
+						continue;
+					seen[ro] = true;
+					double ab = ab_added(r, roles[ro], s,
+							     "added_trimmed_cycles_per_packet");
+					if (isfinite(ab)) {
+						isown[ro] = true;
+						own[ro][nr] = ab;
+						mean[ro][nr] = ab_added(r, roles[ro], s,
+									"added_cycles_per_packet");
+						cr[ro][nr] = cm_cpp(t, s) - base[ro][s];
+					}
+					for (int o = 0; o < RXR_ST_COUNT; o++) {
+						if (o == s || o == RXR_ST_IDLE ||
+						    !(t->stage_mask & (1u << o)))
+							continue;
+						if (isfinite(ab)) { /* in-run: injected minus plain
+								       half */
+							oraw[ro][o][nr] =
+							    ab_added(r, roles[ro], o,
+								     "added_cycles_per_packet");
+							od[ro][o][nr] = ab_added(
+							    r, roles[ro], o,
+							    "added_trimmed_cycles_per_packet");
+							if (!isfinite(od[ro][o]
+									[nr])) /* not in lockstep */
+								od[ro][o][nr] = oraw[ro][o][nr];
+						} else { /* burst-matched fits at the baseline's
+							    burst */
+							double n0 =
+							    pool[ro][o].sx > 0 && pool[ro][o].n > 0
+								? pool[ro][o].sx / pool[ro][o].n
+								: NAN;
+							od[ro][o][nr] =
+							    fit_cpp(&t->st[o].laps, n0) -
+							    fit_cpp(&pool[ro][o], n0);
+							oraw[ro][o][nr] =
+							    cm_cpp(t, o) - base[ro][o];
+						}
+					}
+				}
+				nr++;
+				rxr_result_free(r);
+			}
 			char added[200] = "", cross[200] = "";
 			size_t al = 0, cl = 0;
 			/* [0]: the injected stage's own thread, in-run (observed
 			 * stages' A/B halves); [1]: other threads, cross-run */
 			struct move w[2] = {{0, 1, NAN, "-", ""}, {0, 1, NAN, "-", ""}};
 			bool ok = true, any = false;
-			for (int ro = 0; ro < 3; ro++) {
-				const struct rxr_thread_result *t = cm_thread(r, roles[ro]);
-				if (!t)
+			for (int ro = 0; ro < 3 && nr; ro++) {
+				if (!seen[ro])
 					continue;
-				double ab = ab_added(r, roles[ro], s, "added_trimmed_cycles_per_packet");
-				bool own = isfinite(ab);
-				if (own) {
-					double mean = ab_added(r, roles[ro], s, "added_cycles_per_packet");
-					double d = cm_cpp(t, s) - base[ro][s];
+				if (isown[ro]) {
+					double ab = rmed(own[ro], nr);
 					any = true;
 					al += (size_t)snprintf(added + al, sizeof(added) - al,
 							       "%s%s %+.1f (%.3f)", al ? ", " : "",
 							       roles[ro], ab, ab / ks[ki]);
 					cl += (size_t)snprintf(cross + cl, sizeof(cross) - cl,
 							       "%s%s %+.1f / %+.1f", cl ? ", " : "",
-							       roles[ro], mean, d);
-					if (ks[ki] >= 50 && fabs(ab / ks[ki] - 1) > 0.05)
+							       roles[ro], rmed(mean[ro], nr),
+							       rmed(cr[ro], nr));
+					if (ks[ki] >= 50 && !(fabs(ab / ks[ki] - 1) <= 0.05))
 						ok = false;
 				}
 				for (int o = 0; o < RXR_ST_COUNT; o++) {
-					if (o == s || o == RXR_ST_IDLE || !(t->stage_mask & (1u << o)))
+					double d = rmed(od[ro][o], nr);
+					if (!isfinite(d))
 						continue;
-					double bound = fmax(0.05 * base[ro][o], 3.0), d, raw;
-					if (own) { /* in-run: injected minus plain half */
-						d = ab_added(r, roles[ro], o,
-							     "added_trimmed_cycles_per_packet");
-						raw = ab_added(r, roles[ro], o, "added_cycles_per_packet");
-						if (!isfinite(d)) /* not in lockstep: the means */
-							d = raw;
-					} else { /* burst-matched fits at the baseline's burst */
-						double n0 = pool[ro][o].sx > 0 && pool[ro][o].n > 0
-								? pool[ro][o].sx / pool[ro][o].n
-								: NAN;
-						d = fit_cpp(&t->st[o].laps, n0) - fit_cpp(&pool[ro][o], n0);
-						raw = cm_cpp(t, o) - base[ro][o];
-					}
-					struct move *m = &w[!own];
-					if (isfinite(d) && fabs(d) / bound > fabs(m->d) / m->bound)
-						*m = (struct move){d, bound, raw,
-								   rxr_stage_name((enum rxr_stage)o),
-								   roles[ro]};
+					double bound = fmax(0.05 * base[ro][o], 3.0);
+					struct move *m = &w[!isown[ro]];
+					if (fabs(d) / bound > fabs(m->d) / m->bound)
+						*m = (struct move){
+						    d, bound, rmed(oraw[ro][o], nr),
+						    rxr_stage_name((enum rxr_stage)o), roles[ro]};
 				}
 			}
 			bool others_ok = fabs(w[0].d) <= w[0].bound;
-			printf("| %s | %s | %s | %.0f | %s | %s | %s %s %+.1f (mean %+.1f; bound %.1f) | "
+			printf("| %s | %s | %s | %.0f | %s | %s | %s %s %+.1f (mean %+.1f; bound "
+			       "%.1f) | "
 			       "%s %s %+.1f (raw %+.1f; bound %.1f) | %s |\n",
 			       c->name, load, rxr_stage_name((enum rxr_stage)s), ks[ki],
 			       any ? added : "not lapped", any ? cross : "-", w[0].role, w[0].name,
 			       w[0].d, w[0].raw, w[0].bound, w[1].role, w[1].name, w[1].d, w[1].raw,
 			       w[1].bound,
-			       ks[ki] < 50 ? "(K < 50)"
-			       : !any	   ? "-"
+			       ks[ki] < 50	 ? "(K < 50)"
+			       : !any		 ? "-"
 			       : ok && others_ok ? "ok"
 			       : !ok		 ? "MISS"
 						 : "others moved");
-			rxr_result_free(r);
 		}
 	}
 	for (size_t i = 0; i < nb; i++)
@@ -254,27 +311,48 @@ static void opdelay_table(double k)
 		    {"mempool", "app", RXR_ST_FREE},
 		    {"mr", "rx", RXR_ST_SGE_SETUP},
 		    {"hdr_write", "nic", RXR_ST_HDR_WRITE}};
-	struct rxr_result *runs[3] = {0};
+	struct rxr_result *runs[3][MAXREPS] = {{0}};
 	const char *ops[3] = {"mempool", "mr", "hdr_write"};
 	for (int i = 0; i < 3; i++)
-		runs[i] = cm_run("%s --seconds %g --op-delay %s=%.0f --inject-ab", args, seconds,
-				 ops[i], k);
+		for (int rep = 0; rep < reps; rep++)
+			runs[i][rep] = cm_run("%s --seconds %g --op-delay %s=%.0f --inject-ab",
+					      args, seconds, ops[i], k);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		int ri = !strcmp(rows[i].op, "mempool") ? 0 : !strcmp(rows[i].op, "mr") ? 1 : 2;
-		struct rxr_result *r = runs[ri];
-		const struct rxr_thread_result *t = cm_thread(r, rows[i].role);
+		/* each figure: the median over the repetitions */
+		double vops[MAXREPS], vrise[MAXREPS], vd[RXR_ST_COUNT][MAXREPS];
+		const struct rxr_thread_result *t = NULL;
+		int nr = 0;
+		for (int rep = 0; rep < reps; rep++) {
+			struct rxr_result *r = runs[ri][rep];
+			const struct rxr_thread_result *tr = cm_thread(r, rows[i].role);
+			if (!tr)
+				continue;
+			t = tr;
+			double pk = (double)tr->packets;
+			if (ri ==
+			    0) /* rx: gets and look-ahead puts in buf_alloc; app: puts in free */
+				vops[nr] = (jnum(r, "mempool", rows[i].role, "get_calls") +
+					    jnum(r, "mempool", rows[i].role, "put_calls")) /
+					   pk;
+			else if (ri == 1)
+				vops[nr] = jnum(r, "mr_cache", "lookups", NULL) / pk;
+			else
+				vops[nr] = 1;
+			vrise[nr] = ab_added(r, rows[i].role, rows[i].stage,
+					     "added_trimmed_cycles_per_packet");
+			for (int o = 0; o < RXR_ST_COUNT; o++) {
+				vd[o][nr] =
+				    ab_added(r, rows[i].role, o, "added_trimmed_cycles_per_packet");
+				if (!isfinite(vd[o][nr]))
+					vd[o][nr] =
+					    ab_added(r, rows[i].role, o, "added_cycles_per_packet");
+			}
+			nr++;
+		}
 		if (!t)
 			continue;
-		double pk = (double)t->packets, ops_pp = NAN;
-		if (ri == 0) /* rx: gets and look-ahead puts in buf_alloc; app: puts in free */
-			ops_pp = (jnum(r, "mempool", rows[i].role, "get_calls") +
-				  jnum(r, "mempool", rows[i].role, "put_calls")) / pk;
-		else if (ri == 1)
-			ops_pp = jnum(r, "mr_cache", "lookups", NULL) / pk;
-		else
-			ops_pp = 1;
-		double rise =
-		    ab_added(r, rows[i].role, rows[i].stage, "added_trimmed_cycles_per_packet");
+		double ops_pp = rmed(vops, nr), rise = rmed(vrise, nr);
 		double want = k * ops_pp;
 		/* the largest move elsewhere on the same thread, in-run pairs */
 		double worst = 0, wb = 1;
@@ -282,9 +360,7 @@ static void opdelay_table(double k)
 		for (int o = 0; o < RXR_ST_COUNT; o++) {
 			if (o == rows[i].stage || o == RXR_ST_IDLE || !(t->stage_mask & (1u << o)))
 				continue;
-			double d = ab_added(r, rows[i].role, o, "added_trimmed_cycles_per_packet");
-			if (!isfinite(d))
-				d = ab_added(r, rows[i].role, o, "added_cycles_per_packet");
+			double d = rmed(vd[o], nr);
 			double bound = fmax(0.05 * cm_cpp(t, o), 3.0);
 			if (isfinite(d) && fabs(d) / bound > fabs(worst) / wb) {
 				worst = d;
@@ -302,26 +378,38 @@ static void opdelay_table(double k)
 						      : "ok");
 	}
 	for (int i = 0; i < 3; i++)
-		rxr_result_free(runs[i]);
+		for (int rep = 0; rep < reps; rep++)
+			rxr_result_free(runs[i][rep]);
 	fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
 	cm_args(argc, argv,
-		"USAGE\n  bench_inject_accuracy [--rxray PATH] [--quick] [--noisy] [--seconds S]\n\n"
+		"USAGE\n  bench_inject_accuracy [--rxray PATH] [--quick] [--noisy] [--seconds S]\n"
+		"                        [--reps N] [--config verbs|dpdk]\n\n"
 		"Runs rxray (default ./tools/rxray: run from the build dir) with --inject\n"
 		"STAGE=K on every lapped stage of verbs single and dpdk hds, K in\n"
 		"{20,50,150,500}, at 1 Mpps and at max, and --op-delay for the mempool,\n"
 		"MR lookup and header write; prints the added cycles/packet vs K.\n"
 		"--quick: K in {50,500}, light load only. --noisy: allow oversubscription\n"
-		"(a host with fewer cores than the threads).\n");
+		"(a host with fewer cores than the threads). --reps N: injected runs per\n"
+		"row, each figure their median (default 3). --config: one engine only.\n");
 	bool quick = false;
+	const char *only = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = true;
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			only = argv[++i];
+	}
+	if (reps < 1 || reps > MAXREPS) {
+		fprintf(stderr, "--reps: 1..%d\n", MAXREPS);
+		return 2;
 	}
 	const double ks_full[] = {20, 50, 150, 500}, ks_quick[] = {50, 500};
 	const double *ks = quick ? ks_quick : ks_full;
@@ -333,8 +421,9 @@ int main(int argc, char **argv)
 	     sizeof(dpdk_stages) / sizeof(dpdk_stages[0])},
 	};
 	printf("# inject_accuracy: --inject STAGE=K --inject-ab: cycles/packet added per thread,\n"
-	       "# the mean over pairs of neighbouring laps (injected, then plain) of their\n"
-	       "# difference in cycles per packet, within 1024 of the pairs' median (added/K);\n"
+	       "# the mean over pairs of neighbouring laps (injected, then plain, of one packet\n"
+	       "# count) of their difference in cycles per packet, within 1024 of the pairs'\n"
+	       "# median (added/K);\n"
 	       "# beside it the halves' means' difference (A/B mean)\n"
 	       "# and the cross-run change: the stage's change\n"
 	       "# against the median of %d uninjected runs at the same load (half the laps are\n"
@@ -343,12 +432,14 @@ int main(int argc, char **argv)
 	       "# (the same pairs, observed: the verdict's); of other threads: cross-run,\n"
 	       "# burst-matched (fit at the baseline's packets per lap), raw change beside it\n"
 	       "# (load and the host, not attribution: for information);\n"
-	       "# %g s runs\n\n",
-	       NBASE, seconds);
+	       "# %g s runs; every figure the median over %d injected runs\n\n",
+	       NBASE, seconds, reps);
 	printf("| config | load | stage | K | added, A/B pairs (thread: cycles/pkt, /K) | A/B mean / cross-run | "
 	       "largest other move, same thread (in-run A/B) | other threads (cross-run, burst-matched) | verdict |\n");
 	printf("|---|---|---|---:|---|---|---|---|---|\n");
 	for (size_t c = 0; c < 2; c++) {
+		if (only && strncmp(cfgs[c].name, only, strlen(only)))
+			continue;
 		inject_table(&cfgs[c], "light (1 Mpps)", "1M", ks, nk);
 		if (!quick)
 			inject_table(&cfgs[c], "saturation (max)", "max", ks, nk);
@@ -361,6 +452,8 @@ int main(int argc, char **argv)
 	printf("| op=K | thread | stage | ops/pkt | want | added (A/B) | added/want | largest "
 	       "other move (in-run A/B) | verdict |\n");
 	printf("|---|---|---|---:|---:|---:|---:|---|---|\n");
+	if (only && strcmp(only, "dpdk"))
+		return 0;
 	opdelay_table(200);
 	if (!quick)
 		opdelay_table(600); /* K x 4 operations stays in the pairs' bins (< 3,072) */
