@@ -233,7 +233,9 @@ void rxr_probe_reset(struct rxr_probe *p)
 		rxr_acc_reset(&p->ab[s]);
 	if (p->abp)
 		memset(p->abp, 0, RXR_ST_COUNT * sizeof(*p->abp));
-	p->ab_phase = false;
+	/* the last lap was a shadow: nothing observed counts until a turn
+	 * starts (gate_turn goes on: the thread's armed state follows it) */
+	p->ab_phase = RXR_AB_PERIOD - 1;
 	p->last = rxr_now();
 }
 
@@ -277,7 +279,7 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 	for (int s = 0; any && s < RXR_ST_COUNT; s++)
 		if (!p->inject[s] && !rxr_stage_is_wait(s))
 			p->inject[s] = RXR_INJECT_OBSERVE;
-	p->ab_phase = false;
+	p->ab_phase = RXR_AB_PERIOD - 1;
 	return 0;
 }
 
@@ -340,6 +342,7 @@ int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s)
 		return -EINVAL;
 	p->inject[s] = RXR_INJECT_GATE;
 	p->op_gate = true;
+	p->gate_turn = RXR_AB_INJ; /* rxr_op_armed starts true */
 	return rxr_probe_set_inject_ab(p, true);
 }
 

@@ -4,9 +4,10 @@
  * STAGE, and nothing elsewhere? Both engines (verbs single, dpdk hds
  * scalar), every stage they lap on the rx, app and nic threads, K in
  * {20, 50, 150, 500}, at light load and at saturation. Each injected run
- * uses --inject-ab: every other lap of the stage with packets is
- * injected, and the added figure is the mean, over pairs of neighbouring
- * laps (injected, then plain, of one packet count: probe.h "Inject A/B
+ * uses --inject-ab: one lap in four of the stage with packets is
+ * injected and the lap two turns later is its plain partner (both follow a
+ * plain lap: probe.h "Inject A/B turns"), and the added figure is the
+ * mean, over these pairs (of one packet count: probe.h "Inject A/B
  * pairs"), of their difference in cycles per packet,
  * within 1024 of the pairs' median: same load, bursts and host, and a
  * preempted lap falls out of the window. The halves' plain means and the
@@ -25,8 +26,8 @@
  * inside operations, not at laps): the mempool driver's gets and puts, the
  * MR lookup and the NIC's header write must show up in the stage that
  * performs them, by K x operations per packet (counted by the engine),
- * also in A/B: the operations of every other lap of that stage are
- * delayed (rxr_probe_set_op_gate) and neighbouring laps are paired.
+ * also in A/B: the operations of one lap in four of that stage are
+ * delayed (rxr_probe_set_op_gate) and paired as above.
  *
  * Targets (issue 11): added (A/B) within 5% of K for K >= 50; no other
  * stage of the thread moves (in-run) by more than max(5% of its cost, 3
@@ -294,7 +295,7 @@ static double jnum(const struct rxr_result *r, const char *a, const char *b, con
 }
 
 /*
- * --op-delay in A/B (--inject-ab): the operations of every other lap of
+ * --op-delay in A/B (--inject-ab): the operations of one lap in four of
  * the stage performing them are delayed, so the gate stage's paired figure
  * is what K x its operations add, in one run; the thread's other stages
  * are paired alike (what leaked into them). Want: K x the operations per
@@ -387,14 +388,15 @@ int main(int argc, char **argv)
 {
 	cm_args(argc, argv,
 		"USAGE\n  bench_inject_accuracy [--rxray PATH] [--quick] [--noisy] [--seconds S]\n"
-		"                        [--reps N] [--config verbs|dpdk]\n\n"
+		"                        [--reps N] [--config verbs|dpdk|opdelay]\n\n"
 		"Runs rxray (default ./tools/rxray: run from the build dir) with --inject\n"
 		"STAGE=K on every lapped stage of verbs single and dpdk hds, K in\n"
 		"{20,50,150,500}, at 1 Mpps and at max, and --op-delay for the mempool,\n"
 		"MR lookup and header write; prints the added cycles/packet vs K.\n"
 		"--quick: K in {50,500}, light load only. --noisy: allow oversubscription\n"
 		"(a host with fewer cores than the threads). --reps N: injected runs per\n"
-		"row, each figure their median (default 3). --config: one engine only.\n");
+		"row, each figure their median (default 3). --config verbs|dpdk: one engine\n"
+		"only (dpdk with the op-delay rows); --config opdelay: the op-delay rows.\n");
 	bool quick = false;
 	const char *only = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -421,14 +423,14 @@ int main(int argc, char **argv)
 	     sizeof(dpdk_stages) / sizeof(dpdk_stages[0])},
 	};
 	printf("# inject_accuracy: --inject STAGE=K --inject-ab: cycles/packet added per thread,\n"
-	       "# the mean over pairs of neighbouring laps (injected, then plain, of one packet\n"
-	       "# count) of their difference in cycles per packet, within 1024 of the pairs'\n"
-	       "# median (added/K);\n"
+	       "# the mean over pairs of laps (one injected in four turns, the plain one two\n"
+	       "# turns later, of one packet count) of their difference in cycles per packet,\n"
+	       "# within 1024 of the pairs' median (added/K);\n"
 	       "# beside it the halves' means' difference (A/B mean)\n"
 	       "# and the cross-run change: the stage's change\n"
-	       "# against the median of %d uninjected runs at the same load (half the laps are\n"
-	       "# injected: K/2 expected, plus the load the injection changes). Other stages\n"
-	       "# of the same thread: in-run, their laps after injected minus after plain laps\n"
+	       "# against the median of %d uninjected runs at the same load (a quarter of the\n"
+	       "# laps are injected: K/4 expected, plus the load the injection changes). Other\n"
+	       "# stages of the same thread: in-run, their laps in injected minus plain turns\n"
 	       "# (the same pairs, observed: the verdict's); of other threads: cross-run,\n"
 	       "# burst-matched (fit at the baseline's packets per lap), raw change beside it\n"
 	       "# (load and the host, not attribution: for information);\n"
@@ -447,12 +449,12 @@ int main(int argc, char **argv)
 	printf(
 	    "\n# op-delay: dpdk hds, cache 0, app thread, 0.2 Mpps, --inject-ab: the stage\n"
 	    "# performing the operation (its laps take turns delayed and not) rises by K x\n"
-	    "# operations per packet (counted by the engine): pairs of neighbouring laps;\n"
+	    "# operations per packet (counted by the engine): pairs as above;\n"
 	    "# the thread's other stages paired alike (bound: 5%% of the stage's cost or 3)\n\n");
 	printf("| op=K | thread | stage | ops/pkt | want | added (A/B) | added/want | largest "
 	       "other move (in-run A/B) | verdict |\n");
 	printf("|---|---|---|---:|---:|---:|---:|---|---|\n");
-	if (only && strcmp(only, "dpdk"))
+	if (only && strcmp(only, "dpdk") && strcmp(only, "opdelay"))
 		return 0;
 	opdelay_table(200);
 	if (!quick)

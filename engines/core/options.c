@@ -105,9 +105,9 @@ const struct rx_knob rx_knobs[] = {
     {"inject", RX_KT_INJECT, "STAGE=CYC", 0, 0, NULL, FIELD(inject), 0, NULL,
      "add CYC cycles per packet to STAGE (repeatable; STAGE=CYC,STAGE=CYC; not idle)"},
     {"inject-ab", RX_KT_FLAG, NULL, 0, 0, NULL, FIELD(inject_ab), 0, NULL,
-     "verification: inject on every other lap only (with --op-delay: delay the operations of "
-     "every other lap of the stage performing them) and report the injected and plain laps "
-     "apart (inject_ab in the result)"},
+     "verification: inject one lap in four only (with --op-delay: delay the operations of one "
+     "lap in four of the stage performing them) and report injected and plain laps two turns "
+     "apart, paired (inject_ab in the result)"},
     {"coalesce", RX_KT_UINT, "B", 0, 1u << 16, NULL, FIELD(coalesce), 0, NULL,
      "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
     {"op-delay", RX_KT_OPDELAY, "OP=CYC", 0, 0, NULL, FIELD(op_delay_mempool), 0, NULL,

@@ -162,6 +162,9 @@ struct rxd_run {
 	enum rx_discipline disc; /* resolved (sim) */
 	volatile sig_atomic_t *stop;
 	atomic_int quit; /* ethdev: time is up */
+	atomic_int live; /* the device delivers: rx workers poll from then on
+			  * (ethdev: once rte_eth_dev_start returned; a burst
+			  * racing the start read a half-set queue and crashed) */
 	double seconds;	 /* measured run length */
 	char eal_note[256];
 	bool no_huge;

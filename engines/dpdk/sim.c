@@ -393,6 +393,8 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 static int sim_start(struct rxd_run *run, char *err, size_t errlen)
 {
 	struct sim_priv *sp = run->be_priv;
+	/* the software NIC's queues can be polled before it runs */
+	atomic_store_explicit(&run->live, 1, memory_order_release);
 	int rc = rxs_nic_start(sp->nic);
 	if (rc)
 		snprintf(err, errlen, "device: cannot start the software NIC: %s", strerror(-rc));

@@ -266,7 +266,7 @@ static int cmp_d(const void *a, const void *b)
 #define INJ_WHY ""
 #else
 #define INJ_TOL 0.35
-#define INJ_OTHER 20.0
+#define INJ_OTHER 35.0 /* seen: 27-31 at K = 50 (a lap charged to its neighbour: ~K) */
 #define INJ_WHY ", unoptimised build"
 #endif
 
@@ -340,9 +340,9 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 }
 
 /*
- * Inject A/B: every other lap with packets is injected and also recorded
+ * Inject A/B: one lap in four with packets is injected and also recorded
  * in p->ab; the stage keeps all laps. Injected minus plain cycles/packet
- * (median over rounds) is K; the halves alternate (equal lap counts); the
+ * (median over rounds) is K; the halves take their turns (equal lap counts); the
  * result carries both halves. Catches injecting every lap (no plain
  * half), recording the wrong half in ab (added ~ -K), a half that counts
  * laps without packets, and a spin per lap instead of per packet.
@@ -363,8 +363,8 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 		rxr_lap_start(p);
 		for (unsigned i = 0; i < LAPS; i++) {
 			/* pairs hold laps of one count: app's pairs are laps
-			 * (2j, 2j + 1), cqe_poll's (2j + 1, 2j + 2) */
-			uint32_t n = 1 + (i / 2) % 4;
+			 * (4j, 4j + 2) (turns RXR_AB_INJ, RXR_AB_PLAIN) */
+			uint32_t n = 1 + (i / 4) % 4;
 			known_work(n);
 			rxr_lap(p, RXR_ST_CQE_POLL, 2);
 			known_work(n);
@@ -372,24 +372,27 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 			rxr_lap(p, RXR_ST_APP, 0); /* no packets: neither half */
 		}
 		const struct rxr_acc *inj = &p->ab[RXR_ST_APP], *pl = &p->ab[RXR_ST_COUNT + RXR_ST_APP];
-		cr_assert_eq(inj->count, LAPS / 2, "round %d: %lu injected laps of %u with packets", r,
-			     (unsigned long)inj->count, LAPS);
-		cr_assert_eq(pl->count, LAPS / 2, "round %d: %lu plain laps of %u with packets", r,
+		/* one lap in four each; the shadows (after an injected lap
+		 * and after a plain one) in neither half */
+		cr_assert_eq(inj->count, LAPS / 4, "round %d: %lu injected laps of %u with packets",
+			     r, (unsigned long)inj->count, LAPS);
+		cr_assert_eq(pl->count, LAPS / 4, "round %d: %lu plain laps of %u with packets", r,
 			     (unsigned long)pl->count, LAPS);
-		cr_assert_eq(inj->packets + pl->packets, p->st[RXR_ST_APP].packets);
+		cr_assert_eq(p->st[RXR_ST_APP].count, 2 * LAPS, "the stage keeps every lap");
+		cr_assert_eq(p->abp[RXR_ST_APP].n, LAPS / 4, "pairs (4j, 4j + 2)");
 		/* a stage not injected is observed: its laps split by the
 		 * injected stage's last half (each round's cqe_poll follows
 		 * the previous round's app lap) */
 		const struct rxr_acc *oi = &p->ab[RXR_ST_CQE_POLL],
 				     *op = &p->ab[RXR_ST_COUNT + RXR_ST_CQE_POLL];
-		cr_assert_eq(oi->count + op->count, LAPS, "round %d: observed laps %lu + %lu", r,
-			     (unsigned long)oi->count, (unsigned long)op->count);
-		cr_assert_eq(oi->count, LAPS / 2,
+		cr_assert_eq(oi->count + op->count, LAPS / 2, "round %d: observed laps %lu + %lu",
+			     r, (unsigned long)oi->count, (unsigned long)op->count);
+		cr_assert_eq(oi->count, LAPS / 4,
 			     "round %d: cqe_poll after an injected app lap: %lu, want %u", r,
-			     (unsigned long)oi->count, LAPS / 2);
-		/* pairs: each such lap with the plain-half one after it; the
-		 * last has none */
-		cr_assert_eq(p->abp[RXR_ST_CQE_POLL].n, LAPS / 2 - 1);
+			     (unsigned long)oi->count, LAPS / 4);
+		/* pairs: the lap after the injected one with the lap after
+		 * the plain one (laps 4j + 1, 4j + 3) */
+		cr_assert_eq(p->abp[RXR_ST_CQE_POLL].n, LAPS / 4);
 		cr_assert_eq(p->inject[RXR_ST_IDLE], 0, "a wait stage is never observed");
 		add[r] = (double)inj->cycles / (double)inj->packets -
 			 (double)pl->cycles / (double)pl->packets;
@@ -417,13 +420,13 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 	cr_expect_str_eq(json_string_value(json_object_get(e, "stage")), "app");
 	cr_expect_eq(json_integer_value(json_object_get(e, "k")), (json_int_t)k);
 	cr_expect_eq(json_integer_value(json_object_get(json_object_get(e, "injected"), "laps")),
-		     LAPS / 2);
-	/* plain: the other half of the laps with packets, none without */
+		     LAPS / 4);
+	/* plain: the plain turn's laps with packets, none without */
 	cr_expect_eq(json_integer_value(json_object_get(json_object_get(e, "plain"), "laps")),
-		     LAPS / 2);
+		     LAPS / 4);
 	cr_expect(json_is_real(json_object_get(e, "added_cycles_per_packet")));
 	cr_expect(json_is_real(json_object_get(e, "added_trimmed_cycles_per_packet")));
-	cr_expect_eq(json_integer_value(json_object_get(e, "pairs")), LAPS / 2);
+	cr_expect_eq(json_integer_value(json_object_get(e, "pairs")), LAPS / 4);
 	cr_expect_eq(json_array_size(arr), 2);
 	rxr_result_free(res);
 	rxr_probe_free(p);
@@ -472,6 +475,16 @@ Test(lapfit, preempted_laps_are_left_out_of_the_fit_not_the_cycles)
 	free(b);
 }
 
+/* An rx probe with inject A/B on (its pairs fed by hand). */
+static struct rxr_probe *ab_probe(void)
+{
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	return p;
+}
+
 /*
  * The pair statistics on laps given by hand: the plain lap costs 200 per
  * packet, the injected one 200 + the amount spun, which alternates 20 and
@@ -483,10 +496,7 @@ Test(lapfit, preempted_laps_are_left_out_of_the_fit_not_the_cycles)
  */
 Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 {
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
-	cr_assert_not_null(p);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	struct rxr_probe *p = ab_probe();
 	const enum rxr_stage s = RXR_ST_SGE_SETUP;
 	double inj_sum = 0, pl_sum = 0;
 	for (int i = 0; i < 1000; i++) {
@@ -511,10 +521,7 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	cr_expect_float_eq(tm, 50.5, 1e-9, "trimmed mean %.3f (K = 50, bins' centres +0.5)", tm);
 	cr_expect(fabs(med - 50) > 10, "median %.1f should sit in a mode, not at K", med);
 	/* merging two probes' pairs: the same figure over twice the pairs */
-	struct rxr_probe *q = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &q, NULL, 0);
-	cr_assert_not_null(q);
-	cr_assert_eq(rxr_probe_set_inject_ab(q, true), 0);
+	struct rxr_probe *q = ab_probe();
 	rxr_probe_merge(q, p);
 	rxr_probe_merge(q, p);
 	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&q->abp[s], &kept), tm, 1e-9);
@@ -545,7 +552,7 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
 	cr_assert_eq(p->inject[RXR_ST_CQE_POLL], RXR_INJECT_OBSERVE);
 	rxr_lap_start(p);
 	for (unsigned i = 0; i < 2000; i++) {
-		if (p->ab_phase) /* the last app lap was injected */
+		if (p->ab_phase == RXR_AB_INJ) /* the last app lap was injected */
 			rxr_spin_until(rxr_now(), 1500);
 		rxr_lap(p, RXR_ST_CQE_POLL, 1);
 		known_work(1);
@@ -570,10 +577,7 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
  */
 Test(inject, ab_pairs_hold_laps_of_one_packet_count)
 {
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
-	cr_assert_not_null(p);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	struct rxr_probe *p = ab_probe();
 	const enum rxr_stage s = RXR_ST_BUF_ALLOC;
 	const uint64_t k = 100, a = 300, b = 40;
 	for (int i = 0; i < 300; i++) {
@@ -605,9 +609,10 @@ Test(inject, ab_pairs_hold_laps_of_one_packet_count)
 
 /*
  * Operation delays in A/B: a gate stage (buf_alloc, two delayed operations
- * per packet, as two gets) takes turns armed and disarmed; another stage
- * performing the operation after it in the same lap (free, one put) runs
- * under the state the gate left and counts to that half; a stage without
+ * per packet, as two gets) takes the A/B turns, armed in one lap of four;
+ * another stage performing the operation after it in the same lap (free,
+ * one put) runs in the turn the gate moved on to and counts to it (free
+ * is armed in the lap before the gate's armed one); a stage without
  * operations (cqe_poll) shows nothing. Catches: delays not gated (added
  * ~0: every lap spins), the observed stage counted by the gate's last lap
  * instead of the state it ran under (free's figure -K), a gate that does
@@ -638,8 +643,8 @@ Test(inject, op_gate_alternates_and_observed_operations_follow_it)
 	}
 	const struct rxr_acc *inj = &p->ab[RXR_ST_BUF_ALLOC],
 			     *pl = &p->ab[RXR_ST_COUNT + RXR_ST_BUF_ALLOC];
-	cr_expect_eq(inj->count, 2000);
-	cr_expect_eq(pl->count, 2000);
+	cr_expect_eq(inj->count, 1000);
+	cr_expect_eq(pl->count, 1000);
 	double gate = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_BUF_ALLOC], NULL);
 	double fr = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_FREE], NULL);
 	double cq = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_CQE_POLL], NULL);
@@ -705,4 +710,36 @@ Test(inject, op_delay_spans_k_each)
 		rxr_op_delay(k);
 	cr_expect_lt((double)(rxr_now() - t0) / N, 0.5 * k, "disarmed delays spun");
 	rxr_op_armed = true;
+}
+
+/*
+ * The plain half is not the lap right after an injected one: that lap
+ * carries the spin's aftermath (here 1,500 ticks of extra work in the lap
+ * after each injected one, as a stage whose next lap finds the NIC's
+ * writes settled or cooled would), and is a shadow. The injected stage's
+ * figure stays K. Catches pairing an injected lap with the next one (the
+ * figure K - 1,500), and shadows counted in the plain half (its mean
+ * pulled down by half of that).
+ */
+Test(inject, ab_plain_half_is_not_the_lap_after_an_injected_one)
+{
+	timed_laps_or_skip();
+	const uint64_t k = 100;
+	struct rxr_probe *p = ab_probe();
+	rxr_probe_set_inject(p, RXR_ST_APP, k);
+	rxr_lap_start(p);
+	for (unsigned i = 0; i < 4000; i++) {
+		if (p->ab_phase == RXR_AB_INJ) /* the last app lap was injected */
+			rxr_spin_until(rxr_now(), 1500);
+		known_work(1);
+		rxr_lap(p, RXR_ST_APP, 1);
+	}
+	double add = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], NULL);
+	cr_expect_lt(fabs(add - (double)k), INJ_TOL * (double)k + 2, "added %.1f, K = %lu%s", add,
+		     (unsigned long)k, INJ_WHY);
+	const struct rxr_acc *inj = &p->ab[RXR_ST_APP], *pl = &p->ab[RXR_ST_COUNT + RXR_ST_APP];
+	double means =
+	    (double)inj->cycles / (double)inj->packets - (double)pl->cycles / (double)pl->packets;
+	cr_expect_gt(means, 0.5 * (double)k, "the halves' means differ by %.1f", means);
+	rxr_probe_free(p);
 }

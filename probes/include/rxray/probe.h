@@ -320,16 +320,34 @@ struct rxr_probe {
 				 * with packets */
 	struct rxr_ab_pairs *abp; /* inject A/B: per stage, the paired
 				   * differences (allocated with ab) */
-	bool ab_phase;          /* inject A/B: the last lap of an injected
-				 * stage was injected (observed stages' laps
-				 * count to that half) */
-	bool op_gate;		/* a stage is the operation delays' gate:
-				 * observed laps count to rxr_op_armed */
+	uint8_t ab_phase;	  /* inject A/B: the turn of the injected
+				   * stage's last lap (RXR_AB_PERIOD; observed
+				   * stages' laps count to its half) */
+	uint8_t gate_turn;	  /* the turn the operation delays are in now
+				   * (the gate's next lap; observed laps count
+				   * to it) */
+	bool op_gate;		  /* a stage is the operation delays' gate */
 } __attribute__((aligned(64)));
 
 /*
+ * Inject A/B turns: an injected (or gate) stage's laps with packets take
+ * RXR_AB_PERIOD turns: the first is injected (RXR_AB_INJ), the third is
+ * the plain half (RXR_AB_PLAIN), the second and fourth are shadows, in
+ * neither half. A lap's cost depends on the lap before it (a spin lets the
+ * NIC's writes settle and the next lap finds them cheaper or dearer), so a
+ * plain lap right after an injected one would carry the spin's aftermath
+ * and an injected lap after a plain one would not: their difference was K
+ * minus that aftermath (on the 16-core host 0.72-1.29 x K at light load,
+ * its sign changing between processes). With the shadows, both halves
+ * follow a plain lap. Observed stages count by the same turns.
+ */
+#define RXR_AB_PERIOD 4
+#define RXR_AB_INJ 0
+#define RXR_AB_PLAIN 2
+
+/*
  * Inject A/B pairs: each injected lap of a stage is paired with the plain
- * lap that follows it when both hold the same number of packets, and the
+ * lap of its period when both hold the same number of packets, and the
  * difference of their cycles per packet goes into a histogram of 1-cycle
  * bins from RXR_AB_LO (clamped at both ends). The two laps of a pair are
  * neighbours in time, so their difference is distributed symmetrically
@@ -346,6 +364,7 @@ struct rxr_probe {
 struct rxr_ab_pairs {
 	double pend;            /* the last injected lap's cycles per packet */
 	uint32_t pend_pkts;	/* and its packets */
+	uint8_t turn;		/* an injected stage: its next lap's turn */
 	bool pending;
 	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
 	uint64_t unmatched;	 /* plain laps that followed an injected lap of
@@ -392,8 +411,8 @@ void rxr_probe_reset(struct rxr_probe *p);
 void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks);
 /*
  * Inject A/B (verification, `--inject-ab`): an injected stage spins on
- * every other lap with packets only; those laps are also recorded in
- * p->ab[s], the other laps with packets in p->ab[RXR_ST_COUNT + s]. The
+ * one lap with packets in RXR_AB_PERIOD only; those laps are also recorded
+ * in p->ab[s], the plain turn's laps in p->ab[RXR_ST_COUNT + s]. The
  * stage's own accumulator keeps every lap as always. Both halves share
  * the run's load, bursts and host, so injected minus plain cycles per
  * packet is what the injection adds, free of run-to-run drift and of the
@@ -405,7 +424,8 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * With A/B on and a stage injected, every other stage of the probe is
  * observed: inject[o] = RXR_INJECT_OBSERVE (no spin), its laps with
  * packets take the injected path and count to the half of the injected
- * stage's last lap, in ab[] and in the pairs. What the injection leaks into
+ * stage's last lap's turn, in ab[] and in the pairs (after a shadow:
+ * neither). What the injection leaks into
  * the stages around it (a spin's exit charged to the next stage, caches it
  * cooled) is then their injected-half minus plain-half cost, measured in
  * the same run as the injection itself. A stage that laps more often than
@@ -419,11 +439,11 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * inside operations (a mempool get, an MR lookup, a header write), not at
  * laps, and spin only while the calling thread's rxr_op_armed is true (it
  * is, unless a gate turned it off). rxr_probe_set_op_gate makes stage s
- * the thread's gate: its laps with packets take turns, armed first, and
- * each counts to the half it ran in (the state it closes under); closing
- * it turns the state over for what follows. Every other stage of the probe
- * is observed and counts to the state it ran under, so an operation of
- * another stage of the thread (a free on an inline app) pairs too. Call
+ * the thread's gate: its laps with packets take the A/B turns (armed in
+ * RXR_AB_INJ only) and each counts to the turn it ran in; closing it moves
+ * the turn on for what follows. Every other stage of the probe is
+ * observed and counts to the turn it ran in, so an operation of another
+ * stage of the thread (a free on an inline app) pairs too. Call
  * on the probe's owner before its thread runs; the state is the running
  * thread's (rxr_op_armed is thread-local, set on the probe's thread as its
  * gate laps). 0, or -ENOMEM.
@@ -576,24 +596,28 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	 * pairing costs more than holding; charged to the next stage it would
 	 * make that stage look dearer in one half.) */
 	uint64_t last = p->last;
-	bool inj;
+	unsigned turn;
 	if (p->inject[s] == RXR_INJECT_OBSERVE) { /* observed: no spin */
-		inj = p->op_gate ? rxr_op_armed : p->ab_phase;
+		turn = p->op_gate ? p->gate_turn : p->ab_phase;
 	} else if (p->inject[s] == RXR_INJECT_GATE) {
-		/* the lap ran under the armed state; what follows runs under
-		 * the other */
-		inj = rxr_op_armed;
-		rxr_op_armed = !inj;
+		/* the lap ran in the gate's turn; what follows runs in the next */
+		turn = p->gate_turn;
+		p->gate_turn = (uint8_t)((turn + 1) % RXR_AB_PERIOD);
+		rxr_op_armed = p->gate_turn == RXR_AB_INJ;
 	} else {
-		/* the halves take turns, the injected one first */
-		inj = p->ab[s].count <= p->ab[RXR_ST_COUNT + s].count;
-		p->ab_phase = inj;
-		if (inj)
+		struct rxr_ab_pairs *a = &p->abp[s];
+		turn = a->turn;
+		a->turn = (uint8_t)((turn + 1) % RXR_AB_PERIOD);
+		p->ab_phase = (uint8_t)turn;
+		if (turn == RXR_AB_INJ)
 			t = rxr_inject_run(p, s, t, pkts);
 	}
 	rxr_lap_close(p, s, t, pkts);
-	rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
-	rxr_probe_ab_pair(p, s, t - last, pkts, inj);
+	if (turn == RXR_AB_INJ || turn == RXR_AB_PLAIN) { /* shadows: neither */
+		bool inj = turn == RXR_AB_INJ;
+		rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
+		rxr_probe_ab_pair(p, s, t - last, pkts, inj);
+	}
 	/* the clock is read once the bookkeeping has completed: an unordered
 	 * read lets it run on into the next lap, and by more in one half
 	 * (measured: +20 cycles/packet on an inline app stage after injected

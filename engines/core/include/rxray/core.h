@@ -91,10 +91,10 @@ struct rx_config {
 	enum rx_cqe_comp cqe_comp; /* sim: CQE compression (default auto) */
 	enum rx_consumer consumer; /* verbs: CQ consumer (default devx) */
 	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
-	bool inject_ab;		       /* verification: inject every other lap, report
+	bool inject_ab;		       /* verification: inject one lap in four, report
 					* the halves apart (rxr_probe_set_inject_ab);
 					* with an op_delay, delay the operations of
-					* every other lap (rx_op_gate_stage) */
+					* one lap in four (rx_op_gate_stage) */
 	uint32_t coalesce;      /* calibration: the rx worker waits (lapped idle)
 				 * until this many completions are ready before it
 				 * polls; 0 = off (cost model, DESIGN.md) */

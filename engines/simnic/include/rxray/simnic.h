@@ -199,7 +199,7 @@ struct rxs_params {
 				 * unpinned); [0] unused: thread 0 is on core */
 	unsigned sample_shift;  /* probe sampling (full probe mode) */
 	uint64_t inject[RXR_ST_COUNT]; /* NIC stages only */
-	bool inject_ab;         /* inject every other lap (rxr_probe_set_inject_ab) */
+	bool inject_ab;		       /* inject one lap in four (rxr_probe_set_inject_ab) */
 	uint32_t op_delay_hdr;  /* --op-delay hdr_write=K: cycles per header (0 off) */
 	const volatile sig_atomic_t *stop; /* optional external stop flag */
 	bool cqe_comp;          /* write compressed sessions (off by default) */
