@@ -159,6 +159,13 @@ static int run_result(struct rx_run *run, struct rxr_result *r, bool interrupted
 	json_object_set_new(r->extra, "caps", rx_caps_to_json(&run->caps));
 	/* threads sharing cores measure the scheduler too: never a ceiling */
 	json_object_set_new(r->extra, "oversubscribed", json_boolean(run->pl.oversubscribed));
+	/* what each operation delay takes off its target for its own clock
+	 * reads and fence (rxr_op_delay_calibrate): a reader checks it */
+	const struct rx_config *c = run->c;
+	if (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write)
+		json_object_set_new(
+		    r->extra, "op_delay",
+		    json_pack("{s:I}", "overhead_cycles", (json_int_t)rxr_op_delay_overhead()));
 	return 0;
 }
 
