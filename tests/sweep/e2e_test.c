@@ -73,10 +73,6 @@ Test(sweep_e2e, two_points_on_the_software_nic)
 Test(sweep_e2e, traffic_command_and_port_counters_on_net_null)
 {
 	char why[400];
-	if (getenv("RXRAY_EMULATOR")) /* set by ctest in a cross build (tools/test.sh arm64) */
-		cr_skip_test("under %s a net_null trial now and then dies in the emulator "
-			     "(seen once in two runs): this test runs natively",
-			     getenv("RXRAY_EMULATOR"));
 #ifndef SWEEP_TEST_HAVE_DPDK
 	cr_skip_test("needs the dpdk engine: this build has no DPDK");
 #endif
