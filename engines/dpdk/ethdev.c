@@ -286,6 +286,12 @@ static uint64_t eth_xstat(uint16_t port, const char *name, bool *found)
 	return v;
 }
 
+/* A port counter's growth since the start's baseline (0 if it went back). */
+static uint64_t since(uint64_t now, uint64_t before)
+{
+	return now >= before ? now - before : 0;
+}
+
 static int eth_collect(struct rxd_run *run, struct rxr_result *r, json_t *extra)
 {
 	struct eth_priv *ep = run->be_priv;
@@ -298,10 +304,10 @@ static int eth_collect(struct rxd_run *run, struct rxr_result *r, json_t *extra)
 		return -ENOMEM;
 	memset(&st, 0, sizeof(st));
 	rte_eth_stats_get(ep->port, &st);
-	st.ipackets -= ep->before.ipackets <= st.ipackets ? ep->before.ipackets : st.ipackets;
-	st.imissed -= ep->before.imissed <= st.imissed ? ep->before.imissed : st.imissed;
-	st.rx_nombuf -= ep->before.rx_nombuf <= st.rx_nombuf ? ep->before.rx_nombuf : st.rx_nombuf;
-	st.ierrors -= ep->before.ierrors <= st.ierrors ? ep->before.ierrors : st.ierrors;
+	st.ipackets = since(st.ipackets, ep->before.ipackets);
+	st.imissed = since(st.imissed, ep->before.imissed);
+	st.rx_nombuf = since(st.rx_nombuf, ep->before.rx_nombuf);
+	st.ierrors = since(st.ierrors, ep->before.ierrors);
 	uint64_t missed = eth_xstat(ep->port, "rx_missed_errors", &found);
 	for (uint32_t i = 0; i < run->nq; i++)
 		delivered += run->q[i].rx.delivered;

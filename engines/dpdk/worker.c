@@ -376,17 +376,17 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 	}
 	/* rte_eth_rx_burst must not race rte_eth_dev_start (it sets the
 	 * port's fast-path functions and queues one by one): wait for the
-	 * backend's start; a run aborted before it polls nothing */
+	 * backend's start; a run aborted before it (dpdk_stop: quit) polls
+	 * nothing */
 	struct timespec nap = {0, 20000};
-	while (!atomic_load_explicit(&run->live, memory_order_acquire))
-		if (atomic_load_explicit(&run->quit, memory_order_relaxed) ||
-		    atomic_load_explicit(&q->rx_done, memory_order_relaxed)) {
+	while (!atomic_load_explicit(&run->live, memory_order_acquire)) {
+		if (atomic_load_explicit(&run->quit, memory_order_relaxed)) {
 			rte_thread_unregister();
 			atomic_store_explicit(&q->rx_done, 1, memory_order_release);
 			return 0;
-		} else {
-			nanosleep(&nap, NULL);
 		}
+		nanosleep(&nap, NULL);
+	}
 	rxd_mpops_bind(&q->rx_ops);
 	rxr_lap_start(p);
 	atomic_store_explicit(&q->rx_started, 1, memory_order_release);

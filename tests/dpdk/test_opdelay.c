@@ -37,10 +37,11 @@
 /*
  * The issue's target (10% of K x operations) is bench_inject_accuracy's,
  * on the 16-core host. Here the free stage's rise ran past it now and
- * then (2,205 for 2,000 in the A/B run, once in nine; 230,848 for 200,000
- * under ASan once, a bench running beside it), so the tests allow 15%: the bugs they are for
- * are off by 50% of the delay or more (a delay split over both halves,
- * free in the wrong half, a delay in the wrong stage). In an unoptimised
+ * then (2,205 for 2,000 in the A/B run, once in nine; 230,848 for
+ * 200,000 under ASan once, a bench running beside it), so the tests allow
+ * 15%: the bugs they are for are off by 50% of the delay or more (a delay
+ * split over both halves, free in the wrong half, a delay in the wrong
+ * stage). In an unoptimised
  * (sanitizer) build the delay's own bookkeeping (the clock reads, the
  * overhead it subtracts, the per-thread debt) is instrumented calls that
  * land on either side of the spin: seen there, 4-26% too much in the A/B
@@ -248,8 +249,8 @@ static double ab_added(const struct rxr_result *r, const char *stage)
  * sge_setup for the MR lookup), and paired laps are compared in one
  * run. An operation of another stage on the thread (the inline app's
  * free, its puts) counts to the half it ran in. Each stage's paired figure
- * is K x its operations per packet within 10%; a stage without the
- * operation stays within 5% of that. Catches the gate not wired to the
+ * is K x its operations per packet within OD_TOL; a stage without the
+ * operation stays within other_bound. Catches the gate not wired to the
  * stage performing the operation (no entry, or the delay split over both
  * halves: ~0), free counted to the wrong half (-K x puts), and delays
  * that every lap spins (~0).

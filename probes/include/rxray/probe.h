@@ -367,7 +367,7 @@ struct rxr_ab_pairs {
 	uint8_t turn;		/* an injected stage: its next lap's turn */
 	bool pending;
 	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
-	uint64_t unmatched;	 /* plain laps that followed an injected lap of
+	uint64_t unmatched;	 /* plain laps whose period's injected lap held
 				  * another packet count: not paired */
 	uint32_t bin[RXR_AB_BINS];
 };
