@@ -177,6 +177,30 @@ static int named_cmp(const void *a, const void *b)
 }
 
 /*
+ * Stage s of run thread t against its model thread mt: the stage's mean
+ * packets per lap in the run (*nb), and per thread packet what it cost
+ * there (*meas) and what the model says at that lap size with the run's
+ * share of packets (*model). Like the fit, the measurement leaves out the
+ * laps a preemption stretched: a cost under load means the work, not the
+ * scheduler. false when either lacks the stage or the model says 0.
+ */
+static bool stage_in_run(const struct rxr_thread_result *t, const struct rxr_model_thread *mt,
+			 int s, double *nb, double *meas, double *model)
+{
+	const struct rxr_stage_sum *st = &t->st[s];
+	if (s == RXR_ST_IDLE || !mt->have[s] || !(mt->share[s] > 0) ||
+	    !(t->stage_mask & (1u << s)) || !st->count || !st->packets || !t->packets)
+		return false;
+	*nb = (double)st->packets / (double)st->count;
+	double share = (double)st->packets / (double)t->packets;
+	*model = rxr_model_stage_cpp(mt, s, *nb) / mt->share[s] * share;
+	*meas = (double)st->cycles / (double)t->packets;
+	if (st->has_laps && st->excl_count && st->laps.sx > 0)
+		*meas = st->laps.sy / st->laps.sx * share;
+	return *model > 0;
+}
+
+/*
  * A run's stages against the model at their own mean burst: those dearer
  * by RXR_MODEL_LOAD_FACTOR are appended to all[*n] (cap entries), unless
  * the same thread and stage is there already (the NDR trial comes first).
@@ -199,22 +223,10 @@ static void run_loaddep(const struct rxr_result *r, bool above, const struct rxr
 			continue;
 		double busy = rxr_thread_busy_cpp(t);
 		for (int s = 0; s < RXR_ST_COUNT; s++) {
-			const struct rxr_stage_sum *st = &t->st[s];
-			if (s == RXR_ST_IDLE || !mt->have[s] || !(t->stage_mask & (1u << s)) ||
-			    !st->count || !st->packets)
-				continue;
-			double nb = (double)st->packets / (double)st->count;
-			/* the model at this burst, with the NDR trial's share */
-			double share = (double)st->packets / (double)t->packets;
-			double model = mt->share[s] > 0 ? rxr_model_stage_cpp(mt, s, nb) / mt->share[s] * share
-							: 0;
-			double meas = (double)st->cycles / (double)t->packets;
-			/* like the model, leave out laps a preemption stretched:
-			 * dearer under load means the work, not the scheduler */
-			if (st->has_laps && st->excl_count && st->laps.sx > 0)
-				meas = st->laps.sy / st->laps.sx * share;
-			if (!(model > 0) || meas <= RXR_MODEL_LOAD_FACTOR * model ||
-			    meas - model < 0.05 * busy || n == cap)
+			double nb, meas, model;
+			if (!stage_in_run(t, mt, s, &nb, &meas, &model) ||
+			    meas <= RXR_MODEL_LOAD_FACTOR * model || meas - model < 0.05 * busy ||
+			    n == cap)
 				continue;
 			bool seen = false;
 			for (size_t k = 0; k < *np && !seen; k++)
@@ -301,6 +313,51 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 		out->ratio = ndr / out->m.predicted_mpps;
 	if (p->ndr_run && isfinite(ndr) && strcmp(p->status, "run"))
 		point_loaddep(p->ndr_run, p->above_run, out);
+}
+
+int rxr_point_model_at_ndr(const struct rxr_point *p, const struct rxr_point_model *pm,
+			   struct rxr_model *out)
+{
+	*out = pm->m;
+	const struct rxr_result *r = p->ndr_run;
+	if (!r || !strcmp(p->status, "run") || !isfinite(pm->ndr_mpps) || p->generator_limited ||
+	    p->oversubscribed || !isfinite(pm->m.predicted_mpps))
+		return -ENOENT;
+	bool any = false;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		if (!strcmp(t->role, "nic") || !t->packets)
+			continue;
+		char label[24];
+		rxr_thread_label(r, i, label, sizeof(label));
+		for (size_t k = 0; k < out->nthreads; k++) {
+			struct rxr_model_thread *mt = &out->th[k];
+			if (strcmp(mt->label, label))
+				continue;
+			for (int s = 0; s < RXR_ST_COUNT; s++) {
+				double nb, meas, model;
+				double cur = rxr_model_stage_cpp(mt, s, 0);
+				if (!stage_in_run(t, mt, s, &nb, &meas, &model) || !(cur > 0))
+					continue;
+				/* the trial's cost per packet, cheaper as well as
+				 * dearer, as it was at the trial's lap sizes: a
+				 * receiver at its NDR laps what it laps there, not
+				 * the full bursts the light model extrapolates to */
+				mt->scale[s] *= meas / cur;
+				any = true;
+			}
+		}
+	}
+	if (!any)
+		return -ENOENT;
+	rxr_model_finish(out, out->queues);
+	if (!(fabs(out->predicted_mpps / pm->ndr_mpps - 1) <= RXR_MODEL_AT_NDR_TOL)) {
+		*out = pm->m;
+		return -ERANGE;
+	}
+	snprintf(out->basis, sizeof(out->basis), "NDR trial (%.2f Mpps) at its lap sizes",
+		 r->offered_mpps);
+	return 0;
 }
 
 /* ------------------------------------------------------------ tables */

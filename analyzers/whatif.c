@@ -3,8 +3,10 @@
  * What-if on the cost model (rxray whatif): change a stage's cost per
  * packet (+K, -K) or scale it (xF) on every receive thread that laps it,
  * and predict the ceiling again from the same light-load model
- * (rxray/model.h), so the answer can be checked by injecting the same
- * change (--inject STAGE=K) and measuring the NDR (bench/whatif_check).
+ * (rxray/model.h), and, where the receiver limits a point, from that
+ * model calibrated at the NDR trial (rxr_point_model_at_ndr), so the
+ * answer can be checked by injecting the same change (--inject
+ * STAGE=K) and measuring the NDR (bench/whatif_check).
  */
 #include <errno.h>
 #include <math.h>
@@ -86,38 +88,55 @@ int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size
 	return 0;
 }
 
-int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
-			   const struct rxr_model *before, const struct rxr_model *after, size_t n,
-			   const char *changes, struct rxr_table **out)
+/* "+12.3%" from before to after, "-" when either is unknown. */
+static void whatif_change(char *buf, size_t n, double before, double after)
 {
-	static const char *const head[] = {"point", "before Mpps", "after Mpps", "change",
-					   "bottleneck before", "bottleneck after", "basis"};
+	double d = after / before - 1;
+	if (isfinite(d))
+		snprintf(buf, n, "%+.1f%%", 100 * d);
+	else
+		snprintf(buf, n, "-");
+}
+
+int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
+			   const struct rxr_model *before, const struct rxr_model *after,
+			   const struct rxr_model *ndr_before, const struct rxr_model *ndr_after,
+			   size_t n, const char *changes, struct rxr_table **out)
+{
+	static const char *const head[] = {
+	    "point",	     "before Mpps",	    "after Mpps",
+	    "change",	     "bottleneck before",   "bottleneck after",
+	    "basis",	     "at NDR: before Mpps", "at NDR: after Mpps",
+	    "at NDR: change"};
 	size_t nvary = 0;
 	const char **vary = s ? rxr_set_varying(s, &nvary) : NULL;
 	char title[300];
 	snprintf(title, sizeof(title), "What if %s", changes ? changes : "");
 	struct rxr_table *t = NULL;
 	if (!s || vary)
-		rxr_table_open(title, 7, head, &t);
+		rxr_table_open(title, 10, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
-		char label[512], b[32], a[32], ch[32];
+		char label[512], b[32], a[32], ch[32], nb[32], na[32], nch[32];
 		if (s)
 			rxr_point_label(pts[i], vary, nvary, label, sizeof(label));
 		else
 			snprintf(label, sizeof(label), "%s", pts[i] && pts[i]->key ? pts[i]->key : "run");
 		rxr_fmt_num(b, sizeof(b), before[i].predicted_mpps, 2);
 		rxr_fmt_num(a, sizeof(a), after[i].predicted_mpps, 2);
-		double d = after[i].predicted_mpps / before[i].predicted_mpps - 1;
-		if (isfinite(d))
-			snprintf(ch, sizeof(ch), "%+.1f%%", 100 * d);
-		else
-			snprintf(ch, sizeof(ch), "-");
+		whatif_change(ch, sizeof(ch), before[i].predicted_mpps, after[i].predicted_mpps);
+		double x = ndr_before ? ndr_before[i].predicted_mpps : NAN;
+		double y = ndr_after ? ndr_after[i].predicted_mpps : NAN;
+		rxr_fmt_num(nb, sizeof(nb), x, 2);
+		rxr_fmt_num(na, sizeof(na), y, 2);
+		whatif_change(nch, sizeof(nch), x, y);
 		const char *bb = before[i].bottleneck >= 0 ? before[i].th[before[i].bottleneck].label : "-";
 		const char *ba = after[i].bottleneck >= 0 ? after[i].th[after[i].bottleneck].label : "-";
-		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) || rxr_table_cell(t, "%s", b) ||
-		    rxr_table_cell(t, "%s", a) || rxr_table_cell(t, "%s", ch) ||
-		    rxr_table_cell(t, "%s", bb) || rxr_table_cell(t, "%s", ba) ||
-		    rxr_table_cell(t, "%s", before[i].basis)) {
+		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
+		    rxr_table_cell(t, "%s", b) || rxr_table_cell(t, "%s", a) ||
+		    rxr_table_cell(t, "%s", ch) || rxr_table_cell(t, "%s", bb) ||
+		    rxr_table_cell(t, "%s", ba) || rxr_table_cell(t, "%s", before[i].basis) ||
+		    rxr_table_cell(t, "%s", nb) || rxr_table_cell(t, "%s", na) ||
+		    rxr_table_cell(t, "%s", nch)) {
 			rxr_table_free(t);
 			t = NULL;
 		}

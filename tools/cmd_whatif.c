@@ -34,7 +34,10 @@ static void whatif_usage(FILE *f)
 		"the ceiling predicted by the cost model before and after: clock_hz /\n"
 		"sum over the bottleneck thread's stages of (a/B + b) x queues, a and b\n"
 		"fitted over the laps of light-load trials (<= F x NDR, never the NDR\n"
-		"trial). bench/whatif_check measures the same change by injection.\n"
+		"trial); and, on a point the receiver limits (an NDR trial and a lossy\n"
+		"one above it), the same calibrated at the NDR: each stage scaled to its\n"
+		"cost in the NDR trial, so stages dearer under load stay dearer.\n"
+		"bench/whatif_check measures the same change by injection.\n"
 		"\n"
 		"OPTIONS\n"
 		"  -s, --select SEL   only points matching knob=value[,knob=value]\n"
@@ -105,7 +108,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 
 	struct rxr_set *s = NULL, view = {0};
 	struct rxr_sel sel = {0};
-	struct rxr_model *before = NULL, *after = NULL;
+	struct rxr_model *before = NULL, *after = NULL, *nbefore = NULL, *nafter = NULL;
 	const struct rxr_point **pts = NULL;
 	struct rxr_afile af = {0};
 	struct rxr_table *t = NULL;
@@ -121,7 +124,9 @@ int rxr_cmd_whatif(int argc, char **argv)
 	pts = calloc(s->n, sizeof(*pts));
 	before = calloc(s->n, sizeof(*before));
 	after = calloc(s->n, sizeof(*after));
-	if (!view.pts || !pts || !before || !after) {
+	nbefore = calloc(s->n, sizeof(*nbefore));
+	nafter = calloc(s->n, sizeof(*nafter));
+	if (!view.pts || !pts || !before || !after || !nbefore || !nafter) {
 		ec = RXR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -145,6 +150,10 @@ int rxr_cmd_whatif(int argc, char **argv)
 		rxr_point_model_compute(&view.pts[i], frac, pm);
 		before[i] = pm->m;
 		after[i] = pm->m;
+		/* calibrated at the NDR where the receiver limits the point */
+		if (rxr_point_model_at_ndr(&view.pts[i], pm, &nbefore[i]) < 0)
+			nbefore[i].predicted_mpps = NAN;
+		nafter[i] = nbefore[i];
 		free(pm);
 		if (!isfinite(before[i].predicted_mpps))
 			continue;
@@ -152,6 +161,12 @@ int rxr_cmd_whatif(int argc, char **argv)
 		int rc = rxr_model_apply(&after[i], ch, nch, err, sizeof(err));
 		if (rc == 0) {
 			applied++;
+			/* the same change passed on the light model: a stage
+			 * driven below zero here is one the NDR trial found
+			 * cheaper; say '-' rather than fail the point */
+			if (isfinite(nafter[i].predicted_mpps) &&
+			    rxr_model_apply(&nafter[i], ch, nch, err, sizeof(err)) < 0)
+				nafter[i].predicted_mpps = NAN;
 			continue;
 		}
 		/* below zero is always an error; a stage one point does not
@@ -164,6 +179,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 			snprintf(first_err, sizeof(first_err), "%s", err);
 		after[i] = before[i];
 		after[i].predicted_mpps = NAN;
+		nafter[i].predicted_mpps = NAN;
 	}
 	if (!modelled) {
 		ec = rxr_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "
@@ -175,7 +191,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 		ec = rxr_usage_err(VERB, "%s: %s", input, first_err);
 		goto out;
 	}
-	rxr_whatif_table_model(&view, pts, before, after, view.n, changes, &t);
+	rxr_whatif_table_model(&view, pts, before, after, nbefore, nafter, view.n, changes, &t);
 	if (!t) {
 		ec = RXR_EXIT_RUNTIME;
 		goto out;
@@ -187,8 +203,13 @@ int rxr_cmd_whatif(int argc, char **argv)
 	}
 	int rc = !strcmp(fmt, "csv") ? rxr_table_write_csv(t, af.f) : rxr_table_write_md(t, af.f);
 	if (!rc && strcmp(fmt, "csv"))
-		fprintf(af.f, "\nCost model from light load (rxray ceiling: \"Cost model\"); '-' where "
-			      "a point has no model or does not lap a changed stage.\n");
+		fprintf(af.f,
+			"\nCost model from light load (rxray ceiling: \"Cost model\"); '-' where "
+			"a point has no model or does not lap a changed stage. \"At NDR\": "
+			"the same model with each stage scaled to its cost in the NDR trial, "
+			"where the receiver limits the point (not generator-limited): its "
+			"before is that trial's rate, its after carries the stages dearer "
+			"under load into the what-if.\n");
 	if (rc) {
 		rxr_afile_abort(&af);
 		rxr_err(VERB, "writing %s: %s", output, strerror(-rc));
@@ -201,6 +222,8 @@ out:
 	rxr_table_free(t);
 	free(before);
 	free(after);
+	free(nbefore);
+	free(nafter);
 	free(pts);
 	free(view.pts);
 	rxr_sel_free(&sel);

@@ -6,7 +6,8 @@
  * CQEs counted and their slot released at once), hand the burst to the app
  * (SPSC ring) or run the app inline, and once `batch` slots have been
  * released rewrite their WQEs and ring the doorbell record once.
- * App: read each header's sequence number, do the per-packet work (length
+ * App (own thread): take what queued, up to `batch` packets, per lap;
+ * read each header's sequence number, do the per-packet work (length
  * check), release each slot with one atomic add (daqiri's discipline).
  *
  * The loop variant (CQ consumer x mode x inline/thread x WQE terminator)
@@ -509,11 +510,39 @@ int verbs_rx_worker(struct rx_worker *w, void *arg)
 	return 0;
 }
 
+/*
+ * The app's batch: the oldest hand-off entry and, while they fit in
+ * `batch` packets, the entries queued behind it, copied out (their ring
+ * slots free at once). The RX worker hands off every burst it polls, and
+ * below its own saturation those hold a few packets; an app that took
+ * one entry per lap would lap that few however far behind it fell, so
+ * its fixed cost per lap would grow with the load. Taking what has
+ * queued up to a batch, as a DPDK app dequeues a burst from its ring,
+ * makes a saturated app lap full batches, the B the cost model assumes.
+ */
+static const struct verbs_burst *dp_app_gather(struct verbs_queue *q, const struct verbs_burst *b)
+{
+	struct verbs_burst *g = q->gather;
+	uint32_t n = 0, nfree = 0;
+	do {
+		memcpy(g->pkt + n, b->pkt, b->n * sizeof(b->pkt[0]));
+		n += b->n;
+		nfree += b->nfree; /* >= n per entry, so the sum releases each */
+		dp_hring_pop(&q->hr);
+		b = dp_hring_peek(&q->hr);
+	} while (b && n + b->n <= q->batch);
+	g->n = n;
+	g->nfree = nfree;
+	return g;
+}
+
 int verbs_app_worker(struct rx_worker *w, void *arg)
 {
 	struct verbs_queue *q = arg;
 	struct rxr_probe *p = w->probe;
 	verbs_app_fn app = q->app_fn;
+	/* a GPU consumer launches a kernel per entry (up to a burst) */
+	bool gather = !q->gpu;
 	rxr_lap_start(p);
 	for (;;) {
 		const struct verbs_burst *b = dp_hring_peek(&q->hr);
@@ -524,11 +553,14 @@ int verbs_app_worker(struct rx_worker *w, void *arg)
 				break;
 			continue;
 		}
-		uint32_t n = b->n;
 		rxr_burst_begin(p);
+		if (gather)
+			b = dp_app_gather(q, b);
+		uint32_t n = b->n;
 		dp_lap(p, RXR_ST_HANDOFF, n);
 		app(q, p, b);
-		dp_hring_pop(&q->hr);
+		if (!gather)
+			dp_hring_pop(&q->hr);
 		rxr_burst_end(p, n);
 	}
 	return 0;
@@ -601,7 +633,9 @@ int verbs_queue_setup(struct verbs_run *run, struct verbs_queue *q, char *err, s
 		q->hr.entry_bytes = (sizeof(struct verbs_burst) + c->burst * sizeof(struct verbs_pkt) + 7) &
 				    ~(size_t)7;
 		q->hr.entries = calloc(sz, q->hr.entry_bytes);
-		if (!q->hr.entries)
+		uint32_t gmax = c->batch > c->burst ? c->batch : c->burst;
+		q->gather = calloc(1, sizeof(struct verbs_burst) + gmax * sizeof(struct verbs_pkt));
+		if (!q->hr.entries || !q->gather)
 			goto nomem;
 	}
 	q->rx_fn = verbs_rx_fn_pick(c->consumer, hds, q->inline_app, term);
@@ -622,4 +656,6 @@ void verbs_queue_teardown(struct verbs_queue *q)
 	q->scratch = NULL;
 	free(q->hr.entries);
 	q->hr.entries = NULL;
+	free(q->gather);
+	q->gather = NULL;
 }

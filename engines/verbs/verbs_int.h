@@ -137,6 +137,7 @@ struct verbs_queue {
 
 	/* app private */
 	_Alignas(VERBS_CACHELINE) struct verbs_app_stats app;
+	struct verbs_burst *gather; /* owned (app thread); up to max(batch, burst) */
 
 	/* GPU consumer (--gpu-work): a batch's slots are released once the
 	 * kernel that read them completed; gfree[] holds, per batch in

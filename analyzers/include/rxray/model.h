@@ -37,6 +37,9 @@ extern "C" {
 #define RXR_MODEL_LOAD_FACTOR 1.25
 /* Default: fit only from passing trials at or below this share of the NDR. */
 #define RXR_MODEL_LIGHT_FRAC 0.5
+/* Calibrated at the NDR only when the calibrated model gives back the NDR
+ * within this fraction (the NDR trial saturated a modelled thread). */
+#define RXR_MODEL_AT_NDR_TOL 0.15
 
 struct rxr_model_thread {
 	char label[24];         /* "rx", "app", "rx#1" (rxr_thread_label) */
@@ -125,6 +128,27 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 			     struct rxr_point_model *out);
 
 /*
+ * The model calibrated at the point's NDR, for what-ifs on a point the
+ * receiver limits: the light-load model (pm, of p) with every stage of
+ * every thread scaled to cost, per packet, what it cost in the NDR trial
+ * (at that trial's lap sizes, not extrapolated to full bursts: a receiver
+ * at its NDR laps what it laps there). There the bottleneck ran at
+ * saturation, so a stage that is
+ * dearer under load (pm->named) stays dearer after a change, which the
+ * light-load model alone misses; its "before" is the NDR trial's own
+ * rate by construction (the tautology a prediction must not be), its
+ * "after" is the what-if. 0 with *out finished (basis "NDR trial (R Mpps)
+ * at its lap sizes"); with *out = pm->m, -ENOENT when p has no NDR trial,
+ * is one run, or its NDR is generator-limited or oversubscribed, and
+ * -ERANGE when the calibrated model misses the NDR by more than
+ * RXR_MODEL_AT_NDR_TOL: in both the trial did not saturate the receiver
+ * (loss above it came from elsewhere) and the light-load model is the
+ * basis.
+ */
+int rxr_point_model_at_ndr(const struct rxr_point *p, const struct rxr_point_model *pm,
+			   struct rxr_model *out);
+
+/*
  * `rxray run --rate R`'s headroom: the model of one run (light load) and
  * predicted / offered. *predicted_mpps NAN and *headroom NAN when the run
  * has no lap sums or no offered rate. m may be NULL.
@@ -183,14 +207,18 @@ int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double c
 /*
  * Tables: the cost model per point (point, predicted at light load, basis,
  * NDR, NDR/predicted, bottleneck, load-dependent stages) and what-ifs
- * (point, before, after, change). 0 with the table in *out (the caller
+ * (point, before, after, change, bottlenecks, basis; then the same
+ * calibrated at the NDR). 0 with the table in *out (the caller
  * owns it: rxr_table_free), or -ENOMEM with *out NULL.
  */
 int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, size_t n,
 		    struct rxr_table **out);
+/* ndr_before/ndr_after: the same from rxr_point_model_at_ndr (NULL, or a
+ * NAN prediction per point where it has none: '-'). */
 int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
-			   const struct rxr_model *before, const struct rxr_model *after, size_t n,
-			   const char *changes, struct rxr_table **out);
+			   const struct rxr_model *before, const struct rxr_model *after,
+			   const struct rxr_model *ndr_before, const struct rxr_model *ndr_after,
+			   size_t n, const char *changes, struct rxr_table **out);
 
 #ifdef __cplusplus
 }
