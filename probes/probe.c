@@ -352,15 +352,18 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 	struct rxr_ab_pairs *a = &p->abp[s];
 	double cpp = (double)cycles / (pkts ? pkts : 1);
 	if (injected) {
+		if (a->pending && a->pend_period == p->ab_period)
+			return; /* the period's first injected-half lap holds */
 		a->pend = cpp;
 		a->pend_pkts = pkts;
+		a->pend_period = p->ab_period;
 		a->pending = true;
 		return;
 	}
 	if (!a->pending)
-		return;
+		return; /* paired already this period, or nothing to pair */
 	a->pending = false;
-	if (pkts != a->pend_pkts) {
+	if (pkts != a->pend_pkts || a->pend_period != p->ab_period) {
 		a->unmatched++;
 		return;
 	}

@@ -72,7 +72,8 @@ const struct rx_knob rx_knobs[] = {
     {"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
      "receive WQEs per queue, power of two (default 8192)"},
     {"batch", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(batch), 0, NULL,
-     "packets per hand-off to the app (default 64)"},
+     "packets per hand-off to the app (verbs: at most per app lap, and the refill batch) "
+     "(default 64)"},
     {"burst", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(burst), 0, NULL,
      "completions polled per burst (default 64)"},
     {"buffers", RX_KT_UINT, "N", 0, 1u << 30, NULL, FIELD(buffers), 0, "dpdk",

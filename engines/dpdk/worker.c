@@ -449,7 +449,9 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 int rxd_workers_wait(struct rxd_run *run, const struct rx_run *core)
 {
 	/* ethdev ends on time (quit = 1); the software NIC ends by itself;
-	 * quit = 2 is the hang guard for both */
+	 * quit = 2 is the hang guard for both. The phase's length: the
+	 * warm-up's while warming (the NIC runs that long), not the run's */
+	double len = core->warming ? core->warmup_s : run->c->seconds;
 	double t0 = now_s();
 	bool started = false;
 	for (;;) {
@@ -472,10 +474,9 @@ int rxd_workers_wait(struct rxd_run *run, const struct rx_run *core)
 			t0 = now_s();
 		}
 		double el = started ? now_s() - t0 : 0;
-		if (el >= run->c->seconds + 30)
+		if (el >= len + 30)
 			atomic_store(&run->quit, 2);
-		if ((el >= run->c->seconds || (run->stop && *run->stop)) &&
-		    !atomic_load(&run->quit)) {
+		if ((el >= len || (run->stop && *run->stop)) && !atomic_load(&run->quit)) {
 			atomic_store(&run->quit, 1);
 			run->seconds = el;
 		}

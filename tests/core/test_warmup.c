@@ -73,6 +73,17 @@ static void check(const char *engine)
 	}
 	rxr_result_free(r);
 
+	/* a warm-up longer than the run (50 ms against 20): its seconds are
+	 * its own, not the run's, so paced it offered about rate x them */
+	r = run(engine, rate, 0.02, 256, RX_WARMUP_AUTO, 0);
+	w = json_object_get(r->extra, "warmup");
+	woff = json_integer_value(json_object_get(w, "offered"));
+	double wsec = json_number_value(json_object_get(w, "seconds"));
+	cr_expect(woff >= 0.7 * rate * wsec && woff <= 1.3 * rate * wsec,
+		  "%s: warm-up offered %lld in a reported %.3f s at %.0f pps", engine,
+		  (long long)woff, wsec, rate);
+	rxr_result_free(r);
+
 	r = run(engine, rate, secs, 256, RX_WARMUP_OFF, 0);
 	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(r->extra, "warmup"),
 							   "mode")),

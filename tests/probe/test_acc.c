@@ -566,6 +566,42 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
 }
 
 /*
+ * An observed stage that laps twice per turn, dear first (600 ticks spun
+ * before it) and cheap second (50): its pairs are the first lap of the
+ * injected turn and the first of the plain turn, both dear, so what leaks
+ * into it reads about 0. Catches pairing the injected turn's last lap
+ * with the plain turn's first (about -550: the place in the turn, not
+ * the injection) and pairs across periods.
+ */
+Test(inject, ab_observed_pairs_hold_laps_of_one_place_in_the_turn)
+{
+	timed_laps_or_skip();
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	rxr_probe_set_inject(p, RXR_ST_APP, 100);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	rxr_lap_start(p);
+	for (unsigned i = 0; i < 4000; i++) {
+		rxr_lap(p, RXR_ST_APP, 1);
+		rxr_spin_until(rxr_now(), 600);
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxr_spin_until(rxr_now(), 50);
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+	}
+	uint64_t pairs = 0;
+	double leak = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_CQE_POLL], NULL);
+	rxr_ab_pairs_median(&p->abp[RXR_ST_CQE_POLL], &pairs);
+	cr_expect(fabs(leak) < 150, "observed cqe_poll %.1f ticks/packet; nothing leaks into it",
+		  leak);
+	/* one pair per period: 4000 app laps, a period every 4 */
+	cr_expect(pairs > 900 && pairs <= 1000, "pairs %lu", (unsigned long)pairs);
+	double add = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], NULL);
+	cr_expect(add > 50 && add < 200, "app's own A/B figure %.1f, K = 100", add);
+	rxr_probe_free(p);
+}
+
+/*
  * Pairs hold laps of one packet count. At light load a spin lets packets
  * gather, so the plain lap after an injected one often holds more, and a
  * stage's fixed cost per lap (here 300) spread over more packets looks

@@ -327,6 +327,8 @@ struct rxr_probe {
 				   * (the gate's next lap; observed laps count
 				   * to it) */
 	bool op_gate;		  /* a stage is the operation delays' gate */
+	uint32_t ab_period;	  /* inject A/B: periods begun (a lap's pair
+				   * partner is in the same one) */
 } __attribute__((aligned(64)));
 
 /*
@@ -358,17 +360,27 @@ struct rxr_probe {
  * spread over more packets made it look cheaper (a stage with a per-lap
  * cost a, injected laps of 1 packet and plain laps of 2: a / 2 too much
  * added). A plain lap of another count is left unpaired (counted).
+ * An observed stage may lap several times in a turn, or in none: its
+ * period's first lap in the injected turn pairs with its first in the
+ * plain turn of the same period, so both sit at the same place after the
+ * injected stage's lap. (Pairing the injected turn's last lap with the
+ * plain turn's first compared a lap before an empty poll's refill with
+ * one after it: on the 16-core host cqe_poll read +96 to +148 cycles
+ * where its halves' means differed by -2 to +3.)
  */
 #define RXR_AB_LO (-1024)
 #define RXR_AB_BINS 4096
 struct rxr_ab_pairs {
-	double pend;            /* the last injected lap's cycles per packet */
+	double pend;		/* the period's first injected-half lap's
+				 * cycles per packet */
 	uint32_t pend_pkts;	/* and its packets */
+	uint32_t pend_period;	/* and its period (rxr_probe.ab_period) */
 	uint8_t turn;		/* an injected stage: its next lap's turn */
 	bool pending;
 	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
-	uint64_t unmatched;	 /* plain laps whose period's injected lap held
-				  * another packet count: not paired */
+	uint64_t unmatched;	 /* plain laps not paired: their period's
+				  * injected-half lap held another packet
+				  * count, or it had none */
 	uint32_t bin[RXR_AB_BINS];
 };
 /* Record one A/B lap of stage s, injected or plain half (the injected
@@ -604,13 +616,16 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		turn = p->gate_turn;
 		p->gate_turn = (uint8_t)((turn + 1) % RXR_AB_PERIOD);
 		rxr_op_armed = p->gate_turn == RXR_AB_INJ;
+		p->ab_period += rxr_op_armed; /* the laps that follow begin one */
 	} else {
 		struct rxr_ab_pairs *a = &p->abp[s];
 		turn = a->turn;
 		a->turn = (uint8_t)((turn + 1) % RXR_AB_PERIOD);
 		p->ab_phase = (uint8_t)turn;
-		if (turn == RXR_AB_INJ)
+		if (turn == RXR_AB_INJ) {
+			p->ab_period++;
 			t = rxr_inject_run(p, s, t, pkts);
+		}
 	}
 	rxr_lap_close(p, s, t, pkts);
 	if (turn == RXR_AB_INJ || turn == RXR_AB_PLAIN) { /* shadows: neither */
