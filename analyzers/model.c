@@ -176,6 +176,21 @@ static int named_cmp(const void *a, const void *b)
 	return (ex < ey) - (ex > ey);
 }
 
+/* The model's thread for run r's thread i; -1 for the NIC (the
+ * generator), a thread without packets, or one the model has not seen. */
+static int run_model_thread(const struct rxr_model *m, const struct rxr_result *r, size_t i)
+{
+	const struct rxr_thread_result *t = &r->threads[i];
+	if (!strcmp(t->role, "nic") || !t->packets)
+		return -1;
+	char label[24];
+	rxr_thread_label(r, i, label, sizeof(label));
+	for (size_t k = 0; k < m->nthreads; k++)
+		if (!strcmp(m->th[k].label, label))
+			return (int)k;
+	return -1;
+}
+
 /*
  * Stage s of run thread t against its model thread mt: the stage's mean
  * packets per lap in the run (*nb), and per thread packet what it cost
@@ -211,16 +226,11 @@ static void run_loaddep(const struct rxr_result *r, bool above, const struct rxr
 	size_t n = *np;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct rxr_thread_result *t = &r->threads[i];
-		if (!strcmp(t->role, "nic") || !t->packets)
+		int mi = run_model_thread(&pm->m, r, i);
+		if (mi < 0)
 			continue;
-		char label[24];
-		rxr_thread_label(r, i, label, sizeof(label));
-		const struct rxr_model_thread *mt = NULL;
-		for (size_t k = 0; k < pm->m.nthreads; k++)
-			if (!strcmp(pm->m.th[k].label, label))
-				mt = &pm->m.th[k];
-		if (!mt)
-			continue;
+		const struct rxr_model_thread *mt = &pm->m.th[mi];
+		const char *label = mt->label;
 		double busy = rxr_thread_busy_cpp(t);
 		for (int s = 0; s < RXR_ST_COUNT; s++) {
 			double nb, meas, model;
@@ -325,27 +335,21 @@ int rxr_point_model_at_ndr(const struct rxr_point *p, const struct rxr_point_mod
 		return -ENOENT;
 	bool any = false;
 	for (size_t i = 0; i < r->nthreads; i++) {
-		const struct rxr_thread_result *t = &r->threads[i];
-		if (!strcmp(t->role, "nic") || !t->packets)
+		int k = run_model_thread(out, r, i);
+		if (k < 0)
 			continue;
-		char label[24];
-		rxr_thread_label(r, i, label, sizeof(label));
-		for (size_t k = 0; k < out->nthreads; k++) {
-			struct rxr_model_thread *mt = &out->th[k];
-			if (strcmp(mt->label, label))
+		struct rxr_model_thread *mt = &out->th[k];
+		for (int s = 0; s < RXR_ST_COUNT; s++) {
+			double nb, meas, model;
+			double cur = rxr_model_stage_cpp(mt, s, 0);
+			if (!stage_in_run(&r->threads[i], mt, s, &nb, &meas, &model) || !(cur > 0))
 				continue;
-			for (int s = 0; s < RXR_ST_COUNT; s++) {
-				double nb, meas, model;
-				double cur = rxr_model_stage_cpp(mt, s, 0);
-				if (!stage_in_run(t, mt, s, &nb, &meas, &model) || !(cur > 0))
-					continue;
-				/* the trial's cost per packet, cheaper as well as
-				 * dearer, as it was at the trial's lap sizes: a
-				 * receiver at its NDR laps what it laps there, not
-				 * the full bursts the light model extrapolates to */
-				mt->scale[s] *= meas / cur;
-				any = true;
-			}
+			/* the trial's cost per packet, cheaper as well as dearer,
+			 * as it was at the trial's lap sizes: a receiver at its
+			 * NDR laps what it laps there, not the full bursts the
+			 * light model extrapolates to */
+			mt->scale[s] *= meas / cur;
+			any = true;
 		}
 	}
 	if (!any)

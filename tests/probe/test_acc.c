@@ -541,7 +541,9 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
  * With the halves swapped (the phase not followed) the figure would be
  * -1,500, with no split no figure at all.
  */
-Test(inject, ab_observed_stages_show_what_leaks_into_them)
+/* A timed A/B probe with app injected (K = 100), its other stages
+ * observed, its lap clock started. */
+static struct rxr_probe *app_ab_probe(void)
 {
 	timed_laps_or_skip();
 	struct rxr_probe *p = NULL;
@@ -551,6 +553,12 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
 	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
 	cr_assert_eq(p->inject[RXR_ST_CQE_POLL], RXR_INJECT_OBSERVE);
 	rxr_lap_start(p);
+	return p;
+}
+
+Test(inject, ab_observed_stages_show_what_leaks_into_them)
+{
+	struct rxr_probe *p = app_ab_probe();
 	for (unsigned i = 0; i < 2000; i++) {
 		if (p->ab_phase == RXR_AB_INJ) /* the last app lap was injected */
 			rxr_spin_until(rxr_now(), 1500);
@@ -575,13 +583,7 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
  */
 Test(inject, ab_observed_pairs_hold_laps_of_one_place_in_the_turn)
 {
-	timed_laps_or_skip();
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
-	cr_assert_not_null(p);
-	rxr_probe_set_inject(p, RXR_ST_APP, 100);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
-	rxr_lap_start(p);
+	struct rxr_probe *p = app_ab_probe();
 	for (unsigned i = 0; i < 4000; i++) {
 		rxr_lap(p, RXR_ST_APP, 1);
 		rxr_spin_until(rxr_now(), 600);
