@@ -258,6 +258,12 @@ Test(model, at_ndr_calibration)
 	cr_assert_eq(rxr_model_apply(&at, &c, 1, err, sizeof(err)), 0, "%s", err);
 	cr_assert_float_eq(at.predicted_mpps, HZ / (cpp + 150) / 1e6, 1e-6 * HZ / cpp / 1e6,
 			   "after %f want %f", at.predicted_mpps, HZ / (cpp + 150) / 1e6);
+	/* rxray whatif prints it beside the light model: 10.00 -> 6.67 */
+	char cmd[600], *out = NULL;
+	snprintf(cmd, sizeof(cmd), "%s whatif -f csv %s buf_alloc=+150", RXRAY_BIN, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	cr_assert(strstr(out, ",10.00,6.67,-33.3%"), "no calibrated columns: %s", out);
+	free(out);
 	/* generator-limited or oversubscribed: no calibration, the light model */
 	p->generator_limited = true;
 	cr_assert_eq(rxr_point_model_at_ndr(p, &pm, &at), -ENOENT);
