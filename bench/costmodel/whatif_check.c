@@ -17,6 +17,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench_cm.h"
@@ -38,112 +39,177 @@ static const struct pair {
 };
 
 static const char *usage =
-    "USAGE\n  bench_whatif_check [--rxray PATH] [--noisy] [--dir D]\n\n"
+    "USAGE\n  bench_whatif_check [--rxray PATH] [--noisy] [--dir D] [--reps N]\n\n"
     "Per stage/engine pair: `rxray sweep` with inject [none, STAGE=K] into\n"
-    "D/<n> (default /tmp/rxray-whatif-check), then the what-if prediction\n"
-    "from the uninjected point against the NDR measured with the injection.\n"
+    "D/<pair>-<rep> (default /tmp/rxray-whatif-check), then the what-if\n"
+    "prediction from the uninjected point against the NDR measured with the\n"
+    "injection. --reps N: N sweeps per pair (default 1); the verdict is on\n"
+    "the median of their ratios, each rep's ratio printed beside it (the\n"
+    "NDRs move between processes, so one sweep decides nothing alone).\n"
     "--noisy: a shared host (exceed_ratio 0.5, oversubscription allowed).\n";
+
+/* One sweep of a pair and what the what-if says of it. */
+struct rep {
+	bool ok;
+	bool at_ndr;		/* basis: calibrated at the NDR, else light load */
+	bool oversub, genlim;	/* the injected point's */
+	double nb, ni;		/* NDR before, injected */
+	double before, after;	/* predicted, on the basis */
+	double lbefore, lafter; /* predicted from light load */
+};
+
+static int run_rep(const struct pair *pp, const char *out, bool noisy, struct rep *r)
+{
+	char spec[620], cmd[1600], err[RXR_ERR_LEN];
+	memset(r, 0, sizeof(*r));
+	snprintf(spec, sizeof(spec), "%s.yaml", out);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", out);
+	if (system(cmd))
+		return -1;
+	FILE *f = fopen(spec, "w");
+	if (!f) {
+		perror(spec);
+		return -1;
+	}
+	fprintf(f,
+		"%sframes: 1064\ninject: [none, \"%s=%d\"]\ndevice: sim\noutput: %s\n%s"
+		"search:\n  ndr_loss: 0\n  precision: 0.03\n  initial_seconds: 0.25\n"
+		"  trial_seconds: 0.5\n  max_trials: 9\n  exceed_ratio: %s\n  timeout: 20s\n",
+		pp->axes, pp->stage, pp->k, out, noisy ? "allow_oversubscribe: true\n" : "",
+		noisy ? "0.5" : "0");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s sweep '%s' -o '%s' >/dev/null", cm_rxray, spec, out);
+	fprintf(stderr, "bench_whatif_check: %s\n", cmd);
+	if (system(cmd))
+		return 0; /* the sweep failed: r->ok stays false */
+	struct rxr_set *s = NULL;
+	if (rxr_set_load(out, &s, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 0;
+	}
+	const struct rxr_point *base = NULL, *inj = NULL;
+	for (size_t j = 0; j < s->n; j++) {
+		char b[64];
+		const char *v = rxr_knob_str(s->pts[j].knobs, "inject", b, sizeof(b));
+		if (v && !strcmp(v, "none"))
+			base = &s->pts[j];
+		else
+			inj = &s->pts[j];
+	}
+	struct rxr_point_model *pm = malloc(sizeof(*pm));
+	if (base && inj && pm) {
+		rxr_point_model_compute(base, 0, pm);
+		/* calibrated at the NDR where the receiver limits the point
+		 * (rxray whatif's "at NDR" columns), else light load */
+		struct rxr_model at;
+		r->at_ndr = rxr_point_model_at_ndr(base, pm, &at) == 0;
+		r->lbefore = pm->m.predicted_mpps;
+		r->lafter = r->after = NAN;
+		r->before = r->at_ndr ? at.predicted_mpps : r->lbefore;
+		char change[64];
+		snprintf(change, sizeof(change), "%s=+%d", pp->stage, pp->k);
+		struct rxr_whatif_change ch;
+		if (!rxr_whatif_parse(change, &ch, err, sizeof(err)) &&
+		    !rxr_model_apply(&pm->m, &ch, 1, err, sizeof(err)))
+			r->lafter = pm->m.predicted_mpps;
+		if (r->at_ndr && !rxr_model_apply(&at, &ch, 1, err, sizeof(err)))
+			r->after = at.predicted_mpps;
+		else if (!r->at_ndr)
+			r->after = r->lafter;
+		r->nb = base->ndr_mpps;
+		r->ni = inj->ndr_mpps;
+		r->oversub = inj->oversubscribed;
+		r->genlim = inj->generator_limited;
+		r->ok = true;
+	}
+	free(pm);
+	rxr_set_free(s);
+	return 0;
+}
+
+#define MAXREPS 16
 
 int main(int argc, char **argv)
 {
 	cm_args(argc, argv, usage);
 	bool noisy = false;
+	int reps = 1;
 	const char *dir = "/tmp/rxray-whatif-check";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--noisy"))
 			noisy = true;
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			dir = argv[++i];
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
 	}
-	printf("# whatif_check: what-if from the uninjected point's light-load model vs the NDR\n"
-	       "# measured with the same change injected (frame 1064, 1 queue)\n\n");
-	printf(
-	    "| pair | change | NDR before | basis | predicted before | predicted after (whatif) | "
-	    "NDR injected | NDR inj / predicted | relative: pred after/before | NDR inj/before | "
-	    "light load: before / after (NDR inj / after) | verdict |\n");
-	printf("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+	if (reps < 1 || reps > MAXREPS) {
+		fprintf(stderr, "bench_whatif_check: --reps: 1..%d\n", MAXREPS);
+		return 2;
+	}
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	if (system(cmd))
+		return 1;
+	printf("# whatif_check: what-if from the uninjected point's cost model vs the NDR\n"
+	       "# measured with the same change injected (frame 1064, 1 queue); basis N:\n"
+	       "# calibrated at the NDR (the receiver limits the point), L: light load;\n"
+	       "# %d sweep(s) per pair, figures their medians\n\n",
+	       reps);
+	printf("| pair | change | NDR before | predicted before | predicted after (whatif) | "
+	       "NDR injected | NDR inj / predicted (median) | per sweep | relative: pred "
+	       "after/before | NDR inj/before | light load: NDR inj / after | verdict |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n");
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		const struct pair *pp = &pairs[i];
-		char out[600], spec[620], cmd[1600];
-		snprintf(out, sizeof(out), "%s/%zu", dir, i);
-		snprintf(spec, sizeof(spec), "%s.yaml", out);
-		snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && rm -rf '%s'", dir, out);
-		if (system(cmd))
-			return 1;
-		FILE *f = fopen(spec, "w");
-		if (!f) {
-			perror(spec);
-			return 1;
+		struct rep rr[MAXREPS];
+		double v[8][MAXREPS];
+		char per[MAXREPS * 16] = "";
+		size_t pl = 0;
+		int n = 0;
+		bool oversub = false, genlim = false;
+		for (int k = 0; k < reps; k++) {
+			char out[640];
+			snprintf(out, sizeof(out), "%s/%zu-%d", dir, i, k);
+			if (run_rep(pp, out, noisy, &rr[k]) < 0)
+				return 1;
+			const struct rep *r = &rr[k];
+			if (!r->ok)
+				continue;
+			v[0][n] = r->nb;
+			v[1][n] = r->before;
+			v[2][n] = r->after;
+			v[3][n] = r->ni;
+			v[4][n] = r->ni / r->after;
+			v[5][n] = r->after / r->before;
+			v[6][n] = r->ni / r->nb;
+			v[7][n] = r->ni / r->lafter;
+			oversub |= r->oversub;
+			genlim |= r->genlim;
+			pl += (size_t)snprintf(per + pl, sizeof(per) - pl, "%s%.2f %s",
+					       n ? ", " : "", v[4][n], r->at_ndr ? "N" : "L");
+			n++;
 		}
-		fprintf(f,
-			"%sframes: 1064\ninject: [none, \"%s=%d\"]\ndevice: sim\noutput: %s\n%s"
-			"search:\n  ndr_loss: 0\n  precision: 0.03\n  initial_seconds: 0.25\n"
-			"  trial_seconds: 0.5\n  max_trials: 9\n  exceed_ratio: %s\n  timeout: 20s\n",
-			pp->axes, pp->stage, pp->k, out, noisy ? "allow_oversubscribe: true\n" : "",
-			noisy ? "0.5" : "0");
-		fclose(f);
-		snprintf(cmd, sizeof(cmd), "%s sweep '%s' -o '%s' >/dev/null", cm_rxray, spec, out);
-		fprintf(stderr, "bench_whatif_check: %s\n", cmd);
-		if (system(cmd)) {
-			printf("| %s | sweep failed |\n", pp->name);
+		if (!n) {
+			printf("| %s | sweeps failed or points missing |\n", pp->name);
 			continue;
 		}
-		char err[RXR_ERR_LEN];
-		struct rxr_set *s = NULL;
-		if (rxr_set_load(out, &s, err, sizeof(err))) {
-			fprintf(stderr, "%s\n", err);
-			continue;
-		}
-		const struct rxr_point *base = NULL, *inj = NULL;
-		for (size_t j = 0; j < s->n; j++) {
-			char b[64];
-			const char *v = rxr_knob_str(s->pts[j].knobs, "inject", b, sizeof(b));
-			if (v && !strcmp(v, "none"))
-				base = &s->pts[j];
-			else
-				inj = &s->pts[j];
-		}
-		struct rxr_point_model *pm = malloc(sizeof(*pm));
-		if (!base || !inj || !pm) {
-			printf("| %s | points missing |\n", pp->name);
-			free(pm);
-			rxr_set_free(s);
-			continue;
-		}
-		rxr_point_model_compute(base, 0, pm);
-		/* the basis rxray whatif prints first for the point: calibrated
-		 * at the NDR where the receiver limits it, else light load */
-		struct rxr_model at;
-		bool at_ndr = rxr_point_model_at_ndr(base, pm, &at) == 0;
-		double lbefore = pm->m.predicted_mpps, lafter = NAN, after = NAN;
-		double before = at_ndr ? at.predicted_mpps : lbefore;
-		char change[64];
-		snprintf(change, sizeof(change), "%s=+%d", pp->stage, pp->k);
-		struct rxr_whatif_change ch;
-		if (!rxr_whatif_parse(change, &ch, err, sizeof(err)) &&
-		    !rxr_model_apply(&pm->m, &ch, 1, err, sizeof(err)))
-			lafter = pm->m.predicted_mpps;
-		if (at_ndr && !rxr_model_apply(&at, &ch, 1, err, sizeof(err)))
-			after = at.predicted_mpps;
-		else if (!at_ndr)
-			after = lafter;
-		double nb = base->ndr_mpps, ni = inj->ndr_mpps;
-		double r_abs = ni / after, r_pred = after / before, r_meas = ni / nb;
-		const char *verdict = !(nb > 0) || !(ni > 0)	       ? "no NDR lower bound"
-				      : !isfinite(r_abs)		       ? "-"
-				      : inj->oversubscribed	       ? "oversubscribed"
-				      : inj->generator_limited	       ? "generator-limited"
-				      : fabs(r_abs - 1) <= 0.10	       ? "within 10%"
-				      : fabs(r_meas / r_pred - 1) <= 0.10 ? "relative within 10%"
-								       : "OFF";
-		printf(
-		    "| %s | %s | %.2f | %s | %.2f | %.2f | %.2f | %.2f | %.3f | %.3f | %.2f / %.2f "
-		    "(%.2f) | %s |\n",
-		    pp->name, change, nb, at_ndr ? "at NDR" : "light load", before, after, ni,
-		    r_abs, r_pred, r_meas, lbefore, lafter, ni / lafter, verdict);
+		double m[8];
+		for (int j = 0; j < 8; j++)
+			m[j] = cm_median(v[j], (size_t)n);
+		const char *verdict = !(m[0] > 0) || !(m[3] > 0)      ? "no NDR lower bound"
+				      : !isfinite(m[4])		      ? "-"
+				      : oversub			      ? "oversubscribed"
+				      : genlim			      ? "generator-limited"
+				      : fabs(m[4] - 1) <= 0.10	      ? "within 10%"
+				      : fabs(m[6] / m[5] - 1) <= 0.10 ? "relative within 10%"
+								      : "OFF";
+		printf("| %s | %s=+%d | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %.3f | %.3f | %.2f "
+		       "| %s "
+		       "|\n",
+		       pp->name, pp->stage, pp->k, m[0], m[1], m[2], m[3], m[4], per, m[5], m[6],
+		       m[7], verdict);
 		fflush(stdout);
-		free(pm);
-		rxr_set_free(s);
 	}
 	return 0;
 }
