@@ -98,10 +98,40 @@ static void whatif_change(char *buf, size_t n, double before, double after)
 		snprintf(buf, n, "-");
 }
 
+int rxr_whatif_point(const struct rxr_point *p, double light_frac,
+		     const struct rxr_whatif_change *c, size_t n, struct rxr_whatif_point *out,
+		     char *err, size_t errlen)
+{
+	struct rxr_point_model *pm = malloc(sizeof(*pm));
+	if (!pm)
+		return rxr_errf(err, errlen, -ENOMEM, "what-if: out of memory");
+	rxr_point_model_compute(p, light_frac, pm);
+	out->before = out->after = pm->m;
+	/* calibrated at the NDR where the receiver limits the point */
+	if (rxr_point_model_at_ndr(p, pm, &out->ndr_before) < 0)
+		out->ndr_before.predicted_mpps = NAN;
+	out->ndr_after = out->ndr_before;
+	free(pm);
+	if (!isfinite(out->before.predicted_mpps)) {
+		out->ndr_before.predicted_mpps = out->ndr_after.predicted_mpps = NAN;
+		return -ENODATA;
+	}
+	int rc = rxr_model_apply(&out->after, c, n, err, errlen);
+	if (rc < 0) { /* a change may have been half applied: none shown */
+		out->after = out->before;
+		out->after.predicted_mpps = out->ndr_after.predicted_mpps = NAN;
+		return rc;
+	}
+	char ignored[RXR_ERR_LEN];
+	if (isfinite(out->ndr_after.predicted_mpps) &&
+	    rxr_model_apply(&out->ndr_after, c, n, ignored, sizeof(ignored)) < 0)
+		out->ndr_after.predicted_mpps = NAN;
+	return 0;
+}
+
 int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
-			   const struct rxr_model *before, const struct rxr_model *after,
-			   const struct rxr_model *ndr_before, const struct rxr_model *ndr_after,
-			   size_t n, const char *changes, struct rxr_table **out)
+			   const struct rxr_whatif_point *w, size_t n, const char *changes,
+			   struct rxr_table **out)
 {
 	static const char *const head[] = {
 	    "point",	     "before Mpps",	    "after Mpps",
@@ -121,20 +151,21 @@ int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *cons
 			rxr_point_label(pts[i], vary, nvary, label, sizeof(label));
 		else
 			snprintf(label, sizeof(label), "%s", pts[i] && pts[i]->key ? pts[i]->key : "run");
-		rxr_fmt_num(b, sizeof(b), before[i].predicted_mpps, 2);
-		rxr_fmt_num(a, sizeof(a), after[i].predicted_mpps, 2);
-		whatif_change(ch, sizeof(ch), before[i].predicted_mpps, after[i].predicted_mpps);
-		double x = ndr_before ? ndr_before[i].predicted_mpps : NAN;
-		double y = ndr_after ? ndr_after[i].predicted_mpps : NAN;
+		const struct rxr_model *before = &w[i].before, *after = &w[i].after;
+		double x = w[i].ndr_before.predicted_mpps, y = w[i].ndr_after.predicted_mpps;
+		rxr_fmt_num(b, sizeof(b), before->predicted_mpps, 2);
+		rxr_fmt_num(a, sizeof(a), after->predicted_mpps, 2);
+		whatif_change(ch, sizeof(ch), before->predicted_mpps, after->predicted_mpps);
 		rxr_fmt_num(nb, sizeof(nb), x, 2);
 		rxr_fmt_num(na, sizeof(na), y, 2);
 		whatif_change(nch, sizeof(nch), x, y);
-		const char *bb = before[i].bottleneck >= 0 ? before[i].th[before[i].bottleneck].label : "-";
-		const char *ba = after[i].bottleneck >= 0 ? after[i].th[after[i].bottleneck].label : "-";
+		const char *bb =
+		    before->bottleneck >= 0 ? before->th[before->bottleneck].label : "-";
+		const char *ba = after->bottleneck >= 0 ? after->th[after->bottleneck].label : "-";
 		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
 		    rxr_table_cell(t, "%s", b) || rxr_table_cell(t, "%s", a) ||
 		    rxr_table_cell(t, "%s", ch) || rxr_table_cell(t, "%s", bb) ||
-		    rxr_table_cell(t, "%s", ba) || rxr_table_cell(t, "%s", before[i].basis) ||
+		    rxr_table_cell(t, "%s", ba) || rxr_table_cell(t, "%s", before->basis) ||
 		    rxr_table_cell(t, "%s", nb) || rxr_table_cell(t, "%s", na) ||
 		    rxr_table_cell(t, "%s", nch)) {
 			rxr_table_free(t);

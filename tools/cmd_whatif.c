@@ -108,7 +108,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 
 	struct rxr_set *s = NULL, view = {0};
 	struct rxr_sel sel = {0};
-	struct rxr_model *before = NULL, *after = NULL, *nbefore = NULL, *nafter = NULL;
+	struct rxr_whatif_point *w = NULL;
 	const struct rxr_point **pts = NULL;
 	struct rxr_afile af = {0};
 	struct rxr_table *t = NULL;
@@ -122,11 +122,8 @@ int rxr_cmd_whatif(int argc, char **argv)
 	view = *s;
 	view.pts = calloc(s->n, sizeof(*view.pts));
 	pts = calloc(s->n, sizeof(*pts));
-	before = calloc(s->n, sizeof(*before));
-	after = calloc(s->n, sizeof(*after));
-	nbefore = calloc(s->n, sizeof(*nbefore));
-	nafter = calloc(s->n, sizeof(*nafter));
-	if (!view.pts || !pts || !before || !after || !nbefore || !nafter) {
+	w = calloc(s->n, sizeof(*w));
+	if (!view.pts || !pts || !w) {
 		ec = RXR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -142,31 +139,16 @@ int rxr_cmd_whatif(int argc, char **argv)
 	char first_err[RXR_ERR_LEN] = "";
 	for (size_t i = 0; i < view.n; i++) {
 		pts[i] = &view.pts[i];
-		struct rxr_point_model *pm = malloc(sizeof(*pm));
-		if (!pm) {
+		int rc = rxr_whatif_point(&view.pts[i], frac, ch, nch, &w[i], err, sizeof(err));
+		if (rc == -ENOMEM) {
 			ec = RXR_EXIT_RUNTIME;
 			goto out;
 		}
-		rxr_point_model_compute(&view.pts[i], frac, pm);
-		before[i] = pm->m;
-		after[i] = pm->m;
-		/* calibrated at the NDR where the receiver limits the point */
-		if (rxr_point_model_at_ndr(&view.pts[i], pm, &nbefore[i]) < 0)
-			nbefore[i].predicted_mpps = NAN;
-		nafter[i] = nbefore[i];
-		free(pm);
-		if (!isfinite(before[i].predicted_mpps))
+		if (rc == -ENODATA)
 			continue;
 		modelled++;
-		int rc = rxr_model_apply(&after[i], ch, nch, err, sizeof(err));
 		if (rc == 0) {
 			applied++;
-			/* the same change passed on the light model: a stage
-			 * driven below zero here is one the NDR trial found
-			 * cheaper; say '-' rather than fail the point */
-			if (isfinite(nafter[i].predicted_mpps) &&
-			    rxr_model_apply(&nafter[i], ch, nch, err, sizeof(err)) < 0)
-				nafter[i].predicted_mpps = NAN;
 			continue;
 		}
 		/* below zero is always an error; a stage one point does not
@@ -177,9 +159,6 @@ int rxr_cmd_whatif(int argc, char **argv)
 		}
 		if (!first_err[0])
 			snprintf(first_err, sizeof(first_err), "%s", err);
-		after[i] = before[i];
-		after[i].predicted_mpps = NAN;
-		nafter[i].predicted_mpps = NAN;
 	}
 	if (!modelled) {
 		ec = rxr_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "
@@ -191,7 +170,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 		ec = rxr_usage_err(VERB, "%s: %s", input, first_err);
 		goto out;
 	}
-	rxr_whatif_table_model(&view, pts, before, after, nbefore, nafter, view.n, changes, &t);
+	rxr_whatif_table_model(&view, pts, w, view.n, changes, &t);
 	if (!t) {
 		ec = RXR_EXIT_RUNTIME;
 		goto out;
@@ -220,10 +199,7 @@ int rxr_cmd_whatif(int argc, char **argv)
 	}
 out:
 	rxr_table_free(t);
-	free(before);
-	free(after);
-	free(nbefore);
-	free(nafter);
+	free(w);
 	free(pts);
 	free(view.pts);
 	rxr_sel_free(&sel);

@@ -15,6 +15,7 @@
  * Target (issue 11, 16-core host): within 10% for 4 stage/engine pairs.
  * Prints a table; never passes or fails.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,7 @@ struct rep {
 
 static int run_rep(const struct pair *pp, const char *out, bool noisy, struct rep *r)
 {
-	char spec[620], cmd[1600], err[RXR_ERR_LEN];
+	char spec[700], cmd[1700], err[RXR_ERR_LEN];
 	memset(r, 0, sizeof(*r));
 	snprintf(spec, sizeof(spec), "%s.yaml", out);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", out);
@@ -96,33 +97,26 @@ static int run_rep(const struct pair *pp, const char *out, bool noisy, struct re
 		else
 			inj = &s->pts[j];
 	}
-	struct rxr_point_model *pm = malloc(sizeof(*pm));
-	if (base && inj && pm) {
-		rxr_point_model_compute(base, 0, pm);
+	struct rxr_whatif_point *w = malloc(sizeof(*w));
+	char change[64];
+	snprintf(change, sizeof(change), "%s=+%d", pp->stage, pp->k);
+	struct rxr_whatif_change ch;
+	if (base && inj && w && !rxr_whatif_parse(change, &ch, err, sizeof(err)) &&
+	    rxr_whatif_point(base, 0, &ch, 1, w, err, sizeof(err)) != -ENOMEM) {
 		/* calibrated at the NDR where the receiver limits the point
 		 * (rxray whatif's "at NDR" columns), else light load */
-		struct rxr_model at;
-		r->at_ndr = rxr_point_model_at_ndr(base, pm, &at) == 0;
-		r->lbefore = pm->m.predicted_mpps;
-		r->lafter = r->after = NAN;
-		r->before = r->at_ndr ? at.predicted_mpps : r->lbefore;
-		char change[64];
-		snprintf(change, sizeof(change), "%s=+%d", pp->stage, pp->k);
-		struct rxr_whatif_change ch;
-		if (!rxr_whatif_parse(change, &ch, err, sizeof(err)) &&
-		    !rxr_model_apply(&pm->m, &ch, 1, err, sizeof(err)))
-			r->lafter = pm->m.predicted_mpps;
-		if (r->at_ndr && !rxr_model_apply(&at, &ch, 1, err, sizeof(err)))
-			r->after = at.predicted_mpps;
-		else if (!r->at_ndr)
-			r->after = r->lafter;
+		r->at_ndr = isfinite(w->ndr_before.predicted_mpps);
+		r->lbefore = w->before.predicted_mpps;
+		r->lafter = w->after.predicted_mpps;
+		r->before = r->at_ndr ? w->ndr_before.predicted_mpps : r->lbefore;
+		r->after = r->at_ndr ? w->ndr_after.predicted_mpps : r->lafter;
 		r->nb = base->ndr_mpps;
 		r->ni = inj->ndr_mpps;
 		r->oversub = inj->oversubscribed;
 		r->genlim = inj->generator_limited;
 		r->ok = true;
 	}
-	free(pm);
+	free(w);
 	rxr_set_free(s);
 	return 0;
 }

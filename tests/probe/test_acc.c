@@ -532,15 +532,6 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	rxr_probe_free(p);
 }
 
-/*
- * An observed stage shows what leaks into it: here cqe_poll does extra
- * work (a spin of 1,500 ticks) only in rounds that follow an injected app
- * lap, as a spin's aftermath would. Its injected-half minus plain-half
- * figure must show it (>= half of it: a generous bound, the test is about
- * which half the laps land in); the injected stage's own figure stays K.
- * With the halves swapped (the phase not followed) the figure would be
- * -1,500, with no split no figure at all.
- */
 /* A timed A/B probe with app injected (K = 100), its other stages
  * observed, its lap clock started. */
 static struct rxr_probe *app_ab_probe(void)
@@ -556,6 +547,15 @@ static struct rxr_probe *app_ab_probe(void)
 	return p;
 }
 
+/*
+ * An observed stage shows what leaks into it: here cqe_poll does extra
+ * work (a spin of 1,500 ticks) only in rounds that follow an injected app
+ * lap, as a spin's aftermath would. Its injected-half minus plain-half
+ * figure must show it (>= half of it: a generous bound, the test is about
+ * which half the laps land in); the injected stage's own figure stays K.
+ * With the halves swapped (the phase not followed) the figure would be
+ * -1,500, with no split no figure at all.
+ */
 Test(inject, ab_observed_stages_show_what_leaks_into_them)
 {
 	struct rxr_probe *p = app_ab_probe();

@@ -193,6 +193,27 @@ int rxr_whatif_parse(const char *text, struct rxr_whatif_change *out, char *err,
 int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size_t n, char *err,
 		    size_t errlen);
 
+/* One point's what-if on both bases (rxray whatif, bench/whatif_check). */
+struct rxr_whatif_point {
+	struct rxr_model before, after;		/* the light-load model */
+	struct rxr_model ndr_before, ndr_after; /* calibrated at the NDR
+						 * (rxr_point_model_at_ndr);
+						 * NAN predictions where the
+						 * point has none */
+};
+/*
+ * The what-if of point p: its light-load model (light_frac as in
+ * rxr_point_model_compute) and that model calibrated at the NDR, each
+ * before and after the n changes. 0; -ENODATA when p has no light-load
+ * model (every prediction NAN); or rxr_model_apply's -EINVAL with one line
+ * in err (both afters NAN). A change the light model takes and the
+ * calibrated one does not (a stage the NDR trial found cheaper, driven
+ * below zero) leaves ndr_after's prediction NAN alone.
+ */
+int rxr_whatif_point(const struct rxr_point *p, double light_frac,
+		     const struct rxr_whatif_change *c, size_t n, struct rxr_whatif_point *out,
+		     char *err, size_t errlen);
+
 /*
  * For the report's "what if this stage cost what it costs in the other
  * configuration": set stage s on the thread labelled `thread` (NULL: every
@@ -213,12 +234,10 @@ int rxr_model_set_stage(struct rxr_model *m, const char *thread, int s, double c
  */
 int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, size_t n,
 		    struct rxr_table **out);
-/* ndr_before/ndr_after: the same from rxr_point_model_at_ndr (NULL, or a
- * NAN prediction per point where it has none: '-'). */
+/* w: per point, from rxr_whatif_point (a NAN prediction prints '-'). */
 int rxr_whatif_table_model(const struct rxr_set *s, const struct rxr_point *const *pts,
-			   const struct rxr_model *before, const struct rxr_model *after,
-			   const struct rxr_model *ndr_before, const struct rxr_model *ndr_after,
-			   size_t n, const char *changes, struct rxr_table **out);
+			   const struct rxr_whatif_point *w, size_t n, const char *changes,
+			   struct rxr_table **out);
 
 #ifdef __cplusplus
 }
