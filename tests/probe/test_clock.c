@@ -67,7 +67,8 @@ Test(clock, injection_adds_requested_cycles_within_5pct)
 	}
 	/* min is robust to preemption on a shared machine */
 	uint64_t got = p->st[RXR_ST_APP].min - base_min;
-	cr_assert_geq(p->st[RXR_ST_APP].min, inj);
+	/* a lap is short of K x n by at most the credit a spin carried over */
+	cr_assert_geq(p->st[RXR_ST_APP].min + RXR_INJECT_CREDIT_MAX, inj);
 	cr_assert_lt(fabs((double)got - (double)inj) / (double)inj, 0.05, "added %lu of %lu",
 		     (unsigned long)got, (unsigned long)inj);
 	/* the other stage did not absorb the spin */

@@ -341,7 +341,10 @@ struct rxr_probe {
  * and an injected lap after a plain one would not: their difference was K
  * minus that aftermath (on the 16-core host 0.72-1.29 x K at light load,
  * its sign changing between processes). With the shadows, both halves
- * follow a plain lap. Observed stages count by the same turns.
+ * follow a plain lap. Observed stages count by the same turns. (Longer
+ * periods, the plain lap 4 or 8 laps after the injected one, were tried
+ * there: light-load laps at K = 50 added 2-15 cycles/packet too much at
+ * every period alike, so a longer aftermath is not what is left.)
  */
 #define RXR_AB_PERIOD 4
 #define RXR_AB_INJ 0
@@ -552,28 +555,22 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * was lost: the stage grew 6-9 cycles/packet too much), while a spin
  * stretched by preemption is noise like any other stage's and must not
  * shorten the laps after it; so every lap still adds K x n within a few
- * clock reads. A shortfall (a skipped spin) is
- * carried up to RXR_INJECT_DEBT_MAX. A lap is never
- * made shorter than K x n in total once K x n >= RXR_INJECT_FLOOR_MIN
- * (its own work counts toward the credit), so such laps are at least as
- * long as asked.
+ * clock reads. A shortfall (a skipped spin) is carried up to
+ * RXR_INJECT_DEBT_MAX. The credit is taken off the next spin whatever the
+ * lap's own length. (It once was not where that would make the lap
+ * shorter than K x n in total: where a stage's own work is shorter than
+ * a spin's overshoot, a clock read or two, the credit was never repaid
+ * and every lap added K x n plus the difference: 1.05-1.06 x K at
+ * K x n >= 256 on the 2-core VM, 1.04-1.32 x K at light load on the
+ * 16-core host.)
  */
 #define RXR_INJECT_CREDIT_MAX 256
 #define RXR_INJECT_DEBT_MAX 1024
-#define RXR_INJECT_FLOOR_MIN 256
 static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
 				      uint32_t pkts)
 {
 	int64_t want = (int64_t)(p->inject[s] * pkts);
 	int64_t target = want - p->inject_debt[s];
-	/* a long spin never takes off more than the lap's own length: the lap
-	 * stays >= K x n. (Short spins are left to the credit alone: spinning
-	 * at all costs two clock reads, more than a short K x n.) */
-	if (want >= RXR_INJECT_FLOOR_MIN) {
-		int64_t floor_ = want - (int64_t)(t0 - p->last);
-		if (target < floor_)
-			target = floor_;
-	}
 	uint64_t t = t0;
 	if (target > 0) {
 		rxr_spin_until(t0, (uint64_t)target);
