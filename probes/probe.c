@@ -367,7 +367,10 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 		a->unmatched++;
 		return;
 	}
-	double d = floor(a->pend - cpp) - RXR_AB_LO;
+	/* the nearest bin, ties to even: a pair of 1-packet laps differs by a
+	 * whole number of cycles, and a bin taken as [b, b + 1) added half a
+	 * cycle to each (+1% of K = 50) */
+	double d = nearbyint(a->pend - cpp) - RXR_AB_LO;
 	a->n++;
 	if (d < 0)
 		a->under++;
@@ -387,8 +390,8 @@ double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs)
 	double cum = (double)a->under;
 	for (size_t b = 0; b < RXR_AB_BINS; b++) {
 		if (cum + a->bin[b] >= half && a->bin[b])
-			/* spread evenly over the bin [b, b + 1) */
-			return RXR_AB_LO + (double)b + (half - cum) / a->bin[b];
+			/* spread evenly over the bin [b - 1/2, b + 1/2) */
+			return RXR_AB_LO + (double)b - 0.5 + (half - cum) / a->bin[b];
 		cum += a->bin[b];
 	}
 	return NAN;
@@ -403,7 +406,7 @@ double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept)
 	if (!isfinite(m))
 		return NAN;
 	for (size_t b = 0; b < RXR_AB_BINS; b++) {
-		double v = RXR_AB_LO + (double)b + 0.5; /* the bin's centre */
+		double v = RXR_AB_LO + (double)b; /* the bin's centre */
 		if (!a->bin[b] || fabs(v - m) > RXR_AB_TRIM)
 			continue;
 		sum += v * a->bin[b];

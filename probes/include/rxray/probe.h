@@ -354,7 +354,8 @@ struct rxr_probe {
  * Inject A/B pairs: each injected lap of a stage is paired with the plain
  * lap of its period when both hold the same number of packets, and the
  * difference of their cycles per packet goes into a histogram of 1-cycle
- * bins from RXR_AB_LO (clamped at both ends). The two laps of a pair are
+ * bins centred on the whole numbers from RXR_AB_LO (rounded to the
+ * nearest, ties to even; clamped at both ends). The two laps of a pair are
  * neighbours in time, so their difference is distributed symmetrically
  * around what the injection adds, and a lap that was preempted (a mean's
  * ruin on a shared host) lands far out in a tail. Equal packet counts
