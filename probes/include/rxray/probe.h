@@ -562,8 +562,8 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * shorter than K x n in total: where a stage's own work is shorter than
  * a spin's overshoot, a clock read or two, the credit was never repaid
  * and every lap added K x n plus the difference: 1.05-1.06 x K at
- * K x n >= 256 on the 2-core VM, 1.04-1.32 x K at light load on the
- * 16-core host.)
+ * K x n >= 256 on the 2-core VM, up to 1.06 x K at K = 500 at light load
+ * on the 16-core host.)
  */
 #define RXR_INJECT_CREDIT_MAX 256
 #define RXR_INJECT_DEBT_MAX 1024
