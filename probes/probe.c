@@ -229,6 +229,8 @@ void rxr_probe_reset(struct rxr_probe *p)
 	p->ring_head = 0;
 	p->ring_overflow = 0;
 	memset(p->inject_debt, 0, sizeof(p->inject_debt));
+	memset(p->inject_spun, 0, sizeof(p->inject_spun));
+	memset(p->inject_spun_pkts, 0, sizeof(p->inject_spun_pkts));
 	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
 		rxr_acc_reset(&p->ab[s]);
 	if (p->abp)
@@ -430,6 +432,8 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 {
 	for (int s = 0; s < RXR_ST_COUNT; s++) {
 		rxr_acc_merge(&dst->st[s], &src->st[s]);
+		dst->inject_spun[s] += src->inject_spun[s];
+		dst->inject_spun_pkts[s] += src->inject_spun_pkts[s];
 		if (dst->ab && src->ab) {
 			rxr_acc_merge(&dst->ab[s], &src->ab[s]);
 			rxr_acc_merge(&dst->ab[RXR_ST_COUNT + s], &src->ab[RXR_ST_COUNT + s]);

@@ -133,6 +133,12 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		if (observed && tried * 2 < (i->count < pl->count ? i->count : pl->count))
 			med = tm = NAN;
 		bool gate = p->inject[s] == RXR_INJECT_GATE;
+		/* what the spins themselves ran per packet of the injected
+		 * half: K when the spin is right, so a figure off K with this
+		 * at K is the stage's own work, not the injection's count */
+		double spun = !observed && !gate && p->inject_spun_pkts[s]
+				  ? (double)p->inject_spun[s] / (double)p->inject_spun_pkts[s]
+				  : NAN;
 		json_t *o = json_pack(
 		    "{s:s, s:i, s:s, s:I, s:b, s:b, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:I, s:f}",
 		    "role", p->role, "core", p->core, "stage", rxr_stage_name((enum rxr_stage)s),
@@ -148,7 +154,13 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    "added_median_cycles_per_packet", rxr_json_real_or_null(med),
 		    "added_trimmed_cycles_per_packet", rxr_json_real_or_null(tm), "pairs_kept",
 		    (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
-		if (!o || json_array_append_new(arr, o))
+		if (!o)
+			return -ENOMEM;
+		if (json_object_set_new(o, "spun_cycles_per_packet", rxr_json_real_or_null(spun))) {
+			json_decref(o);
+			return -ENOMEM;
+		}
+		if (json_array_append_new(arr, o))
 			return -ENOMEM;
 	}
 	return 0;

@@ -170,7 +170,8 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 			/* per run: the injected stage's figures per role, and every
 			 * other stage's move (in-run for the injected stage's
 			 * thread, cross-run burst-matched for the others) */
-			static double own[3][MAXREPS], mean[3][MAXREPS], cr[3][MAXREPS];
+			static double own[3][MAXREPS], mean[3][MAXREPS], cr[3][MAXREPS],
+			    spun[3][MAXREPS];
 			static double od[3][RXR_ST_COUNT][MAXREPS], oraw[3][RXR_ST_COUNT][MAXREPS];
 			bool isown[3] = {false, false, false}, seen[3] = {false, false, false};
 			int nr = 0;
@@ -183,7 +184,8 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 					continue;
 				for (int ro = 0; ro < 3; ro++) {
 					const struct rxr_thread_result *t = cm_thread(r, roles[ro]);
-					own[ro][nr] = mean[ro][nr] = cr[ro][nr] = NAN;
+					own[ro][nr] = mean[ro][nr] = cr[ro][nr] = spun[ro][nr] =
+					    NAN;
 					for (int o = 0; o < RXR_ST_COUNT; o++)
 						od[ro][o][nr] = oraw[ro][o][nr] = NAN;
 					if (!t)
@@ -197,6 +199,8 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 						mean[ro][nr] = ab_added(r, roles[ro], s,
 									"added_cycles_per_packet");
 						cr[ro][nr] = cm_cpp(t, s) - base[ro][s];
+						spun[ro][nr] = ab_added(r, roles[ro], s,
+									"spun_cycles_per_packet");
 					}
 					for (int o = 0; o < RXR_ST_COUNT; o++) {
 						if (o == s || o == RXR_ST_IDLE ||
@@ -243,8 +247,10 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 					double ab = rmed(own[ro], nr);
 					any = true;
 					al += (size_t)snprintf(added + al, sizeof(added) - al,
-							       "%s%s %+.1f (%.3f)", al ? ", " : "",
-							       roles[ro], ab, ab / ks[ki]);
+							       "%s%s %+.1f (%.3f; spun %.3f)",
+							       al ? ", " : "", roles[ro], ab,
+							       ab / ks[ki],
+							       rmed(spun[ro], nr) / ks[ki]);
 					cl += (size_t)snprintf(cross + cl, sizeof(cross) - cl,
 							       "%s%s %+.1f / %+.1f", cl ? ", " : "",
 							       roles[ro], rmed(mean[ro], nr),
@@ -425,7 +431,9 @@ int main(int argc, char **argv)
 	printf("# inject_accuracy: --inject STAGE=K --inject-ab: cycles/packet added per thread,\n"
 	       "# the mean over pairs of laps (one injected in four turns, the plain one two\n"
 	       "# turns later, of one packet count) of their difference in cycles per packet,\n"
-	       "# within 1024 of the pairs' median (added/K);\n"
+	       "# within 1024 of the pairs' median (added/K; spun/K: what the spins\n"
+	       "# themselves ran per packet of the injected half, preemptions included:\n"
+	       "# near 1 where added/K is not, the stage's own work moved);\n"
 	       "# beside it the halves' means' difference (A/B mean)\n"
 	       "# and the cross-run change: the stage's change\n"
 	       "# against the median of %d uninjected runs at the same load (a quarter of the\n"

@@ -441,6 +441,33 @@ static uint64_t fake_read(void)
 	return fake_now += fake_step;
 }
 
+/* The A/B result's entries: app injected (spun per packet = k), cqe_poll
+ * observed (no spin: null). */
+static void check_spun_in_result(const struct rxr_probe *p, double k)
+{
+	struct rxr_result *res = NULL;
+	cr_assert_eq(rxr_result_open(&res), 0);
+	cr_assert_eq(rxr_result_add_probe(res, p), 0);
+	json_t *arr = json_object_get(res->extra, "inject_ab"), *e;
+	size_t i;
+	int seen = 0;
+	json_array_foreach(arr, i, e)
+	{
+		const char *st = json_string_value(json_object_get(e, "stage"));
+		json_t *v = json_object_get(e, "spun_cycles_per_packet");
+		if (!strcmp(st, "app")) {
+			cr_assert(json_is_number(v));
+			cr_assert_lt(fabs(json_number_value(v) - k), 0.01 * k + 0.5);
+			seen++;
+		} else if (!strcmp(st, "cqe_poll")) {
+			cr_assert(json_is_null(v), "an observed stage spins nothing");
+			seen++;
+		}
+	}
+	cr_assert_eq(seen, 2);
+	rxr_result_free(res);
+}
+
 /*
  * Injection adds exactly K per packet where a stage's own work is shorter
  * than the spin's overshoot: under a clock of coarse reads (60 ticks each)
@@ -506,6 +533,14 @@ Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
 			cr_assert_eq(inj->st[RXR_ST_CQE_POLL].cycles,
 				     base->st[RXR_ST_CQE_POLL].cycles, "K=%g%s: cqe_poll moved", k,
 				     ab ? " (A/B)" : "");
+			/* the spins themselves ran K per packet of their laps */
+			double spun = (double)inj->inject_spun[RXR_ST_APP] /
+				      (double)inj->inject_spun_pkts[RXR_ST_APP];
+			cr_assert_lt(fabs(spun - k), 0.01 * k + 0.5, "K=%g%s: spun %.2f per packet",
+				     k, ab ? " (A/B)" : "", spun);
+			cr_assert_eq(inj->inject_spun_pkts[RXR_ST_CQE_POLL], 0);
+			if (ab)
+				check_spun_in_result(inj, k);
 			rxr_probe_free(base);
 			rxr_probe_free(inj);
 		}

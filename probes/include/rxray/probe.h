@@ -329,6 +329,12 @@ struct rxr_probe {
 	bool op_gate;		  /* a stage is the operation delays' gate */
 	uint32_t ab_period;	  /* inject A/B: periods begun (a lap's pair
 				   * partner is in the same one) */
+	uint64_t inject_spun[RXR_ST_COUNT];	 /* ticks stage s's spins ran, from
+						  * where its laps would have
+						  * ended (rxr_inject_run) */
+	uint64_t inject_spun_pkts[RXR_ST_COUNT]; /* packets of those laps
+						  * (a lap repaying credit
+						  * spins 0) */
 } __attribute__((aligned(64)));
 
 /*
@@ -579,6 +585,8 @@ static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uin
 		 * to this stage, not to the next one */
 		t = rxr_now();
 	}
+	p->inject_spun[s] += t - t0;
+	p->inject_spun_pkts[s] += pkts;
 	int64_t debt = p->inject_debt[s] + (int64_t)(t - t0) - want;
 	if (debt > RXR_INJECT_CREDIT_MAX)
 		debt = RXR_INJECT_CREDIT_MAX;
