@@ -74,6 +74,8 @@ int rxr_model_add_run(struct rxr_model *m, const struct rxr_result *r)
 	if (any) {
 		if (!m->nruns)
 			m->hz = r->clock.hz;
+		m->offered_mpps =
+		    (m->offered_mpps * (double)m->nruns + r->offered_mpps) / (double)(m->nruns + 1);
 		m->nruns++;
 		if (rxr_knob_num(r->config, "coalesce", 0) > 0)
 			m->ncoalesced++;
@@ -361,6 +363,7 @@ int rxr_point_model_at_ndr(const struct rxr_point *p, const struct rxr_point_mod
 	}
 	snprintf(out->basis, sizeof(out->basis), "NDR trial (%.2f Mpps) at its lap sizes",
 		 r->offered_mpps);
+	out->offered_mpps = r->offered_mpps;
 	return 0;
 }
 

@@ -98,6 +98,60 @@ static void whatif_change(char *buf, size_t n, double before, double after)
 		snprintf(buf, n, "-");
 }
 
+/*
+ * The calibrated model moved toward light load: each stage's calibration
+ * (scale: its NDR-trial cost over its light-load one) taken x of the way
+ * (x = 1: at the NDR, 0: light load), the changes applied. Its prediction,
+ * NAN when a change does not apply.
+ */
+static double ndr_after_at(const struct rxr_model *ndr, double x, const struct rxr_whatif_change *c,
+			   size_t n, struct rxr_model *m)
+{
+	*m = *ndr;
+	for (size_t i = 0; i < m->nthreads; i++)
+		for (int s = 0; s < RXR_ST_COUNT; s++)
+			m->th[i].scale[s] = 1 + (ndr->th[i].scale[s] - 1) * x;
+	rxr_model_finish(m, m->queues);
+	char ignored[RXR_ERR_LEN];
+	if (rxr_model_apply(m, c, n, ignored, sizeof(ignored)) < 0)
+		m->predicted_mpps = NAN;
+	return m->predicted_mpps;
+}
+
+/*
+ * ndr_after (rxr_whatif_point): the rate r at which the model with its
+ * costs at r predicts r, costs linear in the rate between lo (the
+ * light-load trials' rate) and hi (the NDR trial's). At or above hi (a
+ * change that speeds the receiver up) the NDR trial's costs stand; at or
+ * below lo the light-load ones. Between, the model's prediction falls as
+ * its costs rise with the rate, so the rate that predicts itself is
+ * found by bisection.
+ */
+static void ndr_after_follow_load(struct rxr_whatif_point *w, const struct rxr_whatif_change *c,
+				  size_t n)
+{
+	const double lo = w->before.offered_mpps, hi = w->ndr_before.offered_mpps;
+	struct rxr_model *m = &w->ndr_after;
+	double at_hi = ndr_after_at(&w->ndr_before, 1, c, n, m);
+	if (!(lo > 0 && hi > lo) || !isfinite(at_hi) || at_hi >= hi)
+		return;
+	if (!(ndr_after_at(&w->ndr_before, 0, c, n, m) > lo))
+		return; /* slower than the light-load trials even at their costs */
+	double a = lo, b = hi;
+	for (int i = 0; i < 60 && b - a > 1e-9 * hi; i++) {
+		double r = (a + b) / 2;
+		double got = ndr_after_at(&w->ndr_before, (r - lo) / (hi - lo), c, n, m);
+		if (got > r)
+			a = r;
+		else
+			b = r; /* below, or a change that no longer applies */
+	}
+	if (!isfinite(ndr_after_at(&w->ndr_before, (a - lo) / (hi - lo), c, n, m)))
+		return;
+	snprintf(m->basis, sizeof(m->basis), "NDR trial (%.2f Mpps), costs at %.2f Mpps", hi, a);
+	m->offered_mpps = a;
+}
+
 int rxr_whatif_point(const struct rxr_point *p, double light_frac,
 		     const struct rxr_whatif_change *c, size_t n, struct rxr_whatif_point *out,
 		     char *err, size_t errlen)
@@ -122,10 +176,8 @@ int rxr_whatif_point(const struct rxr_point *p, double light_frac,
 		out->after.predicted_mpps = out->ndr_after.predicted_mpps = NAN;
 		return rc;
 	}
-	char ignored[RXR_ERR_LEN];
-	if (isfinite(out->ndr_after.predicted_mpps) &&
-	    rxr_model_apply(&out->ndr_after, c, n, ignored, sizeof(ignored)) < 0)
-		out->ndr_after.predicted_mpps = NAN;
+	if (isfinite(out->ndr_after.predicted_mpps))
+		ndr_after_follow_load(out, c, n);
 	return 0;
 }
 

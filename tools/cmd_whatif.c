@@ -35,8 +35,10 @@ static void whatif_usage(FILE *f)
 		"sum over the bottleneck thread's stages of (a/B + b) x queues, a and b\n"
 		"fitted over the laps of light-load trials (<= F x NDR, never the NDR\n"
 		"trial); and, on a point the receiver limits (an NDR trial and a lossy\n"
-		"one above it), the same calibrated at the NDR: each stage scaled to its\n"
-		"cost in the NDR trial, so stages dearer under load stay dearer.\n"
+		"one above it), the same calibrated at the NDR: each stage at its cost\n"
+		"in the NDR trial, and after a change that slows the receiver, at the\n"
+		"cost its rate implies (linear in the rate between light load and the\n"
+		"NDR trial), so a stage dearer under load costs less at a slower rate.\n"
 		"bench/whatif_check measures the same change by injection.\n"
 		"\n"
 		"OPTIONS\n"
@@ -187,8 +189,10 @@ int rxr_cmd_whatif(int argc, char **argv)
 			"a point has no model or does not lap a changed stage. \"At NDR\": "
 			"the same model with each stage scaled to its cost in the NDR trial, "
 			"where the receiver limits the point (not generator-limited): its "
-			"before is that trial's rate, its after carries the stages dearer "
-			"under load into the what-if.\n");
+			"before is that trial's rate; its after has each stage at the cost "
+			"of the rate it predicts (linear in the rate between light load and "
+			"the NDR trial), so a stage dearer under load costs less again at a "
+			"slower rate.\n");
 	if (rc) {
 		rxr_afile_abort(&af);
 		rxr_err(VERB, "writing %s: %s", output, strerror(-rc));

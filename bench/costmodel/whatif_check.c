@@ -6,7 +6,8 @@
  * STAGE=+K applied, compared with the NDR measured with the injection.
  * The model: calibrated at the NDR trial where the receiver limits the
  * point (rxray whatif's "at NDR" columns: each stage at its cost there,
- * so stages dearer under load stay dearer), else the light-load model
+ * and after the change at the cost of the rate it predicts, linear in the
+ * rate between light load and the NDR trial), else the light-load model
  * (its light trials, never its NDR trial); the light-load figures are
  * printed beside it either way. Also the relative
  * view (predicted after/before vs NDR injected/uninjected), which cancels
@@ -147,7 +148,8 @@ int main(int argc, char **argv)
 		return 1;
 	printf("# whatif_check: what-if from the uninjected point's cost model vs the NDR\n"
 	       "# measured with the same change injected (frame 1064, 1 queue); basis N:\n"
-	       "# calibrated at the NDR (the receiver limits the point), L: light load;\n"
+	       "# calibrated at the NDR, its costs following the rate the change leads to\n"
+	       "# (the receiver limits the point), L: light load;\n"
 	       "# %d sweep(s) per pair, figures their medians\n\n",
 	       reps);
 	printf("| pair | change | NDR before | predicted before | predicted after (whatif) | "

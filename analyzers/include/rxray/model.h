@@ -64,6 +64,9 @@ struct rxr_model {
 	double queues;
 	size_t nruns;           /* runs pooled */
 	size_t ncoalesced;      /* of which calibration runs with --coalesce */
+	double offered_mpps;	/* the load it stands for: the mean offered
+				 * rate of the runs pooled; the NDR trial's
+				 * when calibrated at the NDR */
 	int bottleneck;         /* thread index, -1 none */
 	double predicted_mpps;  /* bottleneck's ceiling x queues; NAN unknown */
 	char basis[96];         /* "3 trials <= NDR/2 (1 coalesced)", "this run" */
@@ -134,8 +137,9 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
  * (at that trial's lap sizes, not extrapolated to full bursts: a receiver
  * at its NDR laps what it laps there). There the bottleneck ran at
  * saturation, so a stage that is
- * dearer under load (pm->named) stays dearer after a change, which the
- * light-load model alone misses; its "before" is the NDR trial's own
+ * dearer under load (pm->named) is dearer in it, which the light-load
+ * model alone misses (rxr_whatif_point moves it with the rate a change
+ * leads to); its "before" is the NDR trial's own
  * rate by construction (the tautology a prediction must not be), its
  * "after" is the what-if. 0 with *out finished (basis "NDR trial (R Mpps)
  * at its lap sizes"); with *out = pm->m, -ENOENT when p has no NDR trial,
@@ -209,6 +213,18 @@ struct rxr_whatif_point {
  * in err (both afters NAN). A change the light model takes and the
  * calibrated one does not (a stage the NDR trial found cheaper, driven
  * below zero) leaves ndr_after's prediction NAN alone.
+ *
+ * The calibrated "after" follows the load: a change that slows the
+ * receiver moves it to a lower rate, where a stage dearer under load
+ * costs less again. Each stage's cost per packet is taken as linear in
+ * the offered rate between the light-load model (at its trials' mean
+ * rate) and the NDR trial (at its rate), held at the nearer end outside
+ * them, and ndr_after is the model at the rate it predicts for itself
+ * (its basis names that rate). Carrying the NDR trial's costs unchanged
+ * to the slower point over-predicted the slowdown in every sweep of
+ * bench_whatif_check's dpdk hds pair on the 16-core host (NDR injected /
+ * predicted 1.02-1.32 in 6 sweeps, median 1.10; 0.94-1.21 so, median
+ * 1.03).
  */
 int rxr_whatif_point(const struct rxr_point *p, double light_frac,
 		     const struct rxr_whatif_change *c, size_t n, struct rxr_whatif_point *out,
