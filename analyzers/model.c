@@ -269,6 +269,15 @@ size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, 
 	return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n;
 }
 
+size_t rxr_ndr_laps_fmt(const struct rxr_point_model *pm, char *buf, size_t n)
+{
+	int w = isfinite(pm->ndr_laps_mpps)
+		    ? snprintf(buf, n, "%.2f (%s laps of %.1f)", pm->ndr_laps_mpps,
+			       pm->ndr_laps_thread, pm->ndr_laps)
+		    : snprintf(buf, n, "-");
+	return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n;
+}
+
 /* The NDR run's stages, then those of the lossy trial just above it. */
 static void point_loaddep(const struct rxr_result *ndr, const struct rxr_result *above,
 			  struct rxr_point_model *pm)
@@ -283,12 +292,45 @@ static void point_loaddep(const struct rxr_result *ndr, const struct rxr_result 
 	memcpy(pm->named, all, pm->nnamed * sizeof(all[0]));
 }
 
+/* The model at run r's own lap sizes: per thread, each stage at its mean
+ * packets per lap in r; the slowest thread sets it. */
+static void point_ndr_laps(const struct rxr_result *r, struct rxr_point_model *pm)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		int mi = run_model_thread(&pm->m, r, i);
+		if (mi < 0)
+			continue;
+		const struct rxr_model_thread *mt = &pm->m.th[mi];
+		double cpp = 0, laps = NAN;
+		uint64_t most = 0;
+		for (int s = 0; s < RXR_ST_COUNT; s++) {
+			double nb, meas, model;
+			if (!stage_in_run(t, mt, s, &nb, &meas, &model))
+				continue;
+			cpp += model;
+			if (t->st[s].count > most) {
+				most = t->st[s].count;
+				laps = nb;
+			}
+		}
+		if (!(cpp > 0) || !(pm->m.hz > 0))
+			continue;
+		double mpps = pm->m.hz / cpp * pm->m.queues / 1e6;
+		if (!(mpps >= pm->ndr_laps_mpps)) { /* the first, or a slower one */
+			pm->ndr_laps_mpps = mpps;
+			pm->ndr_laps = laps;
+			snprintf(pm->ndr_laps_thread, sizeof(pm->ndr_laps_thread), "%s", mt->label);
+		}
+	}
+}
+
 void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 			     struct rxr_point_model *out)
 {
 	memset(out, 0, sizeof(*out));
 	rxr_model_init(&out->m);
-	out->ndr_mpps = out->ratio = NAN;
+	out->ndr_mpps = out->ratio = out->ndr_laps_mpps = out->ndr_laps = NAN;
 	out->light_frac = light_frac > 0 ? light_frac : RXR_MODEL_LIGHT_FRAC;
 	double ndr = isfinite(p->ndr_mpps) && p->ndr_mpps > 0 ? p->ndr_mpps : NAN;
 	out->ndr_mpps = ndr;
@@ -323,8 +365,10 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 	rxr_model_finish(&out->m, q);
 	if (isfinite(ndr) && isfinite(out->m.predicted_mpps) && out->m.predicted_mpps > 0)
 		out->ratio = ndr / out->m.predicted_mpps;
-	if (p->ndr_run && isfinite(ndr) && strcmp(p->status, "run"))
+	if (p->ndr_run && isfinite(ndr) && strcmp(p->status, "run")) {
 		point_loaddep(p->ndr_run, p->above_run, out);
+		point_ndr_laps(p->ndr_run, out);
+	}
 }
 
 int rxr_point_model_at_ndr(const struct rxr_point *p, const struct rxr_point_model *pm,
@@ -372,18 +416,23 @@ int rxr_point_model_at_ndr(const struct rxr_point *p, const struct rxr_point_mod
 int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, size_t n,
 		    struct rxr_table **out)
 {
-	static const char *const head[] = {"point", "predicted (light load) Mpps", "basis",
-					   "NDR Mpps", "NDR/predicted", "bottleneck",
-					   "dearer under load (factor)"};
+	static const char *const head[] = {"point",
+					   "predicted (light load) Mpps",
+					   "basis",
+					   "NDR Mpps",
+					   "NDR/predicted",
+					   "bottleneck",
+					   "dearer under load (factor)",
+					   "at the NDR's lap sizes Mpps"};
 	size_t nvary = 0;
 	const char **vary = rxr_set_varying(s, &nvary);
 	struct rxr_table *t = NULL;
 	if (vary)
-		rxr_table_open("Cost model", 7, head, &t);
+		rxr_table_open("Cost model", 8, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		const struct rxr_point_model *k = &pm[i];
 		const struct rxr_point *p = &s->pts[i];
-		char label[512], pr[32], nd[32], ra[32], named[512];
+		char label[512], pr[32], nd[32], ra[32], named[512], laps[64];
 		rxr_point_label(p, vary, nvary, label, sizeof(label));
 		rxr_fmt_num(pr, sizeof(pr), k->m.predicted_mpps, 2);
 		/* the NDR as every table shows it: its interval [lower, upper] */
@@ -402,10 +451,12 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 		if (!len)
 			snprintf(named, sizeof(named), "%s", isfinite(k->ratio) ? "none" : "-");
 		const char *bn = k->m.bottleneck >= 0 ? k->m.th[k->m.bottleneck].label : "-";
+		rxr_ndr_laps_fmt(k, laps, sizeof(laps));
 		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
 		    rxr_table_cell(t, "%s", pr) || rxr_table_cell(t, "%s", k->m.basis) ||
 		    rxr_table_cell(t, "%s", nd) || rxr_table_cell(t, "%s", ra) ||
-		    rxr_table_cell(t, "%s", bn) || rxr_table_cell(t, "%s", named)) {
+		    rxr_table_cell(t, "%s", bn) || rxr_table_cell(t, "%s", named) ||
+		    rxr_table_cell(t, "%s", laps)) {
 			rxr_table_free(t);
 			t = NULL;
 		}
@@ -467,6 +518,11 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 						 : json_null());
 	json_object_set_new(o, "threads", threads);
 	json_object_set_new(o, "load_dependent", named);
+	json_object_set_new(o, "at_ndr_laps",
+			    isfinite(pm->ndr_laps_mpps)
+				? json_pack("{s:f,s:s,s:f}", "predicted_mpps", pm->ndr_laps_mpps,
+					    "thread", pm->ndr_laps_thread, "laps", pm->ndr_laps)
+				: json_null());
 	return o;
 fail:
 	json_decref(threads);

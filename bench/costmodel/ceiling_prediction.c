@@ -86,8 +86,8 @@ int main(int argc, char **argv)
 	printf("# ceiling_prediction: NDR vs the cost model from light load (trials <= NDR/2,\n"
 	       "# calibration included, never the NDR trial); sweep in %s\n\n", dir);
 	printf("| engine | mode | frame | cache | app | NDR Mpps | predicted Mpps | NDR/predicted "
-	       "| basis | dearer under load | verdict |\n");
-	printf("|---|---|---:|---:|---|---:|---:|---:|---|---|---|\n");
+	       "| basis | dearer under load | at the NDR's laps | verdict |\n");
+	printf("|---|---|---:|---:|---|---:|---:|---:|---|---|---|---|\n");
 	size_t within = 0, judged = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rxr_point *p = &s->pts[i];
@@ -95,7 +95,8 @@ int main(int argc, char **argv)
 		if (!pm)
 			return 1;
 		rxr_point_model_compute(p, 0, pm);
-		char e[32], m[32], fr[32], ca[32], ap[32], named[400] = "";
+		char e[32], m[32], fr[32], ca[32], ap[32], named[400] = "", laps[64];
+		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
 		size_t nl = 0;
 		for (size_t j = 0; j < pm->nnamed && nl < sizeof(named); j++)
 			nl += rxr_loaddep_fmt(&pm->named[j], j ? ", " : "", named + nl,
@@ -117,13 +118,14 @@ int main(int argc, char **argv)
 				verdict = ok ? "within 15%" : "OFF";
 			}
 		}
-		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s |\n",
+		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s |\n",
 		       rxr_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-",
 		       rxr_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-",
 		       rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-",
 		       rxr_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-",
 		       rxr_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-", pm->ndr_mpps,
-		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, nl ? named : "none", verdict);
+		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, nl ? named : "none", laps,
+		       verdict);
 		free(pm);
 	}
 	printf("\n%zu of %zu points without a named stage (and not generator-limited or "

@@ -187,6 +187,21 @@ Test(model, light_load_prediction_from_pooled_laps)
 	char cell[96];
 	rxr_loaddep_fmt(&pm.named[0], "", cell, sizeof(cell));
 	cr_assert_str_eq(cell, "rx buf_alloc x3.00 above NDR (12.00 Mpps)");
+	/* the model at the NDR trial's laps (48 packets; handoff's fixed 64):
+	 * not at B (39.34), nor the trial's measured costs */
+	const double nb = 64000.0 / (double)(uint64_t)(64000.0 / 48); /* whole laps */
+	const double at48 = HZ / (300.0 / nb + 20 + 50 + 100.0 / 64) / 1e6;
+	cr_assert_float_eq(pm.ndr_laps_mpps, at48, 1e-9 * at48, "at the NDR's laps %f want %f",
+			   pm.ndr_laps_mpps, at48);
+	cr_assert_float_eq(pm.ndr_laps, nb, 1e-9);
+	cr_assert_str_eq(pm.ndr_laps_thread, "rx");
+	rxr_ndr_laps_fmt(&pm, cell, sizeof(cell));
+	cr_assert_str_eq(cell, "38.55 (rx laps of 48.0)");
+	json_t *j = rxr_point_model_json(&pm);
+	cr_assert_float_eq(
+	    json_number_value(json_object_get(json_object_get(j, "at_ndr_laps"), "predicted_mpps")),
+	    at48, 1e-9 * at48);
+	json_decref(j);
 	/* a larger fraction pools the 0.9 x NDR trial, whose fit is skewed */
 	struct rxr_point_model pm2;
 	rxr_point_model_compute(p, 0.95, &pm2);
@@ -218,6 +233,8 @@ Test(model, the_ndr_trial_never_changes_the_prediction)
 	/* named once, from the NDR trial; the trial above says it too */
 	cr_assert_eq(pb.nnamed, 1, "named %zu", pb.nnamed);
 	cr_assert(!pb.named[0].above);
+	/* the model at the NDR's laps is the model's, not the doctored costs */
+	cr_assert_float_eq(pa.ndr_laps_mpps, pb.ndr_laps_mpps, 1e-12);
 	rxr_set_free(a);
 	rxr_set_free(b);
 	tu_rmrf(d1);

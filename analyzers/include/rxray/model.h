@@ -112,6 +112,18 @@ struct rxr_point_model {
 	double light_frac;      /* the fraction of the NDR trials were taken below */
 	size_t nnamed;
 	struct rxr_loaddep named[RXR_MODEL_MAX_NAMED]; /* biggest excess first */
+	/* The model at the NDR trial's own lap sizes (each stage at its mean
+	 * packets per lap there, not at B) x queues, the thread that limits
+	 * it, and that thread's poll lap (packets per lap of its most lapped
+	 * stage). A ratio below 1 that this gives back is lap size, not load:
+	 * at its NDR the receiver polled small laps and lost packets before
+	 * they grew to B (on the 16-core host dpdk inline points lapped 3-8
+	 * packets at their NDR, where the model says 13.30 and 3.15 Mpps for
+	 * NDRs of 13.35 and 3.85; at B, 17.98 and 5.04). NAN without an NDR
+	 * run. */
+	double ndr_laps_mpps;
+	double ndr_laps;
+	char ndr_laps_thread[24];
 };
 
 /*
@@ -124,7 +136,8 @@ struct rxr_point_model {
  * then likewise those of the lossy trial asked for the least above the
  * NDR (p->above_run): at the NDR the bottleneck's laps may hold a few
  * packets, where its costs are still light-load costs; the trial that
- * lost is where they broke.
+ * lost is where they broke. And the model at the NDR trial's lap sizes
+ * (ndr_laps_mpps).
  * Never fails: with no usable run, predicted_mpps is NAN.
  */
 void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
@@ -172,6 +185,9 @@ void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *p
 json_t *rxr_point_model_json(const struct rxr_point_model *pm);
 /* "<sep>rx buf_alloc x1.56", "... above NDR (3.40 Mpps)" from the trial
  * above; the characters written into buf (n > 0), cut at n - 1. */
+/* "13.30 (rx laps of 8.2)": the model at the NDR trial's lap sizes, or
+ * "-"; as rxr_loaddep_fmt. */
+size_t rxr_ndr_laps_fmt(const struct rxr_point_model *pm, char *buf, size_t n);
 size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, size_t n);
 
 /* --------------------------------------------------------------- what-if */
