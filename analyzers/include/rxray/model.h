@@ -185,10 +185,10 @@ void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *p
 json_t *rxr_point_model_json(const struct rxr_point_model *pm);
 /* "<sep>rx buf_alloc x1.56", "... above NDR (3.40 Mpps)" from the trial
  * above; the characters written into buf (n > 0), cut at n - 1. */
+size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, size_t n);
 /* "13.30 (rx laps of 8.2)": the model at the NDR trial's lap sizes, or
  * "-"; as rxr_loaddep_fmt. */
 size_t rxr_ndr_laps_fmt(const struct rxr_point_model *pm, char *buf, size_t n);
-size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, size_t n);
 
 /* --------------------------------------------------------------- what-if */
 
