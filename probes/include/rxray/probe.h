@@ -329,9 +329,15 @@ struct rxr_probe {
 	bool op_gate;		  /* a stage is the operation delays' gate */
 	uint32_t ab_period;	  /* inject A/B: periods begun (a lap's pair
 				   * partner is in the same one) */
-	uint64_t inject_spun[RXR_ST_COUNT];	 /* ticks stage s's spins ran, from
-						  * where its laps would have
-						  * ended (rxr_inject_run) */
+	uint64_t inject_spun[RXR_ST_COUNT];	 /* inject A/B: ticks stage s's
+						  * spins ran, from where its
+						  * laps would have ended,
+						  * counted with the halves'
+						  * bookkeeping (out of every
+						  * lap: counted right after the
+						  * spin, a sanitizer build
+						  * charged ~10 cycles of it to
+						  * the next stage) */
 	uint64_t inject_spun_pkts[RXR_ST_COUNT]; /* packets of those laps
 						  * (a lap repaying credit
 						  * spins 0) */
@@ -585,8 +591,6 @@ static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uin
 		 * to this stage, not to the next one */
 		t = rxr_now();
 	}
-	p->inject_spun[s] += t - t0;
-	p->inject_spun_pkts[s] += pkts;
 	int64_t debt = p->inject_debt[s] + (int64_t)(t - t0) - want;
 	if (debt > RXR_INJECT_CREDIT_MAX)
 		debt = RXR_INJECT_CREDIT_MAX;
@@ -613,7 +617,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	 * next one starts when it is done. (It differs between the halves:
 	 * pairing costs more than holding; charged to the next stage it would
 	 * make that stage look dearer in one half.) */
-	uint64_t last = p->last;
+	uint64_t last = p->last, t0 = t;
 	unsigned turn;
 	if (p->inject[s] == RXR_INJECT_OBSERVE) { /* observed: no spin */
 		turn = p->op_gate ? p->gate_turn : p->ab_phase;
@@ -638,6 +642,10 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		bool inj = turn == RXR_AB_INJ;
 		rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
 		rxr_probe_ab_pair(p, s, t - last, pkts, inj);
+		if (inj && p->inject[s] < RXR_INJECT_GATE) { /* what the spin ran */
+			p->inject_spun[s] += t - t0;
+			p->inject_spun_pkts[s] += pkts;
+		}
 	}
 	/* the clock is read once the bookkeeping has completed: an unordered
 	 * read lets it run on into the next lap, and by more in one half
