@@ -282,6 +282,16 @@ static void timed_laps_or_skip(void)
 	cr_assert_eq(rxr_clock_init(50), 0);
 }
 
+/* p's inject_ab entries as the run result gives them; *res owns them
+ * (rxr_result_free). */
+static json_t *inject_ab_of(const struct rxr_probe *p, struct rxr_result **res)
+{
+	*res = NULL;
+	cr_assert_eq(rxr_result_open(res), 0);
+	cr_assert_eq(rxr_result_add_probe(*res, p), 0);
+	return json_object_get((*res)->extra, "inject_ab");
+}
+
 /*
  * Injection adds K per packet: two probes, one injected, run in
  * alternating rounds in this process so both see the same host; the
@@ -403,10 +413,8 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 		     "A/B: injected - plain = %.1f cycles/packet, K = %lu%s", got, (unsigned long)k,
 		     INJ_WHY);
 	/* the result carries both halves */
-	struct rxr_result *res = NULL;
-	cr_assert_eq(rxr_result_open(&res), 0);
-	cr_assert_eq(rxr_result_add_probe(res, p), 0);
-	json_t *arr = json_object_get(res->extra, "inject_ab"), *e = NULL, *x;
+	struct rxr_result *res;
+	json_t *arr = inject_ab_of(p, &res), *e = NULL, *x;
 	size_t ix;
 	int nobs = 0;
 	json_array_foreach(arr, ix, x) {
@@ -445,10 +453,8 @@ static uint64_t fake_read(void)
  * observed (no spin: null). */
 static void check_spun_in_result(const struct rxr_probe *p, double k)
 {
-	struct rxr_result *res = NULL;
-	cr_assert_eq(rxr_result_open(&res), 0);
-	cr_assert_eq(rxr_result_add_probe(res, p), 0);
-	json_t *arr = json_object_get(res->extra, "inject_ab"), *e;
+	struct rxr_result *res;
+	json_t *arr = inject_ab_of(p, &res), *e;
 	size_t i;
 	int seen = 0;
 	json_array_foreach(arr, i, e)
@@ -789,12 +795,10 @@ Test(inject, ab_pairs_hold_laps_of_one_packet_count)
 	cr_expect_eq(p->abp[s].unmatched, 200);
 	cr_expect_float_eq(tm, (double)k, 1e-9, "added %.2f, K = %lu", tm, (unsigned long)k);
 	/* the result says how many were left unpaired */
-	struct rxr_result *res = NULL;
-	rxr_probe_set_inject(p, s, k); /* the result lists injected stages */
-	cr_assert_eq(rxr_result_open(&res), 0);
+	struct rxr_result *res;
+	rxr_probe_set_inject(p, s, k);			    /* the result lists injected stages */
 	p->ab[s].count = p->ab[RXR_ST_COUNT + s].count = 1; /* laps to report */
-	cr_assert_eq(rxr_result_add_probe(res, p), 0);
-	json_t *e = json_array_get(json_object_get(res->extra, "inject_ab"), 0);
+	json_t *e = json_array_get(inject_ab_of(p, &res), 0);
 	cr_assert_not_null(e);
 	cr_expect_eq(json_integer_value(json_object_get(e, "pairs_unmatched")), 200);
 	cr_expect_eq(json_integer_value(json_object_get(e, "pairs")), 100);
@@ -849,10 +853,8 @@ Test(inject, op_gate_alternates_and_observed_operations_follow_it)
 		     INJ_WHY);
 	cr_expect_lt(fabs(cq), 0.5 * k, "cqe_poll (no operation): %.1f added", cq);
 	/* the result marks the gate */
-	struct rxr_result *res = NULL;
-	cr_assert_eq(rxr_result_open(&res), 0);
-	cr_assert_eq(rxr_result_add_probe(res, p), 0);
-	json_t *arr = json_object_get(res->extra, "inject_ab"), *x;
+	struct rxr_result *res;
+	json_t *arr = inject_ab_of(p, &res), *x;
 	size_t ix;
 	int gates = 0;
 	json_array_foreach(arr, ix, x)
