@@ -231,6 +231,8 @@ void rxr_probe_reset(struct rxr_probe *p)
 	memset(p->inject_debt, 0, sizeof(p->inject_debt));
 	memset(p->inject_spun, 0, sizeof(p->inject_spun));
 	memset(p->inject_spun_pkts, 0, sizeof(p->inject_spun_pkts));
+	memset(p->inject_dropped, 0, sizeof(p->inject_dropped));
+	memset(p->inject_drops, 0, sizeof(p->inject_drops));
 	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
 		rxr_acc_reset(&p->ab[s]);
 	if (p->abp)
@@ -301,14 +303,19 @@ void rxr_op_spin(uint32_t k)
 	__asm__ __volatile__("dsb ld" ::: "memory");
 #endif
 	uint64_t t0 = rxr_now(), t = t0;
-	int64_t want = (int64_t)k, over = (int64_t)op_overhead;
-	int64_t target = want - op_debt - over;
+	int64_t want = (int64_t)k, fixed = (int64_t)op_overhead;
+	int64_t target = want - op_debt - fixed;
 	if (target > 0)
 		t = rxr_spin_until(t0, (uint64_t)target);
-	int64_t debt = op_debt + (int64_t)(t - t0) + over - want;
-	if (debt > RXR_INJECT_CREDIT_MAX)
-		debt = RXR_INJECT_CREDIT_MAX;
-	else if (debt < -RXR_INJECT_DEBT_MAX)
+	else
+		target = 0;
+	/* beyond the target: carried and repaid, unless a preemption or an
+	 * interrupt stretched it (as rxr_inject_run) */
+	int64_t beyond = (int64_t)(t - t0) - target;
+	if (beyond > RXR_INJECT_STRETCH_MAX)
+		beyond = 0;
+	int64_t debt = op_debt + target + beyond + fixed - want;
+	if (debt < -RXR_INJECT_DEBT_MAX)
 		debt = -RXR_INJECT_DEBT_MAX;
 	op_debt = debt;
 }
@@ -434,6 +441,8 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 		rxr_acc_merge(&dst->st[s], &src->st[s]);
 		dst->inject_spun[s] += src->inject_spun[s];
 		dst->inject_spun_pkts[s] += src->inject_spun_pkts[s];
+		dst->inject_dropped[s] += src->inject_dropped[s];
+		dst->inject_drops[s] += src->inject_drops[s];
 		if (dst->ab && src->ab) {
 			rxr_acc_merge(&dst->ab[s], &src->ab[s]);
 			rxr_acc_merge(&dst->ab[RXR_ST_COUNT + s], &src->ab[RXR_ST_COUNT + s]);

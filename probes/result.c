@@ -156,7 +156,17 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
 		if (!o)
 			return -ENOMEM;
-		if (json_object_set_new(o, "spun_cycles_per_packet", rxr_json_real_or_null(spun))) {
+		/* credit beyond the cap, dropped (a spin stretched past it):
+		 * what the stage grew beyond K x packets, per injected-half
+		 * packet, and the spins that dropped some */
+		double dropped = !observed && !gate && p->inject_spun_pkts[s]
+				     ? (double)p->inject_dropped[s] / (double)p->inject_spun_pkts[s]
+				     : NAN;
+		if (json_object_set_new(o, "spun_cycles_per_packet", rxr_json_real_or_null(spun)) ||
+		    json_object_set_new(o, "dropped_credit_cycles_per_packet",
+					rxr_json_real_or_null(dropped)) ||
+		    json_object_set_new(o, "dropped_credit_spins",
+					json_integer((json_int_t)p->inject_drops[s]))) {
 			json_decref(o);
 			return -ENOMEM;
 		}

@@ -171,7 +171,7 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 			 * other stage's move (in-run for the injected stage's
 			 * thread, cross-run burst-matched for the others) */
 			static double own[3][MAXREPS], mean[3][MAXREPS], cr[3][MAXREPS],
-			    spun[3][MAXREPS];
+			    spun[3][MAXREPS], drop[3][MAXREPS];
 			static double od[3][RXR_ST_COUNT][MAXREPS], oraw[3][RXR_ST_COUNT][MAXREPS];
 			bool isown[3] = {false, false, false}, seen[3] = {false, false, false};
 			int nr = 0;
@@ -185,7 +185,7 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 				for (int ro = 0; ro < 3; ro++) {
 					const struct rxr_thread_result *t = cm_thread(r, roles[ro]);
 					own[ro][nr] = mean[ro][nr] = cr[ro][nr] = spun[ro][nr] =
-					    NAN;
+					    drop[ro][nr] = NAN;
 					for (int o = 0; o < RXR_ST_COUNT; o++)
 						od[ro][o][nr] = oraw[ro][o][nr] = NAN;
 					if (!t)
@@ -201,6 +201,9 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 						cr[ro][nr] = cm_cpp(t, s) - base[ro][s];
 						spun[ro][nr] = ab_added(r, roles[ro], s,
 									"spun_cycles_per_packet");
+						drop[ro][nr] =
+						    ab_added(r, roles[ro], s,
+							     "dropped_credit_cycles_per_packet");
 					}
 					for (int o = 0; o < RXR_ST_COUNT; o++) {
 						if (o == s || o == RXR_ST_IDLE ||
@@ -246,11 +249,12 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 				if (isown[ro]) {
 					double ab = rmed(own[ro], nr);
 					any = true;
-					al += (size_t)snprintf(added + al, sizeof(added) - al,
-							       "%s%s %+.1f (%.3f; spun %.3f)",
-							       al ? ", " : "", roles[ro], ab,
-							       ab / ks[ki],
-							       rmed(spun[ro], nr) / ks[ki]);
+					al += (size_t)snprintf(
+					    added + al, sizeof(added) - al,
+					    "%s%s %+.1f (%.3f; spun %.3f, dropped %.3f)",
+					    al ? ", " : "", roles[ro], ab, ab / ks[ki],
+					    rmed(spun[ro], nr) / ks[ki],
+					    rmed(drop[ro], nr) / ks[ki]);
 					cl += (size_t)snprintf(cross + cl, sizeof(cross) - cl,
 							       "%s%s %+.1f / %+.1f", cl ? ", " : "",
 							       roles[ro], rmed(mean[ro], nr),
@@ -433,7 +437,8 @@ int main(int argc, char **argv)
 	       "# turns later, of one packet count) of their difference in cycles per packet,\n"
 	       "# within 1024 of the pairs' median (added/K; spun/K: what the spins\n"
 	       "# themselves ran per packet of the injected half, preemptions included:\n"
-	       "# near 1 where added/K is not, the stage's own work moved);\n"
+	       "# near 1 where added/K is not, the stage's own work moved; dropped/K:\n"
+	       "# credit beyond the cap that the spins did not repay, in spun);\n"
 	       "# beside it the halves' means' difference (A/B mean)\n"
 	       "# and the cross-run change: the stage's change\n"
 	       "# against the median of %d uninjected runs at the same load (a quarter of the\n"

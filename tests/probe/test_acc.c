@@ -444,8 +444,12 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
  * stage's own length are then known exactly. */
 #define COARSE_STEP 60
 static uint64_t fake_now, fake_step = COARSE_STEP;
+static uint64_t fake_jump, fake_jump_in; /* fake_jump more on the read
+					  * fake_jump_in reads from now */
 static uint64_t fake_read(void)
 {
+	if (fake_jump_in && --fake_jump_in == 0)
+		fake_now += fake_jump;
 	return fake_now += fake_step;
 }
 
@@ -472,6 +476,64 @@ static void check_spun_in_result(const struct rxr_probe *p, double k)
 	}
 	cr_assert_eq(seen, 2);
 	rxr_result_free(res);
+}
+
+/*
+ * A spin that runs past its target by less than the pairs' window (a
+ * clock read, loads still in flight, a short stall: 600 ticks here) is
+ * repaid in full by the spins after it; one stretched past the window (a
+ * preemption: 5,000) is not repaid, since the laps after it must not
+ * shorten, and is counted as dropped. Catches a cap on the credit below
+ * the window (256 once: it dropped 344 of the 600 and the stage grew by
+ * them), a preemption repaid, and a drop not counted. Fake clock: exact.
+ */
+Test(inject, repays_a_short_overrun_and_drops_a_preemption)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	cr_assert_eq(rxr_clock_init(50), 0);
+	int native = rxr_clock_native;
+	uint64_t (*read)(void) = rxr_clock_read_fn;
+	rxr_clock_native = 0;
+	rxr_clock_read_fn = fake_read;
+	const uint64_t jumps[] = {600, 5000}, k = 150;
+	enum { LAPS = 1000 };
+	for (int j = 0; j < 2; j++) {
+		struct rxr_probe *p = NULL;
+		rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+		cr_assert(p);
+		rxr_probe_set_inject(p, RXR_ST_APP, k);
+		rxr_lap_start(p);
+		for (unsigned i = 0; i < LAPS; i++) {
+			rxr_lap(p, RXR_ST_CQE_POLL, 1);
+			if (i == LAPS / 2) /* the spin's first read: inside it */
+				fake_jump = jumps[j], fake_jump_in = 2;
+			rxr_lap(p, RXR_ST_APP, 1);
+		}
+		/* the stage: one read per lap, K per packet, the credit left at
+		 * the end (a read or two) and what was dropped */
+		const struct rxr_acc *a = &p->st[RXR_ST_APP];
+		int64_t beyond = (int64_t)a->cycles - (int64_t)LAPS * (COARSE_STEP + (int64_t)k) -
+				 (int64_t)p->inject_dropped[RXR_ST_APP];
+		cr_assert(beyond >= 0 && beyond <= 2 * COARSE_STEP,
+			  "jump %lu: the stage grew %ld beyond K x packets and the drops",
+			  (unsigned long)jumps[j], (long)beyond);
+		if (j == 0) {
+			cr_assert_eq(p->inject_drops[RXR_ST_APP], 0,
+				     "600 ticks: repaid, not dropped");
+			cr_assert_eq(p->inject_dropped[RXR_ST_APP], 0);
+		} else {
+			cr_assert_eq(p->inject_drops[RXR_ST_APP], 1, "5,000 ticks: one drop");
+			cr_assert(p->inject_dropped[RXR_ST_APP] >= jumps[j] &&
+				      p->inject_dropped[RXR_ST_APP] <= jumps[j] + 2 * COARSE_STEP,
+				  "dropped %lu", (unsigned long)p->inject_dropped[RXR_ST_APP]);
+		}
+		cr_assert_eq(p->st[RXR_ST_CQE_POLL].cycles, (uint64_t)LAPS * COARSE_STEP,
+			     "jump %lu: the neighbour moved", (unsigned long)jumps[j]);
+		rxr_probe_free(p);
+	}
+	rxr_clock_read_fn = read;
+	rxr_clock_native = native;
 }
 
 /*

@@ -341,6 +341,13 @@ struct rxr_probe {
 	uint64_t inject_spun_pkts[RXR_ST_COUNT]; /* packets of those laps
 						  * (a lap repaying credit
 						  * spins 0) */
+	uint64_t inject_dropped[RXR_ST_COUNT];	 /* ticks spins ran beyond
+						  * their targets by more than
+						  * RXR_INJECT_STRETCH_MAX per
+						  * packet, not repaid: what
+						  * the stage grew beyond K x
+						  * packets */
+	uint64_t inject_drops[RXR_ST_COUNT];	 /* the spins (laps) */
 } __attribute__((aligned(64)));
 
 /*
@@ -557,27 +564,31 @@ static inline void rxr_lap_start(struct rxr_probe *p)
 /*
  * Injection: a lap of n packets on a stage with inject K spins K x n ticks
  * after the stage's own work, from a clock read t0 taken where the lap
- * would have ended. The spin's overshoot (its last clock read lands up to
- * one read past the target) and any shortfall are carried per stage in
+ * would have ended. What a spin runs beyond its target (its last clock
+ * read lands up to one read past it; the stage's own loads still in
+ * flight at t0 run on the spin's clock) is carried per stage in
  * inject_debt and taken off the next lap's target, so over the run the
  * stage grows by exactly K per packet however short the laps are: the
  * spin accounts for its own clock reads without a calibrated constant.
- * The credit carried forward (spun too long) is bounded by
- * RXR_INJECT_CREDIT_MAX ticks, a few clock reads: that covers a spin's
- * overshoot (in a VM a read costs ~40 cycles, and at 64 ticks part of it
- * was lost: the stage grew 6-9 cycles/packet too much), while a spin
- * stretched by preemption is noise like any other stage's and must not
- * shorten the laps after it; so every lap still adds K x n within a few
- * clock reads. A shortfall (a skipped spin) is carried up to
- * RXR_INJECT_DEBT_MAX. The credit is taken off the next spin whatever the
- * lap's own length. (It once was not where that would make the lap
- * shorter than K x n in total: where a stage's own work is shorter than
- * a spin's overshoot, a clock read or two, the credit was never repaid
- * and every lap added K x n plus the difference: 1.05-1.06 x K at
- * K x n >= 256 on the 2-core VM, up to 1.06 x K at K = 500 at light load
- * on the 16-core host.)
+ * The credit is taken off the next spin whatever the lap's own length (it
+ * once was not where that would make the lap shorter than K x n: where a
+ * stage's own work is shorter than a clock read or two, the credit was
+ * never repaid and every lap added K x n plus the difference).
+ *
+ * One exception: a lap whose spin ran more than RXR_INJECT_STRETCH_MAX
+ * ticks per packet beyond its target was stretched by something else (a
+ * preemption, an interrupt) and is noise like any other stage's: that
+ * excess is not carried (it must not shorten the laps after it) but
+ * counted in inject_dropped. The bound is the A/B pairs' window
+ * (RXR_AB_TRIM), so a lap the pairs leave out is one whose excess is not
+ * repaid either, and one they keep is repaid in full: neither biases
+ * their mean. (A cap of 256 ticks on the credit once dropped what spins
+ * over-ran on the 16-core host at light load, 256-4,096 ticks, where the
+ * pairs kept those laps: 1.10-1.37 x K at K = 50 on stages whose loads
+ * were still in flight at t0, all of it the dropped credit.)
+ * A shortfall (a skipped spin) is carried up to RXR_INJECT_DEBT_MAX.
  */
-#define RXR_INJECT_CREDIT_MAX 256
+#define RXR_INJECT_STRETCH_MAX 1024 /* ticks per packet: RXR_AB_TRIM */
 #define RXR_INJECT_DEBT_MAX 1024
 static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
 				      uint32_t pkts)
@@ -590,11 +601,17 @@ static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uin
 		/* read again: the loop's exit (a mispredicted branch) belongs
 		 * to this stage, not to the next one */
 		t = rxr_now();
+	} else {
+		target = 0;
 	}
-	int64_t debt = p->inject_debt[s] + (int64_t)(t - t0) - want;
-	if (debt > RXR_INJECT_CREDIT_MAX)
-		debt = RXR_INJECT_CREDIT_MAX;
-	else if (debt < -RXR_INJECT_DEBT_MAX)
+	int64_t over = (int64_t)(t - t0) - target;
+	if (__builtin_expect(over > (int64_t)RXR_INJECT_STRETCH_MAX * pkts, 0)) {
+		p->inject_dropped[s] += (uint64_t)over;
+		p->inject_drops[s]++;
+		over = 0;
+	}
+	int64_t debt = p->inject_debt[s] + target + over - want;
+	if (debt < -RXR_INJECT_DEBT_MAX)
 		debt = -RXR_INJECT_DEBT_MAX;
 	p->inject_debt[s] = debt;
 	return t;
