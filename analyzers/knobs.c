@@ -190,7 +190,11 @@ void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t 
 	for (size_t i = 0; i < nvary && len < n; i++) {
 		char vb[256];
 		const char *v = rxr_knob_str(p->knobs, vary[i], vb, sizeof(vb));
-		len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "", vary[i], v ? v : "-");
+		/* a knob this point's engine does not have (a verbs point in a
+		 * sweep that varies the mempool cache) is left out, not "=-" */
+		if (v)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "",
+						vary[i], v);
 	}
 	/* nothing varies (one point): name it by the knobs a reader looks for first */
 	static const char *const main_knobs[] = {"engine", "mode", "frame", "queues"};

@@ -178,6 +178,12 @@ static int named_cmp(const void *a, const void *b)
 	return (ex < ey) - (ex > ey);
 }
 
+/* the biggest saving first */
+static int cheaper_cmp(const void *a, const void *b)
+{
+	return named_cmp(b, a);
+}
+
 /* The model's thread for run r's thread i; -1 for the NIC (the
  * generator), a thread without packets, or one the model has not seen. */
 static int run_model_thread(const struct rxr_model *m, const struct rxr_result *r, size_t i)
@@ -219,11 +225,13 @@ static bool stage_in_run(const struct rxr_thread_result *t, const struct rxr_mod
 
 /*
  * A run's stages against the model at their own mean burst: those dearer
- * by RXR_MODEL_LOAD_FACTOR are appended to all[*n] (cap entries), unless
- * the same thread and stage is there already (the NDR trial comes first).
+ * by RXR_MODEL_LOAD_FACTOR (cheaper: by as much the other way) are
+ * appended to all[*n] (cap entries), unless the same thread and stage is
+ * there already (the NDR trial comes first).
  */
-static void run_loaddep(const struct rxr_result *r, bool above, const struct rxr_point_model *pm,
-			struct rxr_loaddep *all, size_t *np, size_t cap)
+static void run_loaddep(const struct rxr_result *r, bool above, bool cheaper,
+			const struct rxr_point_model *pm, struct rxr_loaddep *all, size_t *np,
+			size_t cap)
 {
 	size_t n = *np;
 	for (size_t i = 0; i < r->nthreads; i++) {
@@ -236,9 +244,13 @@ static void run_loaddep(const struct rxr_result *r, bool above, const struct rxr
 		double busy = rxr_thread_busy_cpp(t);
 		for (int s = 0; s < RXR_ST_COUNT; s++) {
 			double nb, meas, model;
-			if (!stage_in_run(t, mt, s, &nb, &meas, &model) ||
-			    meas <= RXR_MODEL_LOAD_FACTOR * model || meas - model < 0.05 * busy ||
-			    n == cap)
+			if (!stage_in_run(t, mt, s, &nb, &meas, &model) || n == cap)
+				continue;
+			if (!cheaper &&
+			    (meas <= RXR_MODEL_LOAD_FACTOR * model || meas - model < 0.05 * busy))
+				continue;
+			if (cheaper &&
+			    (meas * RXR_MODEL_LOAD_FACTOR >= model || model - meas < 0.05 * busy))
 				continue;
 			bool seen = false;
 			for (size_t k = 0; k < *np && !seen; k++)
@@ -284,12 +296,18 @@ static void point_loaddep(const struct rxr_result *ndr, const struct rxr_result 
 {
 	struct rxr_loaddep all[RXR_MODEL_MAX_THREADS * 4];
 	size_t n = 0, cap = sizeof(all) / sizeof(all[0]);
-	run_loaddep(ndr, false, pm, all, &n, cap);
+	run_loaddep(ndr, false, false, pm, all, &n, cap);
 	if (above)
-		run_loaddep(above, true, pm, all, &n, cap);
+		run_loaddep(above, true, false, pm, all, &n, cap);
 	qsort(all, n, sizeof(all[0]), named_cmp);
 	pm->nnamed = n < RXR_MODEL_MAX_NAMED ? n : RXR_MODEL_MAX_NAMED;
 	memcpy(pm->named, all, pm->nnamed * sizeof(all[0]));
+	/* cheaper: the NDR trial only (above it the receiver broke) */
+	n = 0;
+	run_loaddep(ndr, false, true, pm, all, &n, cap);
+	qsort(all, n, sizeof(all[0]), cheaper_cmp);
+	pm->ncheaper = n < RXR_MODEL_MAX_NAMED ? n : RXR_MODEL_MAX_NAMED;
+	memcpy(pm->cheaper, all, pm->ncheaper * sizeof(all[0]));
 }
 
 /* The model at run r's own lap sizes: per thread, each stage at its mean
@@ -423,16 +441,17 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 					   "NDR/predicted",
 					   "bottleneck",
 					   "dearer under load (factor)",
+					   "cheaper under load (factor)",
 					   "at the NDR's lap sizes Mpps"};
 	size_t nvary = 0;
 	const char **vary = rxr_set_varying(s, &nvary);
 	struct rxr_table *t = NULL;
 	if (vary)
-		rxr_table_open("Cost model", 8, head, &t);
+		rxr_table_open("Cost model", 9, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		const struct rxr_point_model *k = &pm[i];
 		const struct rxr_point *p = &s->pts[i];
-		char label[512], pr[32], nd[32], ra[32], named[512], laps[64];
+		char label[512], pr[32], nd[32], ra[32], named[512], cheap[512], laps[64];
 		rxr_point_label(p, vary, nvary, label, sizeof(label));
 		rxr_fmt_num(pr, sizeof(pr), k->m.predicted_mpps, 2);
 		/* the NDR as every table shows it: its interval [lower, upper] */
@@ -450,13 +469,20 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 					       sizeof(named) - len);
 		if (!len)
 			snprintf(named, sizeof(named), "%s", isfinite(k->ratio) ? "none" : "-");
+		len = 0;
+		cheap[0] = '\0';
+		for (size_t j = 0; j < k->ncheaper && len < sizeof(cheap); j++)
+			len += rxr_loaddep_fmt(&k->cheaper[j], j ? ", " : "", cheap + len,
+					       sizeof(cheap) - len);
+		if (!len)
+			snprintf(cheap, sizeof(cheap), "%s", isfinite(k->ratio) ? "none" : "-");
 		const char *bn = k->m.bottleneck >= 0 ? k->m.th[k->m.bottleneck].label : "-";
 		rxr_ndr_laps_fmt(k, laps, sizeof(laps));
 		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
 		    rxr_table_cell(t, "%s", pr) || rxr_table_cell(t, "%s", k->m.basis) ||
 		    rxr_table_cell(t, "%s", nd) || rxr_table_cell(t, "%s", ra) ||
 		    rxr_table_cell(t, "%s", bn) || rxr_table_cell(t, "%s", named) ||
-		    rxr_table_cell(t, "%s", laps)) {
+		    rxr_table_cell(t, "%s", cheap) || rxr_table_cell(t, "%s", laps)) {
 			rxr_table_free(t);
 			t = NULL;
 		}
@@ -471,9 +497,9 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 {
 	const struct rxr_model *m = &pm->m;
-	json_t *threads = json_array(), *named = json_array();
+	json_t *threads = json_array(), *named = json_array(), *cheaper = json_array();
 	json_t *o = json_object();
-	if (!threads || !named || !o)
+	if (!threads || !named || !cheaper || !o)
 		goto fail;
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct rxr_model_thread *t = &m->th[i];
@@ -497,14 +523,16 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 			      "cycles_per_packet", rxr_json_real_or_null(t->cpp), "mpps",
 			      rxr_json_real_or_null(t->mpps), "stages", st ? st : json_null()));
 	}
-	for (size_t i = 0; i < pm->nnamed; i++) {
-		const struct rxr_loaddep *d = &pm->named[i];
+	for (size_t i = 0; i < pm->nnamed + pm->ncheaper; i++) {
+		bool dear = i < pm->nnamed;
+		const struct rxr_loaddep *d = dear ? &pm->named[i] : &pm->cheaper[i - pm->nnamed];
 		json_array_append_new(
-		    named, json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:f}", "thread", d->thread, "stage",
-				     rxr_stage_name((enum rxr_stage)d->stage), "mean_burst",
-				     d->mean_burst, "model_cpp", d->model_cpp, "ndr_cpp", d->ndr_cpp,
-				     "factor", d->factor, "trial", d->above ? "above_ndr" : "ndr",
-				     "offered_mpps", d->offered_mpps));
+		    dear ? named : cheaper,
+		    json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:s,s:f}", "thread", d->thread, "stage",
+			      rxr_stage_name((enum rxr_stage)d->stage), "mean_burst", d->mean_burst,
+			      "model_cpp", d->model_cpp, "ndr_cpp", d->ndr_cpp, "factor", d->factor,
+			      "trial", d->above ? "above_ndr" : "ndr", "offered_mpps",
+			      d->offered_mpps));
 	}
 	json_object_set_new(o, "predicted_mpps", rxr_json_real_or_null(m->predicted_mpps));
 	json_object_set_new(o, "basis", json_string(m->basis));
@@ -518,6 +546,7 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 						 : json_null());
 	json_object_set_new(o, "threads", threads);
 	json_object_set_new(o, "load_dependent", named);
+	json_object_set_new(o, "cheaper_under_load", cheaper);
 	json_object_set_new(o, "at_ndr_laps",
 			    isfinite(pm->ndr_laps_mpps)
 				? json_pack("{s:f,s:s,s:f}", "predicted_mpps", pm->ndr_laps_mpps,
@@ -527,6 +556,7 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm)
 fail:
 	json_decref(threads);
 	json_decref(named);
+	json_decref(cheaper);
 	json_decref(o);
 	return NULL;
 }

@@ -115,11 +115,13 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 		" x queues, a and b fitted per stage over the laps of passing trials at or below"
 		" %g x NDR (calibration trials included, never the NDR trial); B = burst (rx) or"
 		" batch (app). Named stages cost more than %.2fx the model per packet in the NDR"
-		" trial (at its mean burst). \"At the NDR's lap sizes\": the same model with each"
+		" trial (at its mean burst); stages cheaper under load cost less than 1/%.2f of"
+		" it there, what a ratio above 1 comes with (the light-load trials cost more)."
+		" \"At the NDR's lap sizes\": the same model with each"
 		" stage at its packets per lap in the NDR trial, and the thread that limits it"
 		" with its poll lap; a ratio below 1 that it gives back is lap size, not load:"
 		" the receiver lost packets while its laps were still short of B.\n",
-		ceiling_light_frac, RXR_MODEL_LOAD_FACTOR);
+		ceiling_light_frac, RXR_MODEL_LOAD_FACTOR, RXR_MODEL_LOAD_FACTOR);
 	fprintf(o, "\n## Bound classification\n\n");
 	if (!rc && tb->nrows)
 		rc = rxr_table_write_md(tb, o);

@@ -22,32 +22,22 @@
 #include "rxray/model.h"
 
 static const char *usage =
-    "USAGE\n  bench_ceiling_prediction [--rxray PATH] [--quick] [--noisy] [--dir D]\n\n"
+    "USAGE\n  bench_ceiling_prediction [--rxray PATH] [--quick] [--noisy] [--dir D] [--from D]\n\n"
     "Runs `rxray sweep` over verbs/dpdk x single/hds x frames 1064,4064 x\n"
     "(dpdk) cache 0,256 x app inline,thread into D (default\n"
     "/tmp/rxray-ceiling-prediction), then prints NDR vs the light-load\n"
     "prediction per point. --quick: frame 1064 only. --noisy: a shared host\n"
-    "(exceed_ratio 0.5, oversubscription allowed).\n";
+    "(exceed_ratio 0.5, oversubscription allowed). --from D: no sweep, the\n"
+    "table from the sweep already in D (one another host ran, say).\n";
 
-int main(int argc, char **argv)
+static int run_sweep(const char *dir, bool quick, bool noisy)
 {
-	cm_args(argc, argv, usage);
-	bool quick = false, noisy = false;
-	const char *dir = "/tmp/rxray-ceiling-prediction";
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
-			quick = true;
-		else if (!strcmp(argv[i], "--noisy"))
-			noisy = true;
-		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
-			dir = argv[++i];
-	}
 	char spec[600], cmd[1600];
 	snprintf(spec, sizeof(spec), "%s.yaml", dir);
 	FILE *f = fopen(spec, "w");
 	if (!f) {
 		perror(spec);
-		return 1;
+		return -1;
 	}
 	fprintf(f,
 		"engines: [verbs, dpdk]\n"
@@ -75,8 +65,28 @@ int main(int argc, char **argv)
 	fprintf(stderr, "bench_ceiling_prediction: %s\n", cmd);
 	if (system(cmd)) {
 		fprintf(stderr, "sweep failed\n");
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	cm_args(argc, argv, usage);
+	bool quick = false, noisy = false, from = false;
+	const char *dir = "/tmp/rxray-ceiling-prediction";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = true;
+		else if (!strcmp(argv[i], "--noisy"))
+			noisy = true;
+		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--from") && i + 1 < argc)
+			dir = argv[++i], from = true;
+	}
+	if (!from && run_sweep(dir, quick, noisy))
+		return 1;
 	char err[RXR_ERR_LEN];
 	struct rxr_set *s = NULL;
 	if (rxr_set_load(dir, &s, err, sizeof(err))) {
@@ -85,9 +95,10 @@ int main(int argc, char **argv)
 	}
 	printf("# ceiling_prediction: NDR vs the cost model from light load (trials <= NDR/2,\n"
 	       "# calibration included, never the NDR trial); sweep in %s\n\n", dir);
-	printf("| engine | mode | frame | cache | app | NDR Mpps | predicted Mpps | NDR/predicted "
-	       "| basis | dearer under load | at the NDR's laps | verdict |\n");
-	printf("|---|---|---:|---:|---|---:|---:|---:|---|---|---|---|\n");
+	printf(
+	    "| engine | mode | frame | cache | app | NDR Mpps | predicted Mpps | NDR/predicted "
+	    "| basis | dearer under load | cheaper under load | at the NDR's laps | verdict |\n");
+	printf("|---|---|---:|---:|---|---:|---:|---:|---|---|---|---|---|\n");
 	size_t within = 0, judged = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rxr_point *p = &s->pts[i];
@@ -95,12 +106,19 @@ int main(int argc, char **argv)
 		if (!pm)
 			return 1;
 		rxr_point_model_compute(p, 0, pm);
-		char e[32], m[32], fr[32], ca[32], ap[32], named[400] = "", laps[64];
+		char e[32], m[32], fr[32], ca[32], ap[32], named[400] = "", cheap[400] = "",
+							   laps[64];
 		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
 		size_t nl = 0;
 		for (size_t j = 0; j < pm->nnamed && nl < sizeof(named); j++)
 			nl += rxr_loaddep_fmt(&pm->named[j], j ? ", " : "", named + nl,
 					      sizeof(named) - nl);
+		/* beside the verdict, not in it: a point judged OFF above 1 says
+		 * which stages its light-load trials over-cost */
+		nl = 0;
+		for (size_t j = 0; j < pm->ncheaper && nl < sizeof(cheap); j++)
+			nl += rxr_loaddep_fmt(&pm->cheaper[j], j ? ", " : "", cheap + nl,
+					      sizeof(cheap) - nl);
 		const char *verdict = "-";
 		if (!(pm->ndr_mpps > 0)) {
 			verdict = "no NDR lower bound (a trial below a passing one lost)";
@@ -118,14 +136,14 @@ int main(int argc, char **argv)
 				verdict = ok ? "within 15%" : "OFF";
 			}
 		}
-		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s |\n",
+		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
 		       rxr_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-",
 		       rxr_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-",
 		       rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-",
 		       rxr_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-",
 		       rxr_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-", pm->ndr_mpps,
-		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, nl ? named : "none", laps,
-		       verdict);
+		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, named[0] ? named : "none",
+		       cheap[0] ? cheap : "none", laps, verdict);
 		free(pm);
 	}
 	printf("\n%zu of %zu points without a named stage (and not generator-limited or "

@@ -153,3 +153,25 @@ Test(bound, families_from_fixture)
 	free(c);
 	rxr_set_free(s);
 }
+
+/*
+ * A point's label names the varying knobs it has: a verbs point in a sweep
+ * that varies the dpdk mempool cache has no cache, and its label leaves the
+ * knob out (it read "mempool_cache=-"); a dpdk point keeps it. Catches the
+ * placeholder back, and a knob dropped from the points that have it.
+ */
+Test(label, leaves_out_a_varying_knob_the_point_lacks)
+{
+	const char *const vary[] = {"engine", "mempool_cache"};
+	struct rxr_point v = {.knobs = json_pack("{s:s}", "engine", "verbs")};
+	struct rxr_point d = {.knobs =
+				  json_pack("{s:s,s:i}", "engine", "dpdk", "mempool_cache", 256)};
+	cr_assert(v.knobs && d.knobs);
+	char buf[128];
+	rxr_point_label(&v, vary, 2, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "engine=verbs");
+	rxr_point_label(&d, vary, 2, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "engine=dpdk mempool_cache=256");
+	json_decref(v.knobs);
+	json_decref(d.knobs);
+}

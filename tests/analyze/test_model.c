@@ -242,6 +242,62 @@ Test(model, the_ndr_trial_never_changes_the_prediction)
 }
 
 /*
+ * A stage cheaper under load is named apart, from the NDR trial only: its
+ * buf_alloc at half the model's cost there (25 against 50 per packet)
+ * reads x0.50 in "cheaper", not in "dearer", where the lossy trial above
+ * still names it x3. Catches a ratio above 1 left without its reason, a
+ * saving named as load-dependent (or a sign flipped: the x4 sweep must
+ * name nothing cheaper), and a trial above the NDR used for it.
+ */
+Test(model, a_stage_cheaper_under_load_is_named_apart)
+{
+	char d1[64], d2[64], d3[64];
+	struct rxr_set *a = mk_sweep(d1, sizeof(d1), 0.5, 1);
+	struct rxr_set *b = mk_sweep(d2, sizeof(d2), 1, 1);
+	struct rxr_set *c = mk_sweep(d3, sizeof(d3), 4, 1);
+	struct rxr_point_model pa, pb, pc;
+	rxr_point_model_compute(&a->pts[0], 0, &pa);
+	rxr_point_model_compute(&b->pts[0], 0, &pb);
+	rxr_point_model_compute(&c->pts[0], 0, &pc);
+	cr_assert_eq(pa.ncheaper, 1, "cheaper %zu", pa.ncheaper);
+	cr_assert_eq(pa.cheaper[0].stage, RXR_ST_BUF_ALLOC, "cheaper %s",
+		     rxr_stage_name((enum rxr_stage)pa.cheaper[0].stage));
+	cr_assert_str_eq(pa.cheaper[0].thread, "rx");
+	cr_assert_float_eq(pa.cheaper[0].factor, 0.5, 1e-6);
+	cr_assert(!pa.cheaper[0].above);
+	/* dearer: only the trial above names buf_alloc (x3 there) */
+	cr_assert_eq(pa.nnamed, 1, "named %zu", pa.nnamed);
+	cr_assert(pa.named[0].above);
+	cr_assert_float_eq(pa.named[0].factor, 3.0, 1e-6);
+	cr_assert_eq(pb.ncheaper, 0, "as the model: nothing cheaper (%zu)", pb.ncheaper);
+	cr_assert_eq(pc.ncheaper, 0, "dearer x4: nothing cheaper (%zu)", pc.ncheaper);
+	json_t *j = rxr_point_model_json(&pa);
+	json_t *e = json_array_get(json_object_get(j, "cheaper_under_load"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(e, "stage")), "buf_alloc");
+	cr_assert_float_eq(json_number_value(json_object_get(e, "factor")), 0.5, 1e-6);
+	cr_assert_eq(json_array_size(json_object_get(j, "load_dependent")), 1);
+	json_decref(j);
+	/* the cost-model table's cell */
+	struct rxr_table *t = NULL;
+	cr_assert_eq(rxr_model_table(a, &pa, 1, &t), 0);
+	char *md = NULL;
+	size_t mdn = 0;
+	FILE *m = open_memstream(&md, &mdn);
+	cr_assert(m);
+	rxr_table_write_md(t, m);
+	fclose(m);
+	cr_assert(strstr(md, "| rx buf_alloc x0.50 |"), "%s", md);
+	free(md);
+	rxr_table_free(t);
+	rxr_set_free(a);
+	rxr_set_free(b);
+	rxr_set_free(c);
+	tu_rmrf(d1);
+	tu_rmrf(d2);
+	tu_rmrf(d3);
+}
+
+/*
  * Calibrated at the NDR: every stage at its cost per packet in the NDR
  * trial (buf_alloc 5.4 x 50 there; cqe_poll at that trial's laps of 48,
  * not extrapolated to 64), and a what-if adds to that. Catches a calibration

@@ -149,8 +149,9 @@ const char **rxr_set_varying(const struct rxr_set *s, size_t *n);
  */
 int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip, size_t *group);
 /*
- * "engine=verbs mode=hds" from the varying knobs; with none, from engine,
- * mode, frame and queues when present, else the key.
+ * "engine=verbs mode=hds" from the varying knobs the point has (one its
+ * engine lacks is left out); with none, from engine, mode, frame and
+ * queues when present, else the key.
  */
 void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t nvary, char *buf,
 		     size_t n);

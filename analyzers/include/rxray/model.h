@@ -90,7 +90,8 @@ void rxr_model_finish(struct rxr_model *m, double queues);
  */
 double rxr_model_stage_cpp(const struct rxr_model_thread *t, int s, double n);
 
-/* A stage dearer under load than the light-load model says. */
+/* A stage dearer (or, in rxr_point_model.cheaper, cheaper) under load
+ * than the light-load model says. */
 struct rxr_loaddep {
 	char thread[24];
 	int stage;
@@ -112,6 +113,15 @@ struct rxr_point_model {
 	double light_frac;      /* the fraction of the NDR trials were taken below */
 	size_t nnamed;
 	struct rxr_loaddep named[RXR_MODEL_MAX_NAMED]; /* biggest excess first */
+	/* Stages cheaper under load: in the NDR trial they cost less than
+	 * 1 / RXR_MODEL_LOAD_FACTOR of the model at their mean burst there
+	 * (and by 5% of the thread's busy cycles), biggest saving first. What
+	 * a ratio above 1 comes with: the light-load trials cost more than
+	 * load did (on the 16-core host dpdk hds cache 0 inline's 64-packet
+	 * calibration laps cost rx buf_alloc 324 cycles/packet, its saturated
+	 * 64-packet laps 161). */
+	size_t ncheaper;
+	struct rxr_loaddep cheaper[RXR_MODEL_MAX_NAMED];
 	/* The model at the NDR trial's own lap sizes (each stage at its mean
 	 * packets per lap there, not at B) x queues, the thread that limits
 	 * it, and that thread's poll lap (packets per lap of its most lapped
