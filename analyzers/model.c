@@ -281,6 +281,18 @@ size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, 
 	return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n;
 }
 
+size_t rxr_loaddeps_fmt(const struct rxr_loaddep *d, size_t n, const char *none, char *buf,
+			size_t len)
+{
+	size_t w = 0;
+	buf[0] = '\0';
+	for (size_t j = 0; j < n && w + 1 < len; j++)
+		w += rxr_loaddep_fmt(&d[j], j ? ", " : "", buf + w, len - w);
+	if (!n)
+		snprintf(buf, len, "%s", none);
+	return n ? (w < len ? w : len - 1) : strlen(buf);
+}
+
 size_t rxr_ndr_laps_fmt(const struct rxr_point_model *pm, char *buf, size_t n)
 {
 	int w = isfinite(pm->ndr_laps_mpps)
@@ -462,20 +474,9 @@ int rxr_model_table(const struct rxr_set *s, const struct rxr_point_model *pm, s
 		rxr_fmt_num(ra, sizeof(ra), k->ratio, 2);
 		if (p->generator_limited && isfinite(k->ratio))
 			snprintf(ra, sizeof(ra), ">= %.2f", k->ratio);
-		size_t len = 0;
-		named[0] = '\0';
-		for (size_t j = 0; j < k->nnamed && len < sizeof(named); j++)
-			len += rxr_loaddep_fmt(&k->named[j], j ? ", " : "", named + len,
-					       sizeof(named) - len);
-		if (!len)
-			snprintf(named, sizeof(named), "%s", isfinite(k->ratio) ? "none" : "-");
-		len = 0;
-		cheap[0] = '\0';
-		for (size_t j = 0; j < k->ncheaper && len < sizeof(cheap); j++)
-			len += rxr_loaddep_fmt(&k->cheaper[j], j ? ", " : "", cheap + len,
-					       sizeof(cheap) - len);
-		if (!len)
-			snprintf(cheap, sizeof(cheap), "%s", isfinite(k->ratio) ? "none" : "-");
+		const char *none = isfinite(k->ratio) ? "none" : "-";
+		rxr_loaddeps_fmt(k->named, k->nnamed, none, named, sizeof(named));
+		rxr_loaddeps_fmt(k->cheaper, k->ncheaper, none, cheap, sizeof(cheap));
 		const char *bn = k->m.bottleneck >= 0 ? k->m.th[k->m.bottleneck].label : "-";
 		rxr_ndr_laps_fmt(k, laps, sizeof(laps));
 		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||

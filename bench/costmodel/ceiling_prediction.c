@@ -106,19 +106,12 @@ int main(int argc, char **argv)
 		if (!pm)
 			return 1;
 		rxr_point_model_compute(p, 0, pm);
-		char e[32], m[32], fr[32], ca[32], ap[32], named[400] = "", cheap[400] = "",
-							   laps[64];
+		char e[32], m[32], fr[32], ca[32], ap[32], named[400], cheap[400], laps[64];
 		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
-		size_t nl = 0;
-		for (size_t j = 0; j < pm->nnamed && nl < sizeof(named); j++)
-			nl += rxr_loaddep_fmt(&pm->named[j], j ? ", " : "", named + nl,
-					      sizeof(named) - nl);
+		rxr_loaddeps_fmt(pm->named, pm->nnamed, "none", named, sizeof(named));
 		/* beside the verdict, not in it: a point judged OFF above 1 says
 		 * which stages its light-load trials over-cost */
-		nl = 0;
-		for (size_t j = 0; j < pm->ncheaper && nl < sizeof(cheap); j++)
-			nl += rxr_loaddep_fmt(&pm->cheaper[j], j ? ", " : "", cheap + nl,
-					      sizeof(cheap) - nl);
+		rxr_loaddeps_fmt(pm->cheaper, pm->ncheaper, "none", cheap, sizeof(cheap));
 		const char *verdict = "-";
 		if (!(pm->ndr_mpps > 0)) {
 			verdict = "no NDR lower bound (a trial below a passing one lost)";
@@ -142,8 +135,7 @@ int main(int argc, char **argv)
 		       rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-",
 		       rxr_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-",
 		       rxr_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-", pm->ndr_mpps,
-		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, named[0] ? named : "none",
-		       cheap[0] ? cheap : "none", laps, verdict);
+		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, named, cheap, laps, verdict);
 		free(pm);
 	}
 	printf("\n%zu of %zu points without a named stage (and not generator-limited or "

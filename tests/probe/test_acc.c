@@ -453,6 +453,28 @@ static uint64_t fake_read(void)
 	return fake_now += fake_step;
 }
 
+/* The fake clock in place of the real one, step ticks a read (the probe's
+ * clock initialised first, on the real one); fake_clock_off puts the real
+ * one back. */
+static int saved_native;
+static uint64_t (*saved_read)(void);
+static void fake_clock_on(uint64_t step)
+{
+	cr_assert_eq(rxr_clock_init(50), 0);
+	saved_native = rxr_clock_native;
+	saved_read = rxr_clock_read_fn;
+	rxr_clock_native = 0;
+	rxr_clock_read_fn = fake_read;
+	fake_step = step;
+}
+
+static void fake_clock_off(void)
+{
+	rxr_clock_read_fn = saved_read;
+	rxr_clock_native = saved_native;
+	fake_step = COARSE_STEP;
+}
+
 /* The A/B result's entries: app injected (spun per packet = k), cqe_poll
  * observed (no spin: null). */
 static void check_spun_in_result(const struct rxr_probe *p, double k)
@@ -491,11 +513,7 @@ Test(inject, repays_a_short_overrun_and_drops_a_preemption)
 {
 	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	cr_assert_eq(rxr_clock_init(50), 0);
-	int native = rxr_clock_native;
-	uint64_t (*read)(void) = rxr_clock_read_fn;
-	rxr_clock_native = 0;
-	rxr_clock_read_fn = fake_read;
+	fake_clock_on(COARSE_STEP);
 	const uint64_t jumps[] = {600, 5000}, k = 150;
 	enum { LAPS = 1000 };
 	for (int j = 0; j < 2; j++) {
@@ -532,8 +550,7 @@ Test(inject, repays_a_short_overrun_and_drops_a_preemption)
 			     "jump %lu: the neighbour moved", (unsigned long)jumps[j]);
 		rxr_probe_free(p);
 	}
-	rxr_clock_read_fn = read;
-	rxr_clock_native = native;
+	fake_clock_off();
 }
 
 /*
@@ -550,11 +567,7 @@ Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
 {
 	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	cr_assert_eq(rxr_clock_init(50), 0);
-	int native = rxr_clock_native;
-	uint64_t (*read)(void) = rxr_clock_read_fn;
-	rxr_clock_native = 0;
-	rxr_clock_read_fn = fake_read;
+	fake_clock_on(COARSE_STEP);
 	const uint64_t ks[] = {50, 150, 500};
 	enum { LAPS = 3996 }; /* a multiple of 12: turns x counts */
 	for (size_t ki = 0; ki < 3; ki++) {
@@ -615,8 +628,7 @@ Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
 			rxr_probe_free(inj);
 		}
 	}
-	rxr_clock_read_fn = read;
-	rxr_clock_native = native;
+	fake_clock_off();
 }
 
 /*
@@ -630,10 +642,7 @@ Test(inject, ab_pairs_read_an_exact_difference_exactly)
 {
 	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	cr_assert_eq(rxr_clock_init(50), 0);
-	rxr_clock_native = 0;
-	rxr_clock_read_fn = fake_read;
-	fake_step = 1;
+	fake_clock_on(1);
 	struct rxr_probe *p = NULL;
 	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
@@ -654,8 +663,7 @@ Test(inject, ab_pairs_read_an_exact_difference_exactly)
 	cr_assert_float_eq(tm, 50.0, 0.01, "trimmed mean %.3f", tm);
 	cr_assert_float_eq(med, 50.0, 0.01, "median %.3f", med);
 	rxr_probe_free(p);
-	rxr_clock_init(50); /* the real clock back */
-	fake_step = COARSE_STEP;
+	fake_clock_off();
 }
 
 Test(inject, laps_without_packets_spin_nothing)

@@ -196,6 +196,10 @@ json_t *rxr_point_model_json(const struct rxr_point_model *pm);
 /* "<sep>rx buf_alloc x1.56", "... above NDR (3.40 Mpps)" from the trial
  * above; the characters written into buf (n > 0), cut at n - 1. */
 size_t rxr_loaddep_fmt(const struct rxr_loaddep *d, const char *sep, char *buf, size_t n);
+/* n stages in one cell, ", " between them; none (e.g. "none") when n is
+ * 0. Returns the length written, as snprintf's but capped at len - 1. */
+size_t rxr_loaddeps_fmt(const struct rxr_loaddep *d, size_t n, const char *none, char *buf,
+			size_t len);
 /* "13.30 (rx laps of 8.2)": the model at the NDR trial's lap sizes, or
  * "-"; as rxr_loaddep_fmt. */
 size_t rxr_ndr_laps_fmt(const struct rxr_point_model *pm, char *buf, size_t n);
