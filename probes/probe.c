@@ -315,7 +315,12 @@ void rxr_op_spin(uint32_t k)
 	if (beyond > RXR_INJECT_STRETCH_MAX)
 		beyond = 0;
 	int64_t debt = op_debt + target + beyond + fixed - want;
-	if (debt < -RXR_INJECT_DEBT_MAX)
+	/* a delay shorter than the overhead skips its spin and still leaves
+	 * credit: bounded, or it would pile up and swallow other kinds'
+	 * delays on this thread */
+	if (debt > RXR_INJECT_STRETCH_MAX)
+		debt = RXR_INJECT_STRETCH_MAX;
+	else if (debt < -RXR_INJECT_DEBT_MAX)
 		debt = -RXR_INJECT_DEBT_MAX;
 	op_debt = debt;
 }

@@ -156,9 +156,9 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
 		if (!o)
 			return -ENOMEM;
-		/* credit beyond the cap, dropped (a spin stretched past it):
-		 * what the stage grew beyond K x packets, per injected-half
-		 * packet, and the spins that dropped some */
+		/* over-runs past RXR_INJECT_STRETCH_MAX per packet, dropped
+		 * (a preemption), not repaid: what the stage grew beyond K x
+		 * packets, per injected-half packet, and the spins (laps) */
 		double dropped = !observed && !gate && p->inject_spun_pkts[s]
 				     ? (double)p->inject_dropped[s] / (double)p->inject_spun_pkts[s]
 				     : NAN;

@@ -27,8 +27,11 @@ static inline void cm_args(int argc, char **argv, const char *usage)
 	const char *env = getenv("RXRAY");
 	if (env && *env)
 		cm_rxray = env;
+	bool from = false; /* a stored sweep only: no rxray to run */
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--rxray") && i + 1 < argc) {
+		if (!strcmp(argv[i], "--from")) {
+			from = true;
+		} else if (!strcmp(argv[i], "--rxray") && i + 1 < argc) {
 			cm_rxray = argv[++i];
 		} else if (!strcmp(argv[i], "--noisy")) {
 			cm_extra = "--allow-oversubscribe";
@@ -37,7 +40,7 @@ static inline void cm_args(int argc, char **argv, const char *usage)
 			exit(0);
 		}
 	}
-	if (access(cm_rxray, X_OK)) {
+	if (!from && access(cm_rxray, X_OK)) {
 		fprintf(stderr, "%s: no rxray binary (run from the build dir or pass --rxray PATH)\n",
 			cm_rxray);
 		exit(1);

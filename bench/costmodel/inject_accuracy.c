@@ -438,7 +438,7 @@ int main(int argc, char **argv)
 	       "# within 1024 of the pairs' median (added/K; spun/K: what the spins\n"
 	       "# themselves ran per packet of the injected half, preemptions included:\n"
 	       "# near 1 where added/K is not, the stage's own work moved; dropped/K:\n"
-	       "# credit beyond the cap that the spins did not repay, in spun);\n"
+	       "# over-runs past 1024 per packet, preemptions, not repaid: in spun);\n"
 	       "# beside it the halves' means' difference (A/B mean)\n"
 	       "# and the cross-run change: the stage's change\n"
 	       "# against the median of %d uninjected runs at the same load (a quarter of the\n"

@@ -189,8 +189,9 @@ void rxr_run_headroom(const struct rxr_result *r, struct rxr_model *m, double *p
  * "threads": [{"thread", "burst", "cycles_per_packet", "mpps", "stages":
  * {"<stage>": {"basis", "a", "b", "r2", "share", "cycles_per_packet"}}}],
  * "load_dependent": [{"thread", "stage", "mean_burst", "model_cpp",
- * "ndr_cpp", "factor", "trial": "ndr" | "above_ndr", "offered_mpps"}]};
- * NANs as null.
+ * "ndr_cpp", "factor", "trial": "ndr" | "above_ndr", "offered_mpps"}],
+ * "cheaper_under_load": [the same fields, "trial": "ndr"], "at_ndr_laps":
+ * {"predicted_mpps", "thread", "laps"} | null}; NANs as null.
  */
 json_t *rxr_point_model_json(const struct rxr_point_model *pm);
 /* "<sep>rx buf_alloc x1.56", "... above NDR (3.40 Mpps)" from the trial

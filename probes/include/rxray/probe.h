@@ -489,7 +489,10 @@ int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s);
 /*
  * An operation delay of k ticks. Like a lap's injection it accounts for
  * its own clock reads: what a spin ran over or short of is carried to the
- * calling thread's next delay (bounded as for injection), and the ticks a
+ * calling thread's next delay (an over-run past RXR_INJECT_STRETCH_MAX is
+ * dropped as for injection, and the credit carried is bounded by it: a
+ * delay shorter than the overhead skips its spin yet leaves credit), and
+ * the ticks a
  * delay costs outside its two clock reads (the call, the first read's
  * latency, the loop's exit) are measured once by rxr_op_delay_calibrate
  * and taken off each target. So each operation grows by k on average:
@@ -582,7 +585,9 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * counted in inject_dropped. The bound is the A/B pairs' window
  * (RXR_AB_TRIM), so a lap the pairs leave out is one whose excess is not
  * repaid either, and one they keep is repaid in full: neither biases
- * their mean. (A cap of 256 ticks on the credit once dropped what spins
+ * their mean, while K per packet is within the window too (a lap repaying
+ * credit reads 0 to K: past RXR_AB_TRIM its pair falls out). (A cap of
+ * 256 ticks on the credit once dropped what spins
  * over-ran on the 16-core host at light load, 256-4,096 ticks, where the
  * pairs kept those laps: 1.10-1.37 x K at K = 50 on stages whose loads
  * were still in flight at t0, all of it the dropped credit.)
