@@ -475,8 +475,8 @@ static void fake_clock_off(void)
 	fake_step = COARSE_STEP;
 }
 
-/* The A/B result's entries: app injected (spun per packet = k), cqe_poll
- * observed (no spin: null). */
+/* The A/B result's entries: app injected (spun per packet = k, nothing
+ * dropped), cqe_poll observed (no spin: null). */
 static void check_spun_in_result(const struct rxr_probe *p, double k)
 {
 	struct rxr_result *res;
@@ -490,6 +490,12 @@ static void check_spun_in_result(const struct rxr_probe *p, double k)
 		if (!strcmp(st, "app")) {
 			cr_assert(json_is_number(v));
 			cr_assert_lt(fabs(json_number_value(v) - k), 0.01 * k + 0.5);
+			/* nothing stretched past the window: nothing dropped */
+			json_t *dc = json_object_get(e, "dropped_credit_cycles_per_packet");
+			cr_assert(json_is_number(dc) && json_number_value(dc) == 0.0);
+			cr_assert_eq(json_integer_value(json_object_get(e, "dropped_credit_spins")),
+				     0);
+			cr_assert(json_is_integer(json_object_get(e, "dropped_credit_spins")));
 			seen++;
 		} else if (!strcmp(st, "cqe_poll")) {
 			cr_assert(json_is_null(v), "an observed stage spins nothing");
