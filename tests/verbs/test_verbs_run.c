@@ -247,6 +247,17 @@ static double stage_min(const struct rxr_result *r, enum rxr_stage s)
 	return (double)ss->min;
 }
 
+/* Median lap of a stage (its histogram's bucket, within 1/32): an
+ * injected stage's shortest lap is one that repaid an earlier spin's
+ * over-run (up to RXR_INJECT_STRETCH_MAX ticks: 3000 - 660 was seen in CI),
+ * so the typical lap is the stable figure there. */
+static double stage_p50(const struct rxr_result *r, enum rxr_stage s)
+{
+	const struct rxr_stage_sum *ss = &thread_of(r, "rx")->st[s];
+	cr_assert_gt(ss->count, 0);
+	return (double)ss->p50;
+}
+
 /* --inject STAGE=N raises that stage's cycles/packet by about N. */
 Test(verbs_run, inject_raises_the_stage)
 {
@@ -277,9 +288,9 @@ Test(verbs_run, inject_raises_the_stage)
 		double mean = stage_cpp(r, "rx", st[i]);
 		cr_assert_geq(mean, inj, "%s mean %.1f below the injected %.0f", name, mean, inj);
 		/* a one-packet lap pays N more, not a multiple or a fraction */
-		double dm = stage_min(r, st[i]) - stage_min(base, st[i]);
-		cr_assert(dm > inj * 0.9 && dm < inj * 1.3, "%s shortest lap rose by %.1f, injected %.0f",
-			  name, dm, inj);
+		double dm = stage_p50(r, st[i]) - stage_p50(base, st[i]);
+		cr_assert(dm > inj * 0.9 && dm < inj * 1.3,
+			  "%s median lap rose by %.1f, injected %.0f", name, dm, inj);
 		/* a stage not injected stays put */
 		enum rxr_stage other = st[i] == RXR_ST_HDR_READ ? RXR_ST_APP : RXR_ST_HDR_READ;
 		double od = stage_min(r, other) - stage_min(base, other);
