@@ -205,7 +205,8 @@ static void dry_run_print(FILE *f, const struct sweep_point *p, const struct swe
 
 /*
  * Cost-model calibration (DESIGN.md "Ceiling model"): after a point's
- * search, light-load trials at a quarter of its NDR, one plain and one
+ * search, light-load trials at search.calibration_frac of its NDR (a
+ * quarter unless the spec says; 0: none), one plain and one
  * with --coalesce B (B = the point's burst), so the model has laps of a
  * few and of B packets to fit from without load. Each trial line is
  * marked "trial": {"purpose": "calibration"}; they come after the search
@@ -214,7 +215,6 @@ static void dry_run_print(FILE *f, const struct sweep_point *p, const struct swe
  * completions needs the software NIC's rings; and only when the runner
  * writes lap sums (a stand-in runner, or an older rxray, has none to fit).
  */
-#define CALIB_NDR_FRAC 0.25
 #define CALIB_TRIALS 2 /* one plain, one with --coalesce B */
 static bool calib_has_laps(const json_t *doc)
 {
@@ -232,8 +232,9 @@ static bool calib_has_laps(const json_t *doc)
 
 static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result *r)
 {
-	if (r->status != SWEEP_POINT_OK || !(r->ndr_pps > 0) || c->x.spec->traffic_cmd[0] ||
-	    r->ndr_trial < 0 || (size_t)r->ndr_trial >= r->ntrials ||
+	double frac = c->x.spec->search.calibration_frac;
+	if (r->status != SWEEP_POINT_OK || !(r->ndr_pps > 0) || !(frac > 0) ||
+	    c->x.spec->traffic_cmd[0] || r->ndr_trial < 0 || (size_t)r->ndr_trial >= r->ntrials ||
 	    !calib_has_laps(r->trials[r->ndr_trial].doc))
 		return 0;
 	const struct sweep_value *bv = c->x.point->k[SWEEP_K_BURST];
@@ -242,7 +243,7 @@ static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result
 	const char *const coalesce[] = {"--coalesce", burst, NULL};
 	for (int i = 0; i < CALIB_TRIALS; i++) {
 		struct sweep_trial t = {.n = (int)r->ntrials + 1 + i,
-					.target_pps = r->ndr_pps * CALIB_NDR_FRAC,
+					.target_pps = r->ndr_pps * frac,
 					.seconds = c->x.spec->search.initial_seconds};
 		struct sweep_exec x = c->x;
 		x.extra_args = i ? coalesce : NULL;
@@ -327,7 +328,9 @@ static double point_share(const struct sweep_spec *spec, size_t left, double ela
 	if (!(c->total_budget_seconds > 0))
 		return 0;
 	double secs = c->initial_seconds > 0 ? c->initial_seconds : c->trial_seconds;
-	double calib = spec->traffic_cmd[0] ? 0 : CALIB_TRIALS * (secs + SWEEP_TRIAL_OVERHEAD_S);
+	double calib = spec->traffic_cmd[0] || !(c->calibration_frac > 0)
+			   ? 0
+			   : CALIB_TRIALS * (secs + SWEEP_TRIAL_OVERHEAD_S);
 	double share = (c->total_budget_seconds - elapsed) / (double)(left ? left : 1) - calib;
 	return fmax(share, 1e-3); /* > 0: the point still runs its first trial */
 }

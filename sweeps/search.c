@@ -67,6 +67,7 @@ void sweep_search_cfg_defaults(struct sweep_search_cfg *s)
 				* set-up time, at least 0.7 s) */
 	s->max_retries = 3;
 	s->total_budget_seconds = 0;
+	s->calibration_frac = 0.25;
 	s->budget_cap_seconds = 0;
 }
 

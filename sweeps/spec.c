@@ -310,6 +310,9 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 			rc = parse_ratio(c, v, field, 0, 0.5, &s->pdr_loss);
 		} else if (!strcmp(name, "exceed_ratio")) {
 			rc = parse_ratio(c, v, field, 0, 0.9, &s->exceed_ratio);
+		} else if (!strcmp(name, "calibration_frac")) {
+			/* the model pools trials at or below half the NDR */
+			rc = parse_ratio(c, v, field, 0, 0.5, &s->calibration_frac);
 		} else if (!strcmp(name, "precision")) {
 			rc = parse_ratio(c, v, field, 0.0001, 0.5, &s->precision);
 		} else if (!strcmp(name, "trial_seconds") || !strcmp(name, "initial_seconds") ||
@@ -362,10 +365,12 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 					    sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
 		} else {
-			return fail(c, k, field,
-				    "unknown field (known: ndr_loss, pdr_loss, precision, "
-				    "trial_seconds, initial_seconds, max_trials, min_rate, max_rate, "
-				    "timeout, exceed_ratio, budget, total_budget, max_retries)");
+			return fail(
+			    c, k, field,
+			    "unknown field (known: ndr_loss, pdr_loss, precision, "
+			    "trial_seconds, initial_seconds, max_trials, min_rate, max_rate, "
+			    "timeout, exceed_ratio, budget, total_budget, max_retries, "
+			    "calibration_frac)");
 		}
 		if (rc < 0)
 			return rc;

@@ -18,83 +18,86 @@
 	"mempool_caches, free, app, discipline, dma, payload, inject, payload_mem, gpu_work, "  \
 	"cores, "                                                                            \
 	"allow_oversubscribe, output, traffic_cmd, search"
-#define SEARCH_KNOWN                                                                         \
-	"ndr_loss, pdr_loss, precision, trial_seconds, initial_seconds, max_trials, "       \
-	"min_rate, max_rate, timeout, exceed_ratio, budget, total_budget, max_retries"
+#define SEARCH_KNOWN                                                                               \
+	"ndr_loss, pdr_loss, precision, trial_seconds, initial_seconds, max_trials, "              \
+	"min_rate, max_rate, timeout, exceed_ratio, budget, total_budget, max_retries, "           \
+	"calibration_frac"
 
 static const struct bad_spec {
 	const char *yaml;
 	const char *msg; /* after "<file>:" */
 } bad_specs[] = {
-	{"engines: verbs\ncolour: red\n", "2:1: colour: unknown field (known: " KNOWN ")"},
-	{"frames: [1064, big]\n", "1:16: frame: expected an integer, got 'big'"},
-	{"rings: []\n", "1:8: ring: empty list (an axis needs at least one value)"},
-	{"rings: [8192, 1000]\n", "1:15: ring: 1000 is not a power of two"},
-	{"queues: 65\n", "1:9: queues: 65 is out of range [1, 64]"},
-	{"engines: [verbs, xdp]\n", "1:18: engine: unknown value 'xdp' (expected verbs | dpdk)"},
-	{"frames: {a: 1}\n", "1:9: frame: expected a value or a list, got a mapping"},
-	{"frames: [1064, [2064]]\n", "1:16: frame: expected a value, got a list"},
-	{"frames:\n", "1:8: frame: expected a value, got nothing"},
-	{"frame: 1064\nframes: 2064\n", "2:1: frame: given twice (as frame and frames)"},
-	{"frames: [1064, 1064]\n", "1:16: frame: '1064' is listed twice"},
-	{"modes: hds\nframes: [4064, 1064]\nsplit: 2000\n",
-	 "3:8: split: 2000 must be smaller than frame 1064 (nothing left for the payload segment)"},
-	{"rings: 64\nbatches: [32, 128]\n",
-	 "2:15: batch: 128 exceeds the ring's 64 slots (the worker would wait forever for a full "
-	 "batch)"},
-	{"rings: 64\nbursts: 65\n", "2:9: burst: 65 exceeds the ring's 64 slots"},
-	{"engines: dpdk\nmodes: [single, hds]\ndiscipline: vector\n",
-	 "3:13: discipline: vector needs a single segment per WQE; buffer split (--mode hds) "
-	 "forces scalar, as in the mlx5 PMD"},
-	{"engines: dpdk\nrings: 1024\nbuffers: 1000\n",
-	 "3:10: buffers: 1000 is below the floor ring 1024 + batch 64 = 1088 (the pool would run "
-	 "dry with every buffer posted or in flight)"},
-	{"engines: dpdk\nrings: 512\nbuffers: 700\nmempool_cache: 512\n",
-	 "4:16: mempool_cache: 512 exceeds buffers 700 / 1.5"},
-	{"device: dpdk:--vdev=net_null0\n",
-	 "1:9: device: 'dpdk:--vdev=net_null0' is not a verbs device (sim[:opts] or "
-	 "mlx5:<ibdev|pci>)"},
-	{"device: [sim, eth0]\n",
-	 "1:15: device: 'eth0' is not a verbs device (sim[:opts] or mlx5:<ibdev|pci>)"},
-	/* what the device's caps reject (the software NIC's limits), at the node */
-	{"engines: verbs\nmodes: hds\nsplit: [64, 40]\n",
-	 "3:13: split: 40 is below the device minimum 54"},
-	{"app: eal\n", "1:6: app: eal is a dpdk placement; verbs takes thread or inline"},
-	{"inject: foo=10\n", "1:9: inject: 'foo=10' is not STAGE=CYCLES with a known stage"},
-	{"cores: 0-x\n", "1:8: cores: expected a core list like \"0-3,6\", got '0-x'"},
-	{"cores: [0, 1, 1]\n", "1:15: cores: core 1 is listed twice"},
-	{"allow_oversubscribe: maybe\n",
-	 "1:22: allow_oversubscribe: expected true or false, got 'maybe'"},
-	{"output: [a, b]\n", "1:9: output: expected a non-empty string, got a list"},
-	{"search:\n  trials: 5\n", "2:3: search.trials: unknown field (known: " SEARCH_KNOWN ")"},
-	{"search:\n  precision: high\n",
-	 "2:14: search.precision: expected a number in [0.0001, 0.5], got 'high'"},
-	{"search:\n  trial_seconds: fast\n",
-	 "2:18: search.trial_seconds: expected a duration in [10ms, 1h] like 0.25, 250ms or 2s, "
-	 "got 'fast'"},
-	{"search:\n  max_trials: 0\n",
-	 "2:15: search.max_trials: expected an integer in [1, 1000], got '0'"},
-	{"search:\n  pdr_loss: 0.001\n  ndr_loss: 0.01\n",
-	 "3:13: search.ndr_loss: 0.01 is above pdr_loss 0.001"},
-	{"search:\n  min_rate: fast\n",
-	 "2:13: search.min_rate: expected a rate in packets/s like 500k or 12M, got 'fast'"},
-	{"search:\n  total_budget: soon\n",
-	 "2:17: search.total_budget: expected a duration in [0, 7 days] like 170s or 3600, got "
-	 "'soon'"},
-	{"search: 5\n", "1:9: search: expected a mapping, got a scalar"},
-	{"traffic_cmd: echo {rate_pps}\n",
-	 "1:14: traffic_cmd: needs a real device (mlx5:... or dpdk:...); the default device sim "
-	 "generates its own traffic"},
-	{"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: gen {rate}\n",
-	 "3:14: traffic_cmd: unknown placeholder {rate} (known: {rate_pps} {frame} {seconds})"},
-	{"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: gen {rate_pps}\n",
-	 "3:14: traffic_cmd: needs search.max_rate (the rate the first trial asks of the traffic "
-	 "source)"},
-	{"- a\n- b\n", "1:1: spec: expected a mapping of fields, got a list"},
-	{"", "1:1: spec: empty document (expected a mapping)"},
-	{"# only a comment\n", "1:1: spec: empty document (expected a mapping)"},
-	{"frames: [1064\n", "2:1: yaml: did not find expected ',' or ']' while parsing a flow "
-			    "sequence"},
+    {"engines: verbs\ncolour: red\n", "2:1: colour: unknown field (known: " KNOWN ")"},
+    {"frames: [1064, big]\n", "1:16: frame: expected an integer, got 'big'"},
+    {"rings: []\n", "1:8: ring: empty list (an axis needs at least one value)"},
+    {"rings: [8192, 1000]\n", "1:15: ring: 1000 is not a power of two"},
+    {"queues: 65\n", "1:9: queues: 65 is out of range [1, 64]"},
+    {"engines: [verbs, xdp]\n", "1:18: engine: unknown value 'xdp' (expected verbs | dpdk)"},
+    {"frames: {a: 1}\n", "1:9: frame: expected a value or a list, got a mapping"},
+    {"frames: [1064, [2064]]\n", "1:16: frame: expected a value, got a list"},
+    {"frames:\n", "1:8: frame: expected a value, got nothing"},
+    {"frame: 1064\nframes: 2064\n", "2:1: frame: given twice (as frame and frames)"},
+    {"frames: [1064, 1064]\n", "1:16: frame: '1064' is listed twice"},
+    {"modes: hds\nframes: [4064, 1064]\nsplit: 2000\n",
+     "3:8: split: 2000 must be smaller than frame 1064 (nothing left for the payload segment)"},
+    {"rings: 64\nbatches: [32, 128]\n",
+     "2:15: batch: 128 exceeds the ring's 64 slots (the worker would wait forever for a full "
+     "batch)"},
+    {"rings: 64\nbursts: 65\n", "2:9: burst: 65 exceeds the ring's 64 slots"},
+    {"engines: dpdk\nmodes: [single, hds]\ndiscipline: vector\n",
+     "3:13: discipline: vector needs a single segment per WQE; buffer split (--mode hds) "
+     "forces scalar, as in the mlx5 PMD"},
+    {"engines: dpdk\nrings: 1024\nbuffers: 1000\n",
+     "3:10: buffers: 1000 is below the floor ring 1024 + batch 64 = 1088 (the pool would run "
+     "dry with every buffer posted or in flight)"},
+    {"engines: dpdk\nrings: 512\nbuffers: 700\nmempool_cache: 512\n",
+     "4:16: mempool_cache: 512 exceeds buffers 700 / 1.5"},
+    {"device: dpdk:--vdev=net_null0\n",
+     "1:9: device: 'dpdk:--vdev=net_null0' is not a verbs device (sim[:opts] or "
+     "mlx5:<ibdev|pci>)"},
+    {"device: [sim, eth0]\n",
+     "1:15: device: 'eth0' is not a verbs device (sim[:opts] or mlx5:<ibdev|pci>)"},
+    /* what the device's caps reject (the software NIC's limits), at the node */
+    {"engines: verbs\nmodes: hds\nsplit: [64, 40]\n",
+     "3:13: split: 40 is below the device minimum 54"},
+    {"app: eal\n", "1:6: app: eal is a dpdk placement; verbs takes thread or inline"},
+    {"inject: foo=10\n", "1:9: inject: 'foo=10' is not STAGE=CYCLES with a known stage"},
+    {"cores: 0-x\n", "1:8: cores: expected a core list like \"0-3,6\", got '0-x'"},
+    {"cores: [0, 1, 1]\n", "1:15: cores: core 1 is listed twice"},
+    {"allow_oversubscribe: maybe\n",
+     "1:22: allow_oversubscribe: expected true or false, got 'maybe'"},
+    {"output: [a, b]\n", "1:9: output: expected a non-empty string, got a list"},
+    {"search:\n  trials: 5\n", "2:3: search.trials: unknown field (known: " SEARCH_KNOWN ")"},
+    {"search:\n  precision: high\n",
+     "2:14: search.precision: expected a number in [0.0001, 0.5], got 'high'"},
+    {"search:\n  trial_seconds: fast\n",
+     "2:18: search.trial_seconds: expected a duration in [10ms, 1h] like 0.25, 250ms or 2s, "
+     "got 'fast'"},
+    {"search:\n  max_trials: 0\n",
+     "2:15: search.max_trials: expected an integer in [1, 1000], got '0'"},
+    {"search:\n  pdr_loss: 0.001\n  ndr_loss: 0.01\n",
+     "3:13: search.ndr_loss: 0.01 is above pdr_loss 0.001"},
+    {"search:\n  min_rate: fast\n",
+     "2:13: search.min_rate: expected a rate in packets/s like 500k or 12M, got 'fast'"},
+    {"search:\n  total_budget: soon\n",
+     "2:17: search.total_budget: expected a duration in [0, 7 days] like 170s or 3600, got "
+     "'soon'"},
+    {"search: 5\n", "1:9: search: expected a mapping, got a scalar"},
+    {"search:\n  calibration_frac: 0.6\n",
+     "2:21: search.calibration_frac: expected a number in [0, 0.5], got '0.6'"},
+    {"traffic_cmd: echo {rate_pps}\n",
+     "1:14: traffic_cmd: needs a real device (mlx5:... or dpdk:...); the default device sim "
+     "generates its own traffic"},
+    {"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: gen {rate}\n",
+     "3:14: traffic_cmd: unknown placeholder {rate} (known: {rate_pps} {frame} {seconds})"},
+    {"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: gen {rate_pps}\n",
+     "3:14: traffic_cmd: needs search.max_rate (the rate the first trial asks of the traffic "
+     "source)"},
+    {"- a\n- b\n", "1:1: spec: expected a mapping of fields, got a list"},
+    {"", "1:1: spec: empty document (expected a mapping)"},
+    {"# only a comment\n", "1:1: spec: empty document (expected a mapping)"},
+    {"frames: [1064\n", "2:1: yaml: did not find expected ',' or ']' while parsing a flow "
+			"sequence"},
 };
 
 Test(sweep_spec, bad_specs_name_file_line_column_and_field)
@@ -222,12 +225,13 @@ Test(sweep_spec, axes_aliases_defaults_and_dedup)
 
 Test(sweep_spec, units_and_search_settings)
 {
-	struct sweep_spec *sp = parse("rings: [1Ki, 8Ki]\ncores: \"0-3,6\"\n"
-				      "allow_oversubscribe: yes\noutput: out/x\n"
-				      "search:\n  ndr_loss: 0\n  pdr_loss: 0.002\n  precision: 0.05\n"
-				      "  initial_seconds: 100ms\n  trial_seconds: 0.5\n"
-				      "  max_trials: 7\n  min_rate: 50k\n  max_rate: max\n"
-				      "  timeout: 5s\n  exceed_ratio: 0.5\n");
+	struct sweep_spec *sp =
+	    parse("rings: [1Ki, 8Ki]\ncores: \"0-3,6\"\n"
+		  "allow_oversubscribe: yes\noutput: out/x\n"
+		  "search:\n  ndr_loss: 0\n  pdr_loss: 0.002\n  precision: 0.05\n"
+		  "  initial_seconds: 100ms\n  trial_seconds: 0.5\n"
+		  "  max_trials: 7\n  min_rate: 50k\n  max_rate: max\n"
+		  "  timeout: 5s\n  exceed_ratio: 0.5\n  calibration_frac: 0.5\n");
 	cr_expect_eq(sp->axis[SWEEP_K_RING].v[0].num, 1024);
 	cr_expect_eq(sp->axis[SWEEP_K_RING].v[1].num, 8192);
 	cr_expect_eq(sp->ncores, 5);
@@ -244,6 +248,11 @@ Test(sweep_spec, units_and_search_settings)
 	cr_expect_eq(c->max_rate, 0);
 	cr_expect_float_eq(c->timeout, 5, 1e-12);
 	cr_expect_float_eq(c->exceed_ratio, 0.5, 1e-12);
+	cr_expect_float_eq(c->calibration_frac, 0.5, 1e-12);
+	sweep_spec_free(sp);
+	/* unset: a quarter of the NDR */
+	sp = parse("engines: verbs\n");
+	cr_expect_float_eq(sp->search.calibration_frac, 0.25, 1e-12);
 	sweep_spec_free(sp);
 }
 

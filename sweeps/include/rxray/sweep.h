@@ -56,7 +56,11 @@
  *                   (re-runs of disturbed trials per point, 3),
  *                   total_budget (the whole sweep's time, 0 = none: each
  *                   point's budget is at most the time left, less two
- *                   calibration trials, over the points left)
+ *                   calibration trials, over the points left),
+ *                   calibration_frac (the cost model's two light-load
+ *                   trials after each point's search run at this fraction
+ *                   of its NDR, one plain and one coalesced; 0.25; at most
+ *                   0.5, the model's light-load limit; 0 = none)
  * Knobs not named in the spec are not passed to `rxray run` (its defaults
  * apply) and are not part of the point key. dpdk-only knobs (buffers,
  * mempool_caches, free, discipline) are dropped from verbs points and
@@ -201,6 +205,8 @@ struct sweep_search_cfg {
 				      * search gets at most the time left, less
 				      * its calibration trials, over the points
 				      * left */
+	double calibration_frac;     /* calibration trials at this x NDR (0:
+				      * none; at most 0.5) */
 	double budget_cap_seconds; /* not a spec field: the runner's per-point
 				    * share of total_budget_seconds (0 = none) */
 };
