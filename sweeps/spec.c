@@ -311,8 +311,9 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 		} else if (!strcmp(name, "exceed_ratio")) {
 			rc = parse_ratio(c, v, field, 0, 0.9, &s->exceed_ratio);
 		} else if (!strcmp(name, "calibration_frac")) {
-			/* the model pools trials at or below half the NDR */
-			rc = parse_ratio(c, v, field, 0, 0.5, &s->calibration_frac);
+			/* the model pools trials offered at most half the NDR,
+			 * and a trial asked for half can offer a hair more */
+			rc = parse_ratio(c, v, field, 0, 0.45, &s->calibration_frac);
 		} else if (!strcmp(name, "precision")) {
 			rc = parse_ratio(c, v, field, 0.0001, 0.5, &s->precision);
 		} else if (!strcmp(name, "trial_seconds") || !strcmp(name, "initial_seconds") ||

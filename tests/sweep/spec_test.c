@@ -83,8 +83,8 @@ static const struct bad_spec {
      "2:17: search.total_budget: expected a duration in [0, 7 days] like 170s or 3600, got "
      "'soon'"},
     {"search: 5\n", "1:9: search: expected a mapping, got a scalar"},
-    {"search:\n  calibration_frac: 0.6\n",
-     "2:21: search.calibration_frac: expected a number in [0, 0.5], got '0.6'"},
+    {"search:\n  calibration_frac: 0.5\n",
+     "2:21: search.calibration_frac: expected a number in [0, 0.45], got '0.5'"},
     {"traffic_cmd: echo {rate_pps}\n",
      "1:14: traffic_cmd: needs a real device (mlx5:... or dpdk:...); the default device sim "
      "generates its own traffic"},
@@ -231,7 +231,7 @@ Test(sweep_spec, units_and_search_settings)
 		  "search:\n  ndr_loss: 0\n  pdr_loss: 0.002\n  precision: 0.05\n"
 		  "  initial_seconds: 100ms\n  trial_seconds: 0.5\n"
 		  "  max_trials: 7\n  min_rate: 50k\n  max_rate: max\n"
-		  "  timeout: 5s\n  exceed_ratio: 0.5\n  calibration_frac: 0.5\n");
+		  "  timeout: 5s\n  exceed_ratio: 0.5\n  calibration_frac: 0.45\n");
 	cr_expect_eq(sp->axis[SWEEP_K_RING].v[0].num, 1024);
 	cr_expect_eq(sp->axis[SWEEP_K_RING].v[1].num, 8192);
 	cr_expect_eq(sp->ncores, 5);
@@ -248,7 +248,7 @@ Test(sweep_spec, units_and_search_settings)
 	cr_expect_eq(c->max_rate, 0);
 	cr_expect_float_eq(c->timeout, 5, 1e-12);
 	cr_expect_float_eq(c->exceed_ratio, 0.5, 1e-12);
-	cr_expect_float_eq(c->calibration_frac, 0.5, 1e-12);
+	cr_expect_float_eq(c->calibration_frac, 0.45, 1e-12);
 	sweep_spec_free(sp);
 	/* unset: a quarter of the NDR */
 	sp = parse("engines: verbs\n");

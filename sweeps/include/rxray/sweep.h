@@ -60,7 +60,8 @@
  *                   calibration_frac (the cost model's two light-load
  *                   trials after each point's search run at this fraction
  *                   of its NDR, one plain and one coalesced; 0.25; at most
- *                   0.5, the model's light-load limit; 0 = none)
+ *                   0.45, under the model's light-load limit of 0.5 with
+ *                   room for the rate a trial achieves; 0 = none)
  * Knobs not named in the spec are not passed to `rxray run` (its defaults
  * apply) and are not part of the point key. dpdk-only knobs (buffers,
  * mempool_caches, free, discipline) are dropped from verbs points and
@@ -206,7 +207,7 @@ struct sweep_search_cfg {
 				      * its calibration trials, over the points
 				      * left */
 	double calibration_frac;     /* calibration trials at this x NDR (0:
-				      * none; at most 0.5) */
+				      * none; at most 0.45) */
 	double budget_cap_seconds; /* not a spec field: the runner's per-point
 				    * share of total_budget_seconds (0 = none) */
 };
