@@ -246,11 +246,10 @@ static void run_loaddep(const struct rxr_result *r, bool above, bool cheaper,
 			double nb, meas, model;
 			if (!stage_in_run(t, mt, s, &nb, &meas, &model) || n == cap)
 				continue;
-			if (!cheaper &&
-			    (meas <= RXR_MODEL_LOAD_FACTOR * model || meas - model < 0.05 * busy))
-				continue;
-			if (cheaper &&
-			    (meas * RXR_MODEL_LOAD_FACTOR >= model || model - meas < 0.05 * busy))
+			/* dearer: the measured cost above the model's; cheaper:
+			 * the model's above the measured */
+			double hi = cheaper ? model : meas, lo = cheaper ? meas : model;
+			if (hi <= RXR_MODEL_LOAD_FACTOR * lo || hi - lo < 0.05 * busy)
 				continue;
 			bool seen = false;
 			for (size_t k = 0; k < *np && !seen; k++)

@@ -303,26 +303,21 @@ void rxr_op_spin(uint32_t k)
 	__asm__ __volatile__("dsb ld" ::: "memory");
 #endif
 	uint64_t t0 = rxr_now(), t = t0;
-	int64_t want = (int64_t)k, fixed = (int64_t)op_overhead;
-	int64_t target = want - op_debt - fixed;
+	/* the spin's share: k less what a delay costs outside its reads */
+	int64_t want = (int64_t)k - (int64_t)op_overhead;
+	int64_t target = want - op_debt, dropped;
 	if (target > 0)
 		t = rxr_spin_until(t0, (uint64_t)target);
 	else
 		target = 0;
 	/* beyond the target: carried and repaid, unless a preemption or an
 	 * interrupt stretched it (as rxr_inject_run) */
-	int64_t beyond = (int64_t)(t - t0) - target;
-	if (beyond > RXR_INJECT_STRETCH_MAX)
-		beyond = 0;
-	int64_t debt = op_debt + target + beyond + fixed - want;
+	int64_t debt = rxr_inject_settle(op_debt, want, target, (int64_t)(t - t0),
+					 RXR_INJECT_STRETCH_MAX, &dropped);
 	/* a delay shorter than the overhead skips its spin and still leaves
 	 * credit: bounded, or it would pile up and swallow other kinds'
 	 * delays on this thread */
-	if (debt > RXR_INJECT_STRETCH_MAX)
-		debt = RXR_INJECT_STRETCH_MAX;
-	else if (debt < -RXR_INJECT_DEBT_MAX)
-		debt = -RXR_INJECT_DEBT_MAX;
-	op_debt = debt;
+	op_debt = debt > RXR_INJECT_STRETCH_MAX ? RXR_INJECT_STRETCH_MAX : debt;
 }
 
 void rxr_op_delay_calibrate(void)

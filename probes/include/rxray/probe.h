@@ -595,6 +595,21 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  */
 #define RXR_INJECT_STRETCH_MAX 1024 /* ticks per packet: RXR_AB_TRIM */
 #define RXR_INJECT_DEBT_MAX 1024
+
+/* The credit (debt) after a spin asked for target ticks (>= 0; 0: it was
+ * skipped) that ran ran of them toward want: what it ran beyond the target
+ * is carried, unless that exceeds stretch (a preemption), when *dropped
+ * gets it and none is carried. Injection's laps and operation delays
+ * (rxr_op_spin) both settle through it. */
+static inline int64_t rxr_inject_settle(int64_t debt, int64_t want, int64_t target, int64_t ran,
+					int64_t stretch, int64_t *dropped)
+{
+	int64_t over = ran - target;
+	*dropped = over > stretch ? over : 0;
+	debt += target + over - *dropped - want;
+	return debt < -RXR_INJECT_DEBT_MAX ? -RXR_INJECT_DEBT_MAX : debt;
+}
+
 static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
 				      uint32_t pkts)
 {
@@ -609,16 +624,13 @@ static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uin
 	} else {
 		target = 0;
 	}
-	int64_t over = (int64_t)(t - t0) - target;
-	if (__builtin_expect(over > (int64_t)RXR_INJECT_STRETCH_MAX * pkts, 0)) {
-		p->inject_dropped[s] += (uint64_t)over;
+	int64_t dropped;
+	p->inject_debt[s] = rxr_inject_settle(p->inject_debt[s], want, target, (int64_t)(t - t0),
+					      (int64_t)RXR_INJECT_STRETCH_MAX * pkts, &dropped);
+	if (__builtin_expect(dropped > 0, 0)) {
+		p->inject_dropped[s] += (uint64_t)dropped;
 		p->inject_drops[s]++;
-		over = 0;
 	}
-	int64_t debt = p->inject_debt[s] + target + over - want;
-	if (debt < -RXR_INJECT_DEBT_MAX)
-		debt = -RXR_INJECT_DEBT_MAX;
-	p->inject_debt[s] = debt;
 	return t;
 }
 
