@@ -21,16 +21,21 @@
 #include "rxray/analyze.h"
 #include "rxray/model.h"
 
-static const char *usage =
-    "USAGE\n  bench_ceiling_prediction [--rxray PATH] [--quick] [--noisy] [--dir D] [--from D]\n\n"
-    "Runs `rxray sweep` over verbs/dpdk x single/hds x frames 1064,4064 x\n"
-    "(dpdk) cache 0,256 x app inline,thread into D (default\n"
-    "/tmp/rxray-ceiling-prediction), then prints NDR vs the light-load\n"
-    "prediction per point. --quick: frame 1064 only. --noisy: a shared host\n"
-    "(exceed_ratio 0.5, oversubscription allowed). --from D: no sweep, the\n"
-    "table from the sweep already in D (one another host ran, say).\n";
+static const char *usage = "USAGE\n  bench_ceiling_prediction [--rxray PATH] [--quick] "
+			   "[--dpdk-hds] [--noisy] [--dir D] [--from D]\n"
+			   "                           [--calibration-frac F]\n\n"
+			   "Runs `rxray sweep` over verbs/dpdk x single/hds x frames 1064,4064 x\n"
+			   "(dpdk) cache 0,256 x app inline,thread into D (default\n"
+			   "/tmp/rxray-ceiling-prediction), then prints NDR vs the light-load\n"
+			   "prediction per point. --quick: frame 1064 only. --dpdk-hds: dpdk hds\n"
+			   "points only (those the receiver, not the generator, limits on the\n"
+			   "16-core host). --noisy: a shared host\n"
+			   "(exceed_ratio 0.5, oversubscription allowed). --from D: no sweep, the\n"
+			   "table from the sweep already in D (one another host ran, say).\n"
+			   "--calibration-frac F: the calibration trials at F x NDR (the sweep\n"
+			   "spec's search.calibration_frac; default 0.25).\n";
 
-static int run_sweep(const char *dir, bool quick, bool noisy)
+static int run_sweep(const char *dir, bool quick, bool hds, bool noisy, const char *cal)
 {
 	char spec[600], cmd[1600];
 	snprintf(spec, sizeof(spec), "%s.yaml", dir);
@@ -40,8 +45,8 @@ static int run_sweep(const char *dir, bool quick, bool noisy)
 		return -1;
 	}
 	fprintf(f,
-		"engines: [verbs, dpdk]\n"
-		"modes: [single, hds]\n"
+		"engines: %s\n"
+		"modes: %s\n"
 		"frames: %s\n"
 		"mempool_caches: [0, 256]\n"
 		"apps: [inline, thread]\n"
@@ -56,9 +61,12 @@ static int run_sweep(const char *dir, bool quick, bool noisy)
 		"  trial_seconds: 0.5\n"
 		"  max_trials: 8\n"
 		"  exceed_ratio: %s\n"
-		"  timeout: 20s\n",
+		"  timeout: 20s\n"
+		"%s%s%s",
+		hds ? "dpdk" : "[verbs, dpdk]", hds ? "hds" : "[single, hds]",
 		quick ? "1064" : "[1064, 4064]", dir, noisy ? "allow_oversubscribe: true\n" : "",
-		noisy ? "0.5" : "0");
+		noisy ? "0.5" : "0", cal ? "  calibration_frac: " : "", cal ? cal : "",
+		cal ? "\n" : "");
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && %s sweep '%s' -o '%s' >/dev/null", dir, cm_rxray,
 		 spec, dir);
@@ -73,19 +81,24 @@ static int run_sweep(const char *dir, bool quick, bool noisy)
 int main(int argc, char **argv)
 {
 	cm_args(argc, argv, usage);
-	bool quick = false, noisy = false, from = false;
+	bool quick = false, hds = false, noisy = false, from = false;
+	const char *cal = NULL; /* the spec's search.calibration_frac, else its default */
 	const char *dir = "/tmp/rxray-ceiling-prediction";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = true;
+		else if (!strcmp(argv[i], "--dpdk-hds"))
+			hds = true;
 		else if (!strcmp(argv[i], "--noisy"))
 			noisy = true;
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			dir = argv[++i];
 		else if (!strcmp(argv[i], "--from") && i + 1 < argc)
 			dir = argv[++i], from = true;
+		else if (!strcmp(argv[i], "--calibration-frac") && i + 1 < argc)
+			cal = argv[++i];
 	}
-	if (!from && run_sweep(dir, quick, noisy))
+	if (!from && run_sweep(dir, quick, hds, noisy, cal))
 		return 1;
 	char err[RXR_ERR_LEN];
 	struct rxr_set *s = NULL;
