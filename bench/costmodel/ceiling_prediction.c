@@ -8,6 +8,12 @@
  * from passing trials at or below NDR/2 (never the NDR trial): NDR,
  * prediction, ratio, the stages dearer under load.
  *
+ * A miss is marked where the same model at the NDR trial's own lap sizes
+ * gives the NDR within 15%: the receiver lost packets before its laps
+ * grew to the full bursts the prediction assumes (on the 16-core host, 8
+ * of 9 misses in four sweeps at b403869). A diagnosis only: those lap
+ * sizes come from the NDR trial.
+ *
  * Targets (issue 11, 16-core host): within 15% of the NDR wherever no
  * stage is named; daqiri's set-up (dpdk hds 1064, cache 0, app on another
  * core = non-EAL, mixed free) names buf_alloc or the app thread's free.
@@ -112,7 +118,7 @@ int main(int argc, char **argv)
 	    "| engine | mode | frame | cache | app | NDR Mpps | predicted Mpps | NDR/predicted "
 	    "| basis | dearer under load | cheaper under load | at the NDR's laps | verdict |\n");
 	printf("|---|---|---:|---:|---|---:|---:|---:|---|---|---|---|---|\n");
-	size_t within = 0, judged = 0;
+	size_t within = 0, judged = 0, short_laps = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rxr_point *p = &s->pts[i];
 		struct rxr_point_model *pm = malloc(sizeof(*pm));
@@ -139,7 +145,16 @@ int main(int argc, char **argv)
 				judged++;
 				bool ok = fabs(pm->ratio - 1) <= 0.15;
 				within += ok;
-				verdict = ok ? "within 15%" : "OFF";
+				/* beside a miss: whether the model at the NDR trial's own
+				 * lap sizes gives the NDR (the receiver lost packets
+				 * before its laps grew to full bursts: a diagnosis, as
+				 * those lap sizes come from the NDR trial) */
+				bool laps_ok = isfinite(pm->ndr_laps_mpps) &&
+					       fabs(pm->ndr_mpps / pm->ndr_laps_mpps - 1) <= 0.15;
+				short_laps += !ok && laps_ok;
+				verdict = ok	    ? "within 15%"
+					  : laps_ok ? "OFF (within 15% at the NDR's laps)"
+						    : "OFF";
 			}
 		}
 		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
@@ -154,6 +169,9 @@ int main(int argc, char **argv)
 	printf("\n%zu of %zu points without a named stage (and not generator-limited or "
 	       "oversubscribed) within 15%%.\n",
 	       within, judged);
+	printf("%zu of the %zu misses within 15%% with the model at the NDR trial's own lap "
+	       "sizes (not a prediction: those come from the NDR trial).\n",
+	       short_laps, judged - within);
 	rxr_set_free(s);
 	return 0;
 }
