@@ -214,8 +214,10 @@ static int run_validity_begin(struct rx_run *run, struct rxr_validity **out, cha
 	const struct rx_config *c = run->c;
 	struct rxr_valid_limits lim;
 	rxr_valid_limits_default(&lim);
-	if (c->rate_pps > 0) /* the time the ring covers at the offered rate */
-		lim.ring_cover_s = (double)c->ring * c->queues / c->rate_pps;
+	if (c->rate_pps > 0) { /* the time the ring covers at the offered rate */
+		uint32_t pkts = run->ring_pkts ? run->ring_pkts : c->ring;
+		lim.ring_cover_s = (double)pkts * c->queues / c->rate_pps;
+	}
 	int rc = rxr_validity_open(&lim, out, err, errlen);
 	if (rc < 0)
 		return rc;

@@ -170,6 +170,8 @@ struct rxd_run {
 	bool no_huge;
 	bool opened; /* the backend's open ran (close undoes it) */
 	double nic_seconds; /* the first phase's length (warm-up or the run) */
+	uint32_t ring_pkts; /* packets a queue's ring holds (rx_run.ring_pkts),
+			     * set by the backend's open; 0 = c->ring */
 };
 
 /*

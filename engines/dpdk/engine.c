@@ -374,6 +374,7 @@ static int dpdk_open(struct rx_run *core, char *err, size_t errlen)
 	rc = run->be->open(run, err, errlen);
 	for (uint32_t i = 0; !rc && i < run->nq; i++)
 		rxd_queue_variants(&run->q[i]);
+	core->ring_pkts = run->ring_pkts;
 	return rc;
 }
 

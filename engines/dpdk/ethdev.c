@@ -227,6 +227,9 @@ static int eth_open(struct rxd_run *run, char *err, size_t errlen)
 			rxc.offloads = conf.rxmode.offloads;
 			rc = rte_eth_rx_queue_setup(ep->port, (uint16_t)i, (uint16_t)c->ring,
 						    rte_eth_dev_socket_id(ep->port), &rxc, NULL);
+			/* mlx5 counts the descriptors in segments (mbufs): a
+			 * ring of N holds N/2 packets of two segments */
+			run->ring_pkts = c->ring / 2;
 		}
 		if (rc) {
 			snprintf(err, errlen, "device: rx queue %u setup (%u descriptors%s): %s", i,

@@ -221,6 +221,11 @@ static int sim_queue_pools(struct rxd_run *run, struct sim_priv *sp, uint32_t i,
 	}
 	s->wqe_mask = s->ring.wqe_cnt - 1;
 	s->cqe_mask = s->ring.cqe_cnt - 1;
+	/* what the queue holds before the NIC drops: its WQEs (a packet
+	 * each), or its CQ where that is shallower (sim:cq=N) */
+	uint32_t holds = s->ring.cqe_cnt < s->ring.wqe_cnt ? s->ring.cqe_cnt : s->ring.wqe_cnt;
+	if (!run->ring_pkts || holds < run->ring_pkts)
+		run->ring_pkts = holds;
 	s->sges = c->mode == RX_MODE_HDS ? 2 : 1;
 	if (s->ring.sges != s->sges) {
 		snprintf(err, errlen, "device: the software NIC made %u SGEs per WQE, expected %u",

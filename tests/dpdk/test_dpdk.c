@@ -340,3 +340,46 @@ Test(dpdk, a_coalesced_run_counts_compressed_sessions_and_ends, .timeout = 90)
 		      (unsigned long long)cq->packets, (unsigned long long)cq->count);
 	rxr_result_free(r);
 }
+
+/* The validity's ring cover (the time a stalled thread may take before
+ * the NIC drops, the bound on a wait that still counts as undisturbed)
+ * is what the queue really holds over its rate: DPDK counts an RQ's
+ * descriptors in segments, so an hds ring of N holds N/2 packets, and a
+ * CQ shallower than the ring holds less again. Counting N for hds let a
+ * stall of up to twice the real cover pass as an undisturbed trial. */
+static double ring_cover_ms(const struct rxr_result *r)
+{
+	json_t *lim = json_object_get(json_object_get(r->extra, "validity"), "limits");
+	json_t *v = json_object_get(lim, "ring_cover_ms");
+	cr_assert(json_is_number(v), "validity.limits.ring_cover_ms missing");
+	return json_number_value(v);
+}
+
+Test(dpdk, ring_cover_counts_the_packets_a_queue_holds)
+{
+	static const struct {
+		enum rx_mode mode;
+		const char *device;
+		double want_ms; /* packets held / 1 Mpps */
+	} cases[] = {
+	    {RX_MODE_SINGLE, "sim", 1.024},	   /* 1024 WQEs of one segment */
+	    {RX_MODE_HDS, "sim", 0.512},	   /* 512 WQEs of two */
+	    {RX_MODE_SINGLE, "sim:cq=256", 0.256}, /* the CQ holds less */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rx_config c;
+		cfg_base(&c, cases[i].device);
+		c.mode = cases[i].mode;
+		c.discipline = RX_DISC_SCALAR; /* vector wants a CQ as deep as the ring */
+		c.rate_pps = 1e6;
+		c.seconds = 0.1;
+		struct rxr_result *r = dt_run(&c);
+		assert_conserved(r);
+		double got = ring_cover_ms(r);
+		cr_assert(fabs(got - cases[i].want_ms) < 1e-6,
+			  "%s %s: ring cover %.6f ms, want %.3f",
+			  cases[i].mode == RX_MODE_HDS ? "hds" : "single", cases[i].device, got,
+			  cases[i].want_ms);
+		rxr_result_free(r);
+	}
+}

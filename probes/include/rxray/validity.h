@@ -32,7 +32,7 @@
  *
  *     struct rxr_valid_limits lim;
  *     rxr_valid_limits_default(&lim);
- *     lim.ring_cover_s = ring_depth / rate_pps;       // when known
+ *     lim.ring_cover_s = ring_packets / rate_pps;     // when known
  *     struct rxr_validity *v;
  *     rxr_validity_open(&lim, &v, err, errlen);
  *     rxr_validity_canary_before(v, working_set_bytes, err, errlen);
@@ -86,7 +86,9 @@ extern "C" {
  *     default sweep's precision goal (2%): beyond it the host, not the
  *     datapath, can move a bound.
  *   ring_cover_s 0 (unknown): the time the receive ring covers at the
- *     run's rate (ring depth / rate). A busy-polling RX thread kept off
+ *     run's rate (the packets a queue holds / its rate: its WQEs, or
+ *     its CQ if shallower; a DPDK hds ring of N descriptors holds N/2
+ *     packets, rx_run.ring_pkts). A busy-polling RX thread kept off
  *     its CPU that long overflows its ring whatever the datapath costs,
  *     so a wait this long is a disturbance even below wait_share. The
  *     total wait is compared (schedstat does not split it into waits), so

@@ -464,6 +464,11 @@ struct rx_run {
 	 * c->seconds. */
 	double warmup_s;
 	bool warming;
+	/* Packets one queue's ring holds: its WQEs, or its CQ where that is
+	 * shallower (DPDK counts an RQ's descriptors in segments, so a ring
+	 * of N with two segments per packet holds N/2). open sets it; 0 =
+	 * c->ring. The validity's ring cover is this over the queue's rate. */
+	uint32_t ring_pkts;
 };
 
 /*
