@@ -360,6 +360,7 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 {
 	struct rxr_ab_pairs *a = &p->abp[s];
 	double cpp = (double)cycles / (pkts ? pkts : 1);
+	a->trim = p->ab_trim;
 	if (injected) {
 		if (a->pending && a->pend_period == p->ab_period)
 			return; /* the period's first injected-half lap holds */
@@ -380,35 +381,52 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 	 * whole number of cycles, and a bin taken as [b, b + 1) added half a
 	 * cycle to each (+1% of K = 50) */
 	double d = nearbyint(a->pend - cpp) - RXR_AB_LO;
+	uint64_t w = pkts ? pkts : 1;
 	a->n++;
-	if (d < 0)
+	a->wn += w;
+	if (d < 0) {
 		a->under++;
-	else if (d >= RXR_AB_BINS)
+		a->wunder += w;
+	} else if (d >= RXR_AB_BINS) {
 		a->over++;
-	else
+		a->wover += w;
+	} else {
 		a->bin[(size_t)d]++;
+		a->wbin[(size_t)d] += w;
+	}
 }
 
 double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs)
 {
 	if (pairs)
 		*pairs = a->n;
-	double half = (double)a->n / 2;
-	if (!a->n || (double)a->under >= half || (double)a->over >= half)
+	double half = (double)a->wn / 2;
+	if (!a->wn || (double)a->wunder >= half || (double)a->wover >= half)
 		return NAN;
-	double cum = (double)a->under;
+	double cum = (double)a->wunder;
 	for (size_t b = 0; b < RXR_AB_BINS; b++) {
-		if (cum + a->bin[b] >= half && a->bin[b])
+		double w = (double)a->wbin[b];
+		if (cum + w >= half && w > 0)
 			/* spread evenly over the bin [b - 1/2, b + 1/2) */
-			return RXR_AB_LO + (double)b - 0.5 + (half - cum) / a->bin[b];
-		cum += a->bin[b];
+			return RXR_AB_LO + (double)b - 0.5 + (half - cum) / w;
+		cum += w;
 	}
 	return NAN;
 }
 
+double rxr_ab_pairs_trim(const struct rxr_ab_pairs *a)
+{
+	return a->trim > RXR_AB_TRIM ? a->trim : RXR_AB_TRIM;
+}
+
+void rxr_probe_set_ab_trim(struct rxr_probe *p, double ticks)
+{
+	p->ab_trim = ticks;
+}
+
 double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept)
 {
-	double m = rxr_ab_pairs_median(a, NULL), sum = 0;
+	double m = rxr_ab_pairs_median(a, NULL), sum = 0, w = 0;
 	uint64_t n = 0;
 	if (kept)
 		*kept = 0;
@@ -416,14 +434,15 @@ double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept)
 		return NAN;
 	for (size_t b = 0; b < RXR_AB_BINS; b++) {
 		double v = RXR_AB_LO + (double)b; /* the bin's centre */
-		if (!a->bin[b] || fabs(v - m) > RXR_AB_TRIM)
+		if (!a->bin[b] || fabs(v - m) > rxr_ab_pairs_trim(a))
 			continue;
-		sum += v * a->bin[b];
+		sum += v * (double)a->wbin[b];
+		w += (double)a->wbin[b];
 		n += a->bin[b];
 	}
 	if (kept)
 		*kept = n;
-	return n ? sum / (double)n : NAN;
+	return w > 0 ? sum / w : NAN;
 }
 
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
@@ -452,8 +471,14 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 			d->unmatched += o->unmatched;
 			d->under += o->under;
 			d->over += o->over;
-			for (size_t b = 0; b < RXR_AB_BINS; b++)
+			d->wn += o->wn;
+			d->wunder += o->wunder;
+			d->wover += o->wover;
+			d->trim = fmax(d->trim, o->trim);
+			for (size_t b = 0; b < RXR_AB_BINS; b++) {
 				d->bin[b] += o->bin[b];
+				d->wbin[b] += o->wbin[b];
+			}
 		}
 	}
 	dst->busy_packets += src->busy_packets;

@@ -153,7 +153,7 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    (json_int_t)pairs, "pairs_unmatched", (json_int_t)p->abp[s].unmatched,
 		    "added_median_cycles_per_packet", rxr_json_real_or_null(med),
 		    "added_trimmed_cycles_per_packet", rxr_json_real_or_null(tm), "pairs_kept",
-		    (json_int_t)kept, "trim_cycles_per_packet", RXR_AB_TRIM);
+		    (json_int_t)kept, "trim_cycles_per_packet", rxr_ab_pairs_trim(&p->abp[s]));
 		if (!o)
 			return -ENOMEM;
 		/* over-runs past RXR_INJECT_STRETCH_MAX per packet, dropped

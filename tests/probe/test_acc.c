@@ -762,16 +762,21 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 {
 	struct rxr_probe *p = ab_probe();
 	const enum rxr_stage s = RXR_ST_SGE_SETUP;
-	double inj_sum = 0, pl_sum = 0;
+	double inj_sum = 0, pl_sum = 0, kept_added = 0, kept_pkts = 0;
 	for (int i = 0; i < 1000; i++) {
 		uint32_t n = 1 + (uint32_t)(i % 3);
 		uint64_t spun = (i % 2 ? 80 : 20) * n;
+		bool preempted = i % 20 == 0 || i % 20 == 11;
 		uint64_t ci = 200 * n + spun + (i % 20 == 0 ? 1000000 : 0);
 		uint64_t cp = 200 * n + (i % 20 == 11 ? 1000000 : 0);
 		rxr_probe_ab_pair(p, s, ci, n, true);
 		rxr_probe_ab_pair(p, s, cp, n, false);
 		inj_sum += (double)ci / n;
 		pl_sum += (double)cp / n;
+		if (!preempted) { /* what the kept pairs add, over their packets */
+			kept_added += (double)spun;
+			kept_pkts += n;
+		}
 	}
 	/* a plain lap with no injected one before it pairs with nothing */
 	rxr_probe_ab_pair(p, s, 123, 1, false);
@@ -782,7 +787,11 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	cr_expect_eq(pairs, 1000);
 	cr_expect_eq(kept, 900, "the 100 preempted pairs are out of the window: kept %lu",
 		     (unsigned long)kept);
-	cr_expect_float_eq(tm, 50.0, 1e-9, "trimmed mean %.3f (K = 50)", tm);
+	/* per packet: the kept pairs' added cycles over their packets (the
+	 * preempted pairs held 100 packets of 20 and 101 of 80: 49.967) */
+	cr_expect_float_eq(tm, kept_added / kept_pkts, 1e-9, "trimmed mean %.4f, want %.4f", tm,
+			   kept_added / kept_pkts);
+	cr_expect(fabs(tm - 50.0) < 0.1, "trimmed mean %.3f (K = 50)", tm);
 	cr_expect(fabs(med - 50) > 10, "median %.1f should sit in a mode, not at K", med);
 	/* merging two probes' pairs: the same figure over twice the pairs */
 	struct rxr_probe *q = ab_probe();
@@ -794,6 +803,89 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	cr_expect(isnan(rxr_ab_pairs_trimmed_mean(&q->abp[RXR_ST_APP], NULL)));
 	rxr_probe_free(q);
 	rxr_probe_free(p);
+}
+
+/*
+ * The pairs' figure is per packet, as the engine's operations per packet
+ * are: each pair weighs by its packets. A delay of K on each of a lap's
+ * operations where a lap of n packets performs n + 1 of them (a per-burst
+ * look-ahead get beside one per packet) adds K x (n + 1) / n per packet:
+ * 2K in a lap of 1, 1.125K in a lap of 8. Nine laps of 1 for one of 8
+ * (light load's mix): by packets the pairs add 26K / 17 = 1.53K, what K x
+ * the operations per packet counted over the run says; a mean over laps
+ * says 1.91K (the over-count the op-delay bench read as 1.35 x K on the
+ * 2-core VM).
+ */
+Test(inject, ab_pairs_weigh_each_pair_by_its_packets)
+{
+	struct rxr_probe *p = ab_probe();
+	const enum rxr_stage s = RXR_ST_BUF_ALLOC;
+	const double k = 80; /* 90 per packet in a lap of 8: whole cycles, as the bins are */
+	double ops = 0, pkts = 0;
+	for (int i = 0; i < 1000; i++) {
+		uint32_t n = i % 10 == 9 ? 8 : 1;
+		uint64_t base = 300 * n, delay = (uint64_t)(k * (n + 1));
+		rxr_probe_ab_pair(p, s, base + delay, n, true);
+		rxr_probe_ab_pair(p, s, base, n, false);
+		ops += n + 1;
+		pkts += n;
+	}
+	uint64_t pairs = 0, kept = 0;
+	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+	rxr_ab_pairs_median(&p->abp[s], &pairs);
+	cr_expect_eq(pairs, 1000);
+	cr_expect_eq(kept, 1000);
+	cr_expect_float_eq(tm, k * ops / pkts, 1e-9, "added %.2f per packet, K x ops/packet %.2f",
+			   tm, k * ops / pkts);
+	/* by laps it would read (900 x 2K + 100 x 1.125K) / 1000 */
+	cr_expect(fabs(tm - k * (900 * 2 + 100 * 1.125) / 1000) > 0.3 * k,
+		  "added %.2f: the mean over laps, not over packets", tm);
+	rxr_probe_free(p);
+}
+
+/*
+ * An operation delay's pairs spread with lap size: a delay of 600 on
+ * n + 1 operations a lap (plus a look-ahead put in laps of 1) adds 2,400
+ * per packet in a lap of 1, 1,350 in a lap of 8 (600 x (2 + 2/n) for an
+ * hds refill's 2n + 2 operations). RXR_AB_TRIM alone (1,024 about the
+ * median, 2,400) cuts the laps of 8 out as if preempted; the window
+ * rxr_probe_set_ab_trim sets for operation delays (RXR_AB_TRIM + 2 x K)
+ * keeps them, and still drops a preempted pair.
+ */
+Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
+{
+	const double k = 600;
+	for (int widen = 0; widen < 2; widen++) {
+		struct rxr_probe *p = ab_probe();
+		if (widen)
+			rxr_probe_set_ab_trim(p, RXR_AB_TRIM + 2 * k);
+		const enum rxr_stage s = RXR_ST_BUF_ALLOC;
+		double ops = 0, pkts = 0;
+		for (int i = 0; i < 1000; i++) {
+			uint32_t n = i % 10 == 9 ? 8 : 1;
+			uint64_t base = 300 * n, delay = (uint64_t)(k * (2 * n + 2));
+			uint64_t preempt = i == 500 ? 5000000 : 0;
+			rxr_probe_ab_pair(p, s, base + delay + preempt, n, true);
+			rxr_probe_ab_pair(p, s, base, n, false);
+			if (!preempt) {
+				ops += 2 * n + 2;
+				pkts += n;
+			}
+		}
+		uint64_t kept = 0;
+		double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+		if (widen) {
+			cr_expect_eq(kept, 999, "kept %lu: all but the preempted pair",
+				     (unsigned long)kept);
+			cr_expect_float_eq(tm, k * ops / pkts, 1e-9,
+					   "added %.2f, K x ops/packet %.2f", tm, k * ops / pkts);
+		} else {
+			cr_expect_eq(kept, 899, "kept %lu: the laps of 8 cut at RXR_AB_TRIM",
+				     (unsigned long)kept);
+			cr_expect(tm > 1.2 * k * ops / pkts, "added %.2f", tm);
+		}
+		rxr_probe_free(p);
+	}
 }
 
 /* A timed A/B probe with app injected (K = 100), its other stages

@@ -327,6 +327,8 @@ struct rxr_probe {
 				   * (the gate's next lap; observed laps count
 				   * to it) */
 	bool op_gate;		  /* a stage is the operation delays' gate */
+	double ab_trim;		  /* the pairs' trim window, cycles/packet
+				   * (rxr_probe_set_ab_trim; 0: RXR_AB_TRIM) */
 	uint32_t ab_period;	  /* inject A/B: periods begun (a lap's pair
 				   * partner is in the same one) */
 	uint64_t inject_spun[RXR_ST_COUNT];	 /* inject A/B: ticks stage s's
@@ -404,19 +406,33 @@ struct rxr_ab_pairs {
 	uint64_t unmatched;	 /* plain laps not paired: their period's
 				  * injected-half lap held another packet
 				  * count, or it had none */
-	uint32_t bin[RXR_AB_BINS];
+	uint32_t bin[RXR_AB_BINS]; /* pairs per bin */
+	/* the same weighted by the pair's packets (a lap's count): the
+	 * figures below are per packet, as K x packets is, not per lap */
+	uint64_t wn, wunder, wover;
+	uint64_t wbin[RXR_AB_BINS];
+	double trim; /* the window of rxr_ab_pairs_trimmed_mean (0: RXR_AB_TRIM) */
 };
 /* Record one A/B lap of stage s, injected or plain half (the injected
  * path only: stages injected or observed, laps with packets). */
 void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
 		       bool injected);
-/* The median paired difference of stage s in cycles per packet, NAN when
- * there are no pairs or half of them fell outside the bins; *pairs gets
- * the number of pairs (may be NULL). */
+/* The median paired difference of stage s in cycles per packet, each pair
+ * weighted by its packets; NAN when there are no pairs or half the weight
+ * fell outside the bins; *pairs gets the number of pairs (may be NULL). */
 double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs);
 /*
  * The mean paired difference over the pairs within RXR_AB_TRIM cycles per
- * packet of the median (NAN as above; *kept: the pairs it averaged). The
+ * packet of the median, each pair weighted by its packets: the cycles the
+ * kept pairs' injected laps ran beyond their plain partners over their
+ * packets (NAN as above; *kept: the pairs it averaged). Weighted by
+ * packets, not by laps: where what a lap adds per packet depends on its
+ * size (an operation delay on a per-burst look-ahead get: 4 delayed gets
+ * in a lap of 1 packet, 2 + 2/n in one of n), a mean over laps
+ * over-counts the many small laps of light load against the engine's
+ * operations per packet (1.35 x K x ops on the 2-core VM, 0.98 by
+ * packets). For a lap injection (K per packet at any size) it changes
+ * nothing but the noise: a lap of more packets varies less per packet. The
  * median alone is not the figure: an injection of K per packet spins a
  * little more or less on each lap (the clock read's granularity, repaid
  * by the next lap), so the injected amount is spread, even bimodal, and
@@ -426,6 +442,18 @@ double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs);
  */
 #define RXR_AB_TRIM 1024.0
 double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept);
+/* The window in force: a->trim, else RXR_AB_TRIM. */
+double rxr_ab_pairs_trim(const struct rxr_ab_pairs *a);
+/*
+ * Widen the pairs' trim window of every stage of p to ticks per packet
+ * (kept across rxr_probe_reset). For operation delays: what a lap adds per
+ * packet there depends on its size (a per-burst look-ahead get beside the
+ * per-packet ones: 4 delays per packet in a lap of 1, towards 2 in long
+ * ones), so the pairs spread over up to twice the delays' sum per packet,
+ * and RXR_AB_TRIM alone cut the long laps of a delay of 600 out as if
+ * preempted (their figure then read 1.36 x K x ops on the 2-core VM).
+ */
+void rxr_probe_set_ab_trim(struct rxr_probe *p, double ticks);
 
 /*
  * Allocate a probe for a thread with the given role ("rx", "app", "nic")
