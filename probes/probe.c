@@ -360,7 +360,8 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 {
 	struct rxr_ab_pairs *a = &p->abp[s];
 	double cpp = (double)cycles / (pkts ? pkts : 1);
-	a->trim = p->ab_trim;
+	if (p->inject[s] == RXR_INJECT_GATE) /* the delays' own stage only */
+		a->trim = p->ab_trim;
 	if (injected) {
 		if (a->pending && a->pend_period == p->ab_period)
 			return; /* the period's first injected-half lap holds */

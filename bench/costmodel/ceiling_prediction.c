@@ -121,6 +121,11 @@ int main(int argc, char **argv)
 	size_t within = 0, judged = 0, short_laps = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rxr_point *p = &s->pts[i];
+		char eb[32], mb[32];
+		const char *en = rxr_knob_str(p->knobs, "engine", eb, sizeof(eb));
+		const char *mo = rxr_knob_str(p->knobs, "mode", mb, sizeof(mb));
+		if (hds && !(en && !strcmp(en, "dpdk") && mo && !strcmp(mo, "hds")))
+			continue; /* --dpdk-hds on a stored sweep of every point */
 		struct rxr_point_model *pm = malloc(sizeof(*pm));
 		if (!pm)
 			return 1;

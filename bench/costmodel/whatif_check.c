@@ -46,7 +46,8 @@ static const struct pair {
 };
 
 static const char *usage =
-    "USAGE\n  bench_whatif_check [--rxray PATH] [--noisy] [--dir D] [--reps N]\n\n"
+    "USAGE\n  bench_whatif_check [--rxray PATH] [--noisy] [--dir D] [--reps N]\n"
+    "                     [--from D]...\n\n"
     "Per stage/engine pair: `rxray sweep` with inject [none, STAGE=K] into\n"
     "D/<pair>-<rep> (default /tmp/rxray-whatif-check), then the what-if\n"
     "prediction from the uninjected point against the NDR measured with the\n"
@@ -168,9 +169,14 @@ int main(int argc, char **argv)
 			noisy = true;
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			dir = argv[++i];
-		else if (!strcmp(argv[i], "--from") && i + 1 < argc && nfrom < MAXFROM)
+		else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
+			if (nfrom == MAXFROM) {
+				fprintf(stderr, "bench_whatif_check: --from: at most %d\n",
+					MAXFROM);
+				return 2;
+			}
 			froms[nfrom++] = argv[++i];
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
 	}
 	if (reps < 1 || reps > MAXREPS) {
@@ -222,8 +228,10 @@ int main(int argc, char **argv)
 			v[7][n] = r->ni / r->lafter;
 			oversub |= r->oversub;
 			genlim |= r->genlim;
-			pl += (size_t)snprintf(per + pl, sizeof(per) - pl, "%s%.2f %s",
-					       n ? ", " : "", v[4][n], r->at_ndr ? "N" : "L");
+			if (pl < sizeof(per)) /* snprintf returns what it would have written */
+				pl +=
+				    (size_t)snprintf(per + pl, sizeof(per) - pl, "%s%.2f %s",
+						     n ? ", " : "", v[4][n], r->at_ndr ? "N" : "L");
 			n++;
 		}
 		if (!n) {

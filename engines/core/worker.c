@@ -61,10 +61,10 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 	if (gate >= 0) {
 		prc = rxr_probe_set_op_gate(w->probe, (enum rxr_stage)gate);
 		/* a lap's delays per packet vary with its size: up to twice
-		 * their sum apart (rxr_probe_set_ab_trim) */
+		 * the gate's delay apart (rxr_probe_set_ab_trim) */
 		rxr_probe_set_ab_trim(w->probe,
-				      RXR_AB_TRIM + 2.0 * ((double)c->op_delay_mempool +
-							   c->op_delay_mr + c->op_delay_hdr_write));
+				      RXR_AB_TRIM + 2.0 * (c->op_delay_mempool ? c->op_delay_mempool
+									       : c->op_delay_mr));
 	} else if (c && c->inject_ab)
 		prc = rxr_probe_set_inject_ab(w->probe, true);
 	if (prc < 0) {

@@ -228,8 +228,10 @@ static int eth_open(struct rxd_run *run, char *err, size_t errlen)
 			rc = rte_eth_rx_queue_setup(ep->port, (uint16_t)i, (uint16_t)c->ring,
 						    rte_eth_dev_socket_id(ep->port), &rxc, NULL);
 			/* mlx5 counts the descriptors in segments (mbufs): a
-			 * ring of N holds N/2 packets of two segments */
-			run->ring_pkts = c->ring / 2;
+			 * ring of N holds N/2 packets of two segments (other
+			 * drivers: unknown, the ring is taken as packets) */
+			if (ep->info.driver_name && !strncmp(ep->info.driver_name, "mlx5", 4))
+				run->ring_pkts = c->ring / 2;
 		}
 		if (rc) {
 			snprintf(err, errlen, "device: rx queue %u setup (%u descriptors%s): %s", i,

@@ -272,6 +272,14 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 	double gets = num(mp, "mempool", "rx", "get_calls") / (double)rx->packets;
 	double puts = num(mp, "mempool", "rx", "put_calls") / (double)rx->packets;
 	cr_assert(json_is_true(json_object_get(ab_entry(mp, "rx", "buf_alloc"), "op_gate")));
+	/* the gate's pairs trim at RXR_AB_TRIM + 2K (a lap's delays per
+	 * packet vary with its size); the stages it observes at RXR_AB_TRIM */
+	cr_expect_float_eq(json_number_value(json_object_get(ab_entry(mp, "rx", "buf_alloc"),
+							     "trim_cycles_per_packet")),
+			   RXR_AB_TRIM + 2 * k, 1e-9, "buf_alloc's trim window");
+	cr_expect_float_eq(json_number_value(json_object_get(ab_entry(mp, "rx", "sge_setup"),
+							     "trim_cycles_per_packet")),
+			   RXR_AB_TRIM, 1e-9, "sge_setup's trim window");
 	double a = ab_added(mp, "buf_alloc"), f = ab_added(mp, "free");
 	/* an overestimated overhead would come off every delay: shown */
 	double ov = op_overhead(mp);

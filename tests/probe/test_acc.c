@@ -811,7 +811,7 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
  * operations where a lap of n packets performs n + 1 of them (a per-burst
  * look-ahead get beside one per packet) adds K x (n + 1) / n per packet:
  * 2K in a lap of 1, 1.125K in a lap of 8. Nine laps of 1 for one of 8
- * (light load's mix): by packets the pairs add 26K / 17 = 1.53K, what K x
+ * (light load's mix): by packets the pairs add 27K / 17 = 1.59K, what K x
  * the operations per packet counted over the run says; a mean over laps
  * says 1.91K (the over-count the op-delay bench read as 1.35 x K on the
  * 2-core VM).
@@ -857,9 +857,10 @@ Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
 	const double k = 600;
 	for (int widen = 0; widen < 2; widen++) {
 		struct rxr_probe *p = ab_probe();
+		const enum rxr_stage s = RXR_ST_BUF_ALLOC;
+		cr_assert_eq(rxr_probe_set_op_gate(p, s), 0);
 		if (widen)
 			rxr_probe_set_ab_trim(p, RXR_AB_TRIM + 2 * k);
-		const enum rxr_stage s = RXR_ST_BUF_ALLOC;
 		double ops = 0, pkts = 0;
 		for (int i = 0; i < 1000; i++) {
 			uint32_t n = i % 10 == 9 ? 8 : 1;
@@ -872,6 +873,12 @@ Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
 				pkts += n;
 			}
 		}
+		/* the gate's window only: another stage's pairs keep RXR_AB_TRIM */
+		rxr_probe_ab_pair(p, RXR_ST_CQE_POLL, 200, 1, true);
+		rxr_probe_ab_pair(p, RXR_ST_CQE_POLL, 100, 1, false);
+		cr_expect_float_eq(rxr_ab_pairs_trim(&p->abp[RXR_ST_CQE_POLL]), RXR_AB_TRIM, 1e-9);
+		cr_expect_float_eq(rxr_ab_pairs_trim(&p->abp[s]),
+				   widen ? RXR_AB_TRIM + 2 * k : RXR_AB_TRIM, 1e-9);
 		uint64_t kept = 0;
 		double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
 		if (widen) {

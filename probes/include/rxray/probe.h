@@ -445,8 +445,10 @@ double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept);
 /* The window in force: a->trim, else RXR_AB_TRIM. */
 double rxr_ab_pairs_trim(const struct rxr_ab_pairs *a);
 /*
- * Widen the pairs' trim window of every stage of p to ticks per packet
- * (kept across rxr_probe_reset). For operation delays: what a lap adds per
+ * Widen the pairs' trim window of p's operation-delay gate stage
+ * (rxr_probe_set_op_gate) to ticks per packet (kept across
+ * rxr_probe_reset; the observed stages keep RXR_AB_TRIM). For operation
+ * delays: what a lap adds per
  * packet there depends on its size (a per-burst look-ahead get beside the
  * per-packet ones: 4 delays per packet in a lap of 1, towards 2 in long
  * ones), so the pairs spread over up to twice the delays' sum per packet,
