@@ -220,6 +220,15 @@ void rxr_probe_free(struct rxr_probe *p)
 	free(p);
 }
 
+/* The operation-delay gate's pairs trim at its own window (the delays'
+ * own stage only; rxr_probe_set_op_gate). */
+static void ab_gate_trim(struct rxr_probe *p)
+{
+	for (int s = 0; p->op_gate && p->abp && s < RXR_ST_COUNT; s++)
+		if (p->inject[s] == RXR_INJECT_GATE)
+			p->abp[s].trim = p->ab_trim;
+}
+
 void rxr_probe_reset(struct rxr_probe *p)
 {
 	for (int s = 0; s < RXR_ST_COUNT; s++)
@@ -235,8 +244,10 @@ void rxr_probe_reset(struct rxr_probe *p)
 	memset(p->inject_drops, 0, sizeof(p->inject_drops));
 	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
 		rxr_acc_reset(&p->ab[s]);
-	if (p->abp)
+	if (p->abp) {
 		memset(p->abp, 0, RXR_ST_COUNT * sizeof(*p->abp));
+		ab_gate_trim(p);
+	}
 	/* the last lap was a shadow: nothing observed counts until a turn
 	 * starts (gate_turn goes on: the thread's armed state follows it) */
 	p->ab_phase = RXR_AB_PERIOD - 1;
@@ -345,14 +356,18 @@ uint32_t rxr_op_delay_overhead(void)
 	return op_overhead;
 }
 
-int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s)
+int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k)
 {
 	if ((unsigned)s >= RXR_ST_COUNT || rxr_stage_is_wait(s))
 		return -EINVAL;
 	p->inject[s] = RXR_INJECT_GATE;
 	p->op_gate = true;
 	p->gate_turn = RXR_AB_INJ; /* rxr_op_armed starts true */
-	return rxr_probe_set_inject_ab(p, true);
+	p->ab_trim = RXR_AB_TRIM + 2.0 * k;
+	int rc = rxr_probe_set_inject_ab(p, true);
+	if (!rc)
+		ab_gate_trim(p);
+	return rc;
 }
 
 void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
@@ -360,8 +375,6 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 {
 	struct rxr_ab_pairs *a = &p->abp[s];
 	double cpp = (double)cycles / (pkts ? pkts : 1);
-	if (p->inject[s] == RXR_INJECT_GATE) /* the delays' own stage only */
-		a->trim = p->ab_trim;
 	if (injected) {
 		if (a->pending && a->pend_period == p->ab_period)
 			return; /* the period's first injected-half lap holds */
@@ -418,11 +431,6 @@ double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs)
 double rxr_ab_pairs_trim(const struct rxr_ab_pairs *a)
 {
 	return a->trim > RXR_AB_TRIM ? a->trim : RXR_AB_TRIM;
-}
-
-void rxr_probe_set_ab_trim(struct rxr_probe *p, double ticks)
-{
-	p->ab_trim = ticks;
 }
 
 double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept)

@@ -121,16 +121,16 @@ int main(int argc, char **argv)
 	size_t within = 0, judged = 0, short_laps = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rxr_point *p = &s->pts[i];
-		char eb[32], mb[32];
-		const char *en = rxr_knob_str(p->knobs, "engine", eb, sizeof(eb));
-		const char *mo = rxr_knob_str(p->knobs, "mode", mb, sizeof(mb));
-		if (hds && !(en && !strcmp(en, "dpdk") && mo && !strcmp(mo, "hds")))
+		char e[32], m[32];
+		const char *en = rxr_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-";
+		const char *mo = rxr_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-";
+		if (hds && !(!strcmp(en, "dpdk") && !strcmp(mo, "hds")))
 			continue; /* --dpdk-hds on a stored sweep of every point */
 		struct rxr_point_model *pm = malloc(sizeof(*pm));
 		if (!pm)
 			return 1;
 		rxr_point_model_compute(p, 0, pm);
-		char e[32], m[32], fr[32], ca[32], ap[32], named[400], cheap[400], laps[64];
+		char fr[32], ca[32], ap[32], named[400], cheap[400], laps[64];
 		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
 		rxr_loaddeps_fmt(pm->named, pm->nnamed, "none", named, sizeof(named));
 		/* beside the verdict, not in it: a point judged OFF above 1 says
@@ -163,9 +163,7 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
-		       rxr_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-",
-		       rxr_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-",
-		       rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-",
+		       en, mo, rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-",
 		       rxr_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-",
 		       rxr_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-", pm->ndr_mpps,
 		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, named, cheap, laps, verdict);

@@ -187,18 +187,19 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
 	if (!nfrom && system(cmd))
 		return 1;
+	snprintf(cmd, sizeof(cmd), "%d", reps); /* the header's count */
 	printf("# whatif_check: what-if from the uninjected point's cost model vs the NDR\n"
 	       "# measured with the same change injected (frame 1064, 1 queue); basis N:\n"
 	       "# calibrated at the NDR, its costs following the rate the change leads to\n"
 	       "# (the receiver limits the point), L: light load;\n"
 	       "# %s sweep(s) per pair, figures their medians\n\n",
-	       nfrom ? "the stored" : (snprintf(cmd, sizeof(cmd), "%d", reps), cmd));
+	       nfrom ? "the stored" : cmd);
 	printf("| pair | change | NDR before | predicted before | predicted after (whatif) | "
 	       "NDR injected | NDR inj / predicted (median) | per sweep | relative: pred "
 	       "after/before | NDR inj/before | light load: NDR inj / after | verdict |\n");
 	printf("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n");
 	size_t within = 0, npairs = sizeof(pairs) / sizeof(pairs[0]);
-	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+	for (size_t i = 0; i < npairs; i++) {
 		const struct pair *pp = &pairs[i];
 		struct rep rr[MAXREPS];
 		double v[8][MAXREPS];

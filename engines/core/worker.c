@@ -10,16 +10,23 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
-int rx_op_gate_stage(const struct rx_config *c, const char *role)
+int rx_op_gate_stage(const struct rx_config *c, const char *role, uint32_t *k)
 {
 	if (!c->inject_ab)
 		return -1;
 	bool rx = !strcmp(role, "rx"), app = !strcmp(role, "app");
-	if (c->op_delay_mempool) /* gets in the refill; puts in the app's free */
-		return rx ? RXR_ST_BUF_ALLOC : app ? RXR_ST_FREE : -1;
-	if (c->op_delay_mr) /* lkey lookups while the SGEs are written */
-		return rx ? RXR_ST_SGE_SETUP : -1;
-	return -1;
+	int s = -1;
+	uint32_t d = 0;
+	if (c->op_delay_mempool) { /* gets in the refill; puts in the app's free */
+		s = rx ? RXR_ST_BUF_ALLOC : app ? RXR_ST_FREE : -1;
+		d = c->op_delay_mempool;
+	} else if (c->op_delay_mr) { /* lkey lookups while the SGEs are written */
+		s = rx ? RXR_ST_SGE_SETUP : -1;
+		d = c->op_delay_mr;
+	}
+	if (k)
+		*k = s >= 0 ? d : 0;
+	return s;
 }
 
 static void *worker_main(void *arg)
@@ -57,15 +64,11 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 		for (int s = 0; s < RXR_ST_COUNT; s++)
 			if (c->inject[s])
 				rxr_probe_set_inject(w->probe, (enum rxr_stage)s, c->inject[s]);
-	int gate = c ? rx_op_gate_stage(c, role) : -1;
-	if (gate >= 0) {
-		prc = rxr_probe_set_op_gate(w->probe, (enum rxr_stage)gate);
-		/* a lap's delays per packet vary with its size: up to twice
-		 * the gate's delay apart (rxr_probe_set_ab_trim) */
-		rxr_probe_set_ab_trim(w->probe,
-				      RXR_AB_TRIM + 2.0 * (c->op_delay_mempool ? c->op_delay_mempool
-									       : c->op_delay_mr));
-	} else if (c && c->inject_ab)
+	uint32_t gate_k = 0;
+	int gate = c ? rx_op_gate_stage(c, role, &gate_k) : -1;
+	if (gate >= 0)
+		prc = rxr_probe_set_op_gate(w->probe, (enum rxr_stage)gate, gate_k);
+	else if (c && c->inject_ab)
 		prc = rxr_probe_set_inject_ab(w->probe, true);
 	if (prc < 0) {
 		rxr_probe_free(w->probe);

@@ -127,11 +127,9 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 			goto fail;
 		/* --op-delay hdr_write in A/B: the header writes of every other
 		 * hdr_write lap spin (rxr_probe_set_op_gate) */
-		if (p->inject_ab && p->op_delay_hdr) {
-			if (rxr_probe_set_op_gate(t->probe, RXR_ST_HDR_WRITE) < 0)
-				goto fail;
-			rxr_probe_set_ab_trim(t->probe, RXR_AB_TRIM + 2.0 * p->op_delay_hdr);
-		}
+		if (p->inject_ab && p->op_delay_hdr &&
+		    rxr_probe_set_op_gate(t->probe, RXR_ST_HDR_WRITE, p->op_delay_hdr) < 0)
+			goto fail;
 	}
 	if (nic_threads_share(n) < 0)
 		goto fail;

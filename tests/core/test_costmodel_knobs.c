@@ -97,12 +97,12 @@ Test(knobs, inject_ab_pairs_one_change_at_a_time)
 	c.inject_ab = true;
 	c.inject[RXR_ST_APP] = 0;
 	c.op_delay_mempool = 0;
-	cr_assert_eq(rx_op_gate_stage(&c, "rx"), RXR_ST_SGE_SETUP);
-	cr_assert_eq(rx_op_gate_stage(&c, "app"), -1);
+	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), RXR_ST_SGE_SETUP);
+	cr_assert_eq(rx_op_gate_stage(&c, "app", NULL), -1);
 	c.op_delay_mr = 0;
 	c.op_delay_mempool = 50;
-	cr_assert_eq(rx_op_gate_stage(&c, "rx"), RXR_ST_BUF_ALLOC);
-	cr_assert_eq(rx_op_gate_stage(&c, "app"), RXR_ST_FREE);
+	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), RXR_ST_BUF_ALLOC);
+	cr_assert_eq(rx_op_gate_stage(&c, "app", NULL), RXR_ST_FREE);
 	c.inject_ab = false;
-	cr_assert_eq(rx_op_gate_stage(&c, "rx"), -1);
+	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), -1);
 }

@@ -849,7 +849,7 @@ Test(inject, ab_pairs_weigh_each_pair_by_its_packets)
  * per packet in a lap of 1, 1,350 in a lap of 8 (600 x (2 + 2/n) for an
  * hds refill's 2n + 2 operations). RXR_AB_TRIM alone (1,024 about the
  * median, 2,400) cuts the laps of 8 out as if preempted; the window
- * rxr_probe_set_ab_trim sets for operation delays (RXR_AB_TRIM + 2 x K)
+ * rxr_probe_set_op_gate sets for operation delays (RXR_AB_TRIM + 2 x K)
  * keeps them, and still drops a preempted pair.
  */
 Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
@@ -858,9 +858,8 @@ Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
 	for (int widen = 0; widen < 2; widen++) {
 		struct rxr_probe *p = ab_probe();
 		const enum rxr_stage s = RXR_ST_BUF_ALLOC;
-		cr_assert_eq(rxr_probe_set_op_gate(p, s), 0);
-		if (widen)
-			rxr_probe_set_ab_trim(p, RXR_AB_TRIM + 2 * k);
+		/* no delay given: the window RXR_AB_TRIM alone */
+		cr_assert_eq(rxr_probe_set_op_gate(p, s, widen ? (uint32_t)k : 0), 0);
 		double ops = 0, pkts = 0;
 		for (int i = 0; i < 1000; i++) {
 			uint32_t n = i % 10 == 9 ? 8 : 1;
@@ -1025,7 +1024,7 @@ Test(inject, op_gate_alternates_and_observed_operations_follow_it)
 	struct rxr_probe *p = NULL;
 	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
-	cr_assert_eq(rxr_probe_set_op_gate(p, RXR_ST_BUF_ALLOC), 0);
+	cr_assert_eq(rxr_probe_set_op_gate(p, RXR_ST_BUF_ALLOC, k), 0);
 	cr_assert_eq(p->inject[RXR_ST_FREE], RXR_INJECT_OBSERVE);
 	cr_assert_eq(p->inject[RXR_ST_IDLE], 0, "a wait stage is never observed");
 	rxr_lap_start(p);

@@ -327,8 +327,8 @@ struct rxr_probe {
 				   * (the gate's next lap; observed laps count
 				   * to it) */
 	bool op_gate;		  /* a stage is the operation delays' gate */
-	double ab_trim;		  /* the pairs' trim window, cycles/packet
-				   * (rxr_probe_set_ab_trim; 0: RXR_AB_TRIM) */
+	double ab_trim;		  /* the op gate's pairs' trim window,
+				   * cycles/packet (rxr_probe_set_op_gate) */
 	uint32_t ab_period;	  /* inject A/B: periods begun (a lap's pair
 				   * partner is in the same one) */
 	uint64_t inject_spun[RXR_ST_COUNT];	 /* inject A/B: ticks stage s's
@@ -442,20 +442,9 @@ double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs);
  */
 #define RXR_AB_TRIM 1024.0
 double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept);
-/* The window in force: a->trim, else RXR_AB_TRIM. */
+/* The window in force: a->trim, else RXR_AB_TRIM (an operation-delay
+ * gate's is wider: rxr_probe_set_op_gate). */
 double rxr_ab_pairs_trim(const struct rxr_ab_pairs *a);
-/*
- * Widen the pairs' trim window of p's operation-delay gate stage
- * (rxr_probe_set_op_gate) to ticks per packet (kept across
- * rxr_probe_reset; the observed stages keep RXR_AB_TRIM). For operation
- * delays: what a lap adds per
- * packet there depends on its size (a per-burst look-ahead get beside the
- * per-packet ones: 4 delays per packet in a lap of 1, towards 2 in long
- * ones), so the pairs spread over up to twice the delays' sum per packet,
- * and RXR_AB_TRIM alone cut the long laps of a delay of 600 out as if
- * preempted (their figure then read 1.36 x K x ops on the 2-core VM).
- */
-void rxr_probe_set_ab_trim(struct rxr_probe *p, double ticks);
 
 /*
  * Allocate a probe for a thread with the given role ("rx", "app", "nic")
@@ -511,11 +500,18 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * stage of the thread (a free on an inline app) pairs too. Call
  * on the probe's owner before its thread runs; the state is the running
  * thread's (rxr_op_armed is thread-local, set on the probe's thread as its
- * gate laps). 0, or -ENOMEM.
+ * gate laps). k: the delay of the gated operation, in ticks. The gate's
+ * pairs trim at RXR_AB_TRIM + 2k (kept across rxr_probe_reset; the
+ * observed stages keep RXR_AB_TRIM): what a lap adds per packet there
+ * depends on its size (a per-burst look-ahead get beside the per-packet
+ * ones: 4 delays per packet in a lap of 1, towards 2 in long ones), so
+ * the pairs spread over up to 2k per packet, and RXR_AB_TRIM alone cut
+ * the long laps of a delay of 600 out as if preempted (their figure then
+ * read 1.36 x K x ops on the 2-core VM). 0, or -ENOMEM.
  */
 #define RXR_INJECT_GATE (UINT64_MAX - 1)
 extern __thread bool rxr_op_armed; /* __thread: the header is also C++ (nvcc) */
-int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s);
+int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k);
 /*
  * An operation delay of k ticks. Like a lap's injection it accounts for
  * its own clock reads: what a spin ran over or short of is carried to the

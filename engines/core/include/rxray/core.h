@@ -341,8 +341,9 @@ struct rx_worker {
  * laps perform the delayed operation and gate it (rxr_probe_set_op_gate):
  * mempool: the rx refill (buf_alloc) and the app thread's free; mr: the
  * rx SGE set-up. -1: none (no A/B, no such operation, or another role).
+ * *k (may be NULL): the gated operation's delay, 0 with no gate.
  */
-int rx_op_gate_stage(const struct rx_config *c, const char *role);
+int rx_op_gate_stage(const struct rx_config *c, const char *role, uint32_t *k);
 /*
  * Start fn(w, arg) on a new thread pinned to core. c may be NULL (no
  * injection, no sampling). 0 or -errno (probe allocation, pthread).
