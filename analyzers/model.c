@@ -301,21 +301,26 @@ size_t rxr_ndr_laps_fmt(const struct rxr_point_model *pm, char *buf, size_t n)
 	return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n;
 }
 
-/* The NDR run's stages, then those of the lossy trial just above it. */
-static void point_loaddep(const struct rxr_result *ndr, const struct rxr_result *above,
-			  struct rxr_point_model *pm)
+/*
+ * The NDR run's stages, then those of the lossy trials above it: the one
+ * asked for the least above, and the others offered no more than the
+ * prediction (where the model says the receiver keeps up, so a stage
+ * dearer there is what held it below the prediction), least first.
+ */
+static void point_loaddep(const struct rxr_point *p, struct rxr_point_model *pm)
 {
-	struct rxr_loaddep all[RXR_MODEL_MAX_THREADS * 4];
+	struct rxr_loaddep all[RXR_MODEL_MAX_THREADS * 4 * (1 + RXR_POINT_ABOVE_MAX)];
 	size_t n = 0, cap = sizeof(all) / sizeof(all[0]);
-	run_loaddep(ndr, false, false, pm, all, &n, cap);
-	if (above)
-		run_loaddep(above, true, false, pm, all, &n, cap);
+	run_loaddep(p->ndr_run, false, false, pm, all, &n, cap);
+	for (size_t i = 0; i < p->nabove; i++)
+		if (!i || p->above_runs[i]->offered_mpps <= pm->m.predicted_mpps)
+			run_loaddep(p->above_runs[i], true, false, pm, all, &n, cap);
 	qsort(all, n, sizeof(all[0]), named_cmp);
 	pm->nnamed = n < RXR_MODEL_MAX_NAMED ? n : RXR_MODEL_MAX_NAMED;
 	memcpy(pm->named, all, pm->nnamed * sizeof(all[0]));
 	/* cheaper: the NDR trial only (above it the receiver broke) */
 	n = 0;
-	run_loaddep(ndr, false, true, pm, all, &n, cap);
+	run_loaddep(p->ndr_run, false, true, pm, all, &n, cap);
 	qsort(all, n, sizeof(all[0]), cheaper_cmp);
 	pm->ncheaper = n < RXR_MODEL_MAX_NAMED ? n : RXR_MODEL_MAX_NAMED;
 	memcpy(pm->cheaper, all, pm->ncheaper * sizeof(all[0]));
@@ -395,7 +400,7 @@ void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
 	if (isfinite(ndr) && isfinite(out->m.predicted_mpps) && out->m.predicted_mpps > 0)
 		out->ratio = ndr / out->m.predicted_mpps;
 	if (p->ndr_run && isfinite(ndr) && strcmp(p->status, "run")) {
-		point_loaddep(p->ndr_run, p->above_run, out);
+		point_loaddep(p, out);
 		point_ndr_laps(p->ndr_run, out);
 	}
 }

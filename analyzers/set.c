@@ -63,7 +63,9 @@ struct loader {
 		size_t ntl, captl;
 		struct rxr_result **light; /* passing trials, for the cost model */
 		size_t nlight;
-		struct rxr_result *above; /* the lossy trial least above the NDR */
+		/* the lossy trials least above the NDR, by offered rate */
+		struct rxr_result *above[RXR_POINT_ABOVE_MAX];
+		size_t nabove;
 	} *pend;
 	size_t npend;
 	char **files; /* the JSONL files read (owned), for deferred trial lines */
@@ -86,7 +88,8 @@ static void point_free(struct rxr_point *p)
 	for (size_t i = 0; i < p->nlight; i++)
 		rxr_result_free(p->light[i]);
 	free(p->light);
-	rxr_result_free(p->above_run);
+	for (size_t i = 0; i < p->nabove; i++)
+		rxr_result_free(p->above_runs[i]);
 }
 
 void rxr_set_free(struct rxr_set *s)
@@ -573,8 +576,8 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
 
 /*
  * A replayed trial of a point with a summary line: only its place among
- * the passing trials (p->light) is wanted, or with `above` its place as
- * the lossy trial above the NDR (q->above), so it is read once, not the
+ * the passing trials (p->light) is wanted, or with `above` its place
+ * among the lossy trials above the NDR (q->above), so it is read once, not the
  * four times line_trial reads it to also keep the best runs, which the
  * summary line already holds. The trial object was checked when the
  * line was first read (fast_trial, trial_check).
@@ -586,11 +589,16 @@ static int light_add(struct loader *L, struct pending *q, const json_t *doc, con
 	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
 		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
 	if (above) {
-		/* kept only where it lost: a passing one broke nothing */
-		if (r->loss > 0 && !q->above)
-			q->above = r;
-		else
+		/* kept only where it lost: a passing one broke nothing; in
+		 * order of the rate offered */
+		if (!(r->loss > 0) || q->nabove == RXR_POINT_ABOVE_MAX) {
 			rxr_result_free(r);
+			return 0;
+		}
+		size_t at = q->nabove++;
+		for (; at > 0 && q->above[at - 1]->offered_mpps > r->offered_mpps; at--)
+			q->above[at] = q->above[at - 1];
+		q->above[at] = r;
 		return 0;
 	}
 	if (r->loss > 0) {
@@ -612,7 +620,8 @@ static int light_add(struct loader *L, struct pending *q, const json_t *doc, con
  * summary line (light_below < 0); for one with a summary, only what the
  * cost model pools from (rxray/model.h): calibration trials and trials
  * asked for at most light_below pps (its NDR) - a few lines per point -
- * and the search trial asked for the least above it (q->above, if lossy).
+ * and the search trials asked for the RXR_POINT_ABOVE_MAX least above it
+ * (q->above, those that lost).
  */
 static int trial_replay(struct loader *L, struct pending *q, double light_below)
 {
@@ -625,16 +634,26 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 	/* asked for at most the NDR: a rate the NDR trial was asked for,
 	 * within rounding */
 	const double light_max = light_below * 1.0001;
-	size_t above = SIZE_MAX;
+	/* the search trials asked for the least above it: the targets of
+	 * the RXR_POINT_ABOVE_MAX least, the last of them the bound */
+	double least[RXR_POINT_ABOVE_MAX];
+	size_t nleast = 0;
 	for (size_t i = 0; light_below > 0 && i < q->ntl; i++) {
 		const struct tline *t = &q->tl[i];
-		if (!t->calib && t->target > light_max &&
-		    (above == SIZE_MAX || t->target < q->tl[above].target))
-			above = i;
+		if (t->calib || !(t->target > light_max))
+			continue;
+		if (nleast == RXR_POINT_ABOVE_MAX && t->target >= least[nleast - 1])
+			continue;
+		size_t at = nleast < RXR_POINT_ABOVE_MAX ? nleast++ : nleast - 1;
+		for (; at > 0 && least[at - 1] > t->target; at--)
+			least[at] = least[at - 1];
+		least[at] = t->target;
 	}
+	const double above_max = nleast ? least[nleast - 1] : 0;
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
-		if (light_below >= 0 && !t->calib && i != above &&
+		bool above = nleast && !t->calib && t->target > light_max && t->target <= above_max;
+		if (light_below >= 0 && !t->calib && !above &&
 		    !(t->target > 0 && t->target <= light_max))
 			continue;
 		const char *src = L->files[t->file];
@@ -668,7 +687,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 						 json_object_get(fr->extra, "trial"), "key"))
 				    : NULL;
 		if (fk && !strcmp(fk, q->key)) {
-			rc = light_add(L, q, NULL, src, t->line, fr, i == above);
+			rc = light_add(L, q, NULL, src, t->line, fr, above);
 			continue;
 		}
 		rxr_result_free(fr);
@@ -684,7 +703,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
 				      src, t->line);
 		else if (light_below >= 0)
-			rc = light_add(L, q, doc, src, t->line, NULL, i == above);
+			rc = light_add(L, q, doc, src, t->line, NULL, above);
 		else
 			rc = line_trial(L, doc, src, t->line, true, true);
 		json_decref(doc);
@@ -917,9 +936,10 @@ static int pending_flush(struct loader *L)
 				q->light = NULL;
 				q->nlight = 0;
 			}
-			if (!have->above_run) {
-				have->above_run = q->above;
-				q->above = NULL;
+			if (!have->nabove) {
+				memcpy(have->above_runs, q->above, q->nabove * sizeof(q->above[0]));
+				have->nabove = q->nabove;
+				q->nabove = 0;
 			}
 			continue;
 		}
@@ -999,7 +1019,8 @@ fail:
 		for (size_t j = 0; j < L.pend[i].nlight; j++)
 			rxr_result_free(L.pend[i].light[j]);
 		free(L.pend[i].light);
-		rxr_result_free(L.pend[i].above);
+		for (size_t j = 0; j < L.pend[i].nabove; j++)
+			rxr_result_free(L.pend[i].above[j]);
 	}
 	free(L.pend);
 	if (L.rf && L.rf != stdin)

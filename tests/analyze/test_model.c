@@ -298,6 +298,71 @@ Test(model, a_stage_cheaper_under_load_is_named_apart)
 }
 
 /*
+ * The lossy trials above the NDR, up to RXR_POINT_ABOVE_MAX of the least,
+ * in order of the rate offered (written out of order here): the least
+ * above (12) laps like the NDR trial and is no dearer, the next (15) has
+ * buf_alloc x3, one at 45 (above the prediction, 39.34) handoff x5, and
+ * those at 50 and 60 are past the four kept. Names buf_alloc from the 15
+ * Mpps trial and not handoff: catches a loader that keeps only the least
+ * above (nothing named), one that keeps the wrong four or out of order,
+ * and a model that names what a trial above its own prediction says.
+ */
+Test(model, dearer_stages_from_every_lossy_trial_up_to_the_prediction)
+{
+	char dir[64], path[600];
+	cr_assert(tu_tmpdir(dir, sizeof(dir)));
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	struct rxr_result *l1 = mk_run(1.0, 0, 2, 1);
+	struct rxr_result *cal = mk_run(2.5, 0, 64, 1);
+	json_object_set_new(cal->config, "coalesce", json_integer(64));
+	struct rxr_result *nd = mk_run(10.0, 0, 8, 1);
+	struct rxr_result *up[5] = {mk_run(60.0, 0.5, 64, 1), mk_run(15.0, 0.1, 64, 3),
+				    mk_run(50.0, 0.4, 64, 1), mk_run(12.0, 0.01, 8, 1),
+				    mk_run(45.0, 0.3, 64, 1)};
+	up[4]->threads[1].st[RXR_ST_HANDOFF].cycles *= 5;
+	up[4]->threads[1].st[RXR_ST_HANDOFF].laps.sy *= 5;
+	up[4]->threads[1].st[RXR_ST_HANDOFF].laps.sxy *= 5;
+	up[0]->threads[1].st[RXR_ST_CQE_POLL].cycles *= 9; /* past the four kept */
+	put_trial(f, l1, 1, false);
+	for (int i = 0; i < 5; i++)
+		put_trial(f, up[i], 2 + i, false);
+	put_trial(f, nd, 7, false);
+	put_trial(f, cal, 8, true);
+	put_summary(f, nd, 10.0);
+	fclose(f);
+	char err[RXR_ERR_LEN] = "";
+	struct rxr_set *s = NULL;
+	cr_assert_eq(rxr_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
+	const struct rxr_point *p = &s->pts[0];
+	cr_assert_eq(p->nabove, RXR_POINT_ABOVE_MAX, "kept %zu", p->nabove);
+	const double want[] = {12, 15, 45, 50};
+	for (size_t i = 0; i < p->nabove; i++)
+		cr_expect_float_eq(p->above_runs[i]->offered_mpps, want[i], 1e-9,
+				   "above_runs[%zu] %f want %f", i, p->above_runs[i]->offered_mpps,
+				   want[i]);
+	struct rxr_point_model pm;
+	rxr_point_model_compute(p, 0, &pm);
+	cr_assert_float_eq(pm.m.predicted_mpps, expected_mpps(), 1e-6 * expected_mpps());
+	cr_assert_lt(45.0, pm.m.predicted_mpps * 1.2); /* 45 is above it, not far */
+	cr_assert_gt(45.0, pm.m.predicted_mpps);
+	cr_assert_eq(pm.nnamed, 1, "named %zu", pm.nnamed);
+	cr_assert_eq(pm.named[0].stage, RXR_ST_BUF_ALLOC, "named %s",
+		     rxr_stage_name((enum rxr_stage)pm.named[0].stage));
+	cr_assert(pm.named[0].above);
+	cr_assert_float_eq(pm.named[0].offered_mpps, 15.0, 1e-9);
+	cr_assert_float_eq(pm.named[0].factor, 3.0, 1e-6);
+	rxr_set_free(s);
+	rxr_result_free(l1);
+	rxr_result_free(cal);
+	rxr_result_free(nd);
+	for (int i = 0; i < 5; i++)
+		rxr_result_free(up[i]);
+	tu_rmrf(dir);
+}
+
+/*
  * Calibrated at the NDR: every stage at its cost per packet in the NDR
  * trial (buf_alloc 5.4 x 50 there; cqe_poll at that trial's laps of 48,
  * not extrapolated to 64), and a what-if adds to that. Catches a calibration
@@ -590,9 +655,11 @@ Test(model, fast_and_checked_loads_agree)
 		cr_expect_eq(p->nlight, 4);
 		for (size_t l = 0; l < p->nlight; l++)
 			same_run(p->light[l], q->light[l], "a light trial");
-		cr_assert(p->above_run && q->above_run, "no trial above the NDR kept");
-		cr_expect_float_eq(p->above_run->offered_mpps, 12.0, 1e-9);
-		same_run(p->above_run, q->above_run, "the trial above the NDR");
+		cr_assert(p->nabove && p->nabove == q->nabove,
+			  "trials above the NDR kept: %zu, %zu", p->nabove, q->nabove);
+		cr_expect_float_eq(p->above_runs[0]->offered_mpps, 12.0, 1e-9);
+		for (size_t k = 0; k < p->nabove; k++)
+			same_run(p->above_runs[k], q->above_runs[k], "a trial above the NDR");
 		/* the note is read, whichever the path */
 		cr_expect_str_eq(json_string_value(json_object_get(p->ndr_run->extra, "note")), "A");
 		cr_expect_str_eq(json_string_value(json_object_get(q->light[0]->extra, "note")), "A");

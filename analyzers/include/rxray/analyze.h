@@ -45,6 +45,9 @@ extern "C" {
 
 /* ---------------------------------------------------------------- set */
 
+/* the lossy trials above the NDR a point keeps (rxr_point.above_runs) */
+#define RXR_POINT_ABOVE_MAX 4
+
 struct rxr_point {
 	char *key;           /* owned: "engine=verbs,mode=hds,frame=1064,..." */
 	json_t *knobs;       /* owned object: knob -> value */
@@ -80,12 +83,15 @@ struct rxr_point {
 	struct rxr_result **light;
 	size_t nlight;
 	/*
-	 * The lossy search trial asked for the least above the NDR: where
-	 * the bottleneck broke (its laps full), the second witness of the
-	 * stages dearer under load. Owned or NULL (none, a single run, or a
-	 * point without a summary line).
+	 * The lossy search trials asked for the least above the NDR, at most
+	 * RXR_POINT_ABOVE_MAX of them, by offered rate (above_runs[0] the
+	 * least): where the bottleneck broke, the other witnesses of the
+	 * stages dearer under load. The first may still lap a few packets;
+	 * the receiver saturated at full bursts in those further up. Owned;
+	 * none for a single run or a point without a summary line.
 	 */
-	struct rxr_result *above_run;
+	struct rxr_result *above_runs[RXR_POINT_ABOVE_MAX];
+	size_t nabove;
 };
 
 struct rxr_set {

@@ -99,8 +99,8 @@ struct rxr_loaddep {
 	double model_cpp;       /* model's cycles/packet at that burst */
 	double ndr_cpp;         /* measured in that trial (above: which one) */
 	double factor;          /* ndr_cpp / model_cpp */
-	/* the trial that showed it: the NDR trial, or (above) the lossy one
-	 * asked for the least above the NDR, where the bottleneck broke */
+	/* the trial that showed it: the NDR trial, or (above) a lossy one
+	 * above the NDR (offered_mpps says which), where the bottleneck broke */
 	bool above;
 	double offered_mpps;    /* that trial's offered rate */
 };
@@ -143,11 +143,17 @@ struct rxr_point_model {
  * one run (status "run"), from that run. Then the stages of the NDR run
  * more than RXR_MODEL_LOAD_FACTOR dearer than the model at the NDR
  * trial's mean burst, that carry at least 5% of their thread's cycles;
- * then likewise those of the lossy trial asked for the least above the
- * NDR (p->above_run): at the NDR the bottleneck's laps may hold a few
- * packets, where its costs are still light-load costs; the trial that
- * lost is where they broke. And the model at the NDR trial's lap sizes
- * (ndr_laps_mpps).
+ * then likewise those of the lossy trials above the NDR (p->above_runs):
+ * the one asked for the least above it, and the others offered no more
+ * than the prediction. At the NDR the bottleneck's laps may hold a few
+ * packets, where its costs are still light-load costs; the trials that
+ * lost are where they broke, and where one offered no more than the
+ * prediction saturated the receiver at full bursts, a stage dearer there
+ * is what kept the receiver below the prediction (on the 16-core host,
+ * dpdk hds cache 256 lapped 6-9 packets at 4.3-6 Mpps NDRs, and 54-64
+ * packets, 13-40% dearer than the model, in the lossy trials between
+ * the NDR and the prediction). And the model at the NDR trial's lap
+ * sizes (ndr_laps_mpps).
  * Never fails: with no usable run, predicted_mpps is NAN.
  */
 void rxr_point_model_compute(const struct rxr_point *p, double light_frac,
