@@ -313,7 +313,8 @@ static void point_loaddep(const struct rxr_point *p, struct rxr_point_model *pm)
 	size_t n = 0, cap = sizeof(all) / sizeof(all[0]);
 	run_loaddep(p->ndr_run, false, false, pm, all, &n, cap);
 	for (size_t i = 0; i < p->nabove; i++)
-		if (!i || p->above_runs[i]->offered_mpps <= pm->m.predicted_mpps)
+		if ((!i && p->above_least) ||
+		    p->above_runs[i]->offered_mpps <= pm->m.predicted_mpps)
 			run_loaddep(p->above_runs[i], true, false, pm, all, &n, cap);
 	qsort(all, n, sizeof(all[0]), named_cmp);
 	pm->nnamed = n < RXR_MODEL_MAX_NAMED ? n : RXR_MODEL_MAX_NAMED;

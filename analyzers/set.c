@@ -63,9 +63,12 @@ struct loader {
 		size_t ntl, captl;
 		struct rxr_result **light; /* passing trials, for the cost model */
 		size_t nlight;
-		/* the lossy trials least above the NDR, by offered rate */
+		/* the lossy trials least above the NDR, by the rate asked for
+		 * (above_t, pps); above_least: above[0] is the least asked */
 		struct rxr_result *above[RXR_POINT_ABOVE_MAX];
+		double above_t[RXR_POINT_ABOVE_MAX];
 		size_t nabove;
+		bool above_least;
 	} *pend;
 	size_t npend;
 	char **files; /* the JSONL files read (owned), for deferred trial lines */
@@ -583,22 +586,29 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
  * line was first read (fast_trial, trial_check).
  */
 static int light_add(struct loader *L, struct pending *q, const json_t *doc, const char *src,
-		     int line, struct rxr_result *r, bool above)
+		     int line, struct rxr_result *r, double above)
 {
 	char e2[RXR_ERR_LEN];
 	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
 		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
-	if (above) {
-		/* kept only where it lost: a passing one broke nothing; in
-		 * order of the rate offered */
-		if (!(r->loss > 0) || q->nabove == RXR_POINT_ABOVE_MAX) {
+	if (above > 0) {
+		/* kept only where it lost (a passing one broke nothing), the
+		 * first to lose of each target asked for, in order of target:
+		 * the caller passes at most RXR_POINT_ABOVE_MAX targets */
+		bool have = !(r->loss > 0) || q->nabove == RXR_POINT_ABOVE_MAX;
+		for (size_t k = 0; k < q->nabove && !have; k++)
+			have = q->above_t[k] == above;
+		if (have) {
 			rxr_result_free(r);
 			return 0;
 		}
 		size_t at = q->nabove++;
-		for (; at > 0 && q->above[at - 1]->offered_mpps > r->offered_mpps; at--)
+		for (; at > 0 && q->above_t[at - 1] > above; at--) {
 			q->above[at] = q->above[at - 1];
+			q->above_t[at] = q->above_t[at - 1];
+		}
 		q->above[at] = r;
+		q->above_t[at] = above;
 		return 0;
 	}
 	if (r->loss > 0) {
@@ -634,15 +644,21 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 	/* asked for at most the NDR: a rate the NDR trial was asked for,
 	 * within rounding */
 	const double light_max = light_below * 1.0001;
-	/* the search trials asked for the least above it: the targets of
-	 * the RXR_POINT_ABOVE_MAX least, the last of them the bound */
-	double least[RXR_POINT_ABOVE_MAX];
+	/* the search trials asked for the least above it: the
+	 * RXR_POINT_ABOVE_MAX least targets (a target asked for again counts
+	 * once), the last of them the bound */
+	double least[RXR_POINT_ABOVE_MAX] = {0};
 	size_t nleast = 0;
 	for (size_t i = 0; light_below > 0 && i < q->ntl; i++) {
 		const struct tline *t = &q->tl[i];
 		if (t->calib || !(t->target > light_max))
 			continue;
 		if (nleast == RXR_POINT_ABOVE_MAX && t->target >= least[nleast - 1])
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < nleast && !seen; k++)
+			seen = least[k] == t->target;
+		if (seen)
 			continue;
 		size_t at = nleast < RXR_POINT_ABOVE_MAX ? nleast++ : nleast - 1;
 		for (; at > 0 && least[at - 1] > t->target; at--)
@@ -652,8 +668,11 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 	const double above_max = nleast ? least[nleast - 1] : 0;
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
-		bool above = nleast && !t->calib && t->target > light_max && t->target <= above_max;
-		if (light_below >= 0 && !t->calib && !above &&
+		double above =
+		    nleast && !t->calib && t->target > light_max && t->target <= above_max
+			? t->target
+			: 0;
+		if (light_below >= 0 && !t->calib && !(above > 0) &&
 		    !(t->target > 0 && t->target <= light_max))
 			continue;
 		const char *src = L->files[t->file];
@@ -708,6 +727,8 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 			rc = line_trial(L, doc, src, t->line, true, true);
 		json_decref(doc);
 	}
+	/* the first kept is the one asked for the least above the NDR */
+	q->above_least = nleast && q->nabove && q->above_t[0] == least[0];
 	L->rf = f;
 	L->rbuf = buf;
 	L->rcap = cap;
@@ -939,6 +960,7 @@ static int pending_flush(struct loader *L)
 			if (!have->nabove) {
 				memcpy(have->above_runs, q->above, q->nabove * sizeof(q->above[0]));
 				have->nabove = q->nabove;
+				have->above_least = q->above_least;
 				q->nabove = 0;
 			}
 			continue;

@@ -176,11 +176,12 @@ int main(int argc, char **argv)
 		/* daqiri's set-up: dpdk hds 1064, cache 0, the app on its own
 		 * (non-EAL) thread, mixed free; not where its threads shared
 		 * cores (a ceiling of the scheduler's) */
-		char fv[32], cv[32], av[32];
+		char fv[32], cv[32], av[32], fr2[32];
 		if (!p->oversubscribed && !strcmp(en, "dpdk") && !strcmp(mo, "hds") &&
 		    !strcmp(rxr_knob_str(p->knobs, "frame", fv, sizeof(fv)) ?: "", "1064") &&
 		    !strcmp(rxr_knob_str(p->knobs, "mempool_cache", cv, sizeof(cv)) ?: "", "0") &&
-		    !strcmp(rxr_knob_str(p->knobs, "app", av, sizeof(av)) ?: "", "thread")) {
+		    !strcmp(rxr_knob_str(p->knobs, "app", av, sizeof(av)) ?: "", "thread") &&
+		    !strcmp(rxr_knob_str(p->knobs, "free", fr2, sizeof(fr2)) ?: "mixed", "mixed")) {
 			daqiri++;
 			for (size_t k = 0; k < pm->nnamed; k++) {
 				const struct rxr_loaddep *d = &pm->named[k];

@@ -321,13 +321,21 @@ static void rx_handoff_ring(struct rxd_queue *q, struct rxr_probe *p)
 
 /*
  * Append a burst to the batch, recording per-packet segment pointers. The
- * collection is hand-off work: lapped as handoff with the burst's packets
- * (the hand-off itself laps with 0 packets, so handoff's packets count
- * each packet once).
+ * collection is hand-off work: lapped as handoff with the packets
+ * collected, before a full batch is handed off and for the rest of the
+ * burst after it (the hand-off itself laps with 0 packets, so handoff's
+ * packets count each packet once). A lap's packets are those whose
+ * collection its cycles paid for: lapping the whole burst at its end
+ * left the packets collected before a mid-burst hand-off to a 0-packet
+ * lap, and with batch = burst every collection landed in a lap of 0
+ * packets and every lap of n packets held almost nothing, which made the
+ * stage's fit (cycles = a + b x packets) a per-lap cost with a negative
+ * cost per packet.
  */
 static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
 			      uint16_t n)
 {
+	uint16_t lapped = 0;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxd_batch *b = q->cur;
 		struct rte_mbuf *m = pkts[i];
@@ -337,10 +345,14 @@ static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct r
 			b->segs[(size_t)k * q->segs + s] = m;
 			m = m ? m->next : NULL;
 		}
-		if (b->n == q->batch)
+		if (b->n == q->batch) {
+			rxr_lap(p, RXR_ST_HANDOFF, (uint32_t)(i + 1 - lapped));
+			lapped = (uint16_t)(i + 1);
 			q->handoff(q, p);
+		}
 	}
-	rxr_lap(p, RXR_ST_HANDOFF, n);
+	if (lapped < n)
+		rxr_lap(p, RXR_ST_HANDOFF, (uint32_t)(n - lapped));
 }
 
 void rxd_queue_variants(struct rxd_queue *q)

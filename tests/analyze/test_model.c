@@ -298,6 +298,80 @@ Test(model, a_stage_cheaper_under_load_is_named_apart)
 }
 
 /*
+ * A sweep of point "k": the light and calibration trials of mk_sweep, the
+ * NDR trial at 10 Mpps (laps of 8), then the n trials up[] in that order.
+ */
+static struct rxr_set *mk_sweep_up(char *dir, size_t dn, struct rxr_result **up, size_t n)
+{
+	char path[600];
+	cr_assert(tu_tmpdir(dir, dn));
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	struct rxr_result *l1 = mk_run(1.0, 0, 2, 1), *cal = mk_run(2.5, 0, 64, 1);
+	json_object_set_new(cal->config, "coalesce", json_integer(64));
+	struct rxr_result *nd = mk_run(10.0, 0, 8, 1);
+	put_trial(f, l1, 1, false);
+	for (size_t i = 0; i < n; i++) {
+		put_trial(f, up[i], 2 + (int)i, false);
+		rxr_result_free(up[i]);
+	}
+	put_trial(f, nd, 20, false);
+	put_trial(f, cal, 21, true);
+	put_summary(f, nd, 10.0);
+	fclose(f);
+	rxr_result_free(l1);
+	rxr_result_free(cal);
+	rxr_result_free(nd);
+	char err[RXR_ERR_LEN] = "";
+	struct rxr_set *s = NULL;
+	cr_assert_eq(rxr_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
+	return s;
+}
+
+/*
+ * A rate asked for again counts once, and the first trial above the NDR
+ * is exempt from the prediction bound only where it is the least asked
+ * for. (a) 12 Mpps four times (lossy, no dearer stage), then 15 (buf_alloc
+ * x3): names buf_alloc from 15; a loader that counted each 12 as one of
+ * the four never reads 15. (b) 12 passes, 45 (above the prediction, 39.34)
+ * loses with handoff x5: nothing named; a model that exempts whatever
+ * comes first names handoff.
+ */
+Test(model, repeated_rates_and_a_passing_least_above)
+{
+	char d1[64], d2[64];
+	struct rxr_result *a[5] = {mk_run(12.0, 0.01, 8, 1), mk_run(12.0, 0.02, 8, 1),
+				   mk_run(12.0, 0.01, 8, 1), mk_run(12.0, 0.03, 8, 1),
+				   mk_run(15.0, 0.1, 64, 3)};
+	struct rxr_set *sa = mk_sweep_up(d1, sizeof(d1), a, 5);
+	const struct rxr_point *p = &sa->pts[0];
+	cr_assert_eq(p->nabove, 2, "kept %zu (one per rate asked for)", p->nabove);
+	cr_assert(p->above_least);
+	cr_expect_float_eq(p->above_runs[0]->loss, 0.01, 1e-12, "not the first at 12 to lose");
+	struct rxr_point_model pm;
+	rxr_point_model_compute(p, 0, &pm);
+	cr_assert_eq(pm.nnamed, 1, "named %zu", pm.nnamed);
+	cr_assert_eq(pm.named[0].stage, RXR_ST_BUF_ALLOC);
+	cr_assert_float_eq(pm.named[0].offered_mpps, 15.0, 1e-9);
+	struct rxr_result *b[2] = {mk_run(12.0, 0, 8, 1), mk_run(45.0, 0.3, 64, 1)};
+	b[1]->threads[1].st[RXR_ST_HANDOFF].cycles *= 5;
+	b[1]->threads[1].st[RXR_ST_HANDOFF].laps.sy *= 5;
+	b[1]->threads[1].st[RXR_ST_HANDOFF].laps.sxy *= 5;
+	struct rxr_set *sb = mk_sweep_up(d2, sizeof(d2), b, 2);
+	const struct rxr_point *q = &sb->pts[0];
+	cr_assert_eq(q->nabove, 1, "kept %zu", q->nabove);
+	cr_assert(!q->above_least, "the least asked for above the NDR passed");
+	rxr_point_model_compute(q, 0, &pm);
+	cr_assert_gt(45.0, pm.m.predicted_mpps);
+	cr_assert_eq(pm.nnamed, 0, "named %zu from a trial above the prediction", pm.nnamed);
+	rxr_set_free(sa);
+	rxr_set_free(sb);
+	tu_rmrf(d1);
+	tu_rmrf(d2);
+}
+
+/*
  * The lossy trials above the NDR, up to RXR_POINT_ABOVE_MAX of the least,
  * in order of the rate offered (written out of order here): the least
  * above (12) laps like the NDR trial and is no dearer, the next (15) has

@@ -83,15 +83,19 @@ struct rxr_point {
 	struct rxr_result **light;
 	size_t nlight;
 	/*
-	 * The lossy search trials asked for the least above the NDR, at most
-	 * RXR_POINT_ABOVE_MAX of them, by offered rate (above_runs[0] the
-	 * least): where the bottleneck broke, the other witnesses of the
-	 * stages dearer under load. The first may still lap a few packets;
-	 * the receiver saturated at full bursts in those further up. Owned;
-	 * none for a single run or a point without a summary line.
+	 * The lossy search trials asked for the least above the NDR: of the
+	 * RXR_POINT_ABOVE_MAX least rates asked for above it, the first trial
+	 * at each that lost, in order of the rate asked for. above_least:
+	 * above_runs[0] was asked for the least of them (false where that
+	 * one passed). Where the bottleneck broke, the other witnesses of
+	 * the stages dearer under load: the least may still lap a few
+	 * packets; in those further up the receiver saturated at full
+	 * bursts. Owned; none for a single run or a point without a summary
+	 * line.
 	 */
 	struct rxr_result *above_runs[RXR_POINT_ABOVE_MAX];
 	size_t nabove;
+	bool above_least;
 };
 
 struct rxr_set {
