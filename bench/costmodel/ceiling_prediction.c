@@ -33,19 +33,23 @@
 #include "rxray/analyze.h"
 #include "rxray/model.h"
 
-static const char *usage = "USAGE\n  bench_ceiling_prediction [--rxray PATH] [--quick] "
-			   "[--dpdk-hds] [--noisy] [--dir D] [--from D]\n"
-			   "                           [--calibration-frac F]\n\n"
-			   "Runs `rxray sweep` over verbs/dpdk x single/hds x frames 1064,4064 x\n"
-			   "(dpdk) cache 0,256 x app inline,thread into D (default\n"
-			   "/tmp/rxray-ceiling-prediction), then prints NDR vs the light-load\n"
-			   "prediction per point. --quick: frame 1064 only. --dpdk-hds: dpdk hds\n"
-			   "points only (those the receiver, not the generator, limits on the\n"
-			   "16-core host). --noisy: a shared host\n"
-			   "(exceed_ratio 0.5, oversubscription allowed). --from D: no sweep, the\n"
-			   "table from the sweep already in D (one another host ran, say).\n"
-			   "--calibration-frac F: the calibration trials at F x NDR (the sweep\n"
-			   "spec's search.calibration_frac; default 0.25).\n";
+static const char *usage =
+    "USAGE\n  bench_ceiling_prediction [--rxray PATH] [--quick] "
+    "[--dpdk-hds] [--noisy] [--dir D] [--from D]\n"
+    "                           [--calibration-frac F] [--ignore-named T:S]\n\n"
+    "Runs `rxray sweep` over verbs/dpdk x single/hds x frames 1064,4064 x\n"
+    "(dpdk) cache 0,256 x app inline,thread into D (default\n"
+    "/tmp/rxray-ceiling-prediction), then prints NDR vs the light-load\n"
+    "prediction per point. --quick: frame 1064 only. --dpdk-hds: dpdk hds\n"
+    "points only (those the receiver, not the generator, limits on the\n"
+    "16-core host). --noisy: a shared host\n"
+    "(exceed_ratio 0.5, oversubscription allowed). --from D: no sweep, the\n"
+    "table from the sweep already in D (one another host ran, say).\n"
+    "--calibration-frac F: the calibration trials at F x NDR (the sweep\n"
+    "spec's search.calibration_frac; default 0.25).\n"
+    "--ignore-named THREAD:STAGE (up to 4): leave that stage out of the\n"
+    "named ones, for a stored sweep whose laps charged it wrongly (rx:handoff\n"
+    "of the dpdk engine before eab397b).\n";
 
 static int run_sweep(const char *dir, bool quick, bool hds, bool noisy, const char *cal)
 {
@@ -96,6 +100,11 @@ int main(int argc, char **argv)
 	bool quick = false, hds = false, noisy = false, from = false;
 	const char *cal = NULL; /* the spec's search.calibration_frac, else its default */
 	const char *dir = "/tmp/rxray-ceiling-prediction";
+	struct {
+		char thread[24];
+		int stage;
+	} ign[4];
+	size_t nign = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = true;
@@ -109,6 +118,20 @@ int main(int argc, char **argv)
 			dir = argv[++i], from = true;
 		else if (!strcmp(argv[i], "--calibration-frac") && i + 1 < argc)
 			cal = argv[++i];
+		else if (!strcmp(argv[i], "--ignore-named") && i + 1 < argc) {
+			const char *a = argv[++i], *c = strchr(a, ':');
+			int st = c ? rxr_stage_from_name(c + 1) : -1;
+			if (!c || c == a || (size_t)(c - a) >= sizeof(ign[0].thread) || st < 0 ||
+			    nign == sizeof(ign) / sizeof(ign[0])) {
+				fprintf(stderr,
+					"bench_ceiling_prediction: --ignore-named: '%s': want "
+					"THREAD:STAGE (a stage name), at most 4\n",
+					a);
+				return 2;
+			}
+			snprintf(ign[nign].thread, sizeof(ign[0].thread), "%.*s", (int)(c - a), a);
+			ign[nign++].stage = st;
+		}
 	}
 	if (!from && run_sweep(dir, quick, hds, noisy, cal))
 		return 1;
@@ -136,6 +159,20 @@ int main(int argc, char **argv)
 		if (!pm)
 			return 1;
 		rxr_point_model_compute(p, 0, pm);
+		/* --ignore-named: out of the dearer and the cheaper alike */
+		for (int side = 0; side < 2; side++) {
+			struct rxr_loaddep *d = side ? pm->cheaper : pm->named;
+			size_t *nd = side ? &pm->ncheaper : &pm->nnamed, k = 0;
+			for (size_t j = 0; j < *nd; j++) {
+				bool drop = false;
+				for (size_t g = 0; g < nign && !drop; g++)
+					drop = d[j].stage == ign[g].stage &&
+					       !strcmp(d[j].thread, ign[g].thread);
+				if (!drop)
+					d[k++] = d[j];
+			}
+			*nd = k;
+		}
 		char fr[32], ca[32], ap[32], named[400], cheap[400], laps[64];
 		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
 		rxr_loaddeps_fmt(pm->named, pm->nnamed, "none", named, sizeof(named));
