@@ -63,10 +63,9 @@ struct loader {
 		size_t ntl, captl;
 		struct rxr_result **light; /* passing trials, for the cost model */
 		size_t nlight;
-		/* the lossy trials least above the NDR, by the rate asked for
-		 * (above_t, pps); above_least: above[0] is the least asked */
+		/* the lossy trials least above the NDR, by the rate asked for;
+		 * above_least: above[0] is the least asked */
 		struct rxr_result *above[RXR_POINT_ABOVE_MAX];
-		double above_t[RXR_POINT_ABOVE_MAX];
 		size_t nabove;
 		bool above_least;
 	} *pend;
@@ -579,36 +578,26 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
 
 /*
  * A replayed trial of a point with a summary line: only its place among
- * the passing trials (p->light) is wanted, or with `above` its place
- * among the lossy trials above the NDR (q->above), so it is read once, not the
+ * the passing trials (p->light) is wanted, or with `above` (the place of
+ * its rate among those above the NDR) its place among the lossy trials
+ * there, so it is read once, not the
  * four times line_trial reads it to also keep the best runs, which the
  * summary line already holds. The trial object was checked when the
  * line was first read (fast_trial, trial_check).
  */
 static int light_add(struct loader *L, struct pending *q, const json_t *doc, const char *src,
-		     int line, struct rxr_result *r, double above)
+		     int line, struct rxr_result *r, struct rxr_result **above)
 {
 	char e2[RXR_ERR_LEN];
 	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
 		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
-	if (above > 0) {
-		/* kept only where it lost (a passing one broke nothing), the
-		 * first to lose of each target asked for, in order of target:
-		 * the caller passes at most RXR_POINT_ABOVE_MAX targets */
-		bool have = !(r->loss > 0) || q->nabove == RXR_POINT_ABOVE_MAX;
-		for (size_t k = 0; k < q->nabove && !have; k++)
-			have = q->above_t[k] == above;
-		if (have) {
+	if (above) {
+		/* kept only where it lost (a passing one broke nothing): the
+		 * first of its rate to lose */
+		if (r->loss > 0 && !*above)
+			*above = r;
+		else
 			rxr_result_free(r);
-			return 0;
-		}
-		size_t at = q->nabove++;
-		for (; at > 0 && q->above_t[at - 1] > above; at--) {
-			q->above[at] = q->above[at - 1];
-			q->above_t[at] = q->above_t[at - 1];
-		}
-		q->above[at] = r;
-		q->above_t[at] = above;
 		return 0;
 	}
 	if (r->loss > 0) {
@@ -665,14 +654,15 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 			least[at] = least[at - 1];
 		least[at] = t->target;
 	}
-	const double above_max = nleast ? least[nleast - 1] : 0;
+	/* the lossy trial kept for each of those rates, in their order */
+	struct rxr_result *at_rate[RXR_POINT_ABOVE_MAX] = {0};
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
-		double above =
-		    nleast && !t->calib && t->target > light_max && t->target <= above_max
-			? t->target
-			: 0;
-		if (light_below >= 0 && !t->calib && !(above > 0) &&
+		struct rxr_result **above = NULL;
+		for (size_t k = 0; k < nleast && !t->calib && !above; k++)
+			if (least[k] == t->target)
+				above = &at_rate[k];
+		if (light_below >= 0 && !t->calib && !above &&
 		    !(t->target > 0 && t->target <= light_max))
 			continue;
 		const char *src = L->files[t->file];
@@ -727,8 +717,12 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 			rc = line_trial(L, doc, src, t->line, true, true);
 		json_decref(doc);
 	}
-	/* the first kept is the one asked for the least above the NDR */
-	q->above_least = nleast && q->nabove && q->above_t[0] == least[0];
+	/* in the order of the rates; the first is the least asked for
+	 * above the NDR where that one lost */
+	q->above_least = at_rate[0] != NULL;
+	for (size_t k = 0; k < nleast; k++)
+		if (at_rate[k])
+			q->above[q->nabove++] = at_rate[k];
 	L->rf = f;
 	L->rbuf = buf;
 	L->rcap = cap;

@@ -173,7 +173,11 @@ int main(int argc, char **argv)
 			}
 			*nd = k;
 		}
-		char fr[32], ca[32], ap[32], named[400], cheap[400], laps[64];
+		char fr[32], ca[32], ap[32], fm[32], named[400], cheap[400], laps[64];
+		const char *frame = rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-";
+		const char *cache = rxr_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-";
+		const char *app = rxr_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-";
+		const char *free_ = rxr_knob_str(p->knobs, "free", fm, sizeof(fm)) ?: "mixed";
 		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
 		rxr_loaddeps_fmt(pm->named, pm->nnamed, "none", named, sizeof(named));
 		/* beside the verdict, not in it: a point judged OFF above 1 says
@@ -213,12 +217,9 @@ int main(int argc, char **argv)
 		/* daqiri's set-up: dpdk hds 1064, cache 0, the app on its own
 		 * (non-EAL) thread, mixed free; not where its threads shared
 		 * cores (a ceiling of the scheduler's) */
-		char fv[32], cv[32], av[32], fr2[32];
 		if (!p->oversubscribed && !strcmp(en, "dpdk") && !strcmp(mo, "hds") &&
-		    !strcmp(rxr_knob_str(p->knobs, "frame", fv, sizeof(fv)) ?: "", "1064") &&
-		    !strcmp(rxr_knob_str(p->knobs, "mempool_cache", cv, sizeof(cv)) ?: "", "0") &&
-		    !strcmp(rxr_knob_str(p->knobs, "app", av, sizeof(av)) ?: "", "thread") &&
-		    !strcmp(rxr_knob_str(p->knobs, "free", fr2, sizeof(fr2)) ?: "mixed", "mixed")) {
+		    !strcmp(frame, "1064") && !strcmp(cache, "0") && !strcmp(app, "thread") &&
+		    !strcmp(free_, "mixed")) {
 			daqiri++;
 			for (size_t k = 0; k < pm->nnamed; k++) {
 				const struct rxr_loaddep *d = &pm->named[k];
@@ -230,10 +231,8 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
-		       en, mo, rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-",
-		       rxr_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-",
-		       rxr_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-", pm->ndr_mpps,
-		       pm->m.predicted_mpps, pm->ratio, pm->m.basis, named, cheap, laps, verdict);
+		       en, mo, frame, cache, app, pm->ndr_mpps, pm->m.predicted_mpps, pm->ratio,
+		       pm->m.basis, named, cheap, laps, verdict);
 		free(pm);
 	}
 	printf("\n%zu of %zu points without a named stage that explains their side of 1 (dearer "

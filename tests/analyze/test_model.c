@@ -114,47 +114,56 @@ static double expected_mpps(void)
 	return HZ / cpp / 1e6;
 }
 
-/* A sweep: two light trials (one calibration, coalesced), one at 0.9 x
- * NDR, and the NDR trial whose buf_alloc costs `ndr_factor` x more. */
-static struct rxr_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double ndr_cqe_a)
+/*
+ * A sweep of point "k": a light trial (laps of 2), the n trials up[] in
+ * that order, the NDR trial nd (at ndr Mpps), and a calibration trial
+ * (coalesced), then the summary. Frees nd and up[].
+ */
+static struct rxr_set *mk_sweep_up(char *dir, size_t dn, struct rxr_result *nd, double ndr,
+				   struct rxr_result **up, size_t n)
 {
-	cr_assert(tu_tmpdir(dir, dn));
 	char path[600];
+	cr_assert(tu_tmpdir(dir, dn));
 	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
 	FILE *f = fopen(path, "w");
 	cr_assert(f);
-	const double ndr = 10.0;
-	struct rxr_result *l1 = mk_run(1.0, 0, 2, 1);   /* light: laps of 2 */
-	struct rxr_result *hi = mk_run(9.0, 0, 40, 1);  /* passing, above NDR/2: not used */
-	struct rxr_result *nd = mk_run(ndr, 0, 48, ndr_factor);
-	/* doctoring the NDR trial's cqe_poll must not move the prediction */
-	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= ndr_cqe_a;
-	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= ndr_cqe_a;
-	struct rxr_result *lost = mk_run(12.0, 0.1, 64, 3); /* failing: buf_alloc x3 */
-	struct rxr_result *lost2 = mk_run(15.0, 0.3, 64, 9); /* failing further up */
-	struct rxr_result *cal = mk_run(2.5, 0, 64, 1);     /* calibration, coalesced */
+	struct rxr_result *l1 = mk_run(1.0, 0, 2, 1), *cal = mk_run(2.5, 0, 64, 1);
 	json_object_set_new(cal->config, "coalesce", json_integer(64));
-	/* the hi trial's fit is skewed: if it were pooled the prediction moves */
-	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= 3;
-	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= 3;
 	put_trial(f, l1, 1, false);
-	put_trial(f, lost2, 2, false);
-	put_trial(f, lost, 2, false);
-	put_trial(f, hi, 3, false);
-	put_trial(f, nd, 4, false);
-	put_trial(f, cal, 5, true);
+	for (size_t i = 0; i < n; i++) {
+		put_trial(f, up[i], 2 + (int)i, false);
+		rxr_result_free(up[i]);
+	}
+	put_trial(f, nd, 20, false);
+	put_trial(f, cal, 21, true);
 	put_summary(f, nd, ndr);
 	fclose(f);
 	rxr_result_free(l1);
-	rxr_result_free(hi);
-	rxr_result_free(nd);
-	rxr_result_free(lost);
-	rxr_result_free(lost2);
 	rxr_result_free(cal);
+	rxr_result_free(nd);
 	char err[RXR_ERR_LEN] = "";
 	struct rxr_set *s = NULL;
 	cr_assert_eq(rxr_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
 	return s;
+}
+
+/* A sweep: two light trials (one calibration, coalesced), one at 0.9 x
+ * NDR, and the NDR trial whose buf_alloc costs `ndr_factor` x more. */
+static struct rxr_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double ndr_cqe_a)
+{
+	const double ndr = 10.0;
+	struct rxr_result *hi = mk_run(9.0, 0, 40, 1); /* passing, above NDR/2: not used */
+	struct rxr_result *nd = mk_run(ndr, 0, 48, ndr_factor);
+	/* doctoring the NDR trial's cqe_poll must not move the prediction */
+	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= ndr_cqe_a;
+	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= ndr_cqe_a;
+	struct rxr_result *lost = mk_run(12.0, 0.1, 64, 3);  /* failing: buf_alloc x3 */
+	struct rxr_result *lost2 = mk_run(15.0, 0.3, 64, 9); /* failing further up */
+	/* the hi trial's fit is skewed: if it were pooled the prediction moves */
+	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= 3;
+	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= 3;
+	struct rxr_result *up[] = {lost2, lost, hi};
+	return mk_sweep_up(dir, dn, nd, ndr, up, 3);
 }
 
 Test(model, light_load_prediction_from_pooled_laps)
@@ -298,38 +307,6 @@ Test(model, a_stage_cheaper_under_load_is_named_apart)
 }
 
 /*
- * A sweep of point "k": the light and calibration trials of mk_sweep, the
- * NDR trial at 10 Mpps (laps of 8), then the n trials up[] in that order.
- */
-static struct rxr_set *mk_sweep_up(char *dir, size_t dn, struct rxr_result **up, size_t n)
-{
-	char path[600];
-	cr_assert(tu_tmpdir(dir, dn));
-	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert(f);
-	struct rxr_result *l1 = mk_run(1.0, 0, 2, 1), *cal = mk_run(2.5, 0, 64, 1);
-	json_object_set_new(cal->config, "coalesce", json_integer(64));
-	struct rxr_result *nd = mk_run(10.0, 0, 8, 1);
-	put_trial(f, l1, 1, false);
-	for (size_t i = 0; i < n; i++) {
-		put_trial(f, up[i], 2 + (int)i, false);
-		rxr_result_free(up[i]);
-	}
-	put_trial(f, nd, 20, false);
-	put_trial(f, cal, 21, true);
-	put_summary(f, nd, 10.0);
-	fclose(f);
-	rxr_result_free(l1);
-	rxr_result_free(cal);
-	rxr_result_free(nd);
-	char err[RXR_ERR_LEN] = "";
-	struct rxr_set *s = NULL;
-	cr_assert_eq(rxr_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
-	return s;
-}
-
-/*
  * A rate asked for again counts once, and the first trial above the NDR
  * is exempt from the prediction bound only where it is the least asked
  * for. (a) 12 Mpps four times (lossy, no dearer stage), then 15 (buf_alloc
@@ -344,7 +321,7 @@ Test(model, repeated_rates_and_a_passing_least_above)
 	struct rxr_result *a[5] = {mk_run(12.0, 0.01, 8, 1), mk_run(12.0, 0.02, 8, 1),
 				   mk_run(12.0, 0.01, 8, 1), mk_run(12.0, 0.03, 8, 1),
 				   mk_run(15.0, 0.1, 64, 3)};
-	struct rxr_set *sa = mk_sweep_up(d1, sizeof(d1), a, 5);
+	struct rxr_set *sa = mk_sweep_up(d1, sizeof(d1), mk_run(10.0, 0, 8, 1), 10.0, a, 5);
 	const struct rxr_point *p = &sa->pts[0];
 	cr_assert_eq(p->nabove, 2, "kept %zu (one per rate asked for)", p->nabove);
 	cr_assert(p->above_least);
@@ -358,7 +335,7 @@ Test(model, repeated_rates_and_a_passing_least_above)
 	b[1]->threads[1].st[RXR_ST_HANDOFF].cycles *= 5;
 	b[1]->threads[1].st[RXR_ST_HANDOFF].laps.sy *= 5;
 	b[1]->threads[1].st[RXR_ST_HANDOFF].laps.sxy *= 5;
-	struct rxr_set *sb = mk_sweep_up(d2, sizeof(d2), b, 2);
+	struct rxr_set *sb = mk_sweep_up(d2, sizeof(d2), mk_run(10.0, 0, 8, 1), 10.0, b, 2);
 	const struct rxr_point *q = &sb->pts[0];
 	cr_assert_eq(q->nabove, 1, "kept %zu", q->nabove);
 	cr_assert(!q->above_least, "the least asked for above the NDR passed");
@@ -373,7 +350,7 @@ Test(model, repeated_rates_and_a_passing_least_above)
 
 /*
  * The lossy trials above the NDR, up to RXR_POINT_ABOVE_MAX of the least,
- * in order of the rate offered (written out of order here): the least
+ * in order of the rate asked for (written out of order here): the least
  * above (12) laps like the NDR trial and is no dearer, the next (15) has
  * buf_alloc x3, one at 45 (above the prediction, 39.34) handoff x5, and
  * those at 50 and 60 are past the four kept. Names buf_alloc from the 15
@@ -383,15 +360,7 @@ Test(model, repeated_rates_and_a_passing_least_above)
  */
 Test(model, dearer_stages_from_every_lossy_trial_up_to_the_prediction)
 {
-	char dir[64], path[600];
-	cr_assert(tu_tmpdir(dir, sizeof(dir)));
-	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert(f);
-	struct rxr_result *l1 = mk_run(1.0, 0, 2, 1);
-	struct rxr_result *cal = mk_run(2.5, 0, 64, 1);
-	json_object_set_new(cal->config, "coalesce", json_integer(64));
-	struct rxr_result *nd = mk_run(10.0, 0, 8, 1);
+	char dir[64];
 	struct rxr_result *up[5] = {mk_run(60.0, 0.5, 64, 1), mk_run(15.0, 0.1, 64, 3),
 				    mk_run(50.0, 0.4, 64, 1), mk_run(12.0, 0.01, 8, 1),
 				    mk_run(45.0, 0.3, 64, 1)};
@@ -399,16 +368,7 @@ Test(model, dearer_stages_from_every_lossy_trial_up_to_the_prediction)
 	up[4]->threads[1].st[RXR_ST_HANDOFF].laps.sy *= 5;
 	up[4]->threads[1].st[RXR_ST_HANDOFF].laps.sxy *= 5;
 	up[0]->threads[1].st[RXR_ST_CQE_POLL].cycles *= 9; /* past the four kept */
-	put_trial(f, l1, 1, false);
-	for (int i = 0; i < 5; i++)
-		put_trial(f, up[i], 2 + i, false);
-	put_trial(f, nd, 7, false);
-	put_trial(f, cal, 8, true);
-	put_summary(f, nd, 10.0);
-	fclose(f);
-	char err[RXR_ERR_LEN] = "";
-	struct rxr_set *s = NULL;
-	cr_assert_eq(rxr_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
+	struct rxr_set *s = mk_sweep_up(dir, sizeof(dir), mk_run(10.0, 0, 8, 1), 10.0, up, 5);
 	const struct rxr_point *p = &s->pts[0];
 	cr_assert_eq(p->nabove, RXR_POINT_ABOVE_MAX, "kept %zu", p->nabove);
 	const double want[] = {12, 15, 45, 50};
@@ -428,11 +388,6 @@ Test(model, dearer_stages_from_every_lossy_trial_up_to_the_prediction)
 	cr_assert_float_eq(pm.named[0].offered_mpps, 15.0, 1e-9);
 	cr_assert_float_eq(pm.named[0].factor, 3.0, 1e-6);
 	rxr_set_free(s);
-	rxr_result_free(l1);
-	rxr_result_free(cal);
-	rxr_result_free(nd);
-	for (int i = 0; i < 5; i++)
-		rxr_result_free(up[i]);
 	tu_rmrf(dir);
 }
 
