@@ -50,25 +50,42 @@ static void progress_trial(const struct progress *pg)
 	fflush(stderr);
 }
 
+/* A goal's rate for the progress line: "none found (< U Mpps)" where no
+ * load met it (its rate is 0; U the lowest load that failed, if known). */
+static void goal_str(const json_t *sum, const char *goal, char *out, size_t len)
+{
+	char f[32];
+	snprintf(f, sizeof(f), "%s_mpps", goal);
+	double v = json_number_value(json_object_get(sum, f));
+	snprintf(f, sizeof(f), "%s_upper_mpps", goal);
+	double hi = json_number_value(json_object_get(sum, f));
+	if (v > 0)
+		snprintf(out, len, "%.3f Mpps", v);
+	else if (hi > 0)
+		snprintf(out, len, "none found (< %.3f Mpps)", hi);
+	else
+		snprintf(out, len, "none found");
+}
+
 static void progress_point(const struct progress *pg, const json_t *sum, double secs)
 {
 	if (pg->quiet)
 		return;
 	const char *status = json_string_value(json_object_get(sum, "status"));
-	char line[600];
+	char line[600], ndr[64], pdr[64];
+	/* 0 is "no load passed" (the search stopped first), not a rate */
+	goal_str(sum, "ndr", ndr, sizeof(ndr));
+	goal_str(sum, "pdr", pdr, sizeof(pdr));
 	if (status && !strcmp(status, "ok"))
-		snprintf(line, sizeof(line),
-			 "NDR %.3f Mpps, PDR %.3f Mpps%s%s%s%s, %d trials, %.1f s",
-			 json_real_value(json_object_get(sum, "ndr_mpps")),
-			 json_real_value(json_object_get(sum, "pdr_mpps")),
+		snprintf(line, sizeof(line), "NDR %s, PDR %s%s%s%s%s, %d trials, %.1f s", ndr, pdr,
 			 json_is_true(json_object_get(sum, "generator_limited"))
-				 ? " (generator-limited)"
-				 : "",
+			     ? " (generator-limited)"
+			     : "",
 			 json_is_false(json_object_get(sum, "resolved")) ? " (unresolved)" : "",
 			 json_is_true(json_object_get(sum, "disturbed")) ? " (disturbed)" : "",
 			 json_is_true(json_object_get(sum, "oversubscribed"))
-				 ? " (oversubscribed: not a ceiling)"
-				 : "",
+			     ? " (oversubscribed: not a ceiling)"
+			     : "",
 			 (int)json_integer_value(json_object_get(sum, "trials")), secs);
 	else
 		snprintf(line, sizeof(line), "%s: %s", status ? status : "?",

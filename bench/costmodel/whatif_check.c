@@ -64,6 +64,8 @@ struct rep {
 	bool ok;
 	bool at_ndr;		/* basis: calibrated at the NDR, else light load */
 	bool oversub, genlim;	/* the injected point's */
+	bool no_ndr;		/* a point's search found no NDR (0: even its
+				 * lowest load lost): left out of the medians */
 	double nb, ni;		/* NDR before, injected */
 	double before, after;	/* predicted, on the basis */
 	double lbefore, lafter; /* predicted from light load */
@@ -117,8 +119,12 @@ analyse:;
 	char change[64];
 	snprintf(change, sizeof(change), "%s=+%d", pp->stage, pp->k);
 	struct rxr_whatif_change ch;
-	if (base && inj && w && !rxr_whatif_parse(change, &ch, err, sizeof(err)) &&
-	    rxr_whatif_point(base, 0, &ch, 1, w, err, sizeof(err)) != -ENOMEM) {
+	if (base && inj && (!(base->ndr_mpps > 0) || !(inj->ndr_mpps > 0))) {
+		/* the trial cap came before a passing load (an NDR of 0 is
+		 * "none found", not a rate): no ratio to take */
+		r->no_ndr = true;
+	} else if (base && inj && w && !rxr_whatif_parse(change, &ch, err, sizeof(err)) &&
+		   rxr_whatif_point(base, 0, &ch, 1, w, err, sizeof(err)) != -ENOMEM) {
 		/* calibrated at the NDR where the receiver limits the point
 		 * (rxray whatif's "at NDR" columns), else light load */
 		r->at_ndr = isfinite(w->ndr_before.predicted_mpps);
@@ -217,6 +223,9 @@ int main(int argc, char **argv)
 			if (run_rep(pp, outs[k], noisy, nfrom > 0, &rr[k]) < 0)
 				return 1;
 			const struct rep *r = &rr[k];
+			if (r->no_ndr && pl < sizeof(per))
+				pl += (size_t)snprintf(per + pl, sizeof(per) - pl, "%s- (no NDR)",
+						       pl ? ", " : "");
 			if (!r->ok)
 				continue;
 			v[0][n] = r->nb;
@@ -230,9 +239,9 @@ int main(int argc, char **argv)
 			oversub |= r->oversub;
 			genlim |= r->genlim;
 			if (pl < sizeof(per)) /* snprintf returns what it would have written */
-				pl +=
-				    (size_t)snprintf(per + pl, sizeof(per) - pl, "%s%.2f %s",
-						     n ? ", " : "", v[4][n], r->at_ndr ? "N" : "L");
+				pl += (size_t)snprintf(per + pl, sizeof(per) - pl, "%s%.2f %s",
+						       pl ? ", " : "", v[4][n],
+						       r->at_ndr ? "N" : "L");
 			n++;
 		}
 		if (!n) {

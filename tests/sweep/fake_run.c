@@ -6,7 +6,8 @@
  * generator of 30 Mpps. It sleeps the trial's length and writes a real
  * rxray.run/1 document through the run-result writer. Some frames
  * misbehave on purpose: 666 crashes (SIGSEGV), 777 hangs, 888 is
- * rejected (exit 2), 999 fails (exit 1). FAKE_RUN_LOG=path appends argv.
+ * rejected (exit 2), 999 fails (exit 1), and 555 loses 1% at every rate
+ * (no load passes: the search finds no NDR). FAKE_RUN_LOG=path appends argv.
  */
 #include <math.h>
 #include <signal.h>
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
 	if (!r || !out)
 		return 1;
 	r->c.offered = (uint64_t)llround(x * secs);
-	r->c.received = (uint64_t)llround(fmin(x, C) * secs);
+	r->c.received = (uint64_t)llround(fmin(frame == 555 ? 0.99 * x : x, C) * secs);
 	r->c.out_of_buffer = r->c.offered - r->c.received;
 	rxr_result_set_rates(r, secs);
 	snprintf(r->clock.source, sizeof(r->clock.source), "fake");

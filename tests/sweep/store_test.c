@@ -372,6 +372,28 @@ Test(sweep_run, fake_sweep_end_to_end)
 	sw_rmtree(dir);
 }
 
+/* A point where no load passes has no NDR: its progress line says so and
+ * names the lowest load that failed, never "NDR 0.000 Mpps" (read as a
+ * rate), and the table shows "-". */
+Test(sweep_run, a_point_without_an_ndr_says_none_found)
+{
+	char *dir = sw_tmpdir(), *out = NULL, *err = NULL, outdir[600];
+	char *spec = sw_write(dir, "spec.yaml",
+			      "frames: 555\nsearch:\n  initial_seconds: 0.05\n"
+			      "  trial_seconds: 0.06\n  max_trials: 4\n");
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, NULL};
+	cr_assert_eq(sw_run(argv, &out, &err), 0, "%s", err);
+	cr_expect(strstr(err, "NDR none found (< "), "%s", err);
+	cr_expect(!strstr(err, "NDR 0.000"), "%s", err);
+	cr_expect(strstr(err, "PDR "), "%s", err);
+	cr_expect(strstr(out, "| 555 | - |") || strstr(out, "| - |"), "%s", out);
+	free(out);
+	free(err);
+	free(spec);
+	sw_rmtree(dir);
+}
+
 /* search.total_budget: each point's budget is at most the time left over
  * the points left, less two calibration trials (2 x (0.05 + 0.7) s here).
  * Without it the fake spec's auto budget is 12 x (0.06 + 0.7) = 9.1 s. */
