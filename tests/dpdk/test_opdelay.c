@@ -49,12 +49,26 @@
  * other stages moved by up to 17% of the delay.
  */
 #if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
-#define OD_TOL 0.15
-#define OD_OTHER 0.10
+#define OD_TOL_NATIVE 0.15
+#define OD_OTHER_NATIVE 0.10
 #else
-#define OD_TOL 0.35
-#define OD_OTHER 0.25
+#define OD_TOL_NATIVE 0.35
+#define OD_OTHER_NATIVE 0.25
 #endif
+/*
+ * Under an emulator (the arm64 suite in qemu-user: RXRAY_EMULATOR) every
+ * clock read and the code around it is translated, so a delay's own
+ * bookkeeping lands on either side of the spin as in an unoptimised
+ * build: the NIC's shortest header-write lap rose by 125,625 for 100,000
+ * once there. The unoptimised bounds still catch a delay split over both
+ * halves or charged to the wrong stage (off by 50% or more).
+ */
+static bool emulated(void)
+{
+	return getenv("RXRAY_EMULATOR") != NULL;
+}
+#define OD_TOL (emulated() ? 0.35 : OD_TOL_NATIVE)
+#define OD_OTHER (emulated() ? 0.25 : OD_OTHER_NATIVE)
 
 static void cfg(struct rx_config *c)
 {

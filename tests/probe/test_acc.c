@@ -266,7 +266,12 @@ static int cmp_d(const void *a, const void *b)
 #define INJ_WHY ""
 #else
 #define INJ_TOL 0.35
-#define INJ_OTHER 35.0 /* seen: 27-31 at K = 50 (a lap charged to its neighbour: ~K) */
+/* The spin's instrumented bookkeeping after its last clock read lands in
+ * the next stage: seen 27-37 cycles/packet at K = 50 (37.2 once in CI,
+ * against a bound of 35 then). A lap charged to its neighbour moves that
+ * one by about K plus the same, 77 or more at K = 50; and the added check
+ * above fails for it first (about 0 added). */
+#define INJ_OTHER 60.0
 #define INJ_WHY ", unoptimised build"
 #endif
 
