@@ -268,7 +268,7 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 		p->ab = NULL;
 		p->abp = NULL;
 		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (p->inject[s] >= RXR_INJECT_GATE) /* observed or the gate */
+			if (p->inject[s] >= RXR_INJECT_PAY) /* observed, the gate, paying */
 				p->inject[s] = 0;
 		p->op_gate = false;
 		return 0;
@@ -290,7 +290,8 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 	 * with none keeps its laps as they are: nothing to compare) */
 	bool any = false;
 	for (int s = 0; s < RXR_ST_COUNT; s++)
-		any |= p->inject[s] != 0 && p->inject[s] != RXR_INJECT_OBSERVE;
+		any |= p->inject[s] != 0 && p->inject[s] != RXR_INJECT_OBSERVE &&
+		       p->inject[s] != RXR_INJECT_PAY;
 	for (int s = 0; any && s < RXR_ST_COUNT; s++)
 		if (!p->inject[s] && !rxr_stage_is_wait(s))
 			p->inject[s] = RXR_INJECT_OBSERVE;
@@ -299,61 +300,34 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 }
 
 __thread bool rxr_op_armed = true;
-static __thread int64_t op_debt; /* ticks spun beyond (+) or short of (-) */
-static uint32_t op_overhead;	 /* rxr_op_delay_calibrate; before threads */
+__thread uint64_t rxr_op_owed;
+static __thread int64_t op_debt; /* ticks paid beyond (+) or short of (-) */
 
-void rxr_op_spin(uint32_t k)
+uint64_t rxr_op_pay(uint64_t t0)
 {
-	/* the operation's loads first: a spin started under a pending cache
-	 * miss runs its clock while the miss is served and so adds K minus
-	 * the miss (measured: two gets' delays of 1000 added 1120 to an rx
-	 * refill whose ring lines were cold) */
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("lfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("dsb ld" ::: "memory");
-#endif
-	uint64_t t0 = rxr_now(), t = t0;
-	/* the spin's share: k less what a delay costs outside its reads */
-	int64_t want = (int64_t)k - (int64_t)op_overhead;
+	int64_t want = (int64_t)rxr_op_owed;
+	rxr_op_owed = 0;
 	int64_t target = want - op_debt, dropped;
-	if (target > 0)
-		t = rxr_spin_until(t0, (uint64_t)target);
-	else
+	uint64_t t = t0;
+	if (target > 0) {
+		rxr_spin_until(t0, (uint64_t)target);
+		/* read again: the loop's exit belongs to the lap that pays */
+		t = rxr_now();
+	} else {
 		target = 0;
-	/* beyond the target: carried and repaid, unless a preemption or an
-	 * interrupt stretched it (as rxr_inject_run) */
+	}
 	int64_t debt = rxr_inject_settle(op_debt, want, target, (int64_t)(t - t0),
 					 RXR_INJECT_STRETCH_MAX, &dropped);
-	/* a delay shorter than the overhead skips its spin and still leaves
-	 * credit: bounded, or it would pile up and swallow other kinds'
-	 * delays on this thread */
 	op_debt = debt > RXR_INJECT_STRETCH_MAX ? RXR_INJECT_STRETCH_MAX : debt;
+	return t;
 }
 
-void rxr_op_delay_calibrate(void)
+int rxr_probe_set_op_pay(struct rxr_probe *p)
 {
-	enum { K = 256, N = 256, TRIES = 5 };
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < TRIES; i++) {
-		op_overhead = 0;
-		op_debt = 0;
-		uint64_t t0 = rxr_now();
-		for (int j = 0; j < N; j++)
-			rxr_op_spin(K);
-		uint64_t d = rxr_now() - t0;
-		if (d < best)
-			best = d;
-	}
-	/* per delay beyond K: spins were steered to K between their reads */
-	uint64_t per = best / N;
-	op_overhead = per > K ? (uint32_t)(per - K) : 0;
-	op_debt = 0;
-}
-
-uint32_t rxr_op_delay_overhead(void)
-{
-	return op_overhead;
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		if (!p->inject[s])
+			p->inject[s] = rxr_stage_is_wait(s) ? RXR_INJECT_PAY : RXR_INJECT_OBSERVE;
+	return 0;
 }
 
 int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k)
@@ -365,8 +339,10 @@ int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k)
 	p->gate_turn = RXR_AB_INJ; /* rxr_op_armed starts true */
 	p->ab_trim = RXR_AB_TRIM + 2.0 * k;
 	int rc = rxr_probe_set_inject_ab(p, true);
-	if (!rc)
+	if (!rc) {
 		ab_gate_trim(p);
+		rc = rxr_probe_set_op_pay(p); /* the waits pay their operations */
+	}
 	return rc;
 }
 
@@ -381,6 +357,7 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 		a->pend = cpp;
 		a->pend_pkts = pkts;
 		a->pend_period = p->ab_period;
+		a->pend_wait = p->ab_after_wait;
 		a->pending = true;
 		return;
 	}
@@ -389,6 +366,17 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 	a->pending = false;
 	if (pkts != a->pend_pkts || a->pend_period != p->ab_period) {
 		a->unmatched++;
+		return;
+	}
+	/* Both laps must have followed a wait, or neither. A lap that ends a
+	 * wait starts by meeting the producer at work on the same lines (a
+	 * poll that catches the NIC writing the completion), one that follows
+	 * work finds them written: at light load a spin before the next
+	 * burst's first lap turns the one into the other. Charging work to
+	 * the wrong stage still moves every pair. */
+	if (a->pend_wait != p->ab_after_wait) {
+		a->unmatched++;
+		a->unmatched_wait++;
 		return;
 	}
 	/* the nearest bin, ties to even: a pair of 1-packet laps differs by a
@@ -478,6 +466,7 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 			const struct rxr_ab_pairs *o = &src->abp[s];
 			d->n += o->n;
 			d->unmatched += o->unmatched;
+			d->unmatched_wait += o->unmatched_wait;
 			d->under += o->under;
 			d->over += o->over;
 			d->wn += o->wn;

@@ -165,6 +165,8 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		if (json_object_set_new(o, "spun_cycles_per_packet", rxr_json_real_or_null(spun)) ||
 		    json_object_set_new(o, "dropped_credit_cycles_per_packet",
 					rxr_json_real_or_null(dropped)) ||
+		    json_object_set_new(o, "pairs_unmatched_wait",
+					json_integer((json_int_t)p->abp[s].unmatched_wait)) ||
 		    json_object_set_new(o, "dropped_credit_spins",
 					json_integer((json_int_t)p->inject_drops[s]))) {
 			json_decref(o);

@@ -7,8 +7,9 @@
  * uses --inject-ab: one lap in four of the stage with packets is
  * injected and the lap two turns later is its plain partner (both follow a
  * plain lap: probe.h "Inject A/B turns"), and the added figure is the
- * mean, over these pairs (of one packet count: probe.h "Inject A/B
- * pairs"), of their difference in cycles per packet,
+ * mean, over these pairs (of one packet count, both after a wait or
+ * neither: probe.h "Inject A/B pairs"), of their difference in cycles
+ * per packet,
  * within 1024 of the pairs' median: same load, bursts and host, and a
  * preempted lap falls out of the window. The halves' plain means and the
  * cross-run change against the median of three uninjected runs at the
@@ -438,7 +439,8 @@ int main(int argc, char **argv)
 	};
 	printf("# inject_accuracy: --inject STAGE=K --inject-ab: cycles/packet added per thread,\n"
 	       "# the mean over pairs of laps (one injected in four turns, the plain one two\n"
-	       "# turns later, of one packet count) of their difference in cycles per packet,\n"
+	       "# turns later, of one packet count, both after a wait lap or neither) of\n"
+	       "# their difference in cycles per packet,\n"
 	       "# within 1024 of the pairs' median (added/K; spun/K: what the spins\n"
 	       "# themselves ran per packet of the injected half, preemptions included:\n"
 	       "# near 1 where added/K is not, the stage's own work moved; dropped/K:\n"

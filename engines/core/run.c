@@ -159,13 +159,6 @@ static int run_result(struct rx_run *run, struct rxr_result *r, bool interrupted
 	json_object_set_new(r->extra, "caps", rx_caps_to_json(&run->caps));
 	/* threads sharing cores measure the scheduler too: never a ceiling */
 	json_object_set_new(r->extra, "oversubscribed", json_boolean(run->pl.oversubscribed));
-	/* what each operation delay takes off its target for its own clock
-	 * reads and fence (rxr_op_delay_calibrate): a reader checks it */
-	const struct rx_config *c = run->c;
-	if (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write)
-		json_object_set_new(
-		    r->extra, "op_delay",
-		    json_pack("{s:I}", "overhead_cycles", (json_int_t)rxr_op_delay_overhead()));
 	return 0;
 }
 
@@ -315,10 +308,6 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 	rc = rx_clock_once(err, errlen);
 	if (rc < 0)
 		return rc;
-	/* op delays count their own overhead (rxr_op_spin), measured here
-	 * before any thread of the run spins */
-	if (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write)
-		rxr_op_delay_calibrate();
 	run.nq = c->queues;
 	run.q = calloc(run.nq, sizeof(*run.q));
 	if (!run.q)

@@ -70,6 +70,11 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 		prc = rxr_probe_set_op_gate(w->probe, (enum rxr_stage)gate, gate_k);
 	else if (c && c->inject_ab)
 		prc = rxr_probe_set_inject_ab(w->probe, true);
+	/* --op-delay without A/B: every lap pays its operations' delays (in
+	 * A/B the thread performing them has a gate, which does it) */
+	if (prc >= 0 && c && !c->inject_ab &&
+	    (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write))
+		prc = rxr_probe_set_op_pay(w->probe);
 	if (prc < 0) {
 		rxr_probe_free(w->probe);
 		w->probe = NULL;

@@ -49,17 +49,10 @@ void rxd_mpops_set_delay(uint32_t cycles)
 	__atomic_store_n(&mpops_delay, cycles, __ATOMIC_RELEASE);
 }
 
-/* The delay lands inside the operation, so it is charged to whatever
- * stage performs the get or put, whatever that stage is called (in A/B,
- * only while the thread's gate has it armed: rxr_op_delay). Where it sits
- * is chosen so that the spin's fence waits for nothing the ring's
- * compare-and-swap would not wait for anyway: a get spins before the
- * dequeue (spun after it, the fence waits for the ring slots the dequeue
- * just read: buf_alloc rose by 1.08-1.26 x K per get on the 16-core host,
- * 0.91-0.98 spun before); a put spins after the enqueue (spun before it,
- * the fence waits for the mbuf fields the free read just before). The
- * app thread's free over-adds either way there (1.23-1.50 x K per put
- * spun before, 1.13-1.56 after): bench_inject_accuracy's op-delay rows. */
+/* Each get and put owes the delay (rxr_op_delay; in A/B only while the
+ * thread's gate has it armed), and the lap the operation ran in pays it:
+ * it is charged to whatever stage performs the get or put, whatever that
+ * stage is called. Where in the call it is owed makes no difference. */
 static inline void mpops_spin(void)
 {
 	rxr_op_delay(__atomic_load_n(&mpops_delay, __ATOMIC_RELAXED));

@@ -125,10 +125,13 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 				rxr_probe_set_inject(t->probe, (enum rxr_stage)s, p->inject[s]);
 		if (p->inject_ab && rxr_probe_set_inject_ab(t->probe, true) < 0)
 			goto fail;
-		/* --op-delay hdr_write in A/B: the header writes of every other
-		 * hdr_write lap spin (rxr_probe_set_op_gate) */
+		/* --op-delay hdr_write in A/B: the header writes of one
+		 * hdr_write lap in four owe their delays (rxr_probe_set_op_gate) */
 		if (p->inject_ab && p->op_delay_hdr &&
 		    rxr_probe_set_op_gate(t->probe, RXR_ST_HDR_WRITE, p->op_delay_hdr) < 0)
+			goto fail;
+		/* without A/B every NIC lap pays the header writes' delays */
+		if (!p->inject_ab && p->op_delay_hdr && rxr_probe_set_op_pay(t->probe) < 0)
 			goto fail;
 	}
 	if (nic_threads_share(n) < 0)

@@ -331,6 +331,10 @@ struct rxr_probe {
 				   * cycles/packet (rxr_probe_set_op_gate) */
 	uint32_t ab_period;	  /* inject A/B: periods begun (a lap's pair
 				   * partner is in the same one) */
+	uint64_t ab_waits_seen;	  /* inject A/B: wait laps (idle, gpu_wait)
+				   * counted at the last lap with packets */
+	bool ab_after_wait;	  /* that lap followed a wait lap (a pair's
+				   * laps must agree: rxr_probe_ab_pair) */
 	uint64_t inject_spun[RXR_ST_COUNT];	 /* inject A/B: ticks stage s's
 						  * spins ran, from where its
 						  * laps would have ended,
@@ -392,6 +396,14 @@ struct rxr_probe {
  * plain turn's first compared a lap before an empty poll's refill with
  * one after it: on the 16-core host cqe_poll read +96 to +148 cycles
  * where its halves' means differed by -2 to +3.)
+ * The two laps must also agree on whether a wait lap (idle, gpu_wait)
+ * came just before them; a pair that does not is left unpaired (counted
+ * apart too). At light load a spin late in one burst lets the next packet
+ * arrive meanwhile, so the next burst's first lap follows no wait and
+ * finds the completion written, where its plain partner ends a wait and
+ * meets the NIC at work on the line: on the 16-core host dpdk rx cqe_poll
+ * read -32 to -105 cycles/packet after a spin of 150-500 in a later stage.
+ * Work charged to the wrong stage moves every pair, matched or not.
  */
 #define RXR_AB_LO (-1024)
 #define RXR_AB_BINS 4096
@@ -400,12 +412,15 @@ struct rxr_ab_pairs {
 				 * cycles per packet */
 	uint32_t pend_pkts;	/* and its packets */
 	uint32_t pend_period;	/* and its period (rxr_probe.ab_period) */
+	bool pend_wait;		/* and whether a wait lap came just before it */
 	uint8_t turn;		/* an injected stage: its next lap's turn */
 	bool pending;
 	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
 	uint64_t unmatched;	 /* plain laps not paired: their period's
 				  * injected-half lap held another packet
-				  * count, or it had none */
+				  * count, or it had none, or only one of
+				  * the two followed a wait */
+	uint64_t unmatched_wait; /* of those: only one followed a wait */
 	uint32_t bin[RXR_AB_BINS]; /* pairs per bin */
 	/* the same weighted by the pair's packets (a lap's count): the
 	 * figures below are per packet, as K x packets is, not per lap */
@@ -510,31 +525,49 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * read 1.36 x K x ops on the 2-core VM). 0, or -ENOMEM.
  */
 #define RXR_INJECT_GATE (UINT64_MAX - 1)
+/*
+ * A wait stage (idle, gpu_wait) of a thread whose operations are delayed:
+ * its laps pay what the operations in them owe (rxr_op_delay), and do
+ * nothing else (never observed, no spin of its own). An empty poll of the
+ * mlx5 PMD allocates its replacement buffer and frees it again, so idle
+ * laps owe delays too. Values below it are injections in ticks.
+ */
+#define RXR_INJECT_PAY (UINT64_MAX - 2)
 extern __thread bool rxr_op_armed; /* __thread: the header is also C++ (nvcc) */
 int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k);
 /*
- * An operation delay of k ticks. Like a lap's injection it accounts for
- * its own clock reads: what a spin ran over or short of is carried to the
- * calling thread's next delay (an over-run past RXR_INJECT_STRETCH_MAX is
- * dropped as for injection, and the credit carried is bounded by it: a
- * delay shorter than the overhead skips its spin yet leaves credit), and
- * the ticks a
- * delay costs outside its two clock reads (the call, the first read's
- * latency, the loop's exit) are measured once by rxr_op_delay_calibrate
- * and taken off each target. So each operation grows by k on average:
- * on the 2-core VM a bare spin of 200 added 290 per header write.
+ * An operation delay of k ticks (`--op-delay`): the operation adds k to
+ * what its thread owes (rxr_op_owed), and the thread's next lap pays it,
+ * spun from that lap's clock read as a lap's injection is (rxr_op_pay).
+ * The next lap is the one the operation ran in, whatever the engine calls
+ * it, so a lap charged to the wrong stage carries the delay with it: what
+ * the delay tests, and no probe label decides where it lands. (Until this
+ * session each operation spun in place, fenced, with its calibrated
+ * overhead taken off. A spin in the middle of a stage's work exposes the
+ * latency of what is in flight around it: on the 16-core host a put on
+ * the app thread and a header write on the NIC thread added ~70-100
+ * cycles more than K each, wherever in the operation the spin sat, while
+ * the rx thread's gets came out 10% short.) Ops in a wait lap (idle) are
+ * paid by that wait lap (RXR_INJECT_PAY). Laps pay only on a probe whose
+ * stages take the injected path (rxr_probe_set_op_pay, which an op gate in
+ * A/B calls too).
  */
-void rxr_op_spin(uint32_t k);
-/* Measure rxr_op_spin's overhead on this thread (before the run's threads
- * start; a preempted attempt is outvoted: the least of several). */
-void rxr_op_delay_calibrate(void);
-/* The calibrated overhead in ticks (0 before calibration). */
-uint32_t rxr_op_delay_overhead(void);
+extern __thread uint64_t rxr_op_owed;
+/* Spin what the calling thread owes from t (a lap's clock read); returns
+ * the clock after. What a spin ran over its target is carried to the
+ * thread's next payment (past RXR_INJECT_STRETCH_MAX: dropped, a
+ * preemption); a shortfall likewise, bounded by RXR_INJECT_DEBT_MAX. */
+uint64_t rxr_op_pay(uint64_t t);
+/* Make every stage of p take the injected path (non-wait stages not
+ * injected: observed, no spin of their own; wait stages: RXR_INJECT_PAY),
+ * so its laps pay the thread's operation delays: for --op-delay without
+ * A/B (rxr_probe_set_op_gate calls it in A/B). 0. */
+int rxr_probe_set_op_pay(struct rxr_probe *p);
 /* An operation delay of k ticks (0: none), unless a gate disarmed it. */
 static inline void rxr_op_delay(uint32_t k)
 {
 	if (__builtin_expect(k != 0, 0) && rxr_op_armed)
-		rxr_op_spin(k);
+		rxr_op_owed += k;
 }
 /* Sum of cycles over every stage except idle. */
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p);
@@ -584,6 +617,8 @@ void rxr_sample_record(struct rxr_probe *p, enum rxr_stage s, uint64_t start, ui
 static inline void rxr_lap_start(struct rxr_probe *p)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
+	/* operations before the first lap (a queue's set-up) are no lap's */
+	rxr_op_owed = 0;
 	p->last = rxr_now();
 #else
 	(void)p;
@@ -626,7 +661,7 @@ static inline void rxr_lap_start(struct rxr_probe *p)
  * skipped) that ran ran of them toward want: what it ran beyond the target
  * is carried, unless that exceeds stretch (a preemption), when *dropped
  * gets it and none is carried. Injection's laps and operation delays
- * (rxr_op_spin) both settle through it. */
+ * (rxr_op_pay) both settle through it. */
 static inline int64_t rxr_inject_settle(int64_t debt, int64_t want, int64_t target, int64_t ran,
 					int64_t stretch, int64_t *dropped)
 {
@@ -668,7 +703,9 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 				    uint32_t pkts)
 {
 	if (!p->ab) {
-		if (p->inject[s] < RXR_INJECT_GATE)
+		if (__builtin_expect(rxr_op_owed != 0, 0))
+			t = rxr_op_pay(t);
+		if (p->inject[s] < RXR_INJECT_PAY)
 			t = rxr_inject_run(p, s, t, pkts);
 		rxr_lap_close(p, s, t, pkts);
 		return;
@@ -677,8 +714,17 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	 * next one starts when it is done. (It differs between the halves:
 	 * pairing costs more than holding; charged to the next stage it would
 	 * make that stage look dearer in one half.) */
+	/* the lap's operations' delays (rxr_op_delay), before all else: the
+	 * lap ran them */
+	if (__builtin_expect(rxr_op_owed != 0, 0))
+		t = rxr_op_pay(t);
 	uint64_t last = p->last, t0 = t;
 	unsigned turn;
+	/* did a wait lap come between this lap and the last one with packets
+	 * (every lap with packets passes here in A/B: all are observed)? */
+	uint64_t waits = p->st[RXR_ST_IDLE].count + p->st[RXR_ST_GPU_WAIT].count;
+	p->ab_after_wait = waits != p->ab_waits_seen;
+	p->ab_waits_seen = waits;
 	if (p->inject[s] == RXR_INJECT_OBSERVE) { /* observed: no spin */
 		turn = p->op_gate ? p->gate_turn : p->ab_phase;
 	} else if (p->inject[s] == RXR_INJECT_GATE) {
@@ -702,7 +748,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		bool inj = turn == RXR_AB_INJ;
 		rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
 		rxr_probe_ab_pair(p, s, t - last, pkts, inj);
-		if (inj && p->inject[s] < RXR_INJECT_GATE) { /* what the spin ran */
+		if (inj && p->inject[s] < RXR_INJECT_PAY) { /* what the spin ran */
 			p->inject_spun[s] += t - t0;
 			p->inject_spun_pkts[s] += pkts;
 		}
@@ -728,9 +774,14 @@ static inline void rxr_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
 	uint64_t t = rxr_now();
-	if (__builtin_expect(p->inject[s] != 0, 0) && pkts) {
-		rxr_lap_injected(p, s, t, pkts);
-		return;
+	if (__builtin_expect(p->inject[s] != 0, 0)) {
+		if (pkts && p->inject[s] != RXR_INJECT_PAY) {
+			rxr_lap_injected(p, s, t, pkts);
+			return;
+		}
+		/* a lap without packets, or a wait, pays its operations too */
+		if (rxr_op_owed)
+			t = rxr_op_pay(t);
 	}
 	rxr_lap_close(p, s, t, pkts);
 #else
@@ -772,7 +823,7 @@ static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t
 static inline void rxr_inject_spin(struct rxr_probe *p, enum rxr_stage s)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
-	if (p->inject[s] && p->inject[s] < RXR_INJECT_GATE)
+	if (p->inject[s] && p->inject[s] < RXR_INJECT_PAY)
 		rxr_spin_until(rxr_now(), p->inject[s]);
 #else
 	(void)p;

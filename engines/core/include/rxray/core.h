@@ -487,9 +487,7 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, uns
 /*
  * One run: the sequence above, then the result assembled into r (from
  * rxr_result_open: config, env, counters, threads, clock, rates, and
- * extra.caps / extra.interrupted / extra.oversubscribed, and with an
- * operation delay extra.op_delay = {"overhead_cycles": what each delay
- * takes off its target for its own fence and clock reads}). stop may be
+ * extra.caps / extra.interrupted / extra.oversubscribed). stop may be
  * NULL. 0, -EINVAL (bad config, nothing started), or -errno (runtime).
  */
 int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, struct rxr_result *r,
