@@ -24,11 +24,12 @@
  * n), and printed for information: on the 16-core host the software NIC's
  * own speed differs up to 1.8x between processes, so a cross-run move
  * there is the host's as often as the load's. Then --op-delay (delays
- * inside operations, not at laps): the mempool driver's gets and puts, the
- * MR lookup and the NIC's header write must show up in the stage that
- * performs them, by K x operations per packet (counted by the engine),
- * also in A/B: the operations of one lap in four of that stage are
- * delayed (rxr_probe_set_op_gate) and paired as above.
+ * owed by operations, not set at laps: the lap an operation ran in pays
+ * it): the mempool driver's gets and puts, the MR lookup and the NIC's
+ * header write must show up in the stage that performs them, by K x
+ * operations per packet (counted by the engine), also in A/B: the
+ * operations of one lap in four of that stage are delayed
+ * (rxr_probe_set_op_gate) and paired as above.
  *
  * Targets (issue 11): added (A/B) within 5% of K for K >= 50; no other
  * stage of the thread moves (in-run) by more than max(5% of its cost, 3
@@ -466,7 +467,8 @@ int main(int argc, char **argv)
 			inject_table(&cfgs[c], "saturation (max)", "max", ks, nk);
 	}
 	printf("\n# op-delay: dpdk hds, cache 0, app thread, 0.2 Mpps, --inject-ab: the stage\n"
-	       "# performing the operation (its laps take turns delayed and not) rises by K x\n"
+	       "# performing the operation (its laps take turns delayed and not; each lap pays\n"
+	       "# the delays its operations owe) rises by K x\n"
 	       "# operations per packet (counted by the engine): pairs as above;\n"
 	       "# the thread's other stages paired alike (bound: 5%% of the stage's cost or 3);\n"
 	       "# halves/want: the halves' means instead (every lap, paired or not: the pairs\n"

@@ -112,7 +112,8 @@ const struct rx_knob rx_knobs[] = {
     {"coalesce", RX_KT_UINT, "B", 0, 1u << 16, NULL, FIELD(coalesce), 0, NULL,
      "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
     {"op-delay", RX_KT_OPDELAY, "OP=CYC", 0, 0, NULL, FIELD(op_delay_mempool), 0, NULL,
-     "spin CYC cycles inside each operation: mempool=K,mr=K,hdr_write=K (sim; default off)"},
+     "each operation adds CYC cycles to the lap it runs in: mempool=K,mr=K,hdr_write=K (sim; "
+     "default off)"},
     {"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,
      "full probes: sample 1 burst in 2^K (default 6)"},
     {"cqe-comp", RX_KT_ENUM, "WHEN", 0, 0, cqe_comp_names, FIELD(cqe_comp), 0, NULL,

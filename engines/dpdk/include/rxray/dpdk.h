@@ -72,8 +72,9 @@ struct rxd_mpops_counts {
 int rxd_mpops_register(void);
 /*
  * Attribution ground truth (--op-delay mempool=K): every driver get and
- * put spins K clock cycles, inside the stage that calls it. 0 = off (the
- * default). Process-wide; set before the workers start.
+ * put owes K clock cycles, paid by the lap it ran in (rxr_op_delay), so
+ * the stage that calls it grows by K a call. 0 = off (the default).
+ * Process-wide; set before the workers start.
  */
 void rxd_mpops_set_delay(uint32_t cycles);
 /* Count this thread's calls into *slot from now on (NULL = stop). The
