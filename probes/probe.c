@@ -305,21 +305,11 @@ static __thread int64_t op_debt; /* ticks paid beyond (+) or short of (-) */
 
 uint64_t rxr_op_pay(uint64_t t0)
 {
-	int64_t want = (int64_t)rxr_op_owed;
+	/* the carried over-run stays within RXR_INJECT_STRETCH_MAX: a longer
+	 * one is dropped (rxr_inject_settle) */
+	int64_t want = (int64_t)rxr_op_owed, dropped;
 	rxr_op_owed = 0;
-	int64_t target = want - op_debt, dropped;
-	uint64_t t = t0;
-	if (target > 0) {
-		rxr_spin_until(t0, (uint64_t)target);
-		/* read again: the loop's exit belongs to the lap that pays */
-		t = rxr_now();
-	} else {
-		target = 0;
-	}
-	int64_t debt = rxr_inject_settle(op_debt, want, target, (int64_t)(t - t0),
-					 RXR_INJECT_STRETCH_MAX, &dropped);
-	op_debt = debt > RXR_INJECT_STRETCH_MAX ? RXR_INJECT_STRETCH_MAX : debt;
-	return t;
+	return rxr_spin_owed(t0, want, &op_debt, RXR_INJECT_STRETCH_MAX, &dropped);
 }
 
 int rxr_probe_set_op_pay(struct rxr_probe *p)

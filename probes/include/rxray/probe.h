@@ -671,23 +671,32 @@ static inline int64_t rxr_inject_settle(int64_t debt, int64_t want, int64_t targ
 	return debt < -RXR_INJECT_DEBT_MAX ? -RXR_INJECT_DEBT_MAX : debt;
 }
 
-static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
-				      uint32_t pkts)
+/* Spin want ticks less *debt from t0 and settle *debt (rxr_inject_settle);
+ * returns the clock after. Injection's laps and operation delays'
+ * payments both spin through it. */
+static inline uint64_t rxr_spin_owed(uint64_t t0, int64_t want, int64_t *debt, int64_t stretch,
+				     int64_t *dropped)
 {
-	int64_t want = (int64_t)(p->inject[s] * pkts);
-	int64_t target = want - p->inject_debt[s];
+	int64_t target = want - *debt;
 	uint64_t t = t0;
 	if (target > 0) {
 		rxr_spin_until(t0, (uint64_t)target);
 		/* read again: the loop's exit (a mispredicted branch) belongs
-		 * to this stage, not to the next one */
+		 * to the lap that spun, not to the next one */
 		t = rxr_now();
 	} else {
 		target = 0;
 	}
+	*debt = rxr_inject_settle(*debt, want, target, (int64_t)(t - t0), stretch, dropped);
+	return t;
+}
+
+static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
+				      uint32_t pkts)
+{
 	int64_t dropped;
-	p->inject_debt[s] = rxr_inject_settle(p->inject_debt[s], want, target, (int64_t)(t - t0),
-					      (int64_t)RXR_INJECT_STRETCH_MAX * pkts, &dropped);
+	uint64_t t = rxr_spin_owed(t0, (int64_t)(p->inject[s] * pkts), &p->inject_debt[s],
+				   (int64_t)RXR_INJECT_STRETCH_MAX * pkts, &dropped);
 	if (__builtin_expect(dropped > 0, 0)) {
 		p->inject_dropped[s] += (uint64_t)dropped;
 		p->inject_drops[s]++;
@@ -702,9 +711,11 @@ static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t
 static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint64_t t,
 				    uint32_t pkts)
 {
+	/* the lap's operations' delays (rxr_op_delay), before all else: the
+	 * lap ran them */
+	if (__builtin_expect(rxr_op_owed != 0, 0))
+		t = rxr_op_pay(t);
 	if (!p->ab) {
-		if (__builtin_expect(rxr_op_owed != 0, 0))
-			t = rxr_op_pay(t);
 		if (p->inject[s] < RXR_INJECT_PAY)
 			t = rxr_inject_run(p, s, t, pkts);
 		rxr_lap_close(p, s, t, pkts);
@@ -714,10 +725,6 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	 * next one starts when it is done. (It differs between the halves:
 	 * pairing costs more than holding; charged to the next stage it would
 	 * make that stage look dearer in one half.) */
-	/* the lap's operations' delays (rxr_op_delay), before all else: the
-	 * lap ran them */
-	if (__builtin_expect(rxr_op_owed != 0, 0))
-		t = rxr_op_pay(t);
 	uint64_t last = p->last, t0 = t;
 	unsigned turn;
 	/* did a wait lap come between this lap and the last one with packets
