@@ -268,7 +268,8 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 		p->ab = NULL;
 		p->abp = NULL;
 		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (p->inject[s] >= RXR_INJECT_PAY) /* observed, the gate, paying */
+			if (p->inject[s] >= RXR_INJECT_NULL) /* observed, the gate,
+							      * paying, nothing */
 				p->inject[s] = 0;
 		p->op_gate = false;
 		return 0;
@@ -296,6 +297,8 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 		if (!p->inject[s] && !rxr_stage_is_wait(s))
 			p->inject[s] = RXR_INJECT_OBSERVE;
 	p->ab_phase = RXR_AB_PERIOD - 1;
+	if (!p->ab_rng)
+		p->ab_rng = (rxr_now() ^ (uint64_t)(uintptr_t)p) | 1;
 	return 0;
 }
 
@@ -309,6 +312,8 @@ uint64_t rxr_op_pay(uint64_t t0)
 	 * one is dropped (rxr_inject_settle) */
 	int64_t want = (int64_t)rxr_op_owed, dropped;
 	rxr_op_owed = 0;
+	if (!rxr_op_armed)
+		return t0;
 	return rxr_spin_owed(t0, want, &op_debt, RXR_INJECT_STRETCH_MAX, &dropped);
 }
 
@@ -341,20 +346,26 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 {
 	struct rxr_ab_pairs *a = &p->abp[s];
 	double cpp = (double)cycles / (pkts ? pkts : 1);
-	if (injected) {
-		if (a->pending && a->pend_period == p->ab_period)
-			return; /* the period's first injected-half lap holds */
+	if (a->done && a->done_period == p->ab_period)
+		return; /* paired (or tried) already this period */
+	bool held = a->pending && a->pend_period == p->ab_period;
+	if (held && a->pend_inj == injected)
+		return; /* the period's first lap of this half holds */
+	if (!held) {	/* the period's first lap: hold it for the other half */
+		if (a->pending)
+			a->unmatched++; /* an earlier period's, never partnered */
 		a->pend = cpp;
 		a->pend_pkts = pkts;
 		a->pend_period = p->ab_period;
 		a->pend_wait = p->ab_after_wait;
+		a->pend_inj = injected;
 		a->pending = true;
 		return;
 	}
-	if (!a->pending)
-		return; /* paired already this period, or nothing to pair */
 	a->pending = false;
-	if (pkts != a->pend_pkts || a->pend_period != p->ab_period) {
+	a->done = true;
+	a->done_period = p->ab_period;
+	if (pkts != a->pend_pkts) {
 		a->unmatched++;
 		return;
 	}
@@ -372,7 +383,7 @@ void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, u
 	/* the nearest bin, ties to even: a pair of 1-packet laps differs by a
 	 * whole number of cycles, and a bin taken as [b, b + 1) added half a
 	 * cycle to each (+1% of K = 50) */
-	double d = nearbyint(a->pend - cpp) - RXR_AB_LO;
+	double d = nearbyint(injected ? cpp - a->pend : a->pend - cpp) - RXR_AB_LO;
 	uint64_t w = pkts ? pkts : 1;
 	a->n++;
 	a->wn += w;

@@ -90,8 +90,12 @@ json_t *rxr_json_real_or_null(double v)
  * packet two ways: the halves' means over the laps a fit keeps (a lap
  * longer than RXR_LAPFIT_MAX_TICKS is a preemption, which would land in
  * one half by chance), and the paired laps' median and trimmed mean
- * (probe.h "Inject A/B pairs"; pairs_unmatched: plain laps not paired for
- * another packet count). Appended to extra.inject_ab.
+ * (probe.h "Inject A/B pairs"; pairs_unmatched: a period's first laps left
+ * without a partner: another packet count, none in the other half, a wait
+ * before one of the two only). k: the injection per packet; 0 on an
+ * observed or gated stage, and on an A/A run's stage (`--inject STAGE=0`,
+ * RXR_INJECT_NULL: the turns kept, nothing spun). Appended to
+ * extra.inject_ab.
  */
 static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, uint64_t xp,
 		       uint64_t xc)
@@ -142,8 +146,11 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		json_t *o = json_pack(
 		    "{s:s, s:i, s:s, s:I, s:b, s:b, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:I, s:f}",
 		    "role", p->role, "core", p->core, "stage", rxr_stage_name((enum rxr_stage)s),
-		    "k", (json_int_t)(observed || gate ? 0 : p->inject[s]), "observed", observed,
-		    "op_gate", gate, "injected",
+		    "k",
+		    (json_int_t)(observed || gate || p->inject[s] == RXR_INJECT_NULL
+				     ? 0
+				     : p->inject[s]),
+		    "observed", observed, "op_gate", gate, "injected",
 		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
 			    i->excl_cycles),
 		    "plain",

@@ -3,10 +3,13 @@
  * bench/inject_accuracy: does --inject STAGE=K add K cycles per packet to
  * STAGE, and nothing elsewhere? Both engines (verbs single, dpdk hds
  * scalar), every stage they lap on the rx, app and nic threads, K in
- * {20, 50, 150, 500}, at light load and at saturation. Each injected run
- * uses --inject-ab: one lap in four of the stage with packets is
- * injected and the lap two turns later is its plain partner (both follow a
- * plain lap: probe.h "Inject A/B turns"), and the added figure is the
+ * {0, 20, 50, 150, 500}, at light load and at saturation; K = 0 is the
+ * A/A control (the turns kept, nothing spun: what the A/B reads with
+ * nothing changed, judged against the same bound as a neighbour's move).
+ * Each injected run uses --inject-ab: one lap in four of the stage with
+ * packets is injected and the lap two turns before or after it (drawn at
+ * random each period) is its plain partner (both follow a plain lap:
+ * probe.h "Inject A/B turns"), and the added figure is the
  * mean, over these pairs (of one packet count, both after a wait or
  * neither: probe.h "Inject A/B pairs"), of their difference in cycles
  * per packet,
@@ -244,24 +247,33 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 			/* [0]: the injected stage's own thread, in-run (observed
 			 * stages' A/B halves); [1]: other threads, cross-run */
 			struct move w[2] = {{0, 1, NAN, "-", ""}, {0, 1, NAN, "-", ""}};
-			bool ok = true, any = false;
+			bool ok = true, any = false, aa = ks[ki] == 0;
 			for (int ro = 0; ro < 3 && nr; ro++) {
 				if (!seen[ro])
 					continue;
 				if (isown[ro]) {
 					double ab = rmed(own[ro], nr);
 					any = true;
-					al += (size_t)snprintf(
-					    added + al, sizeof(added) - al,
-					    "%s%s %+.1f (%.3f; spun %.3f, dropped %.3f)",
-					    al ? ", " : "", roles[ro], ab, ab / ks[ki],
-					    rmed(spun[ro], nr) / ks[ki],
-					    rmed(drop[ro], nr) / ks[ki]);
+					if (aa) { /* the null: what the A/B reads unchanged */
+						double bo = fmax(0.05 * base[ro][s], 3.0);
+						al += (size_t)snprintf(
+						    added + al, sizeof(added) - al,
+						    "%s%s %+.1f (A/A; bound %.1f)", al ? ", " : "",
+						    roles[ro], ab, bo);
+						if (!(fabs(ab) <= bo))
+							ok = false;
+					} else
+						al += (size_t)snprintf(
+						    added + al, sizeof(added) - al,
+						    "%s%s %+.1f (%.3f; spun %.3f, dropped %.3f)",
+						    al ? ", " : "", roles[ro], ab, ab / ks[ki],
+						    rmed(spun[ro], nr) / ks[ki],
+						    rmed(drop[ro], nr) / ks[ki]);
 					cl += (size_t)snprintf(cross + cl, sizeof(cross) - cl,
 							       "%s%s %+.1f / %+.1f", cl ? ", " : "",
 							       roles[ro], rmed(mean[ro], nr),
 							       rmed(cr[ro], nr));
-					if (ks[ki] >= 50 && !(fabs(ab / ks[ki] - 1) <= 0.05))
+					if (!aa && ks[ki] >= 50 && !(fabs(ab / ks[ki] - 1) <= 0.05))
 						ok = false;
 				}
 				for (int o = 0; o < RXR_ST_COUNT; o++) {
@@ -284,7 +296,10 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 			       any ? added : "not lapped", any ? cross : "-", w[0].role, w[0].name,
 			       w[0].d, w[0].raw, w[0].bound, w[1].role, w[1].name, w[1].d, w[1].raw,
 			       w[1].bound,
-			       ks[ki] < 50	 ? "(K < 50)"
+			       aa		 ? (!any	      ? "-"
+						    : ok && others_ok ? "A/A: null holds"
+								      : "A/A: the A/B moved")
+			       : ks[ki] < 50	 ? "(K < 50)"
 			       : !any		 ? "-"
 			       : ok && others_ok ? "ok"
 			       : !ok		 ? "MISS"
@@ -407,7 +422,8 @@ int main(int argc, char **argv)
 		"                        [--reps N] [--config verbs|dpdk|opdelay]\n\n"
 		"Runs rxray (default ./tools/rxray: run from the build dir) with --inject\n"
 		"STAGE=K on every lapped stage of verbs single and dpdk hds, K in\n"
-		"{20,50,150,500}, at 1 Mpps and at max, and --op-delay for the mempool,\n"
+		"{0,20,50,150,500} (0: the A/A control), at 1 Mpps and at max, and\n"
+		"--op-delay for the mempool,\n"
 		"MR lookup and header write; prints the added cycles/packet vs K.\n"
 		"--quick: K in {50,500}, light load only. --noisy: allow oversubscription\n"
 		"(a host with fewer cores than the threads). --reps N: injected runs per\n"
@@ -429,9 +445,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "--reps: 1..%d\n", MAXREPS);
 		return 2;
 	}
-	const double ks_full[] = {20, 50, 150, 500}, ks_quick[] = {50, 500};
+	/* K = 0: the A/A control (--inject STAGE=0 --inject-ab: the turns kept,
+	 * nothing spun), what the in-run A/B reads with nothing changed */
+	const double ks_full[] = {0, 20, 50, 150, 500}, ks_quick[] = {50, 500};
 	const double *ks = quick ? ks_quick : ks_full;
-	size_t nk = quick ? 2 : 4;
+	size_t nk = quick ? 2 : 5;
 	const struct cfg cfgs[] = {
 	    {"verbs single", "--engine verbs --mode single --frame 1064", verbs_stages,
 	     sizeof(verbs_stages) / sizeof(verbs_stages[0])},
@@ -440,7 +458,8 @@ int main(int argc, char **argv)
 	};
 	printf("# inject_accuracy: --inject STAGE=K --inject-ab: cycles/packet added per thread,\n"
 	       "# the mean over pairs of laps (one injected in four turns, the plain one two\n"
-	       "# turns later, of one packet count, both after a wait lap or neither) of\n"
+	       "# turns before or after it, drawn at random each period, of one packet\n"
+	       "# count, both after a wait lap or neither; K = 0: the A/A control) of\n"
 	       "# their difference in cycles per packet,\n"
 	       "# within 1024 of the pairs' median (added/K; spun/K: what the spins\n"
 	       "# themselves ran per packet of the injected half, preemptions included:\n"

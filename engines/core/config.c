@@ -86,9 +86,11 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	for (int i = 0; i < c->ncores && i < RX_MAX_CORES; i++)
 		json_array_append_new(cores, json_integer(c->cores[i]));
 	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (c->inject[s])
+		if (c->inject[s]) /* 0: an A/A run's stage (RXR_INJECT_NULL) */
 			json_object_set_new(inj, rxr_stage_name((enum rxr_stage)s),
-					    json_integer((json_int_t)c->inject[s]));
+					    json_integer(c->inject[s] == RXR_INJECT_NULL
+							     ? 0
+							     : (json_int_t)c->inject[s]));
 	json_object_set_new(o, "engine", json_string(c->engine));
 	json_object_set_new(o, "device", json_string(c->device));
 	json_object_set_new(o, "mode", json_string(rx_mode_name(c->mode)));
@@ -241,6 +243,12 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 			    rx_knob_value_name(rx_knob_find("gpu-work"), (int)c->gpu_work));
 	if (c->sample_shift > 30)
 		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
+	for (int s = 0; s < RXR_ST_COUNT; s++)
+		if (c->inject[s] == RXR_INJECT_NULL && !c->inject_ab)
+			return verr(err, errlen,
+				    "inject: %s=0 spins nothing: it is an A/A run's stage, for "
+				    "--inject-ab (the A/B's turns with no change, its null)",
+				    rxr_stage_name((enum rxr_stage)s));
 	if (c->inject_ab) {
 		int ops = !!c->op_delay_mempool + !!c->op_delay_mr + !!c->op_delay_hdr_write;
 		bool inj = false;

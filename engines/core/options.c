@@ -104,11 +104,13 @@ const struct rx_knob rx_knobs[] = {
      "GPU consumer per batch of payloads (payload-mem gpu): none | reorder | checksum "
      "(default none)"},
     {"inject", RX_KT_INJECT, "STAGE=CYC", 0, 0, NULL, FIELD(inject), 0, NULL,
-     "add CYC cycles per packet to STAGE (repeatable; STAGE=CYC,STAGE=CYC; not idle)"},
+     "add CYC cycles per packet to STAGE (repeatable; STAGE=CYC,STAGE=CYC; not idle; "
+     "STAGE=0 with --inject-ab: an A/A run, the turns kept and nothing spun)"},
     {"inject-ab", RX_KT_FLAG, NULL, 0, 0, NULL, FIELD(inject_ab), 0, NULL,
      "verification: inject one lap in four only (with --op-delay: delay the operations of one "
      "lap in four of the stage performing them) and report injected and plain laps two turns "
-     "apart, paired (inject_ab in the result)"},
+     "apart, paired, which of the two comes first drawn at random each period (inject_ab in "
+     "the result)"},
     {"coalesce", RX_KT_UINT, "B", 0, 1u << 16, NULL, FIELD(coalesce), 0, NULL,
      "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
     {"op-delay", RX_KT_OPDELAY, "OP=CYC", 0, 0, NULL, FIELD(op_delay_mempool), 0, NULL,
@@ -269,7 +271,8 @@ static int knob_inject(const char *val, struct rx_config *c, char *err, size_t e
 			return oerr(err, errlen,
 				    "inject: idle is waiting, not work: inject into a stage that "
 				    "handles packets");
-		c->inject[s] = cyc;
+		/* 0: an A/A run's stage (with --inject-ab; rx_config_validate) */
+		c->inject[s] = cyc ? cyc : RXR_INJECT_NULL;
 	}
 	return 0;
 }

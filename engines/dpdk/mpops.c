@@ -49,8 +49,9 @@ void rxd_mpops_set_delay(uint32_t cycles)
 	__atomic_store_n(&mpops_delay, cycles, __ATOMIC_RELEASE);
 }
 
-/* Each get and put owes the delay (rxr_op_delay; in A/B only while the
- * thread's gate has it armed), and the lap the operation ran in pays it:
+/* Each get and put owes the delay (rxr_op_delay), and the lap the
+ * operation ran in pays it (in A/B only while the thread's gate has it
+ * armed):
  * it is charged to whatever stage performs the get or put, whatever that
  * stage is called. Where in the call it is owed makes no difference. */
 static inline void mpops_spin(void)

@@ -22,6 +22,39 @@ Test(knobs, inject_into_idle_is_rejected_with_one_line)
 	cr_assert_eq(c.inject[RXR_ST_HDR_WRITE], 2000);
 }
 
+/*
+ * --inject STAGE=0 is an A/A run's stage: with --inject-ab it validates and
+ * the config says 0 for it; without it, it would spin nothing, silently,
+ * so it is rejected with one line naming the stage. Catches a 0 taken as
+ * "off" (the A/A run would lose its turn-keeping stage) and the sentinel
+ * leaking into the config JSON as a huge K.
+ */
+Test(knobs, inject_zero_is_an_a_a_stage_for_inject_ab_only)
+{
+	struct rx_config c;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	struct rx_caps caps;
+	memset(&caps, 0, sizeof(caps));
+	caps.max_ring = 32768;
+	caps.max_sges = 2;
+	caps.max_queues = 64;
+	caps.max_frame = 9216;
+	c.allow_oversubscribe = true;
+	cr_assert_eq(rx_config_set(&c, "inject", "doorbell=0", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.inject[RXR_ST_DOORBELL], RXR_INJECT_NULL);
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), -EINVAL);
+	cr_assert(!strncmp(err, "inject:", 7) && strstr(err, "doorbell=0") && !strchr(err, '\n'),
+		  "%s", err);
+	c.inject_ab = true;
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), 0, "%s", err);
+	json_t *j = rx_config_to_json(&c);
+	json_t *k = json_object_get(json_object_get(j, "inject"), "doorbell");
+	cr_assert(json_is_integer(k));
+	cr_assert_eq(json_integer_value(k), 0);
+	json_decref(j);
+}
+
 Test(knobs, coalesce_parses_and_must_not_exceed_the_burst)
 {
 	struct rx_config c;

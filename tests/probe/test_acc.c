@@ -569,9 +569,11 @@ Test(inject, repays_a_short_overrun_and_drops_a_preemption)
  * clock of coarse reads (60 ticks each) a stage with three delays of 500
  * before its lap grows by 1,500 a lap (the spins' over-runs repaid, as an
  * injection's are), the stage after it by nothing, a lap without packets
- * pays what was owed in it, and a disarmed operation owes nothing. Catches
- * delays that are not paid (the stage stays at one read), paid by the
- * following lap (cqe_poll grows), paid twice, or owed while disarmed.
+ * pays what was owed in it, and a disarmed thread's operations owe as
+ * ever while its laps pay nothing. Catches delays that are not paid (the
+ * stage stays at one read), paid by the following lap (cqe_poll grows),
+ * paid twice, paid while disarmed, or an operation that tests the armed
+ * state itself (a branch one A/B half takes and the other does not).
  * Deterministic: no timing, every count exact.
  */
 Test(inject, op_delays_are_owed_and_the_next_lap_pays)
@@ -622,11 +624,83 @@ Test(inject, op_delays_are_owed_and_the_next_lap_pays)
 	lap0 = (double)(p->st[RXR_ST_IDLE].cycles - before) - COARSE_STEP;
 	cr_expect_lt(fabs(lap0 - 700), 2.0 * COARSE_STEP, "an idle lap paid %.0f of 700", lap0);
 	cr_expect_eq(p->st[RXR_ST_CQE_POLL].cycles - cq, COARSE_STEP, "cqe_poll paid for idle");
-	/* disarmed: nothing owed */
+	/* disarmed: the operation owes as ever (the same instructions in
+	 * both A/B halves), and the lap pays nothing */
 	rxr_op_armed = false;
 	rxr_op_delay(500);
-	cr_expect_eq(rxr_op_owed, 0, "a disarmed operation owed %lu", (unsigned long)rxr_op_owed);
+	cr_expect_eq(rxr_op_owed, 500, "a disarmed operation owed %lu, not 500",
+		     (unsigned long)rxr_op_owed);
+	before = p->st[RXR_ST_SGE_SETUP].cycles;
+	rxr_lap(p, RXR_ST_SGE_SETUP, 1);
+	cr_expect_eq(p->st[RXR_ST_SGE_SETUP].cycles - before, COARSE_STEP,
+		     "a disarmed lap spun %lu ticks past its clock read",
+		     (unsigned long)(p->st[RXR_ST_SGE_SETUP].cycles - before - COARSE_STEP));
+	cr_expect_eq(rxr_op_owed, 0, "what a disarmed lap owed is forgotten");
 	rxr_op_armed = true;
+	rxr_probe_free(p);
+	fake_clock_off();
+}
+
+/*
+ * The A/A control, and why the halves' order is drawn: nothing injected
+ * (`--inject doorbell=0 --inject-ab`: RXR_INJECT_NULL) on a stage whose lap
+ * costs 400 ticks more at the first place of every period (a cost that
+ * follows the period, not the injection), under a clock of 60-tick reads.
+ * The pairs read ~0 (a fixed order reads +400: the first place is always
+ * the injected half), both orders are drawn about as often, nothing is
+ * spun, and the result gives k = 0 for the stage. Catches a fixed order,
+ * an A/A stage that spins, and a swapped period paired with the wrong
+ * sign (its -400 then reads +400: the mean far from 0).
+ */
+Test(inject, a_a_reads_nothing_where_a_cost_follows_the_period)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	fake_clock_on(COARSE_STEP);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	const enum rxr_stage s = RXR_ST_DOORBELL;
+	rxr_probe_set_inject(p, s, RXR_INJECT_NULL);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	rxr_lap_start(p);
+	unsigned periods = 0, swapped = 0;
+	for (unsigned i = 0; i < 40000; i++) {
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		if (p->abp[s].turn == 0)
+			fake_now += 400; /* the doorbell lap that begins a period */
+		rxr_lap(p, s, 1);
+		if (p->abp[s].turn == 1) {
+			periods++;
+			swapped += p->abp[s].swap;
+		}
+	}
+	uint64_t kept = 0;
+	double aa = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+	cr_expect_eq(periods, 10000);
+	cr_expect_geq(kept, 9900, "pairs kept %lu", (unsigned long)kept);
+	cr_expect_lt(fabs(aa), 40, "A/A read %.1f per packet: the period's first place is +400",
+		     aa);
+	cr_expect(swapped > 4700 && swapped < 5300, "%u of %u periods swapped", swapped, periods);
+	cr_expect_eq(p->inject_spun[s], 0, "an A/A stage spun %lu ticks",
+		     (unsigned long)p->inject_spun[s]);
+	cr_expect_eq(p->st[RXR_ST_CQE_POLL].cycles, 40000ull * COARSE_STEP,
+		     "the stage beside it moved");
+	struct rxr_result *res;
+	json_t *arr = inject_ab_of(p, &res), *x;
+	size_t ix;
+	bool found = false;
+	json_array_foreach(arr, ix, x)
+	{
+		if (strcmp(json_string_value(json_object_get(x, "stage")), "doorbell"))
+			continue;
+		found = true;
+		cr_expect_eq(json_integer_value(json_object_get(x, "k")), 0);
+		cr_expect(json_is_false(json_object_get(x, "observed")));
+		cr_expect(json_is_null(json_object_get(x, "spun_cycles_per_packet")));
+	}
+	cr_expect(found);
+	rxr_result_free(res);
 	rxr_probe_free(p);
 	fake_clock_off();
 }
@@ -661,8 +735,10 @@ Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
 				struct rxr_probe *p = w ? inj : base;
 				rxr_lap_start(p);
 				for (unsigned i = 0; i < LAPS; i++) {
-					/* 1-3 packets, each count in every turn */
-					uint32_t n = 1 + i % 3;
+					/* 1-3 packets, one count a period (four
+					 * laps), so both halves hold the same mix
+					 * whichever comes first in a period */
+					uint32_t n = 1 + (i / 4) % 3;
 					rxr_lap(p, RXR_ST_CQE_POLL, n);
 					rxr_lap(p, RXR_ST_APP, n);
 				}
@@ -787,6 +863,23 @@ Test(lapfit, preempted_laps_are_left_out_of_the_fit_not_the_cycles)
 	free(b);
 }
 
+/* One A/B period's pair fed by hand: a new period, then its injected lap
+ * (ci cycles, ni packets) and its plain one (cp, np), the plain one first
+ * in every other period, as a period with its halves swapped has them
+ * (rxr_ab_turn): the figure must not depend on which comes first. */
+static void ab_feed(struct rxr_probe *p, enum rxr_stage s, uint64_t ci, uint32_t ni, uint64_t cp,
+		    uint32_t np)
+{
+	p->ab_period++;
+	if (p->ab_period & 1) {
+		rxr_probe_ab_pair(p, s, cp, np, false);
+		rxr_probe_ab_pair(p, s, ci, ni, true);
+	} else {
+		rxr_probe_ab_pair(p, s, ci, ni, true);
+		rxr_probe_ab_pair(p, s, cp, np, false);
+	}
+}
+
 /* An rx probe with inject A/B on (its pairs fed by hand). */
 static struct rxr_probe *ab_probe(void)
 {
@@ -817,8 +910,7 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 		bool preempted = i % 20 == 0 || i % 20 == 11;
 		uint64_t ci = 200 * n + spun + (i % 20 == 0 ? 1000000 : 0);
 		uint64_t cp = 200 * n + (i % 20 == 11 ? 1000000 : 0);
-		rxr_probe_ab_pair(p, s, ci, n, true);
-		rxr_probe_ab_pair(p, s, cp, n, false);
+		ab_feed(p, s, ci, n, cp, n);
 		inj_sum += (double)ci / n;
 		pl_sum += (double)cp / n;
 		if (!preempted) { /* what the kept pairs add, over their packets */
@@ -826,7 +918,8 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 			kept_pkts += n;
 		}
 	}
-	/* a plain lap with no injected one before it pairs with nothing */
+	/* a plain lap with no injected one in its period pairs with nothing */
+	p->ab_period++;
 	rxr_probe_ab_pair(p, s, 123, 1, false);
 	cr_expect_eq(p->abp[s].unmatched, 0);
 	uint64_t pairs = 0, kept = 0;
@@ -873,8 +966,7 @@ Test(inject, ab_pairs_weigh_each_pair_by_its_packets)
 	for (int i = 0; i < 1000; i++) {
 		uint32_t n = i % 10 == 9 ? 8 : 1;
 		uint64_t base = 300 * n, delay = (uint64_t)(k * (n + 1));
-		rxr_probe_ab_pair(p, s, base + delay, n, true);
-		rxr_probe_ab_pair(p, s, base, n, false);
+		ab_feed(p, s, base + delay, n, base, n);
 		ops += n + 1;
 		pkts += n;
 	}
@@ -913,16 +1005,14 @@ Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
 			uint32_t n = i % 10 == 9 ? 8 : 1;
 			uint64_t base = 300 * n, delay = (uint64_t)(k * (2 * n + 2));
 			uint64_t preempt = i == 500 ? 5000000 : 0;
-			rxr_probe_ab_pair(p, s, base + delay + preempt, n, true);
-			rxr_probe_ab_pair(p, s, base, n, false);
+			ab_feed(p, s, base + delay + preempt, n, base, n);
 			if (!preempt) {
 				ops += 2 * n + 2;
 				pkts += n;
 			}
 		}
 		/* the gate's window only: another stage's pairs keep RXR_AB_TRIM */
-		rxr_probe_ab_pair(p, RXR_ST_CQE_POLL, 200, 1, true);
-		rxr_probe_ab_pair(p, RXR_ST_CQE_POLL, 100, 1, false);
+		ab_feed(p, RXR_ST_CQE_POLL, 200, 1, 100, 1);
 		cr_expect_float_eq(rxr_ab_pairs_trim(&p->abp[RXR_ST_CQE_POLL]), RXR_AB_TRIM, 1e-9);
 		cr_expect_float_eq(rxr_ab_pairs_trim(&p->abp[s]),
 				   widen ? RXR_AB_TRIM + 2 * k : RXR_AB_TRIM, 1e-9);
@@ -1076,8 +1166,7 @@ Test(inject, ab_pairs_hold_laps_of_one_packet_count)
 	for (int i = 0; i < 300; i++) {
 		/* two of three pairs: 1 packet injected, 2 plain */
 		uint32_t ni = 1, np = i % 3 ? 2 : 1;
-		rxr_probe_ab_pair(p, s, a + (b + k) * ni, ni, true);
-		rxr_probe_ab_pair(p, s, a + b * np, np, false);
+		ab_feed(p, s, a + (b + k) * ni, ni, a + b * np, np);
 	}
 	uint64_t pairs = 0;
 	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], NULL);

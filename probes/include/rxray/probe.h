@@ -325,7 +325,9 @@ struct rxr_probe {
 				   * stages' laps count to its half) */
 	uint8_t gate_turn;	  /* the turn the operation delays are in now
 				   * (the gate's next lap; observed laps count
-				   * to it) */
+				   * to it), before the swap */
+	bool gate_swap;		  /* the gate's period has its halves swapped */
+	uint64_t ab_rng;	  /* inject A/B: xorshift state for the swaps */
 	bool op_gate;		  /* a stage is the operation delays' gate */
 	double ab_trim;		  /* the op gate's pairs' trim window,
 				   * cycles/packet (rxr_probe_set_op_gate) */
@@ -358,9 +360,10 @@ struct rxr_probe {
 
 /*
  * Inject A/B turns: an injected (or gate) stage's laps with packets take
- * RXR_AB_PERIOD turns: the first is injected (RXR_AB_INJ), the third is
- * the plain half (RXR_AB_PLAIN), the second and fourth are shadows, in
- * neither half. A lap's cost depends on the lap before it (a spin lets the
+ * RXR_AB_PERIOD turns: one of the first and the third is injected
+ * (RXR_AB_INJ), the other is the plain half (RXR_AB_PLAIN), which one drawn
+ * at random each period (rxr_ab_turn); the second and fourth are shadows,
+ * in neither half. A lap's cost depends on the lap before it (a spin lets the
  * NIC's writes settle and the next lap finds them cheaper or dearer), so a
  * plain lap right after an injected one would carry the spin's aftermath
  * and an injected lap after a plain one would not: their difference was K
@@ -374,6 +377,31 @@ struct rxr_probe {
 #define RXR_AB_PERIOD 4
 #define RXR_AB_INJ 0
 #define RXR_AB_PLAIN 2
+/*
+ * Which half comes first in a period is drawn at random, per period: the
+ * turn of a lap at place raw (0-3) of its period, with the halves swapped
+ * or not. A fixed order makes "the first half" and "the injected half" one
+ * thing, so whatever differs between a period's first and third lap for
+ * its own reasons (the pairing's bookkeeping after the second one, a
+ * thread's state that follows the period) reads as the injection. On the
+ * 16-core host, A/A runs (RXR_INJECT_NULL: nothing spun) with the
+ * injected turn always first read the NIC's cqe_write beside hdr_write=0
+ * at +25 to +33 cycles/packet, dpdk rx sge_setup beside doorbell=0 at +8
+ * to +11; drawn, -2 to +1 and -1 to +1.
+ */
+static inline unsigned rxr_ab_turn(unsigned raw, bool swap)
+{
+	return swap && !(raw & 1) ? raw ^ RXR_AB_PLAIN : raw;
+}
+static inline bool rxr_ab_coin(uint64_t *rng)
+{
+	uint64_t x = *rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*rng = x;
+	return x >> 63;
+}
 
 /*
  * Inject A/B pairs: each injected lap of a stage is paired with the plain
@@ -408,16 +436,22 @@ struct rxr_probe {
 #define RXR_AB_LO (-1024)
 #define RXR_AB_BINS 4096
 struct rxr_ab_pairs {
-	double pend;		/* the period's first injected-half lap's
-				 * cycles per packet */
+	double pend;		/* the period's first lap's cycles per
+				 * packet (of either half: pend_inj) */
 	uint32_t pend_pkts;	/* and its packets */
 	uint32_t pend_period;	/* and its period (rxr_probe.ab_period) */
 	bool pend_wait;		/* and whether a wait lap came just before it */
-	uint8_t turn;		/* an injected stage: its next lap's turn */
+	uint8_t turn;		/* an injected stage: its next lap's turn in
+				 * the period, before the swap */
+	bool swap;		/* an injected stage: this period's halves
+				 * swapped (rxr_ab_turn) */
 	bool pending;
+	bool pend_inj; /* the held lap is of the injected half */
+	bool done;     /* paired, or tried, in period done_period */
+	uint32_t done_period;
 	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
-	uint64_t unmatched;	 /* plain laps not paired: their period's
-				  * injected-half lap held another packet
+	uint64_t unmatched;	 /* a period's first laps not paired: the
+				  * other half's lap held another packet
 				  * count, or it had none, or only one of
 				  * the two followed a wait */
 	uint64_t unmatched_wait; /* of those: only one followed a wait */
@@ -506,8 +540,15 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
 /*
  * Operation delays in A/B (`--op-delay ... --inject-ab`): the delays sit
  * inside operations (a mempool get, an MR lookup, a header write), not at
- * laps, and spin only while the calling thread's rxr_op_armed is true (it
- * is, unless a gate turned it off). rxr_probe_set_op_gate makes stage s
+ * laps. Every operation owes its delay, armed or not, and a payment spins
+ * only while the paying thread's rxr_op_armed is true (it is, unless a
+ * gate turned it off), so a delayed operation runs the same instructions
+ * in both halves and the two differ only by the spin. (Until this session
+ * the operation itself tested rxr_op_armed: in the gate's armed turn it
+ * took a branch it took in no other, and with no delay paid at all the
+ * gated laps read +37 to +103 cycles/packet on the NIC's header writes on
+ * the 16-core host, +7 to +19 on the 2-core VM; the header write's
+ * op-delay row read 1.2-1.6 x K there.) rxr_probe_set_op_gate makes stage s
  * the thread's gate: its laps with packets take the A/B turns (armed in
  * RXR_AB_INJ only) and each counts to the turn it ran in; closing it moves
  * the turn on for what follows. Every other stage of the probe is
@@ -533,6 +574,14 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * laps owe delays too. Values below it are injections in ticks.
  */
 #define RXR_INJECT_PAY (UINT64_MAX - 2)
+/*
+ * An injection of nothing (`--inject STAGE=0 --inject-ab`): STAGE keeps the
+ * A/B turns as an injected stage does and spins nothing, so every figure
+ * of the run is what the A/B reads when nothing was changed: its own bias
+ * and noise, the control beside a run that injects K. Values below it
+ * are injections in ticks.
+ */
+#define RXR_INJECT_NULL (UINT64_MAX - 3)
 extern __thread bool rxr_op_armed; /* __thread: the header is also C++ (nvcc) */
 int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k);
 /*
@@ -553,8 +602,9 @@ int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k);
  * A/B calls too).
  */
 extern __thread uint64_t rxr_op_owed;
-/* Spin what the calling thread owes from t (a lap's clock read); returns
- * the clock after. What a spin ran over its target is carried to the
+/* Spin what the calling thread owes from t (a lap's clock read), or
+ * nothing while a gate has it disarmed (what was owed is forgotten either
+ * way); returns the clock after. What a spin ran over its target is carried to the
  * thread's next payment (past RXR_INJECT_STRETCH_MAX: dropped, a
  * preemption); a shortfall likewise, bounded by RXR_INJECT_DEBT_MAX. */
 uint64_t rxr_op_pay(uint64_t t);
@@ -563,10 +613,11 @@ uint64_t rxr_op_pay(uint64_t t);
  * so its laps pay the thread's operation delays: for --op-delay without
  * A/B (rxr_probe_set_op_gate calls it in A/B). 0. */
 int rxr_probe_set_op_pay(struct rxr_probe *p);
-/* An operation delay of k ticks (0: none), unless a gate disarmed it. */
+/* An operation delay of k ticks (0: none), owed whether or not a gate
+ * disarmed the thread: the payment decides (rxr_op_pay). */
 static inline void rxr_op_delay(uint32_t k)
 {
-	if (__builtin_expect(k != 0, 0) && rxr_op_armed)
+	if (__builtin_expect(k != 0, 0))
 		rxr_op_owed += k;
 }
 /* Sum of cycles over every stage except idle. */
@@ -716,7 +767,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	if (__builtin_expect(rxr_op_owed != 0, 0))
 		t = rxr_op_pay(t);
 	if (!p->ab) {
-		if (p->inject[s] < RXR_INJECT_PAY)
+		if (p->inject[s] < RXR_INJECT_NULL)
 			t = rxr_inject_run(p, s, t, pkts);
 		rxr_lap_close(p, s, t, pkts);
 		return;
@@ -733,29 +784,34 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 	p->ab_after_wait = waits != p->ab_waits_seen;
 	p->ab_waits_seen = waits;
 	if (p->inject[s] == RXR_INJECT_OBSERVE) { /* observed: no spin */
-		turn = p->op_gate ? p->gate_turn : p->ab_phase;
+		turn = p->op_gate ? rxr_ab_turn(p->gate_turn, p->gate_swap) : p->ab_phase;
 	} else if (p->inject[s] == RXR_INJECT_GATE) {
 		/* the lap ran in the gate's turn; what follows runs in the next */
-		turn = p->gate_turn;
-		p->gate_turn = (uint8_t)((turn + 1) % RXR_AB_PERIOD);
-		rxr_op_armed = p->gate_turn == RXR_AB_INJ;
-		p->ab_period += rxr_op_armed; /* the laps that follow begin one */
+		turn = rxr_ab_turn(p->gate_turn, p->gate_swap);
+		p->gate_turn = (uint8_t)((p->gate_turn + 1) % RXR_AB_PERIOD);
+		if (!p->gate_turn) { /* the laps that follow begin a period */
+			p->gate_swap = rxr_ab_coin(&p->ab_rng);
+			p->ab_period++;
+		}
+		rxr_op_armed = rxr_ab_turn(p->gate_turn, p->gate_swap) == RXR_AB_INJ;
 	} else {
 		struct rxr_ab_pairs *a = &p->abp[s];
-		turn = a->turn;
-		a->turn = (uint8_t)((turn + 1) % RXR_AB_PERIOD);
-		p->ab_phase = (uint8_t)turn;
-		if (turn == RXR_AB_INJ) {
+		if (!a->turn) { /* this lap begins a period */
+			a->swap = rxr_ab_coin(&p->ab_rng);
 			p->ab_period++;
-			t = rxr_inject_run(p, s, t, pkts);
 		}
+		turn = rxr_ab_turn(a->turn, a->swap);
+		a->turn = (uint8_t)((a->turn + 1) % RXR_AB_PERIOD);
+		p->ab_phase = (uint8_t)turn;
+		if (turn == RXR_AB_INJ && p->inject[s] < RXR_INJECT_NULL)
+			t = rxr_inject_run(p, s, t, pkts);
 	}
 	rxr_lap_close(p, s, t, pkts);
 	if (turn == RXR_AB_INJ || turn == RXR_AB_PLAIN) { /* shadows: neither */
 		bool inj = turn == RXR_AB_INJ;
 		rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
 		rxr_probe_ab_pair(p, s, t - last, pkts, inj);
-		if (inj && p->inject[s] < RXR_INJECT_PAY) { /* what the spin ran */
+		if (inj && p->inject[s] < RXR_INJECT_NULL) { /* what the spin ran */
 			p->inject_spun[s] += t - t0;
 			p->inject_spun_pkts[s] += pkts;
 		}
@@ -830,7 +886,7 @@ static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t
 static inline void rxr_inject_spin(struct rxr_probe *p, enum rxr_stage s)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
-	if (p->inject[s] && p->inject[s] < RXR_INJECT_PAY)
+	if (p->inject[s] && p->inject[s] < RXR_INJECT_NULL)
 		rxr_spin_until(rxr_now(), p->inject[s]);
 #else
 	(void)p;
