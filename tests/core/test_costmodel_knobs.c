@@ -7,6 +7,18 @@
 
 #include "rxray/core.h"
 
+/* A device's limits roomy enough for every knob here. */
+static struct rx_caps knob_caps(void)
+{
+	struct rx_caps caps;
+	memset(&caps, 0, sizeof(caps));
+	caps.max_ring = 32768;
+	caps.max_sges = 2;
+	caps.max_queues = 64;
+	caps.max_frame = 9216;
+	return caps;
+}
+
 Test(knobs, inject_into_idle_is_rejected_with_one_line)
 {
 	struct rx_config c;
@@ -34,12 +46,7 @@ Test(knobs, inject_zero_is_an_a_a_stage_for_inject_ab_only)
 	struct rx_config c;
 	char err[256] = "";
 	rx_config_defaults(&c);
-	struct rx_caps caps;
-	memset(&caps, 0, sizeof(caps));
-	caps.max_ring = 32768;
-	caps.max_sges = 2;
-	caps.max_queues = 64;
-	caps.max_frame = 9216;
+	struct rx_caps caps = knob_caps();
 	c.allow_oversubscribe = true;
 	cr_assert_eq(rx_config_set(&c, "inject", "doorbell=0", err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(c.inject[RXR_ST_DOORBELL], RXR_INJECT_NULL);
@@ -63,12 +70,7 @@ Test(knobs, coalesce_parses_and_must_not_exceed_the_burst)
 	cr_assert_eq(rx_config_set(&c, "coalesce", "64", err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(c.coalesce, 64);
 	cr_assert_eq(rx_config_set(&c, "coalesce", "x", err, sizeof(err)), -EINVAL);
-	struct rx_caps caps;
-	memset(&caps, 0, sizeof(caps));
-	caps.max_ring = 32768;
-	caps.max_sges = 2;
-	caps.max_queues = 64;
-	caps.max_frame = 9216;
+	struct rx_caps caps = knob_caps();
 	c.allow_oversubscribe = true;
 	c.coalesce = 65; /* burst 64 */
 	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), -EINVAL);

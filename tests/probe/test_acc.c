@@ -480,6 +480,16 @@ static void fake_clock_off(void)
 	fake_step = COARSE_STEP;
 }
 
+/* An rx probe under the fake clock of COARSE_STEP ticks a read. */
+static struct rxr_probe *coarse_rx_probe(void)
+{
+	fake_clock_on(COARSE_STEP);
+	struct rxr_probe *p = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_not_null(p);
+	return p;
+}
+
 /* The A/B result's entries: app injected (spun per packet = k, nothing
  * dropped), cqe_poll observed (no spin: null). */
 static void check_spun_in_result(const struct rxr_probe *p, double k)
@@ -580,10 +590,7 @@ Test(inject, op_delays_are_owed_and_the_next_lap_pays)
 {
 	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	fake_clock_on(COARSE_STEP);
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
-	cr_assert_not_null(p);
+	struct rxr_probe *p = coarse_rx_probe();
 	cr_assert_eq(rxr_probe_set_op_pay(p), 0);
 	cr_assert_eq(p->inject[RXR_ST_IDLE], RXR_INJECT_PAY, "a wait stage is never observed");
 	rxr_op_owed = 12345; /* owed before the first lap: no lap's */
@@ -656,10 +663,7 @@ Test(inject, a_a_reads_nothing_where_a_cost_follows_the_period)
 {
 	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	fake_clock_on(COARSE_STEP);
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
-	cr_assert_not_null(p);
+	struct rxr_probe *p = coarse_rx_probe();
 	const enum rxr_stage s = RXR_ST_DOORBELL;
 	rxr_probe_set_inject(p, s, RXR_INJECT_NULL);
 	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
