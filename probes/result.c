@@ -146,11 +146,8 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		json_t *o = json_pack(
 		    "{s:s, s:i, s:s, s:I, s:b, s:b, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:I, s:f}",
 		    "role", p->role, "core", p->core, "stage", rxr_stage_name((enum rxr_stage)s),
-		    "k",
-		    (json_int_t)(observed || gate || p->inject[s] == RXR_INJECT_NULL
-				     ? 0
-				     : p->inject[s]),
-		    "observed", observed, "op_gate", gate, "injected",
+		    "k", (json_int_t)rxr_inject_ticks(p->inject[s]), "observed", observed,
+		    "op_gate", gate, "injected",
 		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
 			    i->excl_cycles),
 		    "plain",

@@ -145,6 +145,14 @@ struct move {
 	const char *name, *role;
 };
 
+/* Issue 11's bound on a stage that is not the one changed, cycles/packet:
+ * 5% of its cost or 3, whichever is larger (the A/A control's own stage is
+ * held to it too). */
+static double move_bound(double cost)
+{
+	return fmax(0.05 * cost, 3.0);
+}
+
 /* The median of a run's figures over the repetitions (NAN: none). */
 static double rmed(const double *v, int n)
 {
@@ -255,7 +263,7 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 					double ab = rmed(own[ro], nr);
 					any = true;
 					if (aa) { /* the null: what the A/B reads unchanged */
-						double bo = fmax(0.05 * base[ro][s], 3.0);
+						double bo = move_bound(base[ro][s]);
 						al += (size_t)snprintf(
 						    added + al, sizeof(added) - al,
 						    "%s%s %+.1f (A/A; bound %.1f)", al ? ", " : "",
@@ -280,7 +288,7 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 					double d = rmed(od[ro][o], nr);
 					if (!isfinite(d))
 						continue;
-					double bound = fmax(0.05 * base[ro][o], 3.0);
+					double bound = move_bound(base[ro][o]);
 					struct move *m = &w[!isown[ro]];
 					if (fabs(d) / bound > fabs(m->d) / m->bound)
 						*m = (struct move){
@@ -392,7 +400,7 @@ static void opdelay_table(double k)
 			if (o == rows[i].stage || o == RXR_ST_IDLE || !(t->stage_mask & (1u << o)))
 				continue;
 			double d = rmed(vd[o], nr);
-			double bound = fmax(0.05 * cm_cpp(t, o), 3.0);
+			double bound = move_bound(cm_cpp(t, o));
 			if (isfinite(d) && fabs(d) / bound > fabs(worst) / wb) {
 				worst = d;
 				wb = bound;

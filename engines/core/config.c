@@ -87,10 +87,9 @@ json_t *rx_config_to_json(const struct rx_config *c)
 		json_array_append_new(cores, json_integer(c->cores[i]));
 	for (int s = 0; s < RXR_ST_COUNT; s++)
 		if (c->inject[s]) /* 0: an A/A run's stage (RXR_INJECT_NULL) */
-			json_object_set_new(inj, rxr_stage_name((enum rxr_stage)s),
-					    json_integer(c->inject[s] == RXR_INJECT_NULL
-							     ? 0
-							     : (json_int_t)c->inject[s]));
+			json_object_set_new(
+			    inj, rxr_stage_name((enum rxr_stage)s),
+			    json_integer((json_int_t)rxr_inject_ticks(c->inject[s])));
 	json_object_set_new(o, "engine", json_string(c->engine));
 	json_object_set_new(o, "device", json_string(c->device));
 	json_object_set_new(o, "mode", json_string(rx_mode_name(c->mode)));

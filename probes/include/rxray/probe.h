@@ -582,6 +582,13 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * are injections in ticks.
  */
 #define RXR_INJECT_NULL (UINT64_MAX - 3)
+/* The ticks per packet an inject[] value spins: itself, or 0 for the
+ * markers (observed, gate, paying, nothing): what configs and results
+ * report as K. */
+static inline uint64_t rxr_inject_ticks(uint64_t v)
+{
+	return v < RXR_INJECT_NULL ? v : 0;
+}
 extern __thread bool rxr_op_armed; /* __thread: the header is also C++ (nvcc) */
 int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k);
 /*
