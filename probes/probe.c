@@ -226,7 +226,7 @@ static void ab_gate_trim(struct rxr_probe *p)
 {
 	for (int s = 0; p->op_gate && p->abp && s < RXR_ST_COUNT; s++)
 		if (p->inject[s] == RXR_INJECT_GATE)
-			p->abp[s].trim = p->ab_trim;
+			p->abp[s].trim = p->abp[RXR_ST_COUNT + s].trim = p->ab_trim;
 }
 
 void rxr_probe_reset(struct rxr_probe *p)
@@ -245,7 +245,7 @@ void rxr_probe_reset(struct rxr_probe *p)
 	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
 		rxr_acc_reset(&p->ab[s]);
 	if (p->abp) {
-		memset(p->abp, 0, RXR_ST_COUNT * sizeof(*p->abp));
+		memset(p->abp, 0, 2 * RXR_ST_COUNT * sizeof(*p->abp));
 		ab_gate_trim(p);
 	}
 	/* the last lap was a shadow: nothing observed counts until a turn
@@ -276,7 +276,7 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
 	}
 	if (!p->ab) {
 		struct rxr_acc *ab = malloc(2 * RXR_ST_COUNT * sizeof(*ab));
-		struct rxr_ab_pairs *abp = calloc(RXR_ST_COUNT, sizeof(*abp));
+		struct rxr_ab_pairs *abp = calloc(2 * RXR_ST_COUNT, sizeof(*abp));
 		if (!ab || !abp) {
 			free(ab);
 			free(abp);
@@ -344,7 +344,12 @@ int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k)
 void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
 		       bool injected)
 {
-	struct rxr_ab_pairs *a = &p->abp[s];
+	rxr_probe_ab_pair_into(p, &p->abp[s], cycles, pkts, injected);
+}
+
+void rxr_probe_ab_pair_into(struct rxr_probe *p, struct rxr_ab_pairs *a, uint64_t cycles,
+			    uint32_t pkts, bool injected)
+{
 	double cpp = (double)cycles / (pkts ? pkts : 1);
 	if (a->done && a->done_period == p->ab_period)
 		return; /* paired (or tried) already this period */
@@ -452,6 +457,24 @@ uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
 	return sum;
 }
 
+/* Pairs add (what is held unpaired stays the destination's). */
+static void ab_pairs_merge(struct rxr_ab_pairs *d, const struct rxr_ab_pairs *o)
+{
+	d->n += o->n;
+	d->unmatched += o->unmatched;
+	d->unmatched_wait += o->unmatched_wait;
+	d->under += o->under;
+	d->over += o->over;
+	d->wn += o->wn;
+	d->wunder += o->wunder;
+	d->wover += o->wover;
+	d->trim = fmax(d->trim, o->trim);
+	for (size_t b = 0; b < RXR_AB_BINS; b++) {
+		d->bin[b] += o->bin[b];
+		d->wbin[b] += o->wbin[b];
+	}
+}
+
 void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 {
 	for (int s = 0; s < RXR_ST_COUNT; s++) {
@@ -463,21 +486,8 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 		if (dst->ab && src->ab) {
 			rxr_acc_merge(&dst->ab[s], &src->ab[s]);
 			rxr_acc_merge(&dst->ab[RXR_ST_COUNT + s], &src->ab[RXR_ST_COUNT + s]);
-			struct rxr_ab_pairs *d = &dst->abp[s];
-			const struct rxr_ab_pairs *o = &src->abp[s];
-			d->n += o->n;
-			d->unmatched += o->unmatched;
-			d->unmatched_wait += o->unmatched_wait;
-			d->under += o->under;
-			d->over += o->over;
-			d->wn += o->wn;
-			d->wunder += o->wunder;
-			d->wover += o->wover;
-			d->trim = fmax(d->trim, o->trim);
-			for (size_t b = 0; b < RXR_AB_BINS; b++) {
-				d->bin[b] += o->bin[b];
-				d->wbin[b] += o->wbin[b];
-			}
+			ab_pairs_merge(&dst->abp[s], &src->abp[s]);
+			ab_pairs_merge(&dst->abp[RXR_ST_COUNT + s], &src->abp[RXR_ST_COUNT + s]);
 		}
 	}
 	dst->busy_packets += src->busy_packets;

@@ -94,8 +94,9 @@ json_t *rxr_json_real_or_null(double v)
  * without a partner: another packet count, none in the other half, a wait
  * before one of the two only). k: the injection per packet; 0 on an
  * observed or gated stage, and on an A/A run's stage (`--inject STAGE=0`,
- * RXR_INJECT_NULL: the turns kept, nothing spun). Appended to
- * extra.inject_ab.
+ * RXR_INJECT_NULL: the turns kept, nothing spun). An observed stage also
+ * gives same_burst: its pairs of laps in the injected lap's own burst only
+ * (rxr_probe.abp). Appended to extra.inject_ab.
  */
 static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, uint64_t xp,
 		       uint64_t xc)
@@ -134,7 +135,8 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		 * its few pairs are the laps at the boundary, not a sample, and
 		 * the halves' means are its figure */
 		uint64_t tried = pairs + p->abp[s].unmatched;
-		if (observed && tried * 2 < (i->count < pl->count ? i->count : pl->count))
+		bool sparse = observed && tried * 2 < (i->count < pl->count ? i->count : pl->count);
+		if (sparse)
 			med = tm = NAN;
 		bool gate = p->inject[s] == RXR_INJECT_GATE;
 		/* what the spins themselves ran per packet of the injected
@@ -175,6 +177,29 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 					json_integer((json_int_t)p->inject_drops[s]))) {
 			json_decref(o);
 			return -ENOMEM;
+		}
+		/* an observed stage: its pairs again, of the laps in the
+		 * spin's own burst only (after the injected lap, before the
+		 * burst ends): a move here is the burst's, one in the laps of
+		 * the bursts after it only is the next burst's state (the
+		 * producer got further while the spin ran) */
+		if (observed) {
+			const struct rxr_ab_pairs *q = &p->abp[RXR_ST_COUNT + s];
+			uint64_t qpairs = 0, qkept = 0;
+			double qmed = rxr_ab_pairs_median(q, &qpairs);
+			double qtm = rxr_ab_pairs_trimmed_mean(q, &qkept);
+			if (sparse)
+				qmed = qtm = NAN;
+			json_t *sb =
+			    json_pack("{s:I, s:I, s:o, s:o, s:I}", "pairs", (json_int_t)qpairs,
+				      "pairs_unmatched", (json_int_t)q->unmatched,
+				      "added_median_cycles_per_packet", rxr_json_real_or_null(qmed),
+				      "added_trimmed_cycles_per_packet", rxr_json_real_or_null(qtm),
+				      "pairs_kept", (json_int_t)qkept);
+			if (!sb || json_object_set_new(o, "same_burst", sb)) {
+				json_decref(o);
+				return -ENOMEM;
+			}
 		}
 		if (json_array_append_new(arr, o))
 			return -ENOMEM;

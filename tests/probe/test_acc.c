@@ -1078,6 +1078,93 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
 }
 
 /*
+ * same_burst: an observed stage's pairs again over its laps in the
+ * injected lap's own burst only. Under the coarse fake clock, a burst of
+ * cqe_poll, buf_alloc (injected), sge_setup, doorbell: cqe_poll costs 300
+ * ticks less after a burst whose buf_alloc spun (the next burst's state),
+ * sge_setup 200 more after the spin in its own burst (a leak). Over every
+ * lap cqe_poll reads -300 and sge_setup +200; in same_burst cqe_poll has
+ * no pairs, sge_setup reads +200, the doorbell 0; merging carries them.
+ * Catches laps of later bursts counted as the spin's own (cqe_poll's -300
+ * in same_burst), laps of the spin's burst left out (no pairs for
+ * sge_setup), and a burst's end that does not end it.
+ */
+Test(inject, same_burst_tells_the_spins_burst_from_the_ones_after)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	struct rxr_probe *p = coarse_rx_probe();
+	rxr_probe_set_inject(p, RXR_ST_BUF_ALLOC, 100);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	rxr_lap_start(p);
+	for (unsigned i = 0; i < 8000; i++) {
+		if (p->ab_phase != RXR_AB_INJ) /* the burst before did not spin */
+			fake_now += 300;
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxr_lap(p, RXR_ST_BUF_ALLOC, 1);
+		if (p->ab_phase == RXR_AB_INJ) /* this burst's lap spun */
+			fake_now += 200;
+		rxr_lap(p, RXR_ST_SGE_SETUP, 1);
+		rxr_lap(p, RXR_ST_DOORBELL, 1);
+		rxr_burst_end(p, 1);
+	}
+	const struct rxr_ab_pairs *all = p->abp, *own = p->abp + RXR_ST_COUNT;
+	uint64_t n = 0;
+	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_CQE_POLL], NULL), -300.0, 1.0);
+	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_SGE_SETUP], NULL), 200.0, 1.0);
+	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_BUF_ALLOC], NULL), 100.0, 1.0);
+	rxr_ab_pairs_median(&own[RXR_ST_CQE_POLL], &n);
+	cr_expect_eq(n, 0, "cqe_poll laps before the injected one in their burst paired: %lu",
+		     (unsigned long)n);
+	cr_expect_eq(own[RXR_ST_CQE_POLL].unmatched, 0);
+	double sg = rxr_ab_pairs_trimmed_mean(&own[RXR_ST_SGE_SETUP], &n);
+	cr_expect_float_eq(sg, 200.0, 1.0, "sge_setup in the spin's burst %.1f", sg);
+	cr_expect_eq(n, 2000, "one pair per period: %lu", (unsigned long)n);
+	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&own[RXR_ST_DOORBELL], NULL), 0.0, 1.0);
+	cr_expect_eq(own[RXR_ST_BUF_ALLOC].n, 0, "the injected stage is not observed");
+	/* in the result, for observed stages only */
+	struct rxr_result *res;
+	json_t *arr = inject_ab_of(p, &res), *x;
+	size_t ix;
+	int seen = 0;
+	json_array_foreach(arr, ix, x)
+	{
+		const char *st = json_string_value(json_object_get(x, "stage"));
+		json_t *sb = json_object_get(x, "same_burst");
+		if (!strcmp(st, "buf_alloc")) {
+			cr_expect_null(sb);
+			continue;
+		}
+		cr_assert_not_null(sb, "%s: no same_burst", st);
+		json_t *v = json_object_get(sb, "added_trimmed_cycles_per_packet");
+		if (!strcmp(st, "cqe_poll")) {
+			seen++;
+			cr_expect(json_is_null(v));
+			cr_expect_eq(json_integer_value(json_object_get(sb, "pairs")), 0);
+		} else if (!strcmp(st, "sge_setup")) {
+			seen++;
+			cr_expect_float_eq(json_number_value(v), 200.0, 1.0);
+		}
+	}
+	cr_expect_eq(seen, 2);
+	rxr_result_free(res);
+	/* merged: the pairs add */
+	struct rxr_probe *q = NULL;
+	rxr_probe_open("rx", -1, 0, 0, &q, NULL, 0);
+	cr_assert_not_null(q);
+	rxr_probe_set_inject(q, RXR_ST_BUF_ALLOC, 100);
+	cr_assert_eq(rxr_probe_set_inject_ab(q, true), 0);
+	rxr_probe_merge(q, p);
+	rxr_probe_merge(q, p);
+	cr_expect_eq(q->abp[RXR_ST_COUNT + RXR_ST_SGE_SETUP].n, 4000);
+	cr_expect_float_eq(
+	    rxr_ab_pairs_trimmed_mean(&q->abp[RXR_ST_COUNT + RXR_ST_SGE_SETUP], NULL), 200.0, 1.0);
+	rxr_probe_free(q);
+	rxr_probe_free(p);
+	fake_clock_off();
+}
+
+/*
  * An observed stage that laps twice per turn, dear first (600 ticks spun
  * before it) and cheap second (50): its pairs are the first lap of the
  * injected turn and the first of the plain turn, both dear, so what leaks

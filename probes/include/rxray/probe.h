@@ -319,7 +319,15 @@ struct rxr_probe {
 				 * stage s, [RXR_ST_COUNT + s] its plain laps
 				 * with packets */
 	struct rxr_ab_pairs *abp; /* inject A/B: per stage, the paired
-				   * differences (allocated with ab) */
+				   * differences (allocated with ab); [s]
+				   * every lap of s, [RXR_ST_COUNT + s] an
+				   * observed s's laps in the burst of the
+				   * injected (or gated) stage's lap whose
+				   * turn they count to, after it: the
+				   * spin's own burst, not the ones after */
+	uint64_t ab_inj_busy;	  /* inject A/B: busy_packets when the
+				   * injected or gated stage last lapped
+				   * (unchanged: no burst has ended since) */
 	uint8_t ab_phase;	  /* inject A/B: the turn of the injected
 				   * stage's last lap (RXR_AB_PERIOD; observed
 				   * stages' laps count to its half) */
@@ -466,6 +474,9 @@ struct rxr_ab_pairs {
  * path only: stages injected or observed, laps with packets). */
 void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
 		       bool injected);
+/* The same into the pairs a (rxr_probe_ab_pair: a = &p->abp[s]). */
+void rxr_probe_ab_pair_into(struct rxr_probe *p, struct rxr_ab_pairs *a, uint64_t cycles,
+			    uint32_t pkts, bool injected);
 /* The median paired difference of stage s in cycles per packet, each pair
  * weighted by its packets; NAN when there are no pairs or half the weight
  * fell outside the bins; *pairs gets the number of pairs (may be NULL). */
@@ -801,6 +812,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 			p->ab_period++;
 		}
 		rxr_op_armed = rxr_ab_turn(p->gate_turn, p->gate_swap) == RXR_AB_INJ;
+		p->ab_inj_busy = p->busy_packets;
 	} else {
 		struct rxr_ab_pairs *a = &p->abp[s];
 		if (!a->turn) { /* this lap begins a period */
@@ -810,6 +822,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		turn = rxr_ab_turn(a->turn, a->swap);
 		a->turn = (uint8_t)((a->turn + 1) % RXR_AB_PERIOD);
 		p->ab_phase = (uint8_t)turn;
+		p->ab_inj_busy = p->busy_packets;
 		if (turn == RXR_AB_INJ && p->inject[s] < RXR_INJECT_NULL)
 			t = rxr_inject_run(p, s, t, pkts);
 	}
@@ -818,6 +831,10 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		bool inj = turn == RXR_AB_INJ;
 		rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
 		rxr_probe_ab_pair(p, s, t - last, pkts, inj);
+		/* an observed lap in the spin's own burst: no burst has ended
+		 * since the injected (gated) lap whose turn it counts to */
+		if (p->inject[s] == RXR_INJECT_OBSERVE && p->busy_packets == p->ab_inj_busy)
+			rxr_probe_ab_pair_into(p, &p->abp[RXR_ST_COUNT + s], t - last, pkts, inj);
 		if (inj && p->inject[s] < RXR_INJECT_NULL) { /* what the spin ran */
 			p->inject_spun[s] += t - t0;
 			p->inject_spun_pkts[s] += pkts;
