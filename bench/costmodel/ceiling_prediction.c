@@ -230,9 +230,16 @@ int main(int argc, char **argv)
 				}
 			}
 		}
-		printf("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
-		       en, mo, frame, cache, app, pm->ndr_mpps, pm->m.predicted_mpps, pm->ratio,
-		       pm->m.basis, named, cheap, laps, verdict);
+		/* a figure there is none of reads "-", not "nan" */
+		char nd[16] = "-", pr[16] = "-", ra[16] = "-";
+		if (isfinite(pm->ndr_mpps) && pm->ndr_mpps > 0)
+			snprintf(nd, sizeof(nd), "%.2f", pm->ndr_mpps);
+		if (isfinite(pm->m.predicted_mpps))
+			snprintf(pr, sizeof(pr), "%.2f", pm->m.predicted_mpps);
+		if (isfinite(pm->ratio))
+			snprintf(ra, sizeof(ra), "%.2f", pm->ratio);
+		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", en,
+		       mo, frame, cache, app, nd, pr, ra, pm->m.basis, named, cheap, laps, verdict);
 		free(pm);
 	}
 	printf("\n%zu of %zu points without a named stage that explains their side of 1 (dearer "
