@@ -322,10 +322,28 @@ Test(dpdk, a_coalesced_run_counts_compressed_sessions_and_ends, .timeout = 90)
 	c.burst = 64;
 	c.coalesce = 64;
 	c.cqe_comp = RX_CQE_COMP_ON;
-	struct rxr_result *r = dt_run(&c);
-	assert_conserved(r);
 	/* far more than the one ring a stalled RQ takes (a ring covers 0.2 s
-	 * here: only a host that stops the RX thread that long loses more) */
+	 * here: only a host that stops a thread that long loses more). A run
+	 * the host disturbed (its validity says so) may be run again, up to
+	 * three times: once in CI one received 1,792 of 3,000 and the next
+	 * 70 here received all; a stalled RQ loses every time, and a loss in
+	 * a run the host left alone fails at once. */
+	struct rxr_result *r = NULL;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		if (r)
+			rxr_result_free(r);
+		r = dt_run(&c);
+		assert_conserved(r);
+		if ((double)r->c.received >= 0.6 * (double)r->c.offered)
+			break;
+		json_t *v = json_object_get(r->extra, "validity");
+		bool disturbed = json_is_true(json_object_get(v, "disturbed"));
+		cr_log_warn("coalesced run %d received %llu of %llu (%s)", attempt + 1,
+			    (unsigned long long)r->c.received, (unsigned long long)r->c.offered,
+			    disturbed ? "the host disturbed it" : "undisturbed");
+		if (!disturbed)
+			break;
+	}
 	cr_expect_geq((double)r->c.received, 0.6 * (double)r->c.offered, "received %llu of %llu",
 		      (unsigned long long)r->c.received, (unsigned long long)r->c.offered);
 	/* still coalesced: the RX thread's polls mostly held full bursts */
