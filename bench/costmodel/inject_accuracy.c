@@ -24,15 +24,19 @@
  * uses these), printed again over their laps in the spin's own burst only
  * (after the injected lap, before the burst ends: probe result's
  * same_burst): a stage that moves over every lap but not there moved in
- * the bursts after the spin, which find the producer further on. Other threads have no injected
- * laps to pair with: they are compared across runs, burst-matched (each stage's fitted cost per
- * packet, a / n + b from the probe's lap sums, at the baseline's packets per lap n), and printed
- * for information: on the 16-core host the software NIC's own speed differs up to 1.8x between
- * processes, so a cross-run move there is the host's as often as the load's. Then --op-delay
- * (delays owed by operations, not set at laps: the lap an operation ran in pays it): the mempool
- * driver's gets and puts, the MR lookup and the NIC's header write must show up in the stage that
- * performs them, by K x operations per packet (counted by the engine), also in A/B: the operations
- * of one lap in four of that stage are delayed (rxr_probe_set_op_gate) and paired as above.
+ * the bursts after the spin, which find the producer further on. Other
+ * threads have no injected laps to pair with: they are compared across
+ * runs, burst-matched (each stage's fitted cost per packet, a / n + b from
+ * the probe's lap sums, at the baseline's packets per lap n), and printed
+ * for information: on the 16-core host the software NIC's own speed
+ * differs up to 1.8x between processes, so a cross-run move there is the
+ * host's as often as the load's. Then --op-delay (delays owed by
+ * operations, not set at laps: the lap an operation ran in pays it): the
+ * mempool driver's gets and puts, the MR lookup and the NIC's header write
+ * must show up in the stage that performs them, by K x operations per
+ * packet (counted by the engine), also in A/B: the operations of one lap
+ * in four of that stage are delayed (rxr_probe_set_op_gate) and paired as
+ * above.
  *
  * Targets (issue 11): added (A/B) within 5% of K for K >= 50; no other
  * stage of the thread moves (in-run) by more than max(5% of its cost, 3
@@ -542,15 +546,14 @@ int main(int argc, char **argv)
 		if (!quick)
 			inject_table(&cfgs[c], "saturation (max)", "max", ks, nk);
 	}
-	if (tally.rows + tally.aa)
-		printf(
-		    "\nK >= 50: %d rows, %d within every bound, %d miss the 5%%, %d move another "
-		    "stage only (%d of them in later bursts only)",
-		    tally.rows, tally.ok, tally.miss, tally.moved, tally.later);
-	if (tally.aa)
-		printf("; A/A: %d of %d rows hold", tally.aa_held, tally.aa);
-	if (tally.rows + tally.aa)
+	if (tally.rows + tally.aa) {
+		printf("\nK >= 50: %d rows, %d within every bound, %d miss the 5%%, %d move "
+		       "another stage only (%d of them in later bursts only)",
+		       tally.rows, tally.ok, tally.miss, tally.moved, tally.later);
+		if (tally.aa)
+			printf("; A/A: %d of %d rows hold", tally.aa_held, tally.aa);
 		printf("\n");
+	}
 	printf("\n# op-delay: dpdk hds, cache 0, app thread, 0.2 Mpps, --inject-ab: the stage\n"
 	       "# performing the operation (its laps take turns delayed and not; each lap pays\n"
 	       "# the delays its operations owe) rises by K x\n"

@@ -554,7 +554,7 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * laps. Every operation owes its delay, armed or not, and a payment spins
  * only while the paying thread's rxr_op_armed is true (it is, unless a
  * gate turned it off), so a delayed operation runs the same instructions
- * in both halves and the two differ only by the spin. (Until this session
+ * in both halves and the two differ only by the spin. (Until da872b8
  * the operation itself tested rxr_op_armed: in the gate's armed turn it
  * took a branch it took in no other, and with no delay paid at all the
  * gated laps read +37 to +103 cycles/packet on the NIC's header writes on
