@@ -322,6 +322,9 @@ static pid_t spawn(char *const argv[], const char *errpath, bool shell)
 	}
 	if (ef >= 0)
 		dup2(ef, STDERR_FILENO);
+	/* nothing of the sweep's but stdio: a trial or a traffic command's
+	 * child left alive must not hold the sweep's (or its parent's) pipes */
+	rxr_close_fds_from(3);
 	execv(argv[0], argv);
 	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);

@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,23 @@ static bool wait_for(bool (*cond)(void *), void *arg, double secs)
 	return ok;
 }
 
+/* The open file descriptors of pid numbered 3 and up (-1: unreadable). */
+static int fds_above_stdio(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && atoi(de->d_name) > 2)
+			n++;
+	closedir(d);
+	return n;
+}
+
 static bool gone(void *arg)
 {
 	return !alive(*(pid_t *)arg);
@@ -111,14 +129,23 @@ Test(sweep_orphans, a_sigkilled_sweep_leaves_no_trial_running, .timeout = 120)
 	snprintf(outdir, sizeof(outdir), "%s/out", dir);
 	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
 			NULL};
-	pid_t sweep = sw_spawn(argv);
+	/* the sweep holds a file of its parent's (as a sweep run from a
+	 * script or a test harness does), which its trial must not inherit */
+	int leak = open("/dev/null", O_RDONLY);
+	cr_assert(leak > 2);
+	pid_t sweep = sw_spawn_keeping(argv, leak);
+	close(leak);
 	struct child_q q = {.parent = sweep};
 	bool started = wait_for(trial_started, &q, 60);
+	/* the trial holds nothing of the sweep's but stdio (rxr_close_fds_from):
+	 * a pipe it inherited would stay open in a trial left behind */
+	int extra = started ? fds_above_stdio(q.found) : 0;
 	kill(sweep, SIGKILL);
 	int st;
 	waitpid(sweep, &st, 0);
 	cr_assert(started, "no trial child of the sweep appeared within 60 s");
 	cr_assert(WIFSIGNALED(st), "the sweep ended before it was killed");
+	cr_expect_eq(extra, 0, "the trial inherited %d file descriptor(s) above stdio", extra);
 	bool died = wait_for(gone, &q.found, 10);
 	if (!died)
 		kill(q.found, SIGKILL);

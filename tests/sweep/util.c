@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rxray/util.h"
 #include "util.h"
 
 int sw_run_timeout_ms = 120000;
@@ -87,6 +88,7 @@ int sw_run(char *const argv[], char **out, char **err)
 	if (!pid) {
 		dup2(ofd, STDOUT_FILENO);
 		dup2(efd, STDERR_FILENO);
+		rxr_close_fds_from(3); /* nothing of Criterion's (see sw_spawn) */
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -115,18 +117,30 @@ int sw_run(char *const argv[], char **out, char **err)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-pid_t sw_spawn(char *const argv[])
+pid_t sw_spawn_keeping(char *const argv[], int keep)
 {
 	pid_t pid = fork();
 	cr_assert(pid >= 0);
 	if (!pid) {
 		int nul = open("/dev/null", O_RDWR);
+		dup2(nul, STDIN_FILENO);
 		dup2(nul, STDOUT_FILENO);
 		dup2(nul, STDERR_FILENO);
+		/* nothing of Criterion's worker (its stdin pipe's both ends, its
+		 * arena) in a sweep or what the sweep's trials leave behind */
+		if (keep > 2 && dup2(keep, 3) == 3)
+			rxr_close_fds_from(4);
+		else
+			rxr_close_fds_from(3);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+pid_t sw_spawn(char *const argv[])
+{
+	return sw_spawn_keeping(argv, -1);
 }
 
 int sw_run_available(const char *engine, const char *device, char *why, size_t whylen)

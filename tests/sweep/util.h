@@ -26,6 +26,8 @@ int sw_run(char *const argv[], char **out, char **err);
 extern int sw_run_timeout_ms;
 /* Start argv in the background with output discarded; its pid. */
 pid_t sw_spawn(char *const argv[]);
+/* The same, the child holding keep as its fd 3 (keep < 0: none). */
+pid_t sw_spawn_keeping(char *const argv[], int keep);
 /* Does this build's rxray have a working `run` on engine/device? */
 int sw_run_available(const char *engine, const char *device, char *why, size_t whylen);
 

@@ -106,6 +106,15 @@ size_t rxr_shell_quote(const char *s, char *buf, size_t n);
 /* Monotonic seconds (clock_gettime). */
 double rxr_mono_seconds(void);
 
+/*
+ * Close every file descriptor from lowfd up, for a child between fork and
+ * exec: what it runs must not hold the parent's files (a trial left alive
+ * would keep a pipe that someone waits on open). close_range(2), else
+ * (a kernel or an emulator without it) close(2) on each up to the open
+ * files limit, at most 65536. Async-signal-safe.
+ */
+void rxr_close_fds_from(int lowfd);
+
 #ifdef __cplusplus
 }
 #endif
