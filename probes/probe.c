@@ -234,6 +234,7 @@ void rxr_probe_reset(struct rxr_probe *p)
 	for (int s = 0; s < RXR_ST_COUNT; s++)
 		rxr_acc_reset(&p->st[s]);
 	p->busy_packets = 0;
+	p->bursts = 0;
 	p->sample_seq = 0;
 	p->ring_head = 0;
 	p->ring_overflow = 0;
@@ -491,6 +492,7 @@ void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 		}
 	}
 	dst->busy_packets += src->busy_packets;
+	dst->bursts += src->bursts;
 	dst->ring_overflow += src->ring_overflow;
 }
 

@@ -1165,6 +1165,48 @@ Test(inject, same_burst_tells_the_spins_burst_from_the_ones_after)
 }
 
 /*
+ * A burst that ends empty ends too: verbs reposts after an empty poll,
+ * so the injected lap (sge_setup) sits in a burst of no packets (an idle
+ * lap, the repost, its end), and the next burst's cqe_poll, 300 ticks
+ * cheaper after a spin (the poll finds what arrived meanwhile), is a
+ * later burst's. Over every lap cqe_poll reads -300; in same_burst it has
+ * no pairs. Catches a burst's end told by the thread's packets (an empty
+ * burst adds none), which counted that poll as the spin's own.
+ */
+Test(inject, same_burst_ends_with_an_empty_burst)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	struct rxr_probe *p = coarse_rx_probe();
+	rxr_probe_set_inject(p, RXR_ST_SGE_SETUP, 100);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	rxr_lap_start(p);
+	for (unsigned i = 0; i < 8000; i++) {
+		if (p->ab_phase != RXR_AB_INJ) /* the repost before did not spin */
+			fake_now += 300;
+		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxr_lap(p, RXR_ST_HANDOFF, 1);
+		rxr_burst_end(p, 1);
+		rxr_lap(p, RXR_ST_IDLE, 0); /* an empty poll */
+		rxr_lap(p, RXR_ST_SGE_SETUP, 1);
+		rxr_burst_end(p, 0);
+	}
+	const struct rxr_ab_pairs *all = p->abp, *own = p->abp + RXR_ST_COUNT;
+	uint64_t n = 0;
+	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_CQE_POLL], &n), -300.0, 1.0);
+	cr_expect_eq(n, 2000, "cqe_poll: one pair per period over every lap: %lu",
+		     (unsigned long)n);
+	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_SGE_SETUP], NULL), 100.0, 1.0);
+	rxr_ab_pairs_median(&own[RXR_ST_CQE_POLL], &n);
+	cr_expect_eq(n, 0, "cqe_poll of the next burst paired as the spin's own: %lu",
+		     (unsigned long)n);
+	cr_expect_eq(own[RXR_ST_HANDOFF].n, 0);
+	cr_expect_eq(p->bursts, 16000);
+	rxr_probe_free(p);
+	fake_clock_off();
+}
+
+/*
  * An observed stage that laps twice per turn, dear first (600 ticks spun
  * before it) and cheap second (50): its pairs are the first lap of the
  * injected turn and the first of the plain turn, both dear, so what leaks

@@ -298,6 +298,7 @@ struct rxr_probe {
 	/* hot: written every lap */
 	uint64_t last;          /* clock at the previous lap */
 	uint64_t busy_packets;  /* packets this thread handled */
+	uint64_t bursts;	/* bursts ended, with packets or none */
 	uint64_t sample_seq;    /* full mode: bursts seen */
 	uint32_t sample_mask;   /* full mode: sample 1 in (mask+1) */
 	uint32_t sampling;      /* full mode: current burst is sampled */
@@ -325,9 +326,11 @@ struct rxr_probe {
 				   * injected (or gated) stage's lap whose
 				   * turn they count to, after it: the
 				   * spin's own burst, not the ones after */
-	uint64_t ab_inj_busy;	  /* inject A/B: busy_packets when the
-				   * injected or gated stage last lapped
-				   * (unchanged: no burst has ended since) */
+	uint64_t ab_inj_burst;	  /* inject A/B: bursts when the injected
+				   * or gated stage last lapped (unchanged:
+				   * no burst has ended since; an empty one
+				   * too, whose refill may spin: verbs reposts
+				   * after an empty poll) */
 	uint8_t ab_phase;	  /* inject A/B: the turn of the injected
 				   * stage's last lap (RXR_AB_PERIOD; observed
 				   * stages' laps count to its half) */
@@ -812,7 +815,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 			p->ab_period++;
 		}
 		rxr_op_armed = rxr_ab_turn(p->gate_turn, p->gate_swap) == RXR_AB_INJ;
-		p->ab_inj_busy = p->busy_packets;
+		p->ab_inj_burst = p->bursts;
 	} else {
 		struct rxr_ab_pairs *a = &p->abp[s];
 		if (!a->turn) { /* this lap begins a period */
@@ -822,7 +825,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		turn = rxr_ab_turn(a->turn, a->swap);
 		a->turn = (uint8_t)((a->turn + 1) % RXR_AB_PERIOD);
 		p->ab_phase = (uint8_t)turn;
-		p->ab_inj_busy = p->busy_packets;
+		p->ab_inj_burst = p->bursts;
 		if (turn == RXR_AB_INJ && p->inject[s] < RXR_INJECT_NULL)
 			t = rxr_inject_run(p, s, t, pkts);
 	}
@@ -833,7 +836,7 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		rxr_probe_ab_pair(p, s, t - last, pkts, inj);
 		/* an observed lap in the spin's own burst: no burst has ended
 		 * since the injected (gated) lap whose turn it counts to */
-		if (p->inject[s] == RXR_INJECT_OBSERVE && p->busy_packets == p->ab_inj_busy)
+		if (p->inject[s] == RXR_INJECT_OBSERVE && p->bursts == p->ab_inj_burst)
 			rxr_probe_ab_pair_into(p, &p->abp[RXR_ST_COUNT + s], t - last, pkts, inj);
 		if (inj && p->inject[s] < RXR_INJECT_NULL) { /* what the spin ran */
 			p->inject_spun[s] += t - t0;
@@ -946,6 +949,7 @@ static inline void rxr_burst_end(struct rxr_probe *p, uint32_t pkts)
 {
 #if RXRAY_PROBE_MODE != RXR_MODE_OFF
 	p->busy_packets += pkts;
+	p->bursts++;
 #if RXRAY_PROBE_MODE == RXR_MODE_FULL
 	if (p->sampling)
 		rxr_nvtx_burst_end(p);
