@@ -96,7 +96,9 @@ json_t *rxr_json_real_or_null(double v)
  * observed or gated stage, and on an A/A run's stage (`--inject STAGE=0`,
  * RXR_INJECT_NULL: the turns kept, nothing spun). An observed stage also
  * gives same_burst: its pairs of laps in the injected lap's own burst only
- * (rxr_probe.abp). Appended to extra.inject_ab.
+ * (rxr_probe.abp); an injected one work, its pairs over its own work (the
+ * spin left out), and added_by_parts: that plus what its spins ran per
+ * packet, less the dropped credit. Appended to extra.inject_ab.
  */
 static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, uint64_t xp,
 		       uint64_t xc)
@@ -197,6 +199,33 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 				      "added_trimmed_cycles_per_packet", rxr_json_real_or_null(qtm),
 				      "pairs_kept", (json_int_t)qkept);
 			if (!sb || json_object_set_new(o, "same_burst", sb)) {
+				json_decref(o);
+				return -ENOMEM;
+			}
+		}
+		/* an injected stage: its own work paired without the spin, and
+		 * the stage's growth by parts: that change plus what the spins
+		 * ran per packet net of the stretches dropped. The pairs of
+		 * whole laps carry each spin's over-run into the next spin's
+		 * credit, across laps the pairing keeps or leaves out alike;
+		 * the parts do not: the spins' sum is over every injected
+		 * lap, the pairs see the work alone */
+		if (!observed && !gate) {
+			const struct rxr_ab_pairs *q = &p->abp[RXR_ST_COUNT + s];
+			uint64_t wpairs = 0, wkept = 0;
+			double wtm = rxr_ab_pairs_trimmed_mean(q, &wkept);
+			rxr_ab_pairs_median(q, &wpairs);
+			double net = isfinite(spun) ? spun - (isfinite(dropped) ? dropped : 0)
+				     : p->inject[s] == RXR_INJECT_NULL ? 0
+								       : NAN;
+			double parts = wtm + net;
+			json_t *w = json_pack(
+			    "{s:I, s:I, s:o, s:I}", "pairs", (json_int_t)wpairs, "pairs_unmatched",
+			    (json_int_t)q->unmatched, "added_trimmed_cycles_per_packet",
+			    rxr_json_real_or_null(wtm), "pairs_kept", (json_int_t)wkept);
+			if (!w || json_object_set_new(o, "work", w) ||
+			    json_object_set_new(o, "added_by_parts_cycles_per_packet",
+						rxr_json_real_or_null(parts))) {
 				json_decref(o);
 				return -ENOMEM;
 			}

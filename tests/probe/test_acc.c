@@ -1121,7 +1121,8 @@ Test(inject, same_burst_tells_the_spins_burst_from_the_ones_after)
 	cr_expect_float_eq(sg, 200.0, 1.0, "sge_setup in the spin's burst %.1f", sg);
 	cr_expect_eq(n, 2000, "one pair per period: %lu", (unsigned long)n);
 	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&own[RXR_ST_DOORBELL], NULL), 0.0, 1.0);
-	cr_expect_eq(own[RXR_ST_BUF_ALLOC].n, 0, "the injected stage is not observed");
+	/* the injected stage's slot holds its own work, the spin left out */
+	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&own[RXR_ST_BUF_ALLOC], NULL), 0.0, 1.0);
 	/* in the result, for observed stages only */
 	struct rxr_result *res;
 	json_t *arr = inject_ab_of(p, &res), *x;
@@ -1160,6 +1161,72 @@ Test(inject, same_burst_tells_the_spins_burst_from_the_ones_after)
 	cr_expect_float_eq(
 	    rxr_ab_pairs_trimmed_mean(&q->abp[RXR_ST_COUNT + RXR_ST_SGE_SETUP], NULL), 200.0, 1.0);
 	rxr_probe_free(q);
+	rxr_probe_free(p);
+	fake_clock_off();
+}
+
+/*
+ * The figure by parts (probe result's work and added_by_parts): a spin's
+ * over-run is repaid by the next injected lap, and the pairs keep only
+ * laps of one packet count. Under the coarse fake clock (60 ticks a read)
+ * a spin of K x n ticks over-runs by what the read lands past it, so
+ * whole laps carry one lap's over-run into the next one's spin; with the
+ * laps' packet counts drawn, the pairs keep some laps and leave the ones
+ * that repay them, and their difference is not K. The stage's own work
+ * (one clock read a lap, injected or not) is paired alike in both halves:
+ * 0; the spins summed over every injected lap are K per packet, so the
+ * figure by parts is K. Catches a figure by parts taken over whole laps
+ * (off K as the whole laps are), the work's pairs taken with the spin in
+ * (+K), and the spins' sum left out (0).
+ */
+Test(inject, by_parts_is_k_where_whole_laps_carry_credit_across_pairs)
+{
+	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
+	struct rxr_probe *p = coarse_rx_probe();
+	const uint64_t k = 100;
+	rxr_probe_set_inject(p, RXR_ST_BUF_ALLOC, k);
+	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	rxr_lap_start(p);
+	for (unsigned i = 0; i < 40000; i++) {
+		/* periods of four laps: in even ones every lap holds 1 packet
+		 * (paired), in odd ones the first two 1 and the last two 2 (the
+		 * halves never agree: left out) */
+		unsigned per = i / RXR_AB_PERIOD, turn = i % RXR_AB_PERIOD;
+		uint32_t n = per % 2 && turn >= 2 ? 2 : 1;
+		rxr_lap(p, RXR_ST_CQE_POLL, n);
+		rxr_lap(p, RXR_ST_BUF_ALLOC, n);
+		rxr_burst_end(p, n);
+	}
+	const struct rxr_ab_pairs *all = p->abp, *work = p->abp + RXR_ST_COUNT;
+	double whole = rxr_ab_pairs_trimmed_mean(&all[RXR_ST_BUF_ALLOC], NULL);
+	double w = rxr_ab_pairs_trimmed_mean(&work[RXR_ST_BUF_ALLOC], NULL);
+	cr_expect_float_eq(w, 0.0, 1e-9, "the stage's own work moved %.2f", w);
+	struct rxr_result *res;
+	json_t *arr = inject_ab_of(p, &res), *x;
+	size_t ix;
+	bool seen = false;
+	json_array_foreach(arr, ix, x)
+	{
+		if (strcmp(json_string_value(json_object_get(x, "stage")), "buf_alloc"))
+			continue;
+		seen = true;
+		double parts =
+		    json_number_value(json_object_get(x, "added_by_parts_cycles_per_packet"));
+		double spun = json_number_value(json_object_get(x, "spun_cycles_per_packet"));
+		cr_expect(fabs(parts - (double)k) < 0.01 * (double)k,
+			  "by parts %.2f, K = %lu (whole laps %.2f, spun %.2f)", parts,
+			  (unsigned long)k, whole, spun);
+		cr_expect_float_eq(
+		    json_number_value(json_object_get(json_object_get(x, "work"),
+						      "added_trimmed_cycles_per_packet")),
+		    w, 1e-9);
+	}
+	cr_expect(seen);
+	cr_log_info("whole laps %.2f, K = %lu", whole, (unsigned long)k);
+	cr_expect(fabs(whole - (double)k) > 0.03 * (double)k,
+		  "whole laps %.2f: the case no longer carries credit across pairs", whole);
+	rxr_result_free(res);
 	rxr_probe_free(p);
 	fake_clock_off();
 }

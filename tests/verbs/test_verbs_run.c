@@ -307,6 +307,13 @@ Test(verbs_run, inject_raises_the_stage)
 		double dm = ab_num(e, "added_trimmed_cycles_per_packet");
 		cr_assert(dm > inj * 0.95 && dm < inj * 1.1,
 			  "%s rose by %.1f in its pairs, injected %.0f", name, dm, inj);
+		/* by parts (its own work paired, the spins summed): N too, and
+		 * the work alone moved by little against N */
+		double bp = ab_num(e, "added_by_parts_cycles_per_packet");
+		double wk = ab_num(json_object_get(e, "work"), "added_trimmed_cycles_per_packet");
+		cr_assert(bp > inj * 0.95 && bp < inj * 1.05,
+			  "%s rose by %.1f by parts, injected %.0f", name, bp, inj);
+		cr_assert_lt(fabs(wk), inj * 0.05, "%s's own work moved %.1f", name, wk);
 		/* a stage not injected stays put, in the same pairs */
 		enum rxr_stage other = st[i] == RXR_ST_HDR_READ ? RXR_ST_APP : RXR_ST_HDR_READ;
 		double od = ab_num(ab_entry(r, other), "added_trimmed_cycles_per_packet");

@@ -325,7 +325,9 @@ struct rxr_probe {
 				   * observed s's laps in the burst of the
 				   * injected (or gated) stage's lap whose
 				   * turn they count to, after it: the
-				   * spin's own burst, not the ones after */
+				   * spin's own burst, not the ones after;
+				   * an injected s's laps without their spin
+				   * (its own work) */
 	uint64_t ab_inj_burst;	  /* inject A/B: bursts when the injected
 				   * or gated stage last lapped (unchanged:
 				   * no burst has ended since; an empty one
@@ -838,6 +840,12 @@ static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint6
 		 * since the injected (gated) lap whose turn it counts to */
 		if (p->inject[s] == RXR_INJECT_OBSERVE && p->bursts == p->ab_inj_burst)
 			rxr_probe_ab_pair_into(p, &p->abp[RXR_ST_COUNT + s], t - last, pkts, inj);
+		/* an injected stage: its work alone, the spin left out (the
+		 * clock where the lap would have ended; a plain lap's is its
+		 * end): paired, what the spin did to the stage's own work,
+		 * free of the credit one lap's spin hands the next */
+		else if (p->inject[s] <= RXR_INJECT_NULL)
+			rxr_probe_ab_pair_into(p, &p->abp[RXR_ST_COUNT + s], t0 - last, pkts, inj);
 		if (inj && p->inject[s] < RXR_INJECT_NULL) { /* what the spin ran */
 			p->inject_spun[s] += t - t0;
 			p->inject_spun_pkts[s] += pkts;
