@@ -534,10 +534,9 @@ int main(int argc, char **argv)
 	       "# control) of their difference in the stage's own work per packet (the\n"
 	       "# spin left out), within 1024 of the pairs' median, plus what the spins ran\n"
 	       "# per packet of the injected half, less the dropped (added/K; whole laps:\n"
-	       "# the same pairs over whole laps, spins in, which carry one spin's over-run\n"
-	       "# into the next one's credit; spun/K: what the spins\n"
-	       "# themselves ran per packet of the injected half, preemptions included;\n"
-	       "# dropped/K:\n"
+	       "# the same pairs over whole laps, spins in, which carry one spin's\n"
+	       "# over-run into the next one's credit; spun/K: what the spins themselves\n"
+	       "# ran per packet of the injected half, preemptions included; dropped/K:\n"
 	       "# over-runs past 1024 per packet, preemptions, not repaid: in spun);\n"
 	       "# beside it the halves' means' difference (A/B mean)\n"
 	       "# and the cross-run change: the stage's change\n"
@@ -552,7 +551,7 @@ int main(int argc, char **argv)
 	       "# (load and the host, not attribution: for information);\n"
 	       "# %g s runs; every figure the median over %d injected runs\n\n",
 	       NBASE, seconds, reps);
-	printf("| config | load | stage | K | added, A/B pairs (thread: cycles/pkt, /K) | A/B mean "
+	printf("| config | load | stage | K | added, by parts (thread: cycles/pkt, /K) | A/B mean "
 	       "/ cross-run | "
 	       "largest other move, same thread (in-run A/B) | the same, spin's own burst only | "
 	       "other threads (cross-run, burst-matched) | verdict |\n");
