@@ -226,7 +226,7 @@ static void ab_gate_trim(struct rxr_probe *p)
 {
 	for (int s = 0; p->op_gate && p->abp && s < RXR_ST_COUNT; s++)
 		if (p->inject[s] == RXR_INJECT_GATE)
-			p->abp[s].trim = p->abp[RXR_ST_COUNT + s].trim = p->ab_trim;
+			p->abp[s].trim = p->ab_trim;
 }
 
 void rxr_probe_reset(struct rxr_probe *p)

@@ -109,6 +109,24 @@ static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, ui
 			 "kept_cycles", (json_int_t)(cyc - xc));
 }
 
+/* A pairs' summary (the second slot of rxr_probe.abp: an observed stage's
+ * same_burst, an injected one's work); blank: the figures NAN (sparse).
+ * *tm gets the trimmed mean (may be NULL). */
+static json_t *ab_pairs_json(const struct rxr_ab_pairs *q, bool blank, double *tm)
+{
+	uint64_t pairs = 0, kept = 0;
+	double med = rxr_ab_pairs_median(q, &pairs);
+	double mean = rxr_ab_pairs_trimmed_mean(q, &kept);
+	if (blank)
+		med = mean = NAN;
+	if (tm)
+		*tm = mean;
+	return json_pack("{s:I, s:I, s:o, s:o, s:I}", "pairs", (json_int_t)pairs, "pairs_unmatched",
+			 (json_int_t)q->unmatched, "added_median_cycles_per_packet",
+			 rxr_json_real_or_null(med), "added_trimmed_cycles_per_packet",
+			 rxr_json_real_or_null(mean), "pairs_kept", (json_int_t)kept);
+}
+
 static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 {
 	json_t *arr = json_object_get(r->extra, "inject_ab");
@@ -186,18 +204,7 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		 * the bursts after it only is the next burst's state (the
 		 * producer got further while the spin ran) */
 		if (observed) {
-			const struct rxr_ab_pairs *q = &p->abp[RXR_ST_COUNT + s];
-			uint64_t qpairs = 0, qkept = 0;
-			double qmed = rxr_ab_pairs_median(q, &qpairs);
-			double qtm = rxr_ab_pairs_trimmed_mean(q, &qkept);
-			if (sparse)
-				qmed = qtm = NAN;
-			json_t *sb =
-			    json_pack("{s:I, s:I, s:o, s:o, s:I}", "pairs", (json_int_t)qpairs,
-				      "pairs_unmatched", (json_int_t)q->unmatched,
-				      "added_median_cycles_per_packet", rxr_json_real_or_null(qmed),
-				      "added_trimmed_cycles_per_packet", rxr_json_real_or_null(qtm),
-				      "pairs_kept", (json_int_t)qkept);
+			json_t *sb = ab_pairs_json(&p->abp[RXR_ST_COUNT + s], sparse, NULL);
 			if (!sb || json_object_set_new(o, "same_burst", sb)) {
 				json_decref(o);
 				return -ENOMEM;
@@ -211,18 +218,12 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		 * the parts do not: the spins' sum is over every injected
 		 * lap, the pairs see the work alone */
 		if (!observed && !gate) {
-			const struct rxr_ab_pairs *q = &p->abp[RXR_ST_COUNT + s];
-			uint64_t wpairs = 0, wkept = 0;
-			double wtm = rxr_ab_pairs_trimmed_mean(q, &wkept);
-			rxr_ab_pairs_median(q, &wpairs);
+			double wtm;
+			json_t *w = ab_pairs_json(&p->abp[RXR_ST_COUNT + s], false, &wtm);
 			double net = isfinite(spun) ? spun - (isfinite(dropped) ? dropped : 0)
 				     : p->inject[s] == RXR_INJECT_NULL ? 0
 								       : NAN;
 			double parts = wtm + net;
-			json_t *w = json_pack(
-			    "{s:I, s:I, s:o, s:I}", "pairs", (json_int_t)wpairs, "pairs_unmatched",
-			    (json_int_t)q->unmatched, "added_trimmed_cycles_per_packet",
-			    rxr_json_real_or_null(wtm), "pairs_kept", (json_int_t)wkept);
 			if (!w || json_object_set_new(o, "work", w) ||
 			    json_object_set_new(o, "added_by_parts_cycles_per_packet",
 						rxr_json_real_or_null(parts))) {
