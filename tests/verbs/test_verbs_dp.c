@@ -243,6 +243,35 @@ Test(verbs_dp, one_doorbell_per_batch)
 	fake_fini(&f);
 }
 
+/*
+ * An idle poll reposts released slots only while the NIC holds half the
+ * ring or less (dp_starving): daqiri refills per batch, and an rx thread
+ * that read the app's release counter on every idle poll would charge the
+ * app a coherence miss per packet. Batch = ring, so only the idle poll
+ * can repost: 100 taken of 256 leaves 156 with the NIC, nothing is
+ * reposted; 150 taken leaves 106, all 150 are. Catches an idle poll that
+ * reposts regardless (the first case) and one that never does, which
+ * stalls a ring the app holds (the second).
+ */
+Test(verbs_dp, idle_poll_reposts_only_when_the_nic_starves)
+{
+	const uint32_t taken[] = {100, 150}, want[] = {RING, RING + 150};
+	for (int i = 0; i < 2; i++) {
+		struct fake f;
+		fake_init_sized(&f, RX_MODE_SINGLE, 16, true, RX_CONSUMER_DEVX, RING, 64);
+		cr_assert_eq(posted(&f), RING);
+		for (uint32_t k = 0; k < taken[i]; k++)
+			fake_complete(&f, k, MLX5_CQE_RESP_SEND);
+		f.q.rx_fn(&f.q, f.p);
+		cr_assert_eq(atomic_load(&f.q.released), taken[i]);
+		cr_assert_eq(posted(&f), want[i], "%u taken: %u posted (want %u)", taken[i],
+			     posted(&f), want[i]);
+		cr_assert_eq(f.q.rx.doorbells, i, "%u taken: %lu doorbells", taken[i],
+			     (unsigned long)f.q.rx.doorbells);
+		fake_fini(&f);
+	}
+}
+
 /* RX pushes bursts into the SPSC ring; the app thread body drains it. */
 Test(verbs_dp, handoff_to_app)
 {
