@@ -35,6 +35,36 @@ run_build() { # name dir cmake-args...
   return $rc
 }
 
+# One process and its descendants, a line each with every thread's wait
+# channel and system call (/proc/PID/task/TID/{wchan,syscall}).
+proc_tree() {
+  local p=$1 ind=$2 t c
+  echo "${ind}$p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)"
+  for t in /proc/"$p"/task/*; do
+    echo "${ind}  thread ${t##*/}: $(awk '{print $3}' "$t/stat" 2>/dev/null)" \
+      "wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+  done
+  for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do proc_tree "$c" "$ind    "; done
+}
+
+# While ctest runs the emulated suite: a test program (a child of ctest)
+# still running after RXRAY_HANG_S (400) s has its process tree written
+# to DIR/hang.txt, once. The arm64 sweep test hung in CI four times
+# (12-02..03) and ctest's kill at 720 s left nothing to read.
+hang_watch() {
+  local dir=$1 ct p seen=" "
+  while sleep 10; do
+    for ct in $(pgrep -x ctest); do
+      for p in $(cat /proc/"$ct"/task/*/children 2>/dev/null); do
+        case $seen in *" $p "*) continue ;; esac
+        [ "$(ps -o etimes= -p "$p" 2>/dev/null | tr -d ' ')" -gt "${RXRAY_HANG_S:-400}" ] 2>/dev/null || continue
+        seen="$seen$p "
+        { echo "-- $(date -u +%T)"; proc_tree "$p" "   "; } >>"$dir/hang.txt"
+      done
+    done
+  done
+}
+
 # The arm64 suite: figures from qemu are not performance figures, only
 # behaviour (conservation, wqe_counter order, formats) is checked.
 run_arm64() {
@@ -62,8 +92,15 @@ run_arm64() {
     echo "== arm64 doctor did not report an arm64 clock:"; echo "$doc"; rc=1
   fi
   echo "== arm64 tests${RXRAY_ARM64_TESTS:+ (subset: $RXRAY_ARM64_TESTS)}"
+  rm -f "$dir/hang.txt"
+  hang_watch "$dir" & local watch=$!
   ctest --test-dir "$dir" --output-on-failure --timeout 900 ${RXRAY_ARM64_TESTS:+-R "$RXRAY_ARM64_TESTS"} \
     ${RXRAY_ARM64_EXCLUDE:+-E "$RXRAY_ARM64_EXCLUDE"} || rc=1
+  kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null
+  if [ -s "$dir/hang.txt" ]; then
+    echo "== arm64: a test program ran past ${RXRAY_HANG_S:-400} s; its processes then:"
+    cat "$dir/hang.txt"
+  fi
   local log="$dir/Testing/Temporary/LastTest.log"
   if [ -f "$log" ] && grep -q '\[SKIP\]' "$log"; then
     echo "== arm64 skipped tests (reason):"
