@@ -275,6 +275,23 @@ static int cmp_d(const void *a, const void *b)
 #define INJ_WHY ", unoptimised build"
 #endif
 
+/*
+ * The K the per-packet test injects. Optimised: the issue's range from its
+ * floor (50). Unoptimised: the injected path's own instrumented
+ * bookkeeping before the spin's first clock read is charged to the stage,
+ * tens of cycles a lap that a loaded host stretches (CI's ASan run once
+ * read 70.9 added at K = 50, 42% over, on a host the 2-core VM's
+ * slowdowns hit), so K starts where that is a small part of it. Every
+ * bug the test is for still shows at these K: a spin per lap adds K / 2.5
+ * (laps of 1-4 packets), max(own, K) adds K less the stage's own cost, a
+ * spin twice adds 2K.
+ */
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
+static const uint64_t inj_ks[] = {50, 150, 500};
+#else
+static const uint64_t inj_ks[] = {150, 500, 1500};
+#endif
+
 /* Tests that time injected laps: they need probes compiled in, and a real
  * CPU (ctest sets RXRAY_EMULATOR in a cross build: tools/test.sh arm64). */
 static void timed_laps_or_skip(void)
@@ -308,9 +325,9 @@ static json_t *inject_ab_of(const struct rxr_probe *p, struct rxr_result **res)
 Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 {
 	timed_laps_or_skip();
-	const uint64_t ks[] = {50, 150, 500};
+	const uint64_t *ks = inj_ks;
 	enum { ROUNDS = 61, LAPS = 256 };
-	for (size_t ki = 0; ki < 3; ki++) {
+	for (size_t ki = 0; ki < sizeof(inj_ks) / sizeof(inj_ks[0]); ki++) {
 		struct rxr_probe *base = NULL;
 		rxr_probe_open("rx", -1, 0, 0, &base, NULL, 0);
 		struct rxr_probe *inj = NULL;
@@ -341,16 +358,19 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 		qsort(add, ROUNDS, sizeof(add[0]), cmp_d);
 		qsort(other, ROUNDS, sizeof(other[0]), cmp_d);
 		double k = (double)ks[ki], got = add[ROUNDS / 2], moved = other[ROUNDS / 2];
+		cr_log_info("K=%g: added %.1f cycles/packet, cqe_poll moved %.1f%s", k, got, moved,
+			    INJ_WHY);
+		/* freed before the checks: a failed one leaks nothing to LSan */
+		rxr_probe_free(base);
+		rxr_probe_free(inj);
 		cr_assert_lt(fabs(got - k) / k, INJ_TOL, "K=%g: added %.1f cycles/packet (tolerance %g%s)",
 			     k, got, INJ_TOL, INJ_WHY);
 		/* the other stage does not absorb the spin */
 		/* the other stage does not absorb the spin: a lap that charged it
 		 * to its neighbour would move that one by about K; half of K
 		 * (at least INJ_OTHER) leaves room for a shared host's noise */
-		cr_assert_lt(fabs(moved), fmax(INJ_OTHER, 0.5 * k), "K=%g: cqe_poll moved %.1f%s", k, moved,
-			     INJ_WHY);
-		rxr_probe_free(base);
-		rxr_probe_free(inj);
+		cr_assert_lt(fabs(moved), fmax(INJ_OTHER, 0.5 * k), "K=%g: cqe_poll moved %.1f%s",
+			     k, moved, INJ_WHY);
 	}
 }
 
