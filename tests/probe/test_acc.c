@@ -325,7 +325,6 @@ static json_t *inject_ab_of(const struct rxr_probe *p, struct rxr_result **res)
 Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 {
 	timed_laps_or_skip();
-	const uint64_t *ks = inj_ks;
 	enum { ROUNDS = 61, LAPS = 256 };
 	for (size_t ki = 0; ki < sizeof(inj_ks) / sizeof(inj_ks[0]); ki++) {
 		struct rxr_probe *base = NULL;
@@ -333,7 +332,7 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 		struct rxr_probe *inj = NULL;
 		rxr_probe_open("rx", -1, 0, 0, &inj, NULL, 0);
 		cr_assert(base && inj);
-		rxr_probe_set_inject(inj, RXR_ST_APP, ks[ki]);
+		rxr_probe_set_inject(inj, RXR_ST_APP, inj_ks[ki]);
 		double add[ROUNDS], other[ROUNDS];
 		for (int r = 0; r < ROUNDS; r++) {
 			double cpp[2], poll[2];
@@ -357,15 +356,15 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 		}
 		qsort(add, ROUNDS, sizeof(add[0]), cmp_d);
 		qsort(other, ROUNDS, sizeof(other[0]), cmp_d);
-		double k = (double)ks[ki], got = add[ROUNDS / 2], moved = other[ROUNDS / 2];
+		double k = (double)inj_ks[ki], got = add[ROUNDS / 2], moved = other[ROUNDS / 2];
 		cr_log_info("K=%g: added %.1f cycles/packet, cqe_poll moved %.1f%s", k, got, moved,
 			    INJ_WHY);
 		/* freed before the checks: a failed one leaks nothing to LSan */
 		rxr_probe_free(base);
 		rxr_probe_free(inj);
-		cr_assert_lt(fabs(got - k) / k, INJ_TOL, "K=%g: added %.1f cycles/packet (tolerance %g%s)",
-			     k, got, INJ_TOL, INJ_WHY);
-		/* the other stage does not absorb the spin */
+		cr_assert_lt(fabs(got - k) / k, INJ_TOL,
+			     "K=%g: added %.1f cycles/packet (tolerance %g%s)", k, got, INJ_TOL,
+			     INJ_WHY);
 		/* the other stage does not absorb the spin: a lap that charged it
 		 * to its neighbour would move that one by about K; half of K
 		 * (at least INJ_OTHER) leaves room for a shared host's noise */
