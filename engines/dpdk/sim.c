@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_lcore.h>
 
@@ -20,7 +21,9 @@
 struct sim_priv {
 	struct rxs_nic *nic;
 	struct rxd_mr_table mrs;
-	uint32_t nmrs;       /* MRs registered (merged regions) */
+	uint32_t nmrs;       /* MRs registered with the NIC */
+	uint32_t mr_shared_pools; /* pools on an earlier pool's MR (one hugepage) */
+	uint32_t mr_overlaps; /* pairs of MRs that cover common bytes */
 	struct rxd_simq *sq; /* nq entries */
 	struct rxs_params prm;
 	/* --payload-mem gpu: each queue's payload buffers (cudaMalloc) */
@@ -88,19 +91,12 @@ static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, c
 
 #define SIM_MAX_CHUNKS 512
 
-struct sim_range {
-	uintptr_t start, end;
-};
-
 struct mr_ctx {
-	struct sim_range r[SIM_MAX_CHUNKS];
+	struct rxd_mr_chunk r[SIM_MAX_CHUNKS];
 	uint32_t n;
-	bool page_align; /* as mlx5 does; false: each chunk as it is (legacy) */
 	int rc;
 };
 
-/* One memory chunk of a pool, widened to the pages it sits on (the size of
- * the pages of its memseg list: hugepages under EAL, else the host's). */
 static void sim_mr_chunk(struct rte_mempool *mp, void *arg, struct rte_mempool_memhdr *mh,
 			 unsigned idx)
 {
@@ -111,60 +107,75 @@ static void sim_mr_chunk(struct rte_mempool *mp, void *arg, struct rte_mempool_m
 		x->rc = -ENOSPC;
 		return;
 	}
-	uintptr_t a = (uintptr_t)mh->addr, b = a + mh->len;
-	if (x->page_align) {
-		const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(mh->addr);
-		uintptr_t pg = msl && msl->page_sz ? (uintptr_t)msl->page_sz : 4096;
-		a &= ~(pg - 1);
-		b = (b + pg - 1) & ~(pg - 1);
-	}
-	x->r[x->n++] = (struct sim_range){a, b};
+	x->r[x->n++] = (struct rxd_mr_chunk){(uintptr_t)mh->addr, (uintptr_t)mh->addr + mh->len};
 }
 
-static int sim_range_cmp(const void *a, const void *b)
+/* Register the planned MRs with the NIC and in the queue's MR table. */
+static int sim_mr_add(struct sim_priv *sp, uintptr_t a, uintptr_t b)
 {
-	const struct sim_range *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
+	uint32_t lkey;
+	int rc = rxs_mr_reg(sp->nic, (void *)a, b - a, &lkey);
+	if (!rc)
+		rc = rxd_mr_table_add(&sp->mrs, a, b, lkey);
+	if (!rc)
+		sp->nmrs++;
+	return rc;
 }
 
 /*
  * Register every pool's memory the way the mlx5 PMD registers mempools
- * (mlx5_mr_mempool_register): each chunk widened to its pages, ranges
- * that overlap or touch merged, one MR per merged range; so two pools
- * carved from one hugepage region share one MR and one lkey. With
- * RXRAY_SIM_LEGACY=mrsplit: one MR per chunk, no merging (as before).
+ * (rxd_mr_plan says how): pools in the order the queues' segments take
+ * them. With RXRAY_SIM_LEGACY=mrsplit: one MR per chunk as it is.
  */
 static int sim_mr_register(struct rxd_run *run, struct sim_priv *sp, char *err, size_t errlen)
 {
 	struct mr_ctx *x = calloc(1, sizeof(*x));
-	int rc = 0;
-	if (!x)
-		return -ENOMEM;
-	x->page_align = !rxs_sim_legacy("mrsplit");
-	for (uint32_t i = 0; i < run->nq && !x->rc; i++)
-		for (uint32_t g = 0; g < sp->sq[i].sges && !x->rc; g++)
+	struct rxd_mr_plan *plan = calloc(1, sizeof(*plan));
+	struct rxd_mr_pool_mem pm[RXD_MR_POOL_MAX];
+	uint32_t np = 0;
+	int rc = x && plan ? 0 : -ENOMEM;
+	bool legacy = rxs_sim_legacy("mrsplit");
+
+	for (uint32_t i = 0; i < run->nq && !rc; i++)
+		for (uint32_t g = 0; g < sp->sq[i].sges && !rc; g++) {
+			uint32_t first = x->n;
 			rte_mempool_mem_iter(sp->sq[i].mp[g], sim_mr_chunk, x);
-	rc = x->rc;
-	if (!rc) {
-		qsort(x->r, x->n, sizeof(x->r[0]), sim_range_cmp);
-		uint32_t m = 0;
-		for (uint32_t i = 0; i < x->n; i++) {
-			if (m && x->page_align && x->r[i].start <= x->r[m - 1].end) {
-				if (x->r[i].end > x->r[m - 1].end)
-					x->r[m - 1].end = x->r[i].end;
+			rc = x->rc;
+			if (!rc && np == RXD_MR_POOL_MAX)
+				rc = -E2BIG;
+			if (rc || x->n == first)
 				continue;
-			}
-			x->r[m++] = x->r[i];
+			uintptr_t low = x->r[first].start;
+			for (uint32_t k = first; k < x->n; k++)
+				if (x->r[k].start < low)
+					low = x->r[k].start;
+			const struct rte_memseg_list *msl = rte_mem_virt2memseg_list((void *)low);
+			pm[np++] = (struct rxd_mr_pool_mem){.chunk = &x->r[first],
+							    .n = x->n - first,
+							    .seg_page = msl ? msl->page_sz : 0};
 		}
-		for (uint32_t i = 0; i < m && !rc; i++) {
-			uint32_t lkey;
-			rc = rxs_mr_reg(sp->nic, (void *)x->r[i].start, x->r[i].end - x->r[i].start,
-					&lkey);
-			if (!rc)
-				rc = rxd_mr_table_add(&sp->mrs, x->r[i].start, x->r[i].end, lkey);
-		}
-		sp->nmrs = m;
+	if (!rc && legacy) {
+		for (uint32_t k = 0; k < x->n && !rc; k++)
+			rc = sim_mr_add(sp, x->r[k].start, x->r[k].end);
+	} else if (!rc) {
+		rc = rxd_mr_plan(pm, np, (size_t)sysconf(_SC_PAGESIZE), plan);
+		for (uint32_t m = 0; m < plan->n && !rc; m++)
+			rc = sim_mr_add(sp, plan->mr[m].start, plan->mr[m].end);
+		/* pools that reuse an earlier pool's MR (one hugepage shared) */
+		for (uint32_t p = 0; p < np && !rc; p++)
+			for (uint32_t q = 0; q < p; q++)
+				if (plan->pool_nmr[p] == 1 && plan->pool_nmr[q] == 1 &&
+				    plan->pool_mr[p][0] == plan->pool_mr[q][0]) {
+					sp->mr_shared_pools++;
+					break;
+				}
 	}
+	/* MRs over the same bytes (a pool's hugepage-wide MR and another
+	 * pool's range in that page): either lkey is valid there */
+	for (uint32_t a = 0; !rc && a < sp->mrs.n; a++)
+		for (uint32_t b = a + 1; b < sp->mrs.n; b++)
+			if (sp->mrs.mr[b].start < sp->mrs.mr[a].end)
+				sp->mr_overlaps++;
 	/* GPU payload buffers: one MR each, in GPU memory */
 	for (uint32_t i = 0; !rc && sp->gpu_mem && i < run->nq; i++) {
 		uint32_t lkey;
@@ -177,6 +188,7 @@ static int sim_mr_register(struct rxd_run *run, struct sim_priv *sp, char *err, 
 		if (!rc)
 			sp->nmrs++;
 	}
+	free(plan);
 	free(x);
 	if (rc)
 		snprintf(err, errlen, "buffers: cannot register pool memory with the NIC: %s",
@@ -504,6 +516,8 @@ static int sim_collect(struct rxd_run *run, struct rxr_result *r, json_t *extra)
 	r->c.nombuf = nombuf;
 	json_object_set_new(extra, "cqe_comp", json_boolean(sp->prm.cqe_comp));
 	json_object_set_new(extra, "mrs", json_integer(sp->nmrs));
+	json_object_set_new(extra, "mr_shared_pools", json_integer(sp->mr_shared_pools));
+	json_object_set_new(extra, "mr_overlaps", json_integer(sp->mr_overlaps));
 	json_object_set_new(extra, "nic_wqes", json_integer(sp->prm.ring));
 	json_object_set_new(extra, "sim_queues", qs);
 	json_object_set_new(extra, "rx_nombuf", json_integer((json_int_t)events));

@@ -48,6 +48,42 @@ struct rxd_mr_cache {
 	uint32_t delay; /* --op-delay mr=K: cycles spun per lookup (0 = off) */
 };
 
+/*
+ * Which MRs the mlx5 PMD registers for a set of mempools (its mempool
+ * registration, mlx5_mr_mempool_register, as in DPDK 22.11): each pool on
+ * its own, never merged with another pool's memory. A pool's chunks are
+ * widened to the host's page size and merged where they touch, one MR per
+ * contiguous range; a pool whose whole memory lies inside one page of its
+ * memseg list (a hugepage under EAL) registers that whole page instead, and
+ * shares the MR of an earlier pool registered on the same page. So two
+ * pools share an lkey only when both fit inside one hugepage.
+ */
+#define RXD_MR_POOL_MAX 16
+
+struct rxd_mr_chunk {
+	uintptr_t start, end;
+};
+
+/* One pool's memory, in its registration order. */
+struct rxd_mr_pool_mem {
+	const struct rxd_mr_chunk *chunk;
+	uint32_t n;
+	size_t seg_page; /* page size of the memseg list it sits on (0: none) */
+};
+
+struct rxd_mr_plan {
+	uint32_t n;                 /* distinct MRs, mr[0..n) */
+	struct rxd_mr mr[RXD_MR_MAX];
+	uint32_t pool_mr[RXD_MR_POOL_MAX][RXD_MR_MAX / 4]; /* pool -> mr[] */
+	uint32_t pool_nmr[RXD_MR_POOL_MAX];
+};
+
+/* Plan the registration of npools pools (sys_page: the host's page size).
+ * mr[].lkey is left 0 for the caller. 0, -EINVAL (no chunk, a bad page
+ * size), -E2BIG (more pools or MRs than the plan holds), -ENOMEM. */
+int rxd_mr_plan(const struct rxd_mr_pool_mem *pools, uint32_t npools, size_t sys_page,
+		struct rxd_mr_plan *out);
+
 /* Add [start, end) -> lkey keeping the table sorted. 0 or -ENOSPC. */
 int rxd_mr_table_add(struct rxd_mr_table *t, uintptr_t start, uintptr_t end, uint32_t lkey);
 void rxd_mr_cache_init(struct rxd_mr_cache *c, const struct rxd_mr_table *t);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dpdk_test.h"
+#include "sim_int.h"
 
 static void cfg_base(struct rx_config *c, const char *device)
 {
@@ -53,6 +54,9 @@ Test(dpdk, sim_scalar_hds_conserves_and_allocates_per_segment)
 	c.mode = RX_MODE_HDS;
 	c.rate_pps = 2e6;
 	c.mempool_cache = 0;
+	/* each pool larger than a 2 MiB hugepage: no pool gets a page-wide
+	 * MR, so the MR layout is the same with hugepages and without */
+	c.buffers = 8192;
 	struct rxr_result *r = dt_run(&c);
 	json_t *d = dx(r);
 	assert_conserved(r);
@@ -68,10 +72,58 @@ Test(dpdk, sim_scalar_hds_conserves_and_allocates_per_segment)
 	/* empty polls' look-ahead get+put, counted apart */
 	cr_assert_eq(dt_num(d, "mempool.rx_idle.get_calls"), dt_num(q0, "idle_allocs"));
 	cr_assert_eq(dt_num(d, "mempool.rx_idle.put_calls"), dt_num(q0, "idle_allocs"));
-	/* two regions: the MRU entry never holds the next segment's MR */
+	/* pools of ring-sized depth span several pages, hugepages or not:
+	 * one MR each, so the MRU entry never holds the next segment's */
+	cr_assert_eq(dt_num(d, "mrs"), 2);
+	cr_assert_eq(dt_num(d, "mr_shared_pools"), 0);
+	cr_assert_eq(dt_num(d, "mr_overlaps"), 0);
 	cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), 0);
 	cr_assert_eq(dt_num(d, "mr_cache.lookups"), dt_num(d, "allocs"));
 	cr_assert_eq(dt_num(d, "seq.dup"), 0);
+	rxr_result_free(r);
+}
+
+/* Small pools: on hugepages both fit inside one page and share its MR
+ * (every lookup hits the MRU entry); on 4 KiB pages each keeps its own
+ * MRs and the MRU entry never holds the other segment's. Whichever layout
+ * the host gave, the cache must behave as that layout says. */
+Test(dpdk, sim_scalar_hds_small_pools_follow_their_mr_layout)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.mode = RX_MODE_HDS;
+	c.frame = 128;
+	c.ring = 64;
+	c.batch = 8;
+	c.buffers = 400;
+	c.rate_pps = 2e5;
+	c.mempool_cache = 0;
+	struct rxr_result *r = dt_run(&c);
+	json_t *d = dx(r);
+	assert_conserved(r);
+	json_t *ed = json_object_get(r->env, "dpdk");
+	double shared = dt_num(d, "mr_shared_pools"), lookups = dt_num(d, "mr_cache.lookups");
+	cr_assert_gt(lookups, 0);
+	if (json_is_true(json_object_get(ed, "no_huge")))
+		cr_assert_eq(shared, 0, "4 KiB pages cannot hold a pool: no MR to share");
+	cr_log_info("layout (%s pages): %.0f MRs, %.0f pool(s) on a shared hugepage MR, "
+		    "%.0f/%.0f MRU hits",
+		    json_is_true(json_object_get(ed, "no_huge")) ? "4k" : "huge", dt_num(d, "mrs"),
+		    shared, dt_num(d, "mr_cache.mru_hits"), lookups);
+	cr_assert_eq(dt_num(d, "mr_cache.mru_hits") + dt_num(d, "mr_cache.scan_hits") +
+			 dt_num(d, "mr_cache.misses"),
+		     lookups);
+	if (shared) {
+		cr_assert_eq(dt_num(d, "mrs"), 1);
+		cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), lookups);
+	} else if (dt_num(d, "mr_overlaps") == 0) {
+		cr_assert_eq(dt_num(d, "mrs"), 2);
+		cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), 0);
+	} else {
+		/* one pool's page-wide MR over part of the other: buffers in that
+		 * page hit whichever MR is the MRU, as in the PMD's cache */
+		cr_log_info("MRs overlap: the MRU figure depends on where buffers sit");
+	}
 	rxr_result_free(r);
 }
 
@@ -93,8 +145,9 @@ Test(dpdk, sim_scalar_single_one_alloc_per_packet)
 	if (json_is_true(json_object_get(ed, "no_huge")))
 		cr_assert(strstr(json_string_value(json_object_get(ed, "note")), "--no-huge"));
 	/* one pool: with --no-huge it is one region, so the MRU entry always
-	 * hits; on hugepages every page chunk is its own MR and buffers come
-	 * back in no address order, so only the lookup count is certain */
+	 * hits; on hugepages chunks that do not touch are MRs of their own and
+	 * buffers come back in no address order, so only the lookup count is
+	 * certain */
 	cr_assert_eq(dt_num(d, "mr_cache.lookups"), dt_num(d, "allocs"));
 	if (json_is_true(json_object_get(ed, "no_huge")))
 		cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), dt_num(d, "mr_cache.lookups"));
@@ -400,4 +453,125 @@ Test(dpdk, ring_cover_counts_the_packets_a_queue_holds)
 			  cases[i].want_ms);
 		rxr_result_free(r);
 	}
+}
+
+/* ------------------------------------------------ the MR plan, by layout */
+
+#define MIB ((uintptr_t)1 << 20)
+#define HP (2 * MIB)
+
+static struct rxd_mr_plan *plan_of(const struct rxd_mr_pool_mem *pm, uint32_t n)
+{
+	static struct rxd_mr_plan p;
+	cr_assert_eq(rxd_mr_plan(pm, n, 4096, &p), 0);
+	return &p;
+}
+
+/* Two pools inside one hugepage: the page is registered once, for both. */
+Test(dpdk_mr, pools_inside_one_hugepage_share_its_mr)
+{
+	const uintptr_t base = 64 * HP;
+	struct rxd_mr_chunk a = {base + 4096, base + 300000}, b = {base + 300000, base + MIB};
+	struct rxd_mr_pool_mem pm[2] = {{&a, 1, HP}, {&b, 1, HP}};
+	struct rxd_mr_plan *p = plan_of(pm, 2);
+	cr_assert_eq(p->n, 1);
+	cr_assert_eq(p->mr[0].start, base);
+	cr_assert_eq(p->mr[0].end, base + HP);
+	cr_assert_eq(p->pool_mr[0][0], 0);
+	cr_assert_eq(p->pool_mr[1][0], 0);
+}
+
+/* The same bytes on 4 KiB pages: each pool its own MR, though they touch
+ * (a registration that merged across pools would give one). */
+Test(dpdk_mr, touching_pools_on_small_pages_keep_their_own_mrs)
+{
+	const uintptr_t base = 64 * HP;
+	struct rxd_mr_chunk a = {base + 4096, base + 300000}, b = {base + 300000, base + MIB};
+	struct rxd_mr_pool_mem pm[2] = {{&a, 1, 4096}, {&b, 1, 4096}};
+	struct rxd_mr_plan *p = plan_of(pm, 2);
+	cr_assert_eq(p->n, 2);
+	/* widened to 4 KiB pages: the page they share is in both */
+	cr_assert_eq(p->mr[0].start, base + 4096);
+	cr_assert_eq(p->mr[0].end, base + 303104);
+	cr_assert_eq(p->mr[1].start, base + 299008);
+	cr_assert_eq(p->mr[1].end, base + MIB);
+	cr_assert_neq(p->pool_mr[0][0], p->pool_mr[1][0]);
+}
+
+/* A pool that reaches a hugepage's last byte is not "inside" it (the
+ * PMD's test is end < page end): its own range, not the page. */
+Test(dpdk_mr, a_pool_ending_at_the_page_end_is_not_inside_it)
+{
+	const uintptr_t base = 64 * HP;
+	struct rxd_mr_chunk a = {base + MIB, base + HP};
+	struct rxd_mr_pool_mem pm[1] = {{&a, 1, HP}};
+	struct rxd_mr_plan *p = plan_of(pm, 1);
+	cr_assert_eq(p->n, 1);
+	cr_assert_eq(p->mr[0].start, base + MIB);
+	cr_assert_eq(p->mr[0].end, base + HP);
+}
+
+/* A large pool beside a small one in the small one's page: MRs that
+ * overlap; a pool's chunks that touch (after widening) merge. */
+Test(dpdk_mr, chunks_merge_where_they_touch)
+{
+	const uintptr_t base = 64 * HP;
+	struct rxd_mr_chunk a = {base + 4096, base + 8192};
+	struct rxd_mr_chunk b[3] = {{base + 3 * HP, base + 4 * HP},
+				    {base + MIB, base + HP},
+				    {base + HP, base + 3 * HP - 100}};
+	struct rxd_mr_chunk c[2] = {{base + 10 * HP, base + 10 * HP + 8192},
+				    {base + 10 * HP + 65536, base + 11 * HP - 4096}};
+	struct rxd_mr_pool_mem pm[3] = {{&a, 1, HP}, {b, 3, HP}, {c, 2, HP}};
+	struct rxd_mr_plan *p = plan_of(pm, 3);
+	cr_assert_eq(p->n, 3);
+	cr_assert_eq(p->pool_nmr[0], 1);
+	cr_assert_eq(p->mr[p->pool_mr[0][0]].end, base + HP);
+	/* b: [1M, HP), [HP, 3HP - 100 widened to 3HP) and [3HP, 4HP) touch:
+	 * one range, over part of a's page */
+	cr_assert_eq(p->pool_nmr[1], 1);
+	cr_assert_eq(p->mr[p->pool_mr[1][0]].start, base + MIB);
+	cr_assert_eq(p->mr[p->pool_mr[1][0]].end, base + 4 * HP);
+	/* c: a gap between its chunks, but all of it inside one page: that
+	 * page, one MR */
+	cr_assert_eq(p->pool_nmr[2], 1);
+	cr_assert_eq(p->mr[p->pool_mr[2][0]].start, base + 10 * HP);
+	cr_assert_eq(p->mr[p->pool_mr[2][0]].end, base + 11 * HP);
+}
+
+Test(dpdk_mr, a_gap_across_pages_makes_two_mrs)
+{
+	const uintptr_t base = 64 * HP;
+	struct rxd_mr_chunk c[2] = {{base, base + HP + 8192}, {base + 2 * HP, base + 3 * HP}};
+	struct rxd_mr_pool_mem pm[1] = {{c, 2, HP}};
+	struct rxd_mr_plan *p = plan_of(pm, 1);
+	cr_assert_eq(p->n, 2);
+	cr_assert_eq(p->mr[0].end, base + HP + 8192);
+	cr_assert_eq(p->mr[1].start, base + 2 * HP);
+}
+
+Test(dpdk_mr, bad_layouts_are_refused)
+{
+	struct rxd_mr_plan p;
+	struct rxd_mr_chunk a = {4096, 8192};
+	struct rxd_mr_pool_mem none = {&a, 0, HP}, odd = {&a, 1, 3000};
+	cr_assert_eq(rxd_mr_plan(&none, 1, 4096, &p), -EINVAL);
+	cr_assert_eq(rxd_mr_plan(&odd, 1, 4096, &p), -EINVAL);
+	cr_assert_eq(rxd_mr_plan(&none, 0, 0, &p), -EINVAL);
+	cr_assert_eq(rxd_mr_plan(&none, RXD_MR_POOL_MAX + 1, 4096, &p), -E2BIG);
+}
+
+/* The bottom half over overlapping regions: the last region starting at
+ * or below the address may end before it while an earlier one covers it. */
+Test(dpdk_mr, the_bottom_half_finds_a_covering_region_behind_a_nested_one)
+{
+	struct rxd_mr_table t = {0};
+	struct rxd_mr_cache c;
+	cr_assert_eq(rxd_mr_table_add(&t, 0x10000, 0x20000, 7), 0);
+	cr_assert_eq(rxd_mr_table_add(&t, 0x11000, 0x12000, 9), 0);
+	rxd_mr_cache_init(&c, &t);
+	cr_assert_eq(rxd_mr_lookup(&c, 0x11800), 9);
+	cr_assert_eq(rxd_mr_lookup(&c, 0x18000), 7);
+	cr_assert_eq(rxd_mr_lookup(&c, 0x20000), MLX5_INVALID_LKEY);
+	cr_assert_eq(c.misses, 3);
 }

@@ -113,8 +113,9 @@ Test(dpdk_cqe, scalar_hds_sessions_across_bursts)
 	json_t *d = json_object_get(r->extra, "dpdk");
 	/* the ring is counted in segments: 128 descriptors, 64 WQEs */
 	cr_assert_eq(dt_num(d, "nic_wqes"), 64);
-	/* two pools: merged into one MR when they share pages, else two;
-	 * a wrong merge would make the NIC write error CQEs (errors == 0) */
+	/* two pools: one MR shared when both sit inside one hugepage, else
+	 * their own; a wrong range would make the NIC write error CQEs
+	 * (errors == 0) */
 	cr_assert(dt_num(d, "mrs") >= 1 && dt_num(d, "mrs") <= 2, "%.0f MRs", dt_num(d, "mrs"));
 	if (dt_num(d, "mrs") == 1)
 		cr_assert_eq(dt_num(d, "mr_cache.mru_hits"), dt_num(d, "mr_cache.lookups"));
