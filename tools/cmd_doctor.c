@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rxray/engines.h"
 #include "rxray/probe.h"
 #include "rxray/util.h"
 
@@ -220,12 +221,8 @@ static void check_bpf(struct doctor *d)
 static void check_dpdk(struct doctor *d)
 {
 #ifdef RXRAY_DPDK_VERSION
-	bool engine =
-#ifdef RXRAY_ENGINE_DPDK
-		true;
-#else
-		false;
-#endif
+	/* the registry knows which engines this binary holds */
+	bool engine = rx_engine_find("dpdk") != NULL;
 	report(d, engine ? OK : WARN, "dpdk", "build the DPDK engine (libdpdk-dev)",
 	       "built with DPDK %s%s", RXRAY_DPDK_VERSION,
 	       engine ? ", dpdk engine available" : ", dpdk engine not in this build");

@@ -79,10 +79,29 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		const struct rxr_thread_result *t = &r->threads[i];
 		fprintf(f, "  %-4s core %-3d %8.1f cyc/pkt busy:", t->role, t->core,
 			rxr_thread_cycles_per_packet(t));
-		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (t->stage_mask & (1u << s))
-				fprintf(f, " %s %.1f", rxr_stage_name((enum rxr_stage)s),
-					t->st[s].cycles_per_packet);
+		/* busy stages make the cyc/pkt; waits (idle, ...) are listed
+		 * apart, per packet too but outside that figure */
+		const char *sep = "; waiting:";
+		for (int pass = 0; pass < 2; pass++)
+			for (int s = 0; s < RXR_ST_COUNT; s++) {
+				if (!(t->stage_mask & (1u << s)) || rxr_stage_is_wait(s) != pass)
+					continue;
+				fprintf(f, "%s %s %.1f", pass && sep ? sep : "",
+					rxr_stage_name((enum rxr_stage)s), t->st[s].cycles_per_packet);
+				if (pass)
+					sep = NULL;
+			}
+		fputc('\n', f);
+	}
+	json_t *val = r->extra ? json_object_get(r->extra, "validity") : NULL;
+	if (json_is_true(json_object_get(val, "disturbed"))) {
+		json_t *why = json_object_get(val, "reasons");
+		fprintf(f, "  DISTURBED: the host took time from this run, so its figures measure "
+			   "that too:");
+		size_t i;
+		json_t *w;
+		json_array_foreach(why, i, w)
+			fprintf(f, "%s %s", i ? ";" : "", json_string_value(w));
 		fputc('\n', f);
 	}
 	if (json_is_true(json_object_get(r->extra, "oversubscribed")))

@@ -152,8 +152,9 @@ int rx_place_on(const struct rx_config *c, bool sim_nic, const int *cores, int a
 				    "queues: %d queues need %d cores (%sRX %d), %d available; use fewer queues, more --cores, or --allow-oversubscribe",
 				    q, base, nics, q, avail);
 		return perr(err, errlen,
-			    "app: %s threads need %d cores (%sRX %d + app %d), %d available; use --app inline, fewer queues, or --allow-oversubscribe",
-			    rx_app_name(app), needed, nics, q, q, avail);
+			    "app: an app thread on a core of its own per queue (--app %s) needs %d cores (%sRX %d + app %d), %d available; use --app inline, fewer queues, or --allow-oversubscribe",
+			    app == RX_APP_THREAD ? "thread, non-eal" : rx_app_name(app), needed, nics,
+			    q, q, avail);
 	}
 	pl->oversubscribed = needed > avail;
 	int k = 0;

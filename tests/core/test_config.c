@@ -401,6 +401,16 @@ Test(place, asked_nic_threads_are_counted_and_checked)
 	c.nic_threads = 2;
 	cr_assert_eq(rx_nic_threads_asked(&c, &n, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(n, 2);
+	/* --app non-eal (an app thread) on 2 cores: named as what it is */
+	snprintf(c.device, sizeof(c.device), "sim");
+	c.allow_oversubscribe = false;
+	c.queues = 1;
+	c.nic_threads = 0;
+	c.app = RX_APP_THREAD;
+	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "app: an app thread on a core of its own per queue (--app thread, "
+			      "non-eal) needs 3 cores (NIC 1 + RX 1 + app 1), 2 available; use "
+			      "--app inline, fewer queues, or --allow-oversubscribe");
 }
 
 Test(config, nic_threads_option_and_validation)

@@ -233,3 +233,38 @@ Test(run_cli, sigint_stops_and_still_writes)
 	rxr_result_free(r);
 	unlink(path);
 }
+
+/* The summary a person reads: the busy figure's stages and the waits apart,
+ * and a run that shared its cores said to be disturbed, with the reason. */
+Test(run_cli, summary_keeps_waits_out_of_busy_and_says_disturbed)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	char cmd[512], buf[512];
+	snprintf(cmd, sizeof(cmd),
+		 "%s run --device sim --rate 200k --ring 1024 --seconds 200ms --cores 0 "
+		 "--allow-oversubscribe --app inline 2>&1",
+		 RXRAY_BIN);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	int threads = 0;
+	bool disturbed = false;
+	while (fgets(buf, sizeof(buf), f)) {
+		char *busy = strstr(buf, " cyc/pkt busy:");
+		if (busy) {
+			threads++;
+			char *wait = strstr(busy, "; waiting:");
+			char *idle = strstr(busy, " idle ");
+			/* idle is a wait: never before the waiting mark */
+			cr_assert(!idle || (wait && idle > wait), "idle listed as busy: %s", buf);
+		}
+		if (strstr(buf, "DISTURBED:")) {
+			disturbed = true;
+			cr_assert(strstr(buf, "oversubscribed"), "no reason given: %s", buf);
+		}
+	}
+	int st = pclose(f);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rxray run failed");
+	cr_assert_geq(threads, 2, "nic and rx lines");
+	cr_assert(disturbed, "an oversubscribed run must say it is disturbed");
+}

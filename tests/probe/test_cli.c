@@ -82,6 +82,24 @@ Test(cli, doctor_reports_every_check)
 		if (!strchr(l, '\n'))
 			break;
 	}
+	/* the dpdk line agrees with the engines `rxray run --help` lists */
+	char line[512] = "", help[16384];
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char lv[8], name[16];
+		if (sscanf(l, "%7s %15s", lv, name) == 2 && !strcmp(name, "dpdk")) {
+			size_t n = strcspn(l, "\n");
+			snprintf(line, sizeof(line), "%.*s", (int)(n < 511 ? n : 511), l);
+			break;
+		}
+	}
+	cr_assert(line[0], "doctor has no dpdk line");
+	cr_assert_eq(run(RXRAY_BIN " run --help", help, sizeof(help)), 0);
+	char *el = strstr(help, "--engine NAME");
+	cr_assert_not_null(el);
+	el[strcspn(el, "\n")] = '\0';
+	if (strstr(line, "built with DPDK"))
+		cr_assert_eq(strstr(line, "dpdk engine available") != NULL, strstr(el, "dpdk") != NULL,
+			     "doctor: '%s'; run: '%s'", line, el);
 	cr_assert_eq(run(RXRAY_BIN " doctor --json --calib-ms 50", buf, sizeof(buf)), 0);
 	json_error_t je;
 	json_t *doc = json_loads(buf, 0, &je);
