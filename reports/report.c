@@ -144,6 +144,41 @@ static void section_warnings(struct rpt *R, struct doc *d)
 	doc_ul_end(d);
 }
 
+/* One environment entry as a cell: a scalar as it is; an object (env.dpdk:
+ * version, eal_args, ...) as its version then its other scalar members; an
+ * array (env.gpu) as its entries' names, "none" when empty. NULL when absent. */
+static const char *env_cell(json_t *env, const char *key, char *b, size_t n)
+{
+	json_t *v = json_object_get(env, key);
+	if (!v)
+		return NULL;
+	if (!json_is_object(v) && !json_is_array(v))
+		return rxr_knob_str(env, key, b, n);
+	size_t o = 0;
+	char one[256];
+	b[0] = '\0';
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e) {
+			json_t *name = json_is_object(e) ? json_object_get(e, "name") : e;
+			const char *s = json_is_string(name) ? json_string_value(name) : "?";
+			o += (size_t)snprintf(b + o, o < n ? n - o : 0, "%s%s", i ? ", " : "", s);
+		}
+		return json_array_size(v) ? b : "none";
+	}
+	if (rxr_knob_str(v, "version", one, sizeof(one)))
+		o += (size_t)snprintf(b + o, o < n ? n - o : 0, "%s", one);
+	const char *k;
+	json_t *m;
+	json_object_foreach(v, k, m) {
+		if (!strcmp(k, "version") || !rxr_knob_str(v, k, one, sizeof(one)))
+			continue;
+		o += (size_t)snprintf(b + o, o < n ? n - o : 0, "%s%s %s", o ? "; " : "", k, one);
+	}
+	return o ? b : NULL;
+}
+
 static void section_env(struct rpt *R, struct doc *d)
 {
 	doc_h(d, 2, "environment", "Environment");
@@ -169,8 +204,8 @@ static void section_env(struct rpt *R, struct doc *d)
 		    {"device", "device"},        {"nic", "NIC"},
 		    {"gpu", "GPU"}};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		char b[256];
-		const char *v = rxr_knob_str(r->env, want[i].key, b, sizeof(b));
+		char b[1024];
+		const char *v = env_cell(r->env, want[i].key, b, sizeof(b));
 		if (!v && (!strcmp(want[i].key, "device")))
 			v = rxr_knob_str(R->s->pts[0].knobs, "device", b, sizeof(b));
 		rxr_table_row(t);

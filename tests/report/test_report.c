@@ -247,3 +247,34 @@ Test(report, flame_interactive_in_chromium, .timeout = 240)
 	free(log);
 	tu_rmrf(dir);
 }
+
+/* A real run's environment: env.dpdk is an object (version, EAL arguments,
+ * hugepages), env.gpu an array; each shows in the table, none as "not
+ * recorded" (the table once read an object as a string). */
+Test(report, environment_shows_what_a_real_run_recorded)
+{
+	char dir[128], cmd[1024], *out = NULL;
+	cr_assert(tu_tmpdir(dir, sizeof(dir)));
+	snprintf(cmd, sizeof(cmd),
+		 "%s run --engine dpdk --rate 200k --ring 1024 --seconds 100ms -q -o %s/run.json",
+		 RXRAY_BIN, dir);
+	int rc = tu_run(cmd, &out);
+	if (rc && out && strstr(out, "engine"))
+		cr_skip_test("no dpdk engine in this build: %s", out);
+	cr_assert_eq(rc, 0, "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s report %s/run.json -o %s/rep", RXRAY_BIN, dir, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	free(out);
+	strncat(dir, "/rep", sizeof(dir) - strlen(dir) - 1);
+	char *md = file_in(dir, "report.md");
+	cr_assert(md);
+	char *row = strstr(md, "| DPDK | ");
+	cr_assert(row, "no DPDK row");
+	cr_assert(!strncmp(row, "| DPDK | DPDK ", 14), "%.120s", row);
+	char *ea = strstr(row, "eal_args");
+	cr_assert(ea && ea < strchr(row, '\n'), "%.200s", row);
+	char *gpu = strstr(md, "| GPU | ");
+	cr_assert(gpu && strncmp(gpu, "| GPU | not recorded", 20), "%.80s", gpu ? gpu : "");
+	free(md);
+}
