@@ -147,8 +147,14 @@ int rpt_diffs_collect(struct rpt *R)
 			}
 			struct rpt_diff *e = &R->diffs[R->ndiffs];
 			memset(e, 0, sizeof(*e));
-			/* A = the faster point, so the verdict reads "B adds ..." */
-			double pi = R->c[i].predicted_mpps, pj = R->c[j].predicted_mpps;
+			/* A = the faster point, so the verdict reads "B adds ...":
+			 * faster by the NDR measured; by the prediction only where
+			 * neither point has an NDR */
+			double pi = s->pts[i].ndr_mpps, pj = s->pts[j].ndr_mpps;
+			if (!isfinite(pi) && !isfinite(pj)) {
+				pi = R->c[i].predicted_mpps;
+				pj = R->c[j].predicted_mpps;
+			}
 			bool swap = isfinite(pj) && (!isfinite(pi) || pj > pi);
 			e->axis = axis;
 			e->ia = swap ? j : i;

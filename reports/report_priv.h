@@ -13,7 +13,7 @@
 
 struct rpt_diff {
 	const char *axis;   /* "mode" or "engine" */
-	size_t ia, ib;      /* points: A is the faster (higher predicted) one */
+	size_t ia, ib;      /* points: A the faster (higher NDR; predicted if no NDR) */
 	char la[64], lb[64];
 	char rest[512];     /* the knobs both share, for the line's prefix */
 	struct rxr_diff d;

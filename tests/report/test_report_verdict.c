@@ -267,6 +267,12 @@ Test(report_verdict, verdicts_come_first_and_name_the_bottleneck_stage)
 	cr_expect(strstr(l, "+420 cycles/packet on the rx thread, buf_alloc +300, chain +100"), "%s", l);
 	cr_expect(strstr(l, "ceiling 10.00 -> 3.80 Mpps"), "%s", l);
 	free(l);
+	/* A is the faster by NDR: dpdk hds 4064 (NDR >= 3.00, predicted 4
+	 * Mpps) over dpdk single 4064 (NDR 2.00, predicted 5) */
+	l = line_of(strstr(md, "### Comparisons"), "- dpdk single frame=4064 vs dpdk hds frame=4064:");
+	cr_assert(l, "%s", strstr(md, "### Comparisons"));
+	cr_expect(strstr(l, "ceiling [3.00, 3.90] (unresolved) -> 2.00 Mpps"), "%s", l);
+	free(l);
 }
 
 Test(report_verdict, intervals_rendered)
