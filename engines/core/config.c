@@ -118,11 +118,14 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	/* cost-model knobs: present only when set, so keys of ordinary runs stay as they were */
 	if (c->coalesce)
 		json_object_set_new(o, "coalesce", json_integer(c->coalesce));
-	if (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write)
+	if (rx_op_delays(c))
 		json_object_set_new(o, "op_delay",
-				    json_pack("{s:i,s:i,s:i}", "mempool", (int)c->op_delay_mempool,
-					      "mr", (int)c->op_delay_mr, "hdr_write",
-					      (int)c->op_delay_hdr_write));
+				    json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "mempool",
+					      (int)c->op_delay_mempool, "mr", (int)c->op_delay_mr,
+					      "hdr_write", (int)c->op_delay_hdr_write, "repost",
+					      (int)c->op_delay_repost, "dbrec",
+					      (int)c->op_delay_dbrec, "hdr_read",
+					      (int)c->op_delay_hdr_read));
 	json_object_set_new(o, "sample_shift", json_integer(c->sample_shift));
 	json_object_set_new(o, "allow_oversubscribe", json_boolean(c->allow_oversubscribe));
 	json_object_set_new(o, "cqe_comp", json_string(rx_knob_value_name(rx_knob_find("cqe-comp"),
@@ -249,7 +252,7 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 				    "--inject-ab (the A/B's turns with no change, its null)",
 				    rxr_stage_name((enum rxr_stage)s));
 	if (c->inject_ab) {
-		int ops = !!c->op_delay_mempool + !!c->op_delay_mr + !!c->op_delay_hdr_write;
+		int ops = rx_op_delays(c);
 		bool inj = false;
 		for (int s = 0; s < RXR_ST_COUNT; s++)
 			inj |= c->inject[s] != 0;

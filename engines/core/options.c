@@ -114,8 +114,9 @@ const struct rx_knob rx_knobs[] = {
     {"coalesce", RX_KT_UINT, "B", 0, 1u << 16, NULL, FIELD(coalesce), 0, NULL,
      "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
     {"op-delay", RX_KT_OPDELAY, "OP=CYC", 0, 0, NULL, FIELD(op_delay_mempool), 0, NULL,
-     "each operation adds CYC cycles to the lap it runs in: mempool=K,mr=K,hdr_write=K (sim; "
-     "default off)"},
+     "each operation adds CYC cycles to the lap it runs in: " RX_OP_DELAY_OPS
+     " (=K each; dpdk mempool, mr; verbs repost, dbrec, hdr_read; the software NIC's "
+     "hdr_write; default off)"},
     {"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,
      "full probes: sample 1 burst in 2^K (default 6)"},
     {"cqe-comp", RX_KT_ENUM, "WHEN", 0, 0, cqe_comp_names, FIELD(cqe_comp), 0, NULL,
@@ -284,7 +285,7 @@ static int knob_op_delay(const char *val, struct rx_config *c, char *err, size_t
 	char buf[256];
 	if (!*val || strlen(val) >= sizeof(buf))
 		return oerr(err, errlen,
-			    "op-delay: '%s' is not OP=CYCLES[,...] (mempool, mr, hdr_write)", val);
+			    "op-delay: '%s' is not OP=CYCLES[,...] (" RX_OP_DELAY_OPS ")", val);
 	snprintf(buf, sizeof(buf), "%s", val);
 	char *save = NULL;
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -299,9 +300,15 @@ static int knob_op_delay(const char *val, struct rx_config *c, char *err, size_t
 			c->op_delay_mr = (uint32_t)v;
 		else if (!strcmp(t, "hdr_write"))
 			c->op_delay_hdr_write = (uint32_t)v;
+		else if (!strcmp(t, "repost"))
+			c->op_delay_repost = (uint32_t)v;
+		else if (!strcmp(t, "dbrec"))
+			c->op_delay_dbrec = (uint32_t)v;
+		else if (!strcmp(t, "hdr_read"))
+			c->op_delay_hdr_read = (uint32_t)v;
 		else
 			return oerr(err, errlen,
-				    "op-delay: unknown operation '%s' (mempool, mr, hdr_write)", t);
+				    "op-delay: unknown operation '%s' (" RX_OP_DELAY_OPS ")", t);
 	}
 	return 0;
 }

@@ -23,6 +23,16 @@ int rx_op_gate_stage(const struct rx_config *c, const char *role, uint32_t *k)
 	} else if (c->op_delay_mr) { /* lkey lookups while the SGEs are written */
 		s = rx ? RXR_ST_SGE_SETUP : -1;
 		d = c->op_delay_mr;
+	} else if (c->op_delay_repost) { /* verbs: a released slot's WQE rewritten */
+		s = rx ? RXR_ST_SGE_SETUP : -1;
+		d = c->op_delay_repost;
+	} else if (c->op_delay_dbrec) { /* verbs: the RQ doorbell record */
+		s = rx ? RXR_ST_DOORBELL : -1;
+		d = c->op_delay_dbrec;
+	} else if (c->op_delay_hdr_read) { /* verbs: the app's header reads, on
+					    * the rx thread when the app is inline */
+		s = rx || app ? RXR_ST_HDR_READ : -1;
+		d = c->op_delay_hdr_read;
 	}
 	if (k)
 		*k = s >= 0 ? d : 0;
@@ -72,8 +82,7 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 		prc = rxr_probe_set_inject_ab(w->probe, true);
 	/* --op-delay without A/B: every lap pays its operations' delays (in
 	 * A/B the thread performing them has a gate, which does it) */
-	if (prc >= 0 && c && !c->inject_ab &&
-	    (c->op_delay_mempool || c->op_delay_mr || c->op_delay_hdr_write))
+	if (prc >= 0 && c && !c->inject_ab && rx_op_delays(c))
 		prc = rxr_probe_set_op_pay(w->probe);
 	if (prc < 0) {
 		rxr_probe_free(w->probe);

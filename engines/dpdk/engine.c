@@ -81,6 +81,11 @@ static int dpdk_caps(const struct rx_config *c, struct rx_caps *caps, char *err,
 static int dpdk_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 			 size_t errlen)
 {
+	if (c->op_delay_repost || c->op_delay_dbrec || c->op_delay_hdr_read)
+		return rxr_errf(err, errlen, -EINVAL,
+			    "op-delay: %s is an operation of the verbs engine; the dpdk engine's "
+			    "are mempool, mr (and hdr_write on the software NIC)",
+			    c->op_delay_repost ? "repost" : c->op_delay_dbrec ? "dbrec" : "hdr_read");
 	const struct rxd_backend_ops *be = engine_backend(c, err, errlen);
 	if (!be)
 		return -EINVAL;

@@ -182,13 +182,16 @@ ALWAYS_INLINE void dp_refill(struct verbs_queue *q, struct rxr_probe *p, bool hd
 	uint32_t can = rel + q->ring - q->head;
 	if (LIKELY(can < q->batch) && !(force && can))
 		return;
-	for (uint32_t k = 0; k < can; k++)
+	for (uint32_t k = 0; k < can; k++) {
 		dp_sge_write(q, (q->head + k) & q->mask, hds, term);
+		rxr_op_delay(q->od_repost);
+	}
 	dp_lap(p, RXR_ST_SGE_SETUP, can);
 	q->head += can;
 	/* descriptors before the doorbell record */
 	dp_udma_to_device_barrier();
 	__atomic_store_n(q->rq.dbrec, htobe32(q->head & 0xffff), __ATOMIC_RELEASE);
+	rxr_op_delay(q->od_dbrec);
 	q->rx.doorbells++;
 	q->rx.posted += can;
 	dp_lap(p, RXR_ST_DOORBELL, can);
@@ -233,8 +236,10 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 	/* hdr_read: first touch of each header, sequence check per queue */
 	uint64_t next = a->next_seq;
 	uint64_t dup = 0, missing = 0;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		dp_seq_note(dp_hdr_seq(q, b->pkt[i].slot, hds), &next, &missing, &dup);
+		rxr_op_delay(q->od_hdr_read);
+	}
 	a->next_seq = next;
 	a->seq_missing += missing;
 	a->seq_dup += dup;
@@ -644,6 +649,9 @@ int verbs_queue_setup(struct verbs_run *run, struct verbs_queue *q, char *err, s
 	q->sge0_len = hds ? c->split : 0;
 	q->sge1_len = run->pay_stride;
 	q->seq_off = run->seq_off;
+	q->od_repost = c->op_delay_repost;
+	q->od_dbrec = c->op_delay_dbrec;
+	q->od_hdr_read = c->op_delay_hdr_read;
 	q->ci = 0;
 	q->wire_done = &run->wire_done;
 	bool term = q->rq.stride / sizeof(struct mlx5_wqe_data_seg) > nsge;

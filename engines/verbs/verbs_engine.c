@@ -85,6 +85,11 @@ static int verbs_validate(const struct rx_config *c, const struct rx_caps *caps,
 	int rc = verbs_backend_of(c, &dev, &be, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (c->op_delay_mempool || c->op_delay_mr)
+		return verr(err, errlen,
+			    "op-delay: %s is an operation of the dpdk engine; the verbs engine's "
+			    "are repost, dbrec, hdr_read (and hdr_write on the software NIC)",
+			    c->op_delay_mempool ? "mempool" : "mr");
 	if (c->ring > VERBS_MAX_RING)
 		return verr(err, errlen,
 			    "ring: %u exceeds %u (wqe_counter and the doorbell record are 16-bit)",

@@ -117,6 +117,10 @@ struct verbs_queue {
 	uint32_t frame, batch, burst;
 	uint32_t coalesce;      /* calibration: completions to wait for, 0 = off */
 	uint32_t seq_off;       /* be64 sequence number's offset in the header */
+	/* --op-delay (attribution ground truth): cycles each operation owes */
+	uint32_t od_repost;     /* per slot reposted (its WQE's data segments) */
+	uint32_t od_dbrec;      /* per doorbell record written */
+	uint32_t od_hdr_read;   /* per header the app reads */
 	verbs_rx_fn rx_fn;      /* loop variant chosen at setup */
 	verbs_app_fn app_fn;
 	const _Atomic int *wire_done; /* nonzero once no new CQE can appear */

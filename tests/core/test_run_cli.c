@@ -98,6 +98,11 @@ Test(run_cli, config_rejects_exit_2)
 	expect_usage("run --device sim:nics=3 --queues 2 --allow-oversubscribe", "--device");
 	expect_usage("run --device sim:nics=x", "--device");
 	expect_usage("run --device sim --cores 0 --queues 1 --nic-threads 1", "--cores");
+	/* an operation delay names an operation the engine performs */
+	expect_usage("run --device sim --op-delay mempool=100", "--op-delay");
+	expect_usage("run --device sim --op-delay bogus=100", "--op-delay");
+	if (system(RXRAY_BIN " doctor --calib-ms 50 | grep -q 'dpdk engine available'") == 0)
+		expect_usage("run --engine dpdk --device sim --op-delay repost=100", "--op-delay");
 }
 
 /* Two NIC threads on two queues: one "nic" thread entry each, counters

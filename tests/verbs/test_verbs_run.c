@@ -488,3 +488,110 @@ Test(verbs_run, cli_hds_run_writes_result)
 	cr_assert_not_null(thread_of(r, "nic"));
 	rxr_result_free(r);
 }
+
+/*
+ * Attribution ground truth for the verbs path (--op-delay): a delay owed
+ * by an operation (a slot's repost, the RQ doorbell record, a header the
+ * app reads) is paid by the lap the operation ran in, so it must show in
+ * the stage that performs it and in no other. Swap two laps' labels in
+ * verbs_dp.c (hdr_read and app, sge_setup and doorbell) and the delay
+ * rises in the wrong stage: this fails. One packet per lap (1,000 pps,
+ * inline app), so a stage's median lap is its typical cost and the laps a
+ * preempted thread stretches drop out; the delay is K ticks of wall time
+ * whatever the host's load. Bounds as tests/dpdk/test_opdelay.c has them.
+ */
+#define OD_K 100000.0
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
+#define OD_TOL_NATIVE 0.15
+#else
+#define OD_TOL_NATIVE 0.35
+#endif
+#define OD_TOL (getenv("RXRAY_EMULATOR") ? 0.35 : OD_TOL_NATIVE)
+
+static void od_cfg(struct rx_config *c)
+{
+	cfg_base(c, RX_MODE_HDS);
+	c->seconds = 1.0;
+	c->rate_pps = 1000;
+	c->burst = 1; /* one packet per poll ... */
+	c->batch = 1; /* ... one repost and one doorbell after it: every lap one */
+	c->app = RX_APP_INLINE;
+}
+
+/* Median lap x laps / thread packets: a stage's typical cost per packet. */
+static double od_med_cpp(const struct rxr_thread_result *t, int s)
+{
+	if (!t->packets || !(t->stage_mask & (1u << s)))
+		return 0;
+	return (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets;
+}
+
+static double od_queue0(const struct rxr_result *r, const char *key)
+{
+	json_t *q = json_array_get(json_object_get(json_object_get(r->extra, "verbs"), "queues"), 0);
+	json_t *v = json_object_get(q, key);
+	cr_assert(json_is_integer(v), "extra.verbs.queues[0].%s missing", key);
+	return (double)json_integer_value(v);
+}
+
+/* The rise in `stage` is want (within OD_TOL); no other busy stage of the
+ * rx thread moves by 5% of it. */
+static void od_check(const struct rxr_result *base, const struct rxr_result *d, int stage,
+		     double want, const char *what)
+{
+	const struct rxr_thread_result *b = thread_of(base, "rx"), *t = thread_of(d, "rx");
+	cr_assert(b && t);
+	double rise = od_med_cpp(t, stage) - od_med_cpp(b, stage);
+	cr_log_info("%s: %s rose by %.0f cycles/packet, want %.0f (laps %lu, p50 %lu, packets %lu)",
+		    what, rxr_stage_name((enum rxr_stage)stage), rise, want,
+		    (unsigned long)t->st[stage].count, (unsigned long)t->st[stage].p50,
+		    (unsigned long)t->packets);
+	cr_assert_lt(fabs(rise - want), OD_TOL * want, "%s: %s rose by %.0f cycles/packet, want %.0f",
+		     what, rxr_stage_name((enum rxr_stage)stage), rise, want);
+	for (int s = 0; s < RXR_ST_COUNT; s++) {
+		if (s == stage || rxr_stage_is_wait(s))
+			continue;
+		double mv = od_med_cpp(t, s) - od_med_cpp(b, s);
+		cr_assert_lt(fabs(mv), 0.05 * want,
+			     "%s: %s moved by %.0f cycles/packet (the delay is %.0f in %s)", what,
+			     rxr_stage_name((enum rxr_stage)s), mv, want,
+			     rxr_stage_name((enum rxr_stage)stage));
+	}
+}
+
+Test(verbs_run, each_op_delay_lands_in_the_stage_that_performs_it, .timeout = 110)
+{
+	cr_assert_eq(rxr_clock_init(50), 0);
+	struct rx_config c;
+	od_cfg(&c);
+	struct rxr_result *base = run_ok(&c);
+	check_run(base);
+
+	/* repost: one per slot reposted, in sge_setup */
+	od_cfg(&c);
+	c.op_delay_repost = (uint32_t)OD_K;
+	struct rxr_result *rp = run_ok(&c);
+	check_run(rp);
+	double pk = (double)thread_of(rp, "rx")->packets;
+	od_check(base, rp, RXR_ST_SGE_SETUP, OD_K * od_queue0(rp, "wqes_reposted") / pk, "repost");
+
+	/* doorbell record: one per doorbell, in doorbell */
+	od_cfg(&c);
+	c.op_delay_dbrec = (uint32_t)OD_K;
+	struct rxr_result *db = run_ok(&c);
+	check_run(db);
+	pk = (double)thread_of(db, "rx")->packets;
+	od_check(base, db, RXR_ST_DOORBELL, OD_K * od_queue0(db, "doorbells") / pk, "dbrec");
+
+	/* header read: one per packet the app reads, in hdr_read */
+	od_cfg(&c);
+	c.op_delay_hdr_read = (uint32_t)OD_K;
+	struct rxr_result *hr = run_ok(&c);
+	check_run(hr);
+	od_check(base, hr, RXR_ST_HDR_READ, OD_K, "hdr_read");
+
+	rxr_result_free(base);
+	rxr_result_free(rp);
+	rxr_result_free(db);
+	rxr_result_free(hr);
+}

@@ -102,6 +102,9 @@ struct rx_config {
 	uint32_t op_delay_mempool;  /* dpdk sim: per mempool driver get and put */
 	uint32_t op_delay_mr;       /* dpdk sim: per MR (lkey) lookup */
 	uint32_t op_delay_hdr_write;/* sim NIC: per header written */
+	uint32_t op_delay_repost;   /* verbs: per slot reposted (sge_setup) */
+	uint32_t op_delay_dbrec;    /* verbs: per RQ doorbell record written */
+	uint32_t op_delay_hdr_read; /* verbs: per header the app reads */
 	unsigned sample_shift;  /* full probes: sample 1 in 2^k bursts */
 	bool allow_oversubscribe;
 	enum rx_warmup warmup;  /* warm-up phase before the measured one */
@@ -344,6 +347,14 @@ struct rx_worker {
  * *k (may be NULL): the gated operation's delay, 0 with no gate.
  */
 int rx_op_gate_stage(const struct rx_config *c, const char *role, uint32_t *k);
+/* The --op-delay operations, as the option names them. */
+#define RX_OP_DELAY_OPS "mempool, mr, hdr_write, repost, dbrec, hdr_read"
+/* How many --op-delay operations c delays (0: none). */
+static inline int rx_op_delays(const struct rx_config *c)
+{
+	return !!c->op_delay_mempool + !!c->op_delay_mr + !!c->op_delay_hdr_write +
+	       !!c->op_delay_repost + !!c->op_delay_dbrec + !!c->op_delay_hdr_read;
+}
 /*
  * Start fn(w, arg) on a new thread pinned to core. c may be NULL (no
  * injection, no sampling). 0 or -errno (probe allocation, pthread).
