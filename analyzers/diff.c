@@ -202,8 +202,8 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 		return -EINVAL;
 	int rc = 0;
 	double qa = rxr_run_queues(a, NULL), qb = rxr_run_queues(b, knobs_b);
-	int bb = -1;
-	out->pred_a = rxr_run_predict(a, NULL, qa, NULL);
+	int bb = -1, ba = -1;
+	out->pred_a = rxr_run_predict(a, NULL, qa, &ba);
 	out->pred_b = rxr_run_predict(b, NULL, qb, &bb);
 	/* threads of B, then threads only A has */
 	for (size_t t = 0; t < b->nthreads && !rc; t++) {
@@ -267,22 +267,40 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 				 label_b, l, rxr_thread_busy_cpp(&b->threads[bb]), label_a);
 	}
 
-	/* what-ifs on that thread: one stage of B at A's cost */
-	double *cpp = calloc(b->nthreads, sizeof(double));
+	/* what-ifs on the slower run: one stage of its thread at the faster
+	 * run's cost */
+	bool slow_a = isfinite(out->pred_a) && isfinite(out->pred_b) && out->pred_a < out->pred_b;
+	const struct rxr_result *slow = slow_a ? a : b, *fast = slow_a ? b : a;
+	int ts = slow_a ? ta : tb, tf = slow_a ? tb : ta;
+	snprintf(out->whatif_thread, sizeof(out->whatif_thread), "%s", out->thread);
+	if (slow_a && ba >= 0) {
+		/* A's own bottleneck, where B has that thread too */
+		char l[24];
+		rxr_thread_label(a, (size_t)ba, l, sizeof(l));
+		if (thread_find(b, l) >= 0) {
+			ts = ba;
+			tf = thread_find(b, l);
+			snprintf(out->whatif_thread, sizeof(out->whatif_thread), "%s", l);
+		}
+	}
+	double qs = slow_a ? qa : qb;
+	snprintf(out->whatif_run, sizeof(out->whatif_run), "%s", slow_a ? label_a : label_b);
+	snprintf(out->whatif_from, sizeof(out->whatif_from), "%s", slow_a ? label_b : label_a);
+	double *cpp = calloc(slow->nthreads, sizeof(double));
 	if (!cpp) {
 		rc = -ENOMEM;
 		goto fail;
 	}
 	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		if (s == RXR_ST_IDLE)
+		if (rxr_stage_is_wait(s))
 			continue;
-		double vb = rxr_thread_stage_cpp(&b->threads[tb], s);
-		double va = rxr_thread_stage_cpp(&a->threads[ta], s);
-		if (vb == va)
+		double vs = rxr_thread_stage_cpp(&slow->threads[ts], s);
+		double vf = rxr_thread_stage_cpp(&fast->threads[tf], s);
+		if (vs == vf)
 			continue;
-		for (size_t t = 0; t < b->nthreads; t++)
-			cpp[t] = rxr_thread_busy_cpp(&b->threads[t]);
-		cpp[tb] = fmax(cpp[tb] - vb + va, 1e-9);
+		for (size_t t = 0; t < slow->nthreads; t++)
+			cpp[t] = rxr_thread_busy_cpp(&slow->threads[t]);
+		cpp[ts] = fmax(cpp[ts] - vs + vf, 1e-9);
 		struct rxr_whatif *nw = realloc(out->w, (out->nw + 1) * sizeof(*nw));
 		if (!nw) {
 			free(cpp);
@@ -291,11 +309,11 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 		}
 		out->w = nw;
 		struct rxr_whatif *w = &out->w[out->nw++];
-		snprintf(w->thread, sizeof(w->thread), "%s", out->thread);
+		snprintf(w->thread, sizeof(w->thread), "%s", out->whatif_thread);
 		w->stage = s;
-		w->cpp_b = vb;
-		w->cpp_a = va;
-		w->mpps = rxr_run_predict(b, cpp, qb, NULL);
+		w->cpp_now = vs;
+		w->cpp_fast = vf;
+		w->mpps = rxr_run_predict(slow, cpp, qs, NULL);
 	}
 	free(cpp);
 	if (out->nw) /* qsort of NULL is undefined, even for 0 items */

@@ -410,11 +410,14 @@ int rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, siz
 	return t ? 0 : -ENOMEM;
 }
 
-int rxr_whatif_table(const struct rxr_diff *d, const char *la, struct rxr_table **out)
+int rxr_whatif_table(const struct rxr_diff *d, struct rxr_table **out)
 {
-	char h[96];
-	snprintf(h, sizeof(h), "predicted Mpps if the stage cost what it costs in %s", la);
-	const char *head[] = {"thread", "stage", "cycles/pkt now", "cycles/pkt in A", h};
+	char h[256], hn[96], hf[96];
+	snprintf(h, sizeof(h), "%s's predicted Mpps if the stage cost what it costs in %s",
+		 d->whatif_run, d->whatif_from);
+	snprintf(hn, sizeof(hn), "cycles/pkt in %s", d->whatif_run);
+	snprintf(hf, sizeof(hf), "cycles/pkt in %s", d->whatif_from);
+	const char *head[] = {"thread", "stage", hn, hf, h};
 	struct rxr_table *t = NULL;
 	rxr_table_open("What if", 5, head, &t);
 	for (size_t i = 0; t && i < d->nw; i++) {
@@ -423,7 +426,7 @@ int rxr_whatif_table(const struct rxr_diff *d, const char *la, struct rxr_table 
 		rxr_fmt_num(m, sizeof(m), w->mpps, 2);
 		if (rxr_table_row(t) || rxr_table_cell(t, "%s", w->thread) ||
 		    rxr_table_cell(t, "%s", rxr_stage_name((enum rxr_stage)w->stage)) ||
-		    rxr_table_cell(t, "%.1f", w->cpp_b) || rxr_table_cell(t, "%.1f", w->cpp_a) ||
+		    rxr_table_cell(t, "%.1f", w->cpp_now) || rxr_table_cell(t, "%.1f", w->cpp_fast) ||
 		    rxr_table_cell(t, "%s", m)) {
 			rxr_table_free(t);
 			t = NULL;
@@ -522,11 +525,12 @@ json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb)
 	for (size_t i = 0; ws && i < d->nw; i++)
 		json_array_append_new(
 		    ws, json_pack("{s:s,s:s,s:f,s:f,s:o}", "thread", d->w[i].thread, "stage",
-				  rxr_stage_name((enum rxr_stage)d->w[i].stage), "cycles_b",
-				  d->w[i].cpp_b, "cycles_a", d->w[i].cpp_a, "predicted_mpps",
+				  rxr_stage_name((enum rxr_stage)d->w[i].stage), "cycles_now",
+				  d->w[i].cpp_now, "cycles_fast", d->w[i].cpp_fast, "predicted_mpps",
 				  rxr_json_real_or_null(d->w[i].mpps)));
-	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o,s:o}", "a", la, "b", lb, "verdict",
-			 d->verdict, "thread", d->thread, "busy_a", d->busy_a, "busy_b", d->busy_b,
-			 "predicted_a", rxr_json_real_or_null(d->pred_a), "predicted_b",
-			 rxr_json_real_or_null(d->pred_b), "stages", ds, "what_if", ws);
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o,s:o,s:s,s:s}", "a", la, "b", lb,
+			 "verdict", d->verdict, "thread", d->thread, "busy_a", d->busy_a, "busy_b",
+			 d->busy_b, "predicted_a", rxr_json_real_or_null(d->pred_a), "predicted_b",
+			 rxr_json_real_or_null(d->pred_b), "stages", ds, "what_if", ws,
+			 "what_if_run", d->whatif_run, "what_if_costs_from", d->whatif_from);
 }

@@ -221,9 +221,10 @@ void rpt_section_diffs(struct rpt *R, struct doc *d)
 		if (t)
 			doc_table(d, t);
 		rxr_table_free(t);
-		rxr_whatif_table(&e->d, e->la, &t);
+		rxr_whatif_table(&e->d, &t);
 		if (t && t->nrows) {
-			doc_p(d, "What if one stage of the %s thread cost what it costs in %s:", e->d.thread, e->la);
+			doc_p(d, "What %s would reach if one stage of its %s thread cost what it costs in %s:",
+			      e->d.whatif_run, e->d.whatif_thread, e->d.whatif_from);
 			doc_table(d, t);
 		}
 		rxr_table_free(t);

@@ -165,6 +165,14 @@ out:
 	return rc;
 }
 
+/* Why a point's figures are not clean ("oversubscribed", "disturbed",
+ * "unresolved"), or NULL. */
+static const char *diff_mark(const struct rxr_point *p)
+{
+	const char *why = NULL;
+	return rxr_point_clean(p, &why) ? NULL : why;
+}
+
 static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa,
 		     const struct rxr_point *pb, const char *la, const char *lb, const char *rest,
 		     size_t rows)
@@ -178,6 +186,10 @@ static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa
 		if (j) {
 			json_object_set_new(j, "point_a", json_string(pa->key));
 			json_object_set_new(j, "point_b", json_string(pb->key));
+			const char *ma = diff_mark(pa), *mb = diff_mark(pb);
+			json_object_set_new(j, "marks",
+					    json_pack("{s:o,s:o}", "a", ma ? json_string(ma) : json_null(),
+						      "b", mb ? json_string(mb) : json_null()));
 		}
 		rc = j ? json_array_append_new(arr, j) : -ENOMEM;
 		rxr_diff_free(&d);
@@ -186,15 +198,23 @@ static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa
 	struct rxr_table *t = NULL;
 	rxr_diff_table(&d, la, lb, rows, &t);
 	struct rxr_table *w = NULL;
-	rxr_whatif_table(&d, la, &w);
+	rxr_whatif_table(&d, &w);
 	if (!t || !w) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	fprintf(o, "## %s vs %s%s%s\n\n**%s**\n\n", la, lb, rest[0] ? " at " : "", rest, d.verdict);
+	fprintf(o, "## %s vs %s%s%s\n\n", la, lb, rest[0] ? " at " : "", rest);
+	const char *ma = diff_mark(pa), *mb = diff_mark(pb);
+	if (ma || mb)
+		fprintf(o, "> MARKED: %s%s%s%s%s%s%s: the host's share is in these figures; never "
+			   "read them as a ceiling\n\n",
+			ma ? la : "", ma ? " " : "", ma ? ma : "", ma && mb ? "; " : "", mb ? lb : "",
+			mb ? " " : "", mb ? mb : "");
+	fprintf(o, "**%s**\n\n", d.verdict);
 	rc = rxr_table_write_md(t, o);
 	if (!rc && w->nrows) {
-		fprintf(o, "\nWhat if one stage of the %s thread cost what it costs in %s:\n\n", d.thread, la);
+		fprintf(o, "\nWhat %s would reach if one stage of its %s thread cost what it costs in %s:\n\n",
+			d.whatif_run, d.whatif_thread, d.whatif_from);
 		rc = rxr_table_write_md(w, o);
 	}
 	fputc('\n', o);

@@ -87,9 +87,21 @@ static bool sels_match(const struct rxr_sel *sel, size_t nsel, const json_t *kno
 	return true;
 }
 
-/* Frames of the points of s matching every selector; count in *n. */
+/* Why a point is not clean (oversubscribed, disturbed, unresolved), once
+ * each, into marks ("" when all are clean). */
+static void flame_mark(const struct rxr_point *p, char *marks, size_t len)
+{
+	const char *why = NULL;
+	if (!marks || rxr_point_clean(p, &why) || !why || strstr(marks, why))
+		return;
+	size_t o = strlen(marks);
+	snprintf(marks + o, len - o, "%s%s", o ? ", " : "", why);
+}
+
+/* Frames of the points of s matching every selector; count in *n; their
+ * marks into marks. */
 static int flame_from_set(struct rxr_flame *f, const struct rxr_set *s, const struct rxr_sel *sel,
-			  size_t nsel, size_t *n)
+			  size_t nsel, size_t *n, char *marks, size_t mlen)
 {
 	size_t nvary = 0, hits = 0;
 	const char **vary = rxr_set_varying(s, &nvary);
@@ -108,6 +120,7 @@ static int flame_from_set(struct rxr_flame *f, const struct rxr_set *s, const st
 		char label[512];
 		rxr_point_label(p, vary, nvary, label, sizeof(label));
 		rc = rxr_flame_add_result(f, r, hits > 1 ? label : NULL);
+		flame_mark(p, marks, mlen);
 		(*n)++;
 	}
 	free(vary);
@@ -119,7 +132,7 @@ static int flame_from_set(struct rxr_flame *f, const struct rxr_set *s, const st
  * filtered by both selectors (--select and a --diff side; NULL = none).
  */
 static int flame_load(struct rxr_flame *f, const char *path, const char *selector,
-		      const char *side, bool *per_packet)
+		      const char *side, bool *per_packet, char *marks, size_t mlen)
 {
 	char err[RXR_ERR_LEN];
 	if (!is_results_path(path)) {
@@ -143,7 +156,7 @@ static int flame_load(struct rxr_flame *f, const char *path, const char *selecto
 		goto out;
 	}
 	size_t n = 0;
-	rc = flame_from_set(f, s, sel, 2, &n);
+	rc = flame_from_set(f, s, sel, 2, &n, marks, mlen);
 	if (rc) {
 		rxr_err(VERB, "%s: %s", path, strerror(-rc));
 		ec = RXR_EXIT_RUNTIME;
@@ -222,11 +235,12 @@ out:
 }
 
 static int flame_write(const struct flame_opts *op, const struct rxr_flame *a, const struct rxr_flame *b,
-		       const char *la, const char *lb, bool per_packet, FILE *o)
+		       const char *la, const char *lb, bool per_packet, const char *subtitle, FILE *o)
 {
 	const char *units = per_packet ? "cycles/packet" : op->units;
-	struct rxr_flame_svg_opts so = {.title = op->title, .units = units, .width = op->width,
-					.min_px = op->min_px, .label_a = la, .label_b = lb};
+	struct rxr_flame_svg_opts so = {.title = op->title, .subtitle = subtitle, .units = units,
+					.width = op->width, .min_px = op->min_px, .label_a = la,
+					.label_b = lb};
 	int rc;
 	if (!strcmp(op->format, "svg"))
 		rc = a ? rxr_flame_diff_svg_write(a, b, o, &so) : rxr_flame_svg_write(b, o, &so);
@@ -296,7 +310,7 @@ int rxr_cmd_flame(int argc, char **argv)
 	int ec = 0;
 	bool ppa = false, ppb = false;
 	const char *la = NULL, *lb = NULL;
-	char lab_a[128], lab_b[128];
+	char lab_a[128], lab_b[128], mark_a[64] = "", mark_b[64] = "";
 	if (!fb)
 		return RXR_EXIT_RUNTIME;
 	if (!strcmp(op.format, "trace")) {
@@ -336,9 +350,9 @@ int rxr_cmd_flame(int argc, char **argv)
 			la = lab_a;
 			lb = lab_b;
 		}
-		ec = flame_load(fa, in_a, op.select, sa, &ppa);
+		ec = flame_load(fa, in_a, op.select, sa, &ppa, mark_a, sizeof(mark_a));
 		if (!ec)
-			ec = flame_load(fb, in_b, op.select, sb, &ppb);
+			ec = flame_load(fb, in_b, op.select, sb, &ppb, mark_b, sizeof(mark_b));
 		if (ec)
 			goto out;
 		if (ppa != ppb) {
@@ -359,7 +373,7 @@ int rxr_cmd_flame(int argc, char **argv)
 			}
 		}
 	} else {
-		ec = flame_load(fb, argv[optind], op.select, NULL, &ppb);
+		ec = flame_load(fb, argv[optind], op.select, NULL, &ppb, mark_b, sizeof(mark_b));
 		if (ec)
 			goto out;
 	}
@@ -369,7 +383,18 @@ int rxr_cmd_flame(int argc, char **argv)
 	}
 	if ((ec = rxr_cli_out_open(VERB, op.output, &af)))
 		goto out;
-	ec = rxr_cli_out_finish(VERB, op.output, &af, flame_write(&op, fa, fb, la, lb, ppb, af.f));
+	/* a figure from a disturbed or oversubscribed run says so on the graph */
+	char sub[512] = "";
+	if (mark_a[0] || mark_b[0]) {
+		size_t o = (size_t)snprintf(sub, sizeof(sub), "MARKED (the host's share is in these figures):");
+		if (mark_a[0] && o < sizeof(sub))
+			o += (size_t)snprintf(sub + o, sizeof(sub) - o, " %s %s", la ? la : "A", mark_a);
+		if (mark_b[0] && o < sizeof(sub))
+			snprintf(sub + o, sizeof(sub) - o, "%s %s %s", mark_a[0] ? ";" : "",
+				 fa ? (lb ? lb : "B") : argv[optind], mark_b);
+	}
+	ec = rxr_cli_out_finish(VERB, op.output, &af,
+			       flame_write(&op, fa, fb, la, lb, ppb, sub[0] ? sub : NULL, af.f));
 	goto out;
 commit:
 	/* trace: flame_trace printed its own line; the output is dropped */

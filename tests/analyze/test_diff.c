@@ -86,11 +86,24 @@ Test(diff, ordering_verdict_whatif)
 	cr_expect_float_eq(d.w[0].mpps, 2e9 / 330 / 1e6, 1e-6);
 	for (size_t i = 1; i < d.nw; i++)
 		cr_expect(d.w[i - 1].mpps >= d.w[i].mpps);
+	cr_expect_str_eq(d.whatif_run, "hds");
+	cr_expect_str_eq(d.whatif_from, "single");
+	cr_expect_float_eq(d.w[0].cpp_now, 200, 1e-6);
+	cr_expect_float_eq(d.w[0].cpp_fast, 30, 1e-6);
 	rxr_diff_free(&d);
 
-	/* reversed: single saves */
+	/* reversed: single saves; the what-ifs still ask what the slower
+	 * (hds) gains at the faster one's cost, never the other way round */
 	cr_assert_eq(rxr_diff_compute(rxr_point_run(b), rxr_point_run(a), a->knobs, "hds", "single", &d), 0);
 	cr_expect(strstr(d.verdict, "single saves 380 cycles/packet"), "%s", d.verdict);
+	cr_expect_str_eq(d.whatif_run, "hds");
+	cr_expect_str_eq(d.whatif_from, "single");
+	cr_expect_str_eq(d.whatif_thread, "rx");
+	cr_assert(d.nw >= 1);
+	cr_expect_eq(d.w[0].stage, RXR_ST_BUF_ALLOC);
+	cr_expect_float_eq(d.w[0].mpps, 2e9 / 330 / 1e6, 1e-6);
+	for (size_t i = 0; i < d.nw; i++)
+		cr_expect_leq(d.w[i].mpps, 2e9 / 120 / 1e6 + 1e-9, "a what-if past single's ceiling");
 	rxr_diff_free(&d);
 	rxr_set_free(s);
 }
@@ -161,4 +174,57 @@ Test(diff, two_run_files)
 	cr_expect_eq(tu_run(cmd, &out), 2);
 	cr_expect(strstr(out, "/nonexistent.json"), "%s", out);
 	free(out);
+}
+
+/* Two real runs, one of them oversubscribed (disturbed by construction):
+ * diff's markdown and JSON and flame --diff carry the mark, naming which. */
+Test(diff, disturbed_inputs_are_marked_in_diff_and_flame)
+{
+	char dir[128], cmd[1024], *out = NULL;
+	cr_assert(tu_tmpdir(dir, sizeof(dir)));
+	snprintf(cmd, sizeof(cmd),
+		 "%s run --rate 200k --ring 1024 --seconds 100ms --app inline -q -o %s/clean.json && "
+		 "%s run --rate 200k --ring 1024 --seconds 100ms --app inline --cores 0 "
+		 "--allow-oversubscribe -q -o %s/shared.json",
+		 RXRAY_BIN, dir, RXRAY_BIN, dir);
+	int rc = tu_run(cmd, &out);
+	if (rc && out && strstr(out, "engine"))
+		cr_skip_test("no run engine in this build: %s", out);
+	cr_assert_eq(rc, 0, "%s", out);
+	free(out);
+	/* the first run may be disturbed too on a busy host: its mark follows
+	 * its own validity record */
+	snprintf(cmd, sizeof(cmd), "%s/clean.json", dir);
+	json_t *cj = json_load_file(cmd, 0, NULL);
+	cr_assert(cj);
+	bool a_dist = json_is_true(json_object_get(json_object_get(cj, "validity"), "disturbed"));
+	json_decref(cj);
+	snprintf(cmd, sizeof(cmd), "%s diff %s/clean.json %s/shared.json", RXRAY_BIN, dir, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	cr_expect(strstr(out, "> MARKED: ") && strstr(out, "shared.json oversubscribed"), "%s", out);
+	cr_expect(!strstr(out, "clean.json oversubscribed"), "%s", out);
+	cr_expect_eq(strstr(out, "clean.json disturbed") != NULL, a_dist, "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s diff %s/clean.json %s/shared.json --format json", RXRAY_BIN,
+		 dir, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	json_t *j = json_loads(out, 0, NULL);
+	cr_assert(j, "%s", out);
+	json_t *m = json_object_get(json_array_get(json_object_get(j, "pairs"), 0), "marks");
+	if (a_dist)
+		cr_expect_str_eq(json_string_value(json_object_get(m, "a")), "disturbed");
+	else
+		cr_expect(json_is_null(json_object_get(m, "a")));
+	cr_expect_str_eq(json_string_value(json_object_get(m, "b")), "oversubscribed");
+	json_decref(j);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s flame --diff %s/clean.json %s/shared.json -o %s/d.svg",
+		 RXRAY_BIN, dir, dir, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s/d.svg", dir);
+	char *svg = tu_slurp(cmd);
+	cr_assert(svg);
+	cr_expect(strstr(svg, "MARKED") && strstr(svg, "oversubscribed"), "no mark in the SVG");
+	free(svg);
 }

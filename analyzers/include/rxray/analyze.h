@@ -310,8 +310,9 @@ struct rxr_stage_delta {
 struct rxr_whatif {
 	char thread[24];
 	int stage;
-	double cpp_b, cpp_a;  /* the stage in B, and in A */
-	double mpps;          /* B's predicted ceiling if the stage cost A's */
+	double cpp_now;       /* the stage in the slower run */
+	double cpp_fast;      /* the stage in the faster run */
+	double mpps;          /* the slower run's predicted ceiling at cpp_fast */
 };
 
 struct rxr_diff {
@@ -323,14 +324,20 @@ struct rxr_diff {
 	double busy_a, busy_b;     /* its busy cycles/packet in A and B */
 	double pred_a, pred_b;     /* predicted ceilings (Mpps), NAN unknown */
 	char verdict[512];         /* one line */
+	/* the what-ifs change the slower run (lower predicted ceiling; B when
+	 * either is unknown), one stage at a time, to the faster one's cost */
+	char whatif_run[64], whatif_from[64]; /* their labels */
+	char whatif_thread[24];    /* the slower run's thread they change */
 };
 
 /*
  * Stage-by-stage delta of cycles/packet from run a to run b (threads
  * matched by label), the verdict line naming the thread with the largest
  * busy change (B's bottleneck when it exists in A) and its biggest stage
- * deltas, and what-ifs: B's predicted ceiling if each stage of that thread
- * cost what it costs in A. label_b names B in the verdict ("hds").
+ * deltas, and what-ifs: what the slower run (by predicted ceiling) would
+ * reach if one stage of its bottleneck thread cost what it costs in the
+ * faster one, whichever order the runs come in. label_b names B in the
+ * verdict ("hds").
  * 0, -EINVAL (a run without threads), -ENOMEM.
  */
 int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
@@ -384,7 +391,7 @@ int rxr_bound_table(const struct rxr_family *f, size_t n, struct rxr_table **out
 /* Stage deltas (top max rows, 0 = all) and what-ifs of one diff. */
 int rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max,
 		   struct rxr_table **out);
-int rxr_whatif_table(const struct rxr_diff *d, const char *la, struct rxr_table **out);
+int rxr_whatif_table(const struct rxr_diff *d, struct rxr_table **out);
 
 /* JSON documents (new references, NULL on ENOMEM). */
 json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
