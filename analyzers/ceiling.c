@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rxray/analyze.h"
+#include "rxray/model.h"
 #include "rxray/util.h"
 
 double rxr_thread_stage_cpp(const struct rxr_thread_result *t, int s)
@@ -114,6 +115,7 @@ void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c)
 	c->p = p;
 	c->thread = -1;
 	c->cpp = c->hz = c->predicted_mpps = c->ratio = c->median_mpps = NAN;
+	c->model_mpps = c->model_ratio = NAN;
 	c->tail_stage = -1;
 	c->top_offered_mpps = c->top_rx_mpps = c->top_loss = NAN;
 	c->queues = 1;
@@ -137,9 +139,11 @@ void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c)
 	const struct rxr_thread_result *t = &r->threads[c->thread];
 	rxr_thread_label(r, (size_t)c->thread, c->thread_label, sizeof(c->thread_label));
 	c->cpp = rxr_thread_busy_cpp(t);
-	double measured = isfinite(p->ndr_mpps) && p->ndr_mpps > 0 ? p->ndr_mpps : c->top_rx_mpps;
-	if (isfinite(c->predicted_mpps) && c->predicted_mpps > 0 && isfinite(measured))
-		c->ratio = measured / c->predicted_mpps;
+	/* only an NDR is a measured ceiling: without one there is no ratio
+	 * (the highest trial's RX rate is shown for itself) */
+	if (isfinite(c->predicted_mpps) && c->predicted_mpps > 0 && isfinite(p->ndr_mpps) &&
+	    p->ndr_mpps > 0)
+		c->ratio = p->ndr_mpps / c->predicted_mpps;
 	struct rxr_stage_share all[RXR_ST_COUNT];
 	size_t n = 0;
 	for (int s = 0; s < RXR_ST_COUNT; s++) {
@@ -416,4 +420,17 @@ void rxr_families_free(struct rxr_family *f, size_t n)
 		free(f[i].idx);
 	}
 	free(f);
+}
+
+void rxr_ceiling_model(struct rxr_ceiling *c, double light_frac)
+{
+	struct rxr_point_model *pm = malloc(sizeof(*pm));
+	if (!pm)
+		return;
+	rxr_point_model_compute(c->p, light_frac, pm);
+	c->model_mpps = pm->m.predicted_mpps;
+	if (isfinite(c->model_mpps) && c->model_mpps > 0 && isfinite(c->p->ndr_mpps) &&
+	    c->p->ndr_mpps > 0)
+		c->model_ratio = c->p->ndr_mpps / c->model_mpps;
+	free(pm);
 }

@@ -244,16 +244,17 @@ static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
 int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
 		      struct rxr_table **out)
 {
-	static const char *const head[] = {"point", "status", "NDR Mpps", "PDR Mpps",
-					   "predicted Mpps", "measured/predicted", "bottleneck",
+	static const char *const head[] = {"point", "status", "NDR Mpps",
+					   "model Mpps (light load)", "NDR/model", "PDR Mpps",
+					   "NDR-trial accounting Mpps", "NDR/accounting", "bottleneck",
 					   "cycles/pkt", "top stages (cycles/pkt, share)",
 					   "highest trial: offered -> RX Mpps, loss",
-					   "predicted from median laps Mpps", "notes"};
+					   "accounting at median laps Mpps", "notes"};
 	size_t nvary = 0;
 	const char **vary = rxr_set_varying(s, &nvary);
 	struct rxr_table *t = NULL;
 	if (vary)
-		rxr_table_open("Ceiling", 12, head, &t);
+		rxr_table_open("Ceiling", 14, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		const struct rxr_ceiling *k = &c[i];
 		char label[512], a[32], b[32], p[32], r[32], cp[32], st[256], top[128], o1[32], o2[32],
@@ -265,6 +266,11 @@ int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size
 		rxr_fmt_num(r, sizeof(r), k->ratio, 2);
 		if (k->p->generator_limited && isfinite(k->ratio)) /* NDR is a lower bound */
 			snprintf(r, sizeof(r), ">= %.2f", k->ratio);
+		char mo[32], mr[32];
+		rxr_fmt_num(mo, sizeof(mo), k->model_mpps, 2);
+		rxr_fmt_num(mr, sizeof(mr), k->model_ratio, 2);
+		if (k->p->generator_limited && isfinite(k->model_ratio))
+			snprintf(mr, sizeof(mr), ">= %.2f", k->model_ratio);
 		rxr_fmt_num(cp, sizeof(cp), k->cpp, 0);
 		top_stages(st, sizeof(st), k);
 		rxr_fmt_num(o1, sizeof(o1), k->top_offered_mpps, 2);
@@ -293,11 +299,12 @@ int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size
 					       rxr_stage_name((enum rxr_stage)k->tail_stage), k->tail_ratio);
 		if (!strcmp(k->basis_name, "top") && nl < sizeof(notes))
 			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
-					       "predicted from the highest-rate run; ");
+					       "no NDR: accounting of the highest-rate trial; ");
 		if (nl >= 2 && nl < sizeof(notes))
 			notes[nl - 2] = '\0';
 		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
 		    rxr_table_cell(t, "%s", k->p->status) || rxr_table_cell(t, "%s", a) ||
+		    rxr_table_cell(t, "%s", mo) || rxr_table_cell(t, "%s", mr) ||
 		    rxr_table_cell(t, "%s", b) || rxr_table_cell(t, "%s", p) ||
 		    rxr_table_cell(t, "%s", r) || rxr_table_cell(t, "%s", k->thread_label) ||
 		    rxr_table_cell(t, "%s", cp) || rxr_table_cell(t, "%s", st) ||
@@ -475,6 +482,13 @@ json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, s
 		if (o) {
 			json_object_set_new(o, "median_mpps",
 					    rxr_json_real_or_null(k->median_mpps));
+			/* predicted_mpps is the basis trial's accounting: named so */
+			json_object_set_new(o, "predicted_mpps_is",
+					    json_string("accounting of the basis trial: clock_hz / "
+							"its bottleneck's busy cycles per packet"));
+			json_object_set_new(o, "model_mpps", rxr_json_real_or_null(k->model_mpps));
+			json_object_set_new(o, "model_ratio",
+					    rxr_json_real_or_null(k->model_ratio));
 			const char *why = NULL;
 			if (k->p->has_interval) {
 				json_object_set_new(o, "ndr_upper_mpps",

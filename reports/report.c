@@ -14,6 +14,7 @@
 #include "plot.h"
 #include "rxray/afile.h"
 #include "rxray/flame.h"
+#include "rxray/model.h"
 #include "rxray/report.h"
 #include "rxray/util.h"
 #include "report_priv.h"
@@ -253,8 +254,11 @@ static void section_tables(struct rpt *R, struct doc *d)
 	if (t)
 		doc_table(d, t);
 	rxr_table_free(t);
-	doc_p(d, "measured/predicted uses NDR (or the highest trial's RX rate when there is no NDR); "
-		 "'>=' marks generator-limited points, whose NDR is a lower bound.");
+	doc_p(d, "NDR: the measured ceiling. Model: the light-load cost model's prediction (it never "
+		 "reads the NDR trial). NDR-trial accounting: clock_hz / the NDR trial's bottleneck "
+		 "cycles per packet, the rate that trial received, not a prediction (the highest-rate "
+		 "trial's where no NDR was found, and then no ratio). '>=' marks generator-limited "
+		 "points, whose NDR is a lower bound.");
 
 	rxr_bound_table(R->f, R->nf, &t);
 	doc_h(d, 2, "bounds", "Bound classification");
@@ -408,8 +412,10 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 	R.vary = rxr_set_varying(s, &R.nvary);
 	if (!R.c || !R.vary)
 		goto nomem;
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		rxr_ceiling_compute(&s->pts[i], &R.c[i]);
+		rxr_ceiling_model(&R.c[i], RXR_MODEL_LIGHT_FRAC);
+	}
 	if (rxr_families_build(s, R.c, s->n, &R.f, &R.nf))
 		goto nomem;
 	if (rpt_diffs_collect(&R))

@@ -103,10 +103,14 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 								 : !strcmp(table, "model") ? tm : tc, o);
 		goto out;
 	}
-	fprintf(o, "## Ceiling: measured vs predicted (%s)\n\n", s->src);
+	fprintf(o, "## Ceiling: NDR (measured) vs the light-load model (predicted) (%s)\n\n", s->src);
 	rc = rxr_table_write_md(tc, o);
-	fprintf(o, "\nPredicted = clock_hz / busy cycles per packet of the bottleneck thread x queues;"
-		   " measured/predicted uses NDR (or the highest trial's RX rate without one).\n");
+	fprintf(o, "\nNDR: the search's measured ceiling. Model: the light-load cost model's"
+		   " prediction (below, never reading the NDR trial). NDR-trial accounting ="
+		   " clock_hz / busy cycles per packet of the NDR trial's bottleneck thread x"
+		   " queues: at the NDR that is the rate it received, an accounting, not a"
+		   " prediction (the highest-rate trial's where no NDR was found; then no"
+		   " ratio is given).\n");
 	fprintf(o, "\n## Cost model: ceiling predicted from light load\n\n");
 	if (!rc)
 		rc = rxr_table_write_md(tm, o);
@@ -201,8 +205,10 @@ int rxr_cmd_ceiling(int argc, char **argv)
 	for (size_t i = 0; i < s->n; i++)
 		if (!select || rxr_sel_match(&sel, s->pts[i].knobs))
 			view.pts[view.n++] = s->pts[i];
-	for (size_t i = 0; i < view.n; i++)
-		rxr_ceiling_compute(&view.pts[i], &cs[n++]);
+	for (size_t i = 0; i < view.n; i++) {
+		rxr_ceiling_compute(&view.pts[i], &cs[n]);
+		rxr_ceiling_model(&cs[n++], ceiling_light_frac);
+	}
 	if (!n) {
 		ec = rxr_usage_err(VERB, "--select %s: no point matches", select);
 		goto out;

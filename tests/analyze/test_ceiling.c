@@ -99,6 +99,15 @@ Test(ceiling, predicted_from_bottleneck_cycles)
 	cr_expect_float_eq(c.ratio, 0.8, 1e-9);
 	cr_expect_str_eq(c.thread_label, "rx");
 	cr_expect_str_eq(c.basis_name, "ndr");
+	/* no NDR: the highest trial is accounted for, but no ratio is made
+	 * of its RX rate (it is no ceiling) */
+	struct rxr_point q = {.key = "y", .knobs = p.knobs, .ndr_mpps = NAN, .pdr_mpps = NAN,
+			      .top_run = r};
+	struct rxr_ceiling cq;
+	rxr_ceiling_compute(&q, &cq);
+	cr_expect_float_eq(cq.predicted_mpps, 7.5, 1e-9);
+	cr_expect_str_eq(cq.basis_name, "top");
+	cr_expect(isnan(cq.ratio), "a ratio without an NDR: %f", cq.ratio);
 	cr_assert_eq(c.ntop, 2);
 	cr_expect_eq(c.top[0].stage, RXR_ST_BUF_ALLOC);
 	cr_expect_float_eq(c.top[0].share, 0.75, 1e-9);
@@ -309,7 +318,12 @@ Test(ceiling, cli_formats)
 
 	snprintf(cmd, sizeof(cmd), "%s ceiling %s/sweep -s engine=dpdk,mode=hds,queues=1", RXRAY_BIN, FIXTURES);
 	cr_assert_eq(tu_run(cmd, &out), 0);
-	cr_expect(strstr(out, "| frame=1064 | ok | 3.80 | 3.80 | 4.00 | 0.95 | rx | 500 | buf_alloc 200 (40%)"),
+	/* NDR, then the model (no light-load trials in the fixture: none),
+	 * then the NDR trial's accounting, named as such */
+	cr_expect(strstr(out, "| NDR Mpps | model Mpps (light load) | NDR/model | PDR Mpps | "
+			      "NDR-trial accounting Mpps | NDR/accounting |"),
+		  "%s", out);
+	cr_expect(strstr(out, "| frame=1064 | ok | 3.80 | - | - | 3.80 | 4.00 | 0.95 | rx | 500 | buf_alloc 200 (40%)"),
 		  "%s", out);
 	cr_expect(strstr(out, "per-packet"));
 	free(out);

@@ -163,7 +163,8 @@ Test(report, html_in_headless_chromium, .timeout = 240)
 	cr_expect(log && !strstr(log, ":CONSOLE"), "console output while loading report.html:\n%s", log);
 	cr_assert(dom);
 	cr_expect(count(dom, "<table class=\"t\"") >= 6, "tables in the DOM: %d", count(dom, "<table class=\"t\""));
-	cr_expect(strstr(dom, "<th>RX Mpps</th>") && strstr(dom, "<th>predicted Mpps</th>"));
+	cr_expect(strstr(dom, "<th>RX Mpps</th>") && strstr(dom, "<th>model Mpps (light load)</th>") &&
+		  strstr(dom, "<th>NDR-trial accounting Mpps</th>"));
 	/* every flame graph's script ran to its end */
 	cr_expect_eq(count(dom, "data-rxf-ready=\"1\""), 18, "flames initialised: %d", count(dom, "data-rxf-ready=\"1\""));
 	free(dom);

@@ -223,8 +223,14 @@ struct rxr_ceiling {
 	char thread_label[24];
 	double cpp;                     /* its busy cycles/packet */
 	double hz, queues;
-	double predicted_mpps;          /* NAN when unknown */
-	double ratio;                   /* NDR (or top RX rate) / predicted */
+	/* clock_hz / the basis trial's bottleneck busy cycles per packet x
+	 * queues: an accounting of that trial (at the NDR, the rate it
+	 * received), not a prediction; NAN when unknown */
+	double predicted_mpps;
+	double ratio;                   /* NDR / predicted_mpps; NAN without an NDR */
+	/* the light-load cost model's ceiling (rxr_ceiling_model) and NDR /
+	 * it: the prediction; NAN when unknown or not computed */
+	double model_mpps, model_ratio;
 	double top_offered_mpps, top_rx_mpps, top_loss; /* highest trial; NAN */
 	size_t ntop;
 	struct rxr_stage_share top[RXR_TOP_STAGES];
@@ -248,6 +254,9 @@ double rxr_thread_stage_median_cpp(const struct rxr_thread_result *t, int s);
 
 /* Fill c for p (never fails; unknowns are NAN / -1). */
 void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c);
+/* Add the light-load model's prediction (rxr_point_model_compute with
+ * light_frac) and NDR / it to c (computed for c->p). */
+void rxr_ceiling_model(struct rxr_ceiling *c, double light_frac);
 
 /* ------------------------------------------------------ bound classifier */
 
