@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The run result: "rxray.run/1" writer and reader (jansson). */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <sched.h>
 #include <stdint.h>
@@ -661,8 +662,10 @@ static int read_stage(struct rd *d, const json_t *js, const char *path, struct r
 	    get_u64(d, js, path, "min", &s->min) || get_u64(d, js, path, "max", &s->max) ||
 	    get_u64(d, js, path, "p50", &s->p50) || get_u64(d, js, path, "p99", &s->p99))
 		return -1;
-	json_t *p90 = json_object_get(js, "p90");
-	s->p90 = json_is_integer(p90) ? (uint64_t)json_integer_value(p90) : s->p99;
+	/* p90: optional (older results lack it), checked like the others */
+	s->p90 = s->p99;
+	if (json_object_get(js, "p90") && get_u64(d, js, path, "p90", &s->p90))
+		return -1;
 	/* the cost model's sums: optional (results older than them lack them) */
 	json_t *ls = json_object_get(js, "lap_sums");
 	if (ls) {
@@ -888,10 +891,88 @@ static struct rxr_result *from_json(const json_t *doc, struct rd *d)
 		if (!known)
 			json_object_set(r->extra, k, v);
 	}
+	char cf[96], cw[256];
+	if (rxr_result_check(r, cf, sizeof(cf), cw, sizeof(cw))) {
+		rd_fail(d, cf, "%s", cw);
+		goto fail;
+	}
 	return r;
 fail:
 	rxr_result_free(r);
 	return NULL;
+}
+
+static int chk(char *field, size_t flen, char *what, size_t wlen, const char *f, const char *fmt,
+	       ...) __attribute__((format(printf, 6, 7)));
+static int chk(char *field, size_t flen, char *what, size_t wlen, const char *f, const char *fmt,
+	       ...)
+{
+	va_list ap;
+	snprintf(field, flen, "%s", f);
+	va_start(ap, fmt);
+	vsnprintf(what, wlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool role_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 7)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
+			return false;
+	return true;
+}
+
+int rxr_result_check(const struct rxr_result *r, char *field, size_t flen, char *what,
+		     size_t wlen)
+{
+	if (!(r->clock.hz >= RXR_CLOCK_HZ_MIN && r->clock.hz <= RXR_CLOCK_HZ_MAX))
+		return chk(field, flen, what, wlen, "clock",
+			   "hz: %g is no clock rxray reads (%g..%g)", r->clock.hz, RXR_CLOCK_HZ_MIN,
+			   RXR_CLOCK_HZ_MAX);
+	if (!r->nthreads)
+		return chk(field, flen, what, wlen, "threads", "empty: a run has at least one thread");
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct rxr_thread_result *t = &r->threads[i];
+		char f[96];
+		snprintf(f, sizeof(f), "threads[%zu]", i);
+		if (!role_ok(t->role))
+			return chk(field, flen, what, wlen, f,
+				   "role: '%s' is not 1-7 characters of [A-Za-z0-9_.-]", t->role);
+		for (int s = 0; s < RXR_ST_COUNT; s++) {
+			const struct rxr_stage_sum *st = &t->st[s];
+			if (!(t->stage_mask & (1u << s)) || !st->count)
+				continue;
+			if (!(st->min <= st->p50 && st->p50 <= st->p90 && st->p90 <= st->p99 &&
+			      st->p99 <= st->max)) {
+				snprintf(f, sizeof(f), "threads[%zu].stages.%s", i,
+					 rxr_stage_name((enum rxr_stage)s));
+				return chk(field, flen, what, wlen, f,
+					   "min %llu, p50 %llu, p90 %llu, p99 %llu, max %llu are "
+					   "out of order",
+					   (unsigned long long)st->min, (unsigned long long)st->p50,
+					   (unsigned long long)st->p90, (unsigned long long)st->p99,
+					   (unsigned long long)st->max);
+			}
+		}
+	}
+	const struct rxr_counters *c = &r->c;
+	const uint64_t parts[] = {c->received, c->out_of_buffer, c->nombuf, c->app_dropped};
+	static const char *const names[] = {"received", "out_of_buffer", "nombuf", "app_dropped"};
+	for (size_t i = 0; i < 4; i++)
+		if (parts[i] > c->offered)
+			return chk(field, flen, what, wlen, "counters",
+				   "%s: %llu is more than the %llu offered", names[i],
+				   (unsigned long long)parts[i], (unsigned long long)c->offered);
+	double loss = c->offered ? 1.0 - (double)c->received / (double)c->offered : 0;
+	if (fabs(loss - r->loss) > 1e-6)
+		return chk(field, flen, what, wlen, "rates",
+			   "loss: %g, but the counters give %g (received %llu of %llu)", r->loss,
+			   loss, (unsigned long long)c->received, (unsigned long long)c->offered);
+	return 0;
 }
 
 /* from_json's NULL as the constructor convention's return code. */

@@ -633,7 +633,9 @@ int rxr_result_scan(const char *text, size_t len, size_t *used, struct rxr_resul
 	if (rc)
 		return rc;
 	struct top_rd d = {.r = r};
-	if (!object(&c, top_member, &d) || d.seen != 127) {
+	char cf[8], cw[8]; /* the checked path names what is wrong */
+	if (!object(&c, top_member, &d) || d.seen != 127 ||
+	    rxr_result_check(r, cf, sizeof(cf), cw, sizeof(cw))) {
 		rxr_result_free(r);
 		return -EINVAL;
 	}

@@ -491,14 +491,27 @@ static int spec_depth_check(const char *text, size_t len, const char *name, char
 {
 	yaml_parser_t p;
 	yaml_event_t ev;
-	int depth = 0, rc = 0;
+	int depth = 0, rc = 0, docs = 0;
 	if (!yaml_parser_initialize(&p))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
 	for (bool done = false; !done && !rc;) {
-		if (!yaml_parser_parse(&p, &ev))
+		/* the whole stream parses, not only the document a spec reads */
+		if (!yaml_parser_parse(&p, &ev)) {
+			snprintf(err, errlen, "%s:%zu:%zu: yaml: %s%s%s", name,
+				 p.problem_mark.line + 1, p.problem_mark.column + 1,
+				 p.problem ? p.problem : "parse error", p.context ? " " : "",
+				 p.context ? p.context : "");
+			rc = -EINVAL;
 			break;
-		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+		}
+		if (ev.type == YAML_DOCUMENT_START_EVENT && ++docs > 1) {
+			snprintf(err, errlen,
+				 "%s:%zu:%zu: yaml: a second document: a spec is one document (drop "
+				 "the '---' and what follows)",
+				 name, ev.start_mark.line + 1, ev.start_mark.column + 1);
+			rc = -EINVAL;
+		} else if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
 			if (++depth > SWEEP_SPEC_MAX_DEPTH) {
 				snprintf(err, errlen, "%s:%zu:%zu: yaml: nesting deeper than %d levels",
 					 name, ev.start_mark.line + 1, ev.start_mark.column + 1,

@@ -59,10 +59,13 @@ for t in "${sel[@]}"; do
   mkdir -p "$corpus" "$art"
   seeds=()
   for d in fuzz/seeds/$t fuzz/regress/$t; do [ -d "$d" ] && seeds+=("$d"); done
+  # fuzz/<target>.dict: the format's keys and edge values (libFuzzer -dict)
+  dict=()
+  [ -f "fuzz/$t.dict" ] && dict=(-dict="fuzz/$t.dict")
   echo "== fuzz $t: ${secs} s${3:+, at most $runs runs} (log $log)"
   rc=0
   # -close_fd_mask=2: the parsers' error lines on stderr would drown the log
-  "$dir/fuzz/fuzz_$t" -max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
+  "$dir/fuzz/fuzz_$t" -max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 "${dict[@]}" \
     -max_len=4096 -print_final_stats=1 -close_fd_mask=2 -artifact_prefix="$art/" \
     ${FUZZ_ARGS:-} "$corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
   execs=$(LC_ALL=C sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

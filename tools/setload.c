@@ -23,9 +23,16 @@ int rxr_cli_set_load(const char *verb, const char *path, struct rxr_set **out)
 		rxr_err(verb, "%s", err);
 		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
 	}
-	if ((*out)->truncated_line)
-		rxr_err(verb,
-			"warning: %s: last line (%d) is truncated (a sweep killed mid-write?): skipped",
-			path, (*out)->truncated_line);
+	/* a torn tail is for `rxray sweep --resume` to drop (sweeps/store.c),
+	 * saying so; a reader takes no file with bytes that are not a record */
+	if ((*out)->truncated_line) {
+		int line = (*out)->truncated_line;
+		rxr_set_free(*out);
+		*out = NULL;
+		return rxr_usage_err(verb,
+				     "%s: line %d is not a whole record (no newline after it: a sweep "
+				     "killed mid-write?); rxray sweep --resume drops it, or cut it",
+				     path, line);
+	}
 	return RXR_EXIT_OK;
 }

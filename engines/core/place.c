@@ -213,6 +213,11 @@ int rx_dev_parse(const char *device, struct rx_dev *d, char *err, size_t errlen)
 		return perr(err, errlen, "device: kind '%.*s' too long", (int)klen, device);
 	memcpy(d->kind, device, klen);
 	if (colon) {
+		if (!colon[1])
+			return perr(err, errlen,
+				    "device: '%s' has nothing after ':' (name the device, or drop the "
+				    "':')",
+				    device);
 		if (strlen(colon + 1) >= sizeof(d->args))
 			return perr(err, errlen, "device: options too long");
 		snprintf(d->args, sizeof(d->args), "%s", colon + 1);

@@ -262,6 +262,14 @@ Test(ceiling, bad_input_names_file_and_line)
 	cr_expect_eq(s->n, 1);
 	rxr_set_free(s);
 	s = NULL;
+	/* the verbs refuse it (exit 2, one line naming the line); only a
+	 * sweep's --resume drops it (tests/sweep/store_test.c) */
+	char *msg = NULL;
+	snprintf(cmd, sizeof(cmd), "%s ceiling %s", RXRAY_BIN, dir);
+	cr_expect_eq(tu_run(cmd, &msg), 2, "%s", msg);
+	cr_expect(msg && strstr(msg, "line 4 is not a whole record") && strstr(msg, "--resume"),
+		  "%s", msg);
+	free(msg);
 	/* ... but the same text followed by more lines is an error */
 	snprintf(cmd, sizeof(cmd), "printf '\\n{}\\n' >> %s", path);
 	cr_assert_eq(system(cmd), 0);

@@ -98,6 +98,15 @@ static const struct bad_spec {
     {"# only a comment\n", "1:1: spec: empty document (expected a mapping)"},
     {"frames: [1064\n", "2:1: yaml: did not find expected ',' or ']' while parsing a flow "
 			"sequence"},
+    /* the whole stream: a second document, or garbage after the first */
+    {"frames: [1064]\n---\nframes: [2064]\n",
+     "2:1: yaml: a second document: a spec is one document (drop the '---' and what follows)"},
+    {"frames: [1064]\n---\n: [\n", "2:1: yaml: a second document: a spec is one document "
+				       "(drop the '---' and what follows)"},
+    {"frames: [1064]\n]]\n", "2:1: yaml: did not find expected key while parsing a block mapping"},
+    /* a device string as `rxray run --device` takes it */
+    {"device: \"mlx5:\"\n",
+     "1:9: device: 'mlx5:' has nothing after ':' (name the device, or drop the ':')"},
 };
 
 Test(sweep_spec, bad_specs_name_file_line_column_and_field)

@@ -166,6 +166,20 @@ int rxr_result_parse(const char *text, const char *src, int line, struct rxr_res
  * ends. The result is owned by the caller (rxr_result_free).
  */
 int rxr_result_scan(const char *text, size_t len, size_t *used, struct rxr_result **out);
+
+/*
+ * What a parsed run result must mean, checked by every reader (the checked
+ * path and the fast scanner alike): a clock of RXR_CLOCK_HZ_MIN..MAX, at
+ * least one thread, thread roles of 1-7 characters from [A-Za-z0-9_.-],
+ * each stage's min <= p50 <= p90 <= p99 <= max (percentiles are unsigned
+ * already), no counter above the offered count, and the loss the counters
+ * give. 0, or -EINVAL with the field's path in field ("clock", "threads",
+ * "threads[1].stages.buf_alloc", "counters") and what is wrong in what.
+ */
+#define RXR_CLOCK_HZ_MIN 1e6  /* 1 MHz: below any counter rxray reads */
+#define RXR_CLOCK_HZ_MAX 1e11 /* 100 GHz */
+int rxr_result_check(const struct rxr_result *r, char *field, size_t flen, char *what,
+		     size_t wlen);
 /*
  * The same fast path for any JSON object or array: a new reference, or
  * NULL where json_loadb(..., JSON_REJECT_DUPLICATES) might not agree.
