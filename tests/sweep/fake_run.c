@@ -77,6 +77,12 @@ int main(int argc, char **argv)
 	rxr_result_set_rates(r, secs);
 	snprintf(r->clock.source, sizeof(r->clock.source), "fake");
 	r->clock.hz = 1e9;
+	/* a run has a thread (readers check it): an rx thread at the rate */
+	struct rxr_thread_result t = {.core = -1, .packets = r->c.received};
+	snprintf(t.role, sizeof(t.role), "rx");
+	t.busy_cycles = r->c.received * 50;
+	if (rxr_result_add_thread(r, &t) < 0)
+		return 1;
 	json_object_set_new(r->config, "frame", json_integer((json_int_t)frame));
 	json_object_set_new(r->config, "mode", json_string(mode));
 	int rc = rxr_result_write(r, out);
