@@ -121,6 +121,7 @@ static int engine_gpu(struct rxd_run *run, char *err, size_t errlen)
 		    .payload_bytes = c->frame > c->split ? c->frame - c->split : 1,
 		    .window = c->ring,
 		    .device = 0,
+		    .launch = (enum rxg_launch)c->gpu_launch,
 		};
 		q->gaddr = calloc(c->batch, sizeof(*q->gaddr));
 		q->gseq = calloc(c->batch, sizeof(*q->gseq));
@@ -152,7 +153,8 @@ static int engine_gpu_result(struct rxd_run *run, struct rxr_result *r)
 		struct rx_gpu_tally g = {
 		    rx_knob_value_name(rx_knob_find("gpu-work"), (int)run->c->gpu_work),
 		    st.batches, st.packets, st.gaps, st.dups, st.checksum, st.kernel_ms,
-		    st.max_batch_ms};
+		    st.max_batch_ms,
+		    rx_knob_value_name(rx_knob_find("gpu-launch"), (int)run->c->gpu_launch)};
 		int rc = rx_gpu_result_add(r, &g, i);
 		if (rc)
 			return rc;

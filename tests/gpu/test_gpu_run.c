@@ -8,7 +8,10 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rxray/engines.h"
 #include "rxray/gpu.h"
@@ -22,7 +25,7 @@ static const struct rxr_thread_result *thread(const struct rxr_result *r, const 
 	return NULL;
 }
 
-static void gpu_run(const char *engine, enum rx_gpu_work work)
+static void gpu_run(const char *engine, enum rx_gpu_work work, enum rx_gpu_launch launch)
 {
 	char why[160];
 	if (!rxg_available(why, sizeof(why)))
@@ -35,6 +38,7 @@ static void gpu_run(const char *engine, enum rx_gpu_work work)
 	c.payload_mem = RX_MEM_GPU;
 	c.payload = RX_PAYLOAD_FULL;
 	c.gpu_work = work;
+	c.gpu_launch = launch;
 	c.rate_pps = 1e6;
 	c.seconds = 0.3;
 	c.ring = 1024;
@@ -63,25 +67,83 @@ static void gpu_run(const char *engine, enum rx_gpu_work work)
 	json_t *gj = json_array_get(json_object_get(r->extra, "gpu"), 0);
 	cr_expect_str_eq(json_string_value(json_object_get(gj, "work")),
 			 work == RX_GPU_WORK_REORDER ? "reorder" : "checksum");
+	cr_expect_str_eq(json_string_value(json_object_get(gj, "launch")),
+			 rx_knob_value_name(rx_knob_find("gpu-launch"), (int)launch));
+	if (work == RX_GPU_WORK_REORDER)
+		cr_expect_eq(json_integer_value(json_object_get(gj, "dups")), 0);
 	rxr_result_free(r);
 }
 
 Test(gpu_run, verbs_reorder)
 {
-	gpu_run("verbs", RX_GPU_WORK_REORDER);
+	gpu_run("verbs", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
 }
 
 Test(gpu_run, verbs_checksum)
 {
-	gpu_run("verbs", RX_GPU_WORK_CHECKSUM);
+	gpu_run("verbs", RX_GPU_WORK_CHECKSUM, RX_GPU_LAUNCH_KERNEL);
 }
 
 Test(gpu_run, dpdk_reorder)
 {
-	gpu_run("dpdk", RX_GPU_WORK_REORDER);
+	gpu_run("dpdk", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
 }
 
 Test(gpu_run, dpdk_checksum)
 {
-	gpu_run("dpdk", RX_GPU_WORK_CHECKSUM);
+	gpu_run("dpdk", RX_GPU_WORK_CHECKSUM, RX_GPU_LAUNCH_KERNEL);
+}
+
+Test(gpu_run, dpdk_reorder_graph)
+{
+	gpu_run("dpdk", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_GRAPH);
+}
+
+Test(gpu_run, dpdk_checksum_persistent)
+{
+	gpu_run("dpdk", RX_GPU_WORK_CHECKSUM, RX_GPU_LAUNCH_PERSISTENT);
+}
+
+Test(gpu_run, verbs_reorder_persistent)
+{
+	gpu_run("verbs", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_PERSISTENT);
+}
+
+/* rxray run's exit status and the first line of its stderr. */
+static int cli(const char *args, char *line, size_t len)
+{
+	char cmd[1024], path[] = "/tmp/rxray_gpu_cli_XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	snprintf(cmd, sizeof(cmd), "%s run %s --seconds 0.1 2>%s >/dev/null", RXRAY_BIN, args,
+		 path);
+	int st = system(cmd);
+	FILE *f = fdopen(fd, "r");
+	line[0] = 0;
+	if (f) {
+		if (!fgets(line, (int)len, f))
+			line[0] = 0;
+		fclose(f);
+	}
+	unlink(path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Bad launch settings: exit 2 with one line naming the field, GPU or not. */
+Test(gpu_run, bad_launch_settings_are_refused)
+{
+	char line[512];
+	cr_expect_eq(cli("--payload-mem gpu --gpu-work reorder --gpu-launch bogus", line,
+			 sizeof(line)),
+		     2, "%s", line);
+	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
+	cr_expect_eq(cli("--mode hds --payload-mem gpu --gpu-launch persistent", line,
+			 sizeof(line)),
+		     2, "%s", line);
+	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
+	cr_expect_eq(cli("--mode hds --payload-mem gpu --gpu-work checksum --gpu-launch kernel "
+			 "--batch 2048 --ring 8192",
+			 line, sizeof(line)),
+		     2, "%s", line);
+	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
 }
