@@ -56,7 +56,7 @@ static int one(enum rxg_work w, enum rxg_launch l, uint32_t batch, uint32_t fram
 	       uint32_t nbatches, uint8_t *pool, struct res *out)
 {
 	uint32_t pay = frame - HDR;
-	struct rxg_params p = {w, batch, DEPTH, pay, POOL, 0, l};
+	struct rxg_params p = {w, batch, DEPTH, pay, POOL, 0, l, 0};
 	struct rxg_consumer *g = NULL;
 	char err[256];
 	if (rxg_consumer_open(&p, &g, err, sizeof(err)) < 0) {

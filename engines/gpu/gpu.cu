@@ -101,7 +101,7 @@ struct rxg_scratch {
 // A batch in mapped memory (graph, persistent): the header and the arrays.
 struct rxg_hdr {
 	unsigned long long batch;
-	uint32_t n, pad;
+	uint32_t n, seq_in_pkt;
 };
 
 // Doorbell of the persistent kernel (mapped): batches posted, and quit.
@@ -112,7 +112,7 @@ struct rxg_bell {
 
 template <unsigned P> struct rxg_arg {
 	unsigned long long batch;
-	uint32_t n, slot;
+	uint32_t n, slot, seq_in_pkt;
 	void *addr[P];
 	unsigned long long seq[P];
 };
@@ -124,6 +124,7 @@ struct rxg_ctx {
 	uint8_t *out;           // reorder: window x stride
 	uint32_t *csum;         // checksum: per packet of the batch
 	uint32_t mask, bytes, stride;
+	uint32_t seq_at;        // seq_in_pkt: the sequence number's offset in the packet
 	int work;
 };
 
@@ -175,10 +176,21 @@ __device__ static uint32_t rxg_warp_csum(const uint8_t *src, uint32_t len, unsig
 // A grid's share of one batch: a warp per packet (grid-stride), then the
 // last block's completion. addr/seq are in the parameters or in mapped
 // memory (read once per packet, uncached).
+// The big-endian 64-bit sequence number at p (any alignment), by lane 0,
+// given to the whole warp.
+__device__ static unsigned long long rxg_pkt_seq(const uint8_t *p, unsigned lane)
+{
+	unsigned long long q = 0;
+	if (lane == 0)
+		for (int i = 0; i < 8; i++)
+			q = q << 8 | p[i];
+	return __shfl_sync(0xffffffffu, q, 0);
+}
+
 template <bool MAPPED>
 __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 				 const unsigned long long *seq, uint32_t n, uint32_t slot,
-				 unsigned long long batch)
+				 unsigned long long batch, bool seq_in_pkt)
 {
 	__shared__ bool last;
 	rxg_scratch *sc = &c.scratch[slot];
@@ -188,13 +200,14 @@ __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 	for (uint32_t k = blockIdx.x * RXG_WARPS + warp; k < n; k += gridDim.x * RXG_WARPS) {
 		const uint8_t *src;
 		unsigned long long q;
-		if (MAPPED) {
+		if (MAPPED)
 			src = (const uint8_t *)__ldcv((const unsigned long long *)&addr[k]);
-			q = __ldcv(&seq[k]);
-		} else {
+		else
 			src = (const uint8_t *)addr[k];
-			q = seq[k];
-		}
+		if (seq_in_pkt)
+			q = rxg_pkt_seq(src + c.seq_at, lane);
+		else
+			q = MAPPED ? __ldcv(&seq[k]) : seq[k];
 		if (c.work == RXG_WORK_REORDER) {
 			rxg_warp_copy(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
 		} else {
@@ -235,7 +248,7 @@ __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 
 template <unsigned P> __global__ static void rxg_k_param(const rxg_ctx c, const __grid_constant__ rxg_arg<P> a)
 {
-	rxg_batch<false>(c, a.addr, a.seq, a.n, a.slot, a.batch);
+	rxg_batch<false>(c, a.addr, a.seq, a.n, a.slot, a.batch, a.seq_in_pkt != 0);
 }
 
 // Slot slot's batch from mapped memory (a graph's kernel node).
@@ -247,8 +260,8 @@ __global__ static void rxg_k_mapped(const rxg_ctx c, const uint8_t *slots, size_
 	void *const *addr = (void *const *)(b + sizeof(rxg_hdr));
 	const unsigned long long *seq = (const unsigned long long *)(addr + max_batch);
 	unsigned long long batch = __ldcv(&h->batch);
-	uint32_t n = (uint32_t)__ldcv((const unsigned long long *)&h->n) & 0xffffffffu;
-	rxg_batch<true>(c, addr, seq, n, slot, batch);
+	unsigned long long w = __ldcv((const unsigned long long *)&h->n);
+	rxg_batch<true>(c, addr, seq, (uint32_t)w, slot, batch, (w >> 32) != 0);
 }
 
 // Resident: waits on the doorbell for batch after batch, until quit.
@@ -270,8 +283,8 @@ __global__ static void rxg_k_persistent(const rxg_ctx c, const uint8_t *slots, s
 		const uint8_t *s = slots + slot * slot_bytes;
 		void *const *addr = (void *const *)(s + sizeof(rxg_hdr));
 		const unsigned long long *seq = (const unsigned long long *)(addr + max_batch);
-		uint32_t n = (uint32_t)__ldcv((const unsigned long long *)&((const rxg_hdr *)s)->n);
-		rxg_batch<true>(c, addr, seq, n, slot, b);
+		unsigned long long w = __ldcv((const unsigned long long *)&((const rxg_hdr *)s)->n);
+		rxg_batch<true>(c, addr, seq, (uint32_t)w, slot, b, (w >> 32) != 0);
 		__syncthreads();
 	}
 }
@@ -319,8 +332,10 @@ static int rxg_launch_param(rxg_consumer *g, void *const *payloads, const uint64
 	a->batch = batch;
 	a->n = n;
 	a->slot = slot;
+	a->seq_in_pkt = !seqs;
 	memcpy(a->addr, payloads, n * sizeof(void *));
-	memcpy(a->seq, seqs, n * sizeof(uint64_t));
+	if (seqs)
+		memcpy(a->seq, seqs, n * sizeof(uint64_t));
 	unsigned blocks = (n + RXG_WARPS - 1) / RXG_WARPS;
 	rxg_k_param<P><<<blocks, RXG_WARPS * 32, 0, g->stream>>>(g->ctx, *a);
 	return cudaGetLastError() == cudaSuccess ? 0 : -EIO;
@@ -335,9 +350,11 @@ static void rxg_slot_write(rxg_consumer *g, void *const *payloads, const uint64_
 	rxg_hdr *h = (rxg_hdr *)s;
 	h->batch = batch;
 	h->n = n;
+	h->seq_in_pkt = !seqs;
 	memcpy(s + sizeof(rxg_hdr), payloads, n * sizeof(void *));
-	memcpy(s + sizeof(rxg_hdr) + (size_t)g->p.max_batch * sizeof(void *), seqs,
-	       n * sizeof(uint64_t));
+	if (seqs)
+		memcpy(s + sizeof(rxg_hdr) + (size_t)g->p.max_batch * sizeof(void *), seqs,
+		       n * sizeof(uint64_t));
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
@@ -424,6 +441,7 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 	g->ctx.bytes = p->payload_bytes;
 	g->ctx.stride = (p->payload_bytes + 15) & ~15u;
 	g->ctx.mask = p->window ? p->window - 1 : 0;
+	g->ctx.seq_at = p->seq_at;
 	if (p->work == RXG_WORK_NONE) {
 		g->launch = rxg_launch_none;
 		*out = g;

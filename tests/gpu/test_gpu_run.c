@@ -25,7 +25,8 @@ static const struct rxr_thread_result *thread(const struct rxr_result *r, const 
 	return NULL;
 }
 
-static void gpu_run(const char *engine, enum rx_gpu_work work, enum rx_gpu_launch launch)
+static void gpu_run_mode(const char *engine, enum rx_mode mode, enum rx_gpu_work work,
+			 enum rx_gpu_launch launch)
 {
 	char why[160];
 	if (!rxg_available(why, sizeof(why)))
@@ -34,7 +35,7 @@ static void gpu_run(const char *engine, enum rx_gpu_work work, enum rx_gpu_launc
 	char err[512] = "";
 	rx_config_defaults(&c);
 	snprintf(c.engine, sizeof(c.engine), "%s", engine);
-	c.mode = RX_MODE_HDS;
+	c.mode = mode;
 	c.payload_mem = RX_MEM_GPU;
 	c.payload = RX_PAYLOAD_FULL;
 	c.gpu_work = work;
@@ -74,6 +75,11 @@ static void gpu_run(const char *engine, enum rx_gpu_work work, enum rx_gpu_launc
 	rxr_result_free(r);
 }
 
+static void gpu_run(const char *engine, enum rx_gpu_work work, enum rx_gpu_launch launch)
+{
+	gpu_run_mode(engine, RX_MODE_HDS, work, launch);
+}
+
 Test(gpu_run, verbs_reorder)
 {
 	gpu_run("verbs", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
@@ -107,6 +113,13 @@ Test(gpu_run, dpdk_checksum_persistent)
 Test(gpu_run, verbs_reorder_persistent)
 {
 	gpu_run("verbs", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_PERSISTENT);
+}
+
+/* Single-segment GPUDirect: whole frames in GPU memory, the kernel reads
+ * each sequence number from its header, none missing or repeated. */
+Test(gpu_run, dpdk_single_segment_reorder)
+{
+	gpu_run_mode("dpdk", RX_MODE_SINGLE, RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
 }
 
 /* rxray run's exit status and the first line of its stderr. */

@@ -43,7 +43,7 @@ static void reorder_in(enum rxg_launch launch)
 	static uint8_t host[NPKT * PAY], out[NPKT * PAY];
 	void *ptrs[NPKT];
 	uint8_t *d = payloads(ptrs, host);
-	struct rxg_params p = {RXG_WORK_REORDER, 128, 4, PAY, NPKT, 0, launch};
+	struct rxg_params p = {RXG_WORK_REORDER, 128, 4, PAY, NPKT, 0, launch, 0};
 	struct rxg_consumer *g = NULL;
 	char err[256];
 	cr_assert_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), 0, "%s", err);
@@ -127,7 +127,7 @@ static void checksum_in(enum rxg_launch launch, uint32_t len)
 	uint8_t *d = NULL;
 	cr_assert_eq(cudaMalloc((void **)&d, total), cudaSuccess);
 	cr_assert_eq(cudaMemcpy(d, host, total, cudaMemcpyHostToDevice), cudaSuccess);
-	struct rxg_params p = {RXG_WORK_CHECKSUM, NPKT, 2, len, 0, 0, launch};
+	struct rxg_params p = {RXG_WORK_CHECKSUM, NPKT, 2, len, 0, 0, launch, 0};
 	struct rxg_consumer *g = NULL;
 	char err[256];
 	cr_assert_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), 0, "%s", err);
@@ -177,7 +177,7 @@ Test(gpu_stage, batches_stream_through_every_mode)
 	void *ptrs[NPKT];
 	uint8_t *d = payloads(ptrs, host);
 	for (int m = RXG_LAUNCH_KERNEL; m <= RXG_LAUNCH_PERSISTENT; m++) {
-		struct rxg_params p = {RXG_WORK_REORDER, 64, 8, PAY, 1024, 0, (enum rxg_launch)m};
+		struct rxg_params p = {RXG_WORK_REORDER, 64, 8, PAY, 1024, 0, (enum rxg_launch)m, 0};
 		struct rxg_consumer *g = NULL;
 		char err[256];
 		cr_assert_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), 0, "%s", err);
@@ -276,7 +276,7 @@ Test(gpu_stage, depth_bounds_batches_in_flight)
 	static uint8_t host[NPKT * PAY];
 	void *ptrs[NPKT];
 	uint8_t *d = payloads(ptrs, host);
-	struct rxg_params p = {RXG_WORK_NONE, 8, 2, PAY, 0, 0, RXG_LAUNCH_KERNEL};
+	struct rxg_params p = {RXG_WORK_NONE, 8, 2, PAY, 0, 0, RXG_LAUNCH_KERNEL, 0};
 	struct rxg_consumer *g = NULL;
 	char err[256];
 	cr_assert_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), 0, "%s", err);
@@ -293,7 +293,7 @@ Test(gpu_stage, depth_bounds_batches_in_flight)
 
 Test(gpu_stage, bad_parameters_are_refused)
 {
-	struct rxg_params p = {RXG_WORK_REORDER, 64, 4, 64, 1000, 0, RXG_LAUNCH_KERNEL}; /* window not 2^k */
+	struct rxg_params p = {RXG_WORK_REORDER, 64, 4, 64, 1000, 0, RXG_LAUNCH_KERNEL, 0}; /* window not 2^k */
 	struct rxg_consumer *g = NULL;
 	char err[256] = "";
 	cr_expect_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), -EINVAL);
@@ -302,10 +302,56 @@ Test(gpu_stage, bad_parameters_are_refused)
 	cr_expect_str_eq(rxg_work_name(RXG_WORK_CHECKSUM), "checksum");
 	cr_expect_str_eq(rxg_launch_name(RXG_LAUNCH_PERSISTENT), "persistent");
 	cr_expect_null(rxg_launch_name((enum rxg_launch)7));
-	struct rxg_params k = {RXG_WORK_CHECKSUM, 2048, 4, 64, 0, 0, RXG_LAUNCH_KERNEL};
+	struct rxg_params k = {RXG_WORK_CHECKSUM, 2048, 4, 64, 0, 0, RXG_LAUNCH_KERNEL, 0};
 	cr_expect_eq(rxg_consumer_open(&k, &g, err, sizeof(err)), -EINVAL,
 		     "kernel mode carries at most 1024 packets in its parameters");
 	cr_expect(strstr(err, "gpu-launch:") == err, "%s", err);
 	k.launch = (enum rxg_launch)7;
 	cr_expect_eq(rxg_consumer_open(&k, &g, err, sizeof(err)), -EINVAL);
+}
+
+/* Single-segment GPUDirect: the headers are in GPU memory, so the kernel
+ * reads each sequence number from its packet (big-endian at seq_at). */
+Test(gpu_stage, sequence_numbers_read_from_the_packets)
+{
+	need_gpu();
+	enum { N = 64, FR = 200, AT = 42 };
+	static uint8_t host[N * FR], out[N * 208];
+	uint8_t *d = NULL;
+	cr_assert_eq(cudaMalloc((void **)&d, sizeof(host)), cudaSuccess);
+	void *addr[N];
+	for (uint32_t i = 0; i < N; i++) {
+		uint8_t *f = host + i * FR;
+		for (uint32_t j = 0; j < FR; j++)
+			f[j] = (uint8_t)(i + 3 * j);
+		/* packet i carries seq 1000 + (N - 1 - i), but seq 1010 is missing
+		 * and 1011 appears twice */
+		uint64_t s = 1000 + (N - 1 - i);
+		if (s == 1010)
+			s = 1011;
+		for (int b = 0; b < 8; b++)
+			f[AT + b] = (uint8_t)(s >> (56 - 8 * b));
+		addr[i] = d + (size_t)i * FR;
+	}
+	cr_assert_eq(cudaMemcpy(d, host, sizeof(host), cudaMemcpyHostToDevice), cudaSuccess);
+	for (int m = RXG_LAUNCH_KERNEL; m <= RXG_LAUNCH_PERSISTENT; m++) {
+		struct rxg_params p = {RXG_WORK_REORDER, N, 2, FR, 64, 0, (enum rxg_launch)m, AT};
+		struct rxg_consumer *g = NULL;
+		char err[256];
+		cr_assert_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(rxg_submit(g, addr, NULL, N), 0);
+		cr_expect_eq(rxg_retire(g, true), N);
+		struct rxg_stats st;
+		rxg_consumer_stats(g, &st);
+		cr_expect_eq(st.gaps + st.dups, 0, "the span is N with N packets: %s",
+			     rxg_launch_name((enum rxg_launch)m));
+		cr_assert_eq(cudaMemcpy(out, rxg_consumer_output(g), sizeof(out),
+					cudaMemcpyDeviceToHost),
+			     cudaSuccess);
+		/* slot (seq mod 64), stride 208 (200 rounded up to 16) */
+		uint32_t i5 = N - 1 - 5; /* carries seq 1005: slot 1005 % 64 = 45 */
+		cr_expect_eq(memcmp(out + (1005 % 64) * 208, host + i5 * FR, FR), 0);
+		rxg_consumer_close(g);
+	}
+	cudaFree(d);
 }

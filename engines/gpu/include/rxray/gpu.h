@@ -59,6 +59,8 @@ struct rxg_params {
 	uint32_t window;        /* reorder: slots in the output buffer, power of two */
 	int device;             /* CUDA device ordinal */
 	enum rxg_launch launch; /* how a batch reaches the GPU (0: kernel) */
+	uint32_t seq_at;        /* seqs NULL: each packet's sequence number is the
+				 * big-endian u64 at payload + seq_at (GPU memory) */
 };
 
 struct rxg_stats {
@@ -103,7 +105,9 @@ void rxg_consumer_close(struct rxg_consumer *g);
 /*
  * Launch the work on a batch of n payloads (device addresses, their
  * sequence numbers). The arrays are copied (into the kernel's parameters
- * or the slot's mapped memory): they may be reused at once. One CUDA call
+ * or the slot's mapped memory): they may be reused at once. seqs NULL: the
+ * kernel reads each sequence number from the packet (params.seq_at), as a
+ * single-segment GPUDirect receiver must: its headers are in GPU memory. One CUDA call
  * (kernel, graph), none (persistent, work none).
  * 0, -EBUSY (depth batches in flight: retire one first), -EINVAL
  * (n == 0 or > max_batch), -EIO.
