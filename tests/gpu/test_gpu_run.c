@@ -122,14 +122,27 @@ Test(gpu_run, dpdk_single_segment_reorder)
 	gpu_run_mode("dpdk", RX_MODE_SINGLE, RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
 }
 
+/* The build's rxray, or the one beside this program (a device bundle). */
+static void rxray_bin(char *out, size_t len)
+{
+	snprintf(out, len, "%s", RXRAY_BIN);
+	if (access(out, X_OK) == 0)
+		return;
+	ssize_t n = readlink("/proc/self/exe", out, len - 8);
+	cr_assert_gt(n, 0);
+	out[n] = 0;
+	char *slash = strrchr(out, '/');
+	snprintf(slash ? slash + 1 : out, 8, "rxray");
+}
+
 /* rxray run's exit status and the first line of its stderr. */
 static int cli(const char *args, char *line, size_t len)
 {
-	char cmd[1024], path[] = "/tmp/rxray_gpu_cli_XXXXXX";
+	char cmd[1024], bin[512], path[] = "/tmp/rxray_gpu_cli_XXXXXX";
+	rxray_bin(bin, sizeof(bin));
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
-	snprintf(cmd, sizeof(cmd), "%s run %s --seconds 0.1 2>%s >/dev/null", RXRAY_BIN, args,
-		 path);
+	snprintf(cmd, sizeof(cmd), "%s run %s --seconds 0.1 2>%s >/dev/null", bin, args, path);
 	int st = system(cmd);
 	FILE *f = fdopen(fd, "r");
 	line[0] = 0;
