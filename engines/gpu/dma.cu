@@ -214,19 +214,25 @@ extern "C" uint64_t rxg_dma_done(struct rxg_dma *d)
 
 extern "C" int rxg_dma_drain(struct rxg_dma *d)
 {
-	int rc = d->broken ? -EIO : 0;
-	for (unsigned i = 0; i < RXG_DMA_STREAMS; i++)
-		if (cudaStreamSynchronize(d->st[i]) != cudaSuccess)
-			rc = -EIO;
-	if (rxg_dma_done(d) != d->r.submitted) {
-		// a launch failed: nothing more will land
-		rc = -EIO;
-		while (d->r.done < d->r.submitted)
-			rxg_ring_complete(&d->r);
+	// spin on the flags (no CUDA call while copies land); now and then
+	// ask the next ticket's stream whether its kernel failed
+	for (uint32_t spin = 1; !d->broken && rxg_dma_done(d) < d->r.submitted; spin++) {
+		if (spin % 1024)
+			continue;
+		uint64_t want = d->r.done + 1;
+		cudaError_t e = cudaStreamQuery(d->st[want % RXG_DMA_STREAMS]);
+		if (e == cudaErrorNotReady)
+			continue;
+		// an idle stream whose ticket never landed: its kernel failed
+		if (e != cudaSuccess || rxg_dma_done(d) < want)
+			d->broken = 1;
 	}
-	if (rc)
-		d->broken = 1;
-	return rc;
+	if (!d->broken)
+		return 0;
+	// nothing more will land: the space is given back all the same
+	while (d->r.done < d->r.submitted)
+		rxg_ring_complete(&d->r);
+	return -EIO;
 }
 
 extern "C" int rxg_dma_flush(struct rxg_dma *d)
