@@ -498,18 +498,12 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 		CU(cudaHostAlloc((void **)&g->bell, sizeof(rxg_bell), cudaHostAllocMapped));
 		memset(g->bell, 0, sizeof(*g->bell));
 		CU(cudaHostGetDevicePointer((void **)&g->d_bell, g->bell, 0));
-		int coop = 0;
-		CU(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, p->device));
 		uint32_t depth = p->depth, mb = p->max_batch;
 		void *kargs[] = {&g->ctx, &g->d_slots, &g->slot_bytes, &depth, &mb, &g->d_bell};
-		// cooperative: every block resident at once, as the doorbell
-		// protocol needs (a block waits only for the host)
-		if (coop)
-			CU(cudaLaunchCooperativeKernel((const void *)rxg_k_persistent, g->grid,
-						       RXG_WARPS * 32, kargs, 0, g->stream));
-		else
-			CU(cudaLaunchKernel((const void *)rxg_k_persistent, g->grid, RXG_WARPS * 32,
-					    kargs, 0, g->stream));
+		// no block waits for another, only for the host: a grid of at
+		// most half the SMs in small blocks is resident beside the rest
+		CU(cudaLaunchKernel((const void *)rxg_k_persistent, g->grid, RXG_WARPS * 32, kargs, 0,
+				    g->stream));
 		g->running = true;
 		g->launch = rxg_launch_bell;
 	}
