@@ -145,8 +145,12 @@ const void *rxg_consumer_output(const struct rxg_consumer *g);
  * reading the staging ring in place through mapped memory) on one of the
  * engine's streams, without waiting. The kernel's last block writes the
  * submit's ticket into mapped host memory once every byte has landed, so
- * rxg_dma_done is a memory read, no CUDA call. Tickets complete in order;
- * a ticket's staging space is reused only once it has completed. The NIC
+ * rxg_dma_done is a memory read, no CUDA call. Tickets are reported in
+ * order (rxg_dma_done never passes one that has not landed), but the
+ * copies of different tickets run on several streams and may land in any
+ * order: a destination is written again only after its ticket is done (as
+ * a NIC reuses a buffer only after its completion). A ticket's staging
+ * space is reused only once it has completed. The NIC
  * writes a burst's completions only when rxg_dma_done has reached the
  * ticket that carried its payloads (a NIC completes after its DMA write
  * is visible). One per NIC thread (or DMA writer); not thread-safe.
