@@ -20,7 +20,8 @@
  * the hand-off ring was full), the GPU's own ceiling (gpu_bound_mpps: its
  * kernel time per packet), and the stage that sets the ceiling: the
  * busiest thread (busy cycles over the run's cycles; nic, rx, app or the
- * GPU) and that thread's costliest stage in cycles per packet.
+ * GPU; the NIC only when nothing was lost) and that thread's costliest
+ * stage in cycles per packet.
  * Needs a CUDA GPU (exit 77 without one).
  */
 #include <errno.h>
@@ -108,7 +109,9 @@ fail:
 	return 1;
 }
 
-/* The busiest thread (busy cycles over the run's) and its costliest stage. */
+/* The busiest thread (busy cycles over the run's) and its costliest stage.
+ * With losses the receiver is the limit, so the NIC (busy whenever it is
+ * offered flat out) is left out; without, a NIC at its maximum is. */
 static void name_limit(const struct rxr_result *r, char *out, size_t len)
 {
 	double hz = r->clock.hz, best = -1;
@@ -118,6 +121,8 @@ static void name_limit(const struct rxr_result *r, char *out, size_t len)
 		return;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct rxr_thread_result *t = &r->threads[i];
+		if (r->loss > 1e-3 && !strcmp(t->role, "nic"))
+			continue;
 		double u = (double)t->busy_cycles / (hz * r->seconds);
 		if (u > best) {
 			best = u;
