@@ -31,8 +31,8 @@
 
 #include "rxray/gpu.h"
 
-#define HDR 64u         /* hds: the header stays on the host */
-#define POOL 32768u     /* payload buffers of 8 KiB: 256 MiB, several times the L2 */
+#define HDR 64u	    /* hds: the header stays on the host */
+#define POOL 32768u /* payload buffers of 8 KiB: 256 MiB, several times the L2 */
 #define DEPTH 8u
 
 static double now_ns(void)
@@ -172,8 +172,8 @@ int main(int argc, char **argv)
 				for (size_t bi = 0; bi < 4; bi++) {
 					for (uint32_t r = 0; r < runs; r++) {
 						struct res x = {0, 0, 0};
-						if (one(works[wi], launches[li], batches[bi], frames[fi],
-							nbatches, pool, &x) < 0)
+						if (one(works[wi], launches[li], batches[bi],
+							frames[fi], nbatches, pool, &x) < 0)
 							return 1;
 						g[r] = x.gpu_ns;
 						l[r] = x.launch_ns;
@@ -184,18 +184,21 @@ int main(int argc, char **argv)
 					qsort(m, runs, sizeof(m[0]), cmp_d);
 					double gm = g[runs / 2], lm = l[runs / 2];
 					uint32_t pay = frames[fi] - HDR;
-					double bytes = works[wi] == RXG_WORK_REORDER   ? 2.0 * pay
-						       : works[wi] == RXG_WORK_CHECKSUM ? (double)pay
-											: 0.0;
+					double bytes = works[wi] == RXG_WORK_REORDER ? 2.0 * pay
+						       : works[wi] == RXG_WORK_CHECKSUM
+							   ? (double)pay
+							   : 0.0;
 					double gbs = gm > 0 ? bytes / gm : 0;
-					printf("| %s | %s | %u | %u | %.2f | %.1f | %.0f | %.1f | %.1f | "
+					printf("| %s | %s | %u | %u | %.2f | %.1f | %.0f | %.1f | "
+					       "%.1f | "
 					       "%.2f | %.2f |\n",
 					       rxg_work_name(works[wi]),
-					       works[wi] == RXG_WORK_NONE ? "-"
-									  : rxg_launch_name(launches[li]),
-					       frames[fi], batches[bi], gm, gm > 0 ? 1e3 / gm : 0, gbs,
-					       di.peak_gbs > 0 ? 100.0 * gbs / di.peak_gbs : 0, lm,
-					       lm * batches[bi] / 1e3, m[runs / 2]);
+					       works[wi] == RXG_WORK_NONE
+						   ? "-"
+						   : rxg_launch_name(launches[li]),
+					       frames[fi], batches[bi], gm, gm > 0 ? 1e3 / gm : 0,
+					       gbs, di.peak_gbs > 0 ? 100.0 * gbs / di.peak_gbs : 0,
+					       lm, lm * batches[bi] / 1e3, m[runs / 2]);
 					fflush(stdout);
 				}
 		}

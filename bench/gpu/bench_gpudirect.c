@@ -69,8 +69,7 @@ struct sample {
 	char limit[96];
 };
 
-static int child_run(const struct opts *o, const struct point *pt, uint32_t frame,
-		     const char *path)
+static int child_run(const struct opts *o, const struct point *pt, uint32_t frame, const char *path)
 {
 	static volatile sig_atomic_t stop;
 	struct rx_config c;
@@ -141,8 +140,7 @@ static void name_limit(const struct rxr_result *r, char *out, size_t len)
 		 top >= 0 ? bt->st[top].cycles_per_packet : 0);
 }
 
-static int one_run(const struct opts *o, const struct point *pt, uint32_t frame,
-		   struct sample *s)
+static int one_run(const struct opts *o, const struct point *pt, uint32_t frame, struct sample *s)
 {
 	char path[64], err[512];
 	snprintf(path, sizeof(path), "/tmp/bench_gpudirect_%d.json", (int)getpid());
@@ -194,10 +192,10 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	struct opts o = {"", 1.0, 3, 0, RX_GPU_LAUNCH_KERNEL};
-	static const struct option lo[] = {{"cores", 1, NULL, 'c'},	 {"seconds", 1, NULL, 's'},
-					   {"runs", 1, NULL, 'n'},	 {"rate", 1, NULL, 'r'},
-					   {"gpu-launch", 1, NULL, 'l'}, {"help", 0, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
+	static const struct option lo[] = {
+	    {"cores", 1, NULL, 'c'}, {"seconds", 1, NULL, 's'},	   {"runs", 1, NULL, 'n'},
+	    {"rate", 1, NULL, 'r'},  {"gpu-launch", 1, NULL, 'l'}, {"help", 0, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
 	int ch;
 	char err[256];
 	struct rx_config tmp;

@@ -19,18 +19,18 @@ extern "C" {
 #endif
 
 struct rxg_ring_slot {
-	uint64_t bend, pend;   /**< byte and piece positions one past the ticket's last */
+	uint64_t bend, pend; /**< byte and piece positions one past the ticket's last */
 };
 
 struct rxg_ring {
-	size_t bcap;           /**< staging bytes */
-	uint32_t pcap;         /**< pieces */
-	uint32_t scap;         /**< tickets outstanding at most */
-	uint64_t bhead, btail; /**< bytes handed out, given back */
-	uint64_t phead, ptail; /**< pieces handed out, given back */
-	uint64_t popen;        /**< first piece not yet in a ticket */
-	uint64_t submitted;    /**< tickets issued (the last one's number) */
-	uint64_t done;         /**< tickets given back (in order) */
+	size_t bcap;		    /**< staging bytes */
+	uint32_t pcap;		    /**< pieces */
+	uint32_t scap;		    /**< tickets outstanding at most */
+	uint64_t bhead, btail;	    /**< bytes handed out, given back */
+	uint64_t phead, ptail;	    /**< pieces handed out, given back */
+	uint64_t popen;		    /**< first piece not yet in a ticket */
+	uint64_t submitted;	    /**< tickets issued (the last one's number) */
+	uint64_t done;		    /**< tickets given back (in order) */
 	struct rxg_ring_slot *slot; /**< scap entries, ticket t at t % scap */
 };
 
