@@ -151,7 +151,7 @@ static void on_record(const CUpti_Activity *r)
 			e->stream = m->streamId;
 			e->id = m->correlationId;
 			unsigned ck = (unsigned)m->copyKind;
-			const char *dir = ck == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD	  ? "HtoD"
+			const char *dir = ck == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD   ? "HtoD"
 					  : ck == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? "DtoH"
 					  : ck == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD ? "DtoD"
 										  : NULL;
@@ -174,8 +174,11 @@ static void on_record(const CUpti_Activity *r)
 		}
 		break;
 	}
-	case CUPTI_ACTIVITY_KIND_MARKER: on_marker((const void *)r); break;
-	default: break;
+	case CUPTI_ACTIVITY_KIND_MARKER:
+		on_marker((const void *)r);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -217,12 +220,11 @@ static int write_trace(const char *path)
 		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", i ? ",\n" : "",
 			kind_name[e->kind]);
 		rxr_inj_json_str(f, e->name);
-		fprintf(f,
-			",\"pid\":\"gpu\",\"tid\":\"%s %u\",\"ts\":%.3f,\"dur\":%.3f,"
-			"\"args\":{\"bytes\":%llu,\"correlation\":%u}}",
-			e->kind == EV_RANGE ? "nvtx" : "stream",
-			e->kind == EV_RANGE ? 0 : e->stream, (double)(e->start - t0) / 1e3,
-			(double)dur / 1e3, (unsigned long long)e->bytes, e->id);
+		fprintf(f, ",\"pid\":\"gpu\",\"tid\":\"%s %u\",\"ts\":%.3f,\"dur\":%.3f,"
+			   "\"args\":{\"bytes\":%llu,\"correlation\":%u}}",
+			e->kind == EV_RANGE ? "nvtx" : "stream", e->kind == EV_RANGE ? 0 : e->stream,
+			(double)(e->start - t0) / 1e3, (double)dur / 1e3, (unsigned long long)e->bytes,
+			e->id);
 	}
 	fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"rxray\":{\"schema\":\"rxray.cupti/1\"");
 	for (int k = 0; k < 4; k++)
@@ -258,7 +260,7 @@ static uint64_t CUPTIAPI mono_ns(void)
 static int ts_mono; /* CUPTI timestamps are mono_ns() already */
 
 __attribute__((visibility("default"))) size_t rxray_cupti_take(struct rxr_cupti_rec *out,
-							       size_t max, uint64_t *dropped);
+								size_t max, uint64_t *dropped);
 
 size_t rxray_cupti_take(struct rxr_cupti_rec *out, size_t max, uint64_t *dropped)
 {
@@ -287,7 +289,7 @@ size_t rxray_cupti_take(struct rxr_cupti_rec *out, size_t max, uint64_t *dropped
 		o->bytes = e->bytes;
 		o->stream = e->stream;
 		o->correlation = e->id;
-		o->kind = e->kind == EV_KERNEL	 ? RXR_CUPTI_KERNEL
+		o->kind = e->kind == EV_KERNEL ? RXR_CUPTI_KERNEL
 			  : e->kind == EV_MEMCPY ? RXR_CUPTI_MEMCPY
 						 : RXR_CUPTI_MEMSET;
 		snprintf(o->name, sizeof(o->name), "%s", e->name);
@@ -322,9 +324,8 @@ static void nvtx_diagnose(void)
 	Dl_info self;
 	const char *me = dladdr((void *)(uintptr_t)nvtx_diagnose, &self) ? self.dli_fname : NULL;
 	if (!nv || !*nv) {
-		fprintf(stderr,
-			"rxray-cupti: NVTX_INJECTION64_PATH is not set: no NVTX ranges "
-			"(set it to %s)\n",
+		fprintf(stderr, "rxray-cupti: NVTX_INJECTION64_PATH is not set: no NVTX ranges "
+				"(set it to %s)\n",
 			me ? me : "librxray_cupti.so");
 		return;
 	}
@@ -358,8 +359,7 @@ static int inject_init(void)
 					    CUPTI_ACTIVITY_KIND_MARKER};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS)
-			fprintf(stderr, "rxray-cupti: activity kind %d not available\n",
-				(int)kinds[i]);
+			fprintf(stderr, "rxray-cupti: activity kind %d not available\n", (int)kinds[i]);
 	st.ready = 1;
 	atexit(at_exit);
 	nvtx_diagnose();

@@ -27,8 +27,8 @@ Test(cupti, injection_records_gpu_activity_and_nvtx)
 	cr_assert_geq(efd, 0);
 	close(efd);
 	snprintf(cmd, sizeof(cmd),
-		 "CUDA_INJECTION64_PATH=%s NVTX_INJECTION64_PATH=%s RXRAY_CUPTI_OUT=%s %s 2>%s",
-		 lib, lib, out, smoke, errf);
+		 "CUDA_INJECTION64_PATH=%s NVTX_INJECTION64_PATH=%s RXRAY_CUPTI_OUT=%s %s 2>%s", lib,
+		 lib, out, smoke, errf);
 	int st = system(cmd);
 	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 	if (rc == 3)
@@ -39,12 +39,9 @@ Test(cupti, injection_records_gpu_activity_and_nvtx)
 	cr_assert_not_null(doc, "no trace written: %s", je.text);
 	json_t *sum = json_object_get(doc, "rxray");
 	cr_assert_str_eq(json_string_value(json_object_get(sum, "schema")), "rxray.cupti/1");
-	json_int_t copies =
-	    json_integer_value(json_object_get(json_object_get(sum, "memcpy"), "count"));
-	json_int_t sets =
-	    json_integer_value(json_object_get(json_object_get(sum, "memset"), "count"));
-	json_int_t ranges =
-	    json_integer_value(json_object_get(json_object_get(sum, "nvtx"), "count"));
+	json_int_t copies = json_integer_value(json_object_get(json_object_get(sum, "memcpy"), "count"));
+	json_int_t sets = json_integer_value(json_object_get(json_object_get(sum, "memset"), "count"));
+	json_int_t ranges = json_integer_value(json_object_get(json_object_get(sum, "nvtx"), "count"));
 	cr_expect_eq(copies, 8, "memcpy records: %lld", (long long)copies);
 	cr_expect_eq(sets, 1);
 	if (ranges != 2) {
@@ -66,8 +63,7 @@ Test(cupti, injection_records_gpu_activity_and_nvtx)
 	size_t i;
 	json_t *e;
 	int found = 0;
-	json_array_foreach(evs, i, e)
-	{
+	json_array_foreach(evs, i, e) {
 		const char *name = json_string_value(json_object_get(e, "name"));
 		found += name && !strcmp(name, "rxray-smoke-copy");
 		cr_expect_geq(json_number_value(json_object_get(e, "dur")), 0);

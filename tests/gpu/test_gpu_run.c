@@ -159,13 +159,13 @@ static int cli(const char *args, char *line, size_t len)
 Test(gpu_run, bad_launch_settings_are_refused)
 {
 	char line[512];
-	cr_expect_eq(
-	    cli("--payload-mem gpu --gpu-work reorder --gpu-launch bogus", line, sizeof(line)), 2,
-	    "%s", line);
+	cr_expect_eq(cli("--payload-mem gpu --gpu-work reorder --gpu-launch bogus", line,
+			 sizeof(line)),
+		     2, "%s", line);
 	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
-	cr_expect_eq(
-	    cli("--mode hds --payload-mem gpu --gpu-launch persistent", line, sizeof(line)), 2,
-	    "%s", line);
+	cr_expect_eq(cli("--mode hds --payload-mem gpu --gpu-launch persistent", line,
+			 sizeof(line)),
+		     2, "%s", line);
 	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
 	cr_expect_eq(cli("--mode hds --payload-mem gpu --gpu-work checksum --gpu-launch kernel "
 			 "--batch 2048 --ring 8192",

@@ -177,8 +177,7 @@ Test(gpu_stage, batches_stream_through_every_mode)
 	void *ptrs[NPKT];
 	uint8_t *d = payloads(ptrs, host);
 	for (int m = RXG_LAUNCH_KERNEL; m <= RXG_LAUNCH_PERSISTENT; m++) {
-		struct rxg_params p = {RXG_WORK_REORDER,   64, 8, PAY, 1024, 0,
-				       (enum rxg_launch)m, 0};
+		struct rxg_params p = {RXG_WORK_REORDER, 64, 8, PAY, 1024, 0, (enum rxg_launch)m, 0};
 		struct rxg_consumer *g = NULL;
 		char err[256];
 		cr_assert_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), 0, "%s", err);
@@ -294,8 +293,7 @@ Test(gpu_stage, depth_bounds_batches_in_flight)
 
 Test(gpu_stage, bad_parameters_are_refused)
 {
-	struct rxg_params p = {RXG_WORK_REORDER,  64, 4, 64, 1000, 0,
-			       RXG_LAUNCH_KERNEL, 0}; /* window not 2^k */
+	struct rxg_params p = {RXG_WORK_REORDER, 64, 4, 64, 1000, 0, RXG_LAUNCH_KERNEL, 0}; /* window not 2^k */
 	struct rxg_consumer *g = NULL;
 	char err[256] = "";
 	cr_expect_eq(rxg_consumer_open(&p, &g, err, sizeof(err)), -EINVAL);
@@ -347,9 +345,9 @@ Test(gpu_stage, sequence_numbers_read_from_the_packets)
 		rxg_consumer_stats(g, &st);
 		cr_expect_eq(st.gaps + st.dups, 0, "the span is N with N packets: %s",
 			     rxg_launch_name((enum rxg_launch)m));
-		cr_assert_eq(
-		    cudaMemcpy(out, rxg_consumer_output(g), sizeof(out), cudaMemcpyDeviceToHost),
-		    cudaSuccess);
+		cr_assert_eq(cudaMemcpy(out, rxg_consumer_output(g), sizeof(out),
+					cudaMemcpyDeviceToHost),
+			     cudaSuccess);
 		/* slot (seq mod 64), stride 208 (200 rounded up to 16) */
 		uint32_t i5 = N - 1 - 5; /* carries seq 1005: slot 1005 % 64 = 45 */
 		cr_expect_eq(memcmp(out + (1005 % 64) * 208, host + i5 * FR, FR), 0);
