@@ -134,6 +134,8 @@ json_t *rx_config_to_json(const struct rx_config *c)
 									  (int)c->consumer)));
 	json_object_set_new(o, "gpu_work", json_string(rx_knob_value_name(rx_knob_find("gpu-work"),
 									  (int)c->gpu_work)));
+	json_object_set_new(o, "gpu_launch", json_string(rx_knob_value_name(
+						  rx_knob_find("gpu-launch"), (int)c->gpu_launch)));
 	json_object_set_new(o, "warmup", json_string(rx_knob_value_name(rx_knob_find("warmup"),
 									(int)c->warmup)));
 	return o;
@@ -243,6 +245,16 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 		return verr(err, errlen,
 			    "gpu-work: %s reads payloads in GPU memory: add --payload-mem gpu",
 			    rx_knob_value_name(rx_knob_find("gpu-work"), (int)c->gpu_work));
+	if (c->gpu_launch != RX_GPU_LAUNCH_KERNEL && c->gpu_work == RX_GPU_WORK_NONE)
+		return verr(err, errlen,
+			    "gpu-launch: %s launches the GPU consumer: add --gpu-work reorder|checksum",
+			    rx_knob_value_name(rx_knob_find("gpu-launch"), (int)c->gpu_launch));
+	if (c->gpu_work != RX_GPU_WORK_NONE && c->gpu_launch == RX_GPU_LAUNCH_KERNEL &&
+	    (c->batch > RX_GPU_PARAM_BATCH_MAX || c->burst > RX_GPU_PARAM_BATCH_MAX))
+		return verr(err, errlen,
+			    "gpu-launch: kernel carries a batch in its parameters: batch %u / burst "
+			    "%u exceeds %u (use graph or persistent)",
+			    c->batch, c->burst, RX_GPU_PARAM_BATCH_MAX);
 	if (c->sample_shift > 30)
 		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
 	for (int s = 0; s < RXR_ST_COUNT; s++)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The GPU as a thread of the run result (role "gpu"): its time comes from
- * CUDA events, not from laps, so the engines hand over a tally per queue
+ * the GPU's own timer, not from laps, so the engines hand over a tally per queue
  * and this turns it into a thread with stage gpu_kernel, so the ceiling
  * model and the bound classifier can name the GPU as the bottleneck like
  * any thread, plus a "gpu" entry per queue in the result's extras.
@@ -46,11 +46,12 @@ int rx_gpu_result_add(struct rxr_result *r, const struct rx_gpu_tally *g, uint32
 			return -ENOMEM;
 	}
 	double ns = g->packets ? g->kernel_ms * 1e6 / (double)g->packets : 0;
-	json_t *o = json_pack("{s:i,s:s,s:I,s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:s}", "queue", (int)queue,
-			      "work", g->work, "batches", (json_int_t)g->batches, "packets",
+	json_t *o = json_pack("{s:i,s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:s}", "queue",
+			      (int)queue, "work", g->work, "launch", g->launch ? g->launch : "kernel",
+			      "batches", (json_int_t)g->batches, "packets",
 			      (json_int_t)g->packets, "kernel_ms", g->kernel_ms, "ns_per_packet", ns,
 			      "gpu_bound_mpps", ns > 0 ? 1e3 / ns : 0.0, "gaps", (json_int_t)g->gaps,
 			      "dups", (json_int_t)g->dups, "checksum", (json_int_t)g->checksum,
-			      "timing", "CUDA events around each batch's kernel");
+			      "timing", "GPU global timer, first block's start to last block's end");
 	return o && json_array_append_new(arr, o) == 0 ? 0 : -ENOMEM;
 }

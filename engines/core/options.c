@@ -47,6 +47,9 @@ static const struct rx_knob_name consumer_names[] = {
 static const struct rx_knob_name gpu_work_names[] = {
 	{"none", RX_GPU_WORK_NONE}, {"reorder", RX_GPU_WORK_REORDER},
 	{"checksum", RX_GPU_WORK_CHECKSUM}, {NULL, 0}};
+static const struct rx_knob_name gpu_launch_names[] = {
+	{"kernel", RX_GPU_LAUNCH_KERNEL}, {"graph", RX_GPU_LAUNCH_GRAPH},
+	{"persistent", RX_GPU_LAUNCH_PERSISTENT}, {NULL, 0}};
 static const struct rx_knob_name warmup_names[] = {
 	{"auto", RX_WARMUP_AUTO}, {"off", RX_WARMUP_OFF}, {NULL, 0}};
 static const struct rx_knob_name mem_names[] = {
@@ -103,6 +106,9 @@ const struct rx_knob rx_knobs[] = {
     {"gpu-work", RX_KT_ENUM, "WORK", 0, 0, gpu_work_names, FIELD(gpu_work), 0, NULL,
      "GPU consumer per batch of payloads (payload-mem gpu): none | reorder | checksum "
      "(default none)"},
+    {"gpu-launch", RX_KT_ENUM, "HOW", 0, 0, gpu_launch_names, FIELD(gpu_launch), 0, NULL,
+     "GPU consumer's launch per batch: kernel | graph (a replayed CUDA graph) | persistent "
+     "(a resident kernel fed through a doorbell) (default kernel)"},
     {"inject", RX_KT_INJECT, "STAGE=CYC", 0, 0, NULL, FIELD(inject), 0, NULL,
      "add CYC cycles per packet to STAGE (repeatable; STAGE=CYC,STAGE=CYC; not idle; "
      "STAGE=0 with --inject-ab: an A/A run, the turns kept and nothing spun)"},

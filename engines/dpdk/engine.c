@@ -15,6 +15,7 @@
 #include "dpdk_int.h"
 #ifdef RXRAY_HAVE_GPU
 #include "rxray/gpu.h"
+#include "rxray/simnic.h"
 #endif
 #include "rxray/util.h"
 
@@ -123,9 +124,15 @@ static int engine_gpu(struct rxd_run *run, char *err, size_t errlen)
 							       : RXG_WORK_CHECKSUM,
 		    .max_batch = c->batch,
 		    .depth = RXD_GPU_DEPTH,
-		    .payload_bytes = c->frame > c->split ? c->frame - c->split : 1,
+		    /* hds: the payload after the split; single: the whole
+		     * frame, its header read by the kernel */
+		    .payload_bytes = c->mode == RX_MODE_SINGLE ? c->frame
+				     : c->frame > c->split ? c->frame - c->split
+							   : 1,
 		    .window = c->ring,
 		    .device = 0,
+		    .launch = (enum rxg_launch)c->gpu_launch,
+		    .seq_at = RXS_SEQ_OFF,
 		};
 		q->gaddr = calloc(c->batch, sizeof(*q->gaddr));
 		q->gseq = calloc(c->batch, sizeof(*q->gseq));
@@ -157,7 +164,8 @@ static int engine_gpu_result(struct rxd_run *run, struct rxr_result *r)
 		struct rx_gpu_tally g = {
 		    rx_knob_value_name(rx_knob_find("gpu-work"), (int)run->c->gpu_work),
 		    st.batches, st.packets, st.gaps, st.dups, st.checksum, st.kernel_ms,
-		    st.max_batch_ms};
+		    st.max_batch_ms,
+		    rx_knob_value_name(rx_knob_find("gpu-launch"), (int)run->c->gpu_launch)};
 		int rc = rx_gpu_result_add(r, &g, i);
 		if (rc)
 			return rc;

@@ -43,12 +43,6 @@ static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, 
 static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 			size_t errlen)
 {
-	if (c->payload_mem == RX_MEM_GPU && c->mode != RX_MODE_HDS) {
-		snprintf(err, errlen,
-			 "payload-mem: gpu on the software NIC needs --mode hds (the app reads "
-			 "each header from host memory)");
-		return -EINVAL;
-	}
 	if (c->discipline == RX_DISC_VECTOR && c->mode == RX_MODE_HDS) {
 		snprintf(err, errlen,
 			 "discipline: vector needs a single segment per WQE; buffer "
@@ -249,8 +243,15 @@ static int sim_queue_pools(struct rxd_run *run, struct sim_priv *sp, uint32_t i,
 		uint32_t room = room_for(c->frame);
 		s->seg_len[0] = room - RTE_PKTMBUF_HEADROOM;
 		snprintf(name, sizeof(name), "rxd%u_s%u", run->run_id, i);
-		s->mp[0] =
-		    rxd_pool_create(name, run->pool_buffers, c->mempool_cache, room, err, errlen);
+		if (c->payload_mem == RX_MEM_GPU)
+			/* single-segment GPUDirect: whole frames in GPU memory */
+			s->mp[0] = rxd_gpu_pool_create_sim(name, run->pool_buffers,
+							   c->mempool_cache, room,
+							   &sp->gpu_mem[i], &sp->gpu_len[i], err,
+							   errlen);
+		else
+			s->mp[0] = rxd_pool_create(name, run->pool_buffers, c->mempool_cache,
+						   room, err, errlen);
 		if (!s->mp[0])
 			return -ENOMEM;
 	} else {
@@ -343,7 +344,9 @@ static int sim_queue_fill(struct rxd_run *run, struct sim_priv *sp, uint32_t i, 
 	q->mp[0] = s->mp[0];
 	q->mp[1] = s->mp[1];
 	q->frame = c->frame;
-	q->check_tag = true;
+	/* headers in GPU memory (single segment, payload-mem gpu) are the
+	 * GPU's to read: the app counts lengths, the kernel the sequence */
+	q->check_tag = !(c->payload_mem == RX_MEM_GPU && s->sges == 1);
 	if (run->disc == RX_DISC_VECTOR) {
 		if (s->ring.cqe_cnt != s->ring.wqe_cnt) {
 			snprintf(err, errlen,

@@ -193,20 +193,30 @@ static bool gpu_retire(struct rxd_queue *q, bool block)
 	return true;
 }
 
-/* Hand the batch's payloads (segment 1, in GPU memory) to the kernel. */
+/* Hand the batch to the kernel: hds, the payloads (segment 1, in GPU
+ * memory) and the sequence numbers from the headers on the host; single
+ * segment, whole frames in GPU memory, whose sequence numbers the kernel
+ * reads itself. */
 static void gpu_launch(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b)
 {
 	uint32_t n = b->n;
-	for (uint32_t k = 0; k < n; k++) {
-		struct rte_mbuf *pay = b->segs[(size_t)k * q->segs + 1];
-		q->gaddr[k] = rte_pktmbuf_mtod(pay, void *);
-		q->gseq[k] = rxs_hdr_seq(rte_pktmbuf_mtod(b->pkts[k], const void *));
+	const uint64_t *seqs = NULL;
+	if (q->segs > 1) {
+		for (uint32_t k = 0; k < n; k++) {
+			struct rte_mbuf *pay = b->segs[(size_t)k * q->segs + 1];
+			q->gaddr[k] = rte_pktmbuf_mtod(pay, void *);
+			q->gseq[k] = rxs_hdr_seq(rte_pktmbuf_mtod(b->pkts[k], const void *));
+		}
+		seqs = q->gseq;
+	} else {
+		for (uint32_t k = 0; k < n; k++)
+			q->gaddr[k] = rte_pktmbuf_mtod(b->pkts[k], void *);
 	}
 	if (q->ghead - q->gtail >= RXD_GPU_DEPTH ||
-	    rxg_submit(q->gpu, q->gaddr, q->gseq, n) == -EBUSY) {
+	    rxg_submit(q->gpu, q->gaddr, seqs, n) == -EBUSY) {
 		gpu_retire(q, true);
 		rxr_lap(p, RXR_ST_GPU_WAIT, 0);
-		rxg_submit(q->gpu, q->gaddr, q->gseq, n);
+		rxg_submit(q->gpu, q->gaddr, seqs, n);
 	}
 	q->gfifo[q->ghead++ % RXD_GPU_DEPTH] = b;
 	rxr_lap(p, RXR_ST_GPU_LAUNCH, n);

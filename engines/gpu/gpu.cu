@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The GPU consumer stage (rxray/gpu.h): batches of payload addresses in,
-// a kernel per batch on the consumer's stream, CUDA events to time it and
-// to know when its buffers may go back.
+// The GPU consumer stage (rxray/gpu.h). A batch reaches its kernel as
+// kernel parameters (launch kernel) or through mapped pinned memory
+// (graph, persistent); a warp handles a packet; the grid's last block
+// writes the batch's statistics and its number into mapped host memory,
+// so retiring a batch is a memory read and a batch costs the host one
+// CUDA call (kernel, graph) or none (persistent).
 #include <cuda_runtime.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -9,41 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_int.cuh"
 #include "rxray/gpu.h"
 #include "rxray/probe.h"
 
-#define RXG_THREADS 128
+#define RXG_WARPS 4u            // packets per block: a warp each
+#define RXG_PARAM_MAX 1024u     // batches up to this ride in the parameters
 
-// What one batch's kernel reports back (device, copied to pinned host).
-struct rxg_batch_stats {
-	unsigned long long min_seq, max_seq, n, csum;
-};
-
-struct rxg_slot {
-	void **h_addr;          // pinned host: payload addresses
-	uint64_t *h_seq;        // pinned host: sequence numbers
-	void **d_addr;
-	uint64_t *d_seq;
-	rxg_batch_stats *d_st;  // device
-	rxg_batch_stats *h_st;  // pinned host copy
-	cudaEvent_t start, stop;
-	uint32_t n;
-	uint64_t nvtx;          // NVTX range from submit to retire (0: no tool)
-};
-
-struct rxg_consumer {
-	rxg_params p;
-	cudaStream_t stream;
-	rxg_slot *slot;
-	uint32_t head, tail;    // submitted, retired (mod 2^32)
-	void *d_out;            // reorder: window x payload_bytes
-	uint32_t *d_csum;       // checksum: per packet of the last batch
-	rxg_stats st;
-	bool seq_started;
-	uint64_t next_seq;      // reorder: one past the highest seen
-};
-
-static int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -64,6 +40,16 @@ extern "C" const char *rxg_work_name(enum rxg_work w)
 	return NULL;
 }
 
+extern "C" const char *rxg_launch_name(enum rxg_launch l)
+{
+	switch (l) {
+	case RXG_LAUNCH_KERNEL: return "kernel";
+	case RXG_LAUNCH_GRAPH: return "graph";
+	case RXG_LAUNCH_PERSISTENT: return "persistent";
+	}
+	return NULL;
+}
+
 extern "C" int rxg_available(char *why, size_t whylen)
 {
 	int n = 0;
@@ -76,94 +62,341 @@ extern "C" int rxg_available(char *why, size_t whylen)
 	return 1;
 }
 
-// --------------------------------------------------------------- kernels
-
-__device__ static void batch_note(rxg_batch_stats *st, unsigned long long seq)
+extern "C" int rxg_device_info(int device, struct rxg_device_info *out, char *err, size_t errlen)
 {
-	atomicMin(&st->min_seq, seq);
-	atomicMax(&st->max_seq, seq);
-	atomicAdd(&st->n, 1ull);
+	int rc = 0, clk = 0, bus = 0;
+	cudaDeviceProp prop;
+	memset(out, 0, sizeof(*out));
+	CU(cudaGetDeviceProperties(&prop, device));
+	CU(cudaDeviceGetAttribute(&clk, cudaDevAttrMemoryClockRate, device));
+	CU(cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, device));
+	snprintf(out->name, sizeof(out->name), "%s", prop.name);
+	out->sms = (uint32_t)prop.multiProcessorCount;
+	out->l2_bytes = (uint64_t)prop.l2CacheSize;
+	out->mem_clock_khz = (uint32_t)clk;
+	out->bus_bits = (uint32_t)bus;
+	// double data rate: two transfers per memory clock
+	out->peak_gbs = 2.0 * clk * 1e3 * (bus / 8.0) / 1e9;
+	return 0;
+fail:
+	return rc;
 }
 
-// One block per packet: copy its payload to the slot its sequence number
-// names. Words when both ends are 4-byte aligned, bytes otherwise.
-__global__ static void rxg_reorder(void *const *addr, const uint64_t *seq, uint32_t n,
-				   uint8_t *out, uint32_t mask, uint32_t bytes,
-				   rxg_batch_stats *st)
+// ------------------------------------------------------------ the batch
+
+// One batch's statistics, written by the grid's last block into mapped
+// host memory; batch is stored last (after a system fence): the flag.
+struct rxg_snap {
+	unsigned long long min_seq, max_seq, csum, ns;
+	unsigned long long batch;
+};
+
+// Device scratch per slot: the grid's blocks accumulate into it; the last
+// block folds it into the snapshot and sets it back to empty.
+struct rxg_scratch {
+	unsigned long long min_seq, max_seq, csum, t0;
+	unsigned blocks;
+};
+
+// A batch in mapped memory (graph, persistent): the header and the arrays.
+struct rxg_hdr {
+	unsigned long long batch;
+	uint32_t n, seq_in_pkt;
+};
+
+// Doorbell of the persistent kernel (mapped): batches posted, and quit.
+struct rxg_bell {
+	unsigned long long posted;
+	unsigned long long quit;
+};
+
+template <unsigned P> struct rxg_arg {
+	unsigned long long batch;
+	uint32_t n, slot, seq_in_pkt;
+	void *addr[P];
+	unsigned long long seq[P];
+};
+
+// What every launch mode's kernel needs besides the batch itself.
+struct rxg_ctx {
+	rxg_scratch *scratch;   // device, depth entries
+	rxg_snap *snap;         // device view of mapped, depth entries
+	uint8_t *out;           // reorder: window x stride
+	uint32_t *csum;         // checksum: per packet of the batch
+	uint32_t mask, bytes, stride;
+	uint32_t seq_at;        // seq_in_pkt: the sequence number's offset in the packet
+	int work;
+};
+
+__device__ static inline unsigned long long rxg_now(void)
 {
-	uint32_t k = blockIdx.x;
-	if (k >= n)
-		return;
-	const uint8_t *src = (const uint8_t *)addr[k];
-	uint8_t *dst = out + (size_t)(seq[k] & mask) * bytes;
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+// The 16-bit ones' complement sum of one packet, by a warp: lanes add
+// 32-bit little-endian words (16-byte loads), the warp reduces with
+// shuffles, the sum folds to 16 bits and is swapped to network order
+// (the sum of byte-swapped words is the byte-swapped sum). A byte at an
+// odd address is the high byte of its little-endian pair.
+__device__ static uint32_t rxg_warp_csum(const uint8_t *src, uint32_t len, unsigned lane)
+{
+	unsigned long long s = 0;
+	uint32_t head = (uint32_t)((16 - ((uintptr_t)src & 15)) & 15);
+	if (head > len)
+		head = len;
+	if (lane < head)
+		s += (unsigned long long)src[lane] << (((uintptr_t)(src + lane) & 1) * 8);
+	const uint8_t *a = src + head;
+	uint32_t rest = len - head, nv = rest / 16;
+	const uint4 *v = (const uint4 *)a;
+	uint32_t i = lane;
+	for (; i + 32 < nv; i += 64) {
+		uint4 x = v[i], y = v[i + 32];
+		s += (unsigned long long)x.x + x.y + x.z + x.w;
+		s += (unsigned long long)y.x + y.y + y.z + y.w;
+	}
+	for (; i < nv; i += 32) {
+		uint4 x = v[i];
+		s += (unsigned long long)x.x + x.y + x.z + x.w;
+	}
+	for (uint32_t j = nv * 16 + lane; j < rest; j += 32)
+		s += (unsigned long long)a[j] << (((uintptr_t)(a + j) & 1) * 8);
+	for (int o = 16; o > 0; o >>= 1)
+		s += __shfl_down_sync(0xffffffffu, s, o);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	// the pairs start at src: from an odd address they are the other way
+	if ((uintptr_t)src & 1)
+		s = ((s & 0xff) << 8) | (s >> 8);
+	return (uint32_t)(((s & 0xff) << 8) | (s >> 8));
+}
+
+// A grid's share of one batch: a warp per packet (grid-stride), then the
+// last block's completion. addr/seq are in the parameters or in mapped
+// memory (read once per packet, uncached).
+// The big-endian 64-bit sequence number at p (any alignment), by lane 0,
+// given to the whole warp.
+__device__ static unsigned long long rxg_pkt_seq(const uint8_t *p, unsigned lane)
+{
+	unsigned long long q = 0;
+	if (lane == 0)
+		for (int i = 0; i < 8; i++)
+			q = q << 8 | p[i];
+	return __shfl_sync(0xffffffffu, q, 0);
+}
+
+template <bool MAPPED>
+__device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
+				 const unsigned long long *seq, uint32_t n, uint32_t slot,
+				 unsigned long long batch, bool seq_in_pkt)
+{
+	__shared__ bool last;
+	rxg_scratch *sc = &c.scratch[slot];
+	unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 	if (threadIdx.x == 0)
-		batch_note(st, seq[k]);
-	if ((((uintptr_t)src | (uintptr_t)dst | bytes) & 3) == 0) {
-		const uint32_t *s = (const uint32_t *)src;
-		uint32_t *d = (uint32_t *)dst;
-		for (uint32_t i = threadIdx.x; i < bytes / 4; i += blockDim.x)
-			d[i] = s[i];
-	} else {
-		for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x)
-			dst[i] = src[i];
+		atomicMin(&sc->t0, rxg_now());
+	for (uint32_t k = blockIdx.x * RXG_WARPS + warp; k < n; k += gridDim.x * RXG_WARPS) {
+		const uint8_t *src;
+		unsigned long long q;
+		if (MAPPED)
+			src = (const uint8_t *)__ldcv((const unsigned long long *)&addr[k]);
+		else
+			src = (const uint8_t *)addr[k];
+		if (seq_in_pkt)
+			q = rxg_pkt_seq(src + c.seq_at, lane);
+		else
+			q = MAPPED ? __ldcv(&seq[k]) : seq[k];
+		if (c.work == RXG_WORK_REORDER) {
+			rxg_warp_copy(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
+		} else {
+			uint32_t v = rxg_warp_csum(src, c.bytes, lane);
+			if (lane == 0) {
+				c.csum[k] = v;
+				atomicAdd(&sc->csum, (unsigned long long)v);
+			}
+		}
+		if (lane == 0) {
+			atomicMin(&sc->min_seq, q);
+			atomicMax(&sc->max_seq, q);
+		}
 	}
+	// the block's writes are visible at GPU scope before its count
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		last = atomicAdd(&sc->blocks, 1u) == gridDim.x - 1;
+	__syncthreads();
+	if (!last || threadIdx.x != 0)
+		return;
+	// every block has counted: the scratch is complete
+	volatile rxg_scratch *v = sc;
+	volatile rxg_snap *o = &c.snap[slot];
+	o->min_seq = v->min_seq;
+	o->max_seq = v->max_seq;
+	o->csum = v->csum;
+	o->ns = rxg_now() - v->t0;
+	v->min_seq = ~0ull;
+	v->max_seq = 0;
+	v->csum = 0;
+	v->t0 = ~0ull;
+	v->blocks = 0;
+	__threadfence_system();
+	o->batch = batch;
 }
 
-// One block per packet: 16-bit ones' complement sum of its payload (bytes
-// taken as big-endian pairs, as the Internet checksum does).
-__global__ static void rxg_checksum(void *const *addr, const uint64_t *seq, uint32_t n,
-				    uint32_t bytes, uint32_t *out, rxg_batch_stats *st)
+template <unsigned P> __global__ static void rxg_k_param(const rxg_ctx c, const __grid_constant__ rxg_arg<P> a)
 {
-	__shared__ uint32_t part[RXG_THREADS];
-	uint32_t k = blockIdx.x;
-	if (k >= n)
-		return;
-	const uint8_t *src = (const uint8_t *)addr[k];
-	uint32_t sum = 0;
-	for (uint32_t i = threadIdx.x * 2; i < bytes; i += blockDim.x * 2) {
-		uint32_t w = (uint32_t)src[i] << 8;
-		if (i + 1 < bytes)
-			w |= src[i + 1];
-		sum += w;
-		sum = (sum & 0xffff) + (sum >> 16);
-	}
-	part[threadIdx.x] = sum;
-	__syncthreads();
-	for (uint32_t s = blockDim.x / 2; s > 0; s >>= 1) {
-		if (threadIdx.x < s) {
-			uint32_t v = part[threadIdx.x] + part[threadIdx.x + s];
-			part[threadIdx.x] = (v & 0xffff) + (v >> 16);
+	rxg_batch<false>(c, a.addr, a.seq, a.n, a.slot, a.batch, a.seq_in_pkt != 0);
+}
+
+// Slot slot's batch from mapped memory (a graph's kernel node).
+__global__ static void rxg_k_mapped(const rxg_ctx c, const uint8_t *slots, size_t slot_bytes,
+				    uint32_t slot, uint32_t max_batch)
+{
+	const uint8_t *b = slots + slot * slot_bytes;
+	const rxg_hdr *h = (const rxg_hdr *)b;
+	void *const *addr = (void *const *)(b + sizeof(rxg_hdr));
+	const unsigned long long *seq = (const unsigned long long *)(addr + max_batch);
+	unsigned long long batch = __ldcv(&h->batch);
+	unsigned long long w = __ldcv((const unsigned long long *)&h->n);
+	rxg_batch<true>(c, addr, seq, (uint32_t)w, slot, batch, (w >> 32) != 0);
+}
+
+// Resident: waits on the doorbell for batch after batch, until quit.
+__global__ static void rxg_k_persistent(const rxg_ctx c, const uint8_t *slots, size_t slot_bytes,
+					uint32_t depth, uint32_t max_batch, const rxg_bell *bell)
+{
+	__shared__ unsigned long long go;
+	for (unsigned long long b = 1;; b++) {
+		if (threadIdx.x == 0) {
+			unsigned long long p;
+			while ((p = __ldcv(&bell->posted)) < b && !__ldcv(&bell->quit))
+				__nanosleep(64);
+			go = p >= b;
 		}
 		__syncthreads();
-	}
-	if (threadIdx.x == 0) {
-		uint32_t v = part[0];
-		v = (v & 0xffff) + (v >> 16);
-		out[k] = v & 0xffff;
-		atomicAdd(&st->csum, (unsigned long long)(v & 0xffff));
-		batch_note(st, seq[k]);
+		if (!go)
+			return;
+		uint32_t slot = (uint32_t)((b - 1) % depth);
+		const uint8_t *s = slots + slot * slot_bytes;
+		void *const *addr = (void *const *)(s + sizeof(rxg_hdr));
+		const unsigned long long *seq = (const unsigned long long *)(addr + max_batch);
+		unsigned long long w = __ldcv((const unsigned long long *)&((const rxg_hdr *)s)->n);
+		rxg_batch<true>(c, addr, seq, (uint32_t)w, slot, b, (w >> 32) != 0);
+		__syncthreads();
 	}
 }
 
-__global__ static void rxg_stats_init(rxg_batch_stats *st)
+__global__ static void rxg_k_scratch_init(rxg_scratch *sc, uint32_t n)
 {
-	st->min_seq = ~0ull;
-	st->max_seq = 0;
-	st->n = 0;
-	st->csum = 0;
+	for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+		sc[i] = rxg_scratch{~0ull, 0, 0, ~0ull, 0};
 }
 
 // ------------------------------------------------------------------ host
 
-#define CU(call)                                                                             \
-	do {                                                                                 \
-		cudaError_t e_ = (call);                                                     \
-		if (e_ != cudaSuccess) {                                                     \
-			rc = rxg_err(err, errlen, -EIO, "gpu: %s: %s", #call,                \
-				     cudaGetErrorString(e_));                                \
-			goto fail;                                                           \
-		}                                                                            \
-	} while (0)
+struct rxg_consumer;
+typedef int (*rxg_launch_fn)(rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
+			     uint32_t n, uint32_t slot, uint64_t batch);
+
+struct rxg_consumer {
+	rxg_params p;
+	rxg_launch_fn launch;   // chosen once at open
+	cudaStream_t stream;
+	rxg_ctx ctx;
+	rxg_snap *snap;         // mapped, depth entries
+	uint8_t *slots;         // mapped: depth x slot_bytes (graph, persistent)
+	uint8_t *d_slots;
+	size_t slot_bytes;
+	rxg_bell *bell;         // mapped (persistent)
+	rxg_bell *d_bell;
+	bool running;           // the persistent kernel was launched
+	cudaGraphExec_t *exec;  // graph: one per slot
+	unsigned grid;          // graph, persistent: blocks
+	void *arg;              // kernel: the parameter block (host)
+	uint32_t *n;            // packets per slot
+	uint64_t *nvtx;         // NVTX range per slot, submit to retire
+	uint64_t head, tail;    // batches submitted, retired
+	rxg_stats st;
+	bool seq_started;
+	uint64_t next_seq;
+};
+
+template <unsigned P>
+static int rxg_launch_param(rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
+			    uint32_t n, uint32_t slot, uint64_t batch)
+{
+	rxg_arg<P> *a = (rxg_arg<P> *)g->arg;
+	a->batch = batch;
+	a->n = n;
+	a->slot = slot;
+	a->seq_in_pkt = !seqs;
+	memcpy(a->addr, payloads, n * sizeof(void *));
+	if (seqs)
+		memcpy(a->seq, seqs, n * sizeof(uint64_t));
+	unsigned blocks = (n + RXG_WARPS - 1) / RXG_WARPS;
+	rxg_k_param<P><<<blocks, RXG_WARPS * 32, 0, g->stream>>>(g->ctx, *a);
+	return cudaGetLastError() == cudaSuccess ? 0 : -EIO;
+}
+
+// The batch into its mapped slot (graph, persistent); its stores are
+// ordered before whatever tells the GPU to read them.
+static void rxg_slot_write(rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
+			   uint32_t n, uint32_t slot, uint64_t batch)
+{
+	uint8_t *s = g->slots + slot * g->slot_bytes;
+	rxg_hdr *h = (rxg_hdr *)s;
+	h->batch = batch;
+	h->n = n;
+	h->seq_in_pkt = !seqs;
+	memcpy(s + sizeof(rxg_hdr), payloads, n * sizeof(void *));
+	if (seqs)
+		memcpy(s + sizeof(rxg_hdr) + (size_t)g->p.max_batch * sizeof(void *), seqs,
+		       n * sizeof(uint64_t));
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static int rxg_launch_graph(rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
+			    uint32_t n, uint32_t slot, uint64_t batch)
+{
+	rxg_slot_write(g, payloads, seqs, n, slot, batch);
+	return cudaGraphLaunch(g->exec[slot], g->stream) == cudaSuccess ? 0 : -EIO;
+}
+
+static int rxg_launch_bell(rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
+			   uint32_t n, uint32_t slot, uint64_t batch)
+{
+	rxg_slot_write(g, payloads, seqs, n, slot, batch);
+	__atomic_store_n(&g->bell->posted, (unsigned long long)batch, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int rxg_launch_none(rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
+			   uint32_t n, uint32_t slot, uint64_t batch)
+{
+	(void)payloads;
+	(void)seqs;
+	(void)n;
+	// no kernel: the batch is complete as submitted
+	g->snap[slot] = rxg_snap{~0ull, 0, 0, 0, batch};
+	return 0;
+}
+
+static size_t rxg_arg_bytes(uint32_t max_batch)
+{
+	return max_batch <= 64 ? sizeof(rxg_arg<64>)
+	       : max_batch <= 256 ? sizeof(rxg_arg<256>)
+				  : sizeof(rxg_arg<RXG_PARAM_MAX>);
+}
+
+static rxg_launch_fn rxg_param_fn(uint32_t max_batch)
+{
+	return max_batch <= 64 ? rxg_launch_param<64>
+	       : max_batch <= 256 ? rxg_launch_param<256>
+				  : rxg_launch_param<RXG_PARAM_MAX>;
+}
 
 extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer **out, char *err,
 				 size_t errlen)
@@ -177,6 +410,15 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 		return rxg_err(err, errlen, -EINVAL,
 			       "gpu-work: bad consumer parameters (batch 1..65536, depth 1..64, "
 			       "payload > 0, reorder window a power of two)");
+	if (!rxg_launch_name(p->launch))
+		return rxg_err(err, errlen, -EINVAL, "gpu-launch: unknown launch mode %d",
+			       (int)p->launch);
+	if (p->launch == RXG_LAUNCH_KERNEL && p->work != RXG_WORK_NONE &&
+	    p->max_batch > RXG_PARAM_MAX)
+		return rxg_err(err, errlen, -EINVAL,
+			       "gpu-launch: kernel passes a batch in its parameters: batch %u > %u "
+			       "(use graph or persistent)",
+			       p->max_batch, RXG_PARAM_MAX);
 	char why[160];
 	if (!rxg_available(why, sizeof(why)))
 		return rxg_err(err, errlen, -ENODEV, "gpu-work: %s", why);
@@ -184,29 +426,87 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 	if (!g)
 		return rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
 	g->p = *p;
-	g->slot = (rxg_slot *)calloc(p->depth, sizeof(*g->slot));
-	if (!g->slot) {
-		free(g);
-		return rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+	g->n = (uint32_t *)calloc(p->depth, sizeof(*g->n));
+	g->nvtx = (uint64_t *)calloc(p->depth, sizeof(*g->nvtx));
+	if (!g->n || !g->nvtx) {
+		rc = rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+		goto fail;
 	}
 	CU(cudaSetDevice(p->device));
 	CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-	for (uint32_t i = 0; i < p->depth; i++) {
-		rxg_slot *s = &g->slot[i];
-		size_t na = (size_t)p->max_batch;
-		CU(cudaHostAlloc((void **)&s->h_addr, na * sizeof(void *), cudaHostAllocDefault));
-		CU(cudaHostAlloc((void **)&s->h_seq, na * sizeof(uint64_t), cudaHostAllocDefault));
-		CU(cudaHostAlloc((void **)&s->h_st, sizeof(rxg_batch_stats), cudaHostAllocDefault));
-		CU(cudaMalloc((void **)&s->d_addr, na * sizeof(void *)));
-		CU(cudaMalloc((void **)&s->d_seq, na * sizeof(uint64_t)));
-		CU(cudaMalloc((void **)&s->d_st, sizeof(rxg_batch_stats)));
-		CU(cudaEventCreate(&s->start));
-		CU(cudaEventCreate(&s->stop));
+	CU(cudaHostAlloc((void **)&g->snap, p->depth * sizeof(rxg_snap), cudaHostAllocMapped));
+	memset(g->snap, 0, p->depth * sizeof(rxg_snap));
+	CU(cudaHostGetDevicePointer((void **)&g->ctx.snap, g->snap, 0));
+	g->ctx.work = (int)p->work;
+	g->ctx.bytes = p->payload_bytes;
+	g->ctx.stride = (p->payload_bytes + 15) & ~15u;
+	g->ctx.mask = p->window ? p->window - 1 : 0;
+	g->ctx.seq_at = p->seq_at;
+	if (p->work == RXG_WORK_NONE) {
+		g->launch = rxg_launch_none;
+		*out = g;
+		return 0;
 	}
+	CU(cudaMalloc((void **)&g->ctx.scratch, p->depth * sizeof(rxg_scratch)));
+	rxg_k_scratch_init<<<1, 64, 0, g->stream>>>(g->ctx.scratch, p->depth);
+	CU(cudaGetLastError());
 	if (p->work == RXG_WORK_REORDER)
-		CU(cudaMalloc(&g->d_out, (size_t)p->window * p->payload_bytes));
+		CU(cudaMalloc((void **)&g->ctx.out, (size_t)p->window * g->ctx.stride));
 	if (p->work == RXG_WORK_CHECKSUM)
-		CU(cudaMalloc((void **)&g->d_csum, (size_t)p->max_batch * sizeof(uint32_t)));
+		CU(cudaMalloc((void **)&g->ctx.csum, (size_t)p->max_batch * sizeof(uint32_t)));
+	if (p->launch == RXG_LAUNCH_KERNEL) {
+		g->arg = calloc(1, rxg_arg_bytes(p->max_batch));
+		if (!g->arg) {
+			rc = rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+			goto fail;
+		}
+		g->launch = rxg_param_fn(p->max_batch);
+	} else {
+		g->slot_bytes = (sizeof(rxg_hdr) + (size_t)p->max_batch * 16 + 127) & ~(size_t)127;
+		CU(cudaHostAlloc((void **)&g->slots, p->depth * g->slot_bytes, cudaHostAllocMapped));
+		memset(g->slots, 0, p->depth * g->slot_bytes);
+		CU(cudaHostGetDevicePointer((void **)&g->d_slots, g->slots, 0));
+		int sms = 0;
+		CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->device));
+		unsigned need = (p->max_batch + RXG_WARPS - 1) / RXG_WARPS;
+		g->grid = need;
+		if (p->launch == RXG_LAUNCH_PERSISTENT && g->grid > (unsigned)(sms > 1 ? sms / 2 : 1))
+			g->grid = sms > 1 ? (unsigned)sms / 2 : 1; // half the SMs stay free
+	}
+	CU(cudaStreamSynchronize(g->stream));
+	if (p->launch == RXG_LAUNCH_GRAPH) {
+		g->exec = (cudaGraphExec_t *)calloc(p->depth, sizeof(*g->exec));
+		if (!g->exec) {
+			rc = rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+			goto fail;
+		}
+		for (uint32_t s = 0; s < p->depth; s++) {
+			cudaGraph_t graph = NULL;
+			CU(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
+			rxg_k_mapped<<<g->grid, RXG_WARPS * 32, 0, g->stream>>>(
+			    g->ctx, g->d_slots, g->slot_bytes, s, p->max_batch);
+			cudaError_t le = cudaGetLastError();
+			cudaError_t ce = cudaStreamEndCapture(g->stream, &graph);
+			CU(le);
+			CU(ce);
+			cudaError_t ie = cudaGraphInstantiate(&g->exec[s], graph, 0);
+			cudaGraphDestroy(graph);
+			CU(ie);
+		}
+		g->launch = rxg_launch_graph;
+	} else if (p->launch == RXG_LAUNCH_PERSISTENT) {
+		CU(cudaHostAlloc((void **)&g->bell, sizeof(rxg_bell), cudaHostAllocMapped));
+		memset(g->bell, 0, sizeof(*g->bell));
+		CU(cudaHostGetDevicePointer((void **)&g->d_bell, g->bell, 0));
+		uint32_t depth = p->depth, mb = p->max_batch;
+		void *kargs[] = {&g->ctx, &g->d_slots, &g->slot_bytes, &depth, &mb, &g->d_bell};
+		// no block waits for another, only for the host: a grid of at
+		// most half the SMs in small blocks is resident beside the rest
+		CU(cudaLaunchKernel((const void *)rxg_k_persistent, g->grid, RXG_WARPS * 32, kargs, 0,
+				    g->stream));
+		g->running = true;
+		g->launch = rxg_launch_bell;
+	}
 	*out = g;
 	return 0;
 fail:
@@ -218,32 +518,31 @@ extern "C" void rxg_consumer_close(struct rxg_consumer *g)
 {
 	if (!g)
 		return;
+	if (g->running)
+		__atomic_store_n(&g->bell->quit, 1ull, __ATOMIC_RELEASE);
 	if (g->stream)
 		cudaStreamSynchronize(g->stream);
-	for (uint32_t i = 0; g->slot && i < g->p.depth; i++) {
-		rxg_slot *s = &g->slot[i];
-		cudaFreeHost(s->h_addr);
-		cudaFreeHost(s->h_seq);
-		cudaFreeHost(s->h_st);
-		cudaFree(s->d_addr);
-		cudaFree(s->d_seq);
-		cudaFree(s->d_st);
-		if (s->start)
-			cudaEventDestroy(s->start);
-		if (s->stop)
-			cudaEventDestroy(s->stop);
-	}
-	cudaFree(g->d_out);
-	cudaFree(g->d_csum);
+	for (uint32_t s = 0; g->exec && s < g->p.depth; s++)
+		if (g->exec[s])
+			cudaGraphExecDestroy(g->exec[s]);
+	free(g->exec);
+	cudaFreeHost(g->bell);
+	cudaFreeHost(g->slots);
+	cudaFreeHost(g->snap);
+	cudaFree(g->ctx.scratch);
+	cudaFree(g->ctx.out);
+	cudaFree(g->ctx.csum);
 	if (g->stream)
 		cudaStreamDestroy(g->stream);
-	free(g->slot);
+	free(g->arg);
+	free(g->n);
+	free(g->nvtx);
 	free(g);
 }
 
 extern "C" uint32_t rxg_inflight(const struct rxg_consumer *g)
 {
-	return g->head - g->tail;
+	return (uint32_t)(g->head - g->tail);
 }
 
 extern "C" int rxg_submit(struct rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
@@ -253,43 +552,25 @@ extern "C" int rxg_submit(struct rxg_consumer *g, void *const *payloads, const u
 		return -EINVAL;
 	if (rxg_inflight(g) >= g->p.depth)
 		return -EBUSY;
-	rxg_slot *s = &g->slot[g->head % g->p.depth];
-	memcpy(s->h_addr, payloads, n * sizeof(void *));
-	memcpy(s->h_seq, seqs, n * sizeof(uint64_t));
-	s->n = n;
-	cudaStream_t st = g->stream;
-	if (cudaEventRecord(s->start, st) != cudaSuccess)
-		return -EIO;
-	if (g->p.work != RXG_WORK_NONE) {
-		cudaMemcpyAsync(s->d_addr, s->h_addr, n * sizeof(void *), cudaMemcpyHostToDevice, st);
-		cudaMemcpyAsync(s->d_seq, s->h_seq, n * sizeof(uint64_t), cudaMemcpyHostToDevice, st);
-		rxg_stats_init<<<1, 1, 0, st>>>(s->d_st);
-		if (g->p.work == RXG_WORK_REORDER)
-			rxg_reorder<<<n, RXG_THREADS, 0, st>>>(s->d_addr, s->d_seq, n,
-							       (uint8_t *)g->d_out, g->p.window - 1,
-							       g->p.payload_bytes, s->d_st);
-		else
-			rxg_checksum<<<n, RXG_THREADS, 0, st>>>(s->d_addr, s->d_seq, n,
-								g->p.payload_bytes, g->d_csum, s->d_st);
-		cudaMemcpyAsync(s->h_st, s->d_st, sizeof(*s->h_st), cudaMemcpyDeviceToHost, st);
-	}
-	if (cudaGetLastError() != cudaSuccess || cudaEventRecord(s->stop, st) != cudaSuccess)
-		return -EIO;
-	s->nvtx = rxr_nvtx_range_start("gpu_batch");
-	g->head++;
+	uint64_t b = g->head + 1;
+	uint32_t slot = (uint32_t)(g->head % g->p.depth);
+	g->n[slot] = n;
+	int rc = g->launch(g, payloads, seqs, n, slot, b);
+	if (rc)
+		return rc;
+	g->nvtx[slot] = rxr_nvtx_range_start("gpu_batch");
+	g->head = b;
 	return 0;
 }
 
 // Gaps and duplicates of a retired reorder batch, against what came before.
-static void rxg_account_seq(rxg_consumer *g, const rxg_batch_stats *b)
+static void rxg_account_seq(rxg_consumer *g, const rxg_snap *b, uint32_t n)
 {
-	if (!b->n)
-		return;
 	uint64_t span = b->max_seq - b->min_seq + 1;
-	if (span > b->n)
-		g->st.gaps += span - b->n;
-	else if (span < b->n)
-		g->st.dups += b->n - span;
+	if (span > n)
+		g->st.gaps += span - n;
+	else if (span < n)
+		g->st.dups += n - span;
 	if (g->seq_started) {
 		if (b->min_seq > g->next_seq)
 			g->st.gaps += b->min_seq - g->next_seq;
@@ -305,26 +586,37 @@ extern "C" int rxg_retire(struct rxg_consumer *g, bool block)
 {
 	if (!rxg_inflight(g))
 		return 0;
-	rxg_slot *s = &g->slot[g->tail % g->p.depth];
-	cudaError_t e = block ? cudaEventSynchronize(s->stop) : cudaEventQuery(s->stop);
-	if (e == cudaErrorNotReady)
-		return 0;
-	if (e != cudaSuccess)
-		return -EIO;
-	rxr_nvtx_range_end(s->nvtx);
-	float ms = 0;
-	cudaEventElapsedTime(&ms, s->start, s->stop);
+	uint64_t b = g->tail + 1;
+	uint32_t slot = (uint32_t)(g->tail % g->p.depth);
+	rxg_snap *s = &g->snap[slot];
+	for (uint32_t spin = 0;; spin++) {
+		if (__atomic_load_n(&s->batch, __ATOMIC_ACQUIRE) == b)
+			break;
+		if (!block)
+			return 0;
+		if ((spin & 1023) == 1023) {
+			// a kernel that faulted never writes its flag
+			cudaError_t e = cudaStreamQuery(g->stream);
+			if (e != cudaSuccess && e != cudaErrorNotReady)
+				return -EIO;
+			if (e == cudaSuccess && __atomic_load_n(&s->batch, __ATOMIC_ACQUIRE) != b)
+				return -EIO;
+		}
+	}
+	rxr_nvtx_range_end(g->nvtx[slot]);
+	uint32_t n = g->n[slot];
+	double ms = (double)s->ns / 1e6;
 	g->st.batches++;
-	g->st.packets += s->n;
+	g->st.packets += n;
 	g->st.kernel_ms += ms;
 	if (ms > g->st.max_batch_ms)
 		g->st.max_batch_ms = ms;
 	if (g->p.work == RXG_WORK_REORDER)
-		rxg_account_seq(g, s->h_st);
+		rxg_account_seq(g, s, n);
 	else if (g->p.work == RXG_WORK_CHECKSUM)
-		g->st.checksum += s->h_st->csum;
-	g->tail++;
-	return (int)s->n;
+		g->st.checksum += s->csum;
+	g->tail = b;
+	return (int)n;
 }
 
 extern "C" void rxg_consumer_stats(const struct rxg_consumer *g, struct rxg_stats *s)
@@ -340,107 +632,5 @@ extern "C" void rxg_consumer_stats_reset(struct rxg_consumer *g)
 
 extern "C" const void *rxg_consumer_output(const struct rxg_consumer *g)
 {
-	return g->p.work == RXG_WORK_CHECKSUM ? (const void *)g->d_csum : g->d_out;
-}
-
-// ----------------------------------------------------------- DMA engine
-
-struct rxg_piece {
-	void *dst;
-	const void *src;
-	uint32_t len;
-};
-
-struct rxg_dma {
-	cudaStream_t stream;
-	rxg_piece *pieces;      // pinned, mapped: the kernel reads it in place
-	uint8_t *staging;       // pinned, mapped
-	uint32_t max_pieces, n;
-	size_t cap, used;
-};
-
-// One block per piece: staged bytes (host, mapped) to their GPU address.
-__global__ static void rxg_scatter(const rxg_piece *pc, uint32_t n)
-{
-	uint32_t k = blockIdx.x;
-	if (k >= n)
-		return;
-	const uint8_t *s = (const uint8_t *)pc[k].src;
-	uint8_t *d = (uint8_t *)pc[k].dst;
-	uint32_t len = pc[k].len;
-	if ((((uintptr_t)s | (uintptr_t)d | len) & 3) == 0) {
-		for (uint32_t i = threadIdx.x; i < len / 4; i += blockDim.x)
-			((uint32_t *)d)[i] = ((const uint32_t *)s)[i];
-	} else {
-		for (uint32_t i = threadIdx.x; i < len; i += blockDim.x)
-			d[i] = s[i];
-	}
-}
-
-extern "C" int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, struct rxg_dma **out,
-			    char *err, size_t errlen)
-{
-	int rc = 0;
-	*out = NULL;
-	char why[160];
-	if (!rxg_available(why, sizeof(why)))
-		return rxg_err(err, errlen, -ENODEV, "payload-mem: gpu: %s", why);
-	rxg_dma *g = (rxg_dma *)calloc(1, sizeof(*g));
-	if (!g)
-		return rxg_err(err, errlen, -ENOMEM, "payload-mem: out of memory");
-	g->max_pieces = max_pieces;
-	g->cap = staging_bytes;
-	CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-	CU(cudaHostAlloc((void **)&g->pieces, (size_t)max_pieces * sizeof(rxg_piece),
-			 cudaHostAllocMapped));
-	CU(cudaHostAlloc((void **)&g->staging, staging_bytes, cudaHostAllocMapped));
-	*out = g;
-	return 0;
-fail:
-	rxg_dma_close(g);
-	return rc;
-}
-
-extern "C" void rxg_dma_close(struct rxg_dma *d)
-{
-	if (!d)
-		return;
-	if (d->stream) {
-		cudaStreamSynchronize(d->stream);
-		cudaStreamDestroy(d->stream);
-	}
-	cudaFreeHost(d->pieces);
-	cudaFreeHost(d->staging);
-	free(d);
-}
-
-extern "C" void *rxg_dma_stage(struct rxg_dma *d, void *dst, uint32_t len)
-{
-	size_t at = (d->used + 15) & ~(size_t)15; // 16-byte aligned pieces
-	if (d->n >= d->max_pieces || at + len > d->cap)
-		return NULL;
-	rxg_piece *p = &d->pieces[d->n++];
-	p->dst = dst;
-	p->src = d->staging + at;
-	p->len = len;
-	d->used = at + len;
-	return d->staging + at;
-}
-
-extern "C" uint32_t rxg_dma_pending(const struct rxg_dma *d)
-{
-	return d->n;
-}
-
-extern "C" int rxg_dma_flush(struct rxg_dma *d)
-{
-	if (!d->n)
-		return 0;
-	rxg_scatter<<<d->n, RXG_THREADS, 0, d->stream>>>(d->pieces, d->n);
-	cudaError_t e = cudaGetLastError();
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(d->stream);
-	d->n = 0;
-	d->used = 0;
-	return e == cudaSuccess ? 0 : -EIO;
+	return g->p.work == RXG_WORK_CHECKSUM ? (const void *)g->ctx.csum : g->ctx.out;
 }

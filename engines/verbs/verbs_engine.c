@@ -333,6 +333,7 @@ static int verbs_gpu_setup(struct verbs_run *run, struct verbs_queue *q, char *e
 								       : c->frame - c->split,
 		.window = c->ring,
 		.device = 0,
+		.launch = (enum rxg_launch)c->gpu_launch,
 	};
 	q->gaddr = calloc(c->burst, sizeof(*q->gaddr));
 	q->gseq = calloc(c->burst, sizeof(*q->gseq));
@@ -444,7 +445,8 @@ static int verbs_collect(struct rx_run *core, struct rxr_result *r, char *err, s
 			struct rx_gpu_tally g = {
 			    rx_knob_value_name(rx_knob_find("gpu-work"), (int)run->c->gpu_work),
 			    st.batches, st.packets, st.gaps, st.dups, st.checksum, st.kernel_ms,
-			    st.max_batch_ms};
+			    st.max_batch_ms,
+		    rx_knob_value_name(rx_knob_find("gpu-launch"), (int)run->c->gpu_launch)};
 			int grc = rx_gpu_result_add(r, &g, i);
 			if (grc < 0)
 				return verr_rc(grc, err, errlen, "result: %s", strerror(-grc));

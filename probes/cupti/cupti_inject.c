@@ -3,8 +3,7 @@
  * librxray_cupti.so: a CUDA injection library. The CUDA driver loads the
  * library named by CUDA_INJECTION64_PATH at cuInit and calls its exported
  * InitializeInjection(); from there we subscribe to CUPTI activity
- * records: kernels, memcpy, memset and NVTX markers (NVTX reaches CUPTI
- * when NVTX_INJECTION64_PATH names libcupti.so). At exit the records are
+ * records: kernels, memcpy, memset and NVTX markers. At exit the records are
  * written as a Chrome trace-event JSON (opens in Perfetto) to
  * $RXRAY_CUPTI_OUT (default rxray-cupti.json), with a summary object
  * "rxray" {"schema": "rxray.cupti/1", counts and GPU busy time}.
@@ -18,15 +17,24 @@
  * process can put GPU records on its own clock: rxray_cupti_take (see
  * rxray/cupti.h) hands the newest kernel/copy/memset records to the rxray
  * run, which stores them in its result for `rxray flame --format trace`.
- * NVTX ranges: point NVTX_INJECTION64_PATH at librxray_nvtx.so (our own
- * listener, which needs no GPU) or at libcupti.so (MARKER records here).
+ * NVTX ranges: point NVTX_INJECTION64_PATH at this library too. NVTX then
+ * calls our InitializeInjectionNvtx2, which hands NVTX to the libcupti
+ * this library was loaded with: the copy whose MARKER activity we enabled.
+ * Naming a libcupti file directly works only when the dynamic loader
+ * resolves it to that same copy; another file (a bundle's copy of
+ * libcupti beside /usr/local/cuda's) is a second copy, with its own state
+ * and no activity enabled, and its ranges are never recorded. At start-up
+ * the library says so on stderr. (Or point it at librxray_nvtx.so, our
+ * own listener, which needs no GPU.)
  */
 #include <cupti.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "rxray/cupti.h"
@@ -292,9 +300,48 @@ size_t rxray_cupti_take(struct rxr_cupti_rec *out, size_t max, uint64_t *dropped
 	return k;
 }
 
+/* The path of the libcupti this library uses (its cuptiActivityEnable). */
+static const char *our_libcupti(void)
+{
+	Dl_info di;
+	void *fn = (void *)(uintptr_t)cuptiActivityEnable;
+	return dladdr(fn, &di) && di.dli_fname ? di.dli_fname : NULL;
+}
+
+/* Whether two paths name one file (symbolic links followed). */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+	return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* Say on stderr when NVTX ranges cannot reach the MARKER records. */
+static void nvtx_diagnose(void)
+{
+	const char *nv = getenv("NVTX_INJECTION64_PATH");
+	const char *ours = our_libcupti();
+	Dl_info self;
+	const char *me = dladdr((void *)(uintptr_t)nvtx_diagnose, &self) ? self.dli_fname : NULL;
+	if (!nv || !*nv) {
+		fprintf(stderr, "rxray-cupti: NVTX_INJECTION64_PATH is not set: no NVTX ranges "
+				"(set it to %s)\n",
+			me ? me : "librxray_cupti.so");
+		return;
+	}
+	if (same_file(nv, me) || same_file(nv, ours))
+		return;
+	if (strstr(nv, "cupti") && !strstr(nv, "rxray"))
+		fprintf(stderr,
+			"rxray-cupti: NVTX_INJECTION64_PATH=%s is not the libcupti this library "
+			"uses (%s): NVTX would load a second copy with no activity enabled and "
+			"its ranges would be lost; set it to %s\n",
+			nv, ours ? ours : "?", me ? me : "librxray_cupti.so");
+}
+
 __attribute__((visibility("default"))) int InitializeInjection(void);
 
-int InitializeInjection(void)
+static int inject_init(void)
 {
 	if (st.ready)
 		return 1;
@@ -315,5 +362,38 @@ int InitializeInjection(void)
 			fprintf(stderr, "rxray-cupti: activity kind %d not available\n", (int)kinds[i]);
 	st.ready = 1;
 	atexit(at_exit);
+	nvtx_diagnose();
 	return 1;
+}
+
+int InitializeInjection(void)
+{
+	return inject_init();
+}
+
+/* NVTX's entry point (NVTX_INJECTION64_PATH naming this library): the
+ * activity set up first (NVTX may come before the first CUDA call), then
+ * NVTX handed to our libcupti's own handler, so its MARKER records land
+ * in the buffers registered above. Returns what that handler returns
+ * (non-zero: NVTX keeps the tool). */
+typedef int (*nvtx_init_fn)(const void *(*get_export_table)(uint32_t));
+__attribute__((visibility("default"))) int
+InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
+
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
+	if (!inject_init())
+		return 0;
+	const char *ours = our_libcupti();
+	void *h = ours ? dlopen(ours, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	nvtx_init_fn fn = h ? (nvtx_init_fn)(uintptr_t)dlsym(h, "InitializeInjectionNvtx2") : NULL;
+	if (!fn) {
+		fprintf(stderr, "rxray-cupti: %s has no InitializeInjectionNvtx2: no NVTX ranges\n",
+			ours ? ours : "libcupti");
+		if (h)
+			dlclose(h);
+		return 0;
+	}
+	/* the handle stays open: NVTX calls into that library from now on */
+	return fn(get_export_table);
 }

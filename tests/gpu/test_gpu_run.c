@@ -8,7 +8,10 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rxray/engines.h"
 #include "rxray/gpu.h"
@@ -22,7 +25,8 @@ static const struct rxr_thread_result *thread(const struct rxr_result *r, const 
 	return NULL;
 }
 
-static void gpu_run(const char *engine, enum rx_gpu_work work)
+static void gpu_run_mode(const char *engine, enum rx_mode mode, enum rx_gpu_work work,
+			 enum rx_gpu_launch launch)
 {
 	char why[160];
 	if (!rxg_available(why, sizeof(why)))
@@ -31,10 +35,11 @@ static void gpu_run(const char *engine, enum rx_gpu_work work)
 	char err[512] = "";
 	rx_config_defaults(&c);
 	snprintf(c.engine, sizeof(c.engine), "%s", engine);
-	c.mode = RX_MODE_HDS;
+	c.mode = mode;
 	c.payload_mem = RX_MEM_GPU;
 	c.payload = RX_PAYLOAD_FULL;
 	c.gpu_work = work;
+	c.gpu_launch = launch;
 	c.rate_pps = 1e6;
 	c.seconds = 0.3;
 	c.ring = 1024;
@@ -63,25 +68,108 @@ static void gpu_run(const char *engine, enum rx_gpu_work work)
 	json_t *gj = json_array_get(json_object_get(r->extra, "gpu"), 0);
 	cr_expect_str_eq(json_string_value(json_object_get(gj, "work")),
 			 work == RX_GPU_WORK_REORDER ? "reorder" : "checksum");
+	cr_expect_str_eq(json_string_value(json_object_get(gj, "launch")),
+			 rx_knob_value_name(rx_knob_find("gpu-launch"), (int)launch));
+	if (work == RX_GPU_WORK_REORDER)
+		cr_expect_eq(json_integer_value(json_object_get(gj, "dups")), 0);
 	rxr_result_free(r);
+}
+
+static void gpu_run(const char *engine, enum rx_gpu_work work, enum rx_gpu_launch launch)
+{
+	gpu_run_mode(engine, RX_MODE_HDS, work, launch);
 }
 
 Test(gpu_run, verbs_reorder)
 {
-	gpu_run("verbs", RX_GPU_WORK_REORDER);
+	gpu_run("verbs", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
 }
 
 Test(gpu_run, verbs_checksum)
 {
-	gpu_run("verbs", RX_GPU_WORK_CHECKSUM);
+	gpu_run("verbs", RX_GPU_WORK_CHECKSUM, RX_GPU_LAUNCH_KERNEL);
 }
 
 Test(gpu_run, dpdk_reorder)
 {
-	gpu_run("dpdk", RX_GPU_WORK_REORDER);
+	gpu_run("dpdk", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
 }
 
 Test(gpu_run, dpdk_checksum)
 {
-	gpu_run("dpdk", RX_GPU_WORK_CHECKSUM);
+	gpu_run("dpdk", RX_GPU_WORK_CHECKSUM, RX_GPU_LAUNCH_KERNEL);
+}
+
+Test(gpu_run, dpdk_reorder_graph)
+{
+	gpu_run("dpdk", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_GRAPH);
+}
+
+Test(gpu_run, dpdk_checksum_persistent)
+{
+	gpu_run("dpdk", RX_GPU_WORK_CHECKSUM, RX_GPU_LAUNCH_PERSISTENT);
+}
+
+Test(gpu_run, verbs_reorder_persistent)
+{
+	gpu_run("verbs", RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_PERSISTENT);
+}
+
+/* Single-segment GPUDirect: whole frames in GPU memory, the kernel reads
+ * each sequence number from its header, none missing or repeated. */
+Test(gpu_run, dpdk_single_segment_reorder)
+{
+	gpu_run_mode("dpdk", RX_MODE_SINGLE, RX_GPU_WORK_REORDER, RX_GPU_LAUNCH_KERNEL);
+}
+
+/* The build's rxray, or the one beside this program (a device bundle). */
+static void rxray_bin(char *out, size_t len)
+{
+	snprintf(out, len, "%s", RXRAY_BIN);
+	if (access(out, X_OK) == 0)
+		return;
+	ssize_t n = readlink("/proc/self/exe", out, len - 8);
+	cr_assert_gt(n, 0);
+	out[n] = 0;
+	char *slash = strrchr(out, '/');
+	snprintf(slash ? slash + 1 : out, 8, "rxray");
+}
+
+/* rxray run's exit status and the first line of its stderr. */
+static int cli(const char *args, char *line, size_t len)
+{
+	char cmd[1024], bin[512], path[] = "/tmp/rxray_gpu_cli_XXXXXX";
+	rxray_bin(bin, sizeof(bin));
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	snprintf(cmd, sizeof(cmd), "%s run %s --seconds 0.1 2>%s >/dev/null", bin, args, path);
+	int st = system(cmd);
+	FILE *f = fdopen(fd, "r");
+	line[0] = 0;
+	if (f) {
+		if (!fgets(line, (int)len, f))
+			line[0] = 0;
+		fclose(f);
+	}
+	unlink(path);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Bad launch settings: exit 2 with one line naming the field, GPU or not. */
+Test(gpu_run, bad_launch_settings_are_refused)
+{
+	char line[512];
+	cr_expect_eq(cli("--payload-mem gpu --gpu-work reorder --gpu-launch bogus", line,
+			 sizeof(line)),
+		     2, "%s", line);
+	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
+	cr_expect_eq(cli("--mode hds --payload-mem gpu --gpu-launch persistent", line,
+			 sizeof(line)),
+		     2, "%s", line);
+	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
+	cr_expect_eq(cli("--mode hds --payload-mem gpu --gpu-work checksum --gpu-launch kernel "
+			 "--batch 2048 --ring 8192",
+			 line, sizeof(line)),
+		     2, "%s", line);
+	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
 }

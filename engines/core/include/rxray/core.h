@@ -52,6 +52,9 @@ enum rx_warmup { RX_WARMUP_AUTO = 0, RX_WARMUP_OFF };
 /* The GPU consumer stage (engines/gpu): what a kernel does with each
  * batch of payloads in GPU memory; none = no GPU stage. */
 enum rx_gpu_work { RX_GPU_WORK_NONE = 0, RX_GPU_WORK_REORDER, RX_GPU_WORK_CHECKSUM };
+enum rx_gpu_launch { RX_GPU_LAUNCH_KERNEL = 0, RX_GPU_LAUNCH_GRAPH, RX_GPU_LAUNCH_PERSISTENT };
+/* Kernel launches carry a batch in their parameters: this many packets at most. */
+#define RX_GPU_PARAM_BATCH_MAX 1024u
 #define RX_WARMUP_MIN_S 0.05
 #define RX_WARMUP_MAX_S 2.0
 /* sim: compressed CQE sessions; auto = as the engine's driver asks (dpdk:
@@ -109,6 +112,7 @@ struct rx_config {
 	bool allow_oversubscribe;
 	enum rx_warmup warmup;  /* warm-up phase before the measured one */
 	enum rx_gpu_work gpu_work; /* GPU consumer stage (payload-mem gpu) */
+	enum rx_gpu_launch gpu_launch; /* how the consumer reaches the GPU per batch */
 	char out[512];          /* result JSON path ("" = none, "-" = stdout) */
 	bool quiet;
 };
@@ -517,10 +521,11 @@ struct rx_gpu_tally {
 	const char *work;       /* "reorder" | "checksum" */
 	uint64_t batches, packets, gaps, dups, checksum;
 	double kernel_ms, max_batch_ms;
+	const char *launch;     /* "kernel" | "graph" | "persistent" */
 };
 /*
  * Add queue's GPU consumer to r as a thread with role "gpu" (stage
- * gpu_kernel, its time from CUDA events in clock ticks, core -1) and an
+ * gpu_kernel, its time from the GPU's timer in clock ticks, core -1) and an
  * entry of r->extra's "gpu" array. 0, -EINVAL (no clock), -ENOMEM.
  */
 int rx_gpu_result_add(struct rxr_result *r, const struct rx_gpu_tally *g, uint32_t queue);

@@ -13,8 +13,20 @@
  *             benchmark does; gaps and duplicates counted per batch
  *   checksum  a 16-bit ones' complement sum over each payload
  *
- * Timing: GPU time per batch from CUDA events around the kernel (copy of
- * the batch's address list included), summed into rxg_stats.
+ * Launch modes (--gpu-launch):
+ *   kernel      one launch per batch; the addresses and sequence numbers
+ *               ride in the kernel's parameters (batches up to 1024)
+ *   graph       a CUDA graph per slot, captured at open and replayed per
+ *               batch; the batch is read from mapped pinned memory
+ *   persistent  one resident kernel (half the SMs at most) waits on a
+ *               doorbell in mapped memory: submitting costs no CUDA call
+ * Every kernel gives a warp to a packet (16-byte accesses). The grid's
+ * last block writes the batch's statistics (sequence range, checksum, GPU
+ * time) and then its number into mapped host memory: rxg_retire reads
+ * them there (no CUDA call, no event); the host keeps the totals.
+ *
+ * Timing: GPU time per batch from the GPU's global timer, from the first
+ * block's start to the last block's end, summed into rxg_stats.
  *
  * Built only with the CUDA toolkit (RXRAY_HAVE_CUDA); rxray links
  * libcudart. Prefix rxg_. Error rule: 0 / -errno with one line in err.
@@ -32,9 +44,12 @@ extern "C" {
 #endif
 
 enum rxg_work { RXG_WORK_NONE = 0, RXG_WORK_REORDER, RXG_WORK_CHECKSUM };
+enum rxg_launch { RXG_LAUNCH_KERNEL = 0, RXG_LAUNCH_GRAPH, RXG_LAUNCH_PERSISTENT };
 
 /* "none" | "reorder" | "checksum"; NULL for an unknown value. */
 const char *rxg_work_name(enum rxg_work w);
+/* "kernel" | "graph" | "persistent"; NULL for an unknown value. */
+const char *rxg_launch_name(enum rxg_launch l);
 
 struct rxg_params {
 	enum rxg_work work;
@@ -43,6 +58,9 @@ struct rxg_params {
 	uint32_t payload_bytes; /* bytes of each payload the kernel reads (> 0) */
 	uint32_t window;        /* reorder: slots in the output buffer, power of two */
 	int device;             /* CUDA device ordinal */
+	enum rxg_launch launch; /* how a batch reaches the GPU (0: kernel) */
+	uint32_t seq_at;        /* seqs NULL: each packet's sequence number is the
+				 * big-endian u64 at payload + seq_at (GPU memory) */
 };
 
 struct rxg_stats {
@@ -63,7 +81,21 @@ struct rxg_consumer;
  */
 int rxg_available(char *why, size_t whylen);
 
-/* Consumer on its own stream. 0, -EINVAL (bad params), -ENODEV (no GPU),
+struct rxg_device_info {
+	char name[256];
+	uint32_t sms;           /* multiprocessors */
+	uint64_t l2_bytes;
+	uint32_t mem_clock_khz; /* peak memory clock */
+	uint32_t bus_bits;      /* global memory bus width */
+	double peak_gbs;        /* 2 x clock x bus width: the device's own peak, GB/s */
+};
+/* What the device says of itself. 0, -EIO (err says which call). */
+int rxg_device_info(int device, struct rxg_device_info *out, char *err, size_t errlen);
+
+/* Consumer on its own stream. A persistent consumer's kernel stays
+ * resident until close: close it before anything that synchronises the
+ * whole device (cudaFree, cudaDeviceSynchronize) would wait for it. 0, -EINVAL (bad params; kernel mode with
+ * max_batch > 1024), -ENODEV (no GPU),
  * -ENOMEM, -EIO (a CUDA call failed); *out owned by the caller. */
 int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer **out, char *err,
 		      size_t errlen);
@@ -72,17 +104,22 @@ void rxg_consumer_close(struct rxg_consumer *g);
 
 /*
  * Launch the work on a batch of n payloads (device addresses, their
- * sequence numbers). The arrays are copied: they may be reused at once.
+ * sequence numbers). The arrays are copied (into the kernel's parameters
+ * or the slot's mapped memory): they may be reused at once. seqs NULL: the
+ * kernel reads each sequence number from the packet (params.seq_at), as a
+ * single-segment GPUDirect receiver must: its headers are in GPU memory. One CUDA call
+ * (kernel, graph), none (persistent, work none).
  * 0, -EBUSY (depth batches in flight: retire one first), -EINVAL
  * (n == 0 or > max_batch), -EIO.
  */
 int rxg_submit(struct rxg_consumer *g, void *const *payloads, const uint64_t *seqs, uint32_t n);
 
 /*
- * Retire the oldest batch in flight once its kernel completed: returns its
- * packet count (its buffers may go back now), 0 when it has not completed
- * (block == false) or nothing is in flight, -EIO on a CUDA error. With
- * block, waits for it.
+ * Retire the oldest batch in flight once its kernel has read it all:
+ * returns its packet count (its buffers may go back now), 0 when it has
+ * not completed (block == false) or nothing is in flight, -EIO on a CUDA
+ * error (a faulted kernel). Without block it reads mapped memory only;
+ * with block it spins on that, asking the stream for errors now and then.
  */
 int rxg_retire(struct rxg_consumer *g, bool block);
 
@@ -93,7 +130,8 @@ void rxg_consumer_stats(const struct rxg_consumer *g, struct rxg_stats *s);
 /* Start the stats again (after a warm-up; nothing may be in flight). */
 void rxg_consumer_stats_reset(struct rxg_consumer *g);
 
-/* The reorder output buffer (device memory, window x payload_bytes) and
+/* The reorder output buffer (device memory, window slots of payload_bytes
+ * rounded up to 16: slot s at s x that stride) and
  * the last checksums (device, max_batch x uint32): for tests. */
 const void *rxg_consumer_output(const struct rxg_consumer *g);
 
@@ -102,24 +140,48 @@ const void *rxg_consumer_output(const struct rxg_consumer *g);
 /*
  * How the software NIC writes into GPU memory, as a NIC's DMA engine would:
  * it stages the bytes in pinned host memory (rxg_dma_stage hands out the
- * space) and rxg_dma_flush copies every staged piece to its GPU address
- * with one scatter kernel on the engine's own stream, returning once the
- * copies landed (the NIC writes the completions after that). One per NIC
- * thread; not thread-safe.
+ * space, a ring), and rxg_dma_submit issues every piece staged since the
+ * last submit as one scatter kernel (warp per piece, 16-byte accesses,
+ * reading the staging ring in place through mapped memory) on one of the
+ * engine's streams, without waiting. The kernel's last block writes the
+ * submit's ticket into mapped host memory once every byte has landed, so
+ * rxg_dma_done is a memory read, no CUDA call. Tickets are reported in
+ * order (rxg_dma_done never passes one that has not landed), but the
+ * copies of different tickets run on several streams and may land in any
+ * order: a destination is written again only after its ticket is done (as
+ * a NIC reuses a buffer only after its completion). A ticket's staging
+ * space is reused only once it has completed. The NIC
+ * writes a burst's completions only when rxg_dma_done has reached the
+ * ticket that carried its payloads (a NIC completes after its DMA write
+ * is visible). One per NIC thread (or DMA writer); not thread-safe.
  */
 struct rxg_dma;
 
-/* Room for max_pieces pieces and staging_bytes bytes between flushes.
- * 0, -ENODEV, -ENOMEM, -EIO; *out owned by the caller. */
+/* Room for max_pieces pieces and staging_bytes bytes in flight (staged or
+ * submitted and not yet landed). 0, -EINVAL, -ENODEV, -ENOMEM, -EIO;
+ * *out owned by the caller. */
 int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, struct rxg_dma **out, char *err,
 		 size_t errlen);
+/* Drains what is in flight, frees everything. NULL ok. */
 void rxg_dma_close(struct rxg_dma *d);
-/* Staging space for len bytes bound for dst (GPU memory): write them
- * there before the next flush. NULL when the batch is full (flush first). */
+/* Staging space for len bytes bound for dst (GPU memory): write them there
+ * before the next submit. NULL when the ring is full (pieces, bytes or
+ * tickets in flight): retire completed tickets (rxg_dma_done) and retry,
+ * or submit first when nothing is in flight. */
 void *rxg_dma_stage(struct rxg_dma *d, void *dst, uint32_t len);
-/* Pieces staged since the last flush. */
+/* Pieces staged since the last submit. */
 uint32_t rxg_dma_pending(const struct rxg_dma *d);
-/* Copy every staged piece to its destination and wait for it. 0 / -EIO. */
+/* Issue every piece staged since the last submit as asynchronous copies;
+ * the staging space stays reserved until its ticket completes. Returns a
+ * ticket > 0, 0 when nothing was staged, or -errno (-EIO: a CUDA call
+ * failed; the engine is unusable after it). */
+int64_t rxg_dma_submit(struct rxg_dma *d);
+/* The highest ticket whose copies have landed (polls, never waits; no
+ * CUDA call). Frees the staging space of every ticket up to it. */
+uint64_t rxg_dma_done(struct rxg_dma *d);
+/* Wait until every submitted ticket has landed (stop, teardown). 0 / -EIO. */
+int rxg_dma_drain(struct rxg_dma *d);
+/* Submit and wait for everything (the synchronous form). 0 / -EIO. */
 int rxg_dma_flush(struct rxg_dma *d);
 
 #ifdef __cplusplus

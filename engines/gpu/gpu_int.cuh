@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// Shared by engines/gpu's CUDA files: the error line, the CUDA-call check,
+// and the warp copy both the NIC's DMA and the reorder kernel use.
+#ifndef RXG_GPU_INT_CUH
+#define RXG_GPU_INT_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stddef.h>
+
+// Writes the formatted line into err (may be NULL) and returns rc.
+int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+// In a function with `int rc`, `char *err, size_t errlen` and a fail label.
+#define CU(call)                                                                             \
+	do {                                                                                 \
+		cudaError_t e_ = (call);                                                     \
+		if (e_ != cudaSuccess) {                                                     \
+			rc = rxg_err(err, errlen, -EIO, "gpu: %s: %s", #call,                \
+				     cudaGetErrorString(e_));                                \
+			goto fail;                                                           \
+		}                                                                            \
+	} while (0)
+
+// A warp copies len bytes: 16-byte loads and stores when both ends share
+// their offset mod 16 (bytes up to the first boundary, then vectors, four
+// in flight per lane before the first store), words or bytes otherwise.
+__device__ static inline void rxg_warp_copy(uint8_t *dst, const uint8_t *src, uint32_t len,
+					    unsigned lane)
+{
+	uintptr_t mis = ((uintptr_t)dst ^ (uintptr_t)src);
+	if ((mis & 15) == 0) {
+		uint32_t head = (uint32_t)((16 - ((uintptr_t)dst & 15)) & 15);
+		if (head > len)
+			head = len;
+		if (lane < head)
+			dst[lane] = src[lane];
+		dst += head;
+		src += head;
+		len -= head;
+		const uint4 *s = (const uint4 *)src;
+		uint4 *d = (uint4 *)dst;
+		uint32_t nv = len / 16;
+		uint32_t i = lane;
+		for (; i + 96 < nv; i += 128) {
+			uint4 a = s[i], b = s[i + 32], c = s[i + 64], e = s[i + 96];
+			d[i] = a;
+			d[i + 32] = b;
+			d[i + 64] = c;
+			d[i + 96] = e;
+		}
+		for (; i < nv; i += 32)
+			d[i] = s[i];
+		for (uint32_t j = nv * 16 + lane; j < len; j += 32)
+			dst[j] = src[j];
+	} else if ((mis & 3) == 0) {
+		uint32_t head = (uint32_t)((4 - ((uintptr_t)dst & 3)) & 3);
+		if (head > len)
+			head = len;
+		if (lane < head)
+			dst[lane] = src[lane];
+		dst += head;
+		src += head;
+		len -= head;
+		const uint32_t *s = (const uint32_t *)src;
+		uint32_t *d = (uint32_t *)dst;
+		for (uint32_t i = lane; i < len / 4; i += 32)
+			d[i] = s[i];
+		for (uint32_t j = len / 4 * 4 + lane; j < len; j += 32)
+			dst[j] = src[j];
+	} else {
+		for (uint32_t j = lane; j < len; j += 32)
+			dst[j] = src[j];
+	}
+}
+
+#endif
