@@ -6,6 +6,7 @@
 // so retiring a batch is a memory read and a batch costs the host one
 // CUDA call (kernel, graph) or none (persistent).
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,8 +53,24 @@ extern "C" const char *rxg_launch_name(enum rxg_launch l)
 
 extern "C" int rxg_available(char *why, size_t whylen)
 {
-	int n = 0;
+	/* the runtime reports a missing driver as an insufficient one: ask
+	 * for the driver library first, so the reason names what is absent */
+	void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!drv) {
+		rxg_err(why, whylen, 0, "no NVIDIA driver (libcuda.so.1 cannot be loaded)");
+		return 0;
+	}
+	dlclose(drv);
+	int n = 0, dv = 0, rv = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e == cudaErrorInsufficientDriver) {
+		cudaDriverGetVersion(&dv);
+		cudaRuntimeGetVersion(&rv);
+		rxg_err(why, whylen, 0,
+			"the NVIDIA driver supports CUDA %d.%d, rxray was built with CUDA %d.%d",
+			dv / 1000, dv % 1000 / 10, rv / 1000, rv % 1000 / 10);
+		return 0;
+	}
 	if (e != cudaSuccess || n < 1) {
 		rxg_err(why, whylen, 0, "no CUDA device (%s)",
 			e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
