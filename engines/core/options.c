@@ -69,6 +69,10 @@ const struct rx_knob rx_knobs[] = {
      NULL,
      "sim: software NIC threads, each owning queues q % N, 1..queues or auto (default auto: "
      "spare cores, at most queues)"},
+    {"dma-writers", RX_KT_UINT, "W", 1, RX_MAX_WRITERS, NULL, FIELD(dma_writers), RX_KNOB_AUTO0,
+     NULL,
+     "sim: DMA writer threads per NIC thread, all writing its queues in claimed runs, 1..16 "
+     "or auto (spare cores) (default 1)"},
     {"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
      "receive WQEs per queue, power of two (default 8192)"},
     {"batch", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(batch), 0, NULL,

@@ -108,6 +108,28 @@
  * finds no posted WQE is an out_of_buffer. Each thread works in bursts of
  * up to RXS_BURST due packets.
  *
+ * Writer path (params.writers W > 1, or params.writer_path): each of the
+ * `threads` NIC threads becomes a group of W DMA writer threads (thread
+ * index = group * W + writer, each pinned to its own core) that all
+ * write the group's queues (q % threads == group), as a NIC's many DMA
+ * engines write one queue. A writer claims the next run of up to
+ * RXS_BURST due packets of a queue with one compare-and-swap on the
+ * queue's producer word, which hands it the packets' sequence numbers
+ * and the WQEs (and as many CQ entries) for the first m of them; the
+ * other k - m found no posted WQE (or no CQ room) and are out_of_buffer.
+ * It writes the run's headers, payloads and CQE bodies (a run with
+ * compression on is one or more whole sessions, never shared with
+ * another writer), then publishes them: the op_own stores happen once
+ * the run's completion-gate ticket is done (GPU copies landed) and the
+ * queue's published count has reached the run's first entry, so the CQ
+ * fills strictly in order. A writer never waits for either: it keeps up
+ * to NIC_RUNS_MAX runs awaiting publication and claims the next run
+ * meanwhile. Pacing per queue: the queue's packet j (flow j % its flows)
+ * is due at start + j * flows / (rate * queue's flows); writers claim
+ * only due packets, so together they hold the queue's rate. Unpaced, a
+ * writer whose run lost packets for want of WQEs waits their wire time.
+ * W * RXS_MIN_RUN must not exceed the ring.
+ *
  * NIC probes (role "nic", one per thread, on the thread's core):
  * hdr_write (WQE fetch, SGE checks, header bytes, flush), payload_write,
  * cqe_write, idle (pacing wait, and bursts in which no packet found a
@@ -150,6 +172,8 @@ extern "C" {
 #define RXS_MIN_FRAME 64u
 #define RXS_MAX_FRAME 9216u
 #define RXS_BURST 32u
+#define RXS_MAX_WRITERS 16u   /* DMA writers per NIC thread */
+#define RXS_MIN_RUN 8u        /* WQEs a writer's run needs, at least */
 #define RXS_TAG_OFF 42u       /* 14 eth + 20 ipv4 + 8 udp */
 #define RXS_SEQ_OFF RXS_TAG_OFF
 #define RXS_QUEUE_OFF (RXS_TAG_OFF + 8u)
@@ -203,6 +227,23 @@ struct rxs_params {
 	uint32_t op_delay_hdr;  /* --op-delay hdr_write=K: cycles per header (0 off) */
 	const volatile sig_atomic_t *stop; /* optional external stop flag */
 	bool cqe_comp;          /* write compressed sessions (off by default) */
+	/* DMA writers per NIC thread (the writer path, below); 0 = 1 */
+	uint32_t writers;
+	/* take the writer path even with one writer (it defers completions
+	 * through the completion gate; the classic loop publishes at once) */
+	bool writer_path;
+	/* Completion gate (writer path): a run's completions are published
+	 * only once its gate ticket is done. gate_polls > 0: a host run's
+	 * ticket is done gate_polls polls after it was issued. gate_fn
+	 * (tests): ticket t of writer w is done when gate_fn(gate_arg, w) >=
+	 * t (tickets count each writer's runs from 1). */
+	uint32_t gate_polls;
+	uint64_t (*gate_fn)(void *arg, uint32_t writer);
+	void *gate_arg;
+	/* Fault injection (tests): each writer's n-th claim takes its WQEs
+	 * without advancing the producer, so the next claim uses them again
+	 * (0 = off). The counters and consumer checks must catch it. */
+	uint32_t fault_dup_claim;
 };
 
 /* One completion of a compressed session (the mlx5 "mini CQE", hash
