@@ -56,7 +56,7 @@ const struct rx_knob rx_knobs[] = {
     {"engine", RX_KT_STRING, "NAME", 0, 0, NULL, FIELD(engine), 0, NULL,
      "engine: verbs | dpdk (default verbs)"},
     {"device", RX_KT_STRING, "DEV", 0, 0, NULL, FIELD(device), 0, NULL,
-     "sim[:rate=R,flows=N,cq=N,nics=N] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
+     "sim[:rate=R,flows=N,cq=N,nics=N,writers=W] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
     {"mode", RX_KT_ENUM, "MODE", 0, 0, mode_names, FIELD(mode), 0, NULL,
      "single | hds (header/data split) (default single)"},
     {"frame", RX_KT_UINT, "BYTES", 1, 65535, NULL, FIELD(frame), 0, NULL,
