@@ -715,9 +715,12 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
 	}
 	struct nic_run *r = &t->runs[t->run_tail % NIC_RUNS_MAX];
+#ifdef RXRAY_HAVE_GPU
+	bool gpu = t->gdma && rxg_dma_pending(t->gdma);
+#endif
 	r->ticket = wr_gate_ticket(t);
 #ifdef RXRAY_HAVE_GPU
-	if (t->gdma && t->dma_flushes)
+	if (gpu)
 		rxr_lap(p, RXR_ST_PAYLOAD_DMA, ngood);
 #endif
 	r->q = q;

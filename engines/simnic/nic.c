@@ -462,6 +462,14 @@ void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t ti, struct rxs_threa
 	out->core = t->core;
 	out->flows = t->nflows;
 	out->target_pps = t->rate_pps;
+	if (n->writer_path) {
+		/* a writer offers its group's flows with the other writers */
+		out->flows = 0;
+		for (uint32_t q = 0; q < n->p.queues; q++)
+			if (nic_thread_owns(n, ti, q))
+				out->flows += n->q[q].nwflows;
+		out->target_pps = n->p.rate_pps * out->flows / n->nflows / n->writers;
+	}
 	for (uint32_t q = 0; q < n->p.queues; q++) {
 		if (!nic_thread_owns(n, ti, q))
 			continue;
