@@ -282,7 +282,9 @@ struct rxs_stats {
 /* One NIC thread's figures (after rxs_nic_join). offered, received and
  * out_of_buffer are the thread's own tally (kept apart from the per-queue
  * counters, so summing them checks that a thread touched only its queues);
- * cq_full, errors, bytes are the sums over its queues. */
+ * cq_full, errors, bytes are the sums over its queues (on the writer
+ * path: this writer's part of them; flows are its group's, target_pps
+ * the group's share / writers). */
 struct rxs_thread_stats {
 	int core;                   /* -1 = unpinned */
 	uint32_t queues;            /* queues it owns (q % threads == t) */
@@ -315,16 +317,19 @@ void rxs_params_defaults(struct rxs_params *p);
  * Derive NIC parameters from a run config: queues, ring, sges (hds -> 2),
  * frame, rate, seconds, dma, payload, NIC-stage injections, sample shift,
  * threads (c->nic_threads, 0 -> 1); then apply the device string's options
- * ("sim" or "sim:rate=12M,flows=256,cq=16384,nics=2"; rate= overrides the
- * config's rate, nics= must agree with c->nic_threads when both are set
- * and may not exceed the queues). nic_core (thread 0) from rx_place;
- * other threads unpinned until rxs_params_place. 0, or -EINVAL with
- * "device: ..." in err.
+ * ("sim" or "sim:rate=12M,flows=256,cq=16384,nics=2,writers=4"; rate=
+ * overrides the config's rate, nics= must agree with c->nic_threads when
+ * both are set and may not exceed the queues; writers= likewise with
+ * c->dma_writers, whose default 1 yields to it; auto (0) is 1 until
+ * rxs_params_place). nic_core (thread 0) from rx_place; other threads
+ * unpinned until rxs_params_place. 0, or -EINVAL with "device: ..." or
+ * "dma-writers: ..." (writers x 8 WQEs over the ring) in err.
  */
 int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_params *p,
 			   char *err, size_t errlen);
 /* Take the NIC thread count and cores from a placement (rx_place):
- * threads = pl->nic_threads, core / thread_core[] = pl->nic_cores[]. */
+ * threads = pl->nic_threads, writers = pl->dma_writers (when > 0),
+ * core / thread_core[] = pl->nic_cores[] (threads x writers of them). */
 void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl);
 /*
  * Before/after switches for bench/sim_fidelity: true when the comma list
@@ -394,7 +399,8 @@ int rxs_nic_join(struct rxs_nic *n);
 /* Counters of queue q, or totals when q == UINT32_MAX. */
 void rxs_nic_counters(const struct rxs_nic *n, uint32_t q, struct rxs_counters *out);
 void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out);
-/* Number of NIC threads. */
+/* Number of NIC threads: params.threads, times params.writers on the
+ * writer path (each writer is a thread with its probe and figures). */
 uint32_t rxs_nic_threads(const struct rxs_nic *n);
 /* Figures of NIC thread t (0..threads-1); zeroed for a bad t. */
 void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t t, struct rxs_thread_stats *out);
@@ -407,7 +413,8 @@ const struct rxr_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t
  * and r->extra "nic": {target_pps, achieved_mpps, seconds,
  * busy_cycles_per_packet, generator_limited, dma, payload, flows, sges,
  * cq_depth, core (thread 0's), totals, per-queue counters, nic_threads,
- * threads: [{thread, core, queues: [q...], flows, target_pps,
+ * dma_writers, writer_path, writer_threads,
+ * threads: [{thread, group, writer, core, queues: [q...], flows, target_pps,
  * achieved_mpps, seconds, busy_cycles_per_packet, bursts, offered,
  * received, out_of_buffer}]}. Sets r->c.offered and r->c.out_of_buffer
  * from the NIC totals (the engine adds received, errors and its own
