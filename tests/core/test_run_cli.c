@@ -100,7 +100,53 @@ Test(run_cli, config_rejects_exit_2)
 	expect_usage("run --device sim:nics=3 --queues 2 --allow-oversubscribe", "--device");
 	expect_usage("run --device sim:nics=x", "--device");
 	expect_usage("run --device sim --cores 0 --queues 1 --nic-threads 1", "--cores");
-	/* DMA writers: a run of 8 WQEs each fits the ring, sim only, cores */
+}
+
+
+/* Two NIC threads on two queues: one "nic" thread entry each, counters
+ * conserve, and the summary carries per-thread figures. */
+Test(run_cli, two_nic_threads_run_and_conserve)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	char path[] = "/tmp/rxray-run-nics-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	char args[256], line[512];
+	snprintf(args, sizeof(args),
+		 "run --device sim --queues 2 --nic-threads 2 --allow-oversubscribe --rate 1M "
+		 "--ring 1024 --seconds 200ms -q -o %s",
+		 path);
+	cr_assert_eq(rxray(args, line, sizeof(line)), 0, "%s", line);
+	char err[256] = "";
+	struct rxr_result *r = NULL;
+	rxr_result_read(path, &r, err, sizeof(err));
+	cr_assert_not_null(r, "reader rejected the result: %s", err);
+	cr_assert(rxr_counters_conserved(&r->c));
+	cr_assert_gt(r->c.offered, 0);
+	int nics = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		nics += !strcmp(r->threads[i].role, "nic");
+	cr_assert_eq(nics, 2, "one nic thread entry per NIC thread");
+	json_t *nic = json_object_get(r->extra, "nic");
+	cr_assert_eq(json_integer_value(json_object_get(nic, "nic_threads")), 2);
+	json_t *ts = json_object_get(nic, "threads");
+	cr_assert_eq(json_array_size(ts), 2);
+	json_int_t offered = 0;
+	for (size_t i = 0; i < 2; i++)
+		offered += json_integer_value(json_object_get(json_array_get(ts, i), "offered"));
+	cr_assert_eq((uint64_t)offered, r->c.offered);
+	rxr_result_free(r);
+	unlink(path);
+}
+
+/* DMA writers: a run of 8 WQEs each fits the ring, they agree with
+ * sim:writers=, and each has a core of its own unless oversubscribed. */
+Test(run_cli, dma_writers_rejects_exit_2)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
 	expect_usage("run --device sim --ring 16 --batch 8 --dma-writers 4 --allow-oversubscribe",
 		     "--dma-writers");
 	expect_usage("run --device sim:writers=4 --dma-writers 2 --allow-oversubscribe",
@@ -156,44 +202,6 @@ Test(run_cli, dma_writers_run_and_conserve)
 		cr_skip_test("needs the dpdk engine in this build (verbs ran)");
 	writers_run("--engine dpdk --mode single --cqe-comp on");
 	writers_run("--engine dpdk --mode hds --cqe-comp off --payload none");
-}
-
-/* Two NIC threads on two queues: one "nic" thread entry each, counters
- * conserve, and the summary carries per-thread figures. */
-Test(run_cli, two_nic_threads_run_and_conserve)
-{
-	if (!have_engine())
-		cr_skip_test("needs the verbs engine in this build");
-	char path[] = "/tmp/rxray-run-nics-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	close(fd);
-	char args[256], line[512];
-	snprintf(args, sizeof(args),
-		 "run --device sim --queues 2 --nic-threads 2 --allow-oversubscribe --rate 1M "
-		 "--ring 1024 --seconds 200ms -q -o %s",
-		 path);
-	cr_assert_eq(rxray(args, line, sizeof(line)), 0, "%s", line);
-	char err[256] = "";
-	struct rxr_result *r = NULL;
-	rxr_result_read(path, &r, err, sizeof(err));
-	cr_assert_not_null(r, "reader rejected the result: %s", err);
-	cr_assert(rxr_counters_conserved(&r->c));
-	cr_assert_gt(r->c.offered, 0);
-	int nics = 0;
-	for (size_t i = 0; i < r->nthreads; i++)
-		nics += !strcmp(r->threads[i].role, "nic");
-	cr_assert_eq(nics, 2, "one nic thread entry per NIC thread");
-	json_t *nic = json_object_get(r->extra, "nic");
-	cr_assert_eq(json_integer_value(json_object_get(nic, "nic_threads")), 2);
-	json_t *ts = json_object_get(nic, "threads");
-	cr_assert_eq(json_array_size(ts), 2);
-	json_int_t offered = 0;
-	for (size_t i = 0; i < 2; i++)
-		offered += json_integer_value(json_object_get(json_array_get(ts, i), "offered"));
-	cr_assert_eq((uint64_t)offered, r->c.offered);
-	rxr_result_free(r);
-	unlink(path);
 }
 
 Test(run_cli, help_exits_0)
