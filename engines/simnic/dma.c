@@ -535,10 +535,60 @@ static uint64_t wr_gate_ticket(struct nic_thread *t)
 }
 
 /*
- * Publish the runs at the head of this writer's list whose gate ticket is
- * done and whose first entry the queue's published count has reached (so
- * the CQ fills in order whoever wrote each run). Returns the runs
- * published. Never waits.
+ * Publish queue q's CQ in order as far as runs are ready: whoever holds
+ * the queue's publisher flag stores the op_owns of the ready run that
+ * starts at `published`, then the next, so no run waits for its own
+ * writer to come back. A writer that marks a run ready calls this; when
+ * the flag is taken, the holder re-checks after dropping it (the marks
+ * and the flag are sequentially consistent, so one of the two sees the
+ * other), and nothing ready is left behind.
+ */
+static void wr_publish(const struct rxs_nic *n, struct nic_queue *q)
+{
+	uint32_t mask = n->cq_depth - 1;
+	for (;;) {
+		if (__atomic_exchange_n(&q->pub_lock, 1, __ATOMIC_SEQ_CST))
+			return;
+		uint32_t pub = __atomic_load_n(&q->published, __ATOMIC_RELAXED);
+		for (;;) {
+			uint32_t rd = __atomic_load_n(&q->ready[pub & mask], __ATOMIC_ACQUIRE);
+			uint32_t m = rd & 0xffu;
+			if (rd >> 8 != pub || !m)
+				break;
+			/* cleared before the op_owns go out: the next mark at this
+			 * index comes after the consumer has seen them, and a mark
+			 * of a lap 2^24 entries back never matches again */
+			__atomic_store_n(&q->ready[pub & mask], 0, __ATOMIC_RELAXED);
+			/* the run's buffers and CQE bodies were written before its
+			 * mark; each op_own is stored last (release), in CQ order */
+			for (uint32_t i = 0; i < m; i++) {
+				uint8_t op = q->op_pend[(pub + i) & mask];
+				if (op)
+					__atomic_store_n(&q->cq_buf[(pub + i) & mask].op_own, op,
+							 __ATOMIC_RELEASE);
+			}
+			pub = (pub + m) & WR_C_MASK;
+			__atomic_store_n(&q->published, pub, __ATOMIC_RELEASE);
+		}
+		__atomic_store_n(&q->pub_lock, 0, __ATOMIC_SEQ_CST);
+		uint32_t rd = __atomic_load_n(&q->ready[pub & mask], __ATOMIC_SEQ_CST);
+		if (rd >> 8 != pub || !(rd & 0xffu))
+			return;
+	}
+}
+
+/* Mark a written run whose gate is done ready for publication. */
+static void wr_ready(const struct rxs_nic *n, const struct nic_run *r)
+{
+	__atomic_store_n(&r->q->ready[r->c & (n->cq_depth - 1)], (r->c << 8) | r->m,
+			 __ATOMIC_SEQ_CST);
+	wr_publish(n, r->q);
+}
+
+/*
+ * Mark ready the runs at the head of this writer's list whose gate ticket
+ * is done (tickets complete in order). Returns the runs marked. Never
+ * waits.
  */
 static uint32_t wr_retire(struct nic_thread *t)
 {
@@ -556,24 +606,7 @@ static uint32_t wr_retire(struct nic_thread *t)
 			if (level < r->ticket)
 				break;
 		}
-		struct nic_queue *q = r->q;
-		uint32_t pub = __atomic_load_n(&q->published, __ATOMIC_ACQUIRE);
-		/* an earlier run of this queue, another writer's, is not out */
-		if (wr_c_diff(r->c, pub) > 0)
-			break;
-		uint32_t mask = n->cq_depth - 1;
-		/* the run's buffers and CQE bodies were written before; each
-		 * op_own is stored last (release), in CQ order */
-		for (uint32_t i = 0; i < r->m; i++)
-			if (r->op[i])
-				__atomic_store_n(&q->cq_buf[(r->c + i) & mask].op_own, r->op[i],
-						 __ATOMIC_RELEASE);
-		/* raise only: a claim fault can leave two runs on one entry */
-		uint32_t to = (r->c + r->m) & WR_C_MASK;
-		while (wr_c_diff(to, pub) > 0 &&
-		       !__atomic_compare_exchange_n(&q->published, &pub, to, false, __ATOMIC_RELEASE,
-						    __ATOMIC_ACQUIRE))
-			;
+		wr_ready(n, r);
 		t->run_head++;
 		done++;
 	}
@@ -726,7 +759,10 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	r->q = q;
 	r->c = cl->c;
 	r->m = cl->m;
-	memset(r->op, 0, cl->m);
+	uint8_t *op = q->op_pend;
+	uint32_t mask = n->cq_depth - 1;
+	for (uint32_t i = 0; i < cl->m; i++)
+		op[(cl->c + i) & mask] = 0;
 	if (n->p.cqe_comp) {
 		/* runs of consecutive good completions become sessions (never
 		 * across the CQ's end); errors and runs of one stay plain */
@@ -739,16 +775,16 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 				struct nic_pkt *run[RXS_BURST];
 				for (uint32_t x = i; x < j; x++)
 					run[x - i] = &pk[x];
-				r->op[i] = dma_session_fill(n, run, j - i, qi, ts, cnt);
+				op[(cl->c + i) & mask] = dma_session_fill(n, run, j - i, qi, ts, cnt);
 				i = j;
 			} else {
-				r->op[i] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
+				op[(cl->c + i) & mask] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
 				i++;
 			}
 		}
 	} else {
 		for (uint32_t i = 0; i < cl->m; i++)
-			r->op[i] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
+			op[(cl->c + i) & mask] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
 	}
 	t->run_tail++;
 	wr_retire(t);

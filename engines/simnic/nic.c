@@ -80,6 +80,22 @@ static void *nic_zalloc(size_t len)
 	return p;
 }
 
+/* The writer path's publication state per queue (nic_priv.h). 0 or
+ * -ENOMEM. */
+static int nic_pub_alloc(struct rxs_nic *n)
+{
+	for (uint32_t i = 0; i < n->p.queues; i++) {
+		struct nic_queue *q = &n->q[i];
+		if (q->ready)
+			continue;
+		q->ready = nic_zalloc(sizeof(*q->ready) * n->cq_depth);
+		q->op_pend = nic_zalloc(n->cq_depth);
+		if (!q->ready || !q->op_pend)
+			return -ENOMEM; /* zeroed: a mark of 0 entries is none */
+	}
+	return 0;
+}
+
 int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, size_t errlen)
 {
 	struct rxs_nic *n = NULL;
@@ -158,6 +174,8 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		if (!p->inject_ab && p->op_delay_hdr && rxr_probe_set_op_pay(t->probe) < 0)
 			goto fail;
 	}
+	if (n->writer_path && nic_pub_alloc(n) < 0)
+		goto fail;
 	/* the classic loop's shares: one thread per group */
 	n->nthreads = n->writer_path ? n->groups : n->nthreads;
 	rc = nic_threads_share(n);
@@ -190,6 +208,8 @@ void rxs_nic_free(struct rxs_nic *n)
 			free(n->q[i].cq_buf);
 			free(n->q[i].cq_dbrec);
 			free(n->q[i].wflows);
+			free(n->q[i].ready);
+			free(n->q[i].op_pend);
 		}
 	free(n->q);
 	free(n->tmpl);
@@ -299,6 +319,8 @@ int rxs_nic_start(struct rxs_nic *n)
 	if (n->gpu_mrs)
 		n->writer_path = true;
 #endif
+	if (n->writer_path && nic_pub_alloc(n) < 0)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < n->nthreads; i++)
 		__atomic_store_n(&n->t[i].state, NIC_RUNNING, __ATOMIC_RELEASE);
 	/* the writer path's pacing origin, shared by a queue's writers */

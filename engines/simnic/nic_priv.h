@@ -49,17 +49,24 @@ struct nic_queue {
 	 * WQE, so the same counter indexes both rings). */
 	_Alignas(64) uint64_t prod;
 	/* CQ entries published (24 bits): a run's op_owns are stored only
-	 * when this reaches its first entry, so the CQ fills in order */
+	 * when this reaches its first entry, so the CQ fills in order; only
+	 * the holder of pub_lock advances it */
 	_Alignas(64) uint32_t published;
+	int pub_lock;
+	/* ready[c & mask] = (c << 8) | m once the run of m entries from c is
+	 * written and its gate done (0 once published); op_pend[e] = the
+	 * op_own entry e gets (0 = none: a session's other entries).
+	 * cq_depth entries each. */
+	uint32_t *ready;
+	uint8_t *op_pend;
 } __attribute__((aligned(64)));
 
-/* A run a writer wrote whose completions are not published yet. */
+/* A run a writer wrote whose gate ticket is not done yet. */
 struct nic_run {
 	struct nic_queue *q;
 	uint32_t c;            /* first CQ entry / WQE (24 bits) */
 	uint32_t m;            /* entries */
 	uint64_t ticket;       /* completion-gate ticket (0 = none) */
-	uint8_t op[RXS_BURST]; /* op_own to store at entry c + i, 0 = none */
 };
 
 #define NIC_RUNS_MAX 64u   /* runs a writer keeps awaiting publication */
