@@ -1068,3 +1068,33 @@ Test(simnic, writers_params_checked)
 	cr_assert_eq(p.thread_core[3], 3);
 	cr_assert_eq(p.thread_core[4], -1);
 }
+
+/* A second phase (rxs_nic_rearm, as after a warm-up) on the writer path:
+ * sequence numbers, WQEs and CQ entries carry on, counters and quotas
+ * start again. */
+Test(simnic, writers_rearm_carries_on)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.writers = 2;
+	p.ring = 16384;
+	p.frame = 128;
+	p.seconds = 0;
+	p.max_packets = 5000;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	t.check_order = true;
+	run_consumer(&t);
+	cr_assert_eq(t.q[0].next_seq, 5000);
+	cr_assert_eq(rxs_nic_rearm(t.nic, 0), 0);
+	run_consumer(&t);
+	struct rxs_counters c;
+	rxs_nic_counters(t.nic, 0, &c);
+	cr_assert_eq(c.offered, 5000, "the phase's quota starts again");
+	cr_assert_eq(c.received, 5000);
+	struct tc_queue *q = &t.q[0];
+	cr_assert_eq(q->next_seq, 10000, "sequence numbers carry on");
+	cr_assert_eq(q->good, 10000);
+	cr_assert_eq(q->gaps + q->backwards + q->bad_wqe + q->bad_order + q->bad_hdr, 0);
+	tc_fini(&t);
+}
