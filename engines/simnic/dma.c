@@ -42,6 +42,7 @@ struct nic_pkt {
 	uint32_t seg_take[RXS_MAX_SGES]; /* bytes of the frame landing in each */
 	uint8_t gpu_mask;      /* bit i: seg[i] is GPU memory */
 	struct rxg_dma *gd;    /* the thread's DMA engine for those */
+	uint64_t *ticket;      /* asynchronous copies: the run's last ticket */
 };
 
 static const struct nic_mr *dma_mr_find(const struct rxs_nic *n, uint32_t lkey)
@@ -111,8 +112,11 @@ static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src,
 #ifdef RXS_GPU_DMA_ASYNC
 			/* staging full: send what is staged (its ticket is older
 			 * than this run's) and poll until earlier copies land */
-			if (!dst && rxg_dma_pending(pk->gd))
-				(void)rxg_dma_submit(pk->gd);
+			if (!dst && rxg_dma_pending(pk->gd)) {
+				int64_t tk = rxg_dma_submit(pk->gd);
+				if (tk > 0 && pk->ticket)
+					*pk->ticket = (uint64_t)tk;
+			}
 			while (!dst) {
 				(void)rxg_dma_done(pk->gd);
 				dst = rxg_dma_stage(pk->gd, pk->seg[i] + off, k);
@@ -394,6 +398,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		x->q = q;
 		x->flow = flow;
 		x->gd = t->gdma;
+		x->ticket = NULL;
 		x->seq = q->seq++;
 		NIC_CNT_ADD(q->cnt.offered, 1);
 		if (!dma_claim(n, q, x, t->bursts + 1))
@@ -517,10 +522,10 @@ static uint64_t wr_gate_ticket(struct nic_thread *t)
 #ifdef RXS_GPU_DMA_ASYNC
 		int64_t tk = rxg_dma_submit(t->gdma);
 		if (tk > 0)
-			return (uint64_t)tk;
-		if (tk < 0)
+			t->run_ticket = (uint64_t)tk;
+		else if (tk < 0)
 			t->rc = (int)tk;
-		return 0;
+		return t->run_ticket;
 #else
 		int rc = rxg_dma_flush(t->gdma);
 		if (rc < 0)
@@ -529,6 +534,9 @@ static uint64_t wr_gate_ticket(struct nic_thread *t)
 #endif
 	}
 #endif
+	/* pieces this run sent early (staging was full) */
+	if (t->run_ticket)
+		return t->run_ticket;
 	if (p->gate_polls)
 		return t->gate_polls + p->gate_polls;
 	return 0;
@@ -706,11 +714,13 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	struct nic_pkt pk[RXS_BURST];
 	uint32_t ngood = 0;
 	uint32_t fi = (uint32_t)(cl->off % q->nwflows);
+	t->run_ticket = 0;
 	for (uint32_t i = 0; i < cl->m; i++, fi = fi + 1 == q->nwflows ? 0 : fi + 1) {
 		struct nic_pkt *x = &pk[i];
 		x->q = q;
 		x->flow = q->wflows[fi];
 		x->gd = t->gdma;
+		x->ticket = &t->run_ticket;
 		x->seq = q->seq + cl->off + i;
 		x->wqe_counter = (uint16_t)(cl->c + i);
 		x->cqe_idx = (cl->c + i) & WR_C_MASK;

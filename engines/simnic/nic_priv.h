@@ -110,6 +110,7 @@ struct nic_thread {
 	struct nic_run *runs;         /* NIC_RUNS_MAX, awaiting publication */
 	uint32_t run_head, run_tail;
 	uint64_t tickets;             /* gate tickets issued */
+	uint64_t run_ticket;          /* GPU copies: the run's last ticket */
 	uint64_t gate_polls;          /* host gate: polls so far */
 	uint64_t claims;              /* runs claimed (fault_dup_claim counts them) */
 } __attribute__((aligned(64)));

@@ -235,8 +235,9 @@ struct rxs_params {
 	/* Completion gate (writer path): a run's completions are published
 	 * only once its gate ticket is done. gate_polls > 0: a host run's
 	 * ticket is done gate_polls polls after it was issued. gate_fn
-	 * (tests): ticket t of writer w is done when gate_fn(gate_arg, w) >=
-	 * t (tickets count each writer's runs from 1). */
+	 * (tests): ticket t of the writer with thread index w is done when
+	 * gate_fn(gate_arg, w) >= t (tickets count each writer's runs from
+	 * 1). */
 	uint32_t gate_polls;
 	uint64_t (*gate_fn)(void *arg, uint32_t writer);
 	void *gate_arg;
