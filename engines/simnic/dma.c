@@ -802,6 +802,32 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	return cl->m;
 }
 
+/*
+ * Unpaced: packets a run dropped for want of WQEs take their wire time
+ * (dma_wire_time's rule), at this writer's delivery time per packet. A
+ * full run slower than 8x the average was preempted, not slow: it does
+ * not move the average. The wait ends at the phase's end or a stop.
+ */
+static void wr_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t np,
+			 uint64_t tend, double *avg)
+{
+	uint64_t t1 = rxr_now();
+	if (np == k) {
+		double per = (double)(t1 - t0) / k;
+		if (!(*avg > 0))
+			*avg = per;
+		else if (per < 8 * *avg)
+			*avg += (per - *avg) / 8;
+	} else if (*avg > 0) {
+		uint64_t until = t1 + (uint64_t)(*avg * (k - np));
+		if (until > tend)
+			until = tend;
+		while (rxr_now() < until && !dma_should_stop(t->n))
+			;
+		rxr_lap(t->probe, RXR_ST_IDLE, 0);
+	}
+}
+
 /* True when every queue of the writer's group has offered its quota. */
 static bool wr_quota_spent(const struct nic_thread *t)
 {
@@ -825,7 +851,6 @@ static void wr_loop(struct nic_thread *t)
 	struct rxr_probe *p = t->probe;
 	double hz = rxr_clock_get()->hz;
 	uint64_t tend = n->p.seconds > 0 ? n->t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
-	double avg_pkt = 0; /* ticks per delivered packet, unpaced runs */
 	uint32_t nq = 0, mine[RXS_MAX_QUEUES];
 	for (uint32_t qi = t->group; qi < n->p.queues; qi += n->groups)
 		if (n->q[qi].nwflows)
@@ -853,7 +878,7 @@ static void wr_loop(struct nic_thread *t)
 		uint32_t np = wr_run(t, qi, &cl, now);
 		rxr_burst_end(p, np);
 		if (n->q[qi].tpp == 0)
-			dma_wire_time(t, now, cl.k, np, &avg_pkt);
+			wr_wire_time(t, now, cl.k, np, tend, &t->avg_pkt);
 		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
 	}
 	/* every run written is published before the writer reports done */

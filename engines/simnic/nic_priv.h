@@ -113,6 +113,9 @@ struct nic_thread {
 	uint64_t run_ticket;          /* GPU copies: the run's last ticket */
 	uint64_t gate_polls;          /* host gate: polls so far */
 	uint64_t claims;              /* runs claimed (fault_dup_claim counts them) */
+	double avg_pkt;               /* unpaced: ticks per delivered packet, kept
+				       * across phases (a measured phase may start
+				       * on a dry RQ) */
 } __attribute__((aligned(64)));
 
 struct rxs_nic {
