@@ -104,7 +104,7 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 		pl->reason[n] = '\0';
 		return 0;
 	}
-	pl->nic = rp.nic_threads;
+	pl->nic = rp.nic_threads * (rp.dma_writers > 0 ? rp.dma_writers : 1);
 	pl->app = rp.app == RX_APP_INLINE ? 0 : pl->rx;
 	snprintf(pl->app_mode, sizeof(pl->app_mode), "%s", rx_app_name(rp.app));
 	pl->needed = rp.needed;

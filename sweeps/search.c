@@ -398,8 +398,15 @@ static void result_fill(struct state *s, const int gstate[G_N])
 			r->max_offered_pps = t->offered_pps;
 		}
 	}
-	if (r->ntrials && r->trials[0].status == SWEEP_TRIAL_OK)
-		r->nic_max_pps = r->trials[0].offered_pps;
+	/* the NIC flat out against this receiver: the highest rate it
+	 * offered in any trial at "max" (the first trial alone is one draw) */
+	r->nic_max_pps = 0;
+	for (size_t i = 0; i < r->ntrials; i++) {
+		const struct sweep_trial *t = &r->trials[i];
+		if (t->status == SWEEP_TRIAL_OK && t->target_pps == 0 &&
+		    t->offered_pps > r->nic_max_pps)
+			r->nic_max_pps = t->offered_pps;
+	}
 	for (int g = 0; g < G_N; g++) {
 		struct bracket b = bracket_of(s, loss[g]);
 		double lo = b.lo >= 0 ? s->g[b.lo].rate : 0;
@@ -437,6 +444,9 @@ static void result_fill(struct state *s, const int gstate[G_N])
 		if (g == G_PDR)
 			r->generator_limited = b.lo >= 0 && (b.hi < 0 || !s->g[b.hi].lossy);
 	}
+	/* an NDR the NIC could not offer more than is the NIC's */
+	if (r->nic_max_pps > 0 && r->ndr_pps >= r->nic_max_pps)
+		r->generator_limited = true;
 }
 
 /* The host's verdict on a trial that carries a run result. */

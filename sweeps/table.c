@@ -147,7 +147,7 @@ int sweep_table_print(FILE *f, const char *results_path)
 	for (int k = 0; k < SWEEP_K_COUNT; k++)
 		if (vary[k])
 			fprintf(f, " %s |", sweep_knob_name((enum sweep_knob)k));
-	fprintf(f, " NDR Mpps | PDR Mpps | NIC max Mpps | trials | NDR interval | PDR interval "
+	fprintf(f, " NDR Mpps | PDR Mpps | NIC flat-out Mpps | trials | NDR interval | PDR interval "
 		   "| flags | note |\n|");
 	for (int k = 0; k < SWEEP_K_COUNT; k++)
 		if (vary[k])
@@ -191,7 +191,9 @@ int sweep_table_print(FILE *f, const char *results_path)
 			   "[lower, upper] and its relative width. Flags: unresolved (wider than "
 			   "the precision goal), disturbed (a bound rests on trials the host "
 			   "disturbed), oversubscribed (threads shared cores: never a ceiling), "
-			   "generator-limited (the NIC's rate, not the receiver's).\n");
+			   "generator-limited (the NIC's rate, not the receiver's). NIC flat-out: "
+			   "the highest rate the software NIC offered in the point's trials at max "
+			   "(with its DMA writers); an NDR at or above it is generator-limited.\n");
 	json_decref(rows);
 	return 0;
 }

@@ -71,8 +71,10 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		char tgt[32] = "max";
 		if (target > 0)
 			snprintf(tgt, sizeof(tgt), "%.3f Mpps", target / 1e6);
-		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s%s\n",
+		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s, %lld thread(s) x %lld DMA writer(s)%s\n",
 			json_number_value(json_object_get(nic, "achieved_mpps")), tgt,
+			(long long)json_integer_value(json_object_get(nic, "nic_threads")),
+			(long long)json_integer_value(json_object_get(nic, "dma_writers")),
 			lim ? "; generator-limited (the NIC set the pace)" : "");
 	}
 	for (size_t i = 0; i < r->nthreads; i++) {

@@ -12,7 +12,12 @@
  *            out_of_buffer drops cost wire time, see simnic.h);
  *            median of --runs: CQEs written per second.
  * nic cyc/pkt = NIC busy cycles (hdr+payload+cqe writes) per written
- * packet. Never pass/fail: it prints a table.
+ * packet, all writers together. --writers 1,2,4,8 prints, instead, the
+ * paired rate (one queue, a trivial consumer draining it) per frame size
+ * and DMA writer count (simnic.h "Writer path"; writers on their own
+ * cores where the host has them): the generator's own ceiling, which a
+ * sweep point's NDR must stay under to be the receiver's.
+ * Never pass/fail: it prints a table.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,6 +38,8 @@ struct bench_opts {
 	enum rx_payload payload;
 	bool payload_set; /* else: a table for stamp and one for full */
 	enum rx_mode mode;
+	uint32_t writers[8];    /* --writers: the scaling table's counts */
+	int nwriters;
 };
 
 struct bench_point {
@@ -88,7 +95,7 @@ static void bench_warm(int core)
 }
 
 static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dma, bool solo,
-		      struct bench_point *pt)
+		      uint32_t writers, struct bench_point *pt)
 {
 	struct rxs_params p;
 	struct rxs_ring r;
@@ -104,6 +111,19 @@ static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dm
 	p.dma = dma;
 	p.payload = o->payload;
 	p.core = o->nic_core;
+	p.writers = writers;
+	/* writer w >= 1 on the w-th core that is neither the NIC's nor the
+	 * consumer's (shared when the host has too few) */
+	int avail = rxr_cores_available();
+	for (uint32_t w = 1, k = 0; w < writers && avail > 0; w++) {
+		int c = -1;
+		for (int tries = 0; tries < avail; tries++) {
+			c = rxr_core_nth((int)(k++ % (uint32_t)avail));
+			if (c != o->nic_core && c != o->rx_core)
+				break;
+		}
+		p.thread_core[w] = c;
+	}
 	struct rxs_nic *n = NULL;
 	rxs_nic_open(&p, &n, err, sizeof(err));
 	char *buf = aligned_alloc(64, (size_t)slot * p.ring * 2);
@@ -136,8 +156,9 @@ static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dm
 	struct rxs_stats st;
 	rxs_nic_counters(n, UINT32_MAX, &c);
 	rxs_nic_stats(n, &st);
-	const struct rxr_probe *pr = rxs_nic_probe(n);
-	uint64_t busy = rxr_probe_busy_cycles(pr);
+	uint64_t busy = 0;
+	for (uint32_t t = 0; t < rxs_nic_threads(n); t++)
+		busy += rxr_probe_busy_cycles(rxs_nic_thread_probe(n, t));
 	pt->written_mpps = st.seconds > 0 ? (double)c.received / st.seconds / 1e6 : 0;
 	pt->cyc_per_pkt = c.received ? (double)busy / (double)c.received : 0;
 	rc = 0;
@@ -166,7 +187,9 @@ static void bench_usage(void)
 {
 	printf("USAGE\n  bench_simnic_rate [--seconds T] [--runs N] [--solo-reps N] [--ring N] [--payload none|stamp|full]\n"
 	       "                    [--mode single|hds] [--frames 64,128,...] [--nic-core C] [--rx-core C]\n"
-	       "\nEXAMPLES\n  bench_simnic_rate\n  bench_simnic_rate --payload full --runs 5\n");
+	       "                    [--writers 1,2,4,8]\n"
+	       "\nEXAMPLES\n  bench_simnic_rate\n  bench_simnic_rate --payload full --runs 5\n"
+	       "  bench_simnic_rate --writers 1,2,4,8 --frames 1064,8064 --runs 3\n");
 }
 
 static void bench_table(const struct bench_opts *o, const uint32_t *frames, size_t nframes,
@@ -196,12 +219,12 @@ static void bench_table(const struct bench_opts *o, const uint32_t *frames, size
 			int ns = 0, np = 0;
 			struct bench_point pt;
 			for (int i = 0; i < o->solo_reps; i++)
-				if (bench_once(o, frames[f], (enum rx_dma)d, true, &pt) == 0) {
+				if (bench_once(o, frames[f], (enum rx_dma)d, true, 1, &pt) == 0) {
 					sw[ns] = pt.written_mpps;
 					sc[ns++] = pt.cyc_per_pkt;
 				}
 			for (int i = 0; i < o->runs; i++)
-				if (bench_once(o, frames[f], (enum rx_dma)d, false, &pt) == 0) {
+				if (bench_once(o, frames[f], (enum rx_dma)d, false, 1, &pt) == 0) {
 					pw[np] = pt.written_mpps;
 					pc[np++] = pt.cyc_per_pkt;
 				}
@@ -213,6 +236,45 @@ static void bench_table(const struct bench_opts *o, const uint32_t *frames, size
 			printf("| %5u | %-6s | %9.2f | %12.1f | %11.2f | %11.2f | %14.1f |\n", frames[f],
 			       rx_dma_name((enum rx_dma)d), sm, median(sc, ns), sm * frames[f] * 8 / 1e3,
 			       median(pw, np), median(pc, np));
+			fflush(stdout);
+		}
+	}
+}
+
+/* The generator's ceiling per frame and writer count: paired runs into
+ * one queue, dma cache, median of --runs. */
+static void bench_writers_table(const struct bench_opts *o, const uint32_t *frames,
+				size_t nframes, int ncores)
+{
+	const struct rxr_clock *clk = rxr_clock_get();
+	printf("# software NIC flat out into one queue a trivial consumer drains: %s, payload %s, "
+	       "ring %u, dma cache, median of %d runs x %.2f s\n",
+	       rx_mode_name(o->mode), rx_payload_name(o->payload), o->ring, o->runs, o->seconds);
+	printf("# clock %s %.3f GHz; %d cores (writers + consumer beyond that share cores)\n",
+	       rxr_clock_source_name(clk->source), clk->hz / 1e9, ncores);
+	printf("\n| frame | writers | NIC Mpps | x W=1 | nic cyc/pkt | Gbit/s |\n");
+	printf("|------:|--------:|---------:|------:|------------:|-------:|\n");
+	for (size_t f = 0; f < nframes; f++) {
+		double base = 0;
+		for (int wi = 0; wi < o->nwriters; wi++) {
+			double pw[99], pc[99];
+			int np = 0;
+			struct bench_point pt;
+			for (int i = 0; i < o->runs; i++)
+				if (bench_once(o, frames[f], RX_DMA_CACHE, false, o->writers[wi], &pt) == 0) {
+					pw[np] = pt.written_mpps;
+					pc[np++] = pt.cyc_per_pkt;
+				}
+			if (!np) {
+				printf("| %5u | %7u | failed |\n", frames[f], o->writers[wi]);
+				continue;
+			}
+			double m = median(pw, np);
+			if (wi == 0)
+				base = m;
+			printf("| %5u | %7u | %8.2f | %5.2f | %11.1f | %6.1f |\n", frames[f],
+			       o->writers[wi], m, base > 0 ? m / base : 0, median(pc, np),
+			       m * frames[f] * 8 / 1e3);
 			fflush(stdout);
 		}
 	}
@@ -232,6 +294,7 @@ int main(int argc, char **argv)
 		{"mode", required_argument, NULL, 'm'},    {"frames", required_argument, NULL, 'f'},
 		{"nic-core", required_argument, NULL, 'n'}, {"rx-core", required_argument, NULL, 'x'},
 		{"solo-reps", required_argument, NULL, 'S'},
+		{"writers", required_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
 	int ch;
 	uint64_t v;
@@ -282,6 +345,19 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'w': {
+			char *save = NULL, buf[128];
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			o.nwriters = 0;
+			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (o.nwriters == 8 || rxr_parse_u64(t, 1, RXS_MAX_WRITERS, &v) < 0)
+					return rxr_usage_err("bench_simnic_rate",
+							     "--writers: bad '%s' (up to 8 counts, 1..%u)",
+							     t, RXS_MAX_WRITERS);
+				o.writers[o.nwriters++] = (uint32_t)v;
+			}
+			break;
+		}
 		case 'n':
 		case 'x':
 			if (rxr_parse_u64(optarg, 0, 4095, &v) < 0)
@@ -307,6 +383,15 @@ int main(int argc, char **argv)
 		o.rx_core = rxr_cores_available() > 1 ? rxr_core_nth(1) : rxr_core_nth(0);
 	if (o.rx_core >= 0)
 		rxr_pin_self(o.rx_core);
+	if (o.nwriters) {
+		for (int i = 0; i < o.nwriters; i++)
+			if (o.ring < RXS_MIN_RUN * o.writers[i])
+				return rxr_usage_err("bench_simnic_rate",
+						     "--ring: %u WQEs too few for %u writers (%u each)",
+						     o.ring, o.writers[i], RXS_MIN_RUN);
+		bench_writers_table(&o, frames, nframes, ncores);
+		return 0;
+	}
 	static const enum rx_payload both[] = {RX_PAYLOAD_STAMP, RX_PAYLOAD_FULL};
 	for (int pi = 0; pi < (o.payload_set ? 1 : 2); pi++) {
 		if (!o.payload_set)

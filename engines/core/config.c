@@ -20,6 +20,7 @@ void rx_config_defaults(struct rx_config *c)
 	c->frame = 1064;
 	c->split = 64;
 	c->queues = 1;
+	c->dma_writers = 1;
 	c->ring = 8192;
 	c->batch = 64;
 	c->burst = 64;
@@ -97,6 +98,7 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	json_object_set_new(o, "split", json_integer(c->mode == RX_MODE_HDS ? c->split : 0));
 	json_object_set_new(o, "queues", json_integer(c->queues));
 	json_object_set_new(o, "nic_threads", json_integer(c->nic_threads));
+	json_object_set_new(o, "dma_writers", json_integer(c->dma_writers));
 	json_object_set_new(o, "ring", json_integer(c->ring));
 	json_object_set_new(o, "batch", json_integer(c->batch));
 	json_object_set_new(o, "burst", json_integer(c->burst));
@@ -205,6 +207,10 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 	if (c->nic_threads && !caps->sim_nic)
 		return verr(err, errlen,
 			    "nic-threads: %s has no software NIC threads (only device sim)",
+			    caps->name);
+	if (c->dma_writers != 1 && !caps->sim_nic)
+		return verr(err, errlen,
+			    "dma-writers: %s has no software NIC writers (only device sim)",
 			    caps->name);
 	if (!is_pow2(c->ring) || c->ring < 2)
 		return verr(err, errlen, "ring: %u must be a power of two >= 2", c->ring);

@@ -59,7 +59,7 @@ const struct rx_knob rx_knobs[] = {
     {"engine", RX_KT_STRING, "NAME", 0, 0, NULL, FIELD(engine), 0, NULL,
      "engine: verbs | dpdk (default verbs)"},
     {"device", RX_KT_STRING, "DEV", 0, 0, NULL, FIELD(device), 0, NULL,
-     "sim[:rate=R,flows=N,cq=N,nics=N] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
+     "sim[:rate=R,flows=N,cq=N,nics=N,writers=W] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
     {"mode", RX_KT_ENUM, "MODE", 0, 0, mode_names, FIELD(mode), 0, NULL,
      "single | hds (header/data split) (default single)"},
     {"frame", RX_KT_UINT, "BYTES", 1, 65535, NULL, FIELD(frame), 0, NULL,
@@ -72,6 +72,10 @@ const struct rx_knob rx_knobs[] = {
      NULL,
      "sim: software NIC threads, each owning queues q % N, 1..queues or auto (default auto: "
      "spare cores, at most queues)"},
+    {"dma-writers", RX_KT_UINT, "W", 1, RX_MAX_WRITERS, NULL, FIELD(dma_writers), RX_KNOB_AUTO0,
+     NULL,
+     "sim: DMA writer threads per NIC thread, all writing its queues in claimed runs, 1..16 "
+     "or auto (spare cores) (default 1)"},
     {"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
      "receive WQEs per queue, power of two (default 8192)"},
     {"batch", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(batch), 0, NULL,

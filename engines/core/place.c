@@ -85,6 +85,31 @@ static int place_dev_nics(const struct rx_config *c, uint32_t *n, char *err, siz
 	return 0;
 }
 
+/* DMA writers per NIC thread asked for: c->dma_writers, or "writers=W"
+ * among a sim device string's options (both set: they must agree); 0 =
+ * auto. */
+static int place_dev_writers(const struct rx_config *c, uint32_t *w, char *err, size_t errlen)
+{
+	struct rx_dev d;
+	uint64_t v = 0;
+	*w = c->dma_writers;
+	if (rx_dev_parse(c->device, &d, NULL, 0) < 0 || strcmp(d.kind, "sim") != 0)
+		return 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(d.args, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!strncmp(tok, "writers=", 8) &&
+		    rxr_parse_u64(tok + 8, 1, RX_MAX_WRITERS, &v) < 0)
+			return perr(err, errlen, "device: writers=%s out of range 1..%d", tok + 8,
+				    RX_MAX_WRITERS);
+	/* the knob's default (1) yields to the device option */
+	if (v && c->dma_writers > 1 && v != c->dma_writers)
+		return perr(err, errlen, "dma-writers: %u disagrees with the device option writers=%u",
+			    c->dma_writers, (uint32_t)v);
+	if (v)
+		*w = (uint32_t)v;
+	return 0;
+}
+
 int rx_nic_threads_asked(const struct rx_config *c, uint32_t *n, char *err, size_t errlen)
 {
 	uint32_t dev = 0;
@@ -129,16 +154,43 @@ int rx_place_on(const struct rx_config *c, bool sim_nic, const int *cores, int a
 		int left = avail - q - napp;
 		nic = left < 1 ? 1 : left > q ? q : left;
 	}
+	int writers = 0;
+	if (sim_nic) {
+		uint32_t w = 0;
+		int rc = place_dev_writers(c, &w, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (!w) {
+			/* auto: the cores every other role leaves, shared by the
+			 * NIC threads; a writer needs RXS_MIN_RUN (8) WQEs */
+			int left = avail - nic - q - napp;
+			int cap = (int)(c->ring / 8) < RX_MAX_WRITERS ? (int)(c->ring / 8) : RX_MAX_WRITERS;
+			w = (uint32_t)(1 + (left > 0 ? left / nic : 0));
+			w = (int)w > cap ? (uint32_t)(cap > 0 ? cap : 1) : w;
+			while (nic * (int)w > RX_MAX_QUEUES)
+				w--;
+		}
+		writers = (int)w;
+		if (nic * writers > RX_MAX_QUEUES)
+			return perr(err, errlen, "dma-writers: %d NIC threads x %d writers exceed %d",
+				    nic, writers, RX_MAX_QUEUES);
+		nic *= writers; /* every writer is a thread with a core */
+	}
 	int base = nic + q; /* nic threads + rx workers */
 	int needed = base + napp;
 	pl->app = app;
 	pl->needed = needed;
 	pl->available = avail;
-	pl->nic_threads = nic;
+	pl->nic_threads = writers ? nic / writers : nic;
+	pl->dma_writers = writers;
 	char nics[32] = "";
 	if (sim_nic)
 		snprintf(nics, sizeof(nics), "NIC %d + ", nic);
 	if (needed > avail && !c->allow_oversubscribe) {
+		if (writers > 1 && nic / writers + q + napp <= avail)
+			return perr(err, errlen,
+				    "dma-writers: %d writers x %d NIC threads need %d cores (%sRX %d + app %d), %d available; use fewer --dma-writers, more --cores, or --allow-oversubscribe",
+				    writers, nic / writers, needed, nics, q, napp, avail);
 		if (nic > 1 && 1 + q + napp <= avail)
 			return perr(err, errlen,
 				    "nic-threads: %d NIC threads need %d cores (%sRX %d + app %d), %d available; use fewer --nic-threads, more --cores, or --allow-oversubscribe",
@@ -182,7 +234,8 @@ json_t *rx_placement_to_json(const struct rx_placement *pl)
 		json_decref(nic);
 		return NULL;
 	}
-	for (int i = 0; i < pl->nic_threads && i < RX_MAX_QUEUES; i++)
+	int nic_all = pl->nic_threads * (pl->dma_writers > 0 ? pl->dma_writers : 1);
+	for (int i = 0; i < nic_all && i < RX_MAX_QUEUES; i++)
 		json_array_append_new(nic, json_integer(pl->nic_cores[i]));
 	for (int i = 0; i < RX_MAX_QUEUES && pl->rx_core[i] >= 0; i++) {
 		json_array_append_new(rx, json_integer(pl->rx_core[i]));
@@ -190,6 +243,7 @@ json_t *rx_placement_to_json(const struct rx_placement *pl)
 	}
 	json_object_set_new(o, "nic", json_integer(pl->nic_core));
 	json_object_set_new(o, "nic_threads", json_integer(pl->nic_threads));
+	json_object_set_new(o, "dma_writers", json_integer(pl->dma_writers));
 	json_object_set_new(o, "nic_cores", nic);
 	json_object_set_new(o, "rx", rx);
 	json_object_set_new(o, "app", app);

@@ -17,6 +17,14 @@
 #include "nic_priv.h"
 #ifdef RXRAY_HAVE_GPU
 #include "rxray/gpu.h"
+#ifdef RXS_GPU_DMA_ASYNC
+/* The asynchronous GPU copy API (rxray/gpu.h declares the same; an
+ * identical declaration here keeps this file building against a gpu.h
+ * that predates it). RXS_GPU_DMA_ASYNC: engines/simnic/CMakeLists.txt. */
+int64_t rxg_dma_submit(struct rxg_dma *d);
+uint64_t rxg_dma_done(struct rxg_dma *d);
+int rxg_dma_drain(struct rxg_dma *d);
+#endif
 #endif
 #include "rxray/util.h"
 
@@ -34,6 +42,7 @@ struct nic_pkt {
 	uint32_t seg_take[RXS_MAX_SGES]; /* bytes of the frame landing in each */
 	uint8_t gpu_mask;      /* bit i: seg[i] is GPU memory */
 	struct rxg_dma *gd;    /* the thread's DMA engine for those */
+	uint64_t *ticket;      /* asynchronous copies: the run's last ticket */
 };
 
 static const struct nic_mr *dma_mr_find(const struct rxs_nic *n, uint32_t lkey)
@@ -100,10 +109,24 @@ static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src,
 		if (pk->gpu_mask & (1u << i)) {
 			/* GPU memory: into the DMA engine's staging area */
 			dst = rxg_dma_stage(pk->gd, dst, k);
+#ifdef RXS_GPU_DMA_ASYNC
+			/* staging full: send what is staged (its ticket is older
+			 * than this run's) and poll until earlier copies land */
+			if (!dst && rxg_dma_pending(pk->gd)) {
+				int64_t tk = rxg_dma_submit(pk->gd);
+				if (tk > 0 && pk->ticket)
+					*pk->ticket = (uint64_t)tk;
+			}
+			while (!dst) {
+				(void)rxg_dma_done(pk->gd);
+				dst = rxg_dma_stage(pk->gd, pk->seg[i] + off, k);
+			}
+#else
 			if (!dst) {
 				rxg_dma_flush(pk->gd);
 				dst = rxg_dma_stage(pk->gd, pk->seg[i] + off, k);
 			}
+#endif
 		}
 #endif
 		if (s)
@@ -185,10 +208,13 @@ static void dma_cqe_good(const struct rxs_nic *n, struct mlx5_cqe64 *cqe, const 
 	cqe->timestamp = htobe64(ts);
 }
 
-static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t qi, uint64_t ts)
+/* A completion's fields and counters; returns the op_own that makes it
+ * visible, for the caller to store last (release). cnt: the counters to
+ * add to (the queue's, or a writer's own for that queue). */
+static uint8_t dma_cqe_fill(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t qi,
+			    uint64_t ts, struct rxs_counters *cnt)
 {
-	struct nic_queue *q = pk->q;
-	struct mlx5_cqe64 *cqe = &q->cq_buf[pk->cqe_idx & (n->cq_depth - 1)];
+	struct mlx5_cqe64 *cqe = &pk->q->cq_buf[pk->cqe_idx & (n->cq_depth - 1)];
 	uint8_t owner = (uint8_t)((pk->cqe_idx >> n->cq_shift) & 1);
 	uint8_t opcode;
 	if (pk->syndrome) {
@@ -199,27 +225,35 @@ static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t 
 		e->syndrome = pk->syndrome;
 		cqe->byte_cnt = 0;
 		opcode = MLX5_CQE_RESP_ERR;
-		NIC_CNT_ADD(q->cnt.errors, 1);
+		NIC_CNT_ADD(cnt->errors, 1);
 	} else {
 		dma_cqe_good(n, cqe, pk, qi, ts);
 		opcode = MLX5_CQE_RESP_SEND;
-		NIC_CNT_ADD(q->cnt.bytes, n->p.frame);
+		NIC_CNT_ADD(cnt->bytes, n->p.frame);
 	}
-	NIC_CNT_ADD(q->cnt.received, 1);
+	NIC_CNT_ADD(cnt->received, 1);
+	return (uint8_t)((opcode << 4) | owner);
+}
+
+static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t qi, uint64_t ts)
+{
+	uint8_t op = dma_cqe_fill(n, pk, qi, ts, &pk->q->cnt);
 	/* the completion becomes visible after everything it describes */
-	__atomic_store_n(&cqe->op_own, (uint8_t)((opcode << 4) | owner), __ATOMIC_RELEASE);
+	__atomic_store_n(&pk->q->cq_buf[pk->cqe_idx & (n->cq_depth - 1)].op_own, op,
+			 __ATOMIC_RELEASE);
 }
 
 /*
  * A compressed session (simnic.h): k >= 2 good completions of one queue in
- * CQ entries S..S+k-1, S = run[0]->cqe_idx. Mini arrays first, the title
- * last with a release store of its op_own, so a consumer that sees the
- * title sees every mini. A mini array overwrites the byte where op_own
- * sits: that byte is stored atomically (a consumer may be loading it as
- * an op_own while it looks ahead), the rest plainly.
+ * CQ entries S..S+k-1, S = run[0]->cqe_idx. Mini arrays and the title's
+ * fields; returns the title's op_own, which the caller stores last
+ * (release), so a consumer that sees the title sees every mini. A mini
+ * array overwrites the byte where op_own sits: that byte is stored
+ * atomically (a consumer may be loading it as an op_own while it looks
+ * ahead), the rest plainly.
  */
-static void dma_cqe_session(const struct rxs_nic *n, struct nic_pkt *const *run, uint32_t k,
-			    uint32_t qi, uint64_t ts)
+static uint8_t dma_session_fill(const struct rxs_nic *n, struct nic_pkt *const *run, uint32_t k,
+				uint32_t qi, uint64_t ts, struct rxs_counters *cnt)
 {
 	struct nic_queue *q = run[0]->q;
 	uint32_t mask = n->cq_depth - 1;
@@ -240,11 +274,17 @@ static void dma_cqe_session(const struct rxs_nic *n, struct nic_pkt *const *run,
 	struct mlx5_cqe64 *title = &q->cq_buf[s & mask];
 	dma_cqe_good(n, title, run[0], qi, ts);
 	title->byte_cnt = htobe32(k);
-	NIC_CNT_ADD(q->cnt.bytes, (uint64_t)k * n->p.frame);
-	NIC_CNT_ADD(q->cnt.received, k);
+	NIC_CNT_ADD(cnt->bytes, (uint64_t)k * n->p.frame);
+	NIC_CNT_ADD(cnt->received, k);
 	uint8_t owner = (uint8_t)((s >> n->cq_shift) & 1);
-	__atomic_store_n(&title->op_own,
-			 (uint8_t)((MLX5_CQE_RESP_SEND << 4) | (RXS_CQE_FORMAT_COMPRESSED << 2) | owner),
+	return (uint8_t)((MLX5_CQE_RESP_SEND << 4) | (RXS_CQE_FORMAT_COMPRESSED << 2) | owner);
+}
+
+static void dma_cqe_session(const struct rxs_nic *n, struct nic_pkt *const *run, uint32_t k,
+			    uint32_t qi, uint64_t ts)
+{
+	uint8_t op = dma_session_fill(n, run, k, qi, ts, &run[0]->q->cnt);
+	__atomic_store_n(&run[0]->q->cq_buf[run[0]->cqe_idx & (n->cq_depth - 1)].op_own, op,
 			 __ATOMIC_RELEASE);
 }
 
@@ -358,6 +398,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		x->q = q;
 		x->flow = flow;
 		x->gd = t->gdma;
+		x->ticket = NULL;
 		x->seq = q->seq++;
 		NIC_CNT_ADD(q->cnt.offered, 1);
 		if (!dma_claim(n, q, x, t->bursts + 1))
@@ -440,6 +481,416 @@ static bool dma_should_stop(const struct rxs_nic *n)
 	return n->p.stop && *n->p.stop;
 }
 
+/* ------------------------------------------------------ the writer path */
+
+#define WR_C_MASK 0xffffffu     /* the producer's WQE/CQ counter: 24 bits */
+#define WR_C_HALF 0x800000u
+
+/* d = a - b on the 24-bit counter, as a signed distance. */
+static inline int32_t wr_c_diff(uint32_t a, uint32_t b)
+{
+	uint32_t d = (a - b) & WR_C_MASK;
+	return d >= WR_C_HALF ? (int32_t)d - (int32_t)(WR_C_MASK + 1) : (int32_t)d;
+}
+
+/* The completion gate's level: every ticket <= it is done. Polls only. */
+static uint64_t wr_gate_level(struct nic_thread *t)
+{
+	const struct rxs_params *p = &t->n->p;
+	if (p->gate_fn)
+		return p->gate_fn(p->gate_arg, t->idx);
+#if defined(RXRAY_HAVE_GPU) && defined(RXS_GPU_DMA_ASYNC)
+	if (t->gdma)
+		return rxg_dma_done(t->gdma);
+#endif
+	if (p->gate_polls)
+		return ++t->gate_polls;
+	return UINT64_MAX;
+}
+
+/* A ticket for the run just written: what must land before it is
+ * published. 0 when nothing is outstanding. */
+static uint64_t wr_gate_ticket(struct nic_thread *t)
+{
+	const struct rxs_params *p = &t->n->p;
+	if (p->gate_fn)
+		return ++t->tickets;
+#ifdef RXRAY_HAVE_GPU
+	if (t->gdma && rxg_dma_pending(t->gdma)) {
+		NIC_CNT_ADD(t->dma_pieces, rxg_dma_pending(t->gdma));
+		NIC_CNT_ADD(t->dma_flushes, 1);
+#ifdef RXS_GPU_DMA_ASYNC
+		int64_t tk = rxg_dma_submit(t->gdma);
+		if (tk > 0)
+			t->run_ticket = (uint64_t)tk;
+		else if (tk < 0)
+			t->rc = (int)tk;
+		return t->run_ticket;
+#else
+		int rc = rxg_dma_flush(t->gdma);
+		if (rc < 0)
+			t->rc = rc;
+		return 0;
+#endif
+	}
+#endif
+	/* pieces this run sent early (staging was full) */
+	if (t->run_ticket)
+		return t->run_ticket;
+	if (p->gate_polls)
+		return t->gate_polls + p->gate_polls;
+	return 0;
+}
+
+/*
+ * Publish queue q's CQ in order as far as runs are ready: whoever holds
+ * the queue's publisher flag stores the op_owns of the ready run that
+ * starts at `published`, then the next, so no run waits for its own
+ * writer to come back. A writer that marks a run ready calls this; when
+ * the flag is taken, the holder re-checks after dropping it (the marks
+ * and the flag are sequentially consistent, so one of the two sees the
+ * other), and nothing ready is left behind.
+ */
+static void wr_publish(const struct rxs_nic *n, struct nic_queue *q)
+{
+	uint32_t mask = n->cq_depth - 1;
+	for (;;) {
+		if (__atomic_exchange_n(&q->pub_lock, 1, __ATOMIC_SEQ_CST))
+			return;
+		uint32_t pub = __atomic_load_n(&q->published, __ATOMIC_RELAXED);
+		for (;;) {
+			uint32_t rd = __atomic_load_n(&q->ready[pub & mask], __ATOMIC_ACQUIRE);
+			uint32_t m = rd & 0xffu;
+			if (rd >> 8 != pub || !m)
+				break;
+			/* cleared before the op_owns go out: the next mark at this
+			 * index comes after the consumer has seen them, and a mark
+			 * of a lap 2^24 entries back never matches again */
+			__atomic_store_n(&q->ready[pub & mask], 0, __ATOMIC_RELAXED);
+			/* the run's buffers and CQE bodies were written before its
+			 * mark; each op_own is stored last (release), in CQ order */
+			for (uint32_t i = 0; i < m; i++) {
+				uint8_t op = q->op_pend[(pub + i) & mask];
+				if (op)
+					__atomic_store_n(&q->cq_buf[(pub + i) & mask].op_own, op,
+							 __ATOMIC_RELEASE);
+			}
+			pub = (pub + m) & WR_C_MASK;
+			__atomic_store_n(&q->published, pub, __ATOMIC_RELEASE);
+		}
+		__atomic_store_n(&q->pub_lock, 0, __ATOMIC_SEQ_CST);
+		uint32_t rd = __atomic_load_n(&q->ready[pub & mask], __ATOMIC_SEQ_CST);
+		if (rd >> 8 != pub || !(rd & 0xffu))
+			return;
+	}
+}
+
+/* Mark a written run whose gate is done ready for publication. */
+static void wr_ready(const struct rxs_nic *n, const struct nic_run *r)
+{
+	__atomic_store_n(&r->q->ready[r->c & (n->cq_depth - 1)], (r->c << 8) | r->m,
+			 __ATOMIC_SEQ_CST);
+	wr_publish(n, r->q);
+}
+
+/*
+ * Mark ready the runs at the head of this writer's list whose gate ticket
+ * is done (tickets complete in order). Returns the runs marked. Never
+ * waits.
+ */
+static uint32_t wr_retire(struct nic_thread *t)
+{
+	const struct rxs_nic *n = t->n;
+	uint32_t done = 0;
+	uint64_t level = 0;
+	bool polled = false;
+	while (t->run_head != t->run_tail) {
+		struct nic_run *r = &t->runs[t->run_head % NIC_RUNS_MAX];
+		if (r->ticket) {
+			if (!polled) {
+				level = wr_gate_level(t);
+				polled = true;
+			}
+			if (level < r->ticket)
+				break;
+		}
+		wr_ready(n, r);
+		t->run_head++;
+		done++;
+	}
+	return done;
+}
+
+/* Runs this writer has written and not published yet. */
+static inline uint32_t wr_pending(const struct nic_thread *t)
+{
+	return t->run_tail - t->run_head;
+}
+
+/* A claimed run: packets seq0.. of queue qi, the first m in WQEs/CQ
+ * entries c.., the other k - m dropped. */
+struct wr_claim {
+	uint64_t off;           /* the queue's packet number of the first */
+	uint32_t c, k, m, cq_full;
+};
+
+/*
+ * Claim the next run of due packets on queue qi with one compare-and-swap
+ * on its producer. Returns false when none is due (or the quota is
+ * spent). A run takes up to RXS_BURST packets; WQEs are those this
+ * writer last saw posted (the doorbell record is re-read only when they
+ * do not cover the run), CQ room likewise from the consumer index.
+ */
+static bool wr_claim(struct nic_thread *t, uint32_t qi, uint64_t now, struct wr_claim *cl)
+{
+	struct rxs_nic *n = t->n;
+	struct nic_queue *q = &n->q[qi];
+	struct rxs_counters *cnt = &t->qcnt[qi];
+	uint64_t w = __atomic_load_n(&q->prod, __ATOMIC_RELAXED);
+	for (;;) {
+		uint64_t off = w >> 24;
+		uint32_t c = (uint32_t)w & WR_C_MASK;
+		uint64_t due = UINT64_MAX;
+		if (q->tpp > 0)
+			due = now > n->t0 ? (uint64_t)((double)(now - n->t0) / q->tpp) + 1 : 1;
+		if (n->p.max_packets && due > q->quota)
+			due = q->quota;
+		if (due <= off)
+			return false;
+		uint32_t k = due - off < RXS_BURST ? (uint32_t)(due - off) : RXS_BURST;
+		/* WQEs: posted - c on 16 bits, valid while this writer's view
+		 * is no older than one ring (else it may have wrapped) */
+		uint32_t avail = (uint16_t)(t->rq_posted[qi] - c);
+		if (avail < k || avail > n->p.ring || wr_c_diff(c, t->rq_seen[qi]) > (int32_t)n->p.ring) {
+			t->rq_posted[qi] = be32toh(__atomic_load_n(&q->rq_dbrec[MLX5_RCV_DBR],
+								   __ATOMIC_ACQUIRE)) & 0xffffu;
+			t->rq_seen[qi] = c;
+			NIC_CNT_ADD(cnt->dbrec_reads, 1);
+			avail = (uint16_t)(t->rq_posted[qi] - c);
+			if (avail > n->p.ring)
+				avail = 0; /* a view older than this claim: none known */
+		}
+		uint32_t mrq = k < avail ? k : avail;
+		/* CQ room: entries up to cq_ci + depth, on 24 bits */
+		int32_t used = wr_c_diff(c, t->cq_ci[qi]);
+		if (used < 0 || used + (int32_t)mrq > (int32_t)n->cq_depth ||
+		    wr_c_diff(c, t->cq_seen[qi]) > (int32_t)n->cq_depth) {
+			t->cq_ci[qi] = be32toh(__atomic_load_n(&q->cq_dbrec[RXS_CQ_SET_CI],
+							       __ATOMIC_ACQUIRE)) & WR_C_MASK;
+			t->cq_seen[qi] = c;
+			used = wr_c_diff(c, t->cq_ci[qi]);
+		}
+		int32_t room = (int32_t)n->cq_depth - used;
+		uint32_t m = room <= 0 ? 0 : mrq < (uint32_t)room ? mrq : (uint32_t)room;
+		uint64_t nw = ((off + k) << 24) | ((c + m) & WR_C_MASK);
+		bool fault = n->p.fault_dup_claim && t->claims + 1 == n->p.fault_dup_claim && m;
+		if (fault)
+			nw = ((off + k) << 24) | c; /* test fault: the WQEs stay unclaimed */
+		if (__atomic_compare_exchange_n(&q->prod, &w, nw, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			cl->off = off;
+			cl->c = c;
+			cl->k = k;
+			cl->m = m;
+			cl->cq_full = mrq - m;
+			t->claims++;
+			return true;
+		}
+	}
+}
+
+/*
+ * Write a claimed run: fetch and check each WQE, headers (hdr_write),
+ * payloads (payload_write), GPU copies submitted (payload_dma), CQE bodies
+ * and mini arrays (cqe_write), then queue it for publication. Returns the
+ * packets that found a buffer.
+ */
+static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim *cl, uint64_t ts)
+{
+	struct rxs_nic *n = t->n;
+	struct nic_queue *q = &n->q[qi];
+	struct rxs_counters *cnt = &t->qcnt[qi];
+	struct rxr_probe *p = t->probe;
+	struct nic_pkt pk[RXS_BURST];
+	uint32_t ngood = 0;
+	uint32_t fi = (uint32_t)(cl->off % q->nwflows);
+	t->run_ticket = 0;
+	for (uint32_t i = 0; i < cl->m; i++, fi = fi + 1 == q->nwflows ? 0 : fi + 1) {
+		struct nic_pkt *x = &pk[i];
+		x->q = q;
+		x->flow = q->wflows[fi];
+		x->gd = t->gdma;
+		x->ticket = &t->run_ticket;
+		x->seq = q->seq + cl->off + i;
+		x->wqe_counter = (uint16_t)(cl->c + i);
+		x->cqe_idx = (cl->c + i) & WR_C_MASK;
+		const char *wqe = (const char *)q->rq_buf +
+				  (size_t)((cl->c + i) & (n->p.ring - 1)) * n->stride;
+		dma_wqe_fetch(n, x, wqe);
+		if (x->syndrome)
+			continue;
+		ngood++;
+		__builtin_prefetch(x->seg[0], 1);
+	}
+	NIC_CNT_ADD(cnt->offered, cl->k);
+	NIC_CNT_ADD(cnt->out_of_buffer, cl->k - cl->m);
+	NIC_CNT_ADD(cnt->cq_full, cl->cq_full);
+	NIC_CNT_ADD(t->offered, cl->k);
+	NIC_CNT_ADD(t->received, cl->m);
+	NIC_CNT_ADD(t->out_of_buffer, cl->k - cl->m);
+	if (!cl->m) {
+		rxr_lap(p, RXR_ST_IDLE, 0);
+		return 0;
+	}
+	for (uint32_t i = 0; i < cl->m; i++) {
+		if (pk[i].syndrome)
+			continue;
+		dma_header(n, &pk[i]);
+		rxr_op_delay(n->p.op_delay_hdr);
+		if (n->p.dma == RX_DMA_MEMORY && !(pk[i].gpu_mask & 1u))
+			dma_flush(&pk[i]);
+	}
+	rxr_lap(p, RXR_ST_HDR_WRITE, cl->m);
+	if (n->p.payload != RX_PAYLOAD_NONE) {
+		for (uint32_t i = 0; i < cl->m; i++)
+			if (!pk[i].syndrome)
+				dma_payload(n, &pk[i]);
+		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
+	}
+	struct nic_run *r = &t->runs[t->run_tail % NIC_RUNS_MAX];
+#ifdef RXRAY_HAVE_GPU
+	bool gpu = t->gdma && rxg_dma_pending(t->gdma);
+#endif
+	r->ticket = wr_gate_ticket(t);
+#ifdef RXRAY_HAVE_GPU
+	if (gpu)
+		rxr_lap(p, RXR_ST_PAYLOAD_DMA, ngood);
+#endif
+	r->q = q;
+	r->c = cl->c;
+	r->m = cl->m;
+	uint8_t *op = q->op_pend;
+	uint32_t mask = n->cq_depth - 1;
+	for (uint32_t i = 0; i < cl->m; i++)
+		op[(cl->c + i) & mask] = 0;
+	if (n->p.cqe_comp) {
+		/* runs of consecutive good completions become sessions (never
+		 * across the CQ's end); errors and runs of one stay plain */
+		for (uint32_t i = 0; i < cl->m;) {
+			uint32_t j = i;
+			uint32_t room = n->cq_depth - (pk[i].cqe_idx & (n->cq_depth - 1));
+			while (j < cl->m && !pk[j].syndrome && j - i < room)
+				j++;
+			if (j - i >= 2) {
+				struct nic_pkt *run[RXS_BURST];
+				for (uint32_t x = i; x < j; x++)
+					run[x - i] = &pk[x];
+				op[(cl->c + i) & mask] = dma_session_fill(n, run, j - i, qi, ts, cnt);
+				i = j;
+			} else {
+				op[(cl->c + i) & mask] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
+				i++;
+			}
+		}
+	} else {
+		for (uint32_t i = 0; i < cl->m; i++)
+			op[(cl->c + i) & mask] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
+	}
+	t->run_tail++;
+	wr_retire(t);
+	rxr_lap(p, RXR_ST_CQE_WRITE, cl->m);
+	return cl->m;
+}
+
+/*
+ * Unpaced: packets a run dropped for want of WQEs take their wire time
+ * (dma_wire_time's rule), at this writer's delivery time per packet. A
+ * full run slower than 8x the average was preempted, not slow: it does
+ * not move the average. The wait ends at the phase's end or a stop.
+ */
+static void wr_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t np,
+			 uint64_t tend, double *avg)
+{
+	uint64_t t1 = rxr_now();
+	if (np == k) {
+		double per = (double)(t1 - t0) / k;
+		if (!(*avg > 0))
+			*avg = per;
+		else if (per < 8 * *avg)
+			*avg += (per - *avg) / 8;
+	} else if (*avg > 0) {
+		uint64_t until = t1 + (uint64_t)(*avg * (k - np));
+		if (until > tend)
+			until = tend;
+		while (rxr_now() < until && !dma_should_stop(t->n))
+			;
+		rxr_lap(t->probe, RXR_ST_IDLE, 0);
+	}
+}
+
+/* True when every queue of the writer's group has offered its quota. */
+static bool wr_quota_spent(const struct nic_thread *t)
+{
+	const struct rxs_nic *n = t->n;
+	if (!n->p.max_packets)
+		return false;
+	for (uint32_t qi = t->group; qi < n->p.queues; qi += n->groups) {
+		const struct nic_queue *q = &n->q[qi];
+		if ((__atomic_load_n(&q->prod, __ATOMIC_RELAXED) >> 24) < q->quota)
+			return false;
+	}
+	return true;
+}
+
+/* A DMA writer's loop (the writer path): claim due runs on the group's
+ * queues round robin, write them, publish what is ready; at the end,
+ * publish everything it wrote. */
+static void wr_loop(struct nic_thread *t)
+{
+	struct rxs_nic *n = t->n;
+	struct rxr_probe *p = t->probe;
+	double hz = rxr_clock_get()->hz;
+	uint64_t tend = n->p.seconds > 0 ? n->t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
+	uint32_t nq = 0, mine[RXS_MAX_QUEUES];
+	for (uint32_t qi = t->group; qi < n->p.queues; qi += n->groups)
+		if (n->q[qi].nwflows)
+			mine[nq++] = qi;
+	uint32_t rr = t->writer; /* writers start on different queues */
+	for (;;) {
+		uint64_t now = rxr_now();
+		if (now >= tend || dma_should_stop(n) || !nq || wr_quota_spent(t))
+			break;
+		if (wr_pending(t) >= NIC_RUNS_MAX) {
+			/* every slot awaits publication: only retiring helps */
+			if (!wr_retire(t))
+				rxr_lap(p, RXR_ST_IDLE, 0);
+			continue;
+		}
+		struct wr_claim cl;
+		uint32_t qi = mine[rr++ % nq];
+		if (!wr_claim(t, qi, now, &cl)) {
+			if (wr_pending(t))
+				wr_retire(t);
+			rxr_lap(p, RXR_ST_IDLE, 0);
+			continue;
+		}
+		rxr_burst_begin(p);
+		uint32_t np = wr_run(t, qi, &cl, now);
+		rxr_burst_end(p, np);
+		if (n->q[qi].tpp == 0)
+			wr_wire_time(t, now, cl.k, np, tend, &t->avg_pkt);
+		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
+	}
+	/* every run written is published before the writer reports done */
+	while (wr_pending(t))
+		if (!wr_retire(t))
+			rxr_lap(p, RXR_ST_IDLE, 0);
+#if defined(RXRAY_HAVE_GPU) && defined(RXS_GPU_DMA_ASYNC)
+	if (t->gdma && rxg_dma_drain(t->gdma) < 0 && !t->rc)
+		t->rc = -EIO;
+#endif
+}
+
 void *nic_thread_main(void *arg)
 {
 	struct nic_thread *t = arg;
@@ -455,10 +906,15 @@ void *nic_thread_main(void *arg)
 	}
 #ifdef RXRAY_HAVE_GPU
 	if (n->gpu_mrs && !t->gdma) {
-		/* a burst's pieces, each up to a frame */
-		int rc = rxg_dma_open(RXS_BURST * RXS_MAX_SGES,
-				      (size_t)RXS_BURST * RXS_MAX_SGES * (n->p.frame + 16), &t->gdma,
-				      NULL, 0);
+		/* a burst's pieces, each up to a frame; with asynchronous
+		 * copies, room for several runs in flight */
+		uint32_t runs = 1;
+#ifdef RXS_GPU_DMA_ASYNC
+		runs = 8;
+#endif
+		int rc = rxg_dma_open(runs * RXS_BURST * RXS_MAX_SGES,
+				      (size_t)runs * RXS_BURST * RXS_MAX_SGES * (n->p.frame + 16),
+				      &t->gdma, NULL, 0);
 		if (rc < 0) {
 			t->rc = rc;
 			goto out;
@@ -478,6 +934,10 @@ void *nic_thread_main(void *arg)
 	rxr_lap_start(p);
 	/* a thread whose queues got no flow, or no quota, offers nothing */
 	bool idle = !t->nflows || (t->limited && !t->max_packets);
+	if (n->writer_path) {
+		wr_loop(t);
+		idle = true;
+	}
 	for (; !idle;) {
 		uint64_t now = rxr_now();
 		if (now >= tend || dma_should_stop(n))

@@ -38,6 +38,17 @@ static int nic_params_check(const struct rxs_params *p, char *err, size_t errlen
 		     RXS_MAX_FRAME);
 	else if (!(p->rate_pps >= 0) || !(p->seconds >= 0))
 		nerr(err, errlen, "rate: negative rate or seconds");
+	else if (p->writers > RXS_MAX_WRITERS)
+		nerr(err, errlen, "dma-writers: %u out of range 1..%u", p->writers, RXS_MAX_WRITERS);
+	else if ((p->writers ? p->writers : 1) * RXS_MIN_RUN > p->ring)
+		nerr(err, errlen, "dma-writers: %u writers need a ring of at least %u WQEs, ring is %u",
+		     p->writers, p->writers * RXS_MIN_RUN, p->ring);
+	else if ((p->threads ? p->threads : 1) * (p->writers ? p->writers : 1) > RXS_MAX_QUEUES)
+		nerr(err, errlen, "dma-writers: %u NIC threads x %u writers exceed %u threads",
+		     p->threads, p->writers, RXS_MAX_QUEUES);
+	else if ((p->gate_fn || p->gate_polls || p->fault_dup_claim) &&
+		 !(p->writer_path || p->writers > 1))
+		nerr(err, errlen, "simnic: a completion gate or claim fault needs the writer path");
 	else if (p->threads > p->queues)
 		nerr(err, errlen,
 		     "nic-threads: %u NIC threads for %u queues; each thread needs a queue of its own",
@@ -67,6 +78,22 @@ static void *nic_zalloc(size_t len)
 	if (p)
 		memset(p, 0, alen);
 	return p;
+}
+
+/* The writer path's publication state per queue (nic_priv.h). 0 or
+ * -ENOMEM. */
+static int nic_pub_alloc(struct rxs_nic *n)
+{
+	for (uint32_t i = 0; i < n->p.queues; i++) {
+		struct nic_queue *q = &n->q[i];
+		if (q->ready)
+			continue;
+		q->ready = nic_zalloc(sizeof(*q->ready) * n->cq_depth);
+		q->op_pend = nic_zalloc(n->cq_depth);
+		if (!q->ready || !q->op_pend)
+			return -ENOMEM; /* zeroed: a mark of 0 entries is none */
+	}
+	return 0;
 }
 
 int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, size_t errlen)
@@ -109,7 +136,10 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 	}
 	if (nic_flows_build(n) < 0)
 		goto fail;
-	n->nthreads = p->threads ? p->threads : 1;
+	n->groups = p->threads ? p->threads : 1;
+	n->writers = p->writers ? p->writers : 1;
+	n->writer_path = p->writer_path || n->writers > 1;
+	n->nthreads = n->groups * n->writers;
 	n->t = nic_zalloc(sizeof(*n->t) * n->nthreads);
 	if (!n->t)
 		goto fail;
@@ -117,7 +147,17 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		struct nic_thread *t = &n->t[i];
 		t->n = n;
 		t->idx = i;
+		t->group = i / n->writers;
+		t->writer = i % n->writers;
 		t->core = i == 0 ? p->core : p->thread_core[i];
+		t->qcnt = nic_zalloc(sizeof(*t->qcnt) * p->queues);
+		t->rq_posted = nic_zalloc(sizeof(uint32_t) * p->queues);
+		t->rq_seen = nic_zalloc(sizeof(uint32_t) * p->queues);
+		t->cq_ci = nic_zalloc(sizeof(uint32_t) * p->queues);
+		t->cq_seen = nic_zalloc(sizeof(uint32_t) * p->queues);
+		t->runs = nic_zalloc(sizeof(*t->runs) * NIC_RUNS_MAX);
+		if (!t->qcnt || !t->rq_posted || !t->rq_seen || !t->cq_ci || !t->cq_seen || !t->runs)
+			goto fail;
 		if (rxr_probe_open("nic", t->core, p->sample_shift, 0, &t->probe, NULL, 0) < 0)
 			goto fail;
 		for (int s = 0; s < RXR_ST_COUNT; s++)
@@ -134,8 +174,16 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		if (!p->inject_ab && p->op_delay_hdr && rxr_probe_set_op_pay(t->probe) < 0)
 			goto fail;
 	}
-	if (nic_threads_share(n) < 0)
+	if (n->writer_path && nic_pub_alloc(n) < 0)
 		goto fail;
+	/* the classic loop's shares: one thread per group */
+	n->nthreads = n->writer_path ? n->groups : n->nthreads;
+	rc = nic_threads_share(n);
+	n->nthreads = n->groups * n->writers;
+	if (rc < 0 || nic_queues_share(n) < 0) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	*out = n;
 	return 0;
 fail:
@@ -159,6 +207,9 @@ void rxs_nic_free(struct rxs_nic *n)
 			free(n->q[i].rq_dbrec);
 			free(n->q[i].cq_buf);
 			free(n->q[i].cq_dbrec);
+			free(n->q[i].wflows);
+			free(n->q[i].ready);
+			free(n->q[i].op_pend);
 		}
 	free(n->q);
 	free(n->tmpl);
@@ -167,6 +218,12 @@ void rxs_nic_free(struct rxs_nic *n)
 	if (n->t)
 		for (uint32_t i = 0; i < n->nthreads; i++) {
 			free(n->t[i].flows);
+			free(n->t[i].qcnt);
+			free(n->t[i].rq_posted);
+			free(n->t[i].rq_seen);
+			free(n->t[i].cq_ci);
+			free(n->t[i].cq_seen);
+			free(n->t[i].runs);
 			rxr_probe_free(n->t[i].probe);
 #ifdef RXRAY_HAVE_GPU
 			rxg_dma_close(n->t[i].gdma);
@@ -255,8 +312,19 @@ int rxs_nic_start(struct rxs_nic *n)
 	if (n->started)
 		return -EBUSY;
 	int rc = 0;
+#if defined(RXRAY_HAVE_GPU) && defined(RXS_GPU_DMA_ASYNC)
+	/* GPU copies complete asynchronously: only the writer path defers
+	 * completions until they land (one writer per thread keeps the
+	 * thread -> queue map) */
+	if (n->gpu_mrs)
+		n->writer_path = true;
+#endif
+	if (n->writer_path && nic_pub_alloc(n) < 0)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < n->nthreads; i++)
 		__atomic_store_n(&n->t[i].state, NIC_RUNNING, __ATOMIC_RELEASE);
+	/* the writer path's pacing origin, shared by a queue's writers */
+	n->t0 = rxr_now();
 	for (uint32_t i = 0; i < n->nthreads && !rc; i++) {
 		rc = pthread_create(&n->t[i].tid, NULL, nic_thread_main, &n->t[i]);
 		n->t[i].started = rc == 0;
@@ -284,8 +352,15 @@ int rxs_nic_rearm(struct rxs_nic *n, double seconds)
 		return -EINVAL;
 	/* rings, posted WQEs, CQ positions and sequence numbers carry on as
 	 * they are: only the counters and the run's clock start again */
-	for (uint32_t i = 0; i < n->p.queues; i++)
-		memset(&n->q[i].cnt, 0, sizeof(n->q[i].cnt));
+	for (uint32_t i = 0; i < n->p.queues; i++) {
+		struct nic_queue *q = &n->q[i];
+		memset(&q->cnt, 0, sizeof(q->cnt));
+		/* the phase's offered packets move into the sequence base;
+		 * the WQE/CQ counter carries on */
+		uint64_t w = __atomic_load_n(&q->prod, __ATOMIC_RELAXED);
+		q->seq += w >> 24;
+		__atomic_store_n(&q->prod, w & 0xffffffu, __ATOMIC_RELAXED);
+	}
 	for (uint32_t i = 0; i < n->nthreads; i++) {
 		struct nic_thread *t = &n->t[i];
 		t->started = t->joined = false;
@@ -293,6 +368,8 @@ int rxs_nic_rearm(struct rxs_nic *n, double seconds)
 		t->t_start = t->t_end = 0;
 		t->bursts = 0;
 		t->offered = t->received = t->out_of_buffer = 0;
+		memset(t->qcnt, 0, sizeof(*t->qcnt) * n->p.queues);
+		t->claims = 0;
 		t->valid_ok = false;
 		__atomic_store_n(&t->state, NIC_IDLE, __ATOMIC_RELEASE);
 	}
@@ -348,14 +425,17 @@ void rxs_nic_counters(const struct rxs_nic *n, uint32_t qi, struct rxs_counters 
 	for (uint32_t i = 0; i < n->p.queues; i++) {
 		if (qi != UINT32_MAX && i != qi)
 			continue;
-		const struct rxs_counters *c = &n->q[i].cnt;
-		out->offered += __atomic_load_n(&c->offered, __ATOMIC_RELAXED);
-		out->received += __atomic_load_n(&c->received, __ATOMIC_RELAXED);
-		out->out_of_buffer += __atomic_load_n(&c->out_of_buffer, __ATOMIC_RELAXED);
-		out->cq_full += __atomic_load_n(&c->cq_full, __ATOMIC_RELAXED);
-		out->errors += __atomic_load_n(&c->errors, __ATOMIC_RELAXED);
-		out->bytes += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
-		out->dbrec_reads += __atomic_load_n(&c->dbrec_reads, __ATOMIC_RELAXED);
+		/* the queue's own (classic loop) and each writer's share */
+		for (uint32_t w = 0; w <= n->nthreads; w++) {
+			const struct rxs_counters *c = w == 0 ? &n->q[i].cnt : &n->t[w - 1].qcnt[i];
+			out->offered += __atomic_load_n(&c->offered, __ATOMIC_RELAXED);
+			out->received += __atomic_load_n(&c->received, __ATOMIC_RELAXED);
+			out->out_of_buffer += __atomic_load_n(&c->out_of_buffer, __ATOMIC_RELAXED);
+			out->cq_full += __atomic_load_n(&c->cq_full, __ATOMIC_RELAXED);
+			out->errors += __atomic_load_n(&c->errors, __ATOMIC_RELAXED);
+			out->bytes += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
+			out->dbrec_reads += __atomic_load_n(&c->dbrec_reads, __ATOMIC_RELAXED);
+		}
 	}
 }
 
@@ -404,9 +484,22 @@ void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t ti, struct rxs_threa
 	out->core = t->core;
 	out->flows = t->nflows;
 	out->target_pps = t->rate_pps;
-	for (uint32_t q = ti; q < n->p.queues; q += n->nthreads) {
+	if (n->writer_path) {
+		/* a writer offers its group's flows with the other writers */
+		out->flows = 0;
+		for (uint32_t q = 0; q < n->p.queues; q++)
+			if (nic_thread_owns(n, ti, q))
+				out->flows += n->q[q].nwflows;
+		out->target_pps = n->p.rate_pps * out->flows / n->nflows / n->writers;
+	}
+	for (uint32_t q = 0; q < n->p.queues; q++) {
+		if (!nic_thread_owns(n, ti, q))
+			continue;
 		struct rxs_counters c;
-		rxs_nic_counters(n, q, &c);
+		if (n->writer_path)
+			c = t->qcnt[q]; /* this writer's part of the queue */
+		else
+			rxs_nic_counters(n, q, &c);
 		out->queues++;
 		out->cnt.cq_full += c.cq_full;
 		out->cnt.errors += c.errors;
@@ -465,9 +558,12 @@ static json_t *nic_threads_json(const struct rxs_nic *n)
 			json_decref(a);
 			return NULL;
 		}
-		for (uint32_t q = i; q < n->p.queues; q += n->nthreads)
-			json_array_append_new(qs, json_integer(q));
+		for (uint32_t q = 0; q < n->p.queues; q++)
+			if (nic_thread_owns(n, i, q))
+				json_array_append_new(qs, json_integer(q));
 		json_object_set_new(o, "thread", json_integer(i));
+		json_object_set_new(o, "group", json_integer(n->t[i].group));
+		json_object_set_new(o, "writer", json_integer(n->t[i].writer));
 		json_object_set_new(o, "core", json_integer(ts.core));
 		json_object_set_new(o, "queues", qs);
 		json_object_set_new(o, "flows", json_integer(ts.flows));
@@ -541,7 +637,10 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "sges", json_integer(n->p.sges));
 	json_object_set_new(o, "cq_depth", json_integer(n->cq_depth));
 	json_object_set_new(o, "core", json_integer(n->p.core));
-	json_object_set_new(o, "nic_threads", json_integer(n->nthreads));
+	json_object_set_new(o, "nic_threads", json_integer(n->groups));
+	json_object_set_new(o, "dma_writers", json_integer(n->writers));
+	json_object_set_new(o, "writer_path", json_boolean(n->writer_path));
+	json_object_set_new(o, "writer_threads", json_integer(n->nthreads));
 	json_object_set_new(o, "cqe_comp", json_boolean(n->p.cqe_comp));
 	json_object_set_new(o, "threads", ts);
 	json_object_set_new(o, "totals", nic_counters_json(&tot));

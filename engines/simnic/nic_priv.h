@@ -37,7 +37,39 @@ struct nic_queue {
 	__be32 *rq_dbrec;      /* own cache line */
 	struct mlx5_cqe64 *cq_buf;
 	__be32 *cq_dbrec;      /* own cache line */
+	/* writer path (several DMA writers per queue): the flows this queue
+	 * offers, its pacing and its quota; read-only while running */
+	uint32_t *wflows;      /* flow numbers hashed to this queue, in order */
+	uint32_t nwflows;
+	double tpp;            /* clock ticks per packet, 0 = unpaced */
+	uint64_t quota;        /* share of p.max_packets (limited only) */
+	/* The producer, the one word writers claim runs with (one CAS):
+	 * bits 63..24 = packets offered in this phase (seq = seq + that),
+	 * bits 23..0 = WQEs consumed = CQ entries claimed (one entry per
+	 * WQE, so the same counter indexes both rings). */
+	_Alignas(64) uint64_t prod;
+	/* CQ entries published (24 bits): a run's op_owns are stored only
+	 * when this reaches its first entry, so the CQ fills in order; only
+	 * the holder of pub_lock advances it */
+	_Alignas(64) uint32_t published;
+	int pub_lock;
+	/* ready[c & mask] = (c << 8) | m once the run of m entries from c is
+	 * written and its gate done (0 once published); op_pend[e] = the
+	 * op_own entry e gets (0 = none: a session's other entries).
+	 * cq_depth entries each. */
+	uint32_t *ready;
+	uint8_t *op_pend;
 } __attribute__((aligned(64)));
+
+/* A run a writer wrote whose gate ticket is not done yet. */
+struct nic_run {
+	struct nic_queue *q;
+	uint32_t c;            /* first CQ entry / WQE (24 bits) */
+	uint32_t m;            /* entries */
+	uint64_t ticket;       /* completion-gate ticket (0 = none) */
+};
+
+#define NIC_RUNS_MAX 64u   /* runs a writer keeps awaiting publication */
 
 /*
  * One NIC thread: owns the queues q with q % threads == idx, walks its own
@@ -70,6 +102,20 @@ struct nic_thread {
 	 * begun and ended on the thread in this phase */
 	struct rxr_valid_thread valid;
 	bool valid_ok;
+	/* writer path: this thread is DMA writer `writer` of group `group`
+	 * (the queues q % groups == group) */
+	uint32_t group, writer;
+	struct rxs_counters *qcnt;    /* per-queue counters it adds (p.queues) */
+	uint32_t *rq_posted, *rq_seen, *cq_ci, *cq_seen; /* per-queue caches */
+	struct nic_run *runs;         /* NIC_RUNS_MAX, awaiting publication */
+	uint32_t run_head, run_tail;
+	uint64_t tickets;             /* gate tickets issued */
+	uint64_t run_ticket;          /* GPU copies: the run's last ticket */
+	uint64_t gate_polls;          /* host gate: polls so far */
+	uint64_t claims;              /* runs claimed (fault_dup_claim counts them) */
+	double avg_pkt;               /* unpaced: ticks per delivered packet, kept
+				       * across phases (a measured phase may start
+				       * on a dry RQ) */
 } __attribute__((aligned(64)));
 
 struct rxs_nic {
@@ -88,7 +134,10 @@ struct rxs_nic {
 				* each thread's state word (measurement only) */
 	bool gpu_mrs;                 /* some region is GPU memory */
 	struct nic_thread *t;         /* nthreads entries */
-	uint32_t nthreads;
+	uint32_t nthreads;            /* groups * writers on the writer path */
+	uint32_t groups, writers;     /* writer path: NIC threads, writers each */
+	bool writer_path;
+	uint64_t t0;                  /* writer path: the phase's clock origin */
 	bool started, joined;
 	/* Read by every polling engine thread (rxs_nic_done) and by the NIC
 	 * threads (stop_req) all the time, written once each: a cache line of
@@ -111,6 +160,14 @@ int nic_flows_build(struct rxs_nic *n);
 int nic_threads_share(struct rxs_nic *n);
 /* Toeplitz hash of the bytes in with the default 40-byte RSS key. */
 uint32_t nic_toeplitz(const uint8_t *in, size_t len);
+/* wire.c: each queue's flow list, pacing and quota (writer path). 0 or
+ * -ENOMEM. */
+int nic_queues_share(struct rxs_nic *n);
+/* True when NIC thread t writes queue q. */
+static inline bool nic_thread_owns(const struct rxs_nic *n, uint32_t t, uint32_t q)
+{
+	return n->writer_path ? q % n->groups == t / n->writers : q % n->nthreads == t;
+}
 /* dma.c: a NIC thread's body (arg: its struct nic_thread). */
 void *nic_thread_main(void *arg);
 

@@ -130,6 +130,34 @@ int nic_threads_share(struct rxs_nic *n)
 	return 0;
 }
 
+int nic_queues_share(struct rxs_nic *n)
+{
+	double hz = rxr_clock_get()->hz;
+	uint32_t done = 0; /* flows of queues before this one */
+	for (uint32_t qi = 0; qi < n->p.queues; qi++) {
+		struct nic_queue *q = &n->q[qi];
+		uint32_t mine = 0;
+		for (uint32_t f = 0; f < n->nflows; f++)
+			mine += n->flow_q[f] == qi;
+		q->wflows = calloc(mine ? mine : 1, sizeof(*q->wflows));
+		if (!q->wflows)
+			return -ENOMEM;
+		q->nwflows = 0;
+		for (uint32_t f = 0; f < n->nflows; f++)
+			if (n->flow_q[f] == qi)
+				q->wflows[q->nwflows++] = f;
+		/* every flow keeps rate / flows: the queue's share is its flows */
+		double rate = n->p.rate_pps * q->nwflows / n->nflows;
+		q->tpp = rate > 0 ? hz / rate : 0;
+		uint64_t lo = (uint64_t)((unsigned __int128)n->p.max_packets * done / n->nflows);
+		uint64_t hi = (uint64_t)((unsigned __int128)n->p.max_packets *
+					 (done + q->nwflows) / n->nflows);
+		q->quota = hi - lo;
+		done += q->nwflows;
+	}
+	return 0;
+}
+
 void rxs_params_defaults(struct rxs_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -141,6 +169,7 @@ void rxs_params_defaults(struct rxs_params *p)
 	p->dma = RX_DMA_CACHE;
 	p->payload = RX_PAYLOAD_STAMP;
 	p->threads = 1;
+	p->writers = 1;
 	p->core = -1;
 	for (uint32_t i = 0; i < RXS_MAX_QUEUES; i++)
 		p->thread_core[i] = -1;
@@ -149,9 +178,12 @@ void rxs_params_defaults(struct rxs_params *p)
 void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl)
 {
 	p->threads = pl->nic_threads > 0 ? (uint32_t)pl->nic_threads : 1;
+	if (pl->dma_writers > 0)
+		p->writers = (uint32_t)pl->dma_writers;
+	uint32_t all = p->threads * (p->writers ? p->writers : 1);
 	p->core = pl->nic_cores[0];
 	for (uint32_t i = 1; i < RXS_MAX_QUEUES; i++)
-		p->thread_core[i] = i < p->threads ? pl->nic_cores[i] : -1;
+		p->thread_core[i] = i < all ? pl->nic_cores[i] : -1;
 }
 
 void rxs_caps(struct rx_caps *caps)
@@ -198,9 +230,14 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 			return werr(err, errlen, "device: nics=%s out of range 1..%u", val,
 				    RXS_MAX_QUEUES);
 		p->threads = (uint32_t)v;
+	} else if (!strcmp(key, "writers")) {
+		if (rxr_parse_u64(val, 1, RXS_MAX_WRITERS, &v) < 0)
+			return werr(err, errlen, "device: writers=%s out of range 1..%u", val,
+				    RXS_MAX_WRITERS);
+		p->writers = (uint32_t)v;
 	} else {
-		return werr(err, errlen, "device: unknown sim option '%s' (rate, flows, cq, nics)",
-			    key);
+		return werr(err, errlen,
+			    "device: unknown sim option '%s' (rate, flows, cq, nics, writers)", key);
 	}
 	return 0;
 }
@@ -225,6 +262,7 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 	p->payload = c->payload;
 	p->core = nic_core;
 	p->threads = 0; /* set below from the device string or the config */
+	p->writers = 0; /* likewise */
 	p->sample_shift = c->sample_shift;
 	/* the engine's backend decides what auto means (dpdk: on) */
 	p->cqe_comp = c->cqe_comp == RX_CQE_COMP_ON;
@@ -260,5 +298,18 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 			    c->nic_threads, p->queues);
 	if (!p->threads)
 		p->threads = c->nic_threads ? c->nic_threads : 1;
+	/* the knob's default (1) yields to the device option */
+	if (p->writers && c->dma_writers > 1 && p->writers != c->dma_writers)
+		return werr(err, errlen, "dma-writers: %u disagrees with the device option writers=%u",
+			    c->dma_writers, p->writers);
+	if (!p->writers)
+		p->writers = c->dma_writers ? c->dma_writers : 1; /* auto: rxs_params_place */
+	if (p->writers * RXS_MIN_RUN > p->ring)
+		return werr(err, errlen,
+			    "dma-writers: %u writers need a ring of at least %u WQEs (%u each), ring is %u",
+			    p->writers, p->writers * RXS_MIN_RUN, RXS_MIN_RUN, p->ring);
+	if (p->threads * p->writers > RXS_MAX_QUEUES)
+		return werr(err, errlen, "dma-writers: %u NIC threads x %u writers exceed %u threads",
+			    p->threads, p->writers, RXS_MAX_QUEUES);
 	return 0;
 }

@@ -68,6 +68,8 @@ Test(run_cli, bad_option_values_exit_2)
 	expect_usage("run --nic-threads 65", "--nic-threads");
 	expect_usage("run --nic-threads two", "--nic-threads");
 	expect_usage("run --nic-threads", "--nic-threads");
+	expect_usage("run --dma-writers 0", "--dma-writers");
+	expect_usage("run --dma-writers 17", "--dma-writers");
 }
 
 /* Cross-field checks need an engine; skip visibly when none is built. */
@@ -105,6 +107,7 @@ Test(run_cli, config_rejects_exit_2)
 		expect_usage("run --engine dpdk --device sim --op-delay repost=100", "--op-delay");
 }
 
+
 /* Two NIC threads on two queues: one "nic" thread entry each, counters
  * conserve, and the summary carries per-thread figures. */
 Test(run_cli, two_nic_threads_run_and_conserve)
@@ -141,6 +144,69 @@ Test(run_cli, two_nic_threads_run_and_conserve)
 	cr_assert_eq((uint64_t)offered, r->c.offered);
 	rxr_result_free(r);
 	unlink(path);
+}
+
+/* DMA writers: a run of 8 WQEs each fits the ring, they agree with
+ * sim:writers=, and each has a core of its own unless oversubscribed. */
+Test(run_cli, dma_writers_rejects_exit_2)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	expect_usage("run --device sim --ring 16 --batch 8 --dma-writers 4 --allow-oversubscribe",
+		     "--dma-writers");
+	expect_usage("run --device sim:writers=4 --dma-writers 2 --allow-oversubscribe",
+		     "--dma-writers");
+	expect_usage("run --device sim:writers=99", "--device");
+	expect_usage("run --device sim --cores 0-1 --app inline --dma-writers 2", "--dma-writers");
+}
+
+/* Two DMA writers through each engine (dpdk sim: compressed CQEs, hds,
+ * full payloads): counters conserve, one "nic" entry per writer, and the
+ * writers' offered packets add up to the run's. */
+static void writers_run(const char *engine_args)
+{
+	char path[] = "/tmp/rxray-run-writers-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	char args[512], line[512];
+	snprintf(args, sizeof(args),
+		 "run --device sim %s --dma-writers 2 --allow-oversubscribe --rate 500k "
+		 "--ring 1024 --seconds 200ms -q -o %s",
+		 engine_args, path);
+	cr_assert_eq(rxray(args, line, sizeof(line)), 0, "%s: %s", args, line);
+	char err[256] = "";
+	struct rxr_result *r = NULL;
+	rxr_result_read(path, &r, err, sizeof(err));
+	cr_assert_not_null(r, "reader rejected the result: %s", err);
+	cr_assert(rxr_counters_conserved(&r->c), "%s", engine_args);
+	cr_assert_gt(r->c.received, 0);
+	int nics = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		nics += !strcmp(r->threads[i].role, "nic");
+	cr_assert_eq(nics, 2, "one nic thread entry per writer");
+	json_t *nic = json_object_get(r->extra, "nic");
+	cr_assert_eq(json_integer_value(json_object_get(nic, "dma_writers")), 2);
+	json_t *ts = json_object_get(nic, "threads");
+	json_int_t offered = 0;
+	for (size_t i = 0; i < json_array_size(ts); i++)
+		offered += json_integer_value(json_object_get(json_array_get(ts, i), "offered"));
+	cr_assert_eq((uint64_t)offered, r->c.offered);
+	rxr_result_free(r);
+	unlink(path);
+}
+
+Test(run_cli, dma_writers_run_and_conserve)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	writers_run("--engine verbs --mode hds --payload full");
+	char line[512];
+	if (rxray("caps --engine dpdk --device sim", line, sizeof(line)) == 2 &&
+	    strstr(line, "not an engine of this build"))
+		cr_skip_test("needs the dpdk engine in this build (verbs ran)");
+	writers_run("--engine dpdk --mode single --cqe-comp on");
+	writers_run("--engine dpdk --mode hds --cqe-comp off --payload none");
 }
 
 Test(run_cli, help_exits_0)

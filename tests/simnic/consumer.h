@@ -30,6 +30,8 @@ struct tc_queue {
 	uint64_t bad_session; /* session crossing the CQ's end, or k < 2 */
 	uint64_t bad_hash;   /* RSS hash that does not spread to this queue */
 	uint64_t bad_ptype;  /* parser fields (packet-type index) not UDP/IPv4 */
+	uint64_t bad_wqe;    /* wqe_counter not the next WQE posted (16 bits) */
+	uint64_t bad_order;  /* a later CQ entry published before entry ci */
 };
 
 struct tc {
@@ -40,6 +42,7 @@ struct tc {
 	size_t hdr_len, pay_len;
 	uint32_t hkey, pkey;
 	uint64_t spin_per_pkt; /* clock ticks of "app work" per packet */
+	bool check_order;    /* plain CQEs: look ahead for out-of-order ones */
 	struct tc_queue q[RXS_MAX_QUEUES];
 };
 
@@ -171,6 +174,25 @@ static inline uint32_t tc_session(struct tc *t, uint32_t qi, const struct mlx5_c
 	return k;
 }
 
+/*
+ * Entry ci is not software's yet: no later entry may be (plain CQEs, in
+ * order per queue). A later entry is read first (acquire), then ci again:
+ * a NIC that publishes in order made ci visible before the later one.
+ */
+static inline void tc_order_check(struct tc *t, uint32_t qi)
+{
+	struct tc_queue *q = &t->q[qi];
+	for (uint32_t d = 1; d <= 2 * RXS_BURST && d < q->r.cqe_cnt; d++) {
+		uint32_t e = q->ci + d;
+		const struct mlx5_cqe64 *c = rxs_cq_peek(&q->r, e);
+		if (!c || be16toh(c->wqe_counter) != (uint16_t)e)
+			continue;
+		if (!rxs_cq_peek(&q->r, q->ci))
+			q->bad_order++;
+		return;
+	}
+}
+
 /* Handle one CQE (or one compressed session) of queue qi; returns the
  * completions consumed. */
 static inline int tc_poll_one(struct tc *t, uint32_t qi)
@@ -178,9 +200,15 @@ static inline int tc_poll_one(struct tc *t, uint32_t qi)
 	struct tc_queue *q = &t->q[qi];
 	struct mlx5_cqe64 *cqe = rxs_cq_peek(&q->r, q->ci);
 	uint32_t k = 1;
+	if (!cqe && t->check_order)
+		tc_order_check(t, qi);
 	if (!cqe)
 		return 0;
 	uint32_t s = be16toh(cqe->wqe_counter) & (t->p.ring - 1);
+	/* one CQ entry per WQE, WQEs consumed in order: the n-th entry
+	 * completes the n-th WQE posted */
+	if (be16toh(cqe->wqe_counter) != (uint16_t)q->ci)
+		q->bad_wqe++;
 	if (rxs_cqe_opcode(cqe) == MLX5_CQE_RESP_SEND) {
 		/* the PMD's packet-type index: l4_hdr_type_etc >> 2 and the
 		 * tunnel bits of byte 0 */

@@ -2,6 +2,7 @@
 /* The software NIC driven directly by a tiny fixed-slot consumer. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "consumer.h"
@@ -37,6 +38,10 @@ static void check_accounting(struct tc *t)
 		cr_assert_eq(q->bad_session, 0, "queue %u: session crosses the CQ's end", qi);
 		cr_assert_eq(q->bad_hash, 0, "queue %u: RSS hash of another queue", qi);
 		cr_assert_eq(q->bad_ptype, 0, "queue %u: packet-type fields wrong", qi);
+		cr_assert_eq(q->bad_wqe, 0, "queue %u: %lu completions out of WQE order", qi,
+			     (unsigned long)q->bad_wqe);
+		cr_assert_eq(q->bad_order, 0, "queue %u: %lu times a later CQE was out first", qi,
+			     (unsigned long)q->bad_order);
 		if (!t->p.cqe_comp)
 			cr_assert_eq(q->sessions, 0, "queue %u: compressed without being asked", qi);
 		cr_assert_leq(q->next_seq, c.offered);
@@ -718,5 +723,378 @@ Test(simnic, dry_rq_doorbell_fetched_once_per_burst)
 	cr_assert_eq(c.out_of_buffer, 3200 - 16);
 	cr_assert_leq(c.dbrec_reads, st.bursts + 1, "%lu doorbell fetches in %lu bursts",
 		      (unsigned long)c.dbrec_reads, (unsigned long)st.bursts);
+	tc_fini(&t);
+}
+
+/* ------------------------------------------------ parallel DMA writers */
+
+/* The invariants check_accounting asserts, counted instead: how many
+ * fail. A broken NIC must make this nonzero. */
+static int accounting_violations(struct tc *t)
+{
+	int bad = 0;
+	struct rxs_counters tot;
+	rxs_nic_counters(t->nic, UINT32_MAX, &tot);
+	bad += tot.offered != tot.received + tot.out_of_buffer;
+	for (uint32_t qi = 0; qi < t->nq; qi++) {
+		struct rxs_counters c;
+		struct tc_queue *q = &t->q[qi];
+		rxs_nic_counters(t->nic, qi, &c);
+		bad += c.offered != c.received + c.out_of_buffer;
+		bad += c.received != q->good + q->errors;
+		bad += q->backwards != 0;
+		bad += q->bad_hdr != 0;
+		bad += q->bad_stamp != 0;
+		bad += q->bad_session != 0;
+		bad += q->bad_wqe != 0;
+		bad += q->bad_order != 0;
+		bad += q->next_seq > c.offered;
+		bad += q->gaps + (c.offered - q->next_seq) != c.out_of_buffer + c.errors;
+	}
+	return bad;
+}
+
+/* One writer-path run with a consumer that keeps up: the ring holds more
+ * WQEs than packets offered, so no packet may find the RQ empty, and every
+ * sequence number must arrive once, in order, in WQE order. */
+static void writers_exact(uint32_t writers, uint32_t sges, enum rx_payload pay, bool comp,
+			  uint32_t queues)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.queues = queues;
+	p.threads = 1;
+	p.writers = writers;
+	p.writer_path = true;
+	p.ring = 16384;
+	p.sges = sges;
+	p.frame = 256;
+	p.payload = pay;
+	p.cqe_comp = comp;
+	p.seconds = 0;
+	p.max_packets = 12000 * queues;
+	p.rate_pps = 0;
+	cr_assert_eq(tc_init(&t, &p, sges == 2 ? 64 : 0), 0);
+	t.check_order = !comp;
+	run_consumer(&t);
+	check_accounting(&t);
+	cr_assert_eq(accounting_violations(&t), 0);
+	struct rxs_counters c;
+	rxs_nic_counters(t.nic, UINT32_MAX, &c);
+	cr_assert_eq(c.offered, p.max_packets, "W=%u: offered %lu", writers,
+		     (unsigned long)c.offered);
+	cr_assert_eq(c.out_of_buffer, 0, "W=%u: the ring never ran dry", writers);
+	cr_assert_eq(c.received, p.max_packets);
+	for (uint32_t qi = 0; qi < queues; qi++) {
+		rxs_nic_counters(t.nic, qi, &c);
+		cr_assert_eq(t.q[qi].gaps, 0, "W=%u queue %u: sequence gaps", writers, qi);
+		cr_assert_eq(t.q[qi].next_seq, c.offered, "W=%u queue %u: last seq", writers, qi);
+		if (comp)
+			cr_assert_gt(t.q[qi].sessions, 0, "W=%u: no session written", writers);
+	}
+	/* every writer claimed runs (the claim is shared, not one writer's) */
+	uint32_t active = 0;
+	for (uint32_t w = 0; w < writers; w++) {
+		struct rxs_thread_stats ts;
+		rxs_nic_thread_stats(t.nic, w, &ts);
+		active += ts.cnt.offered > 0;
+	}
+	cr_assert_geq(active, 1);
+	tc_fini(&t);
+}
+
+Test(simnic, writers_1_2_4_in_order_single_and_hds)
+{
+	static const uint32_t ws[] = {1, 2, 4};
+	for (size_t i = 0; i < 3; i++) {
+		writers_exact(ws[i], 1, RX_PAYLOAD_STAMP, false, 1);
+		writers_exact(ws[i], 2, RX_PAYLOAD_STAMP, false, 1);
+		writers_exact(ws[i], 2, RX_PAYLOAD_FULL, false, 2);
+		writers_exact(ws[i], 1, RX_PAYLOAD_NONE, false, 1);
+	}
+}
+
+Test(simnic, writers_1_2_4_compressed_sessions_whole)
+{
+	static const uint32_t ws[] = {1, 2, 4};
+	for (size_t i = 0; i < 3; i++) {
+		writers_exact(ws[i], 1, RX_PAYLOAD_STAMP, true, 1);
+		writers_exact(ws[i], 2, RX_PAYLOAD_STAMP, true, 2);
+	}
+}
+
+/* A small ring and a slow consumer: writers find the RQ empty; every
+ * packet is received or out_of_buffer, and the sequence gaps the consumer
+ * sees are exactly the out_of_buffer the NIC counted. */
+Test(simnic, writers_overloaded_conserve)
+{
+	static const uint32_t ws[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		for (int comp = 0; comp < 2; comp++) {
+			struct rxs_params p;
+			struct tc t;
+			rxs_params_defaults(&p);
+			p.writers = ws[i];
+			p.ring = 64;
+			p.frame = 128;
+			p.seconds = 0;
+			p.max_packets = 40000;
+			p.cqe_comp = comp;
+			cr_assert_eq(tc_init(&t, &p, 0), 0);
+			t.spin_per_pkt = (uint64_t)(rxr_clock_get()->hz / 2e6); /* 0.5 us */
+			run_consumer(&t);
+			check_accounting(&t);
+			struct rxs_counters c;
+			rxs_nic_counters(t.nic, 0, &c);
+			cr_assert_eq(c.offered, 40000);
+			cr_assert_gt(c.out_of_buffer, 0, "W=%u: the consumer never fell behind",
+				     ws[i]);
+			tc_fini(&t);
+		}
+	}
+}
+
+/* Nobody consumes: exactly the posted WQEs (or the CQ's entries, when
+ * the CQ is smaller) complete, everything else is out_of_buffer. */
+Test(simnic, writers_out_of_buffer_exact)
+{
+	for (uint32_t w = 2; w <= 4; w += 2) {
+		struct rxs_params p;
+		struct tc t;
+		rxs_params_defaults(&p);
+		p.writers = w;
+		p.ring = 64;
+		p.frame = 64;
+		p.seconds = 0;
+		p.max_packets = 1000;
+		cr_assert_eq(tc_init(&t, &p, 0), 0);
+		cr_assert_eq(rxs_nic_start(t.nic), 0);
+		cr_assert_eq(rxs_nic_join(t.nic), 0);
+		struct rxs_counters c;
+		rxs_nic_counters(t.nic, 0, &c);
+		cr_assert_eq(c.received, 64, "W=%u: %lu CQEs for 64 WQEs", w,
+			     (unsigned long)c.received);
+		cr_assert_eq(c.out_of_buffer, 1000 - 64);
+		cr_assert_eq(c.cq_full, 0);
+		tc_run(&t);
+		check_accounting(&t);
+		tc_fini(&t);
+
+		/* a CQ of 16 fills before the RQ runs dry */
+		p.cq_depth = 16;
+		cr_assert_eq(tc_init(&t, &p, 0), 0);
+		cr_assert_eq(rxs_nic_start(t.nic), 0);
+		cr_assert_eq(rxs_nic_join(t.nic), 0);
+		rxs_nic_counters(t.nic, 0, &c);
+		cr_assert_eq(c.received, 16);
+		cr_assert_eq(c.out_of_buffer, 1000 - 16);
+		cr_assert_eq(c.cq_full, 1000 - 16);
+		tc_fini(&t);
+	}
+}
+
+/* Deliberately broken claim: one writer's third claim takes its WQEs
+ * without advancing the producer, so two runs use the same WQEs. The
+ * checks the writer tests rely on must catch it. */
+Test(simnic, writers_duplicate_claim_is_caught)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.writers = 2;
+	p.ring = 16384;
+	p.frame = 256;
+	p.seconds = 0;
+	p.max_packets = 12000;
+	p.fault_dup_claim = 3;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	run_consumer(&t);
+	cr_assert_gt(accounting_violations(&t), 0, "a WQE used twice went unnoticed");
+	tc_fini(&t);
+}
+
+/* The completion gate under test control: writer 0's ticket t is done
+ * once gate_level >= t. */
+static uint64_t gate_level;
+static uint64_t test_gate(void *arg, uint32_t writer)
+{
+	(void)arg;
+	(void)writer;
+	return __atomic_load_n(&gate_level, __ATOMIC_ACQUIRE);
+}
+
+/* Wait (bounded) until queue 0's CQ entry ci is software's. */
+static bool wait_cqe(struct tc *t, uint32_t ci)
+{
+	for (long i = 0; i < 20000000; i++) {
+		if (rxs_cq_peek(&t->q[0].r, ci))
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+/* Completions are published only when their run's copy has landed: a
+ * run written but not complete shows no CQE, the first run's completion
+ * shows exactly its entries, and the NIC kept writing meanwhile. */
+Test(simnic, writers_publish_only_completed_runs)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.writers = 1;
+	p.writer_path = true;
+	p.ring = 64;
+	p.frame = 128;
+	p.seconds = 0;
+	p.max_packets = 40; /* runs of 32 and 8 */
+	p.gate_fn = test_gate;
+	gate_level = 0;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	cr_assert_eq(rxs_nic_start(t.nic), 0);
+	struct rxs_counters c;
+	for (long i = 0; i < 20000000; i++) {
+		rxs_nic_counters(t.nic, 0, &c);
+		if (c.received == 40)
+			break;
+		sched_yield();
+	}
+	cr_assert_eq(c.received, 40, "both runs written while the first copy is in flight");
+	/* the last packet's header landed, no completion is out */
+	cr_assert_eq(rxs_hdr_seq(tc_hdr_slot(&t, 0, 39)), 39);
+	cr_assert_null(rxs_cq_peek(&t.q[0].r, 0), "a CQE before its run completed");
+	cr_assert(!rxs_nic_done(t.nic));
+	__atomic_store_n(&gate_level, 1, __ATOMIC_RELEASE);
+	cr_assert(wait_cqe(&t, 31), "the first run's completions never appeared");
+	for (uint32_t i = 0; i < 32; i++)
+		cr_assert_not_null(rxs_cq_peek(&t.q[0].r, i));
+	cr_assert_null(rxs_cq_peek(&t.q[0].r, 32), "the second run is not complete yet");
+	__atomic_store_n(&gate_level, 2, __ATOMIC_RELEASE);
+	tc_run(&t);
+	cr_assert_eq(rxs_nic_join(t.nic), 0);
+	check_accounting(&t);
+	cr_assert_eq(t.q[0].good, 40);
+	tc_fini(&t);
+}
+
+/* Completions delayed by a host-memory gate (N polls, as GPU copies
+ * land later than the writes) with two writers: the CQ still fills in
+ * order, sessions whole, nothing lost or repeated. */
+Test(simnic, writers_delayed_completions_stay_in_order)
+{
+	for (int comp = 0; comp < 2; comp++) {
+		struct rxs_params p;
+		struct tc t;
+		rxs_params_defaults(&p);
+		p.writers = 2;
+		p.ring = 256;
+		p.frame = 256;
+		p.sges = 2;
+		p.seconds = 0;
+		p.max_packets = 20000;
+		p.gate_polls = 5;
+		p.cqe_comp = comp;
+		cr_assert_eq(tc_init(&t, &p, 64), 0);
+		t.check_order = !comp;
+		run_consumer(&t);
+		check_accounting(&t);
+		struct rxs_counters c;
+		rxs_nic_counters(t.nic, 0, &c);
+		cr_assert_eq(c.offered, 20000);
+		tc_fini(&t);
+	}
+}
+
+Test(simnic, writers_params_checked)
+{
+	struct rxs_params p;
+	struct rx_config c;
+	struct rxs_nic *bad = NULL;
+	char err[256] = "";
+	rxs_params_defaults(&p);
+	p.writers = RXS_MAX_WRITERS + 1;
+	cr_assert_eq(rxs_nic_open(&p, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "dma-writers:", 12) == 0, "%s", err);
+	p.writers = 4;
+	p.ring = 16; /* 4 writers x 8 WQEs a run need 32 */
+	cr_assert_eq(rxs_nic_open(&p, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "ring") != NULL, "%s", err);
+	rxs_params_defaults(&p);
+	p.gate_polls = 3; /* the classic loop has no gate */
+	cr_assert_eq(rxs_nic_open(&p, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert_null(bad);
+
+	rx_config_defaults(&c);
+	snprintf(c.device, sizeof(c.device), "sim:writers=4");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.writers, 4);
+	c.dma_writers = 2;
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "dma-writers:", 12) == 0, "%s", err);
+	snprintf(c.device, sizeof(c.device), "sim:writers=17");
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "device:", 7) == 0, "%s", err);
+	snprintf(c.device, sizeof(c.device), "sim");
+	c.ring = 16;
+	c.dma_writers = 4;
+	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "dma-writers:", 12) == 0, "%s", err);
+
+	/* placement: writers get cores after the NIC threads' first; auto
+	 * takes the cores the other roles leave */
+	int cores[16];
+	for (int i = 0; i < 16; i++)
+		cores[i] = i;
+	struct rx_placement pl;
+	rx_config_defaults(&c);
+	c.app = RX_APP_THREAD;
+	c.dma_writers = 0;
+	cr_assert_eq(rx_place_on(&c, true, cores, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 1);
+	cr_assert_eq(pl.dma_writers, 14, "16 cores - rx - app = 14 writers");
+	cr_assert_eq(pl.rx_core[0], 14);
+	c.app = RX_APP_AUTO;
+	cr_assert_eq(rx_place_on(&c, true, cores, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.dma_writers, 1, "2 cores: one writer");
+	c.app = RX_APP_THREAD;
+	c.dma_writers = 4;
+	cr_assert_eq(rx_place_on(&c, true, cores, 4, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "dma-writers:", 12) == 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, true, cores, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	rxs_params_defaults(&p);
+	rxs_params_place(&p, &pl);
+	cr_assert_eq(p.writers, 4);
+	cr_assert_eq(p.thread_core[3], 3);
+	cr_assert_eq(p.thread_core[4], -1);
+}
+
+/* A second phase (rxs_nic_rearm, as after a warm-up) on the writer path:
+ * sequence numbers, WQEs and CQ entries carry on, counters and quotas
+ * start again. */
+Test(simnic, writers_rearm_carries_on)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.writers = 2;
+	p.ring = 16384;
+	p.frame = 128;
+	p.seconds = 0;
+	p.max_packets = 5000;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	t.check_order = true;
+	run_consumer(&t);
+	cr_assert_eq(t.q[0].next_seq, 5000);
+	cr_assert_eq(rxs_nic_rearm(t.nic, 0), 0);
+	run_consumer(&t);
+	struct rxs_counters c;
+	rxs_nic_counters(t.nic, 0, &c);
+	cr_assert_eq(c.offered, 5000, "the phase's quota starts again");
+	cr_assert_eq(c.received, 5000);
+	struct tc_queue *q = &t.q[0];
+	cr_assert_eq(q->next_seq, 10000, "sequence numbers carry on");
+	cr_assert_eq(q->good, 10000);
+	cr_assert_eq(q->gaps + q->backwards + q->bad_wqe + q->bad_order + q->bad_hdr, 0);
 	tc_fini(&t);
 }

@@ -733,7 +733,7 @@ Test(sweep_search, intervals_and_flags_in_the_summary_and_the_table)
 	sweep_search_result_free(&r);
 
 	char *t = table_of(sum, 2);
-	cr_expect(strstr(t, "| NDR Mpps | PDR Mpps | NIC max Mpps | trials | NDR interval | PDR "
+	cr_expect(strstr(t, "| NDR Mpps | PDR Mpps | NIC flat-out Mpps | trials | NDR interval | PDR "
 			    "interval | flags | note |"), "%s", t);
 	char want[128];
 	snprintf(want, sizeof(want), "| %.3f |", lo);

@@ -88,7 +88,9 @@
  *       "status": "ok"|"infeasible"|"failed", "reason": "...",
  *       "ndr_mpps": x, "pdr_mpps": y, "ndr_loss": 0, "pdr_loss": 0.005,
  *       "max_offered_mpps": highest achieved offered rate,
- *       "nic_max_mpps": the NIC's achieved rate at "max",
+ *       "nic_max_mpps": the highest rate the NIC offered in any trial at
+ *       "max" (flat out against this receiver; an NDR at or above it is
+ *       generator-limited),
  *       "generator_limited": bool (the ceiling is a lower bound),
  *       "trials": n, "ndr_run": <trial line at the NDR> | null,
  *       "top_run": <trial line of the highest-rate trial> | null,

@@ -75,6 +75,7 @@ struct rx_config {
 	uint32_t split;         /* hds: bytes into the header segment */
 	uint32_t queues;
 	uint32_t nic_threads;   /* sim: software NIC threads, 0 = auto (rx_place) */
+	uint32_t dma_writers;   /* sim: DMA writers per NIC thread, 0 = auto (rx_place) */
 	uint32_t ring;          /* receive WQEs per queue (power of two) */
 	uint32_t batch;         /* packets per hand-off to the app */
 	uint32_t burst;         /* CQEs polled per rx burst */
@@ -244,10 +245,18 @@ bool rx_dev_caps_offline(const char *device);
  * (or the count asked for). Cores are handed out in order: NIC threads,
  * rx workers, app threads. needed counts every NIC thread; more than
  * available is an error naming the roles unless c->allow_oversubscribe.
+ * DMA writers (sim): each NIC thread has c->dma_writers writer threads
+ * ("sim:writers=W" likewise), each on a core of its own, NIC thread t's
+ * writer w on nic_cores[t * dma_writers + w]; auto (0) = 1 + the cores
+ * left after every other role / NIC threads, at most RX_MAX_WRITERS and
+ * ring / 8 (1 on a 2-core machine).
  */
+#define RX_MAX_WRITERS 16
 struct rx_placement {
 	int nic_core;            /* -1 when no software NIC; = nic_cores[0] */
 	int nic_threads;         /* 0 when no software NIC */
+	int dma_writers;         /* writers per NIC thread (nic_cores holds
+				  * nic_threads * dma_writers cores) */
 	int nic_cores[RX_MAX_QUEUES]; /* core of NIC thread t, -1 past the last */
 	int rx_core[RX_MAX_QUEUES];
 	int app_core[RX_MAX_QUEUES]; /* -1 = inline in the rx worker */

@@ -108,6 +108,28 @@
  * finds no posted WQE is an out_of_buffer. Each thread works in bursts of
  * up to RXS_BURST due packets.
  *
+ * Writer path (params.writers W > 1, or params.writer_path): each of the
+ * `threads` NIC threads becomes a group of W DMA writer threads (thread
+ * index = group * W + writer, each pinned to its own core) that all
+ * write the group's queues (q % threads == group), as a NIC's many DMA
+ * engines write one queue. A writer claims the next run of up to
+ * RXS_BURST due packets of a queue with one compare-and-swap on the
+ * queue's producer word, which hands it the packets' sequence numbers
+ * and the WQEs (and as many CQ entries) for the first m of them; the
+ * other k - m found no posted WQE (or no CQ room) and are out_of_buffer.
+ * It writes the run's headers, payloads and CQE bodies (a run with
+ * compression on is one or more whole sessions, never shared with
+ * another writer), then publishes them: the op_own stores happen once
+ * the run's completion-gate ticket is done (GPU copies landed) and the
+ * queue's published count has reached the run's first entry, so the CQ
+ * fills strictly in order. A writer never waits for either: it keeps up
+ * to NIC_RUNS_MAX runs awaiting publication and claims the next run
+ * meanwhile. Pacing per queue: the queue's packet j (flow j % its flows)
+ * is due at start + j * flows / (rate * queue's flows); writers claim
+ * only due packets, so together they hold the queue's rate. Unpaced, a
+ * writer whose run lost packets for want of WQEs waits their wire time.
+ * W * RXS_MIN_RUN must not exceed the ring.
+ *
  * NIC probes (role "nic", one per thread, on the thread's core):
  * hdr_write (WQE fetch, SGE checks, header bytes, flush), payload_write,
  * cqe_write, idle (pacing wait, and bursts in which no packet found a
@@ -150,6 +172,8 @@ extern "C" {
 #define RXS_MIN_FRAME 64u
 #define RXS_MAX_FRAME 9216u
 #define RXS_BURST 32u
+#define RXS_MAX_WRITERS 16u   /* DMA writers per NIC thread */
+#define RXS_MIN_RUN 8u        /* WQEs a writer's run needs, at least */
 #define RXS_TAG_OFF 42u       /* 14 eth + 20 ipv4 + 8 udp */
 #define RXS_SEQ_OFF RXS_TAG_OFF
 #define RXS_QUEUE_OFF (RXS_TAG_OFF + 8u)
@@ -203,6 +227,24 @@ struct rxs_params {
 	uint32_t op_delay_hdr;  /* --op-delay hdr_write=K: cycles per header (0 off) */
 	const volatile sig_atomic_t *stop; /* optional external stop flag */
 	bool cqe_comp;          /* write compressed sessions (off by default) */
+	/* DMA writers per NIC thread (the writer path, below); 0 = 1 */
+	uint32_t writers;
+	/* take the writer path even with one writer (it defers completions
+	 * through the completion gate; the classic loop publishes at once) */
+	bool writer_path;
+	/* Completion gate (writer path): a run's completions are published
+	 * only once its gate ticket is done. gate_polls > 0: a host run's
+	 * ticket is done gate_polls polls after it was issued. gate_fn
+	 * (tests): ticket t of the writer with thread index w is done when
+	 * gate_fn(gate_arg, w) >= t (tickets count each writer's runs from
+	 * 1). */
+	uint32_t gate_polls;
+	uint64_t (*gate_fn)(void *arg, uint32_t writer);
+	void *gate_arg;
+	/* Fault injection (tests): each writer's n-th claim takes its WQEs
+	 * without advancing the producer, so the next claim uses them again
+	 * (0 = off). The counters and consumer checks must catch it. */
+	uint32_t fault_dup_claim;
 };
 
 /* One completion of a compressed session (the mlx5 "mini CQE", hash
@@ -241,7 +283,9 @@ struct rxs_stats {
 /* One NIC thread's figures (after rxs_nic_join). offered, received and
  * out_of_buffer are the thread's own tally (kept apart from the per-queue
  * counters, so summing them checks that a thread touched only its queues);
- * cq_full, errors, bytes are the sums over its queues. */
+ * cq_full, errors, bytes are the sums over its queues (on the writer
+ * path: this writer's part of them; flows are its group's, target_pps
+ * the group's share / writers). */
 struct rxs_thread_stats {
 	int core;                   /* -1 = unpinned */
 	uint32_t queues;            /* queues it owns (q % threads == t) */
@@ -274,16 +318,19 @@ void rxs_params_defaults(struct rxs_params *p);
  * Derive NIC parameters from a run config: queues, ring, sges (hds -> 2),
  * frame, rate, seconds, dma, payload, NIC-stage injections, sample shift,
  * threads (c->nic_threads, 0 -> 1); then apply the device string's options
- * ("sim" or "sim:rate=12M,flows=256,cq=16384,nics=2"; rate= overrides the
- * config's rate, nics= must agree with c->nic_threads when both are set
- * and may not exceed the queues). nic_core (thread 0) from rx_place;
- * other threads unpinned until rxs_params_place. 0, or -EINVAL with
- * "device: ..." in err.
+ * ("sim" or "sim:rate=12M,flows=256,cq=16384,nics=2,writers=4"; rate=
+ * overrides the config's rate, nics= must agree with c->nic_threads when
+ * both are set and may not exceed the queues; writers= likewise with
+ * c->dma_writers, whose default 1 yields to it; auto (0) is 1 until
+ * rxs_params_place). nic_core (thread 0) from rx_place; other threads
+ * unpinned until rxs_params_place. 0, or -EINVAL with "device: ..." or
+ * "dma-writers: ..." (writers x 8 WQEs over the ring) in err.
  */
 int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_params *p,
 			   char *err, size_t errlen);
 /* Take the NIC thread count and cores from a placement (rx_place):
- * threads = pl->nic_threads, core / thread_core[] = pl->nic_cores[]. */
+ * threads = pl->nic_threads, writers = pl->dma_writers (when > 0),
+ * core / thread_core[] = pl->nic_cores[] (threads x writers of them). */
 void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl);
 /*
  * Before/after switches for bench/sim_fidelity: true when the comma list
@@ -353,7 +400,8 @@ int rxs_nic_join(struct rxs_nic *n);
 /* Counters of queue q, or totals when q == UINT32_MAX. */
 void rxs_nic_counters(const struct rxs_nic *n, uint32_t q, struct rxs_counters *out);
 void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out);
-/* Number of NIC threads. */
+/* Number of NIC threads: params.threads, times params.writers on the
+ * writer path (each writer is a thread with its probe and figures). */
 uint32_t rxs_nic_threads(const struct rxs_nic *n);
 /* Figures of NIC thread t (0..threads-1); zeroed for a bad t. */
 void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t t, struct rxs_thread_stats *out);
@@ -366,7 +414,8 @@ const struct rxr_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t
  * and r->extra "nic": {target_pps, achieved_mpps, seconds,
  * busy_cycles_per_packet, generator_limited, dma, payload, flows, sges,
  * cq_depth, core (thread 0's), totals, per-queue counters, nic_threads,
- * threads: [{thread, core, queues: [q...], flows, target_pps,
+ * dma_writers, writer_path, writer_threads,
+ * threads: [{thread, group, writer, core, queues: [q...], flows, target_pps,
  * achieved_mpps, seconds, busy_cycles_per_packet, bursts, offered,
  * received, out_of_buffer}]}. Sets r->c.offered and r->c.out_of_buffer
  * from the NIC totals (the engine adds received, errors and its own
