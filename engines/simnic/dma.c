@@ -17,14 +17,6 @@
 #include "nic_priv.h"
 #ifdef RXRAY_HAVE_GPU
 #include "rxray/gpu.h"
-#ifdef RXS_GPU_DMA_ASYNC
-/* The asynchronous GPU copy API (rxray/gpu.h declares the same; an
- * identical declaration here keeps this file building against a gpu.h
- * that predates it). RXS_GPU_DMA_ASYNC: engines/simnic/CMakeLists.txt. */
-int64_t rxg_dma_submit(struct rxg_dma *d);
-uint64_t rxg_dma_done(struct rxg_dma *d);
-int rxg_dma_drain(struct rxg_dma *d);
-#endif
 #endif
 #include "rxray/util.h"
 
@@ -109,7 +101,6 @@ static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src,
 		if (pk->gpu_mask & (1u << i)) {
 			/* GPU memory: into the DMA engine's staging area */
 			dst = rxg_dma_stage(pk->gd, dst, k);
-#ifdef RXS_GPU_DMA_ASYNC
 			/* staging full: send what is staged (its ticket is older
 			 * than this run's) and poll until earlier copies land */
 			if (!dst && rxg_dma_pending(pk->gd)) {
@@ -121,12 +112,6 @@ static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src,
 				(void)rxg_dma_done(pk->gd);
 				dst = rxg_dma_stage(pk->gd, pk->seg[i] + off, k);
 			}
-#else
-			if (!dst) {
-				rxg_dma_flush(pk->gd);
-				dst = rxg_dma_stage(pk->gd, pk->seg[i] + off, k);
-			}
-#endif
 		}
 #endif
 		if (s)
@@ -499,7 +484,7 @@ static uint64_t wr_gate_level(struct nic_thread *t)
 	const struct rxs_params *p = &t->n->p;
 	if (p->gate_fn)
 		return p->gate_fn(p->gate_arg, t->idx);
-#if defined(RXRAY_HAVE_GPU) && defined(RXS_GPU_DMA_ASYNC)
+#ifdef RXRAY_HAVE_GPU
 	if (t->gdma)
 		return rxg_dma_done(t->gdma);
 #endif
@@ -519,19 +504,12 @@ static uint64_t wr_gate_ticket(struct nic_thread *t)
 	if (t->gdma && rxg_dma_pending(t->gdma)) {
 		NIC_CNT_ADD(t->dma_pieces, rxg_dma_pending(t->gdma));
 		NIC_CNT_ADD(t->dma_flushes, 1);
-#ifdef RXS_GPU_DMA_ASYNC
 		int64_t tk = rxg_dma_submit(t->gdma);
 		if (tk > 0)
 			t->run_ticket = (uint64_t)tk;
 		else if (tk < 0)
 			t->rc = (int)tk;
 		return t->run_ticket;
-#else
-		int rc = rxg_dma_flush(t->gdma);
-		if (rc < 0)
-			t->rc = rc;
-		return 0;
-#endif
 	}
 #endif
 	/* pieces this run sent early (staging was full) */
@@ -885,7 +863,7 @@ static void wr_loop(struct nic_thread *t)
 	while (wr_pending(t))
 		if (!wr_retire(t))
 			rxr_lap(p, RXR_ST_IDLE, 0);
-#if defined(RXRAY_HAVE_GPU) && defined(RXS_GPU_DMA_ASYNC)
+#ifdef RXRAY_HAVE_GPU
 	if (t->gdma && rxg_dma_drain(t->gdma) < 0 && !t->rc)
 		t->rc = -EIO;
 #endif
@@ -909,9 +887,7 @@ void *nic_thread_main(void *arg)
 		/* a burst's pieces, each up to a frame; with asynchronous
 		 * copies, room for several runs in flight */
 		uint32_t runs = 1;
-#ifdef RXS_GPU_DMA_ASYNC
 		runs = 8;
-#endif
 		int rc = rxg_dma_open(runs * RXS_BURST * RXS_MAX_SGES,
 				      (size_t)runs * RXS_BURST * RXS_MAX_SGES * (n->p.frame + 16),
 				      &t->gdma, NULL, 0);

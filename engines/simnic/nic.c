@@ -312,7 +312,7 @@ int rxs_nic_start(struct rxs_nic *n)
 	if (n->started)
 		return -EBUSY;
 	int rc = 0;
-#if defined(RXRAY_HAVE_GPU) && defined(RXS_GPU_DMA_ASYNC)
+#ifdef RXRAY_HAVE_GPU
 	/* GPU copies complete asynchronously: only the writer path defers
 	 * completions until they land (one writer per thread keeps the
 	 * thread -> queue map) */
