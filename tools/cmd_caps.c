@@ -41,7 +41,8 @@ static void caps_print(const struct rx_caps *k, const char *engine)
 	printf("  frame bytes      %u..%u\n", k->min_frame, k->max_frame);
 	printf("  buffer split     %s (min split %u)\n", k->buffer_split ? "yes" : "no",
 	       k->min_split);
-	printf("  gpu memory       %s\n", k->gpu_mem ? "yes" : "no");
+	printf("  gpu memory       %s%s%s%s\n", k->gpu_mem ? "yes" : "no", k->gpu_why[0] ? " (" : "",
+	       k->gpu_why, k->gpu_why[0] ? ")" : "");
 	printf("  software NIC     %s\n", k->sim_nic ? "yes (needs a core)" : "no");
 	if (k->max_rate_pps > 0)
 		printf("  max rate         %.2f Mpps\n", k->max_rate_pps / 1e6);

@@ -162,6 +162,8 @@ json_t *rx_caps_to_json(const struct rx_caps *caps)
 	json_object_set_new(o, "min_split", json_integer(caps->min_split));
 	json_object_set_new(o, "buffer_split", json_boolean(caps->buffer_split));
 	json_object_set_new(o, "gpu_mem", json_boolean(caps->gpu_mem));
+	if (caps->gpu_why[0])
+		json_object_set_new(o, "gpu_why", json_string(caps->gpu_why));
 	json_object_set_new(o, "max_rate_pps", json_real(caps->max_rate_pps));
 	json_object_set_new(o, "sim_nic", json_boolean(caps->sim_nic));
 	return o;
@@ -245,8 +247,6 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 		return verr(err, errlen, "rate: %g pps out of range", c->rate_pps);
 	if (!(c->seconds > 0) || c->seconds > 86400)
 		return verr(err, errlen, "seconds: %g out of range (0, 86400]", c->seconds);
-	if (c->payload_mem == RX_MEM_GPU && !caps->gpu_mem)
-		return verr(err, errlen, "payload-mem: gpu is not possible with %s", caps->name);
 	if (c->gpu_work != RX_GPU_WORK_NONE && c->payload_mem != RX_MEM_GPU)
 		return verr(err, errlen,
 			    "gpu-work: %s reads payloads in GPU memory: add --payload-mem gpu",
@@ -261,6 +261,10 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 			    "gpu-launch: kernel carries a batch in its parameters: batch %u / burst "
 			    "%u exceeds %u (use graph or persistent)",
 			    c->batch, c->burst, RX_GPU_PARAM_BATCH_MAX);
+	/* what the host has, after what the options say together */
+	if (c->payload_mem == RX_MEM_GPU && !caps->gpu_mem)
+		return verr(err, errlen, "payload-mem: gpu is not possible with %s%s%s%s", caps->name,
+			    caps->gpu_why[0] ? " (" : "", caps->gpu_why, caps->gpu_why[0] ? ")" : "");
 	if (c->sample_shift > 30)
 		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
 	for (int s = 0; s < RXR_ST_COUNT; s++)

@@ -57,7 +57,7 @@ extern "C" int rxg_available(char *why, size_t whylen)
 	 * for the driver library first, so the reason names what is absent */
 	void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!drv) {
-		rxg_err(why, whylen, 0, "no NVIDIA driver (libcuda.so.1 cannot be loaded)");
+		rxg_err(why, whylen, 0, "no NVIDIA driver: libcuda.so.1 cannot be loaded");
 		return 0;
 	}
 	dlclose(drv);

@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "nic_priv.h"
+#ifdef RXRAY_HAVE_GPU
+#include "rxray/gpu.h"
+#endif
 #include "rxray/util.h"
 
 static const uint8_t nic_rss_key[40] = {
@@ -198,7 +201,15 @@ void rxs_caps(struct rx_caps *caps)
 	caps->min_split = RXS_HDR_LEN;
 	caps->buffer_split = true;
 #ifdef RXRAY_HAVE_GPU
-	caps->gpu_mem = true; /* payloads staged and copied (rxs_mr_reg_gpu) */
+	/* payloads staged and copied (rxs_mr_reg_gpu): built in, and a GPU
+	 * with its driver on this host (asked once per process) */
+	static int gpu = -1;
+	static char why[sizeof(caps->gpu_why)];
+	if (gpu < 0)
+		gpu = rxg_available(why, sizeof(why));
+	caps->gpu_mem = gpu > 0;
+	if (!caps->gpu_mem)
+		snprintf(caps->gpu_why, sizeof(caps->gpu_why), "%s", why);
 #else
 	caps->gpu_mem = false;
 #endif

@@ -173,3 +173,35 @@ Test(gpu_run, bad_launch_settings_are_refused)
 		     2, "%s", line);
 	cr_expect(strstr(line, "gpu-launch") != NULL, "%s", line);
 }
+
+/* `rxray caps` says GPU memory is possible exactly when a GPU and its
+ * driver are here, and says why not otherwise; a run that asks for it
+ * without one is refused before it starts, with that reason (it printed
+ * "yes" on a host with no driver, and the run then blamed the driver's
+ * version). */
+Test(gpu_run, caps_says_what_this_host_has)
+{
+	char why[160];
+	int have = rxg_available(why, sizeof(why));
+	char bin[512], cmd[600];
+	rxray_bin(bin, sizeof(bin));
+	snprintf(cmd, sizeof(cmd), "%s caps 2>&1", bin);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	char buf[512], line[512] = "";
+	while (fgets(buf, sizeof(buf), f))
+		if (strstr(buf, "gpu memory"))
+			snprintf(line, sizeof(line), "%s", buf);
+	pclose(f);
+	cr_assert(line[0], "caps has no gpu memory line");
+	if (have) {
+		cr_expect(strstr(line, "gpu memory       yes"), "%s", line);
+		return;
+	}
+	cr_expect(strstr(line, "gpu memory       no (") && strstr(line, why), "%s (want: %s)", line,
+		  why);
+	char err[512];
+	cr_expect_eq(cli("--mode hds --payload-mem gpu", err, sizeof(err)), 2, "%s", err);
+	cr_expect(strstr(err, "payload-mem") && strstr(err, why), "%s", err);
+	cr_expect(!strstr(why, "insufficient") || strstr(why, "supports CUDA"), "%s", why);
+}

@@ -199,6 +199,7 @@ struct rx_caps {
 	uint32_t max_frame;
 	bool buffer_split;      /* header/data split supported */
 	bool gpu_mem;           /* payload in GPU memory possible */
+	char gpu_why[96];       /* why not, where the device knows ("" else) */
 	double max_rate_pps;    /* device/generator ceiling if known, else 0 */
 	uint32_t min_frame;     /* smallest frame (0 = no limit) */
 	uint32_t min_split;     /* hds: smallest header segment (0 = 1) */
