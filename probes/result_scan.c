@@ -362,14 +362,10 @@ static bool stage_member(struct scan *c, struct span k, void *arg)
 		return get_range(c, 0, 1e15, &s->cycles_per_packet);
 	}
 	if (span_eq(k, "p90")) {
-		/* the checked path: an integer is p90, anything else means p99 */
-		json_t *v = value(c, 1);
-		if (!v)
-			return false;
-		d->p90_int = json_is_integer(v);
-		d->p90 = d->p90_int ? (uint64_t)json_integer_value(v) : 0;
-		json_decref(v);
-		return true;
+		/* optional, but a count like the others when there (the checked
+		 * path: get_u64) */
+		d->p90_int = true;
+		return get_u64(c, &d->p90);
 	}
 	if (span_eq(k, "lap_sums")) {
 		/* the three sums are required once lap_sums is there */

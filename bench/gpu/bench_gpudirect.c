@@ -46,6 +46,7 @@ struct opts {
 	int runs;
 	double rate;
 	enum rx_gpu_launch launch;
+	uint32_t writers; /* --dma-writers (0 = auto) */
 };
 
 struct point {
@@ -85,6 +86,7 @@ static int child_run(const struct opts *o, const struct point *pt, uint32_t fram
 	c.gpu_launch = pt->work == RX_GPU_WORK_NONE ? RX_GPU_LAUNCH_KERNEL : o->launch;
 	c.seconds = o->seconds;
 	c.rate_pps = o->rate;
+	c.dma_writers = o->writers;
 	c.frame = frame;
 	c.allow_oversubscribe = true;
 	c.quiet = true;
@@ -184,17 +186,18 @@ static int cmp_s(const void *a, const void *b)
 static void usage(FILE *f)
 {
 	fprintf(f, "USAGE\n  bench_gpudirect [--cores LIST] [--seconds S] [--runs N] [--rate PPS] "
-		   "[--gpu-launch kernel|graph|persistent]\n"
+		   "[--gpu-launch kernel|graph|persistent] [--dma-writers W|auto]\n"
 		   "EXAMPLES\n  bench_gpudirect --cores 2-7 --runs 3 --seconds 1\n"
 		   "  bench_gpudirect --rate 20M --gpu-launch persistent\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {"", 1.0, 3, 0, RX_GPU_LAUNCH_KERNEL};
+	struct opts o = {"", 1.0, 3, 0, RX_GPU_LAUNCH_KERNEL, 1};
 	static const struct option lo[] = {
 	    {"cores", 1, NULL, 'c'}, {"seconds", 1, NULL, 's'},	   {"runs", 1, NULL, 'n'},
 	    {"rate", 1, NULL, 'r'},  {"gpu-launch", 1, NULL, 'l'}, {"help", 0, NULL, 'h'},
+	    {"dma-writers", 1, NULL, 'w'},
 	    {NULL, 0, NULL, 0}};
 	int ch;
 	char err[256];
@@ -207,13 +210,16 @@ int main(int argc, char **argv)
 		case 'n': o.runs = atoi(optarg); break;
 		case 'r':
 		case 'l':
-			if (rx_config_set(&tmp, ch == 'r' ? "rate" : "gpu-launch", optarg, err,
-					  sizeof(err))) {
+		case 'w':
+			if (rx_config_set(&tmp,
+					  ch == 'r' ? "rate" : ch == 'l' ? "gpu-launch" : "dma-writers",
+					  optarg, err, sizeof(err))) {
 				fprintf(stderr, "bench_gpudirect: %s\n", err);
 				return 2;
 			}
 			o.rate = tmp.rate_pps;
 			o.launch = tmp.gpu_launch;
+			o.writers = tmp.dma_writers;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -223,11 +229,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_gpudirect: --runs 1..%d, --seconds > 0\n", MAX_RUNS);
 		return 2;
 	}
-	char why[160];
-	if (!rxg_available(why, sizeof(why))) {
-		fprintf(stderr, "bench_gpudirect: needs a CUDA GPU: %s\n", why);
-		return 77;
+	/* asked in a child: CUDA initialised here would be unusable in the
+	 * forked runs ("initialization error") */
+	fflush(NULL);
+	pid_t ck = fork();
+	if (ck == 0) {
+		char why[160];
+		int ok = rxg_available(why, sizeof(why));
+		if (!ok)
+			fprintf(stderr, "bench_gpudirect: needs a CUDA GPU: %s\n", why);
+		_exit(ok ? 0 : 77);
 	}
+	int cst;
+	if (ck < 0 || waitpid(ck, &cst, 0) < 0 || !WIFEXITED(cst))
+		return 1;
+	if (WEXITSTATUS(cst))
+		return 77;
 	printf("# bench_gpudirect: dpdk on the software NIC, payloads in GPU memory, offered "
 	       "%s, %.1f s per run, median of %d runs, GPU launch %s (reorder rows)\n\n",
 	       o.rate > 0 ? "at --rate" : "at the NIC's maximum", o.seconds, o.runs,

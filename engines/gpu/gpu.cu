@@ -214,30 +214,48 @@ __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 	unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 	if (threadIdx.x == 0)
 		atomicMin(&sc->t0, rxg_now());
-	for (uint32_t k = blockIdx.x * RXG_WARPS + warp; k < n; k += gridDim.x * RXG_WARPS) {
-		const uint8_t *src;
-		unsigned long long q;
-		if (MAPPED)
-			src = (const uint8_t *)__ldcv((const unsigned long long *)&addr[k]);
-		else
-			src = (const uint8_t *)addr[k];
-		if (seq_in_pkt)
-			q = rxg_pkt_seq(src + c.seq_at, lane);
-		else
-			q = MAPPED ? __ldcv(&seq[k]) : seq[k];
-		if (c.work == RXG_WORK_REORDER) {
-			rxg_warp_copy(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
-		} else {
-			uint32_t v = rxg_warp_csum(src, c.bytes, lane);
-			if (lane == 0) {
-				c.csum[k] = v;
-				atomicAdd(&sc->csum, (unsigned long long)v);
+	// A warp's packets are k0, k0 + stride, ...: its lanes fetch 32 of
+	// their addresses (and sequence numbers) at once, then the warp takes
+	// them one by one from the lanes. From mapped memory each fetch is a
+	// round trip over PCIe: one per 32 packets, not two per packet.
+	const uint32_t stride = gridDim.x * RXG_WARPS;
+	// the warp's own statistics, added to the batch's once at its end
+	unsigned long long wmin = ~0ull, wmax = 0, wsum = 0;
+	for (uint32_t k0 = blockIdx.x * RXG_WARPS + warp; k0 < n; k0 += 32 * stride) {
+		uint32_t kl = k0 + lane * stride;
+		unsigned long long al = 0, ql = 0;
+		if (kl < n) {
+			al = MAPPED ? __ldcv((const unsigned long long *)&addr[kl])
+				    : (unsigned long long)addr[kl];
+			if (!seq_in_pkt)
+				ql = MAPPED ? __ldcv(&seq[kl]) : seq[kl];
+		}
+		for (uint32_t j = 0; j < 32 && k0 + j * stride < n; j++) {
+			const uint32_t k = k0 + j * stride;
+			const uint8_t *src = (const uint8_t *)__shfl_sync(0xffffffffu, al, j);
+			unsigned long long q;
+			if (seq_in_pkt)
+				q = rxg_pkt_seq(src + c.seq_at, lane);
+			else
+				q = __shfl_sync(0xffffffffu, ql, j);
+			if (c.work == RXG_WORK_REORDER) {
+				rxg_warp_copy(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
+			} else {
+				uint32_t v = rxg_warp_csum(src, c.bytes, lane);
+				if (lane == 0) {
+					c.csum[k] = v;
+					wsum += v;
+				}
 			}
+			wmin = q < wmin ? q : wmin;
+			wmax = q > wmax ? q : wmax;
 		}
-		if (lane == 0) {
-			atomicMin(&sc->min_seq, q);
-			atomicMax(&sc->max_seq, q);
-		}
+	}
+	if (lane == 0 && wmax >= wmin) {
+		atomicMin(&sc->min_seq, wmin);
+		atomicMax(&sc->max_seq, wmax);
+		if (wsum)
+			atomicAdd(&sc->csum, wsum);
 	}
 	// the block's writes are visible at GPU scope before its count
 	__threadfence();
@@ -385,6 +403,21 @@ static int rxg_launch_graph(rxg_consumer *g, void *const *payloads, const uint64
 static int rxg_launch_bell(rxg_consumer *g, void *const *payloads, const uint64_t *seqs,
 			   uint32_t n, uint32_t slot, uint64_t batch)
 {
+	if (!g->running) {
+		// launched with the first batch, not at open: while it is
+		// resident every pinned or device allocation of the process
+		// (the software NIC's DMA engines, a pool) waits for it, for
+		// ever. By the first batch the run has allocated all it needs.
+		uint32_t depth = g->p.depth, mb = g->p.max_batch;
+		void *kargs[] = {&g->ctx, &g->d_slots, &g->slot_bytes, &depth, &mb, &g->d_bell};
+		// no block waits for another, only for the host: a grid of at
+		// most half the SMs in small blocks is resident beside the rest
+		cudaError_t e = cudaLaunchKernel((const void *)rxg_k_persistent, g->grid,
+						 RXG_WARPS * 32, kargs, 0, g->stream);
+		if (e != cudaSuccess)
+			return -EIO;
+		g->running = true;
+	}
 	rxg_slot_write(g, payloads, seqs, n, slot, batch);
 	__atomic_store_n(&g->bell->posted, (unsigned long long)batch, __ATOMIC_RELEASE);
 	return 0;
@@ -515,14 +548,7 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 		CU(cudaHostAlloc((void **)&g->bell, sizeof(rxg_bell), cudaHostAllocMapped));
 		memset(g->bell, 0, sizeof(*g->bell));
 		CU(cudaHostGetDevicePointer((void **)&g->d_bell, g->bell, 0));
-		uint32_t depth = p->depth, mb = p->max_batch;
-		void *kargs[] = {&g->ctx, &g->d_slots, &g->slot_bytes, &depth, &mb, &g->d_bell};
-		// no block waits for another, only for the host: a grid of at
-		// most half the SMs in small blocks is resident beside the rest
-		CU(cudaLaunchKernel((const void *)rxg_k_persistent, g->grid, RXG_WARPS * 32, kargs, 0,
-				    g->stream));
-		g->running = true;
-		g->launch = rxg_launch_bell;
+		g->launch = rxg_launch_bell; // launches the kernel with the first batch
 	}
 	*out = g;
 	return 0;

@@ -882,21 +882,6 @@ void *nic_thread_main(void *arg)
 			goto out;
 		}
 	}
-#ifdef RXRAY_HAVE_GPU
-	if (n->gpu_mrs && !t->gdma) {
-		/* a burst's pieces, each up to a frame; with asynchronous
-		 * copies, room for several runs in flight */
-		uint32_t runs = 1;
-		runs = 8;
-		int rc = rxg_dma_open(runs * RXS_BURST * RXS_MAX_SGES,
-				      (size_t)runs * RXS_BURST * RXS_MAX_SGES * (n->p.frame + 16),
-				      &t->gdma, NULL, 0);
-		if (rc < 0) {
-			t->rc = rc;
-			goto out;
-		}
-	}
-#endif
 	rxr_probe_reset(p);
 	/* a generator kept off its CPU offers late, then in bursts: the
 	 * window says so, as a worker's does (worker.c) */

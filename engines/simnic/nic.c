@@ -321,6 +321,21 @@ int rxs_nic_start(struct rxs_nic *n)
 #endif
 	if (n->writer_path && nic_pub_alloc(n) < 0)
 		return -ENOMEM;
+#ifdef RXRAY_HAVE_GPU
+	/* every thread's DMA engine before any thread runs, on this thread:
+	 * a pinned or device allocation waits for the GPU's work in flight,
+	 * and a persistent GPU consumer is in flight for as long as packets
+	 * flow (room for 8 runs of a burst's pieces in flight) */
+	for (uint32_t i = 0; i < n->nthreads && n->gpu_mrs; i++) {
+		if (n->t[i].gdma)
+			continue;
+		rc = rxg_dma_open(8 * RXS_BURST * RXS_MAX_SGES,
+				  (size_t)8 * RXS_BURST * RXS_MAX_SGES * (n->p.frame + 16),
+				  &n->t[i].gdma, NULL, 0);
+		if (rc < 0)
+			return rc;
+	}
+#endif
 	for (uint32_t i = 0; i < n->nthreads; i++)
 		__atomic_store_n(&n->t[i].state, NIC_RUNNING, __ATOMIC_RELEASE);
 	/* the writer path's pacing origin, shared by a queue's writers */

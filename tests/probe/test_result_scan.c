@@ -175,7 +175,7 @@ Test(result_scan, never_accepts_what_the_checked_path_rejects)
 		{"\"mode\":\"hds\"", "\"mode\":1e999"},                       /* real overflow */
 		{"\"mode\":\"hds\"", "\"mode\":tru"},                         /* bad literal */
 		{"\"n\":3", "\"n\":[1,{\"a\":{}}],\"m\":[]"},                 /* nesting read alike */
-		{"\"p90\":", "\"p90\":1.5,\"q\":"},                           /* real p90 means p99 */
+		{"\"p90\":", "\"p90\":1.5,\"q\":"},                           /* p90 a count, as p99 */
 		{"\"resolution_ns\":", "\"resolution_ns\":\"x\",\"r2\":"},     /* typed optional: 0 */
 		{"\"source\":\"", "\"source\":\"abcdefghijklmnopqrstuvwxyz"}, /* source truncated */
 		{"\"offered\":4000", "\"offered\" : 4000 , \"w\" :\t-0"},      /* whitespace, -0 */
@@ -198,8 +198,8 @@ Test(result_scan, never_accepts_what_the_checked_path_rejects)
 		rxr_result_free(b);
 		free(v);
 	}
-	/* the plain variants (nesting, p90, resolution, source, whitespace, unknown member) */
-	cr_expect_geq(fast_ok, 6, "fast path gave up on plain variants (%zu read)", fast_ok);
+	/* the plain variants (nesting, resolution, source, whitespace, unknown member) */
+	cr_expect_geq(fast_ok, 5, "fast path gave up on plain variants (%zu read)", fast_ok);
 	/* cut anywhere: never accepted, never read past the end */
 	size_t n = strlen(doc);
 	for (size_t cut = 0; cut < n; cut += 7) {
