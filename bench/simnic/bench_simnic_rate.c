@@ -159,11 +159,6 @@ static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dm
 	uint64_t busy = 0;
 	for (uint32_t t = 0; t < rxs_nic_threads(n); t++)
 		busy += rxr_probe_busy_cycles(rxs_nic_thread_probe(n, t));
-	if (getenv("BENCH_DEBUG"))
-		fprintf(stderr, "w%u offered %lu received %lu oob %lu cq_full %lu dbrec %lu secs %.3f\n",
-			writers, (unsigned long)c.offered, (unsigned long)c.received,
-			(unsigned long)c.out_of_buffer, (unsigned long)c.cq_full,
-			(unsigned long)c.dbrec_reads, st.seconds);
 	pt->written_mpps = st.seconds > 0 ? (double)c.received / st.seconds / 1e6 : 0;
 	pt->cyc_per_pkt = c.received ? (double)busy / (double)c.received : 0;
 	rc = 0;
