@@ -157,6 +157,20 @@ static void dma_header(const struct rxs_nic *n, const struct nic_pkt *pk)
 		dma_scatter(pk, hl, NULL, pk->hdr_len - hl, (int)(pk->seq & 0xff));
 }
 
+/* The headers of a burst's packets that found a buffer, each owing the
+ * header write's --op-delay, pushed out of the caches for --dma memory. */
+static void dma_headers(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t np)
+{
+	for (uint32_t i = 0; i < np; i++) {
+		if (pk[i].syndrome)
+			continue;
+		dma_header(n, &pk[i]);
+		rxr_op_delay(n->p.op_delay_hdr);
+		if (n->p.dma == RX_DMA_MEMORY && !(pk[i].gpu_mask & 1u))
+			dma_flush(&pk[i]);
+	}
+}
+
 static void dma_payload(const struct rxs_nic *n, const struct nic_pkt *pk)
 {
 	uint32_t off = pk->hdr_len > RXS_HDR_LEN ? pk->hdr_len : RXS_HDR_LEN;
@@ -396,14 +410,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		 * lines now, write them in the next pass */
 		__builtin_prefetch(x->seg[0], 1);
 	}
-	for (uint32_t i = 0; i < np; i++) {
-		if (pk[i].syndrome)
-			continue;
-		dma_header(n, &pk[i]);
-		rxr_op_delay(n->p.op_delay_hdr);
-		if (n->p.dma == RX_DMA_MEMORY && !(pk[i].gpu_mask & 1u))
-			dma_flush(&pk[i]);
-	}
+	dma_headers(n, pk, np);
 	NIC_CNT_ADD(t->offered, k);
 	NIC_CNT_ADD(t->received, np);
 	NIC_CNT_ADD(t->out_of_buffer, k - np);
@@ -720,14 +727,7 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		rxr_lap(p, RXR_ST_IDLE, 0);
 		return 0;
 	}
-	for (uint32_t i = 0; i < cl->m; i++) {
-		if (pk[i].syndrome)
-			continue;
-		dma_header(n, &pk[i]);
-		rxr_op_delay(n->p.op_delay_hdr);
-		if (n->p.dma == RX_DMA_MEMORY && !(pk[i].gpu_mask & 1u))
-			dma_flush(&pk[i]);
-	}
+	dma_headers(n, pk, cl->m);
 	rxr_lap(p, RXR_ST_HDR_WRITE, cl->m);
 	if (n->p.payload != RX_PAYLOAD_NONE) {
 		for (uint32_t i = 0; i < cl->m; i++)
