@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "rxray/afile.h"
@@ -201,6 +202,20 @@ static void sync_dir_of(const char *path)
 	}
 }
 
+int rxr_afile_write_error(struct rxr_afile *af)
+{
+	if (!af->f)
+		return -EIO;
+	errno = 0;
+	if (fflush(af->f) && errno)
+		return -errno;
+	struct statvfs v;
+	if (ferror(af->f) && !fstatvfs(fileno(af->f), &v) &&
+	    (v.f_bavail == 0 || (v.f_files && v.f_favail == 0)))
+		return -ENOSPC;
+	return -EIO;
+}
+
 int rxr_afile_commit(struct rxr_afile *af)
 {
 	int rc = 0;
@@ -213,7 +228,7 @@ int rxr_afile_commit(struct rxr_afile *af)
 	if (af->kind == RXR_AFILE_THROUGH) {
 		errno = 0;
 		bool bad = fflush(af->f) || ferror(af->f);
-		int e = errno;
+		int e = errno ? errno : bad ? -rxr_afile_write_error(af) : 0;
 		if (fclose(af->f) && !bad) {
 			bad = true;
 			e = errno;
@@ -223,7 +238,7 @@ int rxr_afile_commit(struct rxr_afile *af)
 	}
 	errno = 0;
 	if (fflush(af->f) || ferror(af->f) || fsync(fileno(af->f))) {
-		rc = errno ? -errno : -EIO;
+		rc = errno ? -errno : rxr_afile_write_error(af);
 		goto fail;
 	}
 	/* an existing file's owner first: fchown may clear set-id bits */

@@ -80,6 +80,9 @@ int rxr_cli_out_open(const char *verb, const char *path, struct rxr_afile *af)
 int rxr_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af, int wrc)
 {
 	if (wrc) {
+		/* a writer that failed on its stream says -EIO: ask the stream */
+		if (wrc == -EIO)
+			wrc = rxr_afile_write_error(af);
 		rxr_afile_abort(af);
 		rxr_err(verb, "writing %s: %s", path, strerror(wrc < 0 ? -wrc : EIO));
 		return RXR_EXIT_RUNTIME;

@@ -594,3 +594,43 @@ Test(input, results_that_mean_nothing_are_refused_by_every_reader)
 		}
 	}
 }
+
+/* A full disk and a read-only one (a small tmpfs, as root): exit 1 with
+ * one line saying which, the old file left as it was, no temp file left
+ * (a full disk read "Input/output error": the writer's stdio error flag
+ * had lost the errno). */
+Test(input, full_and_read_only_disks_say_so_and_keep_the_old_file)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root to mount a small tmpfs");
+	char mnt[256], cmd[1024], *e = NULL;
+	snprintf(mnt, sizeof(mnt), "%s/small", dir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs %s 2>/dev/null", mnt);
+	if (system(cmd) != 0)
+		cr_skip_test("cannot mount a tmpfs here");
+	snprintf(cmd, sizeof(cmd),
+		 "printf 'old\\n' > %s/c.md && dd if=/dev/zero of=%s/fill bs=1k count=64 "
+		 "2>/dev/null; true",
+		 mnt, mnt);
+	cr_assert_eq(system(cmd), 0);
+	int rc = rx(&e, "ceiling %s -o small/c.md", FIXTURES "/sweep");
+	cr_expect_eq(rc, 1, "%s", e);
+	cr_expect(one_line(e) && strstr(e, "No space left on device"), "%s", e);
+	free(e);
+	snprintf(cmd, sizeof(cmd), "%s/c.md", mnt);
+	char *old = tu_slurp(cmd);
+	cr_expect(old && !strcmp(old, "old\n"), "the old file changed: %s", old ? old : "(gone)");
+	free(old);
+	snprintf(cmd, sizeof(cmd), "ls -A %s | grep -v -x -e c.md -e fill", mnt);
+	cr_expect_neq(system(cmd), 0, "a temp file was left in %s", mnt);
+	/* read-only: refused at open, the old file kept */
+	snprintf(cmd, sizeof(cmd), "rm -f %s/fill && mount -o remount,ro %s", mnt, mnt);
+	cr_assert_eq(system(cmd), 0);
+	rc = rx(&e, "ceiling %s -o small/c.md", FIXTURES "/sweep");
+	cr_expect_eq(rc, 1, "%s", e);
+	cr_expect(one_line(e) && strstr(e, "Read-only file system"), "%s", e);
+	free(e);
+	snprintf(cmd, sizeof(cmd), "umount %s", mnt);
+	cr_expect_eq(system(cmd), 0);
+}

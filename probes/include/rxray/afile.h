@@ -63,6 +63,13 @@ int rxr_afile_open(struct rxr_afile *af, const char *path);
 int rxr_afile_commit(struct rxr_afile *af);
 /* Close and remove the temp file; releases af. Accepts a zeroed af. */
 void rxr_afile_abort(struct rxr_afile *af);
+/*
+ * Why writing af failed, as -errno: flushes what is buffered and returns
+ * its error; a stream that failed earlier (stdio keeps the flag, not the
+ * errno) is -ENOSPC when its filesystem has no block or inode left,
+ * else -EIO. Call before commit or abort, after a write failed.
+ */
+int rxr_afile_write_error(struct rxr_afile *af);
 /* Write len bytes of s to path through the writer above. 0 or -errno. */
 int rxr_afile_write_string(const char *path, const char *s, size_t len);
 
