@@ -3,6 +3,8 @@
 # through ctest. Tests that need root/hugepages/a device skip visibly.
 #   tools/test.sh            both builds
 #   tools/test.sh release    one of them (release | asan)
+#   tools/test.sh --stress N the Release suite N times beside two CPU hogs,
+#                            listing every test that failed in any round
 #   tools/test.sh arm64      the aarch64 cross build (build-arm64/, set up by
 #                            tools/setup.sh --arch arm64), its suite under
 #                            qemu-user, and rxray doctor's arm64 clock line.
@@ -13,6 +15,36 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 which=${1:-all}
 status=0
+
+# --stress N: the Release suite N times beside two CPU hogs (a loaded
+# host, as a shared CI machine is); every test that failed in any round
+# is listed with the rounds it failed in. Exit 1 if any did.
+if [ "$which" = --stress ]; then
+  rounds=${2:-3}
+  case "$rounds" in ''|*[!0-9]*) echo "test.sh: --stress: '$rounds' is not a count" >&2; exit 2 ;; esac
+  mkdir -p build
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/configure.log 2>&1 &&
+    cmake --build build -j"$jobs" >build/build.log 2>&1 || { echo "== stress: build FAILED"; exit 1; }
+  hogs=()
+  for _ in 1 2; do (while :; do :; done) & hogs+=($!); done
+  trap 'kill "${hogs[@]}" 2>/dev/null || true' EXIT
+  declare -A failed=()
+  for r in $(seq 1 "$rounds"); do
+    echo "== stress round $r of $rounds (two CPU hogs running)"
+    ctest --test-dir build --timeout 900 >"build/stress-$r.log" 2>&1 || true
+    while read -r t; do failed[$t]="${failed[$t]:-} $r"; done < <(
+      sed -nE 's/^[[:space:]]*[0-9]+ - ([^ ]+) \((Failed|Timeout|SEGFAULT|Exception|Child aborted|Subprocess aborted).*/\1/p' "build/stress-$r.log")
+    grep -E "tests passed|tests failed" "build/stress-$r.log" | tail -1
+  done
+  kill "${hogs[@]}" 2>/dev/null || true
+  if [ "${#failed[@]}" -eq 0 ]; then
+    echo "== stress: $rounds rounds, no test failed"
+    exit 0
+  fi
+  echo "== stress: tests that failed (rounds; logs build/stress-N.log):"
+  for t in "${!failed[@]}"; do echo "   $t:${failed[$t]}"; done
+  exit 1
+fi
 
 run_build() { # name dir cmake-args...
   local name=$1 dir=$2; shift 2
