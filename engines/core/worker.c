@@ -95,6 +95,10 @@ int rx_worker_start(struct rx_worker *w, const char *role, int core, const struc
 		w->probe = NULL;
 		return -rc;
 	}
+	/* "rxray-rx", "rxray-app": what top, perf and /proc show */
+	char name[16];
+	snprintf(name, sizeof(name), "rxray-%.9s", role);
+	pthread_setname_np(w->tid, name);
 	w->started = true;
 	return 0;
 }

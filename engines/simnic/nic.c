@@ -343,6 +343,11 @@ int rxs_nic_start(struct rxs_nic *n)
 	for (uint32_t i = 0; i < n->nthreads && !rc; i++) {
 		rc = pthread_create(&n->t[i].tid, NULL, nic_thread_main, &n->t[i]);
 		n->t[i].started = rc == 0;
+		if (!rc) { /* "rxray-nic0", ...: what top, perf and /proc show */
+			char name[16];
+			snprintf(name, sizeof(name), "rxray-nic%u", i % 1000);
+			pthread_setname_np(n->t[i].tid, name);
+		}
 	}
 	if (rc != 0) {
 		/* leave nothing running: stop and join the threads that started */

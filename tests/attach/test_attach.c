@@ -582,7 +582,12 @@ Test(attach, target_exit_is_a_runtime_error)
 	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "20",
 			      "-o", outdir, "-q", NULL};
 	pid_t r = rxray_spawn(args, "exit");
-	usleep(1500000);
+	/* the target goes once attach is attached (its programs loaded), on a
+	 * host of any speed */
+	double t0 = now_s();
+	while (now_s() - t0 < 15 && our_progs_excluding(r) <= before)
+		usleep(100000);
+	cr_assert_gt(our_progs_excluding(r), before, "attach's programs never showed up");
 	tpmd_stop(&pmd);
 	int rc = rxray_wait(r, 15);
 	cr_assert_eq(rc, 1, "exit %d: %s", rc, slurp("exit", "err"));

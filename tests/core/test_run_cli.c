@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `rxray run` / `rxray caps`: bad input exits 2 with one line naming the option. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -253,6 +254,41 @@ Test(run_cli, short_run_writes_a_readable_conserving_result)
 	unlink(path);
 }
 
+/* A thread of pid named "rxray-rx" has been on a CPU (utime + stime in
+ * /proc/PID/task/TID/stat above 0 ticks). */
+static bool rx_thread_ran(pid_t pid)
+{
+	char path[320], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	bool ran = false;
+	struct dirent *de;
+	while (d && !ran && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+		if (!open || !close || strncmp(open + 1, "rxray-rx)", 9))
+			continue;
+		/* after ") S ": fields 3.. ; utime is field 14, stime 15 */
+		unsigned long ut = 0, st = 0;
+		char *p = close + 2;
+		for (int field = 3; field < 14 && p; field++)
+			p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+		if (p && sscanf(p, "%lu %lu", &ut, &st) == 2)
+			ran = ut + st > 0;
+	}
+	if (d)
+		closedir(d);
+	return ran;
+}
+
 Test(run_cli, sigint_stops_and_still_writes)
 {
 	if (!have_engine())
@@ -290,7 +326,15 @@ Test(run_cli, sigint_stops_and_still_writes)
 			usleep(50 * 1000);
 	}
 	cr_assert(caught, "rxray never installed its SIGINT handler");
-	usleep(300 * 1000);
+	/* then until its rx worker has run (named "rxray-rx", some CPU time
+	 * spent): the run is under way, on a host of any speed */
+	bool running = false;
+	for (int i = 0; i < 600 && !running; i++) {
+		running = rx_thread_ran(pid);
+		if (!running)
+			usleep(50 * 1000);
+	}
+	cr_assert(running, "rxray's rx worker never ran");
 	kill(pid, SIGINT);
 	int st = 0;
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
