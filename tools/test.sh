@@ -142,8 +142,28 @@ run_arm64() {
   return $rc
 }
 
+# The full-probe build (sampled per-packet laps, NVTX stage ranges): only
+# the targets its NVTX test needs (rxray, the listener, the test), and that
+# test, which checks the stage ranges a counters build cannot have.
+run_full_nvtx() {
+  local dir=build-full
+  echo "== full-probe build ($dir: rxray, rxray_nvtx, test_nvtx_run)"; mkdir -p "$dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DRXRAY_PROBES=full >"$dir/configure.log" 2>&1 ||
+    { cat "$dir/configure.log"; return 1; }
+  if ! grep -q "nvtx=ON" "$dir/configure.log"; then
+    echo "== full-probe: no NVTX headers in this build: stage-range test not run"; return 0
+  fi
+  if ! cmake --build "$dir" -j"$jobs" --target rxray rxray_nvtx test_nvtx_run >"$dir/build.log" 2>&1; then
+    grep -Ev '^\[ *[0-9]+%\]' "$dir/build.log" | tail -60
+    echo "== full-probe build FAILED"; return 1
+  fi
+  echo "== full-probe tests (nvtx_run)"
+  ctest --test-dir "$dir" -R '^nvtx_run$' --output-on-failure --timeout 300
+}
+
 if [ "$which" = all ] || [ "$which" = release ]; then
   run_build release build -DCMAKE_BUILD_TYPE=Release || status=1
+  run_full_nvtx || status=1
 fi
 if [ "$which" = all ] || [ "$which" = asan ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
