@@ -18,7 +18,8 @@
  *   stream Mpps    packets / wall time of the whole loop, 8 batches in
  *                  flight: what one app thread gets end to end
  *
- * USAGE  bench_gpu_stage [--runs N] [--batches N]
+ * USAGE  bench_gpu_stage [--runs N] [--batches N] [--work W] [--launch L] [--frame F]
+ *                        [--batch B]   (the last four: only those rows)
  * Prints a markdown table. Needs a CUDA GPU (exit 77 without one).
  */
 #include <cuda_runtime.h>
@@ -116,14 +117,24 @@ out:
 
 int main(int argc, char **argv)
 {
-	uint32_t runs = 5, nbatches = 200;
+	uint32_t runs = 5, nbatches = 200, only_frame = 0, only_batch = 0;
+	const char *only_work = NULL, *only_launch = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--work") && i + 1 < argc)
+			only_work = argv[++i];
+		else if (!strcmp(argv[i], "--launch") && i + 1 < argc)
+			only_launch = argv[++i];
+		else if (!strcmp(argv[i], "--frame") && i + 1 < argc)
+			only_frame = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+			only_batch = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
 			nbatches = (uint32_t)atoi(argv[++i]);
 		else {
-			fprintf(stderr, "USAGE bench_gpu_stage [--runs N] [--batches N]\n");
+			fprintf(stderr, "USAGE bench_gpu_stage [--runs N] [--batches N] [--work W] "
+					"[--launch L] [--frame F] [--batch B]\n");
 			return 2;
 		}
 	}
@@ -168,8 +179,14 @@ int main(int argc, char **argv)
 			/* no kernel for work none: every launch mode is the same */
 			if (works[wi] == RXG_WORK_NONE && li > 0)
 				continue;
+			if ((only_work && strcmp(only_work, rxg_work_name(works[wi]))) ||
+			    (only_launch && strcmp(only_launch, rxg_launch_name(launches[li]))))
+				continue;
 			for (size_t fi = 0; fi < 4; fi++)
 				for (size_t bi = 0; bi < 4; bi++) {
+					if ((only_frame && only_frame != frames[fi]) ||
+					    (only_batch && only_batch != batches[bi]))
+						continue;
 					for (uint32_t r = 0; r < runs; r++) {
 						struct res x = {0, 0, 0};
 						if (one(works[wi], launches[li], batches[bi],

@@ -39,6 +39,8 @@ struct bench_opts {
 	bool payload_set; /* else: a table for stamp and one for full */
 	enum rx_mode mode;
 	uint32_t writers[8];    /* --writers: the scaling table's counts */
+	int cores[256];         /* the process's cores, before main pins itself */
+	int ncores;
 	int nwriters;
 };
 
@@ -47,21 +49,25 @@ struct bench_point {
 };
 
 /*
- * Minimal consumer: the NIC writes CQEs in order with release stores, so
- * when the CQE 31 ahead is ours, all 32 are: consume them with one cache
- * line read, re-post the same fixed slots, ring once. Falls back to one
- * at a time. This keeps the consumer far faster than the NIC.
+ * Minimal consumer: takes completions strictly in CQ order, each by its
+ * own owner bit (up to 64 a pass), re-posts the same fixed slots, and
+ * rings once a pass. It does not look ahead and infer that earlier
+ * entries are complete, as an earlier version did (it read one entry in
+ * 32): with several DMA writers that version was seen to run its CQ
+ * index 31 entries past the NIC's published count, re-post WQEs for
+ * completions that had not happened, and let a writer claim a run whose
+ * publication mark then overwrote an unpublished one; the writers stalled
+ * and the table's W >= 2 rows fell to 1/W of one writer's. One line read
+ * per completion, no buffer touched: still far faster than the NIC.
  */
 static void bench_consume(struct rxs_nic *n, struct rxs_ring *r)
 {
 	uint32_t ci = 0, posted = r->wqe_cnt;
 	for (;;) {
 		bool done = rxs_nic_done(n);
-		uint32_t k = 32;
-		/* largest power-of-two run that is complete: one line read each
-		 * try, so a partial burst never drops us to one CQE at a time */
-		while (k && !rxs_cq_peek(r, ci + k - 1))
-			k >>= 1;
+		uint32_t k = 0;
+		while (k < 64 && rxs_cq_peek(r, ci + k))
+			k++;
 		if (!k) {
 			if (done)
 				break;
@@ -113,12 +119,16 @@ static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dm
 	p.core = o->nic_core;
 	p.writers = writers;
 	/* writer w >= 1 on the w-th core that is neither the NIC's nor the
-	 * consumer's (shared when the host has too few) */
-	int avail = rxr_cores_available();
+	 * consumer's (shared when the host has too few). The cores are the
+	 * process's affinity as main found it, before it pinned itself to the
+	 * consumer's core: asked here, affinity is that one core, and every
+	 * extra writer landed on the consumer's core (the table's W >= 2 rows
+	 * then fell to 1/W of one writer's, on any host). */
+	int avail = o->ncores;
 	for (uint32_t w = 1, k = 0; w < writers && avail > 0; w++) {
 		int c = -1;
 		for (int tries = 0; tries < avail; tries++) {
-			c = rxr_core_nth((int)(k++ % (uint32_t)avail));
+			c = o->cores[k++ % (uint32_t)avail];
 			if (c != o->nic_core && c != o->rx_core)
 				break;
 		}
@@ -377,6 +387,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int ncores = rxr_cores_available();
+	for (int i = 0; i < ncores && o.ncores < 256; i++)
+		o.cores[o.ncores++] = rxr_core_nth(i);
 	if (o.nic_core < 0)
 		o.nic_core = rxr_core_nth(0);
 	if (o.rx_core < 0)

@@ -184,6 +184,40 @@ int rxg_dma_drain(struct rxg_dma *d);
 /* Submit and wait for everything (the synchronous form). 0 / -EIO. */
 int rxg_dma_flush(struct rxg_dma *d);
 
+/*
+ * The host <-> GPU link's own figures (engines/gpu/link.cu, printed by
+ * bench_gpu_link), the ground the DMA engine and the launch modes stand
+ * on. Each returns < 0 when a CUDA call failed.
+ *   rxg_link_chase_us     one dependent GPU read: where 0 pinned host
+ *                         memory, 1 the same write-combined, 2 device
+ *                         memory; microseconds per read
+ *   rxg_link_read_gbs     SM reads of pinned host memory, `blocks` blocks
+ *                         of 256 threads, 16 B a load: GB/s
+ *   rxg_link_h2d_us       the copy engine, pinned host to device, one
+ *                         stream, `inflight` copies queued between waits:
+ *                         microseconds per copy (and GB/s)
+ *   rxg_link_api_ns       CPU ns per call: 0..3 a launch with 16 B, 1 KiB,
+ *                         4 KiB, 16 KiB of parameters; 4 cudaGraphLaunch;
+ *                         5 cudaMemcpyAsync of 4 KiB; 6 cudaEventRecord
+ *   rxg_link_launch_mps   millions of launches a second from `threads`
+ *                         threads, a stream each (1 KiB of parameters)
+ *   rxg_link_doorbell_us  a store in mapped memory seen by a resident GPU
+ *                         thread and answered: microseconds a round trip
+ *   rxg_link_batch_us     a batch of n (<= 64) addresses to a kernel and
+ *                         its done flag back, one batch at a time: mode 0
+ *                         a launch with them in its parameters, 1 a
+ *                         launch reading them from mapped memory, 2 a
+ *                         graph launch of that, 3 a resident kernel rung
+ *                         through mapped memory: microseconds a batch
+ */
+double rxg_link_chase_us(int where, unsigned hops);
+double rxg_link_read_gbs(int wc, unsigned blocks, size_t bytes);
+double rxg_link_h2d_us(size_t bytes, unsigned inflight, unsigned copies, double *gbs);
+double rxg_link_api_ns(int what, unsigned calls);
+double rxg_link_launch_mps(unsigned threads, unsigned calls);
+double rxg_link_doorbell_us(unsigned rounds);
+double rxg_link_batch_us(int mode, uint32_t n, unsigned rounds);
+
 #ifdef __cplusplus
 }
 #endif
