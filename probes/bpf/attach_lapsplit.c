@@ -66,7 +66,7 @@ static void part_count(struct rxr_lapsplit *sp, const char *name, enum rxr_lappa
 			break;
 	if (i == sp->nparts) {
 		/* the last slot holds everything beyond the table */
-		if (i == RXR_LAPSPLIT_MAX_PARTS - 1) {
+		if (i >= RXR_LAPSPLIT_MAX_PARTS - 1) {
 			name = "(other functions)";
 			kind = RXR_PART_REST;
 			for (i = 0; i < sp->nparts; i++)
