@@ -159,9 +159,9 @@ void run_sample_print(FILE *f, const json_t *smp)
 		json_string_value(json_object_get(smp, "event")), num_i(smp, "freq_hz"), stacks,
 		threads, threads == 1 ? "" : "s");
 	fprintf(f,
-		"    in rte_eth_rx_burst: %lld of %lld samples (%s): %lld in the PMD's burst, %lld "
-		"in %s around its call; counted: cqe_poll + idle laps %s of the rx cycles, "
-		"cqe_poll %s of those\n",
+		"    in the lap: %lld of %lld samples (%s): %lld in the PMD's rx burst, %lld in "
+		"%s around its call (rte_eth_rx_burst's inline code, the lap's clock read); "
+		"counted: cqe_poll + idle laps %s of the rx cycles, cqe_poll %s of those\n",
 		lap, samples, pct(json_object_get(smp, "sampled_share_of_thread"), a, sizeof(a)),
 		num_i(smp, "in_rx_burst"), num_i(smp, "at_lap_site"),
 		json_string_value(json_object_get(smp, "lap_site_function"))[0]
@@ -173,9 +173,8 @@ void run_sample_print(FILE *f, const json_t *smp)
 		fprintf(f, "    frame-pointer stacks: code built without frame pointers shows its "
 			   "leaf only, so samples below the PMD's burst count outside the lap\n");
 	if (!lap) {
-		fprintf(f,
-			"    no sample fell inside rte_eth_rx_burst: nothing to split (run longer "
-			"or raise --sample-freq)\n");
+		fprintf(f, "    no sample fell in the lap: nothing to split (run longer "
+			   "or raise --sample-freq)\n");
 		return;
 	}
 	if (!num_i(cnt, "cqe_poll_cycles"))
@@ -196,8 +195,8 @@ void run_sample_print(FILE *f, const json_t *smp)
 			json_string_value(json_object_get(p, "kind")),
 			json_string_value(json_object_get(p, "name")));
 	}
-	fprintf(f, "    share: of the samples in rte_eth_rx_burst; ~cyc/pkt: samples / all the rx "
-		   "threads' samples x their counted cycles / packet\n");
+	fprintf(f, "    share: of the lap's samples; ~cyc/pkt: samples / all the rx threads' "
+		   "samples x their counted cycles / packet\n");
 }
 
 void run_sample_help(FILE *f)
