@@ -15,9 +15,18 @@
 #define BURST "net_null rx_pkt_burst (port 0)"
 
 /* frames: a user function with no DPDK role, one with a role, a kernel one */
-#define U(n) {.name = (n), .dso = "rxray", .role = RXR_ROLE_NONE}
-#define R(n, r) {.name = (n), .dso = "librte_x.so", .role = (r)}
-#define K(n) {.name = (n), .dso = "[kernel]", .role = RXR_ROLE_NONE, .kernel = true}
+#define U(n)                                                                                       \
+	{                                                                                          \
+		.name = (n), .dso = "rxray", .role = RXR_ROLE_NONE                                 \
+	}
+#define R(n, r)                                                                                    \
+	{                                                                                          \
+		.name = (n), .dso = "librte_x.so", .role = (r)                                     \
+	}
+#define K(n)                                                                                       \
+	{                                                                                          \
+		.name = (n), .dso = "[kernel]", .role = RXR_ROLE_NONE, .kernel = true              \
+	}
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct rxr_lapframe in_burst[] = {R(BURST, RXR_ROLE_RX_BURST), U("eth_burst"),
@@ -59,10 +68,9 @@ Test(lapsplit, the_burst_function_itself_is_its_own_part)
 Test(lapsplit, a_mempool_ops_entry_names_get_or_put_over_mempool_code_below_it)
 {
 	struct rxr_lapsplit sp;
-	const struct rxr_lapframe get[] = {U("rte_ring_dequeue_elems"),
-					   R("common_ring_mc_dequeue", RXR_ROLE_MP_GET),
-					   U("rte_pktmbuf_alloc_bulk"), R(BURST, RXR_ROLE_RX_BURST),
-					   U("eth_burst")};
+	const struct rxr_lapframe get[] = {
+	    U("rte_ring_dequeue_elems"), R("common_ring_mc_dequeue", RXR_ROLE_MP_GET),
+	    U("rte_pktmbuf_alloc_bulk"), R(BURST, RXR_ROLE_RX_BURST), U("eth_burst")};
 	const struct rxr_lapframe put[] = {R("common_ring_mp_enqueue", RXR_ROLE_MP_PUT),
 					   R(BURST, RXR_ROLE_RX_BURST)};
 	/* bug: the ring code at the leaf (a mempool name) wins over the role,

@@ -32,19 +32,18 @@ static json_t *member(void)
 		    parts, json_pack("{s:s,s:s,s:i,s:f,s:f}", "name", p[i].name, "kind", p[i].kind,
 				     "samples", p[i].samples, "share", p[i].samples / 150.0,
 				     "est_cycles_per_packet", p[i].samples / 200.0 * 1e9 / 1e7));
-	json_t *counted = json_pack("{s:I,s:I,s:I,s:I,s:f,s:f}", "cqe_poll_cycles",
-				    (json_int_t)600000000, "idle_cycles", (json_int_t)150000000,
-				    "thread_cycles", (json_int_t)1000000000, "packets",
-				    (json_int_t)10000000, "lap_share_of_thread", 0.75,
-				    "cqe_poll_share_of_lap", 0.8);
+	json_t *counted = json_pack(
+	    "{s:I,s:I,s:I,s:I,s:f,s:f}", "cqe_poll_cycles", (json_int_t)600000000, "idle_cycles",
+	    (json_int_t)150000000, "thread_cycles", (json_int_t)1000000000, "packets",
+	    (json_int_t)10000000, "lap_share_of_thread", 0.75, "cqe_poll_share_of_lap", 0.8);
 	json_t *m = json_pack(
 	    "{s:s,s:s,s:s,s:i,s:s,s:i,s:f,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:i,s:i,s:i,s:o,s:o}", "lap",
 	    "cqe_poll", "what", "estimates from BPF stack samples, not counted cycles", "event",
 	    "cpu-clock", "freq_hz", 999, "stacks", "dwarf", "rx_threads", 1, "seconds", 0.5,
 	    "samples", 200, "lap_samples", 150, "in_rx_burst", 140, "at_lap_site", 10,
-	    "rx_burst_function", "net_null rx_pkt_burst (port 0)", "lap_site_function",
-	    "eth_burst", "sampled_share_of_thread", 0.75, "dropped", 0, "stack_errors", 0,
-	    "stacks_cut", 200, "counted", counted, "parts", parts);
+	    "rx_burst_function", "net_null rx_pkt_burst (port 0)", "lap_site_function", "eth_burst",
+	    "sampled_share_of_thread", 0.75, "dropped", 0, "stack_errors", 0, "stacks_cut", 200,
+	    "counted", counted, "parts", parts);
 	cr_assert_not_null(m);
 	return m;
 }
@@ -170,8 +169,7 @@ static void counted_lap_beyond_thread(json_t *m)
 }
 static void counted_share_wrong(json_t *m)
 {
-	json_object_set_new(json_object_get(m, "counted"), "cqe_poll_share_of_lap",
-			    json_real(1.0));
+	json_object_set_new(json_object_get(m, "counted"), "cqe_poll_share_of_lap", json_real(1.0));
 }
 static void share_of_nothing(json_t *m)
 {
@@ -202,10 +200,8 @@ static const struct lie lies[] = {
      share_not_its_ratio},
     {"a negative share", "cqe_poll_sampled.parts[2].share", negative_share},
     {"parts that leave lap samples unnamed", "cqe_poll_sampled.parts", parts_short_of_lap},
-    {"parts that name more samples than the lap had", "cqe_poll_sampled.parts",
-     parts_beyond_lap},
-    {"more lap samples than samples taken", "cqe_poll_sampled.lap_samples",
-     lap_more_than_samples},
+    {"parts that name more samples than the lap had", "cqe_poll_sampled.parts", parts_beyond_lap},
+    {"more lap samples than samples taken", "cqe_poll_sampled.lap_samples", lap_more_than_samples},
     {"a lap count that is not burst + site", "cqe_poll_sampled.lap_samples",
      lap_not_burst_plus_site},
     {"a thread share that is not lap/samples", "cqe_poll_sampled.sampled_share_of_thread",
