@@ -158,7 +158,7 @@ static int parts_check(struct sck *k, const json_t *parts, uint64_t lap)
 int rxr_result_check_sampled(const json_t *smp, char *field, size_t flen, char *what, size_t wlen)
 {
 	struct sck k = {.field = field, .what = what, .flen = flen, .wlen = wlen};
-	uint64_t samples = 0, lap = 0, in = 0, site = 0, v = 0, hz = 0, threads = 0;
+	uint64_t samples = 0, lap = 0, in = 0, site = 0, v = 0, hz = 0, threads = 0, unplaced = 0;
 	const char *s = "";
 	int rc;
 	if (!json_is_object(smp))
@@ -181,6 +181,7 @@ int rxr_result_check_sampled(const json_t *smp, char *field, size_t flen, char *
 	    (rc = count_get(&k, smp, "", "lap_samples", &lap)) ||
 	    (rc = count_get(&k, smp, "", "in_rx_burst", &in)) ||
 	    (rc = count_get(&k, smp, "", "at_lap_site", &site)) ||
+	    (rc = count_get(&k, smp, "", "unplaced", &unplaced)) ||
 	    (rc = count_get(&k, smp, "", "dropped", &v)) ||
 	    (rc = count_get(&k, smp, "", "stack_errors", &v)) ||
 	    (rc = count_get(&k, smp, "", "stacks_cut", &v)))
@@ -200,6 +201,9 @@ int rxr_result_check_sampled(const json_t *smp, char *field, size_t flen, char *
 	if (lap > samples)
 		return bad(&k, "lap_samples", "%llu is more than the %llu samples taken",
 			   (unsigned long long)lap, (unsigned long long)samples);
+	if (unplaced > samples - lap)
+		return bad(&k, "unplaced", "%llu, but only %llu samples were outside the lap",
+			   (unsigned long long)unplaced, (unsigned long long)(samples - lap));
 	if ((rc = share_check(&k, smp, "", "sampled_share_of_thread", lap, samples)) ||
 	    (rc = counted_check(&k, json_object_get(smp, "counted"))))
 		return rc;

@@ -169,6 +169,12 @@ void run_sample_print(FILE *f, const json_t *smp)
 		    : "its caller",
 		pct(json_object_get(cnt, "lap_share_of_thread"), b, sizeof(b)),
 		pct(json_object_get(cnt, "cqe_poll_share_of_lap"), c, sizeof(c)));
+	if (num_i(smp, "unplaced"))
+		fprintf(
+		    f,
+		    "    %lld samples outside it never reached the rx loop (stacks cut short or "
+		    "unwound astray): the lap may hold up to that many more\n",
+		    num_i(smp, "unplaced"));
 	if (stacks && !strcmp(stacks, "fp"))
 		fprintf(f, "    frame-pointer stacks: code built without frame pointers shows its "
 			   "leaf only, so samples below the PMD's burst count outside the lap\n");

@@ -139,12 +139,29 @@ void rxr_lapsplit_learn(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, s
 	size_t b = burst_index(f, n);
 	if (b + 1 < n)
 		name_count(sp->sites, &sp->nsites, NAMES_CAP(sp->sites), f[b + 1].name, count);
+	if (b + 2 < n)
+		name_count(sp->loops, &sp->nloops, NAMES_CAP(sp->loops), f[b + 2].name, count);
+}
+
+static bool name_in(const struct rxr_lapname *t, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name))
+			return true;
+	return false;
 }
 
 static bool is_site(const struct rxr_lapsplit *sp, const char *name)
 {
-	for (size_t i = 0; i < sp->nsites; i++)
-		if (!strcmp(sp->sites[i].name, name))
+	return name_in(sp->sites, sp->nsites, name);
+}
+
+/* Whether a stack outside the lap reached the rx loop: one that did not
+ * (cut short, or unwound astray) might have been in the lap. */
+static bool reached_loop(const struct rxr_lapsplit *sp, const struct rxr_lapframe *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!f[i].kernel && name_in(sp->loops, sp->nloops, f[i].name))
 			return true;
 	return false;
 }
@@ -160,8 +177,11 @@ void rxr_lapsplit_add(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, siz
 		 * around the call, the lap's clock read), or another stage */
 		for (k = 0; k < n && f[k].kernel; k++)
 			;
-		if (k == n || !is_site(sp, f[k].name))
+		if (k == n || !is_site(sp, f[k].name)) {
+			if (sp->nloops && !reached_loop(sp, f, n))
+				sp->unplaced += count;
 			return;
+		}
 		sp->at_site += count;
 		part_count(sp, k ? kernel_entry(f, n) : f[k].name,
 			   k ? RXR_PART_KERNEL : RXR_PART_LAP_SITE, count);
@@ -261,7 +281,7 @@ json_t *rxr_lapsplit_json(const struct rxr_lapsplit *sp, const struct rxr_result
 		if (!e || json_array_append_new(parts, e))
 			goto fail;
 	}
-	o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:I,s:f,s:I,s:I,s:I,s:I,s:s,s:s,s:o,s:I,s:I,s:I}",
+	o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:I,s:f,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:o,s:I,s:I,s:I}",
 		      "lap", "cqe_poll", "what",
 		      "estimates from BPF stack samples of the rx threads, not counted cycles: "
 		      "share = a part's samples / lap_samples, the samples inside "
@@ -272,12 +292,12 @@ json_t *rxr_lapsplit_json(const struct rxr_lapsplit *sp, const struct rxr_result
 		      "event", sp->event, "freq_hz", (json_int_t)sp->freq_hz, "stacks", sp->stacks,
 		      "rx_threads", (json_int_t)sp->rx_threads, "seconds", sp->seconds, "samples",
 		      (json_int_t)sp->samples, "lap_samples", (json_int_t)lap, "in_rx_burst",
-		      (json_int_t)sp->in_burst, "at_lap_site", (json_int_t)sp->at_site,
-		      "rx_burst_function", sp->burst_fn, "lap_site_function",
-		      name_top(sp->sites, sp->nsites), "sampled_share_of_thread",
-		      share_or_null(lap, sp->samples), "dropped", (json_int_t)sp->dropped,
-		      "stack_errors", (json_int_t)sp->stack_errors, "stacks_cut",
-		      (json_int_t)sp->stacks_cut);
+		      (json_int_t)sp->in_burst, "at_lap_site", (json_int_t)sp->at_site, "unplaced",
+		      (json_int_t)sp->unplaced, "rx_burst_function", sp->burst_fn,
+		      "lap_site_function", name_top(sp->sites, sp->nsites),
+		      "sampled_share_of_thread", share_or_null(lap, sp->samples), "dropped",
+		      (json_int_t)sp->dropped, "stack_errors", (json_int_t)sp->stack_errors,
+		      "stacks_cut", (json_int_t)sp->stacks_cut);
 	if (!o || json_object_set_new(o, "counted", counted) ||
 	    json_object_set_new(o, "parts", parts)) {
 		json_decref(o);

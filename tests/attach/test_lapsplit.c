@@ -136,6 +136,13 @@ Test(lapsplit, the_lap_site_counts_once_learnt_and_other_stages_never)
 	/* bug: another stage of the thread (the hand-off) taken into the lap */
 	cr_assert_null(find(&sp, "rx_handoff_ring"));
 	cr_assert_eq(sp.nparts, 2);
+	/* a stack cut short of the rx loop may have been the lap's: counted
+	 * apart (bug: it would pass as another stage) */
+	const struct rxr_lapframe cut[] = {U("rte_pktmbuf_alloc_bulk")};
+	rxr_lapsplit_add(&sp, cut, N(cut), 2);
+	cr_assert_eq(sp.unplaced, 2);
+	cr_assert_eq(sp.samples, 17);
+	cr_assert_eq(sp.in_burst + sp.at_site, 8);
 
 	/* nothing learnt (no burst stack): the site is not known as one */
 	rxr_lapsplit_init(&sp);

@@ -37,13 +37,13 @@ static json_t *member(void)
 	    (json_int_t)150000000, "thread_cycles", (json_int_t)1000000000, "packets",
 	    (json_int_t)10000000, "lap_share_of_thread", 0.75, "cqe_poll_share_of_lap", 0.8);
 	json_t *m = json_pack(
-	    "{s:s,s:s,s:s,s:i,s:s,s:i,s:f,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:i,s:i,s:i,s:o,s:o}", "lap",
-	    "cqe_poll", "what", "estimates from BPF stack samples, not counted cycles", "event",
-	    "cpu-clock", "freq_hz", 999, "stacks", "dwarf", "rx_threads", 1, "seconds", 0.5,
-	    "samples", 200, "lap_samples", 150, "in_rx_burst", 140, "at_lap_site", 10,
-	    "rx_burst_function", "net_null rx_pkt_burst (port 0)", "lap_site_function", "eth_burst",
-	    "sampled_share_of_thread", 0.75, "dropped", 0, "stack_errors", 0, "stacks_cut", 200,
-	    "counted", counted, "parts", parts);
+	    "{s:s,s:s,s:s,s:i,s:s,s:i,s:f,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:f,s:i,s:i,s:i,s:o,s:o}",
+	    "lap", "cqe_poll", "what", "estimates from BPF stack samples, not counted cycles",
+	    "event", "cpu-clock", "freq_hz", 999, "stacks", "dwarf", "rx_threads", 1, "seconds",
+	    0.5, "samples", 200, "lap_samples", 150, "in_rx_burst", 140, "at_lap_site", 10,
+	    "unplaced", 5, "rx_burst_function", "net_null rx_pkt_burst (port 0)",
+	    "lap_site_function", "eth_burst", "sampled_share_of_thread", 0.75, "dropped", 0,
+	    "stack_errors", 0, "stacks_cut", 200, "counted", counted, "parts", parts);
 	cr_assert_not_null(m);
 	return m;
 }
@@ -132,6 +132,10 @@ static void lap_not_burst_plus_site(json_t *m)
 {
 	json_object_set_new(m, "at_lap_site", json_integer(20));
 }
+static void unplaced_beyond_outside(json_t *m)
+{
+	json_object_set_new(m, "unplaced", json_integer(51));
+}
 static void thread_share_wrong(json_t *m)
 {
 	json_object_set_new(m, "sampled_share_of_thread", json_real(0.9));
@@ -178,6 +182,7 @@ static void share_of_nothing(json_t *m)
 	json_object_set_new(m, "lap_samples", json_integer(0));
 	json_object_set_new(m, "in_rx_burst", json_integer(0));
 	json_object_set_new(m, "at_lap_site", json_integer(0));
+	json_object_set_new(m, "unplaced", json_integer(0));
 	json_object_set_new(m, "parts", json_array());
 }
 static void negative_estimate(json_t *m)
@@ -204,6 +209,8 @@ static const struct lie lies[] = {
     {"more lap samples than samples taken", "cqe_poll_sampled.lap_samples", lap_more_than_samples},
     {"a lap count that is not burst + site", "cqe_poll_sampled.lap_samples",
      lap_not_burst_plus_site},
+    {"more unplaced samples than were outside the lap", "cqe_poll_sampled.unplaced",
+     unplaced_beyond_outside},
     {"a thread share that is not lap/samples", "cqe_poll_sampled.sampled_share_of_thread",
      thread_share_wrong},
     {"a part kind no reader knows", "cqe_poll_sampled.parts[1]", unknown_kind},

@@ -32,6 +32,8 @@
  *   function that calls it, lap_site_function: rte_eth_rx_burst's inline
  *   code around the call and the lap's clock read); rx_burst_function;
  *   sampled_share_of_thread = lap_samples / samples (null: no samples);
+ *   unplaced: samples outside the lap whose stacks never reached the rx
+ *   loop (cut short or unwound astray: they may have been the lap's);
  *   dropped, stack_errors, stacks_cut: the sampler's losses;
  *   counted{cqe_poll_cycles, idle_cycles, thread_cycles (every lap),
  *   packets} of the rx threads, lap_share_of_thread = (cqe_poll + idle) /
@@ -214,7 +216,8 @@ int rxr_result_check(const struct rxr_result *r, char *field, size_t flen, char 
 extern const char *const rxr_sampled_part_kinds[];
 /*
  * rxr_result_check's part for that member: every count an integer >= 0,
- * lap_samples = in_rx_burst + at_lap_site <= samples, each share the
+ * lap_samples = in_rx_burst + at_lap_site <= samples, unplaced <= samples
+ * - lap_samples, each share the
  * ratio of its counts within 1e-6 and in [0, 1] (null exactly where the
  * denominator is 0), counted cqe_poll + idle <= thread_cycles, known
  * part kinds, parts' samples adding up to lap_samples and their shares to

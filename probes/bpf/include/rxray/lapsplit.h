@@ -77,12 +77,16 @@ struct rxr_lapsplit {
 	uint64_t samples;      /* of the rx threads, kept by the sampler */
 	uint64_t in_burst;     /* with the rx burst function on the stack */
 	uint64_t at_site;      /* in the lap site's own code (RXR_PART_LAP_SITE) */
+	uint64_t unplaced;     /* outside the lap, but their stacks never reached the rx
+				* loop (cut short or unwound astray): perhaps the lap's */
 	size_t nparts;
 	struct rxr_lappart parts[RXR_LAPSPLIT_MAX_PARTS]; /* sum = in_burst + at_site */
 	char burst_fn[FRAME_NAME_MAX]; /* the rx burst function seen most */
 	size_t nbursts, nsites;
 	struct rxr_lapname bursts[4]; /* rx burst functions seen (one per port driver) */
 	struct rxr_lapname sites[4];  /* their callers: rxray's lap sites (learnt) */
+	size_t nloops;
+	struct rxr_lapname loops[4];  /* the sites' callers: the rx loops (learnt) */
 	/* how they were taken (rxr_lapsamp_fold fills these) */
 	char event[16];        /* "cycles" or "cpu-clock" */
 	char stacks[8];        /* "dwarf" or "fp" */
@@ -97,7 +101,8 @@ void rxr_lapsplit_init(struct rxr_lapsplit *sp);
 
 /*
  * First pass over the stacks: learn the lap sites, the functions that
- * call the rx burst function (rxray's, which lap rte_eth_rx_burst).
+ * call the rx burst function (rxray's, which lap rte_eth_rx_burst), and
+ * the rx loops that call them.
  */
 void rxr_lapsplit_learn(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, size_t n,
 			uint64_t count);
@@ -114,7 +119,7 @@ void rxr_lapsplit_learn(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, s
  * the leaf (the burst function itself, or a callee); a kernel leaf makes
  * a kernel part named by its outermost kernel frame. Parts beyond
  * the table go to one RXR_PART_REST part. Other stacks only count in
- * samples.
+ * samples, and in unplaced when they never reach a learnt rx loop.
  */
 void rxr_lapsplit_add(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, size_t n,
 		      uint64_t count);
