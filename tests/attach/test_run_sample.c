@@ -536,6 +536,10 @@ Test(run_sample, af_packet_fed_by_testpmd_txonly_over_veth, .timeout = 400, .ini
 	const char *add[] = {"ip",   "link", "add",  veth_a, "type",
 			     "veth", "peer", "name", veth_b, NULL};
 	int rc = run_argv(add, NULL, err, 30);
+	if (rc == 127) {
+		veth_a[0] = '\0';
+		cr_skip_test("needs the ip command (iproute2) to make a veth pair");
+	}
 	if (rc) {
 		veth_a[0] = '\0';
 		cr_skip_test("no veth pair here (ip link add ... type veth: exit %d: %s)", rc,
