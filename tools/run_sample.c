@@ -64,6 +64,16 @@ static int sample_begin(void *ctx, const int *tids, uint32_t n, char *err, size_
 	return rc;
 }
 
+static int sample_started(void *ctx, char *err, size_t errlen)
+{
+	struct run_sample *s = ctx;
+	char why[300];
+	int rc = rxr_lapsamp_start(s->ls, why, sizeof(why));
+	if (rc)
+		snprintf(err, errlen, "--sample: %s", why);
+	return rc;
+}
+
 static void sample_end(void *ctx)
 {
 	struct run_sample *s = ctx;
@@ -77,25 +87,29 @@ int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w
 	if (!s)
 		return -ENOMEM;
 	s->hz = hz;
-	*w = (struct rx_run_watch){.begin = sample_begin, .end = sample_end, .ctx = s};
+	*w = (struct rx_run_watch){
+	    .begin = sample_begin, .started = sample_started, .end = sample_end, .ctx = s};
 	return 0;
 }
 
 int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen)
 {
 	struct rxr_lapsplit *sp = malloc(sizeof(*sp));
+	char why[400] = "";
 	json_t *j = NULL;
 	int rc = sp ? 0 : -ENOMEM;
-	if (!rc && !s->ls)
-		rc = -ENODATA; /* the run ended before its rx threads could be sampled */
+	if (!rc && !s->ls) { /* the run ended before its rx threads could be sampled */
+		snprintf(why, sizeof(why), "the rx threads were never sampled");
+		rc = -ENODATA;
+	}
 	if (!rc)
-		rc = rxr_lapsamp_fold(s->ls, sp);
+		rc = rxr_lapsamp_fold(s->ls, sp, why, sizeof(why));
 	if (!rc && !(j = rxr_lapsplit_json(sp, r)))
 		rc = -ENOMEM;
 	if (!rc && json_object_set_new(r->extra, RXR_RESULT_SAMPLED, j))
 		rc = -ENOMEM;
 	if (rc)
-		snprintf(err, errlen, "--sample: cannot read the samples: %s", strerror(-rc));
+		snprintf(err, errlen, "--sample: %s", why[0] ? why : strerror(-rc));
 	free(sp);
 	return rc;
 }

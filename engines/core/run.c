@@ -275,10 +275,12 @@ static int run_phase(struct rx_run *run, char *err, size_t errlen)
 	const struct rx_engine_ops *ops = run->ops;
 	bool watched = false;
 	int rc = run_workers_start(run, err, errlen);
-	if (!rc && ops->start)
-		rc = ops->start(run, err, errlen);
 	if (!rc && run->watch && !run->warming)
 		watched = (rc = run_watch_begin(run, err, errlen)) == 0;
+	if (!rc && ops->start)
+		rc = ops->start(run, err, errlen);
+	if (!rc && watched && run->watch->started)
+		rc = run->watch->started(run->watch->ctx, err, errlen);
 	if (!rc)
 		rc = ops->wait ? ops->wait(run, err, errlen) : run_wait_timer(run);
 	if (watched)

@@ -2,10 +2,12 @@
 /*
  * rxray run --sample (rxray/lapsplit.h): attach's sampler on this
  * process's own rx threads, and the classifier that turns each sampled
- * stack into a part of the cqe_poll lap. The session reads as: privileges
- * -> threads -> symbols + DPDK tables (ports started) -> sampler -> drain
- * thread; stop joins the thread and closes the events; fold symbolises
- * every counted stack and classifies it.
+ * stack into a part of the cqe_poll lap. The session reads as: open
+ * (privileges -> threads -> symbols -> sampler, its events disabled ->
+ * drain thread) before the ports start; start enables the events once
+ * they did; stop joins the drain thread, reads the DPDK tables (the ports
+ * still run) and closes the events; fold symbolises every counted stack
+ * and classifies it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -319,9 +321,11 @@ struct rxr_lapsamp {
 	enum rxr_stack_mode mode;
 	unsigned freq;
 	pthread_t drain;
-	bool draining, stopped;
+	bool draining, started, stopped;
 	atomic_int quit;
 	double t0, seconds;
+	int labels_rc;	      /* rxr_syms_dpdk_read at stop: 0 with an rx burst label */
+	char labels_err[256]; /* why not */
 };
 
 /* dwarf mode: the ring drained and unwound every 10 ms, off the rx cores */
@@ -408,16 +412,6 @@ int rxr_lapsamp_open(const struct rxr_lapsamp_opts *o, struct rxr_lapsamp **out,
 	rc = rxr_syms_open(pid, NULL, &ls->sy, err, errlen);
 	if (rc)
 		goto fail;
-	/* now, while the ports run: a stopped port points at ethdev's dummies */
-	why[0] = '\0';
-	rc = rxr_syms_dpdk_read(ls->sy, NULL, why, sizeof(why));
-	if (rc < 0 || !has_rx_burst_label(ls->sy)) {
-		snprintf(err, errlen,
-			 "no rx burst function in rte_eth_fp_ops to split the lap by%s%s",
-			 why[0] ? ": " : "", why);
-		rc = rc < 0 ? rc : -ENOENT;
-		goto fail;
-	}
 	struct rxr_sampler_opts so = {.target = ls->t,
 				      .freq_hz = ls->freq,
 				      .mode = RXR_STACKS_DWARF,
@@ -433,7 +427,6 @@ int rxr_lapsamp_open(const struct rxr_lapsamp_opts *o, struct rxr_lapsamp **out,
 	if (!ls->s)
 		goto fail;
 	ls->mode = so.mode;
-	ls->t0 = rxr_mono_seconds();
 	if (ls->mode == RXR_STACKS_DWARF && (rc = drain_start(ls, err, errlen)))
 		goto fail;
 	*out = ls;
@@ -443,20 +436,37 @@ fail:
 	return rc < 0 ? rc : -EIO;
 }
 
+int rxr_lapsamp_start(struct rxr_lapsamp *ls, char *err, size_t errlen)
+{
+	int rc = rxr_sampler_enable(ls->s);
+	if (rc) {
+		snprintf(err, errlen, "failed to start the perf events: %s", strerror(-rc));
+		return rc;
+	}
+	ls->started = true;
+	ls->t0 = rxr_mono_seconds();
+	return 0;
+}
+
 void rxr_lapsamp_stop(struct rxr_lapsamp *ls)
 {
 	if (!ls || ls->stopped)
 		return;
 	ls->stopped = true;
-	if (ls->draining) {
+	if (ls->draining) { /* the session is the drain thread's until it ends */
 		atomic_store_explicit(&ls->quit, 1, memory_order_release);
 		pthread_join(ls->drain, NULL);
 		ls->draining = false;
 	}
-	if (ls->s) {
+	/* the tables now, while the ports run: a stopped port's entries
+	 * are ethdev's dummies */
+	ls->labels_err[0] = '\0';
+	ls->labels_rc = rxr_syms_dpdk_read(ls->sy, NULL, ls->labels_err, sizeof(ls->labels_err));
+	if (ls->labels_rc >= 0)
+		ls->labels_rc = has_rx_burst_label(ls->sy) ? 0 : -ENOENT;
+	if (ls->started)
 		ls->seconds = rxr_mono_seconds() - ls->t0;
-		rxr_sampler_stop(ls->s); /* dwarf: what is left in the ring, unwound here */
-	}
+	rxr_sampler_stop(ls->s); /* dwarf: what is left in the ring, unwound here */
 }
 
 #define FOLD_FRAMES 128
@@ -513,15 +523,23 @@ static int fold_stack(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, c
 	return 0;
 }
 
-int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp)
+int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp, char *err, size_t errlen)
 {
 	struct rxr_sampler_stats st;
-	struct fold *c = calloc(1, sizeof(*c));
+	struct fold *c = NULL;
 
 	rxr_lapsplit_init(sp);
-	if (!c)
-		return -ENOMEM;
 	rxr_lapsamp_stop(ls);
+	if (ls->labels_rc) {
+		snprintf(err, errlen,
+			 "no rx burst function in rte_eth_fp_ops to split the lap by%s%s",
+			 ls->labels_err[0] ? ": " : "", ls->labels_err);
+		return ls->labels_rc;
+	}
+	if (!(c = calloc(1, sizeof(*c)))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	c->sy = ls->sy;
 	c->sp = sp;
 	c->learn = true;
@@ -530,8 +548,10 @@ int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp)
 	if (!rc)
 		rc = rxr_sampler_foreach(ls->s, fold_stack, c);
 	free(c);
-	if (rc)
+	if (rc) {
+		snprintf(err, errlen, "failed to read the samples: %s", strerror(-rc));
 		return rc;
+	}
 	rxr_lapsplit_sort(sp);
 	rxr_sampler_stats(ls->s, &st);
 	snprintf(sp->event, sizeof(sp->event), "%s", rxr_sampler_event(ls->s));

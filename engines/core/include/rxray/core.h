@@ -526,15 +526,18 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 /*
  * Someone watching the measured phase from outside the engine (rxray run
  * --sample: a BPF stack sampler on the rx threads). begin is called once
- * the device started, with the kernel thread ids of the rx workers (one
- * per queue whose worker runs); a failure (-errno, one line in err) ends
- * the run as a runtime failure. end is called once wait returned (every
- * rx loop done), before stop: so the watch covers the rx threads' counted
- * laps, start to drain. Neither runs for the warm-up phase. end is called
- * whenever begin succeeded.
+ * the workers run and before the device starts (what it takes to set up
+ * comes out of no counted time), with the kernel thread ids of the rx
+ * workers (one per queue whose worker runs); started (NULL: none) right
+ * after the device started; end once wait returned (every rx loop done),
+ * before stop, the device still started: so the watch covers the rx
+ * threads' counted laps, start to drain. A failure of begin or started
+ * (-errno, one line in err) ends the run as a runtime failure. None runs
+ * for the warm-up phase. end is called whenever begin succeeded.
  */
 struct rx_run_watch {
 	int (*begin)(void *ctx, const int *rx_tids, uint32_t n, char *err, size_t errlen);
+	int (*started)(void *ctx, char *err, size_t errlen);
 	void (*end)(void *ctx);
 	void *ctx;
 };

@@ -146,21 +146,30 @@ struct rxr_lapsamp_opts {
 };
 
 /*
- * Start sampling the rx threads of this process: privileges checked, the
- * DPDK tables read now (the ports must be started: a stopped port's
- * rte_eth_fp_ops entries are ethdev's dummies), the BPF sampler loaded
- * with events on those threads only (dwarf stacks where they load, else
- * frame pointers) and, in dwarf mode, a thread off the rx cores that
- * drains and unwinds the samples. 0 with *out set, or -errno with *out
- * NULL and a line in err: -EPERM (privileges), -ENOENT (no rx burst
- * function in rte_eth_fp_ops, no such thread), the sampler's errors.
+ * Set up sampling of the rx threads of this process, before the ports
+ * start (what it takes comes out of no counted time): privileges checked,
+ * symbols opened, the BPF sampler loaded with its events on those threads
+ * only, disabled (dwarf stacks where they load, else frame pointers), and
+ * in dwarf mode a thread off the rx cores that drains and unwinds the
+ * samples. 0 with *out set, or -errno with *out NULL and a line in err:
+ * -EPERM (privileges), -ENOENT (no such thread), the sampler's errors.
  */
 int rxr_lapsamp_open(const struct rxr_lapsamp_opts *o, struct rxr_lapsamp **out, char *err,
 		     size_t errlen);
-/* Stop sampling (idempotent): the drain thread joined, the perf events closed. */
+/* Sampling starts (the ports started). 0 or -errno with a line in err. */
+int rxr_lapsamp_start(struct rxr_lapsamp *ls, char *err, size_t errlen);
+/*
+ * Sampling ends (idempotent), the ports still running: the drain thread
+ * joined, the DPDK tables read (a stopped port's rte_eth_fp_ops entries
+ * are ethdev's dummies), the perf events closed.
+ */
 void rxr_lapsamp_stop(struct rxr_lapsamp *ls);
-/* Stop, then fold every sampled stack into sp (initialised here). 0, -ENOMEM. */
-int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp);
+/*
+ * Stop, then fold every sampled stack into sp (initialised here). 0, or
+ * -errno with a line in err: -ENOENT (no rx burst function in
+ * rte_eth_fp_ops), -ENOMEM, the map walk's errors.
+ */
+int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp, char *err, size_t errlen);
 /* Stop and free (NULL ok). */
 void rxr_lapsamp_close(struct rxr_lapsamp *ls);
 
