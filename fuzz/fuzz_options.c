@@ -33,8 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	argv[argc] = NULL;
 	struct rx_config c;
+	struct rxr_run_opts ro = {0};
 	rx_config_defaults(&c);
-	if (rxr_config_parse_argv("run", argc, argv, &c) == 0) {
+	if (rxr_config_parse_argv("run", argc, argv, &c, &ro) == 0) {
 		json_t *j = rx_config_to_json(&c);
 		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 		free(s);

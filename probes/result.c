@@ -972,6 +972,9 @@ int rxr_result_check(const struct rxr_result *r, char *field, size_t flen, char 
 		return chk(field, flen, what, wlen, "rates",
 			   "loss: %g, but the counters give %g (received %llu of %llu)", r->loss,
 			   loss, (unsigned long long)c->received, (unsigned long long)c->offered);
+	const json_t *smp = r->extra ? json_object_get(r->extra, RXR_RESULT_SAMPLED) : NULL;
+	if (smp)
+		return rxr_result_check_sampled(smp, field, flen, what, wlen);
 	return 0;
 }
 

@@ -78,7 +78,7 @@ int rxr_cmd_caps(int argc, char **argv)
 	struct rx_placement pl;
 	char err[512] = "", line[520] = "", list[128];
 	rx_config_defaults(&c);
-	int ex = rxr_config_parse_argv(VERB, argc, argv, &c);
+	int ex = rxr_config_parse_argv(VERB, argc, argv, &c, NULL);
 	if (ex < 0) {
 		caps_help();
 		return RXR_EXIT_OK;

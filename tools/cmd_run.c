@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "engines.h"
+#include "run_sample.h"
 #include "rxray/core.h"
 #include "rxray/util.h"
 #ifdef RXRAY_VERB_CEILING
@@ -37,11 +38,13 @@ static void run_help(void)
 	       "Run one configuration on an engine, print where the cycles went, and\n"
 	       "write the result JSON (rxray.run/1).\n\nOPTIONS\n");
 	rxr_config_print_options(stdout);
+	run_sample_help(stdout);
 	printf("\nEXAMPLES\n"
 	       "  rxray run --engine verbs --device sim --mode hds --frame 1064 --seconds 2\n"
 	       "  rxray run --device sim --rate 5M --ring 1024 --batch 32 -o run.json\n"
 	       "  rxray run --device sim --inject app=500 --inject hdr_read=200 -o inj.json\n"
 	       "  rxray run --engine dpdk --device sim --discipline scalar --mode hds\n"
+	       "  rxray run --engine dpdk --device dpdk:--vdev=net_null0 --sample -o null.json\n"
 	       "\nExit codes: 0 ok, 1 runtime failure or counters that do not conserve,\n"
 	       "2 bad input. Ctrl-C stops the run early and still writes the result.\n");
 }
@@ -95,6 +98,7 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 			}
 		fputc('\n', f);
 	}
+	run_sample_print(f, r->extra ? json_object_get(r->extra, RXR_RESULT_SAMPLED) : NULL);
 	json_t *val = r->extra ? json_object_get(r->extra, "validity") : NULL;
 	if (json_is_true(json_object_get(val, "disturbed"))) {
 		json_t *why = json_object_get(val, "reasons");
@@ -152,16 +156,22 @@ int rxr_cmd_run(int argc, char **argv)
 	struct rx_config c;
 	struct rx_caps caps;
 	struct rxr_result *r = NULL;
+	struct rxr_run_opts ro = {0};
+	struct run_sample *smp = NULL;
+	struct rx_run_watch watch;
 	char err[512];
 	int ex;
 
 	rx_config_defaults(&c);
-	ex = rxr_config_parse_argv(VERB, argc, argv, &c);
+	ex = rxr_config_parse_argv(VERB, argc, argv, &c, &ro);
 	if (ex < 0) {
 		run_help();
 		return RXR_EXIT_OK;
 	}
 	if (ex)
+		return ex;
+	/* before anything starts: a run that cannot be sampled never runs */
+	if (ro.sample_hz && (ex = run_sample_check(&c)))
 		return ex;
 	const struct rx_engine_ops *ops = rx_engine_find(c.engine);
 	err[0] = '\0';
@@ -173,15 +183,25 @@ int rxr_cmd_run(int argc, char **argv)
 		rxr_err(VERB, "out of memory");
 		return RXR_EXIT_RUNTIME;
 	}
+	if (ro.sample_hz && run_sample_open(ro.sample_hz, &smp, &watch) < 0) {
+		rxr_err(VERB, "out of memory");
+		ex = RXR_EXIT_RUNTIME;
+		goto out;
+	}
 	run_signals();
 	err[0] = '\0';
-	rc = rx_run_exec(ops, &c, r, &run_stop, err, sizeof(err));
+	rc = rx_run_exec_watched(ops, &c, r, &run_stop, smp ? &watch : NULL, err, sizeof(err));
 	if (rc == -EINVAL) {
 		ex = run_fail(rc, err);
 		goto out;
 	}
 	if (rc < 0) {
 		rxr_err(VERB, "%s: %s", c.engine, err[0] ? err : strerror(-rc));
+		ex = RXR_EXIT_RUNTIME;
+		goto out;
+	}
+	if (smp && (rc = run_sample_finish(smp, r, err, sizeof(err))) < 0) {
+		rxr_err(VERB, "%s", err);
 		ex = RXR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -207,6 +227,7 @@ int rxr_cmd_run(int argc, char **argv)
 		ex = RXR_EXIT_RUNTIME;
 	}
 out:
+	run_sample_close(smp);
 	rxr_result_free(r);
 	return ex;
 }

@@ -17,7 +17,12 @@ void rxr_engine_opt_line(const char *err, char *out, size_t len)
 	snprintf(out, len, "%s%s", field ? "--" : "", err);
 }
 
-int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c)
+/* run's own options, past the knob table's */
+#define OPT_SAMPLE (OPT_BASE - 2)
+#define OPT_SAMPLE_FREQ (OPT_BASE - 1)
+
+int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c,
+			  struct rxr_run_opts *ro)
 {
 	struct option opts[64];
 	size_t n = 0;
@@ -29,6 +34,10 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 	opts[n++] = (struct option){"out", required_argument, NULL, 'o'};
 	opts[n++] = (struct option){"quiet", no_argument, NULL, 'q'};
 	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	if (ro) {
+		opts[n++] = (struct option){"sample", no_argument, NULL, OPT_SAMPLE};
+		opts[n++] = (struct option){"sample-freq", required_argument, NULL, OPT_SAMPLE_FREQ};
+	}
 	opts[n] = (struct option){NULL, 0, NULL, 0};
 
 	char err[512];
@@ -39,7 +48,16 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 	while ((ch = rxr_cli_getopt(verb, argc, argv, "o:qh", opts)) != -1) {
 		if (ch == 'h')
 			return -1;
-		if (ch == 'q') {
+		uint64_t hz;
+		if (ch == OPT_SAMPLE && ro) {
+			if (!ro->sample_hz)
+				ro->sample_hz = RXR_RUN_SAMPLE_HZ;
+		} else if (ch == OPT_SAMPLE_FREQ && ro) {
+			if (rxr_parse_u64(optarg, 1, 20000, &hz) < 0)
+				return rxr_usage_err(verb, "--sample-freq: '%s' is not 1-20000 Hz",
+						     optarg);
+			ro->sample_hz = (unsigned)hz;
+		} else if (ch == 'q') {
 			c->quiet = true;
 		} else if (ch == 'o') {
 			if (!*optarg || strlen(optarg) >= sizeof(c->out))

@@ -65,6 +65,9 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, uns
 	return 0;
 }
 
+/* How long a watched phase waits for its rx workers to start running. */
+#define RX_WATCH_START_S 10.0
+
 static double run_now_s(void)
 {
 	struct timespec ts;
@@ -237,15 +240,51 @@ static void run_validity_end(struct rx_run *run, struct rxr_validity *v)
 					run->pl.available);
 }
 
+/*
+ * The watch's begin: the rx workers' kernel thread ids, each set on its
+ * thread as it starts (bounded wait: a worker that never runs is a
+ * failure), then the watcher's own begin.
+ */
+static int run_watch_begin(struct rx_run *run, char *err, size_t errlen)
+{
+	int tids[RX_MAX_QUEUES];
+	uint32_t n = 0;
+	double t0 = run_now_s();
+	for (uint32_t i = 0; i < run->nq && n < RX_MAX_QUEUES; i++) {
+		const struct rx_worker *w = &run->q[i].rxw;
+		int tid = 0;
+		if (!w->started)
+			continue;
+		while (!(tid = __atomic_load_n(&w->ktid, __ATOMIC_ACQUIRE)) &&
+		       run_now_s() - t0 < RX_WATCH_START_S) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+		if (!tid)
+			return rxr_errf(err, errlen, -ETIMEDOUT,
+					"queue %u: the rx worker did not start within %.0f s", i,
+					RX_WATCH_START_S);
+		tids[n++] = tid;
+	}
+	return run->watch->begin(run->watch->ctx, tids, n, err, errlen);
+}
+
 /* One phase: workers, traffic, wait, stop, join. */
 static int run_phase(struct rx_run *run, char *err, size_t errlen)
 {
 	const struct rx_engine_ops *ops = run->ops;
+	bool watched = false;
 	int rc = run_workers_start(run, err, errlen);
+	if (!rc && run->watch && !run->warming)
+		watched = (rc = run_watch_begin(run, err, errlen)) == 0;
 	if (!rc && ops->start)
 		rc = ops->start(run, err, errlen);
+	if (!rc && watched && run->watch->started)
+		rc = run->watch->started(run->watch->ctx, err, errlen);
 	if (!rc)
 		rc = ops->wait ? ops->wait(run, err, errlen) : run_wait_timer(run);
+	if (watched)
+		run->watch->end(run->watch->ctx);
 	ops->stop(run, rc < 0);
 	int jrc = run_workers_join(run, rc < 0 ? NULL : err, errlen);
 	return rc ? rc : jrc;
@@ -291,6 +330,13 @@ static int run_warmup(struct rx_run *run, json_t **warm, char *err, size_t errle
 int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, struct rxr_result *r,
 		volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
+	return rx_run_exec_watched(ops, c, r, stop, NULL, err, errlen);
+}
+
+int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config *c,
+			struct rxr_result *r, volatile sig_atomic_t *stop,
+			const struct rx_run_watch *w, char *err, size_t errlen)
+{
 	static volatile sig_atomic_t never;
 	struct rx_run run;
 	int rc;
@@ -299,6 +345,7 @@ int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, stru
 	run.c = c;
 	run.ops = ops;
 	run.stop = stop ? stop : &never;
+	run.watch = w;
 	rc = rx_run_check(ops, c, 0, &run.caps, &run.pl, err, errlen);
 	if (rc < 0)
 		return rc;

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "rxray/core.h"
 #include "rxray/util.h"
@@ -42,6 +44,8 @@ int rx_op_gate_stage(const struct rx_config *c, const char *role, uint32_t *k)
 static void *worker_main(void *arg)
 {
 	struct rx_worker *w = arg;
+	/* who watches the phase (rx_run_watch) needs the kernel's thread id */
+	__atomic_store_n(&w->ktid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	if (w->core >= 0) {
 		int rc = rxr_pin_self(w->core);
 		if (rc < 0) {

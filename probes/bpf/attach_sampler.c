@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,7 +86,7 @@ static int perf_open(struct perf_event_attr *a, int tid, int cpu)
  * other CPU is interrupted) or one per CPU.
  */
 static int events_open(struct rxr_sampler *s, const struct rxr_attach_target *t, unsigned freq,
-		       char *err, size_t errlen)
+		       bool disabled, char *err, size_t errlen)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -93,6 +94,7 @@ static int events_open(struct rxr_sampler *s, const struct rxr_attach_target *t,
 		.config = PERF_COUNT_HW_CPU_CYCLES,
 		.freq = 1,
 		.sample_freq = freq,
+		.disabled = disabled,
 	};
 	bool hw = true;
 
@@ -291,7 +293,7 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 			goto fail;
 		}
 	}
-	rc = events_open(s, t, o->freq_hz, err, errlen);
+	rc = events_open(s, t, o->freq_hz, o->start_disabled, err, errlen);
 	if (rc)
 		goto fail;
 	for (int i = 0; i < s->nfds; i++) {
@@ -312,6 +314,14 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 fail:
 	rxr_sampler_close(s);
 	return rc < 0 ? rc : -EIO;
+}
+
+int rxr_sampler_enable(struct rxr_sampler *s)
+{
+	for (int i = 0; i < s->nfds; i++)
+		if (s->pfds[i] >= 0 && ioctl(s->pfds[i], PERF_EVENT_IOC_ENABLE, 0))
+			return -errno;
+	return 0;
 }
 
 const char *rxr_sampler_event(const struct rxr_sampler *s)

@@ -20,6 +20,36 @@
  * member of r->extra at the top level and the reader puts every top-level
  * member it does not know there (e.g. "trial", "nic", "mempool").
  *
+ * "cqe_poll_sampled" (rxray run --sample, a real DPDK port; checked by
+ * rxr_result_check): the cqe_poll lap, opaque to laps there (one
+ * rte_eth_rx_burst call), split by BPF stack samples of the rx threads.
+ * Estimates from samples, never counted figures:
+ *   lap "cqe_poll"; what: one line saying what the figures are;
+ *   event "cycles" | "cpu-clock", freq_hz (samples per second per rx
+ *   thread), stacks "dwarf" | "fp", rx_threads, seconds (the window);
+ *   samples: every sample of the rx threads; lap_samples = in_rx_burst
+ *   (the PMD's rx burst function on the stack) + at_lap_site (in the
+ *   function that calls it, lap_site_function: rte_eth_rx_burst's inline
+ *   code around the call and the lap's clock read); rx_burst_function;
+ *   sampled_share_of_thread = lap_samples / samples (null: no samples);
+ *   unplaced: samples outside the lap whose stacks never reached the rx
+ *   loop (cut short or unwound astray: they may have been the lap's);
+ *   dropped, stack_errors, stacks_cut: the sampler's losses;
+ *   counted{cqe_poll_cycles, idle_cycles, thread_cycles (every lap),
+ *   packets} of the rx threads, lap_share_of_thread = (cqe_poll + idle) /
+ *   thread_cycles and cqe_poll_share_of_lap = cqe_poll / (cqe_poll +
+ *   idle) (null where the denominator is 0): the counted figures the
+ *   samples stand beside (rte_eth_rx_burst is lapped cqe_poll when it
+ *   returned packets, idle when it returned none);
+ *   parts[{name, kind, samples, share = samples / lap_samples,
+ *   est_cycles_per_packet = samples / samples x thread_cycles / packets
+ *   (null: no packets)}], most samples first; kind one of
+ *   rxr_sampled_part_kinds: rx_burst (the burst function itself),
+ *   mempool_get, mempool_put, mempool (mempool driver entries and other
+ *   mempool code), replenish, callee (another function the burst
+ *   called), kernel, lap_site, other (functions beyond the table). The
+ *   parts' samples add up to lap_samples.
+ *
  * Ownership: a struct rxr_result owns its json_t references (config, env,
  * extra) and its threads array; rxr_result_free releases all of it.
  */
@@ -180,6 +210,22 @@ int rxr_result_scan(const char *text, size_t len, size_t *used, struct rxr_resul
 #define RXR_CLOCK_HZ_MAX 1e11 /* 100 GHz */
 int rxr_result_check(const struct rxr_result *r, char *field, size_t flen, char *what,
 		     size_t wlen);
+/* The extra member rxray run --sample writes (documented above). */
+#define RXR_RESULT_SAMPLED "cqe_poll_sampled"
+/* Its part kinds, NULL-terminated. */
+extern const char *const rxr_sampled_part_kinds[];
+/*
+ * rxr_result_check's part for that member: every count an integer >= 0,
+ * lap_samples = in_rx_burst + at_lap_site <= samples, unplaced <= samples
+ * - lap_samples, each share the
+ * ratio of its counts within 1e-6 and in [0, 1] (null exactly where the
+ * denominator is 0), counted cqe_poll + idle <= thread_cycles, known
+ * part kinds, parts' samples adding up to lap_samples and their shares to
+ * at most 1. 0, or -EINVAL with field ("cqe_poll_sampled.parts[1].share")
+ * and what set.
+ */
+int rxr_result_check_sampled(const json_t *smp, char *field, size_t flen, char *what,
+			     size_t wlen);
 /*
  * The same fast path for any JSON object or array: a new reference, or
  * NULL where json_loadb(..., JSON_REJECT_DUPLICATES) might not agree.

@@ -352,6 +352,9 @@ struct rx_worker {
 	bool valid_ok;          /* valid was begun and ended on the thread */
 	bool started, joined;
 	char role[8];
+	int ktid;               /* the thread's kernel id, set (atomically) on
+				 * the thread before it pins: read with
+				 * __atomic_load_n; 0 until then */
 };
 /*
  * --op-delay with --inject-ab: the stage of a worker of this role whose
@@ -385,6 +388,7 @@ void rx_worker_destroy(struct rx_worker *w);
 
 struct rx_run;
 struct rx_queue;
+struct rx_run_watch;
 
 /*
  * An engine: one folder under engines/ exporting a const ops table, listed
@@ -482,6 +486,7 @@ struct rx_run {
 	struct rx_queue *q;     /* nq entries, owned by the core */
 	void *priv;             /* the engine's run state (open/close) */
 	volatile sig_atomic_t *stop; /* never NULL inside hooks */
+	const struct rx_run_watch *watch; /* measured phase only; NULL: none */
 	double seconds;         /* traffic time, set by wait */
 	/* Warm-up: the core sets warmup_s (0 = none) before open from the
 	 * config; open sets it to 0 when the device cannot warm up (a real
@@ -517,6 +522,29 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, uns
  */
 int rx_run_exec(const struct rx_engine_ops *ops, const struct rx_config *c, struct rxr_result *r,
 		volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/*
+ * Someone watching the measured phase from outside the engine (rxray run
+ * --sample: a BPF stack sampler on the rx threads). begin is called once
+ * the workers run and before the device starts (what it takes to set up
+ * comes out of no counted time), with the kernel thread ids of the rx
+ * workers (one per queue whose worker runs); started (NULL: none) right
+ * after the device started; end once wait returned (every rx loop done),
+ * before stop, the device still started: so the watch covers the rx
+ * threads' counted laps, start to drain. A failure of begin or started
+ * (-errno, one line in err) ends the run as a runtime failure. None runs
+ * for the warm-up phase. end is called whenever begin succeeded.
+ */
+struct rx_run_watch {
+	int (*begin)(void *ctx, const int *rx_tids, uint32_t n, char *err, size_t errlen);
+	int (*started)(void *ctx, char *err, size_t errlen);
+	void (*end)(void *ctx);
+	void *ctx;
+};
+/* rx_run_exec with a watch on the measured phase (w NULL: rx_run_exec). */
+int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config *c,
+			struct rxr_result *r, volatile sig_atomic_t *stop,
+			const struct rx_run_watch *w, char *err, size_t errlen);
 
 /* Calibration length of the one clock calibration a process makes. */
 #define RX_CLOCK_CALIB_MS 50u

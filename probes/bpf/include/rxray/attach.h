@@ -197,6 +197,8 @@ struct rxr_sampler_opts {
 			       * 512..8192, multiple of 512; 0 = 8192 */
 	rxr_unwind_fn unwind; /* dwarf mode: required */
 	void *unwind_ctx;
+	bool start_disabled;  /* events open disabled: no sample before
+			       * rxr_sampler_enable */
 };
 
 struct rxr_sampler_stats {
@@ -221,7 +223,8 @@ struct rxr_uprobe_stat {
  * program through BPF links (never pinned). Sampling starts on return.
  * 0 with the sampler in *out (rxr_sampler_close), or with *out NULL and
  * a line in err: -EPERM, -ENOENT (no CPU event), -EINVAL (bad options),
- * -ENOMEM, or libbpf's -errno.
+ * -ENOMEM, or libbpf's -errno. With o->start_disabled the events wait
+ * for rxr_sampler_enable.
  */
 int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out, char *err,
 		     size_t errlen);
@@ -232,6 +235,9 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
  * counts). Returns early on a signal. 0 or -errno.
  */
 int rxr_sampler_poll(struct rxr_sampler *s, int ms);
+
+/* Start sampling when opened with start_disabled. 0 or -errno (ioctl). */
+int rxr_sampler_enable(struct rxr_sampler *s);
 
 /* "cycles" or "cpu-clock". */
 const char *rxr_sampler_event(const struct rxr_sampler *s);
