@@ -5,13 +5,18 @@
  * branch on a null function pointer when none does (nvtx3 is header-only
  * and finds a tool through NVTX_INJECTION64_PATH at its first call).
  *
- * Full mode names a stage's range when it opens, one lap before the lap
- * that says which stage it was: the name comes from what followed the
- * previous stage last time on this thread (a first-order chain learned in
- * sampled bursts only). A transition that turns out to vary is marked and
- * opens no range again, so a wrong name can occur at most once per state
- * and a thread's steady loop (handoff after cqe_poll, sge_setup after
- * buf_alloc) is named exactly.
+ * Full mode: in a sampled burst each stage's range opens where the engine
+ * announces the stage (rxr_stage_begin) and closes at the lap that ends
+ * it, so a range is named by what the lap will say, never by a guess. The
+ * burst's own range opens with its first stage range: a burst that only
+ * polled empty (its lap is idle) shows nothing, and since a poll announces
+ * cqe_poll only once it found a completion (rxray/probe.h), empty polls
+ * cannot flood a tool however fast a thread polls. A stage nobody
+ * announced falls back to a first-order chain: its range is guessed at the
+ * previous lap from what followed that stage last time on this thread,
+ * only after stages that were never followed by an announcement and never
+ * after idle, and a transition seen to vary is guessed no more (a wrong
+ * name at most once per stage).
  */
 #include "rxray/probe.h"
 
@@ -102,22 +107,24 @@ void rxr_nvtx_range_end(uint64_t id)
 }
 
 /*
- * Per-thread chain state: next[prev] is the stage that followed prev (the
- * burst's start is state RXR_ST_COUNT), NEXT_UNKNOWN before any lap,
- * NEXT_END when the burst ended there, NEXT_VARIES once it differed.
+ * Per-thread state of the sampled burst in progress. next[prev] is the
+ * stage that followed prev (the burst's start is state RXR_ST_COUNT),
+ * NEXT_UNKNOWN before any lap, NEXT_END when the burst ended there,
+ * NEXT_VARIES once it differed; announced has bit prev set once an
+ * announcement followed prev (no guess after prev from then on).
  */
-enum { NEXT_UNKNOWN = 0xff, NEXT_VARIES = 0xfe, NEXT_END = 0xfd };
+enum { NEXT_UNKNOWN = 0xff, NEXT_VARIES = 0xfe, NEXT_END = 0xfd, OPEN_NONE = 0xff };
+enum { BURST_NONE = 0, BURST_PENDING, BURST_OPEN };
 
 static _Thread_local struct {
 	const struct rxr_probe *owner;
 	uint8_t next[RXR_ST_COUNT + 1];
+	uint32_t announced; /* bit per state, as next[] */
 	uint8_t prev;
-	uint8_t open;  /* a stage range is open */
-	uint8_t burst; /* BURST_NONE, _PENDING (sampled, no work lapped yet), _OPEN */
-	uint64_t seq;  /* the pending burst's number */
+	uint8_t open;  /* stage of the open stage range, or OPEN_NONE */
+	uint8_t burst; /* BURST_NONE, _PENDING (sampled, no range yet), _OPEN */
+	uint64_t seq;  /* the burst's number */
 } ch;
-
-enum { BURST_NONE = 0, BURST_PENDING, BURST_OPEN };
 
 static void chain_learn(uint8_t to)
 {
@@ -128,73 +135,88 @@ static void chain_learn(uint8_t to)
 		*n = NEXT_VARIES;
 }
 
-/* Open the range of the stage expected after ch.prev, when it is known. */
-static void chain_open(void)
+/* The burst's range, once it has something to hold. */
+static void burst_open(void)
 {
-	uint8_t n = ch.next[ch.prev];
-	ch.open = n < RXR_ST_COUNT;
-	if (ch.open)
-		push_registered(names[n]);
+	if (ch.burst != BURST_PENDING)
+		return;
+	nvtxEventAttributes_t a;
+	attr_registered(&a, burst_name);
+	a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+	a.payload.ullValue = ch.seq;
+	nvtxDomainRangePushEx(domain, &a);
+	ch.burst = BURST_OPEN;
 }
 
-/*
- * A sampled burst's range opens at its first lap of work, not at the
- * poll: an empty poll (one idle lap) opens nothing. A polling thread on an
- * idle or fast host makes millions of empty polls a second, and a range
- * each would flood the tool (Nsight, our listener) with ranges that hold
- * nothing; on the 16-core H200 host they overran the listener's 1M ranges
- * in 0.3 s. The first work stage (cqe_poll with packets) therefore ends
- * just before its burst's range begins: it had no range of its own anyway
- * (the transition from a burst's start varies).
- */
+static void stage_open(uint8_t s)
+{
+	burst_open();
+	push_registered(names[s]);
+	ch.open = s;
+}
+
+static void stage_close(void)
+{
+	if (ch.open != OPEN_NONE)
+		nvtxDomainRangePop(domain);
+	ch.open = OPEN_NONE;
+}
+
 void rxr_nvtx_burst_begin(const struct rxr_probe *p)
 {
 	rxr_nvtx_init();
-	if (ch.owner != p) {
+	/* a new probe, or one reset: a new chain (a probe freed on this
+	 * thread may leave its address to the next one) */
+	if (ch.owner != p || p->sample_seq == 1) {
 		ch.owner = p;
 		memset(ch.next, NEXT_UNKNOWN, sizeof(ch.next));
+		ch.announced = 0;
 	}
 	ch.burst = BURST_PENDING;
 	ch.seq = p->sample_seq - 1;
 	ch.prev = RXR_ST_COUNT;
-	ch.open = 0;
+	ch.open = OPEN_NONE;
+}
+
+void rxr_nvtx_stage_begin(const struct rxr_probe *p, enum rxr_stage s)
+{
+	if (ch.owner != p || ch.burst == BURST_NONE || (unsigned)s >= RXR_ST_COUNT)
+		return;
+	ch.announced |= 1u << ch.prev;
+	if (ch.open == s) /* the chain guessed it, or a repeat */
+		return;
+	stage_close(); /* a guess (or an announcement) that no lap closed */
+	if (s != RXR_ST_IDLE) /* a wait has no range */
+		stage_open((uint8_t)s);
 }
 
 void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s)
 {
 	if (ch.owner != p || ch.burst == BURST_NONE) /* a lap outside a sampled burst */
 		return;
-	if (ch.burst == BURST_PENDING) {
-		if (s == RXR_ST_IDLE)
-			return; /* an empty poll so far: nothing to show */
-		nvtxEventAttributes_t a;
-		attr_registered(&a, burst_name);
-		a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
-		a.payload.ullValue = ch.seq;
-		nvtxDomainRangePushEx(domain, &a);
-		ch.burst = BURST_OPEN;
-		ch.prev = (uint8_t)s;
-		chain_open();
-		return;
-	}
-	if (ch.open)
-		nvtxDomainRangePop(domain);
+	stage_close();
 	chain_learn((uint8_t)s);
 	ch.prev = (uint8_t)s;
-	chain_open();
+	/* the chain, only where nothing is announced after s, and never after
+	 * a wait: what follows an empty poll is not known before it happens
+	 * (a guess there would be a range per empty poll) */
+	if (s == RXR_ST_IDLE || (ch.announced & (1u << s)))
+		return;
+	uint8_t n = ch.next[s];
+	if (n < RXR_ST_COUNT && n != RXR_ST_IDLE)
+		stage_open(n);
 }
 
 void rxr_nvtx_burst_end(const struct rxr_probe *p)
 {
 	if (ch.owner != p)
 		return;
-	if (ch.burst == BURST_OPEN) {
-		if (ch.open)
-			nvtxDomainRangePop(domain);
+	if (ch.burst != BURST_NONE) {
+		stage_close();
 		chain_learn(NEXT_END);
-		nvtxDomainRangePop(domain); /* the burst */
 	}
-	ch.open = 0;
+	if (ch.burst == BURST_OPEN)
+		nvtxDomainRangePop(domain); /* the burst */
 	ch.burst = BURST_NONE;
 }
 #else
@@ -245,5 +267,11 @@ void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s)
 void rxr_nvtx_burst_end(const struct rxr_probe *p)
 {
 	(void)p;
+}
+
+void rxr_nvtx_stage_begin(const struct rxr_probe *p, enum rxr_stage s)
+{
+	(void)p;
+	(void)s;
 }
 #endif

@@ -119,6 +119,7 @@ static uint16_t eth_burst(struct rxd_queue *q, struct rxr_probe *p, struct rte_m
 {
 	const struct eth_q *e = q->be;
 	uint16_t got = rte_eth_rx_burst(e->port, e->qid, pkts, n);
+	rxr_stage_begin(p, got ? RXR_ST_CQE_POLL : RXR_ST_IDLE); /* a PMD: known once it returns */
 	rxr_lap(p, got ? RXR_ST_CQE_POLL : RXR_ST_IDLE, got);
 	return got;
 }

@@ -97,7 +97,8 @@ static inline bool sc_poll_one(struct rxd_simq *s, struct rxd_comp *c, uint32_t 
 }
 
 /* Up to n completions into comp[]: carried ones first. */
-static uint32_t sc_poll(struct rxd_simq *s, struct rxd_comp *comp, uint32_t n)
+static uint32_t sc_poll(struct rxd_simq *s, struct rxr_probe *p, struct rxd_comp *comp,
+			uint32_t n)
 {
 	uint32_t k = 0;
 	if (__builtin_expect(s->carry_n != 0, 0)) {
@@ -105,10 +106,16 @@ static uint32_t sc_poll(struct rxd_simq *s, struct rxd_comp *comp, uint32_t n)
 		memcpy(comp, s->carry, k * sizeof(*comp));
 		s->carry_n -= k;
 		memmove(s->carry, s->carry + k, s->carry_n * sizeof(*comp));
+		rxr_stage_begin(p, RXR_ST_CQE_POLL);
 	}
-	for (; k < n; k++)
+	for (; k < n; k++) {
 		if (!sc_poll_one(s, &comp[k], k))
 			break;
+		/* cqe_poll once a completion is found: an empty poll is idle,
+		 * or no lap at all after a group that did work */
+		if (!k)
+			rxr_stage_begin(p, RXR_ST_CQE_POLL);
+	}
 	return k;
 }
 
@@ -141,7 +148,7 @@ static uint32_t sc_group(struct rxd_queue *q, struct rxr_probe *p, struct rte_mb
 	*delivered = 0;
 	*more = false;
 	/* cqe_poll: completions software owns, in order */
-	avail = sc_poll(s, comp, n);
+	avail = sc_poll(s, p, comp, n);
 	if (avail == 0)
 		return 0;
 	for (uint32_t k = 0; k < avail; k++) {
@@ -153,6 +160,7 @@ static uint32_t sc_group(struct rxd_queue *q, struct rxr_probe *p, struct rte_mb
 		used[k] = comp[k].len ? (uint8_t)u : 0;
 	}
 	rxr_lap(p, RXR_ST_CQE_POLL, avail);
+	rxr_stage_begin(p, RXR_ST_BUF_ALLOC);
 
 	/* buf_alloc: one rte_mbuf_raw_alloc per filled segment, from the
 	 * pool of the buffer being replaced; the replacement inherits that
@@ -210,6 +218,7 @@ alloc_done:
 	rxr_lap(p, RXR_ST_BUF_ALLOC, done);
 	if (done == 0)
 		return 0;
+	rxr_stage_begin(p, RXR_ST_SGE_SETUP);
 
 	/* sge_setup: the replacement goes into the software ring and its
 	 * address into the WQE data segment; the byte count stays. The PMD
@@ -229,6 +238,7 @@ alloc_done:
 		}
 	}
 	rxr_lap(p, RXR_ST_SGE_SETUP, done);
+	rxr_stage_begin(p, RXR_ST_CHAIN);
 
 	/* chain: the buffers that held the data become the packet: head
 	 * metadata from the CQE (packet type through the table, the RSS
@@ -326,6 +336,7 @@ uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct r
 	}
 	if (consumed == 0)
 		return 0;
+	rxr_stage_begin(p, RXR_ST_DOORBELL);
 
 	/* doorbell: CQ consumer index first (inside a session it stays at
 	 * the title), then the RQ counter for the re-posted WQEs, once per

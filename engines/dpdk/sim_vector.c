@@ -35,6 +35,7 @@ static void vec_replenish(struct rxd_simq *s, struct rxr_probe *p)
 	uint32_t free_n = wqe_cnt - (s->rq_ci - s->rq_pi);
 	if (free_n < s->repl_thresh)
 		return;
+	rxr_stage_begin(p, RXR_ST_BUF_ALLOC);
 	uint32_t idx = s->rq_ci & s->wqe_mask;
 	/* not across the ring's end (the PMD also keeps a few slots back
 	 * for its vector padding, which this model does not need) */
@@ -49,6 +50,7 @@ static void vec_replenish(struct rxd_simq *s, struct rxr_probe *p)
 	s->allocs += n;
 	s->replenish_calls++;
 	rxr_lap(p, RXR_ST_BUF_ALLOC, n);
+	rxr_stage_begin(p, RXR_ST_SGE_SETUP);
 	for (uint32_t i = 0; i < n; i++) {
 		struct mlx5_wqe_data_seg *d = rxs_wqe_seg(&s->ring, s->rq_ci + i, 0);
 		const struct rte_mbuf *m = s->elts[idx + i];
@@ -57,6 +59,7 @@ static void vec_replenish(struct rxd_simq *s, struct rxr_probe *p)
 			d->lkey = htobe32(rxd_mr_lookup(&s->mrc, (uintptr_t)m->buf_addr));
 	}
 	rxr_lap(p, RXR_ST_SGE_SETUP, n);
+	rxr_stage_begin(p, RXR_ST_DOORBELL);
 	s->rq_ci += n;
 	rxs_rq_doorbell(&s->ring, s->rq_ci);
 	s->doorbells++;
@@ -143,6 +146,7 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 		vec_replenish(s, p);
 		if (s->decompressed) {
 			/* mbufs of a session decompressed by an earlier call */
+			rxr_stage_begin(p, RXR_ST_CQE_POLL);
 			uint32_t k = s->decompressed < n - tot ? s->decompressed : n - tot;
 			memcpy(&pkts[tot], &s->elts[s->rq_pi & s->wqe_mask], k * sizeof(*pkts));
 			s->rq_pi += k;
@@ -152,6 +156,10 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 			if (tot == n)
 				break;
 		}
+		/* a poll after this call's first is cqe_poll even when empty;
+		 * the first is announced once it finds a completion */
+		if (tot)
+			rxr_stage_begin(p, RXR_ST_CQE_POLL);
 		uint32_t eidx = s->rq_pi & s->wqe_mask;
 		uint32_t cidx = s->cq_ci & s->cqe_mask;
 		uint32_t lim = n - tot;
@@ -182,6 +190,8 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 				c[v] = rxs_cq_peek(&s->ring, s->cq_ci + got + v);
 				if (!c[v])
 					break;
+				if (!got && !v)
+					rxr_stage_begin(p, RXR_ST_CQE_POLL);
 				if (s->legacy_wqecheck) {
 					s->wqe_checks++;
 					if (be16toh(c[v]->wqe_counter) != (uint16_t)(s->rq_pi + got + v))
@@ -230,6 +240,7 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 			out += give;
 		}
 		rxr_lap(p, RXR_ST_CQE_POLL, out);
+		rxr_stage_begin(p, RXR_ST_DOORBELL);
 		rxs_cq_set_ci(&s->ring, s->cq_ci);
 		s->doorbells++;
 		rxr_lap(p, RXR_ST_DOORBELL, out);

@@ -201,6 +201,9 @@ static void gpu_launch(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batc
 {
 	uint32_t n = b->n;
 	const uint64_t *seqs = NULL;
+	/* depth RXD_GPU_DEPTH (engine.c): rxg_submit is busy exactly then */
+	rxr_stage_begin(p, q->ghead - q->gtail >= RXD_GPU_DEPTH ? RXR_ST_GPU_WAIT
+								: RXR_ST_GPU_LAUNCH);
 	if (q->segs > 1) {
 		for (uint32_t k = 0; k < n; k++) {
 			struct rte_mbuf *pay = b->segs[(size_t)k * q->segs + 1];
@@ -216,10 +219,12 @@ static void gpu_launch(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batc
 	    rxg_submit(q->gpu, q->gaddr, seqs, n) == -EBUSY) {
 		gpu_retire(q, true);
 		rxr_lap(p, RXR_ST_GPU_WAIT, 0);
+		rxr_stage_begin(p, RXR_ST_GPU_LAUNCH);
 		rxg_submit(q->gpu, q->gaddr, seqs, n);
 	}
 	q->gfifo[q->ghead++ % RXD_GPU_DEPTH] = b;
 	rxr_lap(p, RXR_ST_GPU_LAUNCH, n);
+	rxr_stage_begin(p, RXR_ST_FREE);
 }
 
 void rxd_gpu_drain(struct rxd_queue *q)
@@ -238,9 +243,11 @@ bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch 
 {
 	uint32_t n = b->n;
 	/* hdr_read: first touch of each packet's metadata (and header) */
+	rxr_stage_begin(p, RXR_ST_HDR_READ);
 	q->app_read(q, b);
 	rxr_lap(p, RXR_ST_HDR_READ, n);
 	/* app: the application's own work (nothing but an injection point) */
+	rxr_stage_begin(p, RXR_ST_APP);
 	rxr_lap(p, RXR_ST_APP, n);
 	q->appst.received += n;
 	q->appst.batches++;
@@ -254,6 +261,7 @@ bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch 
 		return true;
 	}
 #endif
+	rxr_stage_begin(p, RXR_ST_FREE);
 	q->app_free(q, b);
 	rxr_lap(p, RXR_ST_FREE, n);
 	b->n = 0;
@@ -273,6 +281,7 @@ int rxd_app_loop(struct rx_worker *w, void *arg)
 		struct rxd_batch *b;
 		if (rte_ring_sc_dequeue(q->hand, (void **)&b) == 0) {
 			rxr_burst_begin(p);
+			rxr_stage_begin(p, RXR_ST_HANDOFF);
 			rxr_lap(p, RXR_ST_HANDOFF, b->n);
 			uint32_t n = b->n;
 			if (!rxd_app_process(q, p, b))
@@ -296,6 +305,7 @@ int rxd_app_loop(struct rx_worker *w, void *arg)
 /* Inline app: the RX lcore processes the batch itself. */
 static void rx_handoff_inline(struct rxd_queue *q, struct rxr_probe *p)
 {
+	rxr_stage_begin(p, RXR_ST_HANDOFF);
 	rxr_lap(p, RXR_ST_HANDOFF, 0);
 	if (!rxd_app_process(q, p, q->cur))
 		return;
@@ -312,6 +322,7 @@ static void rx_handoff_ring(struct rxd_queue *q, struct rxr_probe *p)
 	struct rxd_batch *b = q->cur;
 	uint32_t n = b->n;
 	struct rxd_batch *next;
+	rxr_stage_begin(p, RXR_ST_HANDOFF);
 	if (rte_ring_sc_dequeue(q->spare, (void **)&next) != 0) {
 		/* every batch is in flight: same as a full hand-off ring */
 		next = NULL;
@@ -346,6 +357,7 @@ static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct r
 			      uint16_t n)
 {
 	uint16_t lapped = 0;
+	rxr_stage_begin(p, RXR_ST_HANDOFF);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxd_batch *b = q->cur;
 		struct rte_mbuf *m = pkts[i];
@@ -359,6 +371,8 @@ static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct r
 			rxr_lap(p, RXR_ST_HANDOFF, (uint32_t)(i + 1 - lapped));
 			lapped = (uint16_t)(i + 1);
 			q->handoff(q, p);
+			if (lapped < n) /* collecting the rest */
+				rxr_stage_begin(p, RXR_ST_HANDOFF);
 		}
 	}
 	if (lapped < n)

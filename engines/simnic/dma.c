@@ -410,6 +410,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		 * lines now, write them in the next pass */
 		__builtin_prefetch(x->seg[0], 1);
 	}
+	rxr_stage_begin(p, np ? RXR_ST_HDR_WRITE : RXR_ST_IDLE);
 	dma_headers(n, pk, np);
 	NIC_CNT_ADD(t->offered, k);
 	NIC_CNT_ADD(t->received, np);
@@ -422,6 +423,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 	}
 	rxr_lap(p, RXR_ST_HDR_WRITE, np);
 	if (n->p.payload != RX_PAYLOAD_NONE) {
+		rxr_stage_begin(p, RXR_ST_PAYLOAD_WRITE);
 		for (uint32_t i = 0; i < np; i++)
 			if (!pk[i].syndrome)
 				dma_payload(n, &pk[i]);
@@ -430,12 +432,14 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 #ifdef RXRAY_HAVE_GPU
 	/* what went to GPU memory lands before the completions say so */
 	if (t->gdma && rxg_dma_pending(t->gdma)) {
+		rxr_stage_begin(p, RXR_ST_PAYLOAD_DMA);
 		NIC_CNT_ADD(t->dma_pieces, rxg_dma_pending(t->gdma));
 		NIC_CNT_ADD(t->dma_flushes, 1);
 		rxg_dma_flush(t->gdma);
 		rxr_lap(p, RXR_ST_PAYLOAD_DMA, ngood);
 	}
 #endif
+	rxr_stage_begin(p, RXR_ST_CQE_WRITE);
 	if (n->p.cqe_comp)
 		dma_cqes_compressed(n, pk, np, ts);
 	else
@@ -727,9 +731,11 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		rxr_lap(p, RXR_ST_IDLE, 0);
 		return 0;
 	}
+	rxr_stage_begin(p, RXR_ST_HDR_WRITE);
 	dma_headers(n, pk, cl->m);
 	rxr_lap(p, RXR_ST_HDR_WRITE, cl->m);
 	if (n->p.payload != RX_PAYLOAD_NONE) {
+		rxr_stage_begin(p, RXR_ST_PAYLOAD_WRITE);
 		for (uint32_t i = 0; i < cl->m; i++)
 			if (!pk[i].syndrome)
 				dma_payload(n, &pk[i]);
@@ -738,12 +744,14 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	struct nic_run *r = &t->runs[t->run_tail % NIC_RUNS_MAX];
 #ifdef RXRAY_HAVE_GPU
 	bool gpu = t->gdma && rxg_dma_pending(t->gdma);
+	rxr_stage_begin(p, gpu ? RXR_ST_PAYLOAD_DMA : RXR_ST_CQE_WRITE);
 #endif
 	r->ticket = wr_gate_ticket(t);
 #ifdef RXRAY_HAVE_GPU
 	if (gpu)
 		rxr_lap(p, RXR_ST_PAYLOAD_DMA, ngood);
 #endif
+	rxr_stage_begin(p, RXR_ST_CQE_WRITE);
 	r->q = q;
 	r->c = cl->c;
 	r->m = cl->m;

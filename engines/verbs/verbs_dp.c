@@ -120,15 +120,19 @@ ALWAYS_INLINE void dp_cq_update_ci(struct verbs_queue *q)
 /*
  * Poll up to q->burst completions into b: good ones as packets (b->n),
  * every one as a slot to release after them (b->nfree). Error CQEs are
- * counted and reach no app. Returns the completions polled.
+ * counted and reach no app. Returns the completions polled. cqe_poll is
+ * announced at the first completion (an empty poll is idle).
  */
-ALWAYS_INLINE uint32_t dp_poll(struct verbs_queue *q, struct verbs_burst *b, bool rdma)
+ALWAYS_INLINE uint32_t dp_poll(struct verbs_queue *q, struct rxr_probe *p, struct verbs_burst *b,
+			       bool rdma)
 {
 	uint32_t n = 0, polled = 0;
 	while (polled < q->burst) {
 		struct mlx5_cqe64 *cqe = dp_cqe_next(q, rdma);
 		if (!cqe)
 			break;
+		if (!polled)
+			rxr_stage_begin(p, RXR_ST_CQE_POLL);
 		uint8_t opcode = cqe->op_own >> 4;
 		uint16_t wc = be16toh(cqe->wqe_counter);
 		if (LIKELY(opcode == MLX5_CQE_RESP_SEND || opcode == MLX5_CQE_RESP_SEND_IMM ||
@@ -182,11 +186,13 @@ ALWAYS_INLINE void dp_refill(struct verbs_queue *q, struct rxr_probe *p, bool hd
 	uint32_t can = rel + q->ring - q->head;
 	if (LIKELY(can < q->batch) && !(force && can))
 		return;
+	rxr_stage_begin(p, RXR_ST_SGE_SETUP);
 	for (uint32_t k = 0; k < can; k++) {
 		dp_sge_write(q, (q->head + k) & q->mask, hds, term);
 		rxr_op_delay(q->od_repost);
 	}
 	dp_lap(p, RXR_ST_SGE_SETUP, can);
+	rxr_stage_begin(p, RXR_ST_DOORBELL);
 	q->head += can;
 	/* descriptors before the doorbell record */
 	dp_udma_to_device_barrier();
@@ -244,6 +250,7 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 	a->seq_missing += missing;
 	a->seq_dup += dup;
 	dp_lap(p, RXR_ST_HDR_READ, n);
+	rxr_stage_begin(p, RXR_ST_APP);
 
 	/* app: the per-packet work of a minimal consumer (pkt_len) */
 	uint64_t bytes = 0, bad = 0;
@@ -255,6 +262,7 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 	a->len_errors += bad;
 	a->received += n;
 	dp_lap(p, RXR_ST_APP, n);
+	rxr_stage_begin(p, RXR_ST_FREE);
 
 	/* free: one atomic add per packet, as daqiri releases slots; then
 	 * error/dropped slots that had to wait for these */
@@ -294,6 +302,7 @@ void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verb
 	a->seq_missing += missing;
 	a->seq_dup += dup;
 	dp_lap(p, RXR_ST_HDR_READ, n);
+	rxr_stage_begin(p, RXR_ST_APP);
 	for (uint32_t i = 0; i < n; i++) {
 		bytes += b->pkt[i].len;
 		bad += b->pkt[i].len != q->frame;
@@ -302,15 +311,20 @@ void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verb
 	a->len_errors += bad;
 	a->received += n;
 	dp_lap(p, RXR_ST_APP, n);
+	/* depth 64 (verbs_engine.c): rxg_submit is busy exactly when 64 wait */
+	rxr_stage_begin(p, !n ? RXR_ST_FREE
+			      : rxg_inflight(q->gpu) >= 64 ? RXR_ST_GPU_WAIT : RXR_ST_GPU_LAUNCH);
 	if (n) {
 		/* every batch slot in flight: wait for the oldest kernel */
 		if (rxg_inflight(q->gpu) >= 64 || rxg_submit(q->gpu, q->gaddr, q->gseq, n) == -EBUSY) {
 			dp_gpu_retire(q, true);
 			dp_lap(p, RXR_ST_GPU_WAIT, 0);
+			rxr_stage_begin(p, RXR_ST_GPU_LAUNCH);
 			rxg_submit(q->gpu, q->gaddr, q->gseq, n);
 		}
 		q->gfree[q->ghead++ % 64] = b->nfree > n ? b->nfree : n;
 		dp_lap(p, RXR_ST_GPU_LAUNCH, n);
+		rxr_stage_begin(p, RXR_ST_FREE);
 	} else if (b->nfree) {
 		/* only error/dropped slots: they wait behind the batches in flight */
 		while (rxg_inflight(q->gpu))
@@ -446,7 +460,7 @@ ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool h
 				q->coalesce = 0;
 			continue;
 		}
-		uint32_t polled = dp_poll(q, b, rdma);
+		uint32_t polled = dp_poll(q, p, b, rdma);
 		if (polled == 0) {
 			rxr_lap(p, RXR_ST_IDLE, 0);
 			if (dp_starving(q))
@@ -461,6 +475,7 @@ ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool h
 		}
 		uint32_t n = b->n;
 		dp_lap(p, RXR_ST_CQE_POLL, n);
+		rxr_stage_begin(p, inl ? RXR_ST_HDR_READ : RXR_ST_HANDOFF);
 		if (inl) {
 			dp_app_burst(q, p, b, hds);
 		} else if (LIKELY(dp_hring_push(&q->hr, b, q->carry))) {
@@ -585,10 +600,12 @@ int verbs_app_worker(struct rx_worker *w, void *arg)
 			continue;
 		}
 		rxr_burst_begin(p);
+		rxr_stage_begin(p, RXR_ST_HANDOFF);
 		if (gather)
 			b = dp_app_gather(q, b);
 		uint32_t n = b->n;
 		dp_lap(p, RXR_ST_HANDOFF, n);
+		rxr_stage_begin(p, RXR_ST_HDR_READ);
 		app(q, p, b);
 		if (!gather)
 			dp_hring_pop(&q->hr);

@@ -661,16 +661,17 @@ size_t rxr_probe_samples(const struct rxr_probe *p, struct rxr_sample *out, size
  * every probe mode. rxr_nvtx_range_start/end: a range that may end on
  * another call or thread (a GPU batch from launch to retire); start
  * returns its id (0 when no tool listens), end accepts 0.
- * rxr_nvtx_burst_begin/lap/burst_end: full mode's sampled bursts (called
- * from rxr_burst_begin, rxr_lap and rxr_burst_end below, never in counters
- * mode): a range "burst" (payload: the burst number) holding one range per
- * lapped stage. A stage range must be named when it opens, at the previous
- * lap, before the lap that closes it says which stage it was; so it is
- * named by the stage that followed the previous one last time on this
- * thread, and a transition seen to vary (cqe_poll or idle after the burst
- * opens) opens no range at all from then on: its time shows only in the
- * burst's range. Each state can mislabel at most once (the lap that first
- * shows it varying).
+ * rxr_nvtx_burst_begin/lap/burst_end/stage_begin: full mode's sampled
+ * bursts (called from rxr_burst_begin, rxr_lap, rxr_burst_end and
+ * rxr_stage_begin below, never in counters mode): a range "burst"
+ * (payload: the burst number) holding one range per lapped stage, pushed
+ * where the engine announces the stage (rxr_stage_begin) and popped at the
+ * lap that closes it. The burst's range opens with its first stage range,
+ * so a burst that lapped only idle (an empty poll) shows nothing. Where no
+ * stage was announced, the range is guessed at the previous lap from what
+ * followed that stage last time on this thread (a first-order chain, only
+ * after stages never followed by an announcement, never after idle; a
+ * transition seen to vary is guessed no more).
  */
 void rxr_nvtx_init(void);
 void rxr_nvtx_push(enum rxr_stage s);
@@ -683,6 +684,7 @@ struct rxr_probe;
 void rxr_nvtx_burst_begin(const struct rxr_probe *p);
 void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s);
 void rxr_nvtx_burst_end(const struct rxr_probe *p);
+void rxr_nvtx_stage_begin(const struct rxr_probe *p, enum rxr_stage s);
 
 /* Append one sampled lap to p's ring (full mode's rxr_lap calls it). */
 void rxr_sample_record(struct rxr_probe *p, enum rxr_stage s, uint64_t start, uint64_t cyc);
@@ -937,6 +939,41 @@ static inline void rxr_inject_spin(struct rxr_probe *p, enum rxr_stage s)
 	(void)s;
 #endif
 }
+
+/*
+ * Announce that stage s begins now: the next rxr_lap on p closes it and
+ * must name s. Engines call it where the next stage is known, right after
+ * the lap before it or where the code decides which stage comes (a refill
+ * that may not be needed: inside, once it is). In full mode a sampled
+ * burst's range for s opens here and closes at that lap; in the off and
+ * counters modes it is nothing at all: the macro does not evaluate its
+ * arguments (sizeof), so the hot paths of those builds are unchanged.
+ * Both arguments may be evaluated twice: pass plain expressions.
+ *
+ * Rules, so that the ranges are the laps (tests/gpu/test_nvtx_run.c):
+ *  - s == RXR_ST_IDLE announces a wait: no range (idle never has one).
+ *  - A poll announces cqe_poll when it finds its first completion, not
+ *    when it starts: it cannot know it will be empty, and a range opened
+ *    before it knew would be a range per empty poll (millions a second on
+ *    an idle queue: they overran the listener's 1M ranges in 0.3 s on a
+ *    16-core host). So an empty poll opens nothing, and the first poll's
+ *    range (and its burst's) leaves out the load that found the first
+ *    completion. A poll inside a burst that already did work, whose empty
+ *    result is lapped cqe_poll rather than idle, announces it at its start.
+ *  - Where the code learns the stage only after its work started (a real
+ *    PMD's rte_eth_rx_burst), the announcement comes then: the range is
+ *    short, but it is there and named right.
+ *  - Where the stage depends on a branch, the announcement names the
+ *    branch's stage (a GPU launch that must first wait for a free slot
+ *    announces gpu_wait, then gpu_launch after that lap).
+ *  - Announcing another stage while one is open closes that one there, a
+ *    range with no lap of its own: a mistake, which the NVTX test catches.
+ */
+#if RXRAY_PROBE_MODE == RXR_MODE_FULL
+#define rxr_stage_begin(p, s) ((p)->sampling ? rxr_nvtx_stage_begin((p), (s)) : (void)0)
+#else
+#define rxr_stage_begin(p, s) ((void)sizeof((p)->sampling + (s)))
+#endif
 
 /*
  * Burst brackets: count packets the thread handled and, in full mode,
