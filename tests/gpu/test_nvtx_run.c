@@ -548,15 +548,16 @@ __attribute__((unused)) static void stage_case(const char *engine, const char *a
 #endif
 
 /*
- * Full mode: each engine and mode, with an app thread and with the app
- * inline on the rx thread (the software NIC's writer path in those). The
- * verbs rx thread reposts once per batch (sge_setup, doorbell), not in
- * every burst: checked where sampled, not required.
+ * Full mode: each engine and mode, one of the two with an app thread, the
+ * other with the app inline on the rx thread and two DMA writers (the
+ * software NIC's writer path). The verbs rx thread reposts once per batch
+ * (sge_setup, doorbell), not in every burst: checked where sampled, not
+ * required; likewise the vector discipline's bulk replenish.
  */
 Test(nvtx_run, stage_ranges_verbs_single)
 {
-	STAGE_CASE("verbs", "--mode single --app thread", NEED_NIC, NEED_APP,
-		   {"rx", RXR_ST_CQE_POLL}, {"rx", RXR_ST_HANDOFF});
+	STAGE_CASE("verbs", "--mode single --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
+		   {"rx", RXR_ST_CQE_POLL});
 }
 
 Test(nvtx_run, stage_ranges_verbs_hds)
@@ -565,17 +566,11 @@ Test(nvtx_run, stage_ranges_verbs_hds)
 		   {"rx", RXR_ST_HANDOFF});
 }
 
-Test(nvtx_run, stage_ranges_verbs_inline_writers)
-{
-	STAGE_CASE("verbs", "--mode hds --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
-		   {"rx", RXR_ST_CQE_POLL});
-}
-
 /* DPDK single segment: the vector discipline (cqe_poll, doorbell per
  * poll; bulk replenish at a threshold) */
 Test(nvtx_run, stage_ranges_dpdk_single)
 {
-	STAGE_CASE("dpdk", "--mode single --app thread", NEED_NIC, NEED_APP,
+	STAGE_CASE("dpdk", "--mode single --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
 		   {"rx", RXR_ST_CQE_POLL}, {"rx", RXR_ST_DOORBELL}, {"rx", RXR_ST_HANDOFF});
 }
 
@@ -585,12 +580,6 @@ Test(nvtx_run, stage_ranges_dpdk_hds)
 	STAGE_CASE("dpdk", "--mode hds --app thread", NEED_NIC, NEED_APP, {"rx", RXR_ST_CQE_POLL},
 		   {"rx", RXR_ST_BUF_ALLOC}, {"rx", RXR_ST_SGE_SETUP}, {"rx", RXR_ST_CHAIN},
 		   {"rx", RXR_ST_DOORBELL}, {"rx", RXR_ST_HANDOFF});
-}
-
-Test(nvtx_run, stage_ranges_dpdk_inline_writers)
-{
-	STAGE_CASE("dpdk", "--mode hds --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
-		   {"rx", RXR_ST_CQE_POLL}, {"rx", RXR_ST_BUF_ALLOC}, {"rx", RXR_ST_HANDOFF});
 }
 
 /* Counters mode keeps its lap path free of NVTX: the run's range only. */
