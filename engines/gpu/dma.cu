@@ -149,6 +149,11 @@ extern "C" uint32_t rxg_dma_pending(const struct rxg_dma *d)
 	return rxg_ring_open_pieces(&d->r);
 }
 
+extern "C" uint64_t rxg_dma_next_ticket(const struct rxg_dma *d)
+{
+	return d->r.submitted + 1;
+}
+
 // One launch of n pieces from position first; ticket 0 unless it is the
 // submit's last.
 template <unsigned P>

@@ -504,6 +504,48 @@ static uint64_t wr_gate_level(struct nic_thread *t)
 	return UINT64_MAX;
 }
 
+#ifdef RXRAY_HAVE_GPU
+/* Submit what is staged as one ticket (one scatter launch). */
+static void wr_dma_submit(struct nic_thread *t)
+{
+	NIC_CNT_ADD(t->dma_pieces, rxg_dma_pending(t->gdma));
+	NIC_CNT_ADD(t->dma_flushes, 1);
+	int64_t tk = rxg_dma_submit(t->gdma);
+	if (tk < 0 && !t->rc)
+		t->rc = (int)tk;
+}
+#endif
+
+/*
+ * GPU payloads: a launch costs the writer 2.5-3.7 us (bench_gpu_link) and
+ * launches from several threads do not add up, so runs do not each submit
+ * their pieces: they stay staged until NIC_DMA_BATCH are, or `force` (the
+ * writer has nothing due, found no WQE, or has every run slot waiting).
+ * A run's completions wait for the ticket that carries its last pieces.
+ * Returns whether it submitted.
+ */
+static bool wr_dma_kick(struct nic_thread *t, bool force)
+{
+#ifdef RXRAY_HAVE_GPU
+	if (t->gdma && rxg_dma_pending(t->gdma) &&
+	    (force || rxg_dma_pending(t->gdma) >= NIC_DMA_BATCH)) {
+		wr_dma_submit(t);
+		return true;
+	}
+#endif
+	(void)t;
+	(void)force;
+	return false;
+}
+
+/* The same between runs: the launch is the NIC's payload_dma work (its
+ * packets were counted where they were staged), not idle time. */
+static void wr_dma_kick_lap(struct nic_thread *t)
+{
+	if (wr_dma_kick(t, true))
+		rxr_lap(t->probe, RXR_ST_PAYLOAD_DMA, 0);
+}
+
 /* A ticket for the run just written: what must land before it is
  * published. 0 when nothing is outstanding. */
 static uint64_t wr_gate_ticket(struct nic_thread *t)
@@ -513,13 +555,10 @@ static uint64_t wr_gate_ticket(struct nic_thread *t)
 		return ++t->tickets;
 #ifdef RXRAY_HAVE_GPU
 	if (t->gdma && rxg_dma_pending(t->gdma)) {
-		NIC_CNT_ADD(t->dma_pieces, rxg_dma_pending(t->gdma));
-		NIC_CNT_ADD(t->dma_flushes, 1);
-		int64_t tk = rxg_dma_submit(t->gdma);
-		if (tk > 0)
-			t->run_ticket = (uint64_t)tk;
-		else if (tk < 0)
-			t->rc = (int)tk;
+		/* the submit that will carry this run's last pieces: this one
+		 * when the batch is full, else a later one (wr_dma_kick) */
+		t->run_ticket = rxg_dma_next_ticket(t->gdma);
+		wr_dma_kick(t, false);
 		return t->run_ticket;
 	}
 #endif
@@ -848,6 +887,7 @@ static void wr_loop(struct nic_thread *t)
 			break;
 		if (wr_pending(t) >= NIC_RUNS_MAX) {
 			/* every slot awaits publication: only retiring helps */
+			wr_dma_kick_lap(t);
 			if (!wr_retire(t))
 				rxr_lap(p, RXR_ST_IDLE, 0);
 			continue;
@@ -855,6 +895,8 @@ static void wr_loop(struct nic_thread *t)
 		struct wr_claim cl;
 		uint32_t qi = mine[rr++ % nq];
 		if (!wr_claim(t, qi, now, &cl)) {
+			/* nothing due: what is staged goes now */
+			wr_dma_kick_lap(t);
 			if (wr_pending(t))
 				wr_retire(t);
 			rxr_lap(p, RXR_ST_IDLE, 0);
@@ -863,11 +905,23 @@ static void wr_loop(struct nic_thread *t)
 		rxr_burst_begin(p);
 		uint32_t np = wr_run(t, qi, &cl, now);
 		rxr_burst_end(p, np);
+		if (!np) {
+			/* no WQE at all: they are all in runs awaiting publication
+			 * (or with the engine). Send what is staged, and retire
+			 * here too: runs written earlier are published only by a
+			 * retire, and a dry RQ writes no run that would call one
+			 * (that stalled the queue for good once their gate opened
+			 * after the RQ ran dry: GPU hds with 8 writers) */
+			wr_dma_kick_lap(t);
+			if (wr_pending(t))
+				wr_retire(t);
+		}
 		if (n->q[qi].tpp == 0)
 			wr_wire_time(t, now, cl.k, np, tend, &t->avg_pkt);
 		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
 	}
 	/* every run written is published before the writer reports done */
+	wr_dma_kick_lap(t);
 	while (wr_pending(t))
 		if (!wr_retire(t))
 			rxr_lap(p, RXR_ST_IDLE, 0);

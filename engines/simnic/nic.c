@@ -325,12 +325,13 @@ int rxs_nic_start(struct rxs_nic *n)
 	/* every thread's DMA engine before any thread runs, on this thread:
 	 * a pinned or device allocation waits for the GPU's work in flight,
 	 * and a persistent GPU consumer is in flight for as long as packets
-	 * flow (room for 8 runs of a burst's pieces in flight) */
+	 * flow (room for 16 submits of NIC_DMA_BATCH pieces in flight, at
+	 * most 16 MiB of staging a writer) */
 	for (uint32_t i = 0; i < n->nthreads && n->gpu_mrs; i++) {
 		if (n->t[i].gdma)
 			continue;
-		rc = rxg_dma_open(8 * RXS_BURST * RXS_MAX_SGES,
-				  (size_t)8 * RXS_BURST * RXS_MAX_SGES * (n->p.frame + 16),
+		size_t bytes = (size_t)16 * NIC_DMA_BATCH * (n->p.frame + 16);
+		rc = rxg_dma_open(16 * NIC_DMA_BATCH, bytes < (16u << 20) ? bytes : (16u << 20),
 				  &n->t[i].gdma, NULL, 0);
 		if (rc < 0)
 			return rc;

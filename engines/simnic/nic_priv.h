@@ -70,6 +70,7 @@ struct nic_run {
 };
 
 #define NIC_RUNS_MAX 64u   /* runs a writer keeps awaiting publication */
+#define NIC_DMA_BATCH 128u /* GPU pieces a writer stages before it submits them */
 
 /*
  * One NIC thread: owns the queues q with q % threads == idx, walks its own

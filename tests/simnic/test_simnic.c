@@ -978,6 +978,44 @@ Test(simnic, writers_publish_only_completed_runs)
 	tc_fini(&t);
 }
 
+/* Runs waiting for their completion gate hold every WQE, so the RQ runs
+ * dry and the writer's claims find none; once the gate opens the writer
+ * must still publish those runs while it goes on claiming (and dropping)
+ * packets. Before, a writer retired its runs only after writing one that
+ * found WQEs: with the RQ dry it never did again, and the queue stalled
+ * for good (GPU hds with 8 writers on the H200 host). No timing: the NIC
+ * runs until stopped, the test waits on the CQE with a bound. */
+Test(simnic, writers_publish_gated_runs_while_the_rq_is_dry)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.writers = 1;
+	p.writer_path = true;
+	p.ring = 64;
+	p.frame = 128;
+	p.seconds = 3600; /* until rxs_nic_stop */
+	p.gate_fn = test_gate;
+	gate_level = 0;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	cr_assert_eq(rxs_nic_start(t.nic), 0);
+	struct rxs_counters c = {0};
+	for (long i = 0; i < 20000000 && !c.out_of_buffer; i++) {
+		rxs_nic_counters(t.nic, 0, &c);
+		sched_yield();
+	}
+	cr_assert_gt(c.out_of_buffer, 0, "the RQ never ran dry");
+	cr_assert_eq(c.received, 64, "every WQE is in a gated run");
+	cr_assert_null(rxs_cq_peek(&t.q[0].r, 0), "a CQE before its run's gate opened");
+	__atomic_store_n(&gate_level, 2, __ATOMIC_RELEASE); /* both runs' tickets */
+	cr_assert(wait_cqe(&t, 63), "gated runs never published while the RQ was dry");
+	rxs_nic_stop(t.nic);
+	tc_run(&t);
+	cr_assert_eq(rxs_nic_join(t.nic), 0);
+	check_accounting(&t);
+	tc_fini(&t);
+}
+
 /* Completions delayed by a host-memory gate (N polls, as GPU copies
  * land later than the writes) with two writers: the CQ still fills in
  * order, sessions whole, nothing lost or repeated. */

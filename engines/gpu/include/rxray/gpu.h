@@ -171,6 +171,9 @@ void rxg_dma_close(struct rxg_dma *d);
 void *rxg_dma_stage(struct rxg_dma *d, void *dst, uint32_t len);
 /* Pieces staged since the last submit. */
 uint32_t rxg_dma_pending(const struct rxg_dma *d);
+/* The ticket the next submit will return: what a run whose pieces are
+ * staged but not yet submitted waits for (tickets land in order). */
+uint64_t rxg_dma_next_ticket(const struct rxg_dma *d);
 /* Issue every piece staged since the last submit as asynchronous copies;
  * the staging space stays reserved until its ticket completes. Returns a
  * ticket > 0, 0 when nothing was staged, or -errno (-EIO: a CUDA call
