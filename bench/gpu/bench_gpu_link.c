@@ -107,8 +107,10 @@ int main(int argc, char **argv)
 	static const char *bm[] = {"launch, addresses in parameters",
 				   "launch, addresses read from mapped memory",
 				   "graph launch, addresses read from mapped memory",
-				   "resident kernel rung through mapped memory"};
-	for (int m = 0; m < 4; m++)
+				   "resident kernel rung through mapped memory",
+				   "consumer's grid, rewritten addresses read scattered",
+				   "consumer's grid, rewritten addresses read coalesced"};
+	for (int m = 0; m < 6; m++)
 		printf("| %s | %.2f |\n", bm[m], MED(rxg_link_batch_us(m, 64, 2000)));
 	return 0;
 }

@@ -204,6 +204,28 @@ __device__ static unsigned long long rxg_pkt_seq(const uint8_t *p, unsigned lane
 	return __shfl_sync(0xffffffffu, q, 0);
 }
 
+// One packet by a warp: its sequence number (given, or read from the
+// packet by lane 0), its work, and the warp's statistics.
+__device__ static inline void rxg_packet(const rxg_ctx &c, const uint8_t *src,
+					 unsigned long long q, uint32_t k, bool seq_in_pkt,
+					 unsigned lane, unsigned long long *wmin,
+					 unsigned long long *wmax, unsigned long long *wsum)
+{
+	if (seq_in_pkt)
+		q = rxg_pkt_seq(src + c.seq_at, lane);
+	if (c.work == RXG_WORK_REORDER) {
+		rxg_warp_copy(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
+	} else {
+		uint32_t v = rxg_warp_csum(src, c.bytes, lane);
+		if (lane == 0) {
+			c.csum[k] = v;
+			*wsum += v;
+		}
+	}
+	*wmin = q < *wmin ? q : *wmin;
+	*wmax = q > *wmax ? q : *wmax;
+}
+
 template <bool MAPPED>
 __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 				 const unsigned long long *seq, uint32_t n, uint32_t slot,
@@ -214,41 +236,40 @@ __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 	unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 	if (threadIdx.x == 0)
 		atomicMin(&sc->t0, rxg_now());
-	// A warp's packets are k0, k0 + stride, ...: its lanes fetch 32 of
-	// their addresses (and sequence numbers) at once, then the warp takes
-	// them one by one from the lanes. From mapped memory each fetch is a
-	// round trip over PCIe: one per 32 packets, not two per packet.
-	const uint32_t stride = gridDim.x * RXG_WARPS;
 	// the warp's own statistics, added to the batch's once at its end
 	unsigned long long wmin = ~0ull, wmax = 0, wsum = 0;
-	for (uint32_t k0 = blockIdx.x * RXG_WARPS + warp; k0 < n; k0 += 32 * stride) {
-		uint32_t kl = k0 + lane * stride;
-		unsigned long long al = 0, ql = 0;
-		if (kl < n) {
-			al = MAPPED ? __ldcv((const unsigned long long *)&addr[kl])
-				    : (unsigned long long)addr[kl];
-			if (!seq_in_pkt)
-				ql = MAPPED ? __ldcv(&seq[kl]) : seq[kl];
-		}
-		for (uint32_t j = 0; j < 32 && k0 + j * stride < n; j++) {
-			const uint32_t k = k0 + j * stride;
-			const uint8_t *src = (const uint8_t *)__shfl_sync(0xffffffffu, al, j);
-			unsigned long long q;
-			if (seq_in_pkt)
-				q = rxg_pkt_seq(src + c.seq_at, lane);
-			else
-				q = __shfl_sync(0xffffffffu, ql, j);
-			if (c.work == RXG_WORK_REORDER) {
-				rxg_warp_copy(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
-			} else {
-				uint32_t v = rxg_warp_csum(src, c.bytes, lane);
-				if (lane == 0) {
-					c.csum[k] = v;
-					wsum += v;
-				}
+	if (!MAPPED) {
+		// A warp's packets are k, k + stride, ...; their addresses and
+		// sequence numbers are in the kernel's parameters.
+		const uint32_t stride = gridDim.x * RXG_WARPS;
+		for (uint32_t k = blockIdx.x * RXG_WARPS + warp; k < n; k += stride)
+			rxg_packet(c, (const uint8_t *)addr[k], seq_in_pkt ? 0 : seq[k], k, seq_in_pkt,
+				   lane, &wmin, &wmax, &wsum);
+	} else {
+		// From mapped memory: the block takes a contiguous share of the
+		// batch and reads it a chunk at a time, one 8-byte word a
+		// thread, side by side, into shared memory; the header was read
+		// once a block. (Read by lane 0 of each warp, 64 words apart,
+		// the header by every thread, a batch of 64 took 130-270 us on
+		// the H200 host; this way 32 us. Still slow: a GPU read of a
+		// line the CPU has just written costs ~0.5-1 us there and such
+		// reads barely overlap, bench/gpu/README.md.)
+		__shared__ unsigned long long s_addr[RXG_WARPS * 32], s_seq[RXG_WARPS * 32];
+		const uint32_t per = (n + gridDim.x - 1) / gridDim.x;
+		const uint32_t lo = blockIdx.x * per, hi = lo + per < n ? lo + per : n;
+		for (uint32_t c0 = lo; c0 < hi; c0 += RXG_WARPS * 32) {
+			const uint32_t cn = hi - c0 < RXG_WARPS * 32 ? hi - c0 : RXG_WARPS * 32;
+			if (threadIdx.x < cn) {
+				s_addr[threadIdx.x] =
+				    __ldcv((const unsigned long long *)&addr[c0 + threadIdx.x]);
+				if (!seq_in_pkt)
+					s_seq[threadIdx.x] = __ldcv(&seq[c0 + threadIdx.x]);
 			}
-			wmin = q < wmin ? q : wmin;
-			wmax = q > wmax ? q : wmax;
+			__syncthreads();
+			for (uint32_t j = warp; j < cn; j += RXG_WARPS)
+				rxg_packet(c, (const uint8_t *)s_addr[j], seq_in_pkt ? 0 : s_seq[j], c0 + j,
+					   seq_in_pkt, lane, &wmin, &wmax, &wsum);
+			__syncthreads();
 		}
 	}
 	if (lane == 0 && wmax >= wmin) {
@@ -294,22 +315,33 @@ __global__ static void rxg_k_mapped(const rxg_ctx c, const uint8_t *slots, size_
 	const rxg_hdr *h = (const rxg_hdr *)b;
 	void *const *addr = (void *const *)(b + sizeof(rxg_hdr));
 	const unsigned long long *seq = (const unsigned long long *)(addr + max_batch);
-	unsigned long long batch = __ldcv(&h->batch);
-	unsigned long long w = __ldcv((const unsigned long long *)&h->n);
-	rxg_batch<true>(c, addr, seq, (uint32_t)w, slot, batch, (w >> 32) != 0);
+	// the header once a block, not once a thread
+	__shared__ unsigned long long hb, hw;
+	if (threadIdx.x == 0) {
+		hb = __ldcv(&h->batch);
+		hw = __ldcv((const unsigned long long *)&h->n);
+	}
+	__syncthreads();
+	rxg_batch<true>(c, addr, seq, (uint32_t)hw, slot, hb, (hw >> 32) != 0);
 }
 
 // Resident: waits on the doorbell for batch after batch, until quit.
 __global__ static void rxg_k_persistent(const rxg_ctx c, const uint8_t *slots, size_t slot_bytes,
 					uint32_t depth, uint32_t max_batch, const rxg_bell *bell)
 {
-	__shared__ unsigned long long go;
+	__shared__ unsigned long long go, hw;
+	unsigned long long p = 0; // thread 0: the last posted count it read
 	for (unsigned long long b = 1;; b++) {
 		if (threadIdx.x == 0) {
-			unsigned long long p;
-			while ((p = __ldcv(&bell->posted)) < b && !__ldcv(&bell->quit))
+			// a doorbell read is a round trip over PCIe: read it again
+			// only once the batches it announced are done
+			while (p < b && (p = __ldcv(&bell->posted)) < b && !__ldcv(&bell->quit))
 				__nanosleep(64);
 			go = p >= b;
+			if (go) {
+				uint32_t sl = (uint32_t)((b - 1) % depth);
+				hw = __ldcv((const unsigned long long *)&((const rxg_hdr *)(slots + sl * slot_bytes))->n);
+			}
 		}
 		__syncthreads();
 		if (!go)
@@ -318,8 +350,7 @@ __global__ static void rxg_k_persistent(const rxg_ctx c, const uint8_t *slots, s
 		const uint8_t *s = slots + slot * slot_bytes;
 		void *const *addr = (void *const *)(s + sizeof(rxg_hdr));
 		const unsigned long long *seq = (const unsigned long long *)(addr + max_batch);
-		unsigned long long w = __ldcv((const unsigned long long *)&((const rxg_hdr *)s)->n);
-		rxg_batch<true>(c, addr, seq, (uint32_t)w, slot, b, (w >> 32) != 0);
+		rxg_batch<true>(c, addr, seq, (uint32_t)hw, slot, b, (hw >> 32) != 0);
 		__syncthreads();
 	}
 }

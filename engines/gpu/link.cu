@@ -406,13 +406,47 @@ __global__ static void link_batch_resident(const unsigned long long *slot, uint3
 	}
 }
 
+// The consumer's shape: 16 blocks of 4 warps, packet k = warp k (lane 0
+// reads its address and sequence number from mapped memory, scattered),
+// or the block's 4 addresses read by its first 4 lanes at once (coalesced).
+__global__ static void link_batch_shape(const unsigned long long *slot, uint32_t n, int coalesced,
+					volatile unsigned long long *flag, unsigned *done)
+{
+	__shared__ unsigned long long sa[4];
+	unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+	unsigned k = blockIdx.x * 4 + warp;
+	unsigned long long a = 0, q = 0;
+	if (coalesced) {
+		if (threadIdx.x < 4 && blockIdx.x * 4 + threadIdx.x < n)
+			sa[threadIdx.x] = __ldcv(&slot[1 + blockIdx.x * 4 + threadIdx.x]);
+		__syncthreads();
+		a = k < n ? sa[warp] : 0;
+	} else if (lane == 0 && k < n) {
+		a = __ldcv(&slot[1 + k]);
+		q = __ldcv(&slot[1 + 64 + k]);
+	}
+	a = __shfl_sync(0xffffffffu, a, 0);
+	if (lane == 0 && k < n)
+		*(unsigned *)a = (unsigned)q + 1;
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0 && atomicAdd(done, 1u) == gridDim.x - 1) {
+		*done = 0;
+		__threadfence_system();
+		*flag = __ldcv(&slot[0]);
+	}
+}
+
 // Microseconds per batch of n (<= 64) addresses, each batch waited for by
 // polling its flag: mode 0 a launch with the addresses in its parameters,
 // 1 a launch whose kernel reads them from mapped memory, 2 a graph launch
-// of that kernel, 3 a resident kernel rung through mapped memory.
+// of that kernel, 3 a resident kernel rung through mapped memory; 4 and 5
+// the consumer's grid (16 x 128) launched, its addresses rewritten by the
+// CPU before each batch and read scattered (4) or coalesced (5).
 extern "C" double rxg_link_batch_us(int mode, uint32_t n, unsigned rounds)
 {
 	unsigned long long *h = NULL, *d = NULL, *dst = NULL;
+	unsigned *dn = NULL;
 	cudaStream_t s = NULL;
 	cudaGraph_t g = NULL;
 	cudaGraphExec_t ge = NULL;
@@ -426,6 +460,8 @@ extern "C" double rxg_link_batch_us(int mode, uint32_t n, unsigned rounds)
 	volatile unsigned long long *flag = h + 136, *bell = h + 128;
 	if (cudaHostGetDevicePointer((void **)&d, h, 0) != cudaSuccess ||
 	    cudaMalloc((void **)&dst, 64 * 256) != cudaSuccess ||
+	    cudaMalloc((void **)&dn, sizeof(unsigned)) != cudaSuccess ||
+	    cudaMemset(dn, 0, sizeof(unsigned)) != cudaSuccess ||
 	    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
 		goto out;
 	for (uint32_t i = 0; i < n; i++)
@@ -457,6 +493,15 @@ extern "C" double rxg_link_batch_us(int mode, uint32_t n, unsigned rounds)
 			for (uint32_t i = 0; i < n; i++)
 				p.a[i] = h[1 + i];
 			link_batch_k<<<1, 64, 0, s>>>(p, d + 136);
+		} else if (mode == 4 || mode == 5) {
+			unsigned long long tmp[128];
+			for (uint32_t i = 0; i < n; i++) {
+				tmp[i] = (unsigned long long)(uintptr_t)(dst + i * 32);
+				tmp[64 + i] = b * 64 + i;
+			}
+			memcpy(h + 1, tmp, sizeof(tmp));
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			link_batch_shape<<<16, 128, 0, s>>>(d, n, mode == 5, d + 136, dn);
 		} else if (mode == 2) {
 			cudaGraphLaunch(ge, s);
 		} else {
@@ -480,6 +525,7 @@ out:
 	if (g)
 		cudaGraphDestroy(g);
 	cudaFree(dst);
+	cudaFree(dn);
 	cudaFreeHost(h);
 	return us;
 }
