@@ -168,6 +168,73 @@ Test(sweep_store, resume_never_cuts_a_complete_line)
 	sw_rmtree(dir);
 }
 
+/*
+ * --resume reads every line with keys checked: a line with a key given
+ * twice (never what the store writes) stops it with one line naming file,
+ * line and the key's path, and the file is left as it is - also when it
+ * is the last line and has no newline (not a torn write to drop).
+ */
+Test(sweep_store, resume_refuses_a_key_given_twice)
+{
+	char *dir = sw_tmpdir(), err[SWEEP_ERR_LEN], note[SWEEP_ERR_LEN], path[600], want[1000];
+	struct sweep_store st;
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	json_t *d1 = doc_trial("a", 1);
+	char *l1 = json_dumps(d1, JSON_COMPACT);
+	cr_assert(l1);
+	static const struct {
+		const char *line, *field;
+	} bad[] = {
+		{"{\"schema\":\"rxray.run/1\",\"trial\":{\"key\":\"a\",\"n\":2,\"n\":3}}",
+		 "trial.n"},
+		{"{\"schema\":\"rxray.run/1\",\"env\":{\"a\":1,\"a\":1},\"trial\":{\"key\":\"a\"}}",
+		 "env.a"},
+		{"{\"schema\":\"rxray.point/1\",\"key\":\"a\",\"status\":\"ok\",\"key\":\"b\"}", "key"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		for (int nl = 1; nl >= 0; nl--) {
+			char *text = NULL;
+			cr_assert(asprintf(&text, "%s\n%s%s", l1, bad[i].line, nl ? "\n" : "") > 0);
+			free(sw_write(dir, "results.jsonl", text));
+			cr_expect_eq(sweep_store_open(&st, dir, true, note, sizeof(note), err,
+						      sizeof(err)),
+				     -EINVAL, "case %zu%s: taken", i, nl ? "" : " (no newline)");
+			snprintf(want, sizeof(want),
+				 "%s:2: %s: key given twice; the file is left as it is: fix or remove "
+				 "that line, then resume",
+				 path, bad[i].field);
+			cr_expect_str_eq(err, want, "case %zu%s", i, nl ? "" : " (no newline)");
+			char *now = sw_read(path);
+			cr_expect_str_eq(now, text, "case %zu: the file was changed", i);
+			free(now);
+			free(text);
+		}
+
+	/* through the CLI: exit 2, that one line */
+	char *spec = sw_write(dir, "spec.yaml", "frames: 1064\n");
+	char *text = NULL;
+	cr_assert(asprintf(&text, "%s\n%s\n", l1, bad[1].line) > 0);
+	free(sw_write(dir, "results.jsonl", text));
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", dir, "--runner", FAKE_RUN, "--resume",
+			NULL};
+	char *cerr = NULL;
+	cr_expect_eq(sw_run(argv, NULL, &cerr), 2, "%s", cerr);
+	snprintf(want, sizeof(want),
+		 "rxray sweep: %s:2: env.a: key given twice; the file is left as it is: fix or "
+		 "remove that line, then resume\n",
+		 path);
+	cr_expect_str_eq(cerr, want);
+	char *now = sw_read(path);
+	cr_expect_str_eq(now, text, "the CLI changed the file");
+	free(now);
+	free(cerr);
+	free(text);
+	free(spec);
+	free(l1);
+	json_decref(d1);
+	sw_rmtree(dir);
+}
+
 struct trial_fixture {
 	char *dir;
 	struct sweep_spec *sp;
