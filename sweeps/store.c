@@ -241,9 +241,12 @@ int sweep_store_append(struct sweep_store *st, const json_t *doc)
 	}
 	line[len] = '\n';
 	line[len + 1] = '\0';
-	int rc = 0;
+	/* where the line starts: the file's end (O_APPEND, and the flock keeps
+	 * every other writer out) */
+	off_t at = lseek(st->fd, 0, SEEK_END);
+	int rc = at < 0 ? -errno : 0;
 	size_t put = 0;
-	while (put < len + 1) {
+	while (!rc && put < len + 1) {
 		ssize_t n = write(st->fd, line + put, len + 1 - put);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -255,6 +258,15 @@ int sweep_store_append(struct sweep_store *st, const json_t *doc)
 	}
 	if (!rc && fsync(st->fd) < 0)
 		rc = -errno;
+	/*
+	 * A full disk or a file size limit (ENOSPC, EFBIG) takes the write
+	 * after a short one: the part of the line already written is cut
+	 * again (a shrink needs no space), so the file ends with the last
+	 * whole line. Where even that fails, --resume drops the torn line and
+	 * says so.
+	 */
+	if (rc && at >= 0 && put)
+		(void)!ftruncate(st->fd, at);
 	free(line);
 	return rc;
 }

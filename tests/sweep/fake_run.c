@@ -87,5 +87,7 @@ int main(int argc, char **argv)
 	json_object_set_new(r->config, "mode", json_string(mode));
 	int rc = rxr_result_write(r, out);
 	rxr_result_free(r);
+	if (rc)
+		fprintf(stderr, "rxray run: %s: cannot write the result: %s\n", out, strerror(-rc));
 	return rc ? 1 : 0;
 }
