@@ -63,6 +63,12 @@ int main(int argc, char **argv)
 	if (frame == 777)
 		for (;;)
 			pause();
+	/*
+	 * The trial's length, spent as a real run spends it. A stand-in for
+	 * work, not a wait for a condition: nothing waits on it by time - the
+	 * sweep waits for this process to exit and reads its result, and no
+	 * test times it (a slow host only makes trials longer).
+	 */
 	struct timespec ts = {(time_t)secs, (long)((secs - floor(secs)) * 1e9)};
 	nanosleep(&ts, NULL);
 	double C = 20e6 * 1064.0 / (double)frame * (strcmp(mode, "hds") ? 1 : 0.25);

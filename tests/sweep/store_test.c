@@ -20,6 +20,7 @@
 
 #include "rxray/result.h"
 #include "rxray/sweep.h"
+#include "rxray/util.h"
 #include "util.h"
 
 Test(sweep_trial, traffic_command_template)
@@ -537,14 +538,15 @@ Test(sweep_run, resume_after_sigkill_loses_at_most_the_trial_in_flight)
 	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
 			NULL};
 	pid_t pid = sw_spawn(argv);
-	/* kill it once a point is done and the next one has trials */
-	for (int i = 0; i < 2000; i++) {
-		struct timespec ts = {0, 5000000};
-		nanosleep(&ts, NULL);
+	/* kill it once a point is done and the next one has trials (polled
+	 * every 5 ms, for at most 60 s) */
+	for (double end = rxr_mono_seconds() + 60; rxr_mono_seconds() < end;) {
 		size_t pts = sw_count_lines(res, SWEEP_POINT_SCHEMA);
 		size_t all = sw_count_lines(res, NULL);
 		if (pts >= 2 && all > pts + 9 + 2)
 			break;
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL); /* the poll interval */
 	}
 	kill(pid, SIGKILL);
 	int st;

@@ -111,7 +111,7 @@ int sw_run(char *const argv[], char **out, char **err)
 			break;
 		}
 		struct timespec ts = {0, 5000000};
-		nanosleep(&ts, NULL);
+		nanosleep(&ts, NULL); /* the poll interval */
 	}
 	close(ofd);
 	close(efd);
