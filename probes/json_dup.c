@@ -8,10 +8,11 @@
  *
  * It checks the grammar as it goes and answers only where the answer is
  * certain. jansson compares keys after decoding them, so a key with an
- * escape, a byte outside ASCII anywhere (UTF-8 is jansson's to check), a
- * number that might overflow strtoll or strtod, or nesting deeper than
- * DUP_MAX_DEPTH make it give up, as does anything that is not JSON: the
- * caller then parses the text with jansson, which names what is wrong.
+ * escape, a number that might overflow strtoll or strtod, a string jansson
+ * refuses (a byte that is not UTF-8 as jansson checks it, \u0000, a lone
+ * surrogate), or nesting deeper than DUP_MAX_DEPTH make it give up, as
+ * does anything that is not JSON: the caller then parses the text with
+ * jansson, which names what is wrong.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,9 +77,43 @@ static long unit4(const char *p, const char *end)
 }
 
 /*
+ * Bytes of the UTF-8 sequence at p (its first byte >= 0x80), or 0 where
+ * jansson refuses it: a stray continuation byte, an overlong form, a
+ * surrogate, above U+10FFFF, cut short.
+ */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+	size_t n;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	/* the second byte's range rules out overlong forms, surrogates and > U+10FFFF */
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+/*
  * A string at c->p ('"'); c->p then just past its closing quote. D_OK,
- * or D_UNSURE for what jansson might read otherwise (or refuse): a byte
- * outside printable ASCII, a \u0000 or an unpaired surrogate. *plain:
+ * or D_UNSURE for what jansson might read otherwise (or refuse): a
+ * control character, bad UTF-8, a \u0000 or an unpaired surrogate. *plain:
  * no escape in it (a key with one is D_UNSURE to the caller). The caller
  * takes the string's span from c->p around the call, not through memory
  * written here: reading back two stores as one load stalls the scan.
@@ -97,6 +132,13 @@ static int dstring(struct dscan *c, bool *plain)
 		if (ch == '"') {
 			c->p++;
 			return D_OK;
+		}
+		if (ch >= 0x80) {
+			size_t n = utf8_seq((const unsigned char *)c->p, (const unsigned char *)c->end);
+			if (!n)
+				return D_UNSURE;
+			c->p += n;
+			continue;
 		}
 		if (ch != '\\')
 			return D_UNSURE;

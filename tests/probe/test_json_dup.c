@@ -23,7 +23,7 @@ static int dup_find(const char *text, size_t len, char *path, size_t plen)
 		cr_expect_not_null(j, "said clean, jansson refuses (%s): %.*s", je.text, (int)len, text);
 	if (rc == 1)
 		cr_expect(!j && json_error_code(&je) == json_error_duplicate_key,
-			  "said repeated (%s), jansson %s: %.*s", path, j ? "takes it" : je.text,
+			  "said repeated (%s), jansson %s: %.*s", path ? path : "", j ? "takes it" : je.text,
 			  (int)len, text);
 	json_decref(j);
 	return rc;
@@ -46,6 +46,8 @@ Test(json_dup, names_the_repeated_key_by_its_path)
 		/* found before the text ends: jansson refuses there too */
 		{"{\"a\":1,\"a\":", "a"},
 		{" \t\r\n{ \"a\" : 1 , \"a\" : 2 } ", "a"},
+		/* UTF-8 keys: jansson compares their bytes as they are */
+		{"{\"\xc3\xa9t\xc3\xa9\":1,\"\xc3\xa9t\xc3\xa9\":2}", "\xc3\xa9t\xc3\xa9"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char path[64] = "unset";
@@ -70,6 +72,9 @@ Test(json_dup, clean_texts_are_clean)
 		"{\"n\":[-0,0.5,-1.25e-3,1E+2,123456789012345678,1e299,0.000001e-400]}",
 		"{\"s\":\"q\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\ud83d\\ude00~\\u007f\"}",
 		"{\"t\":true,\"f\":false,\"n\":null}",
+		/* UTF-8 of 2, 3 and 4 bytes, at the edges jansson checks */
+		"{\"cpu\":\"Intel\xc2\xae \xe2\x84\xa2 \xf0\x9f\x98\x80\",\"\xc3\xa9\":1,\"e\":2}",
+		"{\"s\":\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"}",
 		"[1, 2 ,[ ] , { } ]\n",
 	};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -85,9 +90,15 @@ Test(json_dup, gives_up_where_it_cannot_tell)
 		/* escaped keys: jansson compares them decoded ("\u0061" is "a") */
 		"{\"a\":1,\"\\u0061\":2}",
 		"{\"\\n\":1}",
-		/* bytes outside ASCII: UTF-8 is jansson's to check */
-		"{\"k\":\"\xc3\xa9\"}",
+		/* bytes that are not UTF-8 as jansson checks it */
 		"{\"k\":\"\xff\"}",
+		"{\"k\":\"\x80\"}",
+		"{\"k\":\"\xc0\xaf\"}",		/* overlong '/' */
+		"{\"k\":\"\xe0\x9f\xbf\"}",	/* overlong */
+		"{\"k\":\"\xed\xa0\x80\"}",	/* a surrogate */
+		"{\"k\":\"\xf4\x90\x80\x80\"}", /* above U+10FFFF */
+		"{\"k\":\"\xe2\x84\"}",		/* cut short */
+		"{\"k\":\"\xc3\"",
 		/* numbers that may overflow */
 		"{\"a\":1234567890123456789}",
 		"{\"a\":1e301}",
@@ -133,6 +144,32 @@ Test(json_dup, gives_up_where_it_cannot_tell)
 		cr_expect_eq(dup_find(deep, 2 * (size_t)depth, NULL, 0), depth <= 64 ? 0 : -1,
 			     "depth %d", depth);
 	}
+}
+
+/*
+ * Every two bytes from 0x80 in a string (all 32,768): the scan takes
+ * exactly the ones jansson takes, the 1,920 two-byte UTF-8 sequences, and
+ * gives up on the rest (a scan that took bad UTF-8 would let the loader
+ * keep a line jansson refuses; one that gave up on good UTF-8 would only
+ * be slow, but the count says so).
+ */
+Test(json_dup, utf8_in_strings_as_jansson_reads_it)
+{
+	int taken = 0, jansson = 0;
+	for (int a = 0x80; a < 0x100; a++)
+		for (int b = 0; b < 0x100; b++) {
+			char t[] = "{\"s\":\"..\"}";
+			t[6] = (char)a;
+			t[7] = (char)b;
+			json_t *j = json_loadb(t, sizeof(t) - 1, JSON_REJECT_DUPLICATES, NULL);
+			jansson += j != NULL;
+			json_decref(j);
+			int rc = dup_find(t, sizeof(t) - 1, NULL, 0);
+			cr_expect(rc == 0 || rc == -1, "%02x %02x: %d", a, b, rc);
+			taken += rc == 0;
+		}
+	cr_expect_eq(jansson, 1920);
+	cr_expect_eq(taken, 1920);
 }
 
 /*

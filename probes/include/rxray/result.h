@@ -192,7 +192,8 @@ json_t *rxr_json_scan(const char *text, size_t len, size_t *used);
  * ("config.frame", "threads[1].stages.free.count"; cut to pathlen), 0 when
  * text is one JSON object or array (trailing whitespace allowed) with no
  * key repeated, -1 when the scan cannot tell: not JSON, a key with an
- * escape, a byte outside ASCII, a number that may overflow, deep nesting.
+ * escape, a string jansson refuses (bad UTF-8, \u0000), a number that may
+ * overflow, deep nesting.
  * On -1 the caller parses text with jansson, which decides.
  */
 int rxr_json_dup_find(const char *text, size_t len, char *path, size_t pathlen);
