@@ -284,6 +284,21 @@ static size_t map_get(const json_t *map, const char *key)
 	return (size_t)json_integer_value(json_object_get(map, key));
 }
 
+/*
+ * "src:line: why" for text that jansson refused: a key given twice is
+ * named by its path (rxr_json_dup_find), anything else in jansson's words.
+ */
+static int json_refused(struct loader *L, const char *src, int line, const char *text,
+			size_t len, const json_error_t *je)
+{
+	char field[160];
+	if (json_error_code(je) == json_error_duplicate_key &&
+	    rxr_json_dup_find(text, len, field, sizeof(field)) == 1)
+		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice", src, line,
+				field);
+	return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, line, je->text);
+}
+
 /* A summary line; pre: its ndr_run and top_run read by the fast path, or NULL. */
 static int line_point(struct loader *L, json_t *doc, const char *src, int line,
 		      struct rxr_result **pre)
@@ -703,8 +718,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 		json_error_t je;
 		json_t *doc = json_loadb(buf, t->len, JSON_REJECT_DUPLICATES, &je);
 		if (!doc) {
-			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, t->line,
-				      je.text);
+			rc = json_refused(L, src, t->line, buf, t->len, &je);
 			break;
 		}
 		const char *k = json_string_value(json_object_get(json_object_get(doc, "trial"), "key"));
@@ -783,28 +797,36 @@ static int load_jsonl(struct loader *L, const char *path)
 		 * object is read and checked now; its point's summary line, later
 		 * in the file, holds the figures (and its runs are checked). A
 		 * point without one (a sweep still running) has its trial lines
-		 * parsed in full at the end.
+		 * parsed in full at the end. The rest of the line is still held
+		 * to what jansson takes (JSON, no key given twice) by a scan
+		 * that builds nothing; where the scan cannot tell, the line is
+		 * parsed in full below.
 		 */
 		json_t *tr = nl ? fast_trial(buf, len) : NULL;
 		if (tr) {
-			rc = trial_check(L, tr, path, lr.line);
-			if (!rc)
+			char field[160];
+			int dup = rxr_json_dup_find(buf, len, field, sizeof(field));
+			if (dup > 0)
+				rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice",
+					      path, lr.line, field);
+			else if (!dup && !(rc = trial_check(L, tr, path, lr.line)))
 				rc = trial_defer(L, tr, fi, lr.line, lr.off, len);
 			json_decref(tr);
-			continue;
+			if (dup >= 0)
+				continue;
 		}
 		if (nl && (rc = point_fast(L, buf, len, path, lr.line)) != 1)
 			continue; /* a summary line read by the fast path (0), or its error */
 		rc = 0;
 		json_error_t je;
 		json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-		if (!doc && !nl) {
+		/* a key given twice is wrong however the line ends */
+		if (!doc && !nl && json_error_code(&je) != json_error_duplicate_key) {
 			L->s->truncated_line = lr.line; /* killed mid-write: skip it */
 			break;
 		}
 		if (!doc) {
-			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, lr.line, je.text);
-			rc = -EINVAL;
+			rc = json_refused(L, path, lr.line, buf, len, &je);
 			break;
 		}
 		rc = doc_dispatch(L, doc, path, lr.line, true);
@@ -829,14 +851,15 @@ static int load_json(struct loader *L, const char *path)
 		return rc;
 	json_error_t je;
 	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	free(text);
 	if (!doc) {
 		if (je.line > 0)
-			snprintf(L->err, L->errlen, "%s:%d: (json): %s", path, je.line, je.text);
+			json_refused(L, path, je.line, text, len, &je);
 		else
 			snprintf(L->err, L->errlen, "%s: %s", path, je.text);
+		free(text);
 		return -EINVAL;
 	}
+	free(text);
 	rc = doc_dispatch(L, doc, path, 1, false);
 	json_decref(doc);
 	return rc;

@@ -7,7 +7,10 @@
  * Differential: the fast reader (rxr_result_scan, which the sweep loader
  * takes for every compact line) must agree with the checked one whenever
  * it accepts: the checked reader accepts too, and both results write out
- * the same JSON. Any disagreement aborts (a finding).
+ * the same JSON. So must the duplicate-key scan (rxr_json_dup_find,
+ * which the loader runs over the trial lines it only skims): where it
+ * answers, jansson with JSON_REJECT_DUPLICATES takes the text (0) or
+ * refuses it for a repeated key (1). Any disagreement aborts (a finding).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +44,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	rxr_result_free(f);
 	free(text);
+	char path[128];
+	int dup = rxr_json_dup_find((const char *)data, size, path, sizeof(path));
+	if (dup >= 0) {
+		json_error_t je;
+		json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
+		if (dup == 0 ? !j : j || json_error_code(&je) != json_error_duplicate_key)
+			abort(); /* the scan answered, jansson disagrees */
+		json_decref(j);
+	}
 	if (!r)
 		return 0;
 	for (size_t i = 0; i < r->nthreads; i++)

@@ -5,7 +5,13 @@
  * ceiling/diff/report verbs use them. The loader reads a path, so each
  * input is written to a file in /dev/shm (tmpfs; else /tmp) first. The first byte
  * picks the form: even = .jsonl, odd = .json.
+ *
+ * Oracle: a file the loader accepts is one jansson takes with
+ * JSON_REJECT_DUPLICATES, line by line (all but a torn last line, which
+ * the loader reports): however fast the loader reads a line, it never
+ * takes a record with a key given twice, or one that is not JSON.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +22,33 @@
 #include "rxray/analyze.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void must_parse(const char *text, size_t len)
+{
+	json_error_t je;
+	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		abort(); /* the loader took what jansson refuses */
+	json_decref(j);
+}
+
+/* The checked reading of what the loader accepted, as the loader splits and trims it. */
+static void accepted_is_json(const char *text, size_t len, bool jsonl, const struct rxr_set *s)
+{
+	if (!jsonl) {
+		must_parse(text, len);
+		return;
+	}
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) : len, n = end - at;
+		while (n && (text[at + n - 1] == '\r' || text[at + n - 1] == ' '))
+			n--;
+		if (n && (nl || !s->truncated_line))
+			must_parse(text + at, n);
+		at = end + 1;
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -45,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)rxr_point_run(&s->pts[i]);
 		}
 		free(vary);
+		accepted_is_json((const char *)data + 1, size - 1, !(data[0] & 1), s);
 		rxr_set_free(s);
 	}
 	unlink(path);

@@ -539,8 +539,9 @@ int rxr_result_write(const struct rxr_result *r, const char *path)
 	if (rc)
 		goto out;
 	if (json_dumpf(doc, af.f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) || fputc('\n', af.f) == EOF) {
+		/* why the stream failed (a full disk, the file size limit), not just EIO */
+		rc = rxr_afile_write_error(&af);
 		rxr_afile_abort(&af);
-		rc = -EIO;
 		goto out;
 	}
 	rc = rxr_afile_commit(&af);

@@ -103,6 +103,28 @@ struct trial_ctx {
 	char err[SWEEP_ERR_LEN];
 };
 
+/*
+ * The sweep's one line when it cannot write (into c->err): a full disk,
+ * a used-up quota or the file size limit say so in words, and that the
+ * points done are kept and --resume continues; anything else is
+ * "path: what: strerror".
+ */
+static void write_failed(struct trial_ctx *c, int rc, const char *path, const char *what)
+{
+	const char *why = rc == -ENOSPC	  ? "the disk is full"
+			  : rc == -EDQUOT ? "the disk quota is used up"
+			  : rc == -EFBIG  ? "the file size limit was hit, ulimit -f"
+					  : NULL;
+	if (!why) {
+		snprintf(c->err, sizeof(c->err), "%.400s: %s: %s", path, what, strerror(-rc));
+		return;
+	}
+	snprintf(c->err, sizeof(c->err),
+		 "%.280s: %.40s: %s (%.40s); the points done are kept, as whole lines: make "
+		 "room, then `rxray sweep --resume` continues",
+		 path, what, why, strerror(-rc));
+}
+
 /* Use a recorded trial when it is the one the search asks for now. */
 static bool trial_replay(struct trial_ctx *c, struct sweep_trial *t)
 {
@@ -134,13 +156,15 @@ static int trial_run(void *ctx, struct sweep_trial *t)
 	int rc = sweep_trial_exec(&c->x, t);
 	/* the search's time budget counts what a trial really costs */
 	t->wall_seconds = rxr_mono_seconds() - t0;
+	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
+		write_failed(c, rc, c->x.tmpdir, "a trial could not write its result");
 	if (rc < 0)
 		return rc;
 	if (!t->doc)
 		return -ENOMEM;
 	rc = sweep_store_append(c->st, t->doc);
 	if (rc < 0)
-		snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path, strerror(-rc));
+		write_failed(c, rc, c->st->path, "a result line could not be appended");
 	return rc;
 }
 
@@ -177,20 +201,26 @@ static int copy_spec(const char *src, const char *dir, char *err, size_t errlen)
 	}
 	char buf[8192];
 	size_t n;
+	/* stdio keeps the error flag, not always errno: a full disk must not read EIO */
+	errno = 0;
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 		if (fwrite(buf, 1, n, out) != n) {
-			rc = -EIO;
+			rc = errno ? -errno : -EIO;
 			break;
 		}
+	errno = 0;
 	if (!rc && (fflush(out) || fsync(fileno(out))))
-		rc = -errno;
-	if (fclose(out))
-		rc = rc ? rc : -EIO;
+		rc = errno ? -errno : -EIO;
+	errno = 0;
+	if (fclose(out) && !rc)
+		rc = errno ? -errno : -EIO;
 	out = NULL;
 	if (!rc && rename(tmp, dst) < 0)
 		rc = -errno;
-	if (rc)
+	if (rc) {
+		unlink(tmp);
 		snprintf(err, errlen, "%.400s: %s", dst, strerror(-rc));
+	}
 out:
 	if (in)
 		fclose(in);
@@ -267,6 +297,8 @@ static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result
 		c->pg->trial = t.n;
 		progress_trial(c->pg);
 		int rc = sweep_trial_exec(&x, &t);
+		if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
+			write_failed(c, rc, c->x.tmpdir, "a trial could not write its result");
 		if (rc < 0)
 			return rc;
 		if (!t.doc)
@@ -280,8 +312,7 @@ static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result
 		rc = sweep_store_append(c->st, t.doc);
 		json_decref(t.doc);
 		if (rc < 0) {
-			snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path,
-				 strerror(-rc));
+			write_failed(c, rc, c->st->path, "a result line could not be appended");
 			return rc;
 		}
 	}
@@ -327,7 +358,7 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_search_cf
 		return -ENOMEM;
 	rc = sweep_store_append(c->st, *sum);
 	if (rc < 0)
-		snprintf(c->err, sizeof(c->err), "%.400s: append: %s", c->st->path, strerror(-rc));
+		write_failed(c, rc, c->st->path, "a result line could not be appended");
 	return rc;
 }
 

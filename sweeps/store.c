@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rxray/result.h"
 #include "rxray/sweep.h"
 
 static int mkdir_p(const char *dir)
@@ -100,9 +101,24 @@ static int store_load(struct sweep_store *st, char *note, size_t notelen, char *
 		line++;
 		buf[end] = '\0';
 		json_error_t je;
-		json_t *doc = end > off ? json_loads(buf + off, 0, &je) : NULL;
+		json_t *doc = end > off ? json_loadb(buf + off, end - off, JSON_REJECT_DUPLICATES, &je)
+					: NULL;
 		/* torn: the write that died had not reached its newline yet */
 		bool torn = !nl;
+		if (!doc && end > off && json_error_code(&je) == json_error_duplicate_key) {
+			/* never what this store wrote, torn or not: somebody's data */
+			char field[160], why[200];
+			if (rxr_json_dup_find(buf + off, end - off, field, sizeof(field)) == 1)
+				snprintf(why, sizeof(why), "%s: key given twice", field);
+			else
+				snprintf(why, sizeof(why), "%s", je.text);
+			rc = -EINVAL;
+			snprintf(err, errlen,
+				 "%s:%zu: %s; the file is left as it is: fix or remove that line, "
+				 "then resume",
+				 st->path, line, why);
+			break;
+		}
 		if (!doc && end > off && torn) {
 			/* the line being written when the sweep died: drop it */
 			if (ftruncate(st->fd, (off_t)off) < 0) {
@@ -225,9 +241,12 @@ int sweep_store_append(struct sweep_store *st, const json_t *doc)
 	}
 	line[len] = '\n';
 	line[len + 1] = '\0';
-	int rc = 0;
+	/* where the line starts: the file's end (O_APPEND, and the flock keeps
+	 * every other writer out) */
+	off_t at = lseek(st->fd, 0, SEEK_END);
+	int rc = at < 0 ? -errno : 0;
 	size_t put = 0;
-	while (put < len + 1) {
+	while (!rc && put < len + 1) {
 		ssize_t n = write(st->fd, line + put, len + 1 - put);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -239,6 +258,15 @@ int sweep_store_append(struct sweep_store *st, const json_t *doc)
 	}
 	if (!rc && fsync(st->fd) < 0)
 		rc = -errno;
+	/*
+	 * A full disk or a file size limit (ENOSPC, EFBIG) takes the write
+	 * after a short one: the part of the line already written is cut
+	 * again (a shrink needs no space), so the file ends with the last
+	 * whole line. Where even that fails, --resume drops the torn line and
+	 * says so.
+	 */
+	if (rc && at >= 0 && put)
+		(void)!ftruncate(st->fd, at);
 	free(line);
 	return rc;
 }

@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -304,7 +305,11 @@ int sweep_trial_reap(const char *tmpdir, char *note, size_t notelen, char *err,
 	return rc;
 }
 
-static pid_t spawn(char *const argv[], const char *errpath, bool shell)
+/*
+ * Start argv in its own process group, stdin /dev/null; outfd (>= 0)
+ * becomes its stderr, and with shell its stdout too (else /dev/null).
+ */
+static pid_t spawn(char *const argv[], int outfd, bool shell)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -315,13 +320,12 @@ static pid_t spawn(char *const argv[], const char *errpath, bool shell)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127);
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int ef = open(errpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (nul >= 0) {
 		dup2(nul, STDIN_FILENO);
-		dup2(shell && ef >= 0 ? ef : nul, STDOUT_FILENO);
+		dup2(shell && outfd >= 0 ? outfd : nul, STDOUT_FILENO);
 	}
-	if (ef >= 0)
-		dup2(ef, STDERR_FILENO);
+	if (outfd >= 0)
+		dup2(outfd, STDERR_FILENO);
 	/* nothing of the sweep's but stdio: a trial or a traffic command's
 	 * child left alive must not hold the sweep's (or its parent's) pipes */
 	rxr_close_fds_from(3);
@@ -330,11 +334,49 @@ static pid_t spawn(char *const argv[], const char *errpath, bool shell)
 	_exit(127);
 }
 
+/*
+ * The end of a trial's stderr, read from a pipe while it runs: its last
+ * line is the trial's reason, and a full disk (the reason itself, often)
+ * could not have taken it in a file.
+ */
+struct errtail {
+	int fd; /* the pipe's read end (non-blocking), -1 once at its end */
+	char buf[2048];
+	size_t n;
+};
+
+static void errtail_drain(struct errtail *e)
+{
+	char chunk[4096];
+	const size_t keep = sizeof(e->buf) - 1;
+	while (e->fd >= 0) {
+		ssize_t k = read(e->fd, chunk, sizeof(chunk));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0) {
+			close(e->fd);
+			e->fd = -1;
+		}
+		if (k <= 0)
+			return; /* EAGAIN: nothing more for now */
+		size_t add = (size_t)k > keep ? keep : (size_t)k;
+		if (e->n + add > keep) {
+			size_t drop = e->n + add - keep;
+			memmove(e->buf, e->buf + drop, e->n - drop);
+			e->n -= drop;
+		}
+		memcpy(e->buf + e->n, chunk + k - add, add);
+		e->n += add;
+	}
+}
+
 /* Wait for pid until the deadline or a stop: 0 exited (*st), 1 timed out, -EINTR stopped. */
-static int wait_child(pid_t pid, double deadline, volatile int *stop, int *st)
+static int wait_child(pid_t pid, double deadline, volatile int *stop, int *st, struct errtail *e)
 {
 	struct timespec nap = {0, 1000000};
 	for (;;) {
+		if (e)
+			errtail_drain(e); /* a full pipe would stall the child */
 		pid_t w = waitpid(pid, st, WNOHANG);
 		if (w == pid)
 			return 0;
@@ -354,19 +396,14 @@ static int wait_child(pid_t pid, double deadline, volatile int *stop, int *st)
 	}
 }
 
-static void last_line(const char *path, char *out, size_t outlen)
+/* The last non-empty line of what the trial wrote to stderr. */
+static void errtail_last_line(struct errtail *e, char *out, size_t outlen)
 {
-	FILE *f = fopen(path, "r");
-	char line[512];
 	out[0] = '\0';
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\r\n")] = '\0';
-		if (line[0])
-			snprintf(out, outlen, "%.250s", line);
-	}
-	fclose(f);
+	e->buf[e->n] = '\0';
+	for (char *save = NULL, *l = strtok_r(e->buf, "\r\n", &save); l;
+	     l = strtok_r(NULL, "\r\n", &save))
+		snprintf(out, outlen, "%.250s", l);
 }
 
 static json_t *broken_doc(const struct sweep_exec *x, const struct sweep_trial *t)
@@ -435,14 +472,33 @@ static void read_result(const struct sweep_exec *x, struct sweep_trial *t, const
 	t->doc = doc;
 }
 
+/*
+ * A trial that failed because the sweep's folder could not take its
+ * result: -ENOSPC, -EDQUOT or -EFBIG, else 0. That is the sweep's to stop
+ * on, never the point's failure to record (a point recorded "failed" is
+ * skipped by --resume). The runner says why on its last line ("rxray run:
+ * PATH: No space left on device"; its stderr is a pipe, never the full
+ * disk); a runner that says nothing counts when the folder's filesystem
+ * has no block or inode left.
+ */
+static int trial_out_of_room(const char *tmpdir, const char *line)
+{
+	static const int errs[] = {ENOSPC, EDQUOT, EFBIG};
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+		if (strstr(line, strerror(errs[i])))
+			return -errs[i];
+	struct statvfs v;
+	if (!statvfs(tmpdir, &v) && (v.f_bavail == 0 || (v.f_files && v.f_favail == 0)))
+		return -ENOSPC;
+	return 0;
+}
+
 int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 {
 	const struct sweep_exec *x = ctx;
-	char json_path[700], err_path[700], cmd[2048];
+	char json_path[700], cmd[2048];
 	snprintf(json_path, sizeof(json_path), "%s/trial.json", x->tmpdir);
-	snprintf(err_path, sizeof(err_path), "%s/trial.err", x->tmpdir);
 	unlink(json_path);
-	unlink(err_path);
 	const bool traffic = x->spec->traffic_cmd[0] != '\0';
 	if (traffic && sweep_template_expand(x->spec->traffic_cmd, t->target_pps,
 					     x->point->k[SWEEP_K_FRAME]->num, t->seconds, cmd,
@@ -461,10 +517,23 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 		;
 	double deadline = rxr_mono_seconds() + x->spec->search.timeout;
 	int st = 0, rc = 0, tst = 0;
-	pid_t pid = spawn(argv, err_path, false), tpid = -1;
+	struct errtail et = {.fd = -1, .n = 0};
+	int ep[2];
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		rc = -errno;
+		sweep_argv_free(argv);
+		return rc;
+	}
+	pid_t pid = spawn(argv, ep[1], false), tpid = -1;
+	rc = pid < 0 ? -errno : 0;
 	sweep_argv_free(argv);
-	if (pid < 0)
-		return -errno;
+	close(ep[1]);
+	if (rc) {
+		close(ep[0]);
+		return rc;
+	}
+	et.fd = ep[0];
+	fcntl(et.fd, F_SETFL, O_NONBLOCK);
 	pids_record(x->tmpdir, &pid, 1);
 	if (traffic) {
 		struct timespec lead = {0, (long)(TRAFFIC_LEAD_S * 1e9)};
@@ -472,12 +541,19 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 		char tlog[700];
 		snprintf(tlog, sizeof(tlog), "%s/traffic.log", x->tmpdir);
 		char *sh[] = {"/bin/sh", "-c", cmd, NULL};
-		tpid = spawn(sh, tlog, true);
+		int tfd = open(tlog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		tpid = spawn(sh, tfd, true);
+		if (tfd >= 0)
+			close(tfd);
 		pid_t both[2] = {pid, tpid};
 		pids_record(x->tmpdir, both, 2);
 	}
-	int w = wait_child(pid, deadline, x->stop, &st);
-	int tw = tpid > 0 ? wait_child(tpid, w == 0 ? deadline : 0, x->stop, &tst) : 0;
+	int w = wait_child(pid, deadline, x->stop, &st, &et);
+	int tw = tpid > 0 ? wait_child(tpid, w == 0 ? deadline : 0, x->stop, &tst, NULL) : 0;
+	/* what the trial wrote last; a child it left holding the pipe is not waited for */
+	errtail_drain(&et);
+	if (et.fd >= 0)
+		close(et.fd);
 	/* what the children started themselves (a pipeline, a '&') goes with them */
 	kill(-pid, SIGKILL);
 	if (tpid > 0)
@@ -498,7 +574,7 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 	if (w < 0)
 		return w;
 	char line[256];
-	last_line(err_path, line, sizeof(line));
+	errtail_last_line(&et, line, sizeof(line));
 	if (w == 1) {
 		t->status = SWEEP_TRIAL_TIMEOUT;
 		snprintf(t->reason, sizeof(t->reason), "no result after %.0f s, killed",
@@ -517,8 +593,17 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 	} else {
 		read_result(x, t, json_path);
 	}
+	unlink(json_path);
+	if (w == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ)
+		rc = -EFBIG; /* a runner that does not ignore SIGXFSZ, over the limit */
+	else if (t->status == SWEEP_TRIAL_FAILED)
+		rc = trial_out_of_room(x->tmpdir, line);
+	if (rc < 0) {
+		json_decref(t->doc);
+		t->doc = NULL;
+		return rc;
+	}
 	if (t->status != SWEEP_TRIAL_OK)
 		t->doc = broken_doc(x, t);
-	unlink(json_path);
 	return rc;
 }

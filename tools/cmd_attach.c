@@ -127,7 +127,8 @@ static void usage(FILE *f)
 		"  -o, --out DIR       output directory (default attach-PID): stacks.folded,\n"
 		"                      flame.svg (cycles per packet), attach.json (rxray.attach/1)\n"
 		"  --top N             functions in the summary (default 12)\n"
-		"  -q, --quiet         no summary on stdout\n"
+		"  -q, --quiet         no summary on stdout, no \"sampling\" line on stderr when\n"
+		"                      the window opens\n"
 		"\n"
 		"COST\n"
 		"  A sample interrupts the sampled thread and runs the BPF program, whose\n"
@@ -529,6 +530,10 @@ int rxr_cmd_attach(int argc, char **argv)
 		rxr_err(VERB, "pid %d exited", t->pid);
 		goto cleanup;
 	}
+	/* a long window shows it has begun (and a script can wait for this line) */
+	if (!opts.quiet)
+		fprintf(stderr, "rxray attach: sampling pid %d (%zu thread%s) for %g s; Ctrl-C ends it "
+			"early\n", t->pid, t->nthreads, t->nthreads == 1 ? "" : "s", opts.seconds);
 	rc = window_run(s, tl, t, p, w0);
 	if (rc == -ESRCH || rxr_attach_target_cpu_ns(t, &ns1)) {
 		rxr_err(VERB, "pid %d exited during the window", t->pid);

@@ -231,6 +231,10 @@ int rxr_cmd_sweep(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a file size limit (ulimit -f) is then EFBIG from write: said, the
+	 * file left with whole lines and resumable, not a core dump mid-line
+	 * (the trials inherit it and say so the same way) */
+	signal(SIGXFSZ, SIG_IGN);
 	struct sweep_opts so = {.runner = o.runner ? o.runner : rxr_self_exe(),
 				.output = o.output,
 				.resume = o.resume,

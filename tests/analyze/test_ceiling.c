@@ -290,6 +290,81 @@ Test(ceiling, bad_input_names_file_and_line)
 	tu_rmrf(dir);
 }
 
+/*
+ * A key given twice anywhere in any line is refused, naming file, line
+ * and the key's path, whichever way the loader reads the line: most
+ * trial lines of a sweep are only skimmed for their "trial" object (their
+ * point's summary holds the figures), and those took a repeated key
+ * outside it (env, a stage, the schema) as if nothing were wrong.
+ */
+Test(ceiling, a_key_given_twice_in_any_line_is_refused)
+{
+	static const struct {
+		const char *find, *repl, *key;
+	} edits[] = {
+		{"\"hostname\":\"fixture\",", "\"hostname\":\"fixture\",\"hostname\":\"x\",", "hostname"},
+		{"{\"count\":", "{\"count\":0,\"count\":", "count"},
+		{"{\"schema\":", "{\"schema\":\"x\",\"schema\":", "schema"},
+		{"\"trial\":{\"key\":", "\"trial\":{\"key\":\"k\",\"key\":", "key"},
+	};
+	char *text = tu_slurp(FIXTURES "/sweep/results.jsonl");
+	cr_assert(text);
+	char dir[64], path[128];
+	cr_assert(tu_tmpdir(dir, sizeof(dir)));
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	int lines = 0, tried = 0;
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1) {
+		lines++;
+		const char *eol = strchr(l, '\n');
+		cr_assert(eol);
+		for (size_t e = 0; e < sizeof(edits) / sizeof(edits[0]); e++) {
+			const char *at = strstr(l, edits[e].find);
+			if (!at || at > eol)
+				continue;
+			FILE *f = fopen(path, "w");
+			cr_assert(f);
+			fwrite(text, 1, (size_t)(at - text), f);
+			fputs(edits[e].repl, f);
+			fputs(at + strlen(edits[e].find), f);
+			fclose(f);
+			char err[RXR_ERR_LEN] = "", want[160], tail[64];
+			struct rxr_set *s = NULL;
+			cr_expect_eq(rxr_set_load(dir, &s, err, sizeof(err)), -EINVAL,
+				     "line %d, %s given twice: taken", lines, edits[e].key);
+			rxr_set_free(s);
+			snprintf(want, sizeof(want), "%s:%d: ", path, lines);
+			snprintf(tail, sizeof(tail), "%s: key given twice", edits[e].key);
+			size_t el = strlen(err), tl = strlen(tail);
+			cr_expect(!strncmp(err, want, strlen(want)) && el >= tl &&
+				      !strcmp(err + el - tl, tail),
+				  "line %d, %s given twice: %s", lines, edits[e].key, err);
+			tried++;
+		}
+	}
+	cr_expect_eq(lines, 50);
+	cr_expect_gt(tried, 150);
+
+	/* the CLI: exit 2, one line naming file, line and field */
+	char cmd[512], *out = NULL, want[300];
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	const char *l2 = strchr(text, '\n') + 1, *at = strstr(text, "\"stages\":{\"hdr_write\":{");
+	cr_assert(at && at < l2);
+	at = strstr(at, "\"p90\":");
+	fwrite(text, 1, (size_t)(at - text), f);
+	fputs("\"p90\":1,", f);
+	fputs(at, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s ceiling %s", RXRAY_BIN, dir);
+	cr_expect_eq(tu_run(cmd, &out), 2, "%s", out);
+	snprintf(want, sizeof(want),
+		 "rxray ceiling: %s:1: threads[0].stages.hdr_write.p90: key given twice\n", path);
+	cr_expect_str_eq(out, want);
+	free(out);
+	free(text);
+	tu_rmrf(dir);
+}
+
 Test(ceiling, cli_formats)
 {
 	char *out = NULL;

@@ -94,7 +94,7 @@ static int rxray_wait(pid_t pid, double timeout)
 			waitpid(pid, &st, 0);
 			return -1;
 		}
-		usleep(20000);
+		usleep(20000); /* the poll interval */
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -235,8 +235,9 @@ static int progs_count(void);
  */
 static int our_progs_excluding(pid_t mine)
 {
-	for (int i = 0; i < 600 && foreign_attach_running(mine); i++)
-		usleep(100000);
+	double end = now_s() + 60;
+	while (foreign_attach_running(mine) && now_s() < end)
+		usleep(100000); /* the poll interval */
 	return progs_count();
 }
 
@@ -350,14 +351,24 @@ static void detach_on(int sig, const char *tag)
 	/* longer than the wait for another test run's attach below (up to 60 s),
 	 * so the signal always ends this one's window */
 	const char *args[] = {"attach", "--pid", pid, "--lcore", "1", "--seconds", "300",
-			      "-o", outdir, "-q", NULL};
+			      "-o", outdir, NULL};
 	pid_t r = rxray_spawn(args, tag);
 	double t0 = now_s();
 	int during = 0;
 	while (now_s() - t0 < 15 && (during = our_progs_excluding(r)) <= before)
-		usleep(100000);
+		usleep(100000); /* the poll interval */
 	cr_assert_gt(during, before, "attach's programs never showed up in bpftool");
-	usleep(800000);
+	/* the window is open (attach says so once its start snapshot is
+	 * taken), and testpmd has received packets since: the window holds
+	 * packets on a host of any speed */
+	t0 = now_s();
+	while (now_s() - t0 < 15 && !strstr(slurp(tag, "err"), "rxray attach: sampling pid"))
+		usleep(20000); /* the poll interval */
+	cr_assert(strstr(slurp(tag, "err"), "rxray attach: sampling pid"),
+		  "attach never said its window opened: %s", slurp(tag, "err"));
+	long long seen = tpmd_rx_packets(&pmd);
+	cr_assert_geq(seen, 0, "testpmd's telemetry does not answer");
+	cr_assert(tpmd_wait_rx_past(&pmd, seen, 15), "testpmd received nothing in 15 s");
 	kill(r, sig);
 	int rc = rxray_wait(r, 15);
 	if (sig == SIGKILL)
@@ -366,10 +377,8 @@ static void detach_on(int sig, const char *tag)
 		cr_assert_eq(rc, 0, "exit after signal %d: %d %s", sig, rc, slurp(tag, "err"));
 	/* link release can trail the exit by a moment */
 	int after = our_progs();
-	for (int i = 0; i < 50 && after > before; i++) {
-		usleep(100000);
-		after = our_progs();
-	}
+	for (double end = now_s() + 5; after > before && now_s() < end; after = our_progs())
+		usleep(100000); /* the poll interval */
 	cr_assert_eq(after, before, "programs left after signal %d: %d (before %d)", sig, after,
 		     before);
 	if (sig != SIGKILL) {
@@ -586,7 +595,7 @@ Test(attach, target_exit_is_a_runtime_error)
 	 * host of any speed */
 	double t0 = now_s();
 	while (now_s() - t0 < 15 && our_progs_excluding(r) <= before)
-		usleep(100000);
+		usleep(100000); /* the poll interval */
 	cr_assert_gt(our_progs_excluding(r), before, "attach's programs never showed up");
 	tpmd_stop(&pmd);
 	int rc = rxray_wait(r, 15);
@@ -832,12 +841,12 @@ static json_t *spin_attach(const char *dir, const char *debug, const char *tag, 
 	/* attach to the program, not to the fork before its exec */
 	char exe[96], target[200];
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)spin);
-	for (int i = 0; i < 500; i++) {
+	for (double end = now_s() + 5; now_s() < end;) {
 		ssize_t n = readlink(exe, target, sizeof(target) - 1);
 		target[n > 0 ? n : 0] = '\0';
 		if (!strcmp(target, bin))
 			break;
-		usleep(10000);
+		usleep(10000); /* the poll interval */
 	}
 	snprintf(outdir, sizeof(outdir), "%s/out-%s", dir, tag);
 	const char *args[] = {"attach", "--pid", pid, "--seconds", "1", "--freq", "999",
@@ -1018,7 +1027,7 @@ Test(attach, sigkill_with_uprobes_leaves_no_link_or_program)
 		bpf_ids_of(r, links, &nl, progs, &np, 256);
 		if (nl >= 2 && uprobe_prog_among(progs, np))
 			break;
-		usleep(100000);
+		usleep(100000); /* the poll interval */
 	}
 	cr_assert_geq(nl, 2, "attach never held its links: %s", slurp("kup", "err"));
 	cr_assert(uprobe_prog_among(progs, np), "no uprobe program attached");
@@ -1029,8 +1038,8 @@ Test(attach, sigkill_with_uprobes_leaves_no_link_or_program)
 	cr_assert_eq(rxray_wait(r, 15), 128 + SIGKILL);
 	/* release trails the exit by a moment (the kernel frees in RCU callbacks) */
 	size_t ll = alive(links, nl, bpf_link_get_next_id), lp = alive(progs, np, bpf_prog_get_next_id);
-	for (int k = 0; k < 100 && (ll || lp); k++) {
-		usleep(100000);
+	for (double end = now_s() + 10; (ll || lp) && now_s() < end;) {
+		usleep(100000); /* the poll interval */
 		ll = alive(links, nl, bpf_link_get_next_id);
 		lp = alive(progs, np, bpf_prog_get_next_id);
 	}

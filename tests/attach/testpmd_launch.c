@@ -5,12 +5,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +105,45 @@ int tpmd_worker_tid(const struct tpmd *t)
 	return tid;
 }
 
+long long tpmd_rx_packets(const struct tpmd *t)
+{
+	char buf[16384];
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	long long n = -1;
+	/* the prefix is at most 63 bytes: the path fits */
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "/var/run/dpdk/%.63s/dpdk_telemetry.v2",
+		 t->prefix);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	static const char q[] = "/ethdev/stats,0";
+	ssize_t k = 0;
+	/* the greeting first, then one reply per request */
+	if (!connect(fd, (struct sockaddr *)&sun, sizeof(sun)) &&
+	    recv(fd, buf, sizeof(buf) - 1, 0) > 0 &&
+	    send(fd, q, sizeof(q) - 1, 0) == (ssize_t)sizeof(q) - 1)
+		k = recv(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	json_t *r = k > 0 ? json_loadb(buf, (size_t)k, 0, NULL) : NULL;
+	json_t *v = json_object_get(json_object_get(r, "/ethdev/stats"), "ipackets");
+	if (json_is_integer(v))
+		n = (long long)json_integer_value(v);
+	json_decref(r);
+	return n;
+}
+
+bool tpmd_wait_rx_past(const struct tpmd *t, long long n, double secs)
+{
+	double end = now_s() + secs;
+	for (;;) {
+		if (tpmd_rx_packets(t) > n)
+			return true;
+		if (now_s() > end)
+			return false;
+		usleep(10000); /* the poll interval */
+	}
+}
+
 int tpmd_start(struct tpmd *t, const char *tag, const char *extra, char *why, size_t len)
 {
 	char nul[256] = "", ring[256] = "", prefix_arg[96], sock[160];
@@ -172,12 +214,12 @@ int tpmd_start(struct tpmd *t, const char *tag, const char *extra, char *why, si
 			snprintf(why, len, "testpmd exited at start (status %d), see %s", st, t->log);
 			return -EIO;
 		}
-		if (!access(sock, F_OK) && tpmd_worker_tid(t) > 0 && tpmd_log_size(t) > 0) {
-			usleep(300000); /* let forwarding start */
+		/* forwarding has started: port 0 has received packets */
+		if (!access(sock, F_OK) && tpmd_worker_tid(t) > 0 && tpmd_rx_packets(t) > 0) {
 			t->ready = 1;
 			return 0;
 		}
-		usleep(50000);
+		usleep(50000); /* the poll interval */
 	}
 	snprintf(why, len, "testpmd not ready after 20 s, see %s", t->log);
 	tpmd_stop(t);
@@ -200,7 +242,7 @@ void tpmd_stop(struct tpmd *t)
 				waitpid(t->pid, &st, 0);
 				break;
 			}
-			usleep(20000);
+			usleep(20000); /* the poll interval */
 		}
 		t->pid = 0;
 	}

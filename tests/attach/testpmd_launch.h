@@ -9,6 +9,7 @@
 #ifndef RXRAY_TESTPMD_LAUNCH_H
 #define RXRAY_TESTPMD_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,10 +30,20 @@ const char *tpmd_unavailable(void);
 /*
  * Start testpmd on lcores 0 (main) and 1 (forwarding, "rte-worker-1").
  * extra: more testpmd application arguments ("--mbcache=0") or NULL.
- * Waits until the telemetry socket and the worker thread exist.
+ * Waits until the telemetry socket and the worker thread exist and port 0
+ * has received packets (forwarding has started).
  * 0, or -errno with why filled.
  */
 int tpmd_start(struct tpmd *t, const char *tag, const char *extra, char *why, size_t len);
+
+/*
+ * Packets port 0 has received so far (its telemetry socket's
+ * /ethdev/stats,0 ipackets), or -1 when it cannot be asked.
+ */
+long long tpmd_rx_packets(const struct tpmd *t);
+
+/* Wait (at most secs) until port 0 has received more than n packets; whether it did. */
+bool tpmd_wait_rx_past(const struct tpmd *t, long long n, double secs);
 
 /* SIGINT, then SIGKILL after 3 s; reap; remove its runtime directory. */
 void tpmd_stop(struct tpmd *t);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rxray/result.h"
+#include "rxray/util.h"
 
 /* Run `rxray <args>`, capture stderr's first line; returns the exit code. */
 static int rxray(const char *args, char *line, size_t len)
@@ -313,7 +314,7 @@ Test(run_cli, sigint_stops_and_still_writes)
 	}
 	/* wait until rxray catches SIGINT (handler installed = the run started) */
 	bool caught = false;
-	for (int i = 0; i < 400 && !caught; i++) {
+	for (double end = rxr_mono_seconds() + 20; !caught && rxr_mono_seconds() < end;) {
 		char spath[64], buf[256];
 		snprintf(spath, sizeof(spath), "/proc/%d/status", (int)pid);
 		FILE *f = fopen(spath, "r");
@@ -323,16 +324,16 @@ Test(run_cli, sigint_stops_and_still_writes)
 		if (f)
 			fclose(f);
 		if (!caught)
-			usleep(50 * 1000);
+			usleep(50 * 1000); /* the poll interval */
 	}
 	cr_assert(caught, "rxray never installed its SIGINT handler");
 	/* then until its rx worker has run (named "rxray-rx", some CPU time
 	 * spent): the run is under way, on a host of any speed */
 	bool running = false;
-	for (int i = 0; i < 600 && !running; i++) {
+	for (double end = rxr_mono_seconds() + 30; !running && rxr_mono_seconds() < end;) {
 		running = rx_thread_ran(pid);
 		if (!running)
-			usleep(50 * 1000);
+			usleep(50 * 1000); /* the poll interval */
 	}
 	cr_assert(running, "rxray's rx worker never ran");
 	kill(pid, SIGINT);

@@ -1,6 +1,7 @@
 /* Clock calibration and injection. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "rxray/probe.h"
@@ -12,15 +13,40 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A reading of both clocks at one moment: the tick bracketed by two
+ * CLOCK_MONOTONIC reads, the tightest bracket of a few tries, its middle.
+ * Preemption between the reads (a loaded host) then costs a retry, not
+ * an error in the measurement.
+ */
+static void both_clocks(uint64_t *ns, uint64_t *tick)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 20; i++) {
+		uint64_t a = mono_ns(), t = rxr_now(), b = mono_ns();
+		if (b - a < best) {
+			best = b - a;
+			*ns = a + (b - a) / 2;
+			*tick = t;
+		}
+	}
+}
+
+/*
+ * The interval is the measurement itself: 200 ms of CLOCK_MONOTONIC,
+ * spent in a loop on its deadline (a sleep would hand the wait to the
+ * scheduler; nothing here waits for a condition).
+ */
 Test(clock, calibrated_within_1pct_of_monotonic_over_200ms)
 {
 	cr_assert_eq(rxr_clock_init(100), 0);
 	const struct rxr_clock *c = rxr_clock_get();
 	cr_assert_gt(c->hz, 1e6, "hz %f", c->hz);
-	uint64_t n0 = mono_ns(), t0 = rxr_now();
-	struct timespec req = {0, 200000000L};
-	nanosleep(&req, NULL);
-	uint64_t n1 = mono_ns(), t1 = rxr_now();
+	uint64_t n0, t0, n1, t1;
+	both_clocks(&n0, &t0);
+	while (mono_ns() - n0 < 200000000ull)
+		;
+	both_clocks(&n1, &t1);
 	double measured = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
 	double rel = fabs(measured - c->hz) / c->hz;
 	cr_assert_lt(rel, 0.01, "calibrated %.0f Hz, measured %.0f Hz (%.3f%%)", c->hz, measured,

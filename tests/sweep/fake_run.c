@@ -63,6 +63,12 @@ int main(int argc, char **argv)
 	if (frame == 777)
 		for (;;)
 			pause();
+	/*
+	 * The trial's length, spent as a real run spends it. A stand-in for
+	 * work, not a wait for a condition: nothing waits on it by time - the
+	 * sweep waits for this process to exit and reads its result, and no
+	 * test times it (a slow host only makes trials longer).
+	 */
 	struct timespec ts = {(time_t)secs, (long)((secs - floor(secs)) * 1e9)};
 	nanosleep(&ts, NULL);
 	double C = 20e6 * 1064.0 / (double)frame * (strcmp(mode, "hds") ? 1 : 0.25);
@@ -87,5 +93,7 @@ int main(int argc, char **argv)
 	json_object_set_new(r->config, "mode", json_string(mode));
 	int rc = rxr_result_write(r, out);
 	rxr_result_free(r);
+	if (rc)
+		fprintf(stderr, "rxray run: %s: cannot write the result: %s\n", out, strerror(-rc));
 	return rc ? 1 : 0;
 }

@@ -81,7 +81,7 @@ static bool wait_for(bool (*cond)(void *), void *arg, double secs)
 	struct timespec nap = {0, 5000000};
 	bool ok;
 	while (!(ok = cond(arg)) && rxr_mono_seconds() < end)
-		nanosleep(&nap, NULL);
+		nanosleep(&nap, NULL); /* the poll interval */
 	return ok;
 }
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +20,7 @@
 
 #include "rxray/result.h"
 #include "rxray/sweep.h"
+#include "rxray/util.h"
 #include "util.h"
 
 Test(sweep_trial, traffic_command_template)
@@ -168,6 +171,73 @@ Test(sweep_store, resume_never_cuts_a_complete_line)
 	sw_rmtree(dir);
 }
 
+/*
+ * --resume reads every line with keys checked: a line with a key given
+ * twice (never what the store writes) stops it with one line naming file,
+ * line and the key's path, and the file is left as it is - also when it
+ * is the last line and has no newline (not a torn write to drop).
+ */
+Test(sweep_store, resume_refuses_a_key_given_twice)
+{
+	char *dir = sw_tmpdir(), err[SWEEP_ERR_LEN], note[SWEEP_ERR_LEN], path[600], want[1000];
+	struct sweep_store st;
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	json_t *d1 = doc_trial("a", 1);
+	char *l1 = json_dumps(d1, JSON_COMPACT);
+	cr_assert(l1);
+	static const struct {
+		const char *line, *field;
+	} bad[] = {
+		{"{\"schema\":\"rxray.run/1\",\"trial\":{\"key\":\"a\",\"n\":2,\"n\":3}}",
+		 "trial.n"},
+		{"{\"schema\":\"rxray.run/1\",\"env\":{\"a\":1,\"a\":1},\"trial\":{\"key\":\"a\"}}",
+		 "env.a"},
+		{"{\"schema\":\"rxray.point/1\",\"key\":\"a\",\"status\":\"ok\",\"key\":\"b\"}", "key"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		for (int nl = 1; nl >= 0; nl--) {
+			char *text = NULL;
+			cr_assert(asprintf(&text, "%s\n%s%s", l1, bad[i].line, nl ? "\n" : "") > 0);
+			free(sw_write(dir, "results.jsonl", text));
+			cr_expect_eq(sweep_store_open(&st, dir, true, note, sizeof(note), err,
+						      sizeof(err)),
+				     -EINVAL, "case %zu%s: taken", i, nl ? "" : " (no newline)");
+			snprintf(want, sizeof(want),
+				 "%s:2: %s: key given twice; the file is left as it is: fix or remove "
+				 "that line, then resume",
+				 path, bad[i].field);
+			cr_expect_str_eq(err, want, "case %zu%s", i, nl ? "" : " (no newline)");
+			char *now = sw_read(path);
+			cr_expect_str_eq(now, text, "case %zu: the file was changed", i);
+			free(now);
+			free(text);
+		}
+
+	/* through the CLI: exit 2, that one line */
+	char *spec = sw_write(dir, "spec.yaml", "frames: 1064\n");
+	char *text = NULL;
+	cr_assert(asprintf(&text, "%s\n%s\n", l1, bad[1].line) > 0);
+	free(sw_write(dir, "results.jsonl", text));
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", dir, "--runner", FAKE_RUN, "--resume",
+			NULL};
+	char *cerr = NULL;
+	cr_expect_eq(sw_run(argv, NULL, &cerr), 2, "%s", cerr);
+	snprintf(want, sizeof(want),
+		 "rxray sweep: %s:2: env.a: key given twice; the file is left as it is: fix or "
+		 "remove that line, then resume\n",
+		 path);
+	cr_expect_str_eq(cerr, want);
+	char *now = sw_read(path);
+	cr_expect_str_eq(now, text, "the CLI changed the file");
+	free(now);
+	free(cerr);
+	free(text);
+	free(spec);
+	free(l1);
+	json_decref(d1);
+	sw_rmtree(dir);
+}
+
 struct trial_fixture {
 	char *dir;
 	struct sweep_spec *sp;
@@ -266,6 +336,29 @@ Test(sweep_trial, crash_timeout_reject_and_failure_are_recorded)
 		json_decref(t.doc);
 		trial_teardown(&f);
 	}
+}
+
+/*
+ * A runner that cannot write its result because the sweep's folder is
+ * full (here: the file size limit, EFBIG) fails the sweep, not the point:
+ * recorded as "failed", the point would be skipped by --resume for good.
+ */
+Test(sweep_trial, a_result_the_disk_cannot_take_stops_the_sweep)
+{
+	struct trial_fixture f;
+	trial_setup(&f, "frames: 1064\n");
+	/* the result (~1 KB) is over the limit, the runner's error line is not */
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit fl = {300, RLIM_INFINITY}, was;
+	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &fl), 0);
+	struct sweep_trial t = {.n = 1, .target_pps = 1e6, .seconds = 0.05};
+	int rc = sweep_trial_exec(&f.x, &t);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
+	cr_expect_eq(rc, -EFBIG, "rc %d, status %d (%s)", rc, t.status, t.reason);
+	cr_expect_null(t.doc, "a doc to record for a trial the disk stopped");
+	json_decref(t.doc);
+	trial_teardown(&f);
 }
 
 static const char fake_spec[] = "modes: [single, hds]\n"
@@ -445,14 +538,15 @@ Test(sweep_run, resume_after_sigkill_loses_at_most_the_trial_in_flight)
 	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
 			NULL};
 	pid_t pid = sw_spawn(argv);
-	/* kill it once a point is done and the next one has trials */
-	for (int i = 0; i < 2000; i++) {
-		struct timespec ts = {0, 5000000};
-		nanosleep(&ts, NULL);
+	/* kill it once a point is done and the next one has trials (polled
+	 * every 5 ms, for at most 60 s) */
+	for (double end = rxr_mono_seconds() + 60; rxr_mono_seconds() < end;) {
 		size_t pts = sw_count_lines(res, SWEEP_POINT_SCHEMA);
 		size_t all = sw_count_lines(res, NULL);
 		if (pts >= 2 && all > pts + 9 + 2)
 			break;
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL); /* the poll interval */
 	}
 	kill(pid, SIGKILL);
 	int st;
@@ -487,6 +581,119 @@ Test(sweep_run, resume_after_sigkill_loses_at_most_the_trial_in_flight)
 		     sum, before_all);
 	json_decref(pts);
 	free(err);
+	free(spec);
+	sw_rmtree(dir);
+}
+
+/*
+ * A sweep whose result file cannot grow (a full disk, the file size
+ * limit) stops with exit 1 and one line that says which; the file holds
+ * only whole lines (the line being appended is cut again, no torn tail);
+ * and --resume, once there is room, finishes it from where it stopped,
+ * every trial already recorded reused.
+ */
+static const char small_spec[] = "frames: [1064, 2128]\n"
+				 "cores: [0, 1]\n"
+				 "search:\n"
+				 "  initial_seconds: 0.05\n"
+				 "  trial_seconds: 0.06\n"
+				 "  precision: 0.05\n"
+				 "  max_trials: 6\n";
+
+/* After the failed run: exit 1, its one line saying why, whole lines only. */
+static void check_stopped(int rc, const char *err, const char *why, const char *res)
+{
+	cr_expect_eq(rc, 1, "exit %d: %s", rc, err);
+	cr_expect(err && strstr(err, why) && strstr(err, "rxray sweep --resume"), "%s", err);
+	cr_expect(err && strchr(err, '\n') && !strchr(err, '\n')[1], "not one line: %s", err);
+	char *text = sw_read(res);
+	cr_assert(text, "%s: gone", res);
+	size_t n = strlen(text);
+	cr_expect(n == 0 || text[n - 1] == '\n', "a torn line left: ...%s", n > 80 ? text + n - 80 : text);
+	free(text);
+	size_t nt, np;
+	json_decref(load_lines(res, &nt, &np)); /* every line a document */
+	cr_expect_lt(np, 2, "the sweep finished: nothing was stopped");
+}
+
+/* Then --resume with room: every point once, the recorded trials reused. */
+static void check_resumed(char **argv, const char *res)
+{
+	char *err = NULL;
+	cr_assert_eq(sw_run(argv, NULL, &err), 0, "%s", err);
+	cr_expect(err && !strstr(err, "dropped"), "%s", err);
+	free(err);
+	size_t nt, np;
+	json_t *pts = load_lines(res, &nt, &np);
+	cr_expect_eq(np, 2, "every point once");
+	check_fake_points(pts);
+	size_t sum = 0;
+	const char *key;
+	json_t *p;
+	json_object_foreach(pts, key, p) sum += (size_t)json_integer_value(json_object_get(p, "trials"));
+	cr_expect_eq(nt, sum, "%zu trial lines for %zu trials", nt, sum);
+	json_decref(pts);
+}
+
+Test(sweep_run, the_file_size_limit_stops_it_and_resume_finishes_it)
+{
+	char *dir = sw_tmpdir(), *err = NULL, outdir[600], res[700];
+	char *spec = sw_write(dir, "spec.yaml", small_spec);
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	snprintf(res, sizeof(res), "%s/results.jsonl", outdir);
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
+			NULL};
+	/*
+	 * ~6 KB: the first point (4 trial lines of ~630 bytes and a summary of
+	 * ~2 KB) fits, the second point's third trial line does not; a
+	 * trial's own result (~1 KB) always does. SIGXFSZ is left as it is:
+	 * the sweep must ignore it itself, or die of it.
+	 */
+	sw_run_fsize = 6000;
+	int rc = sw_run(argv, NULL, &err);
+	sw_run_fsize = 0;
+	check_stopped(rc, err, "results.jsonl: a result line could not be appended: the file size "
+			       "limit was hit, ulimit -f (File too large); the points done are kept",
+		      res);
+	free(err);
+	char *argv2[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--resume",
+			 NULL};
+	check_resumed(argv2, res);
+	free(spec);
+	sw_rmtree(dir);
+}
+
+Test(sweep_run, a_full_disk_stops_it_and_resume_finishes_it)
+{
+	if (geteuid())
+		cr_skip_test("needs root (mounts a 16 KiB tmpfs)");
+	char *dir = sw_tmpdir(), *err = NULL, outdir[600], res[700], opts[64];
+	char *spec = sw_write(dir, "spec.yaml", small_spec);
+	snprintf(outdir, sizeof(outdir), "%s/out", dir);
+	snprintf(res, sizeof(res), "%s/results.jsonl", outdir);
+	cr_assert_eq(mkdir(outdir, 0755), 0);
+	/* four pages: the spec's copy, a trial's result, and the first point's lines */
+	snprintf(opts, sizeof(opts), "size=16k,mode=0755");
+	if (mount("tmpfs", outdir, "tmpfs", 0, opts)) {
+		int e = errno;
+		sw_rmtree(dir);
+		free(spec);
+		cr_skip_test("cannot mount a tmpfs here: %s", strerror(e));
+	}
+	char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--quiet",
+			NULL};
+	int rc = sw_run(argv, NULL, &err);
+	/* which write meets the full disk first varies (the result line, or a
+	 * trial's result): both say so */
+	check_stopped(rc, err, ": the disk is full (No space left on device); the points done are kept",
+		      res);
+	free(err);
+	cr_assert_eq(mount("tmpfs", outdir, "tmpfs", MS_REMOUNT, "size=4m,mode=0755"), 0, "%s",
+		     strerror(errno));
+	char *argv2[] = {RXRAY_BIN, "sweep", spec, "-o", outdir, "--runner", FAKE_RUN, "--resume",
+			 NULL};
+	check_resumed(argv2, res);
+	cr_expect_eq(umount2(outdir, MNT_DETACH), 0, "%s", strerror(errno));
 	free(spec);
 	sw_rmtree(dir);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "util.h"
 
 int sw_run_timeout_ms = 120000;
+long sw_run_fsize = 0;
 
 char *sw_tmpdir(void)
 {
@@ -89,22 +91,27 @@ int sw_run(char *const argv[], char **out, char **err)
 		dup2(ofd, STDOUT_FILENO);
 		dup2(efd, STDERR_FILENO);
 		rxr_close_fds_from(3); /* nothing of Criterion's (see sw_spawn) */
+		struct rlimit fl = {(rlim_t)sw_run_fsize, (rlim_t)sw_run_fsize};
+		if (sw_run_fsize > 0 && setrlimit(RLIMIT_FSIZE, &fl))
+			_exit(126);
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	/* a hung child must not hang the test: kill it after 120 s */
+	/* a hung child must not hang the test: kill it after sw_run_timeout_ms
+	 * (polled every 5 ms against the monotonic clock) */
 	int st = 0;
-	for (int ms = 0;; ms += 5) {
+	const double deadline = rxr_mono_seconds() + sw_run_timeout_ms / 1e3;
+	for (;;) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			break;
-		if (ms > sw_run_timeout_ms) {
+		if (rxr_mono_seconds() > deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;
 		}
 		struct timespec ts = {0, 5000000};
-		nanosleep(&ts, NULL);
+		nanosleep(&ts, NULL); /* the poll interval */
 	}
 	close(ofd);
 	close(efd);

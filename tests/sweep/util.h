@@ -24,6 +24,8 @@ size_t sw_count_lines(const char *path, const char *needle);
 int sw_run(char *const argv[], char **out, char **err);
 /* sw_run kills its child (SIGKILL, 128 + 9) after this many ms. */
 extern int sw_run_timeout_ms;
+/* > 0: sw_run's child runs under RLIMIT_FSIZE of this many bytes. */
+extern long sw_run_fsize;
 /* Start argv in the background with output discarded; its pid. */
 pid_t sw_spawn(char *const argv[]);
 /* The same, the child holding keep as its fd 3 (keep < 0: none). */

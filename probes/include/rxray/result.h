@@ -231,6 +231,18 @@ int rxr_result_check_sampled(const json_t *smp, char *field, size_t flen, char *
  * NULL where json_loadb(..., JSON_REJECT_DUPLICATES) might not agree.
  */
 json_t *rxr_json_scan(const char *text, size_t len, size_t *used);
+/*
+ * A key given twice in one object anywhere in the JSON text[0..len), which
+ * json_loadb(..., JSON_REJECT_DUPLICATES) refuses, found without parsing
+ * (probes/json_dup.c). Returns 1 with the repeated key's path in path
+ * ("config.frame", "threads[1].stages.free.count"; cut to pathlen), 0 when
+ * text is one JSON object or array (trailing whitespace allowed) with no
+ * key repeated, -1 when the scan cannot tell: not JSON, a key with an
+ * escape, a string jansson refuses (bad UTF-8, \u0000), a number that may
+ * overflow, deep nesting.
+ * On -1 the caller parses text with jansson, which decides.
+ */
+int rxr_json_dup_find(const char *text, size_t len, char *path, size_t pathlen);
 /* A JSON real, or null for a NAN or infinite value (a new reference). */
 json_t *rxr_json_real_or_null(double v);
 /*

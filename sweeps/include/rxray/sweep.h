@@ -442,7 +442,11 @@ int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, dou
  * sweep_exec): fork + exec of runner with a timeout (SIGKILL, status
  * timeout), a signal death recorded as crashed, exit 2 as rejected,
  * otherwise the result read back with rxr_result_read. With traffic_cmd,
- * the command runs through /bin/sh next to the trial.
+ * the command runs through /bin/sh next to the trial. 0 (the trial's
+ * status and doc set), -EINTR when stopped, -ENOMEM, or -ENOSPC, -EDQUOT,
+ * -EFBIG (no doc) when the runner failed because tmpdir's filesystem or
+ * the file size limit could not take its result: the sweep stops there
+ * instead of recording the point as failed.
  */
 int sweep_trial_exec(void *ctx, struct sweep_trial *t);
 /*
@@ -483,7 +487,12 @@ struct sweep_store {
  */
 int sweep_store_open(struct sweep_store *st, const char *dir, bool resume, char *note,
 		     size_t notelen, char *err, size_t errlen);
-/* Append one document as one line and fsync. 0 or -errno. */
+/*
+ * Append one document as one line and fsync. 0 or -errno (-ENOSPC a full
+ * disk, -EDQUOT a used-up quota, -EFBIG the file size limit, with SIGXFSZ
+ * ignored); on failure the part of the line already written is cut again,
+ * so the file still ends with its last whole line.
+ */
 int sweep_store_append(struct sweep_store *st, const json_t *doc);
 void sweep_store_close(struct sweep_store *st);
 /* Build a point summary line (new ref) from a finished search. */
