@@ -48,8 +48,8 @@ static const char *usage =
     "--calibration-frac F: the calibration trials at F x NDR (the sweep\n"
     "spec's search.calibration_frac; default 0.25).\n"
     "--ignore-named THREAD:STAGE (up to 4): leave that stage out of the\n"
-    "named ones, for a stored sweep whose laps charged it wrongly (rx:handoff\n"
-    "of the dpdk engine before eab397b).\n";
+    "named ones, for a stored sweep whose laps charged it wrongly (e.g. an\n"
+    "older dpdk engine's rx:handoff).\n";
 
 static int run_sweep(const char *dir, bool quick, bool hds, bool noisy, const char *cal)
 {

@@ -559,14 +559,11 @@ int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
  * laps. Every operation owes its delay, armed or not, and a payment spins
  * only while the paying thread's rxr_op_armed is true (it is, unless a
  * gate turned it off), so a delayed operation runs the same instructions
- * in both halves and the two differ only by the spin. (Until da872b8
- * the operation itself tested rxr_op_armed: in the gate's armed turn it
- * took a branch it took in no other, and with no delay paid at all the
- * gated laps read +37 to +103 cycles/packet on the NIC's header writes on
- * the 16-core host, +7 to +19 on the 2-core VM; the header write's
- * op-delay row read 1.2-1.6 x K there.) rxr_probe_set_op_gate makes stage s
- * the thread's gate: its laps with packets take the A/B turns (armed in
- * RXR_AB_INJ only) and each counts to the turn it ran in; closing it moves
+ * in both halves and the two differ only by the spin. The operation must
+ * not test rxr_op_armed itself: a branch taken only in the armed turn
+ * shows up as cost in the gated laps with no delay paid at all.
+ * rxr_probe_set_op_gate makes stage s the thread's gate: its laps with
+ * packets take the A/B turns (armed in RXR_AB_INJ only) and each counts to the turn it ran in; closing it moves
  * the turn on for what follows. Every other stage of the probe is
  * observed and counts to the turn it ran in, so an operation of another
  * stage of the thread (a free on an inline app) pairs too. Call
