@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <glob.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,7 +375,14 @@ Test(run_sample, net_ring_without_traffic_samples_empty_polls_and_says_so, .time
 
 /* ------------------------------------- net_af_packet fed by testpmd txonly */
 
-static char veth_a[16], veth_b[16], tp_prefix[48], tp_log[96];
+/*
+ * testpmd's end of the pair lives in a network namespace of its own. The
+ * af_packet PMD joins each socket to the fanout group (pid ^ ifindex) &
+ * 0xffff, and groups are per namespace: in one namespace, testpmd's group
+ * on veth_b and rxray's on veth_a collide whenever the two pids differ as
+ * the two ifindexes do (CI met it: PACKET_FANOUT, EINVAL).
+ */
+static char veth_a[16], veth_b[16], tp_ns[16], tp_prefix[48], tp_log[96];
 static pid_t tp_pid;
 
 /* A DPDK plugin (librte_<name>.so) from Debian's or a local install. */
@@ -437,6 +445,11 @@ static void afp_fini(void)
 		run_argv(argv, NULL, NULL, 30);
 		veth_a[0] = '\0';
 	}
+	if (tp_ns[0]) {
+		const char *argv[] = {"ip", "netns", "del", tp_ns, NULL};
+		run_argv(argv, NULL, NULL, 30);
+		tp_ns[0] = '\0';
+	}
 	if (tp_prefix[0]) {
 		char rt[128];
 		snprintf(rt, sizeof(rt), "/var/run/dpdk/%s", tp_prefix);
@@ -488,6 +501,13 @@ static void txonly_start(const char *bin, const char *afp, const char *ring)
 		}
 		if (in >= 0)
 			dup2(in, 0);
+		char nsp[64];
+		snprintf(nsp, sizeof(nsp), "/var/run/netns/%s", tp_ns);
+		int ns = open(nsp, O_RDONLY | O_CLOEXEC);
+		if (ns < 0 || setns(ns, CLONE_NEWNET)) {
+			fprintf(stderr, "setns %s: %s\n", nsp, strerror(errno));
+			_exit(126);
+		}
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
@@ -545,8 +565,16 @@ Test(run_sample, af_packet_fed_by_testpmd_txonly_over_veth, .timeout = 400, .ini
 		cr_skip_test("no veth pair here (ip link add ... type veth: exit %d: %s)", rc,
 			     slurp(err));
 	}
+	snprintf(tp_ns, sizeof(tp_ns), "rxs%dn", (int)getpid() % 100000);
+	const char *ns_add[] = {"ip", "netns", "add", tp_ns, NULL};
+	if (run_argv(ns_add, NULL, err, 30)) {
+		tp_ns[0] = '\0';
+		cr_skip_test("no network namespace here (ip netns add: %s)", slurp(err));
+	}
+	const char *mv_b[] = {"ip", "link", "set", veth_b, "netns", tp_ns, NULL};
 	const char *up_a[] = {"ip", "link", "set", veth_a, "up", NULL};
-	const char *up_b[] = {"ip", "link", "set", veth_b, "up", NULL};
+	const char *up_b[] = {"ip", "-n", tp_ns, "link", "set", veth_b, "up", NULL};
+	cr_assert_eq(run_argv(mv_b, NULL, err, 30), 0, "%s", slurp(err));
 	cr_assert_eq(run_argv(up_a, NULL, err, 30), 0, "%s", slurp(err));
 	cr_assert_eq(run_argv(up_b, NULL, err, 30), 0, "%s", slurp(err));
 	txonly_start(bin, afp, ring);

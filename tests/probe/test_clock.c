@@ -42,7 +42,7 @@ Test(clock, calibrated_within_1pct_of_monotonic_over_200ms)
 	cr_assert_eq(rxr_clock_init(100), 0);
 	const struct rxr_clock *c = rxr_clock_get();
 	cr_assert_gt(c->hz, 1e6, "hz %f", c->hz);
-	uint64_t n0, t0, n1, t1;
+	uint64_t n0 = 0, t0 = 0, n1 = 0, t1 = 0;
 	both_clocks(&n0, &t0);
 	while (mono_ns() - n0 < 200000000ull)
 		;
