@@ -10,10 +10,18 @@
  *
  * USAGE
  *   bench_gpudirect [--cores LIST] [--seconds S] [--runs N] [--rate PPS]
- *                   [--gpu-launch kernel|graph|persistent]
+ *                   [--gpu-launch kernel|graph|persistent] [--dma-writers W|auto]
+ *                   [--queues N] [--batch B] [--only TEXT] [--frames LIST]
  * EXAMPLES
  *   bench_gpudirect --cores 2-7 --runs 3 --seconds 1
  *   bench_gpudirect --rate 20M --gpu-launch persistent
+ *   bench_gpudirect --queues 2 --batch 256 --only single --frames 1064
+ *
+ * --queues and --batch are the run's own options (receive queues, each
+ * with its rx thread, consumer and the NIC's writers; packets a hand-off,
+ * so a kernel launch, carries). --only keeps the rows whose path contains
+ * TEXT ("single", "hds", "reorder", "single, reorder"); --frames the
+ * frame sizes listed.
  *
  * Columns: offered and received Mpps (rates.offered_mpps, rx_mpps), loss,
  * where the lost packets went (out_of_buffer: no WQE posted; app_dropped:
@@ -47,6 +55,9 @@ struct opts {
 	double rate;
 	enum rx_gpu_launch launch;
 	uint32_t writers; /* --dma-writers (0 = auto) */
+	uint32_t queues, batch; /* 0: the engine's default */
+	char only[48];
+	uint32_t frames[8], nframes; /* 0: all of frames[] */
 };
 
 struct point {
@@ -87,6 +98,10 @@ static int child_run(const struct opts *o, const struct point *pt, uint32_t fram
 	c.seconds = o->seconds;
 	c.rate_pps = o->rate;
 	c.dma_writers = o->writers;
+	if (o->queues)
+		c.queues = o->queues;
+	if (o->batch)
+		c.batch = o->batch;
 	c.frame = frame;
 	c.allow_oversubscribe = true;
 	c.quiet = true;
@@ -187,17 +202,20 @@ static void usage(FILE *f)
 {
 	fprintf(f, "USAGE\n  bench_gpudirect [--cores LIST] [--seconds S] [--runs N] [--rate PPS] "
 		   "[--gpu-launch kernel|graph|persistent] [--dma-writers W|auto]\n"
+		   "                  [--queues N] [--batch B] [--only TEXT] [--frames LIST]\n"
 		   "EXAMPLES\n  bench_gpudirect --cores 2-7 --runs 3 --seconds 1\n"
-		   "  bench_gpudirect --rate 20M --gpu-launch persistent\n");
+		   "  bench_gpudirect --rate 20M --gpu-launch persistent\n"
+		   "  bench_gpudirect --queues 2 --batch 256 --only single --frames 1064\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {"", 1.0, 3, 0, RX_GPU_LAUNCH_KERNEL, 1};
+	struct opts o = {"", 1.0, 3, 0, RX_GPU_LAUNCH_KERNEL, 1, 0, 0, "", {0}, 0};
 	static const struct option lo[] = {
 	    {"cores", 1, NULL, 'c'}, {"seconds", 1, NULL, 's'},	   {"runs", 1, NULL, 'n'},
 	    {"rate", 1, NULL, 'r'},  {"gpu-launch", 1, NULL, 'l'}, {"help", 0, NULL, 'h'},
-	    {"dma-writers", 1, NULL, 'w'},
+	    {"dma-writers", 1, NULL, 'w'}, {"queues", 1, NULL, 'q'},	   {"batch", 1, NULL, 'b'},
+	    {"only", 1, NULL, 'o'},	   {"frames", 1, NULL, 'f'},
 	    {NULL, 0, NULL, 0}};
 	int ch;
 	char err[256];
@@ -211,8 +229,15 @@ int main(int argc, char **argv)
 		case 'r':
 		case 'l':
 		case 'w':
+		case 'q':
+		case 'b':
+			/* the run's own parser: the same rules and messages */
 			if (rx_config_set(&tmp,
-					  ch == 'r' ? "rate" : ch == 'l' ? "gpu-launch" : "dma-writers",
+					  ch == 'r'   ? "rate"
+					  : ch == 'l' ? "gpu-launch"
+					  : ch == 'w' ? "dma-writers"
+					  : ch == 'q' ? "queues"
+						      : "batch",
 					  optarg, err, sizeof(err))) {
 				fprintf(stderr, "bench_gpudirect: %s\n", err);
 				return 2;
@@ -220,7 +245,32 @@ int main(int argc, char **argv)
 			o.rate = tmp.rate_pps;
 			o.launch = tmp.gpu_launch;
 			o.writers = tmp.dma_writers;
+			if (ch == 'q')
+				o.queues = tmp.queues;
+			if (ch == 'b')
+				o.batch = tmp.batch;
 			break;
+		case 'o': snprintf(o.only, sizeof(o.only), "%s", optarg); break;
+		case 'f': {
+			char *save = NULL, buf[128];
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			o.nframes = 0;
+			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				size_t k = 0;
+				while (k < sizeof(frames) / sizeof(frames[0]) &&
+				       strtoul(t, NULL, 10) != frames[k])
+					k++;
+				if (k == sizeof(frames) / sizeof(frames[0]) || o.nframes == 8) {
+					fprintf(stderr,
+						"bench_gpudirect: --frames: '%s' is not one of "
+						"1064, 2064, 4064, 8064\n",
+						t);
+					return 2;
+				}
+				o.frames[o.nframes++] = frames[k];
+			}
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -246,9 +296,11 @@ int main(int argc, char **argv)
 	if (WEXITSTATUS(cst))
 		return 77;
 	printf("# bench_gpudirect: dpdk on the software NIC, payloads in GPU memory, offered "
-	       "%s, %.1f s per run, median of %d runs, GPU launch %s (reorder rows)\n\n",
+	       "%s, %.1f s per run, median of %d runs, GPU launch %s (reorder rows), %u "
+	       "queue(s), batch %u\n\n",
 	       o.rate > 0 ? "at --rate" : "at the NIC's maximum", o.seconds, o.runs,
-	       rx_knob_value_name(rx_knob_find("gpu-launch"), (int)o.launch));
+	       rx_knob_value_name(rx_knob_find("gpu-launch"), (int)o.launch),
+	       o.queues ? o.queues : tmp.queues, o.batch ? o.batch : tmp.batch);
 	if (o.rate > 0)
 		printf("offered rate: %.2f Mpps\n\n", o.rate / 1e6);
 	printf("| path | frame | offered Mpps | received Mpps | loss | out_of_buffer | "
@@ -257,6 +309,11 @@ int main(int argc, char **argv)
 	int bad = 0;
 	for (size_t pi = 0; pi < sizeof(points) / sizeof(points[0]); pi++)
 		for (size_t fi = 0; fi < sizeof(frames) / sizeof(frames[0]); fi++) {
+			bool listed = !o.nframes;
+			for (uint32_t k = 0; k < o.nframes; k++)
+				listed |= o.frames[k] == frames[fi];
+			if (!listed || (o.only[0] && !strstr(points[pi].name, o.only)))
+				continue;
 			struct sample s[MAX_RUNS];
 			int n = 0;
 			for (int r = 0; r < o.runs; r++)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The GPU consumer stage (rxray/gpu.h). A batch reaches its kernel as
-// kernel parameters (launch kernel) or through mapped pinned memory
-// (graph, persistent); a warp handles a packet; the grid's last block
+// kernel parameters (launch kernel), as the device copy of a pinned slot
+// that the graph's copy node makes before its kernel (graph), or through
+// mapped pinned memory (persistent); a warp handles a packet; the grid's last block
 // writes the batch's statistics and its number into mapped host memory,
 // so retiring a batch is a memory read and a batch costs the host one
 // CUDA call (kernel, graph) or none (persistent).
@@ -307,22 +308,20 @@ template <unsigned P> __global__ static void rxg_k_param(const rxg_ctx c, const 
 	rxg_batch<false>(c, a.addr, a.seq, a.n, a.slot, a.batch, a.seq_in_pkt != 0);
 }
 
-// Slot slot's batch from mapped memory (a graph's kernel node).
-__global__ static void rxg_k_mapped(const rxg_ctx c, const uint8_t *slots, size_t slot_bytes,
-				    uint32_t slot, uint32_t max_batch)
+// Slot slot's batch from device memory, where the graph's copy node has
+// just put it (the graph's kernel node): every thread reads the header,
+// a warp a packet as in kernel mode. The copy engine reads the pinned
+// slot with many reads in flight; the kernel's own reads of mapped memory
+// that the CPU had just written took 0.5-1 us each and barely overlapped
+// (bench/gpu/README.md, bench_gpu_link).
+__global__ static void rxg_k_dev(const rxg_ctx c, const uint8_t *slots, size_t slot_bytes,
+				 uint32_t slot, uint32_t max_batch)
 {
 	const uint8_t *b = slots + slot * slot_bytes;
 	const rxg_hdr *h = (const rxg_hdr *)b;
 	void *const *addr = (void *const *)(b + sizeof(rxg_hdr));
 	const unsigned long long *seq = (const unsigned long long *)(addr + max_batch);
-	// the header once a block, not once a thread
-	__shared__ unsigned long long hb, hw;
-	if (threadIdx.x == 0) {
-		hb = __ldcv(&h->batch);
-		hw = __ldcv((const unsigned long long *)&h->n);
-	}
-	__syncthreads();
-	rxg_batch<true>(c, addr, seq, (uint32_t)hw, slot, hb, (hw >> 32) != 0);
+	rxg_batch<false>(c, addr, seq, h->n, slot, h->batch, h->seq_in_pkt != 0);
 }
 
 // Resident: waits on the doorbell for batch after batch, until quit.
@@ -374,7 +373,8 @@ struct rxg_consumer {
 	rxg_ctx ctx;
 	rxg_snap *snap;         // mapped, depth entries
 	uint8_t *slots;         // mapped: depth x slot_bytes (graph, persistent)
-	uint8_t *d_slots;
+	uint8_t *d_slots;       // device view of slots (persistent)
+	uint8_t *dev_slots;     // device memory: the graph's copy of each slot
 	size_t slot_bytes;
 	rxg_bell *bell;         // mapped (persistent)
 	rxg_bell *d_bell;
@@ -561,12 +561,18 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 			rc = rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
 			goto fail;
 		}
+		// each slot's graph: a copy node (the pinned slot into device
+		// memory), then the kernel that reads it there
+		CU(cudaMalloc((void **)&g->dev_slots, p->depth * g->slot_bytes));
 		for (uint32_t s = 0; s < p->depth; s++) {
 			cudaGraph_t graph = NULL;
 			CU(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
-			rxg_k_mapped<<<g->grid, RXG_WARPS * 32, 0, g->stream>>>(
-			    g->ctx, g->d_slots, g->slot_bytes, s, p->max_batch);
-			cudaError_t le = cudaGetLastError();
+			cudaError_t me = cudaMemcpyAsync(g->dev_slots + s * g->slot_bytes,
+							 g->slots + s * g->slot_bytes, g->slot_bytes,
+							 cudaMemcpyHostToDevice, g->stream);
+			rxg_k_dev<<<g->grid, RXG_WARPS * 32, 0, g->stream>>>(
+			    g->ctx, g->dev_slots, g->slot_bytes, s, p->max_batch);
+			cudaError_t le = me != cudaSuccess ? me : cudaGetLastError();
 			cudaError_t ce = cudaStreamEndCapture(g->stream, &graph);
 			CU(le);
 			CU(ce);
@@ -602,6 +608,7 @@ extern "C" void rxg_consumer_close(struct rxg_consumer *g)
 	free(g->exec);
 	cudaFreeHost(g->bell);
 	cudaFreeHost(g->slots);
+	cudaFree(g->dev_slots);
 	cudaFreeHost(g->snap);
 	cudaFree(g->ctx.scratch);
 	cudaFree(g->ctx.out);
