@@ -407,32 +407,78 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 	uint32_t lapped[8] = {0}; /* per result thread: stages in checked bursts */
 	uint64_t laps[RXR_ST_COUNT] = {0}, ranges[RXR_ST_COUNT + 1] = {0}; /* + not a stage */
 	cr_assert_leq(nt, 8);
+	/*
+	 * Which thread's ranges are whose: the assignment of result threads
+	 * to tids that agrees best in total (stages in common, then fewer
+	 * bursts the thread did not make). Thread by thread, the first
+	 * thread could take another's tid: two NIC writers lap the same
+	 * stages, and a writer's whole run of burst numbers covers the other
+	 * one's window, so both tids scored alike for it and the other
+	 * writer was left with none of its bursts (CI, once).
+	 */
+	struct lap_thread lts[8];
+	long score[8][64];
+	size_t stray[8][64], pick[8];
 	for (size_t i = 0; i < nt; i++) {
-		struct lap_thread lt;
-		lap_thread_build(json_array_get(threads, i), &lt);
+		lap_thread_build(json_array_get(threads, i), &lts[i]);
+		pick[i] = SIZE_MAX;
+		for (size_t t = 0; lts[i].ng && t < v.ntids; t++) {
+			score[i][t] = 0;
+			stray[i][t] = strays(&v, v.tids[t], &lts[i]);
+			for (size_t k = 0; k < lts[i].ng; k++)
+				score[i][t] += group_common(c, &v, &lts[i], &lts[i].g[k],
+							    nv_find(&v, v.tids[t], lts[i].g[k].seq));
+		}
+	}
+	/* better(i, a, b): tid a agrees with thread i better than tid b */
+#define BETTER(i, a, b)                                                                        \
+	((b) == SIZE_MAX || score[i][a] > score[i][b] ||                                       \
+	 (score[i][a] == score[i][b] && stray[i][a] < stray[i][b]))
+	for (size_t i = 0; i < nt; i++) /* greedy start */
+		for (size_t t = 0; lts[i].ng && t < v.ntids; t++)
+			if (!tid_used[t] && BETTER(i, t, pick[i])) {
+				if (pick[i] != SIZE_MAX)
+					tid_used[pick[i]] = false;
+				pick[i] = t;
+				tid_used[t] = true;
+			}
+	/* then moves that raise the total: to a free tid, or a swap */
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (size_t i = 0; i < nt; i++) {
+			if (!lts[i].ng)
+				continue;
+			for (size_t t = 0; t < v.ntids; t++)
+				if (!tid_used[t] && BETTER(i, t, pick[i])) {
+					if (pick[i] != SIZE_MAX)
+						tid_used[pick[i]] = false;
+					pick[i] = t;
+					tid_used[t] = true;
+					moved = true;
+				}
+			for (size_t j = i + 1; j < nt; j++) {
+				if (!lts[j].ng || pick[i] == SIZE_MAX || pick[j] == SIZE_MAX)
+					continue;
+				size_t a = pick[i], b = pick[j];
+				long now = score[i][a] + score[j][b], swapped = score[i][b] + score[j][a];
+				size_t sn = stray[i][a] + stray[j][b], ss = stray[i][b] + stray[j][a];
+				if (swapped > now || (swapped == now && ss < sn)) {
+					pick[i] = b;
+					pick[j] = a;
+					moved = true;
+				}
+			}
+		}
+	}
+#undef BETTER
+	for (size_t i = 0; i < nt; i++) {
+		struct lap_thread lt = lts[i];
 		if (!lt.ng) {
 			free(lt.st);
 			free(lt.g);
 			continue;
 		}
-		/* the thread's ranges: the tid whose bursts agree best with its
-		 * laps, then the one with fewer bursts the thread did not make */
-		size_t best = SIZE_MAX, best_strays = 0;
-		long best_score = -1;
-		for (size_t t = 0; t < v.ntids; t++) {
-			if (tid_used[t])
-				continue;
-			long score = 0;
-			size_t st = strays(&v, v.tids[t], &lt);
-			for (size_t k = 0; k < lt.ng; k++)
-				score += group_common(c, &v, &lt, &lt.g[k],
-						      nv_find(&v, v.tids[t], lt.g[k].seq));
-			if (score > best_score || (score == best_score && st < best_strays)) {
-				best = t;
-				best_score = score;
-				best_strays = st;
-			}
-		}
+		size_t best = pick[i];
 		size_t bad = 0;
 		for (size_t k = 0; k < lt.ng; k++) {
 			const struct lap_group *g = &lt.g[k];
@@ -463,7 +509,6 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 			     "%s: %s thread: %zu of %zu sampled bursts without their ranges", what,
 			     lt.role, bad, lt.ng);
 		if (best != SIZE_MAX) {
-			tid_used[best] = true;
 			/* between the first and last burst checked, a burst range
 			 * for a burst that lapped no work: ranges for nothing */
 			size_t n = strays(&v, v.tids[best], &lt);

@@ -328,7 +328,11 @@ Test(sweep_trial, crash_timeout_reject_and_failure_are_recorded)
 				  "case %zu: %s", i, t.reason);
 		else
 			cr_expect_str_eq(t.reason, cases[i].reason, "case %zu", i);
-		cr_expect_leq((double)time(NULL) - t0, 3, "case %zu took too long", i);
+		/* killed at the spec's own 0.5 s, not at the default timeout (20 s
+		 * or more): a bound far from both, as a loaded host stretches */
+		if (cases[i].st == SWEEP_TRIAL_TIMEOUT)
+			cr_expect_lt((double)time(NULL) - t0, 7.5,
+				     "case %zu: killed after the default timeout, not the spec's", i);
 		json_t *tr = json_object_get(t.doc, "trial");
 		cr_expect_str_eq(json_string_value(json_object_get(t.doc, "schema")),
 				 SWEEP_TRIAL_SCHEMA);
