@@ -396,7 +396,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		struct nic_pkt *x = &pk[np];
 		x->q = q;
 		x->flow = flow;
-		x->gd = t->gdma;
+		x->gd = NULL; /* GPU memory always takes the writer path (rxs_nic_start) */
 		x->ticket = NULL;
 		x->seq = q->seq++;
 		NIC_CNT_ADD(q->cnt.offered, 1);
@@ -429,16 +429,6 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 				dma_payload(n, &pk[i]);
 		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
 	}
-#ifdef RXRAY_HAVE_GPU
-	/* what went to GPU memory lands before the completions say so */
-	if (t->gdma && rxg_dma_pending(t->gdma)) {
-		rxr_stage_begin(p, RXR_ST_PAYLOAD_DMA);
-		NIC_CNT_ADD(t->dma_pieces, rxg_dma_pending(t->gdma));
-		NIC_CNT_ADD(t->dma_flushes, 1);
-		rxg_dma_flush(t->gdma);
-		rxr_lap(p, RXR_ST_PAYLOAD_DMA, ngood);
-	}
-#endif
 	rxr_stage_begin(p, RXR_ST_CQE_WRITE);
 	if (n->p.cqe_comp)
 		dma_cqes_compressed(n, pk, np, ts);
