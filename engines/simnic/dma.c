@@ -773,7 +773,8 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	struct nic_run *r = &t->runs[t->run_tail % NIC_RUNS_MAX];
 #ifdef RXRAY_HAVE_GPU
 	bool gpu = t->gdma && rxg_dma_pending(t->gdma);
-	rxr_stage_begin(p, gpu ? RXR_ST_PAYLOAD_DMA : RXR_ST_CQE_WRITE);
+	if (gpu)
+		rxr_stage_begin(p, RXR_ST_PAYLOAD_DMA);
 #endif
 	r->ticket = wr_gate_ticket(t);
 #ifdef RXRAY_HAVE_GPU
