@@ -21,6 +21,8 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
+#define KNOB_STR_(x) #x
+#define KNOB_STR(x) KNOB_STR_(x)
 #define FIELD(f) offsetof(struct rx_config, f), sizeof(((struct rx_config *)0)->f)
 
 static const struct rx_knob_name mode_names[] = {
@@ -103,8 +105,8 @@ const struct rx_knob rx_knobs[] = {
      "dpdk: mixed | per-pool (default mixed)"},
     {"discipline", RX_KT_ENUM, "D", 0, 0, disc_names, FIELD(discipline), 0, "dpdk",
      "dpdk sim: auto | scalar | vector (default auto)"},
-    {"mempool-cache", RX_KT_UINT, "N", 0, 512, NULL, FIELD(mempool_cache), 0, "dpdk",
-     "dpdk: per-lcore cache size 0..512 (default 256)"},
+    {"mempool-cache", RX_KT_UINT, "N", 0, RX_MEMPOOL_CACHE_MAX, NULL, FIELD(mempool_cache), 0,
+     "dpdk", "dpdk: per-lcore cache size 0.." KNOB_STR(RX_MEMPOOL_CACHE_MAX) " (default 256)"},
     {"payload-mem", RX_KT_ENUM, "KIND", 0, 0, mem_names, FIELD(payload_mem), 0, NULL,
      "host | huge | gpu (default host)"},
     {"gpu-work", RX_KT_ENUM, "WORK", 0, 0, gpu_work_names, FIELD(gpu_work), 0, NULL,
