@@ -167,9 +167,24 @@ struct rx_knob {
 	unsigned flags;         /* RX_KNOB_* */
 	const char *engines;    /* "dpdk" or "a,b": only these take it; NULL all */
 	const char *help;       /* one line, with the default */
+	unsigned sweep;         /* position in a sweep point's key (1 first); 0 = no sweep axis */
+	const char *spec;       /* a sweep spec's other names for it ("frames"), comma-joined */
 };
-extern const struct rx_knob rx_knobs[];
-extern const size_t rx_nknobs;
+
+/* Knobs in the table, registered ones included. */
+size_t rx_knob_count(void);
+/* Knob i, 0 <= i < rx_knob_count() (table order, then registration order); NULL past it. */
+const struct rx_knob *rx_knob_at(size_t i);
+/*
+ * Add a row after the table (a test's knob, an engine built out of tree):
+ * `rxray run`/`caps` options, rx_config_set and sweep specs take it as a
+ * row of the table. k is borrowed and must outlive every use; not thread
+ * safe (register before anything reads the table).
+ * @return 0; -EINVAL when k has no name or its field lies outside struct
+ *         rx_config; -EEXIST when its name or sweep position is taken;
+ *         -ENOSPC past 8 registered rows
+ */
+int rx_knob_register(const struct rx_knob *k);
 
 /* The knob called name ('-' or '_'), NULL when none. */
 const struct rx_knob *rx_knob_find(const char *name);
