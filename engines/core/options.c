@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The knob table: every rx_config field by name, its type, range, value
- * names, the engines that take it and its help line. `rxray run` and
- * `rxray caps` build their options from it, sweep specs check their values
- * with it (sweeps/spec.c), and the enum name functions read it, so a knob
- * means, accepts and rejects the same thing everywhere, with the same
- * message.
+ * names, the engines that take it, its help line and its place in a
+ * sweep. `rxray run` and `rxray caps` build their options from it, sweep
+ * specs take their fields and check their values with it (sweeps/spec.c),
+ * and the enum name functions read it, so a knob means, accepts and
+ * rejects the same thing everywhere, with the same message. It is the
+ * only list of knobs.
  *
- * Adding a knob: a field in struct rx_config (core.h), a default in
- * rx_config_defaults (config.c), one row here; the JSON in
- * rx_config_to_json.
+ * Adding a knob (docs/extending.md): a field in struct rx_config
+ * (core.h), a default in rx_config_defaults and the JSON in
+ * rx_config_to_json (config.c), one row here.
  */
 #include <errno.h>
 #include <stdarg.h>
