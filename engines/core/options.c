@@ -187,9 +187,13 @@ int rx_knob_register(const struct rx_knob *k)
 		return -EINVAL;
 	if (rx_knob_find(k->name))
 		return -EEXIST;
-	for (size_t i = 0; k->sweep && i < rx_knob_count(); i++)
-		if (rx_knob_at(i)->sweep == k->sweep)
-			return -EEXIST;
+	/* sweep positions stay dense: a new axis takes the next one */
+	unsigned last = 0;
+	for (size_t i = 0; i < rx_knob_count(); i++)
+		if (rx_knob_at(i)->sweep > last)
+			last = rx_knob_at(i)->sweep;
+	if (k->sweep && k->sweep != last + 1)
+		return -EINVAL;
 	if (knob_nextra == RX_KNOB_EXTRA_MAX)
 		return -ENOSPC;
 	knob_extra[knob_nextra++] = k;

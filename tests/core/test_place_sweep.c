@@ -95,6 +95,10 @@ Test(knob_table, a_registered_row_reaches_run_caps_and_sweep)
 	static const struct rx_knob row = {
 	    "test-knob", RX_KT_UINT, "K", 0, 30, NULL, offsetof(struct rx_config, sample_shift),
 	    sizeof(unsigned), 0, NULL, "test: a knob added by one row", 20, "test_knobs"};
+	static const struct rx_knob gap = {"test-gap", RX_KT_FLAG, NULL, 0, 0, NULL,
+					   offsetof(struct rx_config, quiet), sizeof(bool), 0, NULL,
+					   "test: a sweep position past the next", 22, NULL};
+	cr_assert_eq(rx_knob_register(&gap), -EINVAL);
 	cr_assert_eq(rx_knob_register(&row), 0);
 	cr_assert_eq(rx_knob_register(&row), -EEXIST);
 	cr_assert_eq(rx_knob_find("test_knob"), &row);

@@ -180,9 +180,9 @@ const struct rx_knob *rx_knob_at(size_t i);
  * `rxray run`/`caps` options, rx_config_set and sweep specs take it as a
  * row of the table. k is borrowed and must outlive every use; not thread
  * safe (register before anything reads the table).
- * @return 0; -EINVAL when k has no name or its field lies outside struct
- *         rx_config; -EEXIST when its name or sweep position is taken;
- *         -ENOSPC past 8 registered rows
+ * @return 0; -EINVAL when k has no name, its field lies outside struct
+ *         rx_config, or its sweep position is not 0 or the next free one;
+ *         -EEXIST when its name is taken; -ENOSPC past 8 registered rows
  */
 int rx_knob_register(const struct rx_knob *k);
 
