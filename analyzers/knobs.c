@@ -2,9 +2,9 @@
 /*
  * Knob values of loaded points (see rxray/analyze.h): as text and as
  * numbers, which knobs vary across a set, groups of points that agree on
- * the shared knobs (so pairing passes stay linear), and point labels.
- * Every pass here is points x knobs, never points^2: a sweep can hold
- * 10,000 points.
+ * the shared knobs, point labels, and the pairing of points that agree
+ * (rxray/pair.h) built on those groups. Every pass here is points x
+ * knobs, never points^2: a sweep can hold 10,000 points.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "rxray/analyze.h"
+#include "rxray/pair.h"
 #include "rxray/util.h"
 
 const char *rxr_knob_str(const json_t *knobs, const char *name, char *buf, size_t n)
@@ -207,4 +208,104 @@ void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t 
 	if (!len)
 		snprintf(buf, n, "%s", p->key ? p->key : "-");
 	rxr_utf8_trim(buf);
+}
+
+bool rxr_pair_agrees(const struct rxr_point *a, const struct rxr_point *b,
+		     const char *const *skip, size_t nskip, char *rest, size_t n)
+{
+	size_t len = 0;
+	const char *k;
+	json_t *v;
+	if (n)
+		rest[0] = '\0';
+	json_object_foreach(a->knobs, k, v) {
+		bool skipped = false;
+		for (size_t i = 0; i < nskip && !skipped; i++)
+			skipped = !strcmp(skip[i], k);
+		char x[256], y[256];
+		if (skipped || !rxr_knob_str(a->knobs, k, x, sizeof(x)) ||
+		    !rxr_knob_str(b->knobs, k, y, sizeof(y)))
+			continue;
+		if (strcmp(x, y))
+			return false;
+		if (len < n)
+			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
+	}
+	if (n)
+		rxr_utf8_trim(rest); /* a long list is cut at a character */
+	return true;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+int rxr_pair_candidates(const struct rxr_set *s, const char *const *skip, size_t nskip,
+			const struct rxr_sel *sa, const struct rxr_sel *sb, unsigned flags,
+			size_t **out, size_t *nout)
+{
+	size_t np = 0, cap = 0, *pairs = NULL, *start = NULL;
+	size_t *group = calloc(s->n ? s->n : 1, sizeof(*group));
+	size_t *ord = calloc(s->n ? s->n : 1, sizeof(*ord));
+	int rc = -ENOMEM;
+	*out = NULL;
+	*nout = 0;
+	if (!group || !ord || rxr_set_group(s, skip, nskip, group))
+		goto out;
+	size_t ngroups = 0, n = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (group[i] != SIZE_MAX && (flags & RXR_PAIR_ANY))
+			group[i] = 0;
+		if (group[i] != SIZE_MAX && group[i] + 1 > ngroups)
+			ngroups = group[i] + 1;
+	}
+	/* points by group (counting sort on the group number), index order within */
+	start = calloc(ngroups + 2, sizeof(*start));
+	if (!start)
+		goto out;
+	for (size_t i = 0; i < s->n; i++)
+		if (group[i] != SIZE_MAX)
+			start[group[i] + 1]++;
+	for (size_t g = 1; g < ngroups + 2; g++)
+		start[g] += start[g - 1];
+	for (size_t i = 0; i < s->n; i++)
+		if (group[i] != SIZE_MAX)
+			ord[start[group[i]]++] = i, n++;
+	/* start[g] now holds the end of group g; group g begins at start[g - 1] (0 for g 0) */
+	for (size_t g = 0, b0 = 0; g < ngroups && b0 < n; b0 = start[g++]) {
+		for (size_t x = b0; x < start[g]; x++) {
+			if (sa && !rxr_sel_match(sa, s->pts[ord[x]].knobs))
+				continue;
+			for (size_t y = b0; y < start[g]; y++) {
+				if (y == x || ((flags & RXR_PAIR_UNORDERED) && ord[y] < ord[x]) ||
+				    (sb && !rxr_sel_match(sb, s->pts[ord[y]].knobs)))
+					continue;
+				if (np == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					size_t *nn = realloc(pairs, nc * 2 * sizeof(size_t));
+					if (!nn)
+						goto out;
+					pairs = nn;
+					cap = nc;
+				}
+				pairs[2 * np] = ord[x];
+				pairs[2 * np + 1] = ord[y];
+				np++;
+			}
+		}
+	}
+	if (np)
+		qsort(pairs, np, 2 * sizeof(size_t), pair_cmp);
+	*out = pairs;
+	*nout = np;
+	pairs = NULL;
+	rc = 0;
+out:
+	free(start);
+	free(group);
+	free(ord);
+	free(pairs);
+	return rc;
 }

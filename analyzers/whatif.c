@@ -81,7 +81,7 @@ int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size
 						rxr_model_stage_cpp(t, s, 0) - t->share[s] * t->delta_b[s]);
 		}
 		if (!hit)
-			return rxr_errf(err, errlen, -EINVAL, "%s: no receive thread laps this stage",
+			return rxr_errf(err, errlen, -ENOENT, "%s: no receive thread laps this stage",
 					rxr_stage_name((enum rxr_stage)s));
 	}
 	rxr_model_finish(m, m->queues);

@@ -8,35 +8,10 @@
 #include "plot.h"
 #include "report_priv.h"
 #include "rxray/flame.h"
+#include "rxray/pair.h"
 #include "rxray/util.h"
 
 static const char *const diff_axes[] = {"mode", "engine"};
-
-/*
- * Two points pair on an axis when every other knob both of them carry is
- * equal: a knob only one side has (split on hds, not on single) does not
- * keep them apart. rest gets the shared knobs, "k=v,...".
- */
-static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const char *axis, char *rest,
-		    size_t n)
-{
-	size_t len = 0;
-	const char *k;
-	json_t *v;
-	rest[0] = '\0';
-	json_object_foreach(a->knobs, k, v) {
-		char x[256], y[256];
-		if (!strcmp(k, axis) || !rxr_knob_str(a->knobs, k, x, sizeof(x)) ||
-		    !rxr_knob_str(b->knobs, k, y, sizeof(y)))
-			continue;
-		if (strcmp(x, y))
-			return false;
-		if (len < n)
-			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
-	}
-	rxr_utf8_trim(rest); /* a long list is cut at a character */
-	return true;
-}
 
 static int diff_cmp(const void *a, const void *b)
 {
@@ -48,77 +23,6 @@ static int diff_cmp(const void *a, const void *b)
 	return (dx < dy) - (dx > dy);
 }
 
-static int pair_cmp(const void *a, const void *b)
-{
-	const size_t *x = a, *y = b;
-	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
-}
-
-/* index i, ordered by group then index, for the pairing pass */
-struct gi {
-	size_t g, i;
-};
-
-static int gi_cmp(const void *a, const void *b)
-{
-	const struct gi *x = a, *y = b;
-	return x->g != y->g ? (x->g > y->g) - (x->g < y->g) : (x->i > y->i) - (x->i < y->i);
-}
-
-/*
- * Candidate pairs on one axis without comparing every point with every
- * other: only points of one group (rxr_set_group, the axis aside) can
- * pair; pair_on then checks the rest. Pairs come back sorted as the plain
- * double loop would visit them, so the report reads the same.
- */
-static int axis_pairs(const struct rxr_set *s, const char *axis, size_t **out, size_t *nout)
-{
-	size_t *group = calloc(s->n ? s->n : 1, sizeof(*group));
-	struct gi *v = calloc(s->n ? s->n : 1, sizeof(*v));
-	size_t nv = 0, np = 0, capp = 0, *pairs = NULL;
-	int rc = -ENOMEM;
-	*out = NULL;
-	*nout = 0;
-	if (!group || !v || rxr_set_group(s, &axis, 1, group))
-		goto out;
-	for (size_t i = 0; i < s->n; i++)
-		if (group[i] != SIZE_MAX)
-			v[nv++] = (struct gi){group[i], i};
-	if (nv)
-		qsort(v, nv, sizeof(*v), gi_cmp);
-	for (size_t g = 0; g < nv;) {
-		size_t e = g + 1;
-		while (e < nv && v[e].g == v[g].g)
-			e++;
-		for (size_t a = g; a < e; a++)
-			for (size_t b = a + 1; b < e; b++) {
-				if (np == capp) {
-					size_t nc = capp ? capp * 2 : 64;
-					size_t *nn = realloc(pairs, nc * 2 * sizeof(size_t));
-					if (!nn)
-						goto out;
-					pairs = nn;
-					capp = nc;
-				}
-				pairs[2 * np] = v[a].i;
-				pairs[2 * np + 1] = v[b].i;
-				np++;
-			}
-		g = e;
-	}
-	if (np)
-		qsort(pairs, np, 2 * sizeof(size_t), pair_cmp);
-	*out = pairs;
-	*nout = np;
-	pairs = NULL;
-	rc = 0;
-out:
-	free(group);
-	free(v);
-	free(pairs);
-	return rc;
-}
-
 int rpt_diffs_collect(struct rpt *R)
 {
 	const struct rxr_set *s = R->s;
@@ -126,14 +30,14 @@ int rpt_diffs_collect(struct rpt *R)
 	for (size_t ax = 0; ax < 2; ax++) {
 		const char *axis = diff_axes[ax];
 		size_t *pairs, np;
-		if (axis_pairs(s, axis, &pairs, &np))
+		if (rxr_pair_candidates(s, &axis, 1, NULL, NULL, RXR_PAIR_UNORDERED, &pairs, &np))
 			return -ENOMEM;
 		for (size_t q = 0; q < np; q++) {
 			size_t i = pairs[2 * q], j = pairs[2 * q + 1];
 			char ri[512], vi[64], vj[64];
 			if (!rxr_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)) ||
 			    !rxr_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) || !strcmp(vi, vj) ||
-			    !pair_on(&s->pts[i], &s->pts[j], axis, ri, sizeof(ri)))
+			    !rxr_pair_agrees(&s->pts[i], &s->pts[j], &axis, 1, ri, sizeof(ri)))
 				continue;
 			if (R->ndiffs == cap) {
 				size_t nc = cap ? cap * 2 : 16;

@@ -21,7 +21,7 @@ static const struct sweep_value def_queues = {"1", 1, {0, 0}};
 static const struct sweep_value def_ring = {"8192", 8192, {0, 0}};
 static const struct sweep_value def_device = {"sim", 0, {0, 0}};
 
-static const struct sweep_value *const defaults[SWEEP_K_COUNT] = {
+static const struct sweep_value *const defaults[SWEEP_K_MAX] = {
 	[SWEEP_K_ENGINE] = &def_engine, [SWEEP_K_MODE] = &def_mode,
 	[SWEEP_K_FRAME] = &def_frame,   [SWEEP_K_QUEUES] = &def_queues,
 	[SWEEP_K_RING] = &def_ring,     [SWEEP_K_DEVICE] = &def_device,
@@ -66,7 +66,7 @@ int sweep_point_config(const struct sweep_spec *s, const struct sweep_point *p,
 		       struct rx_config *c, char *err, size_t errlen)
 {
 	rx_config_defaults(c);
-	for (int k = 0; k < SWEEP_K_COUNT; k++) {
+	for (int k = 0; k < (int)sweep_knob_count(); k++) {
 		if (!p->k[k] || (k == SWEEP_K_INJECT && !strcmp(p->k[k]->text, "none")))
 			continue;
 		char val[sizeof(p->k[k]->text)];
@@ -97,7 +97,7 @@ static enum sweep_knob knob_of_line(const char *line)
 	memcpy(field, line, n);
 	field[n] = '\0';
 	const struct rx_knob *rk = rx_knob_find(field);
-	for (int k = 0; rk && k < SWEEP_K_COUNT; k++)
+	for (int k = 0; rk && k < (int)sweep_knob_count(); k++)
 		if (knob_of((enum sweep_knob)k) == rk)
 			return (enum sweep_knob)k;
 	return SWEEP_K_ENGINE;
@@ -134,7 +134,11 @@ static void point_key(struct sweep_point *p)
 {
 	size_t off = 0;
 	p->key[0] = '\0';
-	for (int k = 0; k < SWEEP_K_COUNT; k++) {
+	/* device last whatever the table adds: its value may hold commas */
+	for (int i = 0; i < (int)sweep_knob_count(); i++) {
+		int k = i == (int)sweep_knob_count() - 1 ? SWEEP_K_DEVICE
+			: i >= SWEEP_K_DEVICE		 ? i + 1
+							 : i;
 		if (!p->k[k])
 			continue;
 		int n = snprintf(p->key + off, sizeof(p->key) - off, "%s%s=%s", off ? "," : "",
@@ -149,7 +153,7 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 			char *err, size_t errlen)
 {
 	size_t total = 1;
-	for (int k = 0; k < SWEEP_K_COUNT; k++) {
+	for (int k = 0; k < (int)sweep_knob_count(); k++) {
 		size_t n = spec->axis[k].n ? spec->axis[k].n : 1;
 		if (total > SWEEP_MAX_POINTS / n) {
 			snprintf(err, errlen, "%s:%d:%d: %s: the matrix has more than %d points",
@@ -166,18 +170,18 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 		json_decref(seen);
 		return -ENOMEM;
 	}
-	size_t idx[SWEEP_K_COUNT] = {0}, n = 0;
+	size_t idx[SWEEP_K_MAX] = {0}, n = 0;
 	int rc = 0;
 	for (size_t i = 0; i < total; i++) {
 		struct sweep_point *p = &out[n];
 		memset(p, 0, sizeof(*p));
-		for (int k = 0; k < SWEEP_K_COUNT; k++)
+		for (int k = 0; k < (int)sweep_knob_count(); k++)
 			p->k[k] = spec->axis[k].n ? &spec->axis[k].v[idx[k]] : defaults[k];
 		/* knobs the point's engine (or mode) does not take are dropped,
 		 * so such points collapse into one */
 		const char *engine = p->k[SWEEP_K_ENGINE]->text;
 		bool hds = !strcmp(p->k[SWEEP_K_MODE]->text, "hds");
-		for (int k = 0; k < SWEEP_K_COUNT; k++) {
+		for (int k = 0; k < (int)sweep_knob_count(); k++) {
 			const struct rx_knob *rk = knob_of((enum sweep_knob)k);
 			if (!rx_knob_applies(rk, engine) || (!hds && (rk->flags & RX_KNOB_HDS_ONLY)))
 				p->k[k] = NULL;
@@ -196,7 +200,7 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 			n++;
 		}
 		/* odometer: the last knob turns fastest */
-		for (int k = SWEEP_K_COUNT - 1; k >= 0; k--) {
+		for (int k = (int)sweep_knob_count() - 1; k >= 0; k--) {
 			size_t lim = spec->axis[k].n ? spec->axis[k].n : 1;
 			if (++idx[k] < lim)
 				break;
@@ -216,7 +220,7 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 json_t *sweep_point_knobs(const struct sweep_point *p)
 {
 	json_t *o = json_object();
-	for (int k = 0; o && k < SWEEP_K_COUNT; k++) {
+	for (int k = 0; o && k < (int)sweep_knob_count(); k++) {
 		if (!p->k[k])
 			continue;
 		json_t *v = is_numeric((enum sweep_knob)k) ? json_integer((json_int_t)p->k[k]->num)

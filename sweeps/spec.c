@@ -18,46 +18,57 @@
 #include "rxray/util.h"
 
 /*
- * The spec's knobs, in key order. Types, ranges, value names and messages
- * are the knob table's (engines/core options.c, rx_config_set), so a value
- * the spec accepts is one `rxray run` accepts. Here only the spellings a
- * matrix reads naturally in: the plural and older aliases.
+ * The spec's knobs are the knob table's sweep rows (rx_knob.sweep, in key
+ * order): types, ranges, value names and messages are the table's
+ * (rx_config_set), so a value the spec accepts is one `rxray run`
+ * accepts. A field is a knob's name with '_' for '-', or one of the
+ * row's spec names (the plural a matrix reads naturally in).
  */
-struct knob_def {
-	const char *name, *alias, *alias2;
-};
+static const struct rx_knob *sweep_row(size_t k)
+{
+	for (size_t i = 0; i < rx_knob_count(); i++)
+		if (rx_knob_at(i)->sweep == k + 1)
+			return rx_knob_at(i);
+	return NULL;
+}
 
-static const struct knob_def knob_defs[SWEEP_K_COUNT] = {
-	[SWEEP_K_ENGINE] = {"engine", "engines", NULL},
-	[SWEEP_K_MODE] = {"mode", "modes", NULL},
-	[SWEEP_K_FRAME] = {"frame", "frames", NULL},
-	[SWEEP_K_SPLIT] = {"split", "splits", NULL},
-	[SWEEP_K_QUEUES] = {"queues", "queue", NULL},
-	[SWEEP_K_RING] = {"ring", "rings", NULL},
-	[SWEEP_K_BATCH] = {"batch", "batches", NULL},
-	[SWEEP_K_BURST] = {"burst", "bursts", NULL},
-	[SWEEP_K_BUFFERS] = {"buffers", "buffer", NULL},
-	[SWEEP_K_MEMPOOL_CACHE] = {"mempool_cache", "mempool_caches", NULL},
-	[SWEEP_K_FREE] = {"free", "free_mode", "free_modes"},
-	[SWEEP_K_APP] = {"app", "apps", NULL},
-	[SWEEP_K_DISCIPLINE] = {"discipline", "disciplines", NULL},
-	[SWEEP_K_DMA] = {"dma", NULL, NULL},
-	[SWEEP_K_PAYLOAD] = {"payload", "payloads", NULL},
-	[SWEEP_K_INJECT] = {"inject", NULL, NULL},
-	[SWEEP_K_PAYLOAD_MEM] = {"payload_mem", "payload_mems", NULL},
-	[SWEEP_K_GPU_WORK] = {"gpu_work", "gpu_works", NULL},
-	[SWEEP_K_DEVICE] = {"device", "devices", NULL},
-};
-
-static const char known_fields[] =
-	"engines, device, modes, frames, split, queues, rings, batches, bursts, buffers, "
-	"mempool_caches, free, app, discipline, dma, payload, inject, payload_mem, gpu_work, "
-	"cores, "
-	"allow_oversubscribe, output, traffic_cmd, search";
+size_t sweep_knob_count(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rx_knob_count(); i++)
+		if (rx_knob_at(i)->sweep > n && rx_knob_at(i)->sweep <= SWEEP_K_MAX)
+			n = rx_knob_at(i)->sweep;
+	return n;
+}
 
 const char *sweep_knob_name(enum sweep_knob k)
 {
-	return k < SWEEP_K_COUNT ? knob_defs[k].name : NULL;
+	static char names[SWEEP_K_MAX][32];
+	const struct rx_knob *rk = (size_t)k < SWEEP_K_MAX ? sweep_row((size_t)k) : NULL;
+	if (!rk || strlen(rk->name) >= sizeof(names[0]))
+		return NULL;
+	char name[sizeof(names[0])];
+	for (size_t i = 0; i <= strlen(rk->name); i++)
+		name[i] = rk->name[i] == '-' ? '_' : rk->name[i];
+	/* written once: later calls only read (trials run on several threads) */
+	if (strcmp(names[k], name))
+		memcpy(names[k], name, sizeof(name));
+	return names[k];
+}
+
+/* The fields a spec knows, for its "unknown field" line. */
+static const char *known_fields(char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < sweep_knob_count(); k++)
+		if (sweep_knob_name((enum sweep_knob)k) && len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s, ",
+						sweep_knob_name((enum sweep_knob)k));
+	if (len < n)
+		snprintf(buf + len, n - len,
+			 "cores, allow_oversubscribe, output, traffic_cmd, search");
+	return buf;
 }
 
 struct ctx {
@@ -117,8 +128,8 @@ static bool is_null(const yaml_node_t *n)
 static int parse_value(struct ctx *c, enum sweep_knob k, const yaml_node_t *n,
 		       struct sweep_value *v)
 {
-	const char *name = knob_defs[k].name;
-	const struct rx_knob *rk = rx_knob_find(name);
+	const char *name = sweep_knob_name(k);
+	const struct rx_knob *rk = sweep_row((size_t)k);
 	const char *s = scalar(n);
 	if (!s || is_null(n))
 		return fail(c, n, name, "expected a value, got %s", s ? "nothing" : node_kind(n));
@@ -178,7 +189,7 @@ static int parse_axis(struct ctx *c, enum sweep_knob k, const yaml_node_t *key,
 		      const yaml_node_t *n)
 {
 	struct sweep_axis *a = &c->spec->axis[k];
-	const char *name = knob_defs[k].name;
+	const char *name = sweep_knob_name(k);
 	if (a->n)
 		return fail(c, key, name, "given twice (as %s and %s)", name, scalar(key));
 	a->mark = mark_of(key);
@@ -385,13 +396,24 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 	return 0;
 }
 
+/* Whether name is one of the comma-joined names in list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
+			return true;
+	}
+	return false;
+}
+
 static int knob_lookup(const char *name)
 {
-	for (int k = 0; k < SWEEP_K_COUNT; k++) {
-		const struct knob_def *d = &knob_defs[k];
-		if (!strcmp(name, d->name) || (d->alias && !strcmp(name, d->alias)) ||
-		    (d->alias2 && !strcmp(name, d->alias2)))
-			return k;
+	for (size_t k = 0; k < sweep_knob_count(); k++) {
+		const char *kn = sweep_knob_name((enum sweep_knob)k);
+		const struct rx_knob *rk = sweep_row(k);
+		if ((kn && !strcmp(name, kn)) || (rk && in_list(rk->spec, name)))
+			return (int)k;
 	}
 	return -1;
 }
@@ -449,7 +471,9 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 			seen = &seen_search;
 			rc = seen_search ? 0 : parse_search(c, v);
 		} else {
-			return fail(c, k, name, "unknown field (known: %s)", known_fields);
+			char known[SWEEP_K_MAX * 32 + 64];
+			return fail(c, k, name, "unknown field (known: %s)",
+				    known_fields(known, sizeof(known)));
 		}
 		if (seen && *seen)
 			return fail(c, k, name, "given twice");
@@ -629,7 +653,7 @@ void sweep_spec_free(struct sweep_spec *s)
 {
 	if (!s)
 		return;
-	for (int k = 0; k < SWEEP_K_COUNT; k++)
+	for (int k = 0; k < (int)sweep_knob_count(); k++)
 		free(s->axis[k].v);
 	free(s);
 }

@@ -118,12 +118,12 @@ int sweep_table_print(FILE *f, const char *results_path)
 	if (!rows)
 		return -ENOMEM;
 
-	bool vary[SWEEP_K_COUNT] = {false}, present[SWEEP_K_COUNT] = {false};
-	char first[SWEEP_K_COUNT][256], cur[256];
+	bool vary[SWEEP_K_MAX] = {false}, present[SWEEP_K_MAX] = {false};
+	char first[SWEEP_K_MAX][256], cur[256];
 	size_t n = json_array_size(rows);
 	for (size_t i = 0; i < n; i++) {
 		json_t *knobs = json_object_get(json_array_get(rows, i), "knobs");
-		for (int k = 0; k < SWEEP_K_COUNT; k++) {
+		for (int k = 0; k < (int)sweep_knob_count(); k++) {
 			json_t *v = json_object_get(knobs, sweep_knob_name((enum sweep_knob)k));
 			knob_text(v, cur, sizeof(cur));
 			if (!i)
@@ -135,7 +135,7 @@ int sweep_table_print(FILE *f, const char *results_path)
 	}
 	fprintf(f, "\n");
 	bool any = false;
-	for (int k = 0; k < SWEEP_K_COUNT; k++)
+	for (int k = 0; k < (int)sweep_knob_count(); k++)
 		if (present[k] && !vary[k]) {
 			fprintf(f, "%s%s=%s", any ? ", " : "all points: ",
 				sweep_knob_name((enum sweep_knob)k), first[k]);
@@ -144,12 +144,12 @@ int sweep_table_print(FILE *f, const char *results_path)
 	if (any)
 		fprintf(f, "\n\n");
 	fprintf(f, "|");
-	for (int k = 0; k < SWEEP_K_COUNT; k++)
+	for (int k = 0; k < (int)sweep_knob_count(); k++)
 		if (vary[k])
 			fprintf(f, " %s |", sweep_knob_name((enum sweep_knob)k));
 	fprintf(f, " NDR Mpps | PDR Mpps | NIC flat-out Mpps | trials | NDR interval | PDR interval "
 		   "| flags | note |\n|");
-	for (int k = 0; k < SWEEP_K_COUNT; k++)
+	for (int k = 0; k < (int)sweep_knob_count(); k++)
 		if (vary[k])
 			fprintf(f, "---|");
 	fprintf(f, "---:|---:|---:|---:|---:|---:|---|---|\n");
@@ -157,7 +157,7 @@ int sweep_table_print(FILE *f, const char *results_path)
 		json_t *sum = json_array_get(rows, i);
 		json_t *knobs = json_object_get(sum, "knobs");
 		fprintf(f, "|");
-		for (int k = 0; k < SWEEP_K_COUNT; k++) {
+		for (int k = 0; k < (int)sweep_knob_count(); k++) {
 			if (!vary[k])
 				continue;
 			knob_text(json_object_get(knobs, sweep_knob_name((enum sweep_knob)k)), cur,

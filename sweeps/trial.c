@@ -117,7 +117,7 @@ int sweep_trial_argv(const struct sweep_exec *x, double target_pps, double secon
 	char opt[64], val[1100];
 	int rc = argv_add(&argv, &n, x->runner, "run");
 	const bool traffic = x->spec->traffic_cmd[0] != '\0';
-	for (int k = 0; !rc && k < SWEEP_K_COUNT; k++) {
+	for (int k = 0; !rc && k < (int)sweep_knob_count(); k++) {
 		const struct sweep_value *v = x->point->k[k];
 		if (!v || (k == SWEEP_K_INJECT && !strcmp(v->text, "none")))
 			continue;

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "rxray/analyze.h"
+#include "rxray/pair.h"
 #include "rxray/util.h"
 
 #define VERB "diff"
@@ -45,124 +46,15 @@ static void diff_usage(FILE *f)
 		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
 }
 
-/*
- * a and b pair when every knob both carry, the selectors' keys aside, is
- * equal (a knob only one side has, like split on hds, does not count).
- * rest gets the shared knobs.
- */
-static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const struct rxr_sel *sa,
-		    const struct rxr_sel *sb, char *rest, size_t n)
+/* The knobs the selectors name: a pair differs there by construction. */
+static size_t diff_skip(const struct rxr_sel *sa, const struct rxr_sel *sb, const char **skip)
 {
-	size_t len = 0;
-	const char *k;
-	json_t *v;
-	rest[0] = '\0';
-	json_object_foreach(a->knobs, k, v) {
-		bool sel = false;
-		for (size_t i = 0; i < sa->n; i++)
-			sel |= !strcmp(sa->k[i], k);
-		for (size_t i = 0; i < sb->n; i++)
-			sel |= !strcmp(sb->k[i], k);
-		char x[256], y[256];
-		if (sel || !rxr_knob_str(a->knobs, k, x, sizeof(x)) || !rxr_knob_str(b->knobs, k, y, sizeof(y)))
-			continue;
-		if (strcmp(x, y))
-			return false;
-		if (len < n)
-			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
-	}
-	rxr_utf8_trim(rest); /* a long list is cut at a character */
-	return true;
-}
-
-static int pair_cmp(const void *a, const void *b)
-{
-	const size_t *x = a, *y = b;
-	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
-}
-
-/*
- * Candidate pairs (a of A, b of B, a != b) in the order a plain double
- * loop visits them, but only within groups of points that agree on the
- * knobs every measured point has (rxr_set_group, selector keys aside):
- * pair_on cannot hold across groups, and a 10,000-point sweep must not
- * cost 10,000^2 comparisons. any: A and B are one point each, which pair
- * whatever their knobs. *out (pairs of indices) owned by the caller.
- */
-static int diff_candidates(const struct rxr_set *s, const struct rxr_sel *sa,
-			   const struct rxr_sel *sb, bool any, size_t **out, size_t *nout)
-{
-	size_t nskip = sa->n + sb->n, np = 0, cap = 0, *pairs = NULL;
-	const char **skip = calloc(nskip ? nskip : 1, sizeof(*skip));
-	size_t *group = calloc(s->n ? s->n : 1, sizeof(*group));
-	size_t *ord = calloc(s->n ? s->n : 1, sizeof(*ord));
-	int rc = -ENOMEM;
-	*out = NULL;
-	*nout = 0;
-	if (!skip || !group || !ord)
-		goto out;
+	size_t n = 0;
 	for (size_t i = 0; i < sa->n; i++)
-		skip[i] = sa->k[i];
+		skip[n++] = sa->k[i];
 	for (size_t i = 0; i < sb->n; i++)
-		skip[sa->n + i] = sb->k[i];
-	if (rxr_set_group(s, skip, nskip, group))
-		goto out;
-	/* points by group (counting sort on the group number), index order within */
-	size_t ngroups = 0, n = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (group[i] != SIZE_MAX && group[i] + 1 > ngroups)
-			ngroups = group[i] + 1;
-	if (any)
-		for (size_t i = 0; i < s->n; i++)
-			group[i] = group[i] == SIZE_MAX ? SIZE_MAX : 0;
-	size_t *start = calloc(ngroups + 2, sizeof(*start));
-	if (!start)
-		goto out;
-	for (size_t i = 0; i < s->n; i++)
-		if (group[i] != SIZE_MAX)
-			start[group[i] + 1]++;
-	for (size_t g = 1; g < ngroups + 2; g++)
-		start[g] += start[g - 1];
-	for (size_t i = 0; i < s->n; i++)
-		if (group[i] != SIZE_MAX)
-			ord[start[group[i]]++] = i, n++;
-	/* start[g] now holds the end of group g; group g begins at start[g - 1] (0 for g 0) */
-	for (size_t g = 0, b0 = 0; g < ngroups && b0 < n; b0 = start[g++]) {
-		for (size_t x = b0; x < start[g]; x++) {
-			if (!rxr_sel_match(sa, s->pts[ord[x]].knobs))
-				continue;
-			for (size_t y = b0; y < start[g]; y++) {
-				if (y == x || !rxr_sel_match(sb, s->pts[ord[y]].knobs))
-					continue;
-				if (np == cap) {
-					size_t nc = cap ? cap * 2 : 64;
-					size_t *nn = realloc(pairs, nc * 2 * sizeof(size_t));
-					if (!nn) {
-						free(start);
-						goto out;
-					}
-					pairs = nn;
-					cap = nc;
-				}
-				pairs[2 * np] = ord[x];
-				pairs[2 * np + 1] = ord[y];
-				np++;
-			}
-		}
-	}
-	free(start);
-	if (np)
-		qsort(pairs, np, 2 * sizeof(size_t), pair_cmp);
-	*out = pairs;
-	*nout = np;
-	pairs = NULL;
-	rc = 0;
-out:
-	free(skip);
-	free(group);
-	free(ord);
-	free(pairs);
-	return rc;
+		skip[n++] = sb->k[i];
+	return n;
 }
 
 /* Why a point's figures are not clean ("oversubscribed", "disturbed",
@@ -357,7 +249,11 @@ int rxr_cmd_diff(int argc, char **argv)
 	if ((ec = rxr_cli_out_open(VERB, output, &af)))
 		goto out;
 	size_t pairs = 0, ncand = 0, *cand = NULL;
-	if ((rc = diff_candidates(s, &sa, &sb, na == 1 && nb == 1, &cand, &ncand))) {
+	const char *skip[2 * RXR_SEL_MAX];
+	size_t nskip = diff_skip(&sa, &sb, skip);
+	bool any = na == 1 && nb == 1; /* one point each: they pair whatever their knobs */
+	if ((rc = rxr_pair_candidates(s, skip, nskip, &sa, &sb, any ? RXR_PAIR_ANY : 0, &cand,
+				      &ncand))) {
 		rxr_afile_abort(&af);
 		ec = RXR_EXIT_RUNTIME;
 		rxr_err(VERB, "%s", strerror(-rc));
@@ -366,7 +262,7 @@ int rxr_cmd_diff(int argc, char **argv)
 	for (size_t q = 0; q < ncand && !rc; q++) {
 		const struct rxr_point *pa = &s->pts[cand[2 * q]], *pb = &s->pts[cand[2 * q + 1]];
 		char ra[1024];
-		if (!pair_on(pa, pb, &sa, &sb, ra, sizeof(ra)) && !(na == 1 && nb == 1))
+		if (!rxr_pair_agrees(pa, pb, skip, nskip, ra, sizeof(ra)) && !any)
 			continue;
 		rc = diff_pair(af.f, json, arr, pa, pb, la, lb, ra, (size_t)rows);
 		pairs++;

@@ -142,25 +142,24 @@ int rxr_cmd_whatif(int argc, char **argv)
 	for (size_t i = 0; i < view.n; i++) {
 		pts[i] = &view.pts[i];
 		int rc = rxr_whatif_point(&view.pts[i], frac, ch, nch, &w[i], err, sizeof(err));
-		if (rc == -ENOMEM) {
-			ec = RXR_EXIT_RUNTIME;
-			goto out;
-		}
 		if (rc == -ENODATA)
 			continue;
-		modelled++;
+		if (rc == 0 || rc == -ENOENT || rc == -EINVAL)
+			modelled++;
 		if (rc == 0) {
 			applied++;
-			continue;
-		}
-		/* below zero is always an error; a stage one point does not
-		 * lap (verbs has no buf_alloc) only when no point laps it */
-		if (strstr(err, "below zero")) {
+		} else if (rc == -EINVAL) { /* a change no point can take */
 			ec = rxr_usage_err(VERB, "%s: %s", input, err);
 			goto out;
+		} else if (rc == -ENOENT) { /* bad input only when no point laps the stage */
+			if (!first_err[0])
+				snprintf(first_err, sizeof(first_err), "%s", err);
+		} else if (rc < 0) {
+			ec = RXR_EXIT_RUNTIME;
+			if (rc != -ENOMEM)
+				rxr_err(VERB, "%s: %s", input, err);
+			goto out;
 		}
-		if (!first_err[0])
-			snprintf(first_err, sizeof(first_err), "%s", err);
 	}
 	if (!modelled) {
 		ec = rxr_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "

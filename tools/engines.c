@@ -26,10 +26,10 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 {
 	struct option opts[64];
 	size_t n = 0;
-	for (size_t i = 0; i < rx_nknobs && n < 60; i++, n++)
-		opts[n] = (struct option){rx_knobs[i].name,
-					  rx_knobs[i].type == RX_KT_FLAG ? no_argument
-									 : required_argument,
+	for (size_t i = 0; i < rx_knob_count() && n < 60; i++, n++)
+		opts[n] = (struct option){rx_knob_at(i)->name,
+					  rx_knob_at(i)->type == RX_KT_FLAG ? no_argument
+									    : required_argument,
 					  NULL, OPT_BASE + (int)i};
 	opts[n++] = (struct option){"out", required_argument, NULL, 'o'};
 	opts[n++] = (struct option){"quiet", no_argument, NULL, 'q'};
@@ -63,8 +63,8 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 			if (!*optarg || strlen(optarg) >= sizeof(c->out))
 				return rxr_usage_err(verb, "--out: bad path '%s'", optarg);
 			snprintf(c->out, sizeof(c->out), "%s", optarg);
-		} else if (ch >= OPT_BASE && ch < OPT_BASE + (int)rx_nknobs) {
-			const char *key = rx_knobs[ch - OPT_BASE].name;
+		} else if (ch >= OPT_BASE && ch < OPT_BASE + (int)rx_knob_count()) {
+			const char *key = rx_knob_at((size_t)(ch - OPT_BASE))->name;
 			if (rx_config_set(c, key, optarg, err, sizeof(err)) < 0)
 				return rxr_usage_err(verb, "--%s", err);
 		} else {
@@ -78,8 +78,8 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 
 void rxr_config_print_options(FILE *f)
 {
-	for (size_t i = 0; i < rx_nknobs; i++) {
-		const struct rx_knob *k = &rx_knobs[i];
+	for (size_t i = 0; i < rx_knob_count(); i++) {
+		const struct rx_knob *k = rx_knob_at(i);
 		char left[48];
 		snprintf(left, sizeof(left), "--%s%s%s", k->name, k->arg ? " " : "",
 			 k->arg ? k->arg : "");

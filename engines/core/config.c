@@ -238,9 +238,10 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 	if (c->hring && (!is_pow2(c->hring) || c->hring < c->batch))
 		return verr(err, errlen, "hring: %u must be a power of two >= batch %u", c->hring,
 			    c->batch);
-	if (c->mempool_cache > 512)
-		return verr(err, errlen, "mempool-cache: %u exceeds 512", c->mempool_cache);
-	if (c->buffers && c->mempool_cache && c->mempool_cache * 3ull > c->buffers * 2ull)
+	if (!rx_mempool_cache_fits(c->mempool_cache))
+		return verr(err, errlen, "mempool-cache: %u exceeds %u", c->mempool_cache,
+			    (unsigned)RX_MEMPOOL_CACHE_MAX);
+	if (c->buffers && rx_mempool_cache_flushthresh(c->mempool_cache) > c->buffers)
 		return verr(err, errlen, "mempool-cache: %u exceeds buffers %u / 1.5",
 			    c->mempool_cache, c->buffers);
 	if (!(c->rate_pps >= 0) || c->rate_pps > 1e10)

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The knob table: every rx_config field by name, its type, range, value
- * names, the engines that take it and its help line. `rxray run` and
- * `rxray caps` build their options from it, sweep specs check their values
- * with it (sweeps/spec.c), and the enum name functions read it, so a knob
- * means, accepts and rejects the same thing everywhere, with the same
- * message.
+ * names, the engines that take it, its help line and its place in a
+ * sweep. `rxray run` and `rxray caps` build their options from it, sweep
+ * specs take their fields and check their values with it (sweeps/spec.c),
+ * and the enum name functions read it, so a knob means, accepts and
+ * rejects the same thing everywhere, with the same message. It is the
+ * only list of knobs.
  *
- * Adding a knob: a field in struct rx_config (core.h), a default in
- * rx_config_defaults (config.c), one row here; the JSON in
- * rx_config_to_json.
+ * Adding a knob (docs/extending.md): a field in struct rx_config
+ * (core.h), a default in rx_config_defaults and the JSON in
+ * rx_config_to_json (config.c), one row here.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
+#define KNOB_STR_(x) #x
+#define KNOB_STR(x) KNOB_STR_(x)
 #define FIELD(f) offsetof(struct rx_config, f), sizeof(((struct rx_config *)0)->f)
 
 static const struct rx_knob_name mode_names[] = {
@@ -55,92 +58,147 @@ static const struct rx_knob_name warmup_names[] = {
 static const struct rx_knob_name mem_names[] = {
 	{"host", RX_MEM_HOST}, {"huge", RX_MEM_HUGE}, {"gpu", RX_MEM_GPU}, {NULL, 0}};
 
-const struct rx_knob rx_knobs[] = {
+static const struct rx_knob rx_knobs[] = {
     {"engine", RX_KT_STRING, "NAME", 0, 0, NULL, FIELD(engine), 0, NULL,
-     "engine: verbs | dpdk (default verbs)"},
+     "engine: verbs | dpdk (default verbs)",
+     1, "engines"},
     {"device", RX_KT_STRING, "DEV", 0, 0, NULL, FIELD(device), 0, NULL,
-     "sim[:rate=R,flows=N,cq=N,nics=N,writers=W] | mlx5:<pci> | dpdk:<eal args> (default sim)"},
+     "sim[:rate=R,flows=N,cq=N,nics=N,writers=W] | mlx5:<pci> | dpdk:<eal args> (default sim)",
+     19, "devices"},
     {"mode", RX_KT_ENUM, "MODE", 0, 0, mode_names, FIELD(mode), 0, NULL,
-     "single | hds (header/data split) (default single)"},
+     "single | hds (header/data split) (default single)",
+     2, "modes"},
     {"frame", RX_KT_UINT, "BYTES", 1, 65535, NULL, FIELD(frame), 0, NULL,
-     "frame size without FCS (default 1064)"},
+     "frame size without FCS (default 1064)",
+     3, "frames"},
     {"split", RX_KT_UINT, "BYTES", 1, 65535, NULL, FIELD(split), RX_KNOB_HDS_ONLY, NULL,
-     "hds: bytes into the header segment (default 64)"},
+     "hds: bytes into the header segment (default 64)",
+     4, "splits"},
     {"queues", RX_KT_UINT, "N", 1, RX_MAX_QUEUES, NULL, FIELD(queues), 0, NULL,
-     "receive queues, one RX worker each (default 1)"},
+     "receive queues, one RX worker each (default 1)",
+     5, "queue"},
     {"nic-threads", RX_KT_UINT, "N", 1, RX_MAX_QUEUES, NULL, FIELD(nic_threads), RX_KNOB_AUTO0,
      NULL,
      "sim: software NIC threads, each owning queues q % N, 1..queues or auto (default auto: "
-     "spare cores, at most queues)"},
+     "spare cores, at most queues)", 0, NULL},
     {"dma-writers", RX_KT_UINT, "W", 1, RX_MAX_WRITERS, NULL, FIELD(dma_writers), RX_KNOB_AUTO0,
      NULL,
      "sim: DMA writer threads per NIC thread, all writing its queues in claimed runs, 1..16 "
-     "or auto (spare cores) (default 1)"},
+     "or auto (spare cores) (default 1)", 0, NULL},
     {"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
-     "receive WQEs per queue, power of two (default 8192)"},
+     "receive WQEs per queue, power of two (default 8192)",
+     6, "rings"},
     {"batch", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(batch), 0, NULL,
      "packets per hand-off to the app (verbs: at most per app lap, and the refill batch) "
-     "(default 64)"},
+     "(default 64)",
+     7, "batches"},
     {"burst", RX_KT_UINT, "N", 1, 1u << 24, NULL, FIELD(burst), 0, NULL,
-     "completions polled per burst (default 64)"},
+     "completions polled per burst (default 64)",
+     8, "bursts"},
     {"buffers", RX_KT_UINT, "N", 0, 1u << 30, NULL, FIELD(buffers), 0, "dpdk",
-     "dpdk: mbufs per pool, 0 = derived (default 0)"},
+     "dpdk: mbufs per pool, 0 = derived (default 0)",
+     9, "buffer"},
     {"hring", RX_KT_UINT, "N", 0, 1u << 24, NULL, FIELD(hring), 0, NULL,
-     "hand-off ring slots, 0 = derived (default 0)"},
+     "hand-off ring slots, 0 = derived (default 0)", 0, NULL},
     {"rate", RX_KT_RATE, "PPS", 0, 0, NULL, FIELD(rate_pps), 0, NULL,
-     "offered rate, e.g. 12M, or max (default max)"},
+     "offered rate, e.g. 12M, or max (default max)", 0, NULL},
     {"seconds", RX_KT_SECONDS, "T", 0, 0, NULL, FIELD(seconds), 0, NULL,
-     "run length, e.g. 2, 500ms (default 2)"},
+     "run length, e.g. 2, 500ms (default 2)", 0, NULL},
     {"cores", RX_KT_CORES, "LIST", 0, 0, NULL, FIELD(cores), 0, NULL,
-     "cores to use in order, e.g. 0,1 or 2-5 (default: affinity)"},
+     "cores to use in order, e.g. 0,1 or 2-5 (default: affinity)", 0, NULL},
     {"dma", RX_KT_ENUM, "WHERE", 0, 0, dma_names, FIELD(dma), 0, NULL,
-     "header placement: cache | memory (default cache)"},
+     "header placement: cache | memory (default cache)",
+     14, NULL},
     {"payload", RX_KT_ENUM, "WHAT", 0, 0, payload_names, FIELD(payload), 0, NULL,
-     "payload writes: none | stamp | full (default stamp)"},
+     "payload writes: none | stamp | full (default stamp)",
+     15, "payloads"},
     {"app", RX_KT_ENUM, "WHERE", 0, 0, app_names, FIELD(app), 0, NULL,
-     "auto | thread | inline | eal | non-eal | same-core (default auto)"},
+     "auto | thread | inline | eal | non-eal | same-core (default auto)",
+     12, "apps"},
     {"free", RX_KT_ENUM, "MODE", 0, 0, free_names, FIELD(free_mode), 0, "dpdk",
-     "dpdk: mixed | per-pool (default mixed)"},
+     "dpdk: mixed | per-pool (default mixed)",
+     11, "free_mode,free_modes"},
     {"discipline", RX_KT_ENUM, "D", 0, 0, disc_names, FIELD(discipline), 0, "dpdk",
-     "dpdk sim: auto | scalar | vector (default auto)"},
-    {"mempool-cache", RX_KT_UINT, "N", 0, 512, NULL, FIELD(mempool_cache), 0, "dpdk",
-     "dpdk: per-lcore cache size 0..512 (default 256)"},
+     "dpdk sim: auto | scalar | vector (default auto)",
+     13, "disciplines"},
+    {"mempool-cache", RX_KT_UINT, "N", 0, RX_MEMPOOL_CACHE_MAX, NULL, FIELD(mempool_cache), 0,
+     "dpdk", "dpdk: per-lcore cache size 0.." KNOB_STR(RX_MEMPOOL_CACHE_MAX) " (default 256)",
+     10, "mempool_caches"},
     {"payload-mem", RX_KT_ENUM, "KIND", 0, 0, mem_names, FIELD(payload_mem), 0, NULL,
-     "host | huge | gpu (default host)"},
+     "host | huge | gpu (default host)",
+     17, "payload_mems"},
     {"gpu-work", RX_KT_ENUM, "WORK", 0, 0, gpu_work_names, FIELD(gpu_work), 0, NULL,
      "GPU consumer per batch of payloads (payload-mem gpu): none | reorder | checksum "
-     "(default none)"},
+     "(default none)",
+     18, "gpu_works"},
     {"gpu-launch", RX_KT_ENUM, "HOW", 0, 0, gpu_launch_names, FIELD(gpu_launch), 0, NULL,
      "GPU consumer's launch per batch: kernel | graph (a replayed CUDA graph) | persistent "
-     "(a resident kernel fed through a doorbell) (default kernel)"},
+     "(a resident kernel fed through a doorbell) (default kernel)", 0, NULL},
     {"inject", RX_KT_INJECT, "STAGE=CYC", 0, 0, NULL, FIELD(inject), 0, NULL,
      "add CYC cycles per packet to STAGE (repeatable; STAGE=CYC,STAGE=CYC; not idle; "
-     "STAGE=0 with --inject-ab: an A/A run, the turns kept and nothing spun)"},
+     "STAGE=0 with --inject-ab: an A/A run, the turns kept and nothing spun)",
+     16, NULL},
     {"inject-ab", RX_KT_FLAG, NULL, 0, 0, NULL, FIELD(inject_ab), 0, NULL,
      "verification: inject one lap in four only (with --op-delay: delay the operations of one "
      "lap in four of the stage performing them) and report injected and plain laps two turns "
      "apart, paired, which of the two comes first drawn at random each period (inject_ab in "
-     "the result)"},
+     "the result)", 0, NULL},
     {"coalesce", RX_KT_UINT, "B", 0, 1u << 16, NULL, FIELD(coalesce), 0, NULL,
-     "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)"},
+     "calibration: rx waits (idle) for B completions before it polls, 0 = off (default 0)", 0, NULL},
     {"op-delay", RX_KT_OPDELAY, "OP=CYC", 0, 0, NULL, FIELD(op_delay_mempool), 0, NULL,
      "each operation adds CYC cycles to the lap it runs in: " RX_OP_DELAY_OPS
      " (=K each; dpdk mempool, mr; verbs repost, dbrec, hdr_read; the software NIC's "
-     "hdr_write; default off)"},
+     "hdr_write; default off)", 0, NULL},
     {"sample-shift", RX_KT_UINT, "K", 0, 30, NULL, FIELD(sample_shift), 0, NULL,
-     "full probes: sample 1 burst in 2^K (default 6)"},
+     "full probes: sample 1 burst in 2^K (default 6)", 0, NULL},
     {"cqe-comp", RX_KT_ENUM, "WHEN", 0, 0, cqe_comp_names, FIELD(cqe_comp), 0, NULL,
-     "sim: compressed CQE sessions auto | on | off (default auto: dpdk on, verbs off)"},
+     "sim: compressed CQE sessions auto | on | off (default auto: dpdk on, verbs off)", 0, NULL},
     {"consumer", RX_KT_ENUM, "WHO", 0, 0, consumer_names, FIELD(consumer), 0, "verbs",
      "verbs: CQ consumer devx | rdma-core (rdma-core: a read barrier per CQE) (default "
-     "devx)"},
+     "devx)", 0, NULL},
     {"warmup", RX_KT_ENUM, "MODE", 0, 0, warmup_names, FIELD(warmup), 0, NULL,
      "auto: run at the rate until every WQE was used once (>= 50 ms) before counting | off "
-     "(default auto)"},
+     "(default auto)", 0, NULL},
     {"allow-oversubscribe", RX_KT_FLAG, NULL, 0, 0, NULL, FIELD(allow_oversubscribe), 0, NULL,
-     "let threads share cores (measures the scheduler too)"},
+     "let threads share cores (measures the scheduler too)", 0, NULL},
 };
-const size_t rx_nknobs = sizeof(rx_knobs) / sizeof(rx_knobs[0]);
+static const size_t rx_nknobs = sizeof(rx_knobs) / sizeof(rx_knobs[0]);
+
+/* rows added after the table (rx_knob_register) */
+#define RX_KNOB_EXTRA_MAX 8
+static const struct rx_knob *knob_extra[RX_KNOB_EXTRA_MAX];
+static size_t knob_nextra;
+
+size_t rx_knob_count(void)
+{
+	return rx_nknobs + knob_nextra;
+}
+
+const struct rx_knob *rx_knob_at(size_t i)
+{
+	if (i < rx_nknobs)
+		return &rx_knobs[i];
+	return i - rx_nknobs < knob_nextra ? knob_extra[i - rx_nknobs] : NULL;
+}
+
+int rx_knob_register(const struct rx_knob *k)
+{
+	if (!k || !k->name || k->offset + k->size > sizeof(struct rx_config))
+		return -EINVAL;
+	if (rx_knob_find(k->name))
+		return -EEXIST;
+	/* sweep positions stay dense: a new axis takes the next one */
+	unsigned last = 0;
+	for (size_t i = 0; i < rx_knob_count(); i++)
+		if (rx_knob_at(i)->sweep > last)
+			last = rx_knob_at(i)->sweep;
+	if (k->sweep && k->sweep != last + 1)
+		return -EINVAL;
+	if (knob_nextra == RX_KNOB_EXTRA_MAX)
+		return -ENOSPC;
+	knob_extra[knob_nextra++] = k;
+	return 0;
+}
 
 /* one error line, -EINVAL (rxr_errf) */
 #define oerr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
@@ -154,9 +212,9 @@ const struct rx_knob *rx_knob_find(const char *name)
 	/* spec fields spell '-' as '_' (mempool_cache) */
 	for (size_t i = 0; i <= n; i++)
 		norm[i] = name[i] == '_' ? '-' : name[i];
-	for (size_t i = 0; i < rx_nknobs; i++)
-		if (!strcmp(rx_knobs[i].name, norm))
-			return &rx_knobs[i];
+	for (size_t i = 0; i < rx_knob_count(); i++)
+		if (!strcmp(rx_knob_at(i)->name, norm))
+			return rx_knob_at(i);
 	return NULL;
 }
 

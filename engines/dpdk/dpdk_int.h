@@ -193,6 +193,23 @@ uint32_t rxd_pool_buffers(const struct rx_config *c, uint32_t hring);
  * Create a pktmbuf pool with the counting driver: n mbufs of data room
  * `room` (headroom included), per-lcore cache `cache`. NULL + err line.
  */
+/*
+ * Data room of an mbuf that takes bytes of packet data: DPDK's headroom,
+ * then at least RTE_MBUF_DEFAULT_DATAROOM (2048), larger rooms rounded
+ * up to a cache line.
+ */
+static inline uint32_t rxd_mbuf_room(uint32_t bytes)
+{
+	return RTE_PKTMBUF_HEADROOM + (bytes > 2048 ? RTE_ALIGN_CEIL(bytes, 64) : 2048);
+}
+
+/* Data room of a header-segment mbuf (buffer split): headroom plus the
+ * split size rounded up to a cache line. */
+static inline uint32_t rxd_mbuf_hdr_room(uint32_t split)
+{
+	return RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(split, 64);
+}
+
 struct rte_mempool *rxd_pool_create(const char *name, uint32_t n, uint32_t cache, uint32_t room,
 				    char *err, size_t errlen);
 

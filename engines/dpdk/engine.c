@@ -13,6 +13,9 @@
 #include <rte_version.h>
 
 #include "dpdk_int.h"
+
+_Static_assert(RX_MEMPOOL_CACHE_MAX == RTE_MEMPOOL_CACHE_MAX_SIZE,
+	       "rx_mempool_cache_fits states DPDK's cache limit");
 #ifdef RXRAY_HAVE_GPU
 #include "rxray/gpu.h"
 #include "rxray/simnic.h"
@@ -51,8 +54,8 @@ static uint32_t engine_hring(const struct rx_config *c)
 static size_t engine_mem_mb(const struct rx_config *c)
 {
 	uint32_t q = c->queues ? c->queues : 1;
-	uint64_t per_mbuf =
-	    128 + RTE_PKTMBUF_HEADROOM + 64 + (c->frame > 2048 ? c->frame + 64 : 2048);
+	/* the mbuf header, its data room and a cache line of object header */
+	uint64_t per_mbuf = 128 + 64 + (uint64_t)rxd_mbuf_room(c->frame);
 	uint64_t pools = (uint64_t)q * (c->mode == RX_MODE_HDS ? 2 : 1);
 	uint64_t bytes = pools * rxd_pool_buffers(c, engine_hring(c)) * per_mbuf;
 	bytes += (uint64_t)q * c->ring * 64 * 2;
@@ -90,9 +93,9 @@ static int dpdk_validate(const struct rx_config *c, const struct rx_caps *caps, 
 	const struct rxd_backend_ops *be = engine_backend(c, err, errlen);
 	if (!be)
 		return -EINVAL;
-	if (c->mempool_cache > RTE_MEMPOOL_CACHE_MAX_SIZE) {
+	if (!rx_mempool_cache_fits(c->mempool_cache)) {
 		snprintf(err, errlen, "mempool-cache: %u is above DPDK's %d", c->mempool_cache,
-			 RTE_MEMPOOL_CACHE_MAX_SIZE);
+			 RX_MEMPOOL_CACHE_MAX);
 		return -EINVAL;
 	}
 	if (c->batch > 65535 || c->batch < 1) {
@@ -100,7 +103,10 @@ static int dpdk_validate(const struct rx_config *c, const struct rx_caps *caps, 
 		return -EINVAL;
 	}
 	uint32_t segs = c->mode == RX_MODE_HDS ? 2 : 1;
-	uint32_t floor = c->ring + c->batch + 2 * c->mempool_cache;
+	/* the RX lcore's and the app lcore's caches each keep up to a flush
+	 * threshold of buffers out of the ring's reach */
+	uint32_t floor = c->ring + c->batch +
+			 (uint32_t)(2 * rx_mempool_cache_flushthresh(c->mempool_cache));
 	if (c->buffers && c->buffers < floor) {
 		snprintf(err, errlen,
 			 "buffers: %u per pool cannot fill a ring of %u and a batch of %u with "

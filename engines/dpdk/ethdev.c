@@ -177,8 +177,7 @@ static int eth_open(struct rxd_run *run, char *err, size_t errlen)
 		q->frame = 0; /* a real wire's frames vary: unchecked */
 		q->check_tag = false;
 		if (c->mode == RX_MODE_SINGLE) {
-			uint32_t room = RTE_PKTMBUF_HEADROOM +
-					(c->frame > 2048 ? RTE_ALIGN_CEIL(c->frame, 64) : 2048);
+			uint32_t room = rxd_mbuf_room(c->frame);
 			snprintf(name, sizeof(name), "rxd%u_e%u", run->run_id, i);
 			/* single segment GPUDirect: the whole frame in GPU memory */
 			if (c->payload_mem == RX_MEM_GPU)
@@ -197,12 +196,10 @@ static int eth_open(struct rxd_run *run, char *err, size_t errlen)
 						   rte_eth_dev_socket_id(ep->port), &rxc, q->mp[0]);
 		} else {
 			uint32_t pay = c->frame > c->split ? c->frame - c->split : 64;
-			uint32_t proom =
-			    RTE_PKTMBUF_HEADROOM + (pay > 2048 ? RTE_ALIGN_CEIL(pay, 64) : 2048);
+			uint32_t proom = rxd_mbuf_room(pay);
 			snprintf(name, sizeof(name), "rxd%u_eh%u", run->run_id, i);
-			q->mp[0] = rxd_pool_create(
-			    name, n, c->mempool_cache,
-			    RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(c->split, 64), err, errlen);
+			q->mp[0] = rxd_pool_create(name, n, c->mempool_cache,
+						   rxd_mbuf_hdr_room(c->split), err, errlen);
 			if (!q->mp[0])
 				return -ENOMEM;
 			ep->pools[i][0] = q->mp[0];

@@ -208,11 +208,6 @@ void rxd_ptype_table_init(void)
 			rxd_ptype_table[a | (b << 2)] = RTE_PTYPE_L2_ETHER | l3[a] | l4[b];
 }
 
-static uint32_t room_for(uint32_t bytes)
-{
-	return RTE_PKTMBUF_HEADROOM + (bytes > 2048 ? RTE_ALIGN_CEIL(bytes, 64) : 2048);
-}
-
 /* The queue's ring view and pools (before any MR is registered). */
 static int sim_queue_pools(struct rxd_run *run, struct sim_priv *sp, uint32_t i, char *err,
 			   size_t errlen)
@@ -240,7 +235,7 @@ static int sim_queue_pools(struct rxd_run *run, struct sim_priv *sp, uint32_t i,
 	}
 	s->port = (uint16_t)i;
 	if (s->sges == 1) {
-		uint32_t room = room_for(c->frame);
+		uint32_t room = rxd_mbuf_room(c->frame);
 		s->seg_len[0] = room - RTE_PKTMBUF_HEADROOM;
 		snprintf(name, sizeof(name), "rxd%u_s%u", run->run_id, i);
 		if (c->payload_mem == RX_MEM_GPU)
@@ -257,8 +252,8 @@ static int sim_queue_pools(struct rxd_run *run, struct sim_priv *sp, uint32_t i,
 	} else {
 		/* segment 0: exactly --split bytes (rxseg length); segment 1:
 		 * length 0 = the payload pool's whole buffer */
-		uint32_t hroom = RTE_PKTMBUF_HEADROOM + RTE_ALIGN_CEIL(c->split, 64);
-		uint32_t proom = room_for(c->frame > c->split ? c->frame - c->split : 64);
+		uint32_t hroom = rxd_mbuf_hdr_room(c->split);
+		uint32_t proom = rxd_mbuf_room(c->frame > c->split ? c->frame - c->split : 64);
 		s->seg_len[0] = c->split;
 		s->seg_len[1] = proom - RTE_PKTMBUF_HEADROOM;
 		snprintf(name, sizeof(name), "rxd%u_sh%u", run->run_id, i);

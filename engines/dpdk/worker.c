@@ -31,11 +31,11 @@ uint32_t rxd_pool_buffers(const struct rx_config *c, uint32_t hring)
 		return c->buffers;
 	/* every WQE holds one buffer per segment; batches in the hand-off
 	 * ring, the one being filled and the one the app works on hold more;
-	 * each lcore cache may keep up to 1.5x its size out of reach */
-	/* batches a GPU kernel still reads hold theirs too */
+	 * the RX lcore's and the app lcore's caches each keep up to a flush
+	 * threshold out of reach; batches a GPU kernel still reads hold theirs */
 	uint64_t gpu = c->gpu_work != RX_GPU_WORK_NONE ? RXD_GPU_DEPTH : 0;
 	uint64_t n = (uint64_t)c->ring + (uint64_t)(hring + 2 + gpu) * c->batch + c->burst +
-		     3ull * c->mempool_cache + 64;
+		     2 * rx_mempool_cache_flushthresh(c->mempool_cache) + 64;
 	return (uint32_t)n;
 }
 

@@ -453,6 +453,17 @@ Test(model, at_ndr_calibration)
 	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
 	cr_assert(strstr(out, ",10.00,7.73,-22.7%"), "no calibrated columns: %s", out);
 	free(out);
+	/* bad changes exit 2 from the analyzer's error value, one line each:
+	 * a stage no point laps (-ENOENT), a cost below zero (-EINVAL) */
+	static const char *const bad[][2] = {{"chain=+5", "chain: no receive thread laps"},
+					     {"buf_alloc=-100000", "below zero"}};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "%s whatif %s %s", RXRAY_BIN, dir, bad[i][0]);
+		cr_assert_eq(tu_run(cmd, &out), 2, "%s: %s", bad[i][0], out);
+		cr_assert(strstr(out, bad[i][1]) && strchr(out, '\n') == out + strlen(out) - 1,
+			  "%s: %s", bad[i][0], out);
+		free(out);
+	}
 	/* generator-limited or oversubscribed: no calibration, the light model */
 	p->generator_limited = true;
 	cr_assert_eq(rxr_point_model_at_ndr(p, &pm, &at), -ENOENT);
@@ -537,7 +548,8 @@ Test(whatif, arithmetic)
 	cr_assert(strstr(err, "below zero"), "%s", err);
 	/* a stage no receive thread laps */
 	cr_assert_eq(rxr_whatif_parse("chain=+5", &c[0], err, sizeof(err)), 0);
-	cr_assert_eq(rxr_model_apply(&m2, c, 1, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxr_model_apply(&m2, c, 1, err, sizeof(err)), -ENOENT);
+	cr_assert(strstr(err, "no receive thread laps"), "%s", err);
 	/* parse errors */
 	const char *bad[] = {"nosuch=+5", "buf_alloc=x0", "buf_alloc=5", "idle=+5", "buf_alloc=x-1",
 			     "=+5", "buf_alloc", "buf_alloc=+abc"};

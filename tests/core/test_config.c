@@ -440,3 +440,27 @@ Test(config, nic_threads_option_and_validation)
 	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
 }
+
+/* The cache check is rte_mempool's own: a pool of n objects takes a cache
+ * whose flush threshold (cache x 1.5, rounded down) is at most n. */
+Test(config, mempool_cache_flush_threshold_is_dpdks)
+{
+	struct rx_config c;
+	struct rx_caps caps = sim_caps();
+	char err[256] = "";
+	one_core_config(&c);
+	c.ring = 64;
+	c.batch = 32;
+	c.mempool_cache = 101; /* flush threshold 151 */
+	c.buffers = 151;
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), 0, "%s", err);
+	c.buffers = 150;
+	expect_reject(&c, &caps, "mempool-cache");
+	one_core_config(&c);
+	c.mempool_cache = RX_MEMPOOL_CACHE_MAX;
+	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), 0, "%s", err);
+	c.mempool_cache = RX_MEMPOOL_CACHE_MAX + 1;
+	expect_reject(&c, &caps, "mempool-cache");
+	cr_assert(rx_mempool_cache_fits(RX_MEMPOOL_CACHE_MAX));
+	cr_assert_not(rx_mempool_cache_fits(RX_MEMPOOL_CACHE_MAX + 1));
+}

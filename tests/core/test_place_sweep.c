@@ -4,6 +4,9 @@
  * trial's `rxray run` places again with rx_place on the cores the sweep
  * handed over. The two must agree: same cores needed, same NIC threads,
  * and infeasible exactly when rx_place refuses.
+ *
+ * The knob table is the one list of knobs for `rxray run`/`caps` options,
+ * rx_config_set and sweep specs: a row registered here reaches all three.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,6 +16,10 @@
 
 #include "rxray/core.h"
 #include "rxray/sweep.h"
+
+/* `rxray run`/`caps` option parsing, as the CLI links it */
+#include "../../tools/cli_io.c"
+#include "../../tools/engines.c"
 
 Test(place_sweep, sweep_and_rx_place_agree)
 {
@@ -75,4 +82,78 @@ Test(place_sweep, sweep_and_rx_place_agree)
 	cr_assert_gt(multi, 0, "some points ran several NIC threads");
 	free(pts);
 	sweep_spec_free(sp);
+}
+
+/*
+ * A knob added as one row (rx_knob_register, a test-only row on the
+ * sample_shift field) is taken by rx_config_set, by `rxray caps` option
+ * parsing and by a sweep spec, with the table's range and message. Fails
+ * when any of the three keeps its own list of knobs.
+ */
+Test(knob_table, a_registered_row_reaches_run_caps_and_sweep)
+{
+	static const struct rx_knob row = {
+	    "test-knob", RX_KT_UINT, "K", 0, 30, NULL, offsetof(struct rx_config, sample_shift),
+	    sizeof(unsigned), 0, NULL, "test: a knob added by one row", 20, "test_knobs"};
+	static const struct rx_knob gap = {"test-gap", RX_KT_FLAG, NULL, 0, 0, NULL,
+					   offsetof(struct rx_config, quiet), sizeof(bool), 0, NULL,
+					   "test: a sweep position past the next", 22, NULL};
+	cr_assert_eq(rx_knob_register(&gap), -EINVAL);
+	cr_assert_eq(rx_knob_register(&row), 0);
+	cr_assert_eq(rx_knob_register(&row), -EEXIST);
+	cr_assert_eq(rx_knob_find("test_knob"), &row);
+
+	/* rxray run: rx_config_set */
+	struct rx_config c;
+	char err[SWEEP_ERR_LEN] = "";
+	rx_config_defaults(&c);
+	cr_assert_eq(rx_config_set(&c, "test-knob", "7", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.sample_shift, 7);
+	cr_assert_eq(rx_config_set(&c, "test-knob", "31", err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "test-knob: 31 is out of range"), "%s", err);
+
+	/* rxray caps: its options */
+	char a0[] = "caps", a1[] = "--test-knob", a2[] = "9";
+	char *argv[] = {a0, a1, a2, NULL};
+	rx_config_defaults(&c);
+	cr_assert_eq(rxr_config_parse_argv("caps", 3, argv, &c, NULL), 0);
+	cr_assert_eq(c.sample_shift, 9);
+
+	/* a sweep spec: the plural is an axis, each point sets the field */
+	static const char yaml[] = "engines: verbs\ntest_knobs: [3, 5]\n";
+	struct sweep_spec *sp = NULL;
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	cr_assert_eq(sweep_spec_parse(yaml, strlen(yaml), "k.yaml", &sp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(n, 2);
+	cr_assert(strstr(pts[1].key, ",test_knob=5,device=sim"), "%s", pts[1].key);
+	cr_assert_eq(sweep_point_config(sp, &pts[1], &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.sample_shift, 5);
+	free(pts);
+	sweep_spec_free(sp);
+	static const char bad[] = "test_knob: 99\n";
+	sp = NULL;
+	cr_assert_eq(sweep_spec_parse(bad, strlen(bad), "k.yaml", &sp, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "k.yaml:1:12: test_knob: 99 is out of range [0, 30]");
+}
+
+/* The positions the sweep code names are the table's sweep rows. */
+Test(knob_table, sweep_positions_name_their_rows)
+{
+	static const char *const names[] = {
+	    [SWEEP_K_ENGINE] = "engine",	   [SWEEP_K_MODE] = "mode",
+	    [SWEEP_K_FRAME] = "frame",		   [SWEEP_K_SPLIT] = "split",
+	    [SWEEP_K_QUEUES] = "queues",	   [SWEEP_K_RING] = "ring",
+	    [SWEEP_K_BATCH] = "batch",		   [SWEEP_K_BURST] = "burst",
+	    [SWEEP_K_BUFFERS] = "buffers",	   [SWEEP_K_MEMPOOL_CACHE] = "mempool_cache",
+	    [SWEEP_K_FREE] = "free",		   [SWEEP_K_APP] = "app",
+	    [SWEEP_K_DISCIPLINE] = "discipline",   [SWEEP_K_DMA] = "dma",
+	    [SWEEP_K_PAYLOAD] = "payload",	   [SWEEP_K_INJECT] = "inject",
+	    [SWEEP_K_PAYLOAD_MEM] = "payload_mem", [SWEEP_K_GPU_WORK] = "gpu_work",
+	    [SWEEP_K_DEVICE] = "device"};
+	cr_assert_eq(sweep_knob_count(), sizeof(names) / sizeof(names[0]));
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		cr_expect_str_eq(sweep_knob_name((enum sweep_knob)k), names[k]);
 }

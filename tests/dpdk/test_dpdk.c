@@ -575,3 +575,31 @@ Test(dpdk_mr, the_bottom_half_finds_a_covering_region_behind_a_nested_one)
 	cr_assert_eq(rxd_mr_lookup(&c, 0x20000), MLX5_INVALID_LKEY);
 	cr_assert_eq(c.misses, 3);
 }
+
+/* rxray's statement of DPDK's mempool rules agrees with rte_mempool:
+ * the largest cache, the flush threshold a pool must hold, and the mbuf
+ * data room the engine asks for. */
+Test(dpdk, mempool_rules_match_rte_mempool)
+{
+	struct rx_config c;
+	char note[256] = "", err[256] = "";
+	cfg_base(&c, "sim");
+	cr_assert_eq(rxd_eal_for_config(&c, note, sizeof(note), err, sizeof(err)), 0, "%s", err);
+	const uint32_t caches[] = {1, 3, 101, 256, RX_MEMPOOL_CACHE_MAX};
+	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++) {
+		uint32_t cache = caches[i];
+		unsigned n = (unsigned)rx_mempool_cache_flushthresh(cache);
+		struct rte_mempool *mp =
+		    rte_mempool_create_empty("rules_ok", n, 64, cache, 0, SOCKET_ID_ANY, 0);
+		cr_assert_not_null(mp, "cache %u, %u objects refused", cache, n);
+		rte_mempool_free(mp);
+		mp = rte_mempool_create_empty("rules_short", n - 1, 64, cache, 0, SOCKET_ID_ANY, 0);
+		cr_assert_null(mp, "cache %u, %u objects accepted", cache, n - 1);
+	}
+	cr_assert_null(rte_mempool_create_empty("rules_big", 4096, 64, RX_MEMPOOL_CACHE_MAX + 1, 0,
+						SOCKET_ID_ANY, 0));
+	cr_assert_eq(rxd_mbuf_room(64), RTE_MBUF_DEFAULT_BUF_SIZE);
+	cr_assert_eq(rxd_mbuf_room(2048), RTE_MBUF_DEFAULT_BUF_SIZE);
+	cr_assert_eq(rxd_mbuf_room(2049), RTE_PKTMBUF_HEADROOM + 2112);
+	cr_assert_eq(rxd_mbuf_hdr_room(54), RTE_PKTMBUF_HEADROOM + 64);
+}

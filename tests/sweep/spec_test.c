@@ -14,8 +14,8 @@
 #include "util.h"
 
 #define KNOWN                                                                                \
-	"engines, device, modes, frames, split, queues, rings, batches, bursts, buffers, "  \
-	"mempool_caches, free, app, discipline, dma, payload, inject, payload_mem, gpu_work, "  \
+	"engine, mode, frame, split, queues, ring, batch, burst, buffers, mempool_cache, free, "  \
+	"app, discipline, dma, payload, inject, payload_mem, gpu_work, device, "               \
 	"cores, "                                                                            \
 	"allow_oversubscribe, output, traffic_cmd, search"
 #define SEARCH_KNOWN                                                                               \

@@ -228,8 +228,10 @@ struct rxr_whatif_change {
 int rxr_whatif_parse(const char *text, struct rxr_whatif_change *out, char *err, size_t errlen);
 /*
  * Apply changes to a finished model (every non-NIC thread that laps the
- * stage) and re-finish it. -EINVAL with one line in err when a stage is
- * lapped by no thread, or a change drives a stage's cost below zero.
+ * stage) and re-finish it. 0; -EINVAL with one line in err when a change
+ * drives a stage's cost below zero (bad input whatever the point);
+ * -ENOENT with one line in err when no thread laps a changed stage (a
+ * point without that stage: bad input only when no point has it).
  */
 int rxr_model_apply(struct rxr_model *m, const struct rxr_whatif_change *c, size_t n, char *err,
 		    size_t errlen);
@@ -246,8 +248,8 @@ struct rxr_whatif_point {
  * The what-if of point p: its light-load model (light_frac as in
  * rxr_point_model_compute) and that model calibrated at the NDR, each
  * before and after the n changes. 0; -ENODATA when p has no light-load
- * model (every prediction NAN); or rxr_model_apply's -EINVAL with one line
- * in err (both afters NAN). A change the light model takes and the
+ * model (every prediction NAN); rxr_model_apply's -EINVAL or -ENOENT with
+ * one line in err (both afters NAN); -ENOMEM. A change the light model takes and the
  * calibrated one does not (a stage the NDR trial found cheaper, driven
  * below zero) leaves ndr_after's prediction NAN alone.
  *

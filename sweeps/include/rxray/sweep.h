@@ -109,7 +109,8 @@
  * The key is the knobs in a fixed order, "name=value" joined by commas:
  * engine, mode, frame, split, queues, ring, batch, burst, buffers,
  * mempool_cache, free, app, discipline, dma, payload, inject, payload_mem,
- * gpu_work, device
+ * gpu_work, then any knob registered after the table's (rx_knob_register),
+ * device always last
  * (inject entries joined with '+'; device last, so it may hold commas).
  * Readers should skip lines whose schema they do not know.
  * Resume (--resume) skips points with a summary line, replays the trial
@@ -138,7 +139,13 @@ extern "C" {
 
 /* ---------------------------------------------------------------- spec */
 
-/* The knobs, in key order. */
+/*
+ * A sweep's knobs are the knob table's rows with a sweep position
+ * (struct rx_knob's sweep, engines/core options.c), in key order: knob k
+ * is the row at position k + 1. The names below are the positions the
+ * sweep code handles itself; a test checks each against its table row.
+ */
+#define SWEEP_K_MAX 32 /* sweep knobs at most (table rows and registered ones) */
 enum sweep_knob {
 	SWEEP_K_ENGINE = 0,
 	SWEEP_K_MODE,
@@ -159,10 +166,12 @@ enum sweep_knob {
 	SWEEP_K_PAYLOAD_MEM,
 	SWEEP_K_GPU_WORK,
 	SWEEP_K_DEVICE,
-	SWEEP_K_COUNT
 };
 
-/* Knob name as used in keys, knobs{} and `rxray run --<name>` (with _ -> -). */
+/* Number of sweep knobs: the highest sweep position in the knob table. */
+size_t sweep_knob_count(void);
+/* Knob name as used in keys, knobs{} and `rxray run --<name>` (with _ -> -);
+ * NULL past sweep_knob_count(). */
 const char *sweep_knob_name(enum sweep_knob k);
 
 /* Where a value came from in the spec file (1-based), for error lines. */
@@ -216,7 +225,7 @@ struct sweep_search_cfg {
 
 struct sweep_spec {
 	char path[512];            /* the file it was read from */
-	struct sweep_axis axis[SWEEP_K_COUNT];
+	struct sweep_axis axis[SWEEP_K_MAX];
 	int cores[SWEEP_MAX_CORES];
 	int ncores;                /* 0 = the affinity mask */
 	bool allow_oversubscribe;
@@ -245,7 +254,7 @@ void sweep_spec_free(struct sweep_spec *s);
 
 struct sweep_point {
 	size_t index;                         /* 0-based in the matrix */
-	const struct sweep_value *k[SWEEP_K_COUNT]; /* NULL = not set (engine default) */
+	const struct sweep_value *k[SWEEP_K_MAX]; /* NULL = not set (engine default) */
 	char key[1024];
 };
 

@@ -91,7 +91,7 @@ struct rx_config {
 	enum rx_free free_mode;
 	enum rx_discipline discipline;
 	enum rx_mem_kind payload_mem;
-	uint32_t mempool_cache; /* dpdk: per-lcore cache size, 0..512 */
+	uint32_t mempool_cache; /* dpdk: per-lcore cache size, 0..RX_MEMPOOL_CACHE_MAX */
 	enum rx_cqe_comp cqe_comp; /* sim: CQE compression (default auto) */
 	enum rx_consumer consumer; /* verbs: CQ consumer (default devx) */
 	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
@@ -167,9 +167,24 @@ struct rx_knob {
 	unsigned flags;         /* RX_KNOB_* */
 	const char *engines;    /* "dpdk" or "a,b": only these take it; NULL all */
 	const char *help;       /* one line, with the default */
+	unsigned sweep;         /* position in a sweep point's key (1 first); 0 = no sweep axis */
+	const char *spec;       /* a sweep spec's other names for it ("frames"), comma-joined */
 };
-extern const struct rx_knob rx_knobs[];
-extern const size_t rx_nknobs;
+
+/* Knobs in the table, registered ones included. */
+size_t rx_knob_count(void);
+/* Knob i, 0 <= i < rx_knob_count() (table order, then registration order); NULL past it. */
+const struct rx_knob *rx_knob_at(size_t i);
+/*
+ * Add a row after the table (a test's knob, an engine built out of tree):
+ * `rxray run`/`caps` options, rx_config_set and sweep specs take it as a
+ * row of the table. k is borrowed and must outlive every use; not thread
+ * safe (register before anything reads the table).
+ * @return 0; -EINVAL when k has no name, its field lies outside struct
+ *         rx_config, or its sweep position is not 0 or the next free one;
+ *         -EEXIST when its name is taken; -ENOSPC past 8 registered rows
+ */
+int rx_knob_register(const struct rx_knob *k);
 
 /* The knob called name ('-' or '_'), NULL when none. */
 const struct rx_knob *rx_knob_find(const char *name);
@@ -367,6 +382,29 @@ int rx_op_gate_stage(const struct rx_config *c, const char *role, uint32_t *k);
 /* The --op-delay operations, as the option names them. */
 #define RX_OP_DELAY_OPS "mempool, mr, hdr_write, repost, dbrec, hdr_read"
 /* How many --op-delay operations c delays (0: none). */
+/*
+ * DPDK's mempool cache rules, stated once for every layer (engines/core
+ * may not include DPDK headers; the dpdk engine asserts at compile time
+ * that RX_MEMPOOL_CACHE_MAX equals RTE_MEMPOOL_CACHE_MAX_SIZE).
+ */
+#define RX_MEMPOOL_CACHE_MAX 512 /* largest per-lcore cache rte_mempool takes */
+
+/* Whether rte_mempool accepts a per-lcore cache of cache objects. */
+static inline bool rx_mempool_cache_fits(uint32_t cache)
+{
+	return cache <= RX_MEMPOOL_CACHE_MAX;
+}
+
+/*
+ * Objects one lcore's cache of size cache may hold before it flushes to
+ * the pool (rte_mempool.c's flush threshold, cache x 1.5 rounded down).
+ * rte_mempool refuses a pool of n objects when this exceeds n.
+ */
+static inline uint64_t rx_mempool_cache_flushthresh(uint32_t cache)
+{
+	return (uint64_t)cache * 3 / 2;
+}
+
 static inline int rx_op_delays(const struct rx_config *c)
 {
 	return !!c->op_delay_mempool + !!c->op_delay_mr + !!c->op_delay_hdr_write +
