@@ -391,9 +391,11 @@ Test(dpdk, a_coalesced_run_counts_compressed_sessions_and_ends, .timeout = 90)
 			break;
 		json_t *v = json_object_get(r->extra, "validity");
 		bool disturbed = json_is_true(json_object_get(v, "disturbed"));
-		cr_log_warn("coalesced run %d received %llu of %llu (%s)", attempt + 1,
-			    (unsigned long long)r->c.received, (unsigned long long)r->c.offered,
-			    disturbed ? "the host disturbed it" : "undisturbed");
+		/* stderr, not cr_log_warn: Criterion 2.4 ends a program that
+		 * logged a warning with status 1 though every test passed */
+		fprintf(stderr, "note: coalesced run %d received %llu of %llu (%s)\n", attempt + 1,
+			(unsigned long long)r->c.received, (unsigned long long)r->c.offered,
+			disturbed ? "the host disturbed it" : "undisturbed");
 		if (!disturbed)
 			break;
 	}
