@@ -64,7 +64,8 @@ static bool pair_on(const struct rxr_point *a, const struct rxr_point *b, const 
 		for (size_t i = 0; i < sb->n; i++)
 			sel |= !strcmp(sb->k[i], k);
 		char x[256], y[256];
-		if (sel || !rxr_knob_str(a->knobs, k, x, sizeof(x)) || !rxr_knob_str(b->knobs, k, y, sizeof(y)))
+		if (sel || !rxr_result_knob_str(a->knobs, k, x, sizeof(x)) ||
+		    !rxr_result_knob_str(b->knobs, k, y, sizeof(y)))
 			continue;
 		if (strcmp(x, y))
 			return false;

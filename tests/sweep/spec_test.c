@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rxray/sweep.h"
-#include "util.h"
+#include "sweep_test_util.h"
 
 #define KNOWN                                                                                \
 	"engines, device, modes, frames, split, queues, rings, batches, bursts, buffers, "  \
