@@ -276,7 +276,7 @@ static char *family_key(const struct rxr_point *p)
 	json_t *v;
 	json_object_foreach(p->knobs, name, v) {
 		char b[256];
-		if (strcmp(name, "frame") && rxr_knob_str(p->knobs, name, b, sizeof(b)))
+		if (strcmp(name, "frame") && rxr_result_knob_str(p->knobs, name, b, sizeof(b)))
 			fprintf(m, "%s=%s,", name, b);
 	}
 	fclose(m);
@@ -369,7 +369,7 @@ int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, siz
 			for (size_t v = 0; v < nvary; v++) {
 				char b[256];
 				if (!strcmp(vary[v], "frame") ||
-				    !rxr_knob_str(c[i].p->knobs, vary[v], b, sizeof(b)))
+				    !rxr_result_knob_str(c[i].p->knobs, vary[v], b, sizeof(b)))
 					continue;
 				len += (size_t)snprintf(label + len, sizeof(label) - len, "%s%s=%s",
 							len ? " " : "", vary[v], b);

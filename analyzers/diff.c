@@ -71,7 +71,7 @@ bool rxr_sel_match(const struct rxr_sel *s, const json_t *knobs)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		char b[256];
-		const char *v = rxr_knob_str(knobs, s->k[i], b, sizeof(b));
+		const char *v = rxr_result_knob_str(knobs, s->k[i], b, sizeof(b));
 		if (!v || strcmp(v, s->v[i]))
 			return false;
 	}

@@ -17,7 +17,7 @@
 #include "rxray/pair.h"
 #include "rxray/util.h"
 
-const char *rxr_knob_str(const json_t *knobs, const char *name, char *buf, size_t n)
+const char *rxr_result_knob_str(const json_t *knobs, const char *name, char *buf, size_t n)
 {
 	json_t *v = json_object_get(knobs, name);
 	if (!v || json_is_null(v))
@@ -79,10 +79,12 @@ const char **rxr_set_varying(const struct rxr_set *s, size_t *n)
 				return NULL;
 			}
 			char a[256], b[256];
-			const char *first = rxr_knob_str(s->pts[0].knobs, name, a, sizeof(a));
+			const char *first =
+			    rxr_result_knob_str(s->pts[0].knobs, name, a, sizeof(a));
 			bool differs = false;
 			for (size_t j = 0; j < s->n && !differs; j++) {
-				const char *o = rxr_knob_str(s->pts[j].knobs, name, b, sizeof(b));
+				const char *o =
+				    rxr_result_knob_str(s->pts[j].knobs, name, b, sizeof(b));
 				differs = (!first != !o) || (first && o && strcmp(first, o));
 			}
 			if (!differs)
@@ -158,7 +160,8 @@ int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip
 			if (skipped)
 				continue;
 			char x[256];
-			fprintf(m, "%s=%s\x1f", k, rxr_knob_str(s->pts[i].knobs, k, x, sizeof(x)) ? x : "");
+			fprintf(m, "%s=%s\x1f", k,
+				rxr_result_knob_str(s->pts[i].knobs, k, x, sizeof(x)) ? x : "");
 		}
 		if (fclose(m) || !txt) {
 			free(txt);
@@ -190,7 +193,7 @@ void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t 
 	buf[0] = '\0';
 	for (size_t i = 0; i < nvary && len < n; i++) {
 		char vb[256];
-		const char *v = rxr_knob_str(p->knobs, vary[i], vb, sizeof(vb));
+		const char *v = rxr_result_knob_str(p->knobs, vary[i], vb, sizeof(vb));
 		/* a knob this point's engine does not have (a verbs point in a
 		 * sweep that varies the mempool cache) is left out, not "=-" */
 		if (v)
@@ -201,7 +204,7 @@ void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t 
 	static const char *const main_knobs[] = {"engine", "mode", "frame", "queues"};
 	for (size_t i = 0; !nvary && i < sizeof(main_knobs) / sizeof(main_knobs[0]) && len < n; i++) {
 		char vb[256];
-		const char *v = rxr_knob_str(p->knobs, main_knobs[i], vb, sizeof(vb));
+		const char *v = rxr_result_knob_str(p->knobs, main_knobs[i], vb, sizeof(vb));
 		if (v)
 			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "", main_knobs[i], v);
 	}
@@ -223,8 +226,8 @@ bool rxr_pair_agrees(const struct rxr_point *a, const struct rxr_point *b,
 		for (size_t i = 0; i < nskip && !skipped; i++)
 			skipped = !strcmp(skip[i], k);
 		char x[256], y[256];
-		if (skipped || !rxr_knob_str(a->knobs, k, x, sizeof(x)) ||
-		    !rxr_knob_str(b->knobs, k, y, sizeof(y)))
+		if (skipped || !rxr_result_knob_str(a->knobs, k, x, sizeof(x)) ||
+		    !rxr_result_knob_str(b->knobs, k, y, sizeof(y)))
 			continue;
 		if (strcmp(x, y))
 			return false;

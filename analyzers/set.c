@@ -155,8 +155,9 @@ static char *key_from_knobs(const json_t *knobs)
 	json_object_foreach((json_t *)knobs, name, v) {
 		/* the whole value: a key cut short could name two points alike */
 		char nb[64];
-		const char *vb = json_is_string(v) ? json_string_value(v)
-						   : rxr_knob_str(knobs, name, nb, sizeof(nb));
+		const char *vb = json_is_string(v)
+				     ? json_string_value(v)
+				     : rxr_result_knob_str(knobs, name, nb, sizeof(nb));
 		if (!vb)
 			continue;
 		size_t need = strlen(name) + strlen(vb) + 3;

@@ -339,7 +339,8 @@ int rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t 
 			if (!r)
 				continue;
 			char fr[32], off[40], rx[40], tx[32], rm[32], l[32], fb[32];
-			const char *frame = rxr_knob_str(k->p->knobs, "frame", fb, sizeof(fb));
+			const char *frame =
+			    rxr_result_knob_str(k->p->knobs, "frame", fb, sizeof(fb));
 			snprintf(fr, sizeof(fr), "%s B", frame ? frame : "?");
 			fmt_count(off, sizeof(off), r->c.offered);
 			fmt_count(rx, sizeof(rx), r->c.received);

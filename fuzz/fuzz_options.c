@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engines.h"
+#include "engine_list.h"
 #include "rxray/core.h"
 
 #define MAX_ARGS 24

@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../probes/bpf/attach_telemetry.c"
+#include "../attach/attach_telemetry.c"
 
 #define MAX_REPLIES 64
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rxray/inject.h"
 #include "rxray/probe.h"
 #include "rxray/util.h"
 
@@ -220,15 +221,6 @@ void rxr_probe_free(struct rxr_probe *p)
 	free(p);
 }
 
-/* The operation-delay gate's pairs trim at its own window (the delays'
- * own stage only; rxr_probe_set_op_gate). */
-static void ab_gate_trim(struct rxr_probe *p)
-{
-	for (int s = 0; p->op_gate && p->abp && s < RXR_ST_COUNT; s++)
-		if (p->inject[s] == RXR_INJECT_GATE)
-			p->abp[s].trim = p->ab_trim;
-}
-
 void rxr_probe_reset(struct rxr_probe *p)
 {
 	for (int s = 0; s < RXR_ST_COUNT; s++)
@@ -238,215 +230,8 @@ void rxr_probe_reset(struct rxr_probe *p)
 	p->sample_seq = 0;
 	p->ring_head = 0;
 	p->ring_overflow = 0;
-	memset(p->inject_debt, 0, sizeof(p->inject_debt));
-	memset(p->inject_spun, 0, sizeof(p->inject_spun));
-	memset(p->inject_spun_pkts, 0, sizeof(p->inject_spun_pkts));
-	memset(p->inject_dropped, 0, sizeof(p->inject_dropped));
-	memset(p->inject_drops, 0, sizeof(p->inject_drops));
-	for (int s = 0; p->ab && s < 2 * RXR_ST_COUNT; s++)
-		rxr_acc_reset(&p->ab[s]);
-	if (p->abp) {
-		memset(p->abp, 0, 2 * RXR_ST_COUNT * sizeof(*p->abp));
-		ab_gate_trim(p);
-	}
-	/* the last lap was a shadow: nothing observed counts until a turn
-	 * starts (gate_turn goes on: the thread's armed state follows it) */
-	p->ab_phase = RXR_AB_PERIOD - 1;
+	rxr_inject_reset(p);
 	p->last = rxr_now();
-}
-
-void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks)
-{
-	if ((unsigned)s < RXR_ST_COUNT)
-		p->inject[s] = ticks;
-}
-
-int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on)
-{
-	if (!on) {
-		free(p->ab);
-		free(p->abp);
-		p->ab = NULL;
-		p->abp = NULL;
-		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (p->inject[s] >= RXR_INJECT_NULL) /* observed, the gate,
-							      * paying, nothing */
-				p->inject[s] = 0;
-		p->op_gate = false;
-		return 0;
-	}
-	if (!p->ab) {
-		struct rxr_acc *ab = malloc(2 * RXR_ST_COUNT * sizeof(*ab));
-		struct rxr_ab_pairs *abp = calloc(2 * RXR_ST_COUNT, sizeof(*abp));
-		if (!ab || !abp) {
-			free(ab);
-			free(abp);
-			return -ENOMEM;
-		}
-		for (int s = 0; s < 2 * RXR_ST_COUNT; s++)
-			rxr_acc_reset(&ab[s]);
-		p->ab = ab;
-		p->abp = abp;
-	}
-	/* a probe with an injected stage observes all its others (a thread
-	 * with none keeps its laps as they are: nothing to compare) */
-	bool any = false;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		any |= p->inject[s] != 0 && p->inject[s] != RXR_INJECT_OBSERVE &&
-		       p->inject[s] != RXR_INJECT_PAY;
-	for (int s = 0; any && s < RXR_ST_COUNT; s++)
-		if (!p->inject[s] && !rxr_stage_is_wait(s))
-			p->inject[s] = RXR_INJECT_OBSERVE;
-	p->ab_phase = RXR_AB_PERIOD - 1;
-	if (!p->ab_rng)
-		p->ab_rng = (rxr_now() ^ (uint64_t)(uintptr_t)p) | 1;
-	return 0;
-}
-
-__thread bool rxr_op_armed = true;
-__thread uint64_t rxr_op_owed;
-static __thread int64_t op_debt; /* ticks paid beyond (+) or short of (-) */
-
-uint64_t rxr_op_pay(uint64_t t0)
-{
-	/* the carried over-run stays within RXR_INJECT_STRETCH_MAX: a longer
-	 * one is dropped (rxr_inject_settle) */
-	int64_t want = (int64_t)rxr_op_owed, dropped;
-	rxr_op_owed = 0;
-	if (!rxr_op_armed)
-		return t0;
-	return rxr_spin_owed(t0, want, &op_debt, RXR_INJECT_STRETCH_MAX, &dropped);
-}
-
-int rxr_probe_set_op_pay(struct rxr_probe *p)
-{
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (!p->inject[s])
-			p->inject[s] = rxr_stage_is_wait(s) ? RXR_INJECT_PAY : RXR_INJECT_OBSERVE;
-	return 0;
-}
-
-int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k)
-{
-	if ((unsigned)s >= RXR_ST_COUNT || rxr_stage_is_wait(s))
-		return -EINVAL;
-	p->inject[s] = RXR_INJECT_GATE;
-	p->op_gate = true;
-	p->gate_turn = RXR_AB_INJ; /* rxr_op_armed starts true */
-	p->ab_trim = RXR_AB_TRIM + 2.0 * k;
-	int rc = rxr_probe_set_inject_ab(p, true);
-	if (!rc) {
-		ab_gate_trim(p);
-		rc = rxr_probe_set_op_pay(p); /* the waits pay their operations */
-	}
-	return rc;
-}
-
-void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
-		       bool injected)
-{
-	rxr_probe_ab_pair_into(p, &p->abp[s], cycles, pkts, injected);
-}
-
-void rxr_probe_ab_pair_into(struct rxr_probe *p, struct rxr_ab_pairs *a, uint64_t cycles,
-			    uint32_t pkts, bool injected)
-{
-	double cpp = (double)cycles / (pkts ? pkts : 1);
-	if (a->done && a->done_period == p->ab_period)
-		return; /* paired (or tried) already this period */
-	bool held = a->pending && a->pend_period == p->ab_period;
-	if (held && a->pend_inj == injected)
-		return; /* the period's first lap of this half holds */
-	if (!held) {	/* the period's first lap: hold it for the other half */
-		if (a->pending)
-			a->unmatched++; /* an earlier period's, never partnered */
-		a->pend = cpp;
-		a->pend_pkts = pkts;
-		a->pend_period = p->ab_period;
-		a->pend_wait = p->ab_after_wait;
-		a->pend_inj = injected;
-		a->pending = true;
-		return;
-	}
-	a->pending = false;
-	a->done = true;
-	a->done_period = p->ab_period;
-	if (pkts != a->pend_pkts) {
-		a->unmatched++;
-		return;
-	}
-	/* Both laps must have followed a wait, or neither. A lap that ends a
-	 * wait starts by meeting the producer at work on the same lines (a
-	 * poll that catches the NIC writing the completion), one that follows
-	 * work finds them written: at light load a spin before the next
-	 * burst's first lap turns the one into the other. Charging work to
-	 * the wrong stage still moves every pair. */
-	if (a->pend_wait != p->ab_after_wait) {
-		a->unmatched++;
-		a->unmatched_wait++;
-		return;
-	}
-	/* the nearest bin, ties to even: a pair of 1-packet laps differs by a
-	 * whole number of cycles, and a bin taken as [b, b + 1) added half a
-	 * cycle to each (+1% of K = 50) */
-	double d = nearbyint(injected ? cpp - a->pend : a->pend - cpp) - RXR_AB_LO;
-	uint64_t w = pkts ? pkts : 1;
-	a->n++;
-	a->wn += w;
-	if (d < 0) {
-		a->under++;
-		a->wunder += w;
-	} else if (d >= RXR_AB_BINS) {
-		a->over++;
-		a->wover += w;
-	} else {
-		a->bin[(size_t)d]++;
-		a->wbin[(size_t)d] += w;
-	}
-}
-
-double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs)
-{
-	if (pairs)
-		*pairs = a->n;
-	double half = (double)a->wn / 2;
-	if (!a->wn || (double)a->wunder >= half || (double)a->wover >= half)
-		return NAN;
-	double cum = (double)a->wunder;
-	for (size_t b = 0; b < RXR_AB_BINS; b++) {
-		double w = (double)a->wbin[b];
-		if (cum + w >= half && w > 0)
-			/* spread evenly over the bin [b - 1/2, b + 1/2) */
-			return RXR_AB_LO + (double)b - 0.5 + (half - cum) / w;
-		cum += w;
-	}
-	return NAN;
-}
-
-double rxr_ab_pairs_trim(const struct rxr_ab_pairs *a)
-{
-	return a->trim > RXR_AB_TRIM ? a->trim : RXR_AB_TRIM;
-}
-
-double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept)
-{
-	double m = rxr_ab_pairs_median(a, NULL), sum = 0, w = 0;
-	uint64_t n = 0;
-	if (kept)
-		*kept = 0;
-	if (!isfinite(m))
-		return NAN;
-	for (size_t b = 0; b < RXR_AB_BINS; b++) {
-		double v = RXR_AB_LO + (double)b; /* the bin's centre */
-		if (!a->bin[b] || fabs(v - m) > rxr_ab_pairs_trim(a))
-			continue;
-		sum += v * (double)a->wbin[b];
-		w += (double)a->wbin[b];
-		n += a->bin[b];
-	}
-	if (kept)
-		*kept = n;
-	return w > 0 ? sum / w : NAN;
 }
 
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
@@ -458,39 +243,11 @@ uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
 	return sum;
 }
 
-/* Pairs add (what is held unpaired stays the destination's). */
-static void ab_pairs_merge(struct rxr_ab_pairs *d, const struct rxr_ab_pairs *o)
-{
-	d->n += o->n;
-	d->unmatched += o->unmatched;
-	d->unmatched_wait += o->unmatched_wait;
-	d->under += o->under;
-	d->over += o->over;
-	d->wn += o->wn;
-	d->wunder += o->wunder;
-	d->wover += o->wover;
-	d->trim = fmax(d->trim, o->trim);
-	for (size_t b = 0; b < RXR_AB_BINS; b++) {
-		d->bin[b] += o->bin[b];
-		d->wbin[b] += o->wbin[b];
-	}
-}
-
 void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
 {
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
+	for (int s = 0; s < RXR_ST_COUNT; s++)
 		rxr_acc_merge(&dst->st[s], &src->st[s]);
-		dst->inject_spun[s] += src->inject_spun[s];
-		dst->inject_spun_pkts[s] += src->inject_spun_pkts[s];
-		dst->inject_dropped[s] += src->inject_dropped[s];
-		dst->inject_drops[s] += src->inject_drops[s];
-		if (dst->ab && src->ab) {
-			rxr_acc_merge(&dst->ab[s], &src->ab[s]);
-			rxr_acc_merge(&dst->ab[RXR_ST_COUNT + s], &src->ab[RXR_ST_COUNT + s]);
-			ab_pairs_merge(&dst->abp[s], &src->abp[s]);
-			ab_pairs_merge(&dst->abp[RXR_ST_COUNT + s], &src->abp[RXR_ST_COUNT + s]);
-		}
-	}
+	rxr_inject_merge(dst, src);
 	dst->busy_packets += src->busy_packets;
 	dst->bursts += src->bursts;
 	dst->ring_overflow += src->ring_overflow;
@@ -559,26 +316,4 @@ double rxr_probe_measure_lap_cost(unsigned iters)
 	free(cost);
 	rxr_probe_free(p);
 	return med;
-}
-
-int rxr_inject_parse(const char *spec, enum rxr_stage *s, uint64_t *cycles)
-{
-	const char *eq = spec ? strchr(spec, '=') : NULL;
-	if (!eq || eq == spec)
-		return -EINVAL;
-	char name[32];
-	size_t len = (size_t)(eq - spec);
-	if (len >= sizeof(name))
-		return -EINVAL;
-	memcpy(name, spec, len);
-	name[len] = '\0';
-	int id = rxr_stage_from_name(name);
-	if (id < 0)
-		return -EINVAL;
-	uint64_t v;
-	if (rxr_parse_u64(eq + 1, 0, 1000000000ull, &v) < 0)
-		return -EINVAL;
-	*s = (enum rxr_stage)id;
-	*cycles = v;
-	return 0;
 }

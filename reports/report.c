@@ -64,7 +64,7 @@ static void section_summary(struct rpt *R, struct doc *d)
 		for (size_t k = 0; k < f->n; k++) {
 			const struct rxr_ceiling *c = &R->c[f->idx[k]];
 			char fb[32], nd[64], pr[32], mk[256];
-			const char *fr = rxr_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
+			const char *fr = rxr_result_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
 			rxr_fmt_interval(nd, sizeof(nd), c->p, false);
 			const char *mark = rpt_mark(c->p, mk, sizeof(mk));
 			rxr_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
@@ -154,7 +154,7 @@ static const char *env_cell(json_t *env, const char *key, char *b, size_t n)
 	if (!v)
 		return NULL;
 	if (!json_is_object(v) && !json_is_array(v))
-		return rxr_knob_str(env, key, b, n);
+		return rxr_result_knob_str(env, key, b, n);
 	size_t o = 0;
 	char one[256];
 	b[0] = '\0';
@@ -168,12 +168,12 @@ static const char *env_cell(json_t *env, const char *key, char *b, size_t n)
 		}
 		return json_array_size(v) ? b : "none";
 	}
-	if (rxr_knob_str(v, "version", one, sizeof(one)))
+	if (rxr_result_knob_str(v, "version", one, sizeof(one)))
 		o += (size_t)snprintf(b + o, o < n ? n - o : 0, "%s", one);
 	const char *k;
 	json_t *m;
 	json_object_foreach(v, k, m) {
-		if (!strcmp(k, "version") || !rxr_knob_str(v, k, one, sizeof(one)))
+		if (!strcmp(k, "version") || !rxr_result_knob_str(v, k, one, sizeof(one)))
 			continue;
 		o += (size_t)snprintf(b + o, o < n ? n - o : 0, "%s%s %s", o ? "; " : "", k, one);
 	}
@@ -208,7 +208,7 @@ static void section_env(struct rpt *R, struct doc *d)
 		char b[1024];
 		const char *v = env_cell(r->env, want[i].key, b, sizeof(b));
 		if (!v && (!strcmp(want[i].key, "device")))
-			v = rxr_knob_str(R->s->pts[0].knobs, "device", b, sizeof(b));
+			v = rxr_result_knob_str(R->s->pts[0].knobs, "device", b, sizeof(b));
 		rxr_table_row(t);
 		rxr_table_cell(t, "%s", want[i].label);
 		rxr_table_cell(t, "%s", v ? v : "not recorded (not present, or not captured by the run)");
@@ -224,7 +224,7 @@ static void section_env(struct rpt *R, struct doc *d)
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 			known |= !strcmp(want[i].key, k);
 		char b[256];
-		if (known || !rxr_knob_str(r->env, k, b, sizeof(b)))
+		if (known || !rxr_result_knob_str(r->env, k, b, sizeof(b)))
 			continue;
 		rxr_table_row(t);
 		rxr_table_cell(t, "%s", k);
@@ -347,8 +347,9 @@ static void section_repro(struct rpt *R, struct doc *d)
 		json_object_foreach(p->knobs, k, v) {
 			/* the whole value (a cut one would reproduce another configuration) */
 			char nb[64];
-			const char *b = json_is_string(v) ? json_string_value(v)
-							  : rxr_knob_str(p->knobs, k, nb, sizeof(nb));
+			const char *b = json_is_string(v)
+					    ? json_string_value(v)
+					    : rxr_result_knob_str(p->knobs, k, nb, sizeof(nb));
 			if (!b || (!strcmp(k, "inject") && !strcmp(b, "none")))
 				continue;
 			if (!strcmp(k, "inject")) {

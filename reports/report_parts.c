@@ -35,8 +35,9 @@ int rpt_diffs_collect(struct rpt *R)
 		for (size_t q = 0; q < np; q++) {
 			size_t i = pairs[2 * q], j = pairs[2 * q + 1];
 			char ri[512], vi[64], vj[64];
-			if (!rxr_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)) ||
-			    !rxr_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) || !strcmp(vi, vj) ||
+			if (!rxr_result_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)) ||
+			    !rxr_result_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) ||
+			    !strcmp(vi, vj) ||
 			    !rxr_pair_agrees(&s->pts[i], &s->pts[j], &axis, 1, ri, sizeof(ri)))
 				continue;
 			if (R->ndiffs == cap) {
@@ -243,7 +244,7 @@ static int stacked_fn(FILE *o, void *vctx)
 		lb[0] = '\0';
 		for (size_t k = 0; k < R->nvary && len < sizeof(lb); k++) {
 			char b[64];
-			const char *x = rxr_knob_str(c->p->knobs, R->vary[k], b, sizeof(b));
+			const char *x = rxr_result_knob_str(c->p->knobs, R->vary[k], b, sizeof(b));
 			len += (size_t)snprintf(lb + len, sizeof(lb) - len, "%s%s", k ? "/" : "", x ? x : "-");
 		}
 		if (len < sizeof(lb))

@@ -82,7 +82,7 @@ static void short_label(const struct rpt *R, const struct rxr_point *p, char *bu
 	buf[0] = '\0';
 	for (size_t k = 0; k < R->nvary && len < n; k++) {
 		char b[128];
-		const char *v = rxr_knob_str(p->knobs, R->vary[k], b, sizeof(b));
+		const char *v = rxr_result_knob_str(p->knobs, R->vary[k], b, sizeof(b));
 		if (!v)
 			continue;
 		bool bare = !strcmp(R->vary[k], "engine") || !strcmp(R->vary[k], "mode");

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "engines.h"
+#include "engine_list.h"
 #include "rxray/core.h"
 #include "rxray/util.h"
 

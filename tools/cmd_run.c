@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "engines.h"
+#include "engine_list.h"
 #include "run_sample.h"
 #include "rxray/core.h"
 #include "rxray/util.h"

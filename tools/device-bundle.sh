@@ -17,7 +17,7 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/pmds"
 
 elves=("$build/tools/rxray")
-while IFS= read -r f; do elves+=("$f"); done < <(find "$build/bench" "$build/tests" "$build/probes" -type f \( -name 'bench_*' -o -name 'test_*' -o -name 'cupti_smoke' -o -name '*.so' \) -perm -u+x 2>/dev/null)
+while IFS= read -r f; do elves+=("$f"); done < <(find "$build/bench" "$build/tests" "$build/cupti" -type f \( -name 'bench_*' -o -name 'test_*' -o -name 'cupti_smoke' -o -name '*.so' \) -perm -u+x 2>/dev/null)
 # testpmd for the attach bench and tests (RXRAY_TESTPMD=.../bin/dpdk-testpmd)
 [ -x /usr/bin/dpdk-testpmd ] && elves+=(/usr/bin/dpdk-testpmd)
 for f in "${elves[@]}"; do cp "$f" "$out/bin/"; done

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "engines.h"
+#include "engine_list.h"
 #include "run_sample.h"
 #include "rxray/util.h"
 #ifdef RXRAY_RUN_SAMPLE
@@ -43,7 +43,7 @@ int run_sample_check(const struct rx_config *c)
 #else
 	return rxr_usage_err(VERB,
 			     "--sample: not available in this build (the BPF sampler, "
-			     "probes/bpf, was not built: cmake's \"rxray: attach\" line says why)");
+			     "attach/, was not built: cmake's \"rxray: attach\" line says why)");
 #endif
 }
 

@@ -151,8 +151,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rxr_point *p = &s->pts[i];
 		char e[32], m[32];
-		const char *en = rxr_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-";
-		const char *mo = rxr_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-";
+		const char *en = rxr_result_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-";
+		const char *mo = rxr_result_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-";
 		if (hds && !(!strcmp(en, "dpdk") && !strcmp(mo, "hds")))
 			continue; /* --dpdk-hds on a stored sweep of every point */
 		struct rxr_point_model *pm = malloc(sizeof(*pm));
@@ -174,10 +174,12 @@ int main(int argc, char **argv)
 			*nd = k;
 		}
 		char fr[32], ca[32], ap[32], fm[32], named[400], cheap[400], laps[64];
-		const char *frame = rxr_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-";
-		const char *cache = rxr_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-";
-		const char *app = rxr_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-";
-		const char *free_ = rxr_knob_str(p->knobs, "free", fm, sizeof(fm)) ?: "mixed";
+		const char *frame = rxr_result_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-";
+		const char *cache =
+		    rxr_result_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-";
+		const char *app = rxr_result_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-";
+		const char *free_ =
+		    rxr_result_knob_str(p->knobs, "free", fm, sizeof(fm)) ?: "mixed";
 		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
 		rxr_loaddeps_fmt(pm->named, pm->nnamed, "none", named, sizeof(named));
 		/* beside the verdict, not in it: a point judged OFF above 1 says

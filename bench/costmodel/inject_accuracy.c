@@ -63,6 +63,7 @@
 #include <jansson.h>
 
 #include "bench_cm.h"
+#include "rxray/inject.h"
 
 #define NBASE 3
 #define MAXREPS 9

@@ -109,7 +109,7 @@ analyse:;
 	const struct rxr_point *base = NULL, *inj = NULL;
 	for (size_t j = 0; j < s->n; j++) {
 		char b[64];
-		const char *v = rxr_knob_str(s->pts[j].knobs, "inject", b, sizeof(b));
+		const char *v = rxr_result_knob_str(s->pts[j].knobs, "inject", b, sizeof(b));
 		if (v && !strcmp(v, "none"))
 			base = &s->pts[j];
 		else

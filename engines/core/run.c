@@ -199,7 +199,7 @@ static double run_warmup_seconds(const struct rx_config *c)
 }
 
 /*
- * Validity of the measured phase (probes/validity.h): the host's steal and
+ * Validity of the measured phase (rxray/validity.h): the host's steal and
  * a canary workload the size of the run's working set around it; each
  * worker's own window is taken on its thread (worker.c), and a device's
  * own threads (the software NIC's) add theirs in collect (r->validity).

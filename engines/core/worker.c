@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rxray/core.h"
+#include "rxray/inject.h"
 #include "rxray/util.h"
 
 int rx_op_gate_stage(const struct rx_config *c, const char *role, uint32_t *k)

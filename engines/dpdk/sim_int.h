@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "dpdk_int.h"
+#include "rxray/inject.h"
 #include "rxray/simnic.h"
 
 /* ------------------------------------------------------------ MR cache */

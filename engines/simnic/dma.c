@@ -18,6 +18,7 @@
 #ifdef RXRAY_HAVE_GPU
 #include "rxray/gpu.h"
 #endif
+#include "rxray/inject.h"
 #include "rxray/util.h"
 
 /* One packet in flight inside a burst. */

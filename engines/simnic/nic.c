@@ -13,6 +13,7 @@
 #ifdef RXRAY_HAVE_GPU
 #include "rxray/gpu.h"
 #endif
+#include "rxray/inject.h"
 #include "rxray/util.h"
 
 /* one error line (rxr_errf) */

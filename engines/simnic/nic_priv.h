@@ -99,7 +99,7 @@ struct nic_thread {
 	struct rxg_dma *gdma;         /* GPU writes (NULL: no GPU region) */
 	uint64_t dma_pieces, dma_flushes;
 	/* the generator is a measured thread too: switches, migrations and
-	 * run-queue wait over its loop (probes/validity.h); valid_ok once
+	 * run-queue wait over its loop (rxray/validity.h); valid_ok once
 	 * begun and ended on the thread in this phase */
 	struct rxr_valid_thread valid;
 	bool valid_ok;

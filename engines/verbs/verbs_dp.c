@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rxray/inject.h"
 #include "rxray/util.h"
 #include "verbs_int.h"
 #ifdef RXRAY_HAVE_GPU

@@ -214,7 +214,7 @@ Test(ceiling, standalone_runs_and_folder)
 	cr_expect_str_eq(s->pts[0].status, "run");
 	cr_expect_float_eq(s->pts[0].ndr_mpps, 3.0, 1e-9);
 	char b[64];
-	cr_expect_str_eq(rxr_knob_str(s->pts[0].knobs, "mode", b, sizeof(b)), "single");
+	cr_expect_str_eq(rxr_result_knob_str(s->pts[0].knobs, "mode", b, sizeof(b)), "single");
 	rxr_set_free(s);
 
 	char dir[64];

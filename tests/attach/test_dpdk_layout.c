@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * attach reads rte_eth_fp_ops and rte_mempool_ops_table out of a target
- * with hard-coded offsets (probes/bpf/attach_dpdk_layout.h). Checked here
+ * with hard-coded offsets (attach/attach_dpdk_layout.h). Checked here
  * against the installed DPDK's own headers: a DPDK that moves a field
  * fails this test instead of labelling the wrong function.
  */

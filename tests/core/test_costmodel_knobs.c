@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rxray/core.h"
+#include "rxray/inject.h"
 
 /* A device's limits roomy enough for every knob here. */
 static struct rx_caps knob_caps(void)

@@ -19,7 +19,7 @@
 
 /* `rxray run`/`caps` option parsing, as the CLI links it */
 #include "../../tools/cli_io.c"
-#include "../../tools/engines.c"
+#include "../../tools/engine_list.c"
 
 Test(place_sweep, sweep_and_rx_place_agree)
 {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dpdk_test.h"
+#include "rxray/inject.h"
 
 /*
  * The bounds scale with K, the host's noise does not: under ASan the rx

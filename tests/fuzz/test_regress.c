@@ -14,7 +14,7 @@
 #include <string.h>
 
 #ifdef FUZZ_HAVE_options
-#include "engines.h"
+#include "engine_list.h"
 #include "rxray/core.h"
 #endif
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rxray/inject.h"
 #include "rxray/probe.h"
 #include "rxray/result.h"
 

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "rxray/inject.h"
 #include "rxray/probe.h"
 
 static uint64_t mono_ns(void)

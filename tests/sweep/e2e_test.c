@@ -13,7 +13,7 @@
 
 #include "rxray/result.h"
 #include "rxray/sweep.h"
-#include "util.h"
+#include "sweep_test_util.h"
 
 /* Run `rxray sweep SPEC -o DIR` (it must succeed) and open its results;
  * res gets their path. */

@@ -19,7 +19,7 @@
 
 #include "rxray/sweep.h"
 #include "rxray/util.h"
-#include "util.h"
+#include "sweep_test_util.h"
 
 /* State and parent of pid from /proc/<pid>/stat; 0 when it is gone. */
 static char proc_state(pid_t pid, pid_t *ppid)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "rxray/sweep.h"
-#include "util.h"
+#include "sweep_test_util.h"
 
 struct fixture {
 	struct sweep_spec *sp;

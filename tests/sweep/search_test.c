@@ -750,7 +750,7 @@ Test(sweep_search, intervals_and_flags_in_the_summary_and_the_table)
 }
 
 /* The run result's own verdict marks a trial disturbed: validity.disturbed
- * (probes/validity.h) or an oversubscribed placement. */
+ * (results/include/rxray/validity.h) or an oversubscribed placement. */
 static int doc_trial(void *ctx, struct sweep_trial *t)
 {
 	int *n = ctx;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rxray/sweep.h"
-#include "util.h"
+#include "sweep_test_util.h"
 
 #define KNOWN                                                                                \
 	"engine, mode, frame, split, queues, ring, batch, burst, buffers, mempool_cache, free, "  \

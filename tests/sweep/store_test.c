@@ -21,7 +21,7 @@
 #include "rxray/result.h"
 #include "rxray/sweep.h"
 #include "rxray/util.h"
-#include "util.h"
+#include "sweep_test_util.h"
 
 Test(sweep_trial, traffic_command_template)
 {

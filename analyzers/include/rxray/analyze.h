@@ -139,7 +139,7 @@ bool rxr_run_oversubscribed(const struct rxr_result *r);
  * A knob's value as text (numbers without decimals when integral) into
  * buf; NULL when absent.
  */
-const char *rxr_knob_str(const json_t *knobs, const char *name, char *buf, size_t n);
+const char *rxr_result_knob_str(const json_t *knobs, const char *name, char *buf, size_t n);
 /* A knob as a number; def when absent or not numeric. */
 double rxr_knob_num(const json_t *knobs, const char *name, double def);
 /*

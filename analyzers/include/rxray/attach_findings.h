@@ -2,7 +2,7 @@
 /*
  * What rxray attach's profile means: findings in words and the per-packet
  * flame graph. The profile itself (samples, names, telemetry deltas) is
- * measured by probes/bpf (rxray/attach.h); this layer only reads it, so
+ * measured by attach/ (rxray/attach.h); this layer only reads it, so
  * probes never reach up into analyzers. tools/cmd_attach.c calls, in
  * order: rxr_profile_fold, rxr_profile_finish, rxr_attach_findings,
  * rxr_attach_flame_write, rxr_profile_write (attach.json last).

@@ -15,6 +15,10 @@
  * A translation unit may define RXRAY_PROBE_MODE itself before including
  * this header (the probe_cost bench does, to compare modes in one binary).
  *
+ * This header is the hot-path lap API only. Verification by injection
+ * (--inject, --inject-ab, --op-delay) is rxray/inject.h; the run result
+ * that carries a probe's figures out is rxray/result.h (results/).
+ *
  * Error rule (the project's, written out in rxray/util.h): functions that
  * can fail return 0 or a negative errno; constructors are
  * int x_open(..., struct x **out, char *err, size_t errlen). Free
@@ -372,146 +376,6 @@ struct rxr_probe {
 } __attribute__((aligned(64)));
 
 /*
- * Inject A/B turns: an injected (or gate) stage's laps with packets take
- * RXR_AB_PERIOD turns: one of the first and the third is injected
- * (RXR_AB_INJ), the other is the plain half (RXR_AB_PLAIN), which one drawn
- * at random each period (rxr_ab_turn); the second and fourth are shadows,
- * in neither half. A lap's cost depends on the lap before it (a spin lets the
- * NIC's writes settle and the next lap finds them cheaper or dearer), so a
- * plain lap right after an injected one would carry the spin's aftermath
- * and an injected lap after a plain one would not: their difference was K
- * minus that aftermath (on the 16-core host 0.72-1.29 x K at light load,
- * its sign changing between processes). With the shadows, both halves
- * follow a plain lap. Observed stages count by the same turns. (Longer
- * periods, the plain lap 4 or 8 laps after the injected one, were tried
- * there: light-load laps at K = 50 added 2-15 cycles/packet too much at
- * every period alike, so a longer aftermath is not what is left.)
- */
-#define RXR_AB_PERIOD 4
-#define RXR_AB_INJ 0
-#define RXR_AB_PLAIN 2
-/*
- * Which half comes first in a period is drawn at random, per period: the
- * turn of a lap at place raw (0-3) of its period, with the halves swapped
- * or not. A fixed order makes "the first half" and "the injected half" one
- * thing, so whatever differs between a period's first and third lap for
- * its own reasons (the pairing's bookkeeping after the second one, a
- * thread's state that follows the period) reads as the injection. On the
- * 16-core host, A/A runs (RXR_INJECT_NULL: nothing spun) with the
- * injected turn always first read the NIC's cqe_write beside hdr_write=0
- * at +25 to +33 cycles/packet, dpdk rx sge_setup beside doorbell=0 at +8
- * to +11; drawn, -2 to +1 and -1 to +1.
- */
-static inline unsigned rxr_ab_turn(unsigned raw, bool swap)
-{
-	return swap && !(raw & 1) ? raw ^ RXR_AB_PLAIN : raw;
-}
-static inline bool rxr_ab_coin(uint64_t *rng)
-{
-	uint64_t x = *rng;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*rng = x;
-	return x >> 63;
-}
-
-/*
- * Inject A/B pairs: each injected lap of a stage is paired with the plain
- * lap of its period when both hold the same number of packets, and the
- * difference of their cycles per packet goes into a histogram of 1-cycle
- * bins centred on the whole numbers from RXR_AB_LO (rounded to the
- * nearest, ties to even; clamped at both ends). The two laps of a pair are
- * neighbours in time, so their difference is distributed symmetrically
- * around what the injection adds, and a lap that was preempted (a mean's
- * ruin on a shared host) lands far out in a tail. Equal packet counts
- * matter at light load: a spin lets packets gather, so the plain lap after
- * an injected one tends to hold more, and a stage's fixed cost per lap
- * spread over more packets made it look cheaper (a stage with a per-lap
- * cost a, injected laps of 1 packet and plain laps of 2: a / 2 too much
- * added). A plain lap of another count is left unpaired (counted).
- * An observed stage may lap several times in a turn, or in none: its
- * period's first lap in the injected turn pairs with its first in the
- * plain turn of the same period, so both sit at the same place after the
- * injected stage's lap. (Pairing the injected turn's last lap with the
- * plain turn's first compared a lap before an empty poll's refill with
- * one after it: on the 16-core host cqe_poll read +96 to +148 cycles
- * where its halves' means differed by -2 to +3.)
- * The two laps must also agree on whether a wait lap (idle, gpu_wait)
- * came just before them; a pair that does not is left unpaired (counted
- * apart too). At light load a spin late in one burst lets the next packet
- * arrive meanwhile, so the next burst's first lap follows no wait and
- * finds the completion written, where its plain partner ends a wait and
- * meets the NIC at work on the line: on the 16-core host dpdk rx cqe_poll
- * read -32 to -105 cycles/packet after a spin of 150-500 in a later stage.
- * Work charged to the wrong stage moves every pair, matched or not.
- */
-#define RXR_AB_LO (-1024)
-#define RXR_AB_BINS 4096
-struct rxr_ab_pairs {
-	double pend;		/* the period's first lap's cycles per
-				 * packet (of either half: pend_inj) */
-	uint32_t pend_pkts;	/* and its packets */
-	uint32_t pend_period;	/* and its period (rxr_probe.ab_period) */
-	bool pend_wait;		/* and whether a wait lap came just before it */
-	uint8_t turn;		/* an injected stage: its next lap's turn in
-				 * the period, before the swap */
-	bool swap;		/* an injected stage: this period's halves
-				 * swapped (rxr_ab_turn) */
-	bool pending;
-	bool pend_inj; /* the held lap is of the injected half */
-	bool done;     /* paired, or tried, in period done_period */
-	uint32_t done_period;
-	uint64_t n, under, over; /* pairs; clamped below RXR_AB_LO / above */
-	uint64_t unmatched;	 /* a period's first laps not paired: the
-				  * other half's lap held another packet
-				  * count, or it had none, or only one of
-				  * the two followed a wait */
-	uint64_t unmatched_wait; /* of those: only one followed a wait */
-	uint32_t bin[RXR_AB_BINS]; /* pairs per bin */
-	/* the same weighted by the pair's packets (a lap's count): the
-	 * figures below are per packet, as K x packets is, not per lap */
-	uint64_t wn, wunder, wover;
-	uint64_t wbin[RXR_AB_BINS];
-	double trim; /* the window of rxr_ab_pairs_trimmed_mean (0: RXR_AB_TRIM) */
-};
-/* Record one A/B lap of stage s, injected or plain half (the injected
- * path only: stages injected or observed, laps with packets). */
-void rxr_probe_ab_pair(struct rxr_probe *p, enum rxr_stage s, uint64_t cycles, uint32_t pkts,
-		       bool injected);
-/* The same into the pairs a (rxr_probe_ab_pair: a = &p->abp[s]). */
-void rxr_probe_ab_pair_into(struct rxr_probe *p, struct rxr_ab_pairs *a, uint64_t cycles,
-			    uint32_t pkts, bool injected);
-/* The median paired difference of stage s in cycles per packet, each pair
- * weighted by its packets; NAN when there are no pairs or half the weight
- * fell outside the bins; *pairs gets the number of pairs (may be NULL). */
-double rxr_ab_pairs_median(const struct rxr_ab_pairs *a, uint64_t *pairs);
-/*
- * The mean paired difference over the pairs within RXR_AB_TRIM cycles per
- * packet of the median, each pair weighted by its packets: the cycles the
- * kept pairs' injected laps ran beyond their plain partners over their
- * packets (NAN as above; *kept: the pairs it averaged). Weighted by
- * packets, not by laps: where what a lap adds per packet depends on its
- * size (an operation delay on a per-burst look-ahead get: 4 delayed gets
- * in a lap of 1 packet, 2 + 2/n in one of n), a mean over laps
- * over-counts the many small laps of light load against the engine's
- * operations per packet (1.35 x K x ops on the 2-core VM, 0.98 by
- * packets). For a lap injection (K per packet at any size) it changes
- * nothing but the noise: a lap of more packets varies less per packet. The
- * median alone is not the figure: an injection of K per packet spins a
- * little more or less on each lap (the clock read's granularity, repaid
- * by the next lap), so the injected amount is spread, even bimodal, and
- * only its mean is K. The window keeps that spread and the laps' own
- * jitter, and drops what a preemption or an interrupt puts into one lap
- * of a pair (on either side alike, so the mean stays centred).
- */
-#define RXR_AB_TRIM 1024.0
-double rxr_ab_pairs_trimmed_mean(const struct rxr_ab_pairs *a, uint64_t *kept);
-/* The window in force: a->trim, else RXR_AB_TRIM (an operation-delay
- * gate's is wider: rxr_probe_set_op_gate). */
-double rxr_ab_pairs_trim(const struct rxr_ab_pairs *a);
-
-/*
  * Allocate a probe for a thread with the given role ("rx", "app", "nic")
  * pinned to core (-1 = unpinned). sample_shift k: in full mode, sample one
  * burst in 2^k into a ring of ring_size records (rounded up to a power of
@@ -525,121 +389,34 @@ int rxr_probe_open(const char *role, int core, unsigned sample_shift, uint32_t r
 void rxr_probe_free(struct rxr_probe *p);
 /* Zero the accumulators and restart the lap clock (keeps injection). */
 void rxr_probe_reset(struct rxr_probe *p);
-/* Spin `ticks` clock ticks per packet inside stage s on every lap that
- * closes it (a lap of n packets spins ticks x n; laps of no packets none). */
-void rxr_probe_set_inject(struct rxr_probe *p, enum rxr_stage s, uint64_t ticks);
+
 /*
- * Inject A/B (verification, `--inject-ab`): an injected stage spins on
- * one lap with packets in RXR_AB_PERIOD only; those laps are also recorded
- * in p->ab[s], the plain turn's laps in p->ab[RXR_ST_COUNT + s]. The
- * stage's own accumulator keeps every lap as always. Both halves share
- * the run's load, bursts and host, so injected minus plain cycles per
- * packet is what the injection adds, free of run-to-run drift and of the
- * load the injection itself changes (bench/inject_accuracy). Reset with
- * the probe. 0, or -ENOMEM.
- */
-int rxr_probe_set_inject_ab(struct rxr_probe *p, bool on);
-/*
- * With A/B on and a stage injected, every other stage of the probe is
- * observed: inject[o] = RXR_INJECT_OBSERVE (no spin), its laps with
- * packets take the injected path and count to the half of the injected
- * stage's last lap's turn, in ab[] and in the pairs (after a shadow:
- * neither). What the injection leaks into
- * the stages around it (a spin's exit charged to the next stage, caches it
- * cooled) is then their injected-half minus plain-half cost, measured in
- * the same run as the injection itself. A stage that laps more often than
- * the injected one (a burst stage against a batch stage) pairs only across
- * the change of half; the result then gives its halves' means alone.
- * Call after rxr_probe_set_inject.
- */
-#define RXR_INJECT_OBSERVE UINT64_MAX
-/*
- * Operation delays in A/B (`--op-delay ... --inject-ab`): the delays sit
- * inside operations (a mempool get, an MR lookup, a header write), not at
- * laps. Every operation owes its delay, armed or not, and a payment spins
- * only while the paying thread's rxr_op_armed is true (it is, unless a
- * gate turned it off), so a delayed operation runs the same instructions
- * in both halves and the two differ only by the spin. The operation must
- * not test rxr_op_armed itself: a branch taken only in the armed turn
- * shows up as cost in the gated laps with no delay paid at all.
- * rxr_probe_set_op_gate makes stage s the thread's gate: its laps with
- * packets take the A/B turns (armed in RXR_AB_INJ only) and each counts to the turn it ran in; closing it moves
- * the turn on for what follows. Every other stage of the probe is
- * observed and counts to the turn it ran in, so an operation of another
- * stage of the thread (a free on an inline app) pairs too. Call
- * on the probe's owner before its thread runs; the state is the running
- * thread's (rxr_op_armed is thread-local, set on the probe's thread as its
- * gate laps). k: the delay of the gated operation, in ticks. The gate's
- * pairs trim at RXR_AB_TRIM + 2k (kept across rxr_probe_reset; the
- * observed stages keep RXR_AB_TRIM): what a lap adds per packet there
- * depends on its size (a per-burst look-ahead get beside the per-packet
- * ones: 4 delays per packet in a lap of 1, towards 2 in long ones), so
- * the pairs spread over up to 2k per packet, and RXR_AB_TRIM alone cut
- * the long laps of a delay of 600 out as if preempted (their figure then
- * read 1.36 x K x ops on the 2-core VM). 0, or -ENOMEM.
- */
-#define RXR_INJECT_GATE (UINT64_MAX - 1)
-/*
- * A wait stage (idle, gpu_wait) of a thread whose operations are delayed:
- * its laps pay what the operations in them owe (rxr_op_delay), and do
- * nothing else (never observed, no spin of its own). An empty poll of the
- * mlx5 PMD allocates its replacement buffer and frees it again, so idle
- * laps owe delays too. Values below it are injections in ticks.
+ * The verification hooks a lap calls (rxray/inject.h documents them:
+ * --inject, --inject-ab, --op-delay). A lap on a stage with inject[s] set
+ * takes rxr_lap_injected (out of line, in probes/inject.c); with none set
+ * it tests one word and calls nothing.
+ *
+ * RXR_INJECT_PAY marks a wait stage (idle, gpu_wait) of a thread whose
+ * operations are delayed: its laps pay what the operations in them owe
+ * (rxr_op_delay), and do nothing else (never observed, no spin of their
+ * own). An empty poll of the mlx5 PMD allocates its replacement buffer and
+ * frees it again, so idle laps owe delays too. Values below it are
+ * injections in ticks.
  */
 #define RXR_INJECT_PAY (UINT64_MAX - 2)
-/*
- * An injection of nothing (`--inject STAGE=0 --inject-ab`): STAGE keeps the
- * A/B turns as an injected stage does and spins nothing, so every figure
- * of the run is what the A/B reads when nothing was changed: its own bias
- * and noise, the control beside a run that injects K. Values below it
- * are injections in ticks.
- */
-#define RXR_INJECT_NULL (UINT64_MAX - 3)
-/* The ticks per packet an inject[] value spins: itself, or 0 for the
- * markers (observed, gate, paying, nothing): what configs and results
- * report as K. */
-static inline uint64_t rxr_inject_ticks(uint64_t v)
-{
-	return v < RXR_INJECT_NULL ? v : 0;
-}
-extern __thread bool rxr_op_armed; /* __thread: the header is also C++ (nvcc) */
-int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k);
-/*
- * An operation delay of k ticks (`--op-delay`): the operation adds k to
- * what its thread owes (rxr_op_owed), and the thread's next lap pays it,
- * spun from that lap's clock read as a lap's injection is (rxr_op_pay).
- * The next lap is the one the operation ran in, whatever the engine calls
- * it, so a lap charged to the wrong stage carries the delay with it: what
- * the delay tests, and no probe label decides where it lands. (Until this
- * session each operation spun in place, fenced, with its calibrated
- * overhead taken off. A spin in the middle of a stage's work exposes the
- * latency of what is in flight around it: on the 16-core host a put on
- * the app thread and a header write on the NIC thread added ~70-100
- * cycles more than K each, wherever in the operation the spin sat, while
- * the rx thread's gets came out 10% short.) Ops in a wait lap (idle) are
- * paid by that wait lap (RXR_INJECT_PAY). Laps pay only on a probe whose
- * stages take the injected path (rxr_probe_set_op_pay, which an op gate in
- * A/B calls too).
- */
-extern __thread uint64_t rxr_op_owed;
+/* Ticks the calling thread's operations owe (rxr_op_delay). */
+extern __thread uint64_t rxr_op_owed; /* __thread: the header is also C++ (nvcc) */
 /* Spin what the calling thread owes from t (a lap's clock read), or
  * nothing while a gate has it disarmed (what was owed is forgotten either
  * way); returns the clock after. What a spin ran over its target is carried to the
  * thread's next payment (past RXR_INJECT_STRETCH_MAX: dropped, a
  * preemption); a shortfall likewise, bounded by RXR_INJECT_DEBT_MAX. */
 uint64_t rxr_op_pay(uint64_t t);
-/* Make every stage of p take the injected path (non-wait stages not
- * injected: observed, no spin of their own; wait stages: RXR_INJECT_PAY),
- * so its laps pay the thread's operation delays: for --op-delay without
- * A/B (rxr_probe_set_op_gate calls it in A/B). 0. */
-int rxr_probe_set_op_pay(struct rxr_probe *p);
-/* An operation delay of k ticks (0: none), owed whether or not a gate
- * disarmed the thread: the payment decides (rxr_op_pay). */
-static inline void rxr_op_delay(uint32_t k)
-{
-	if (__builtin_expect(k != 0, 0))
-		rxr_op_owed += k;
-}
+/* The injected path of rxr_lap, A/B or not: the lap of pkts (> 0) packets
+ * on stage s, read at t, whose inject[s] is set and not RXR_INJECT_PAY.
+ * Compiled with the probe library's RXRAY_PROBE_MODE. */
+void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint64_t t, uint32_t pkts);
+
 /* Sum of cycles over every stage except idle. */
 uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p);
 /* Merge src's accumulators into dst (dst's role/core unchanged). */
@@ -698,178 +475,8 @@ static inline void rxr_lap_start(struct rxr_probe *p)
 #endif
 }
 
-/*
- * Injection: a lap of n packets on a stage with inject K spins K x n ticks
- * after the stage's own work, from a clock read t0 taken where the lap
- * would have ended. What a spin runs beyond its target (its last clock
- * read lands up to one read past it; the stage's own loads still in
- * flight at t0 run on the spin's clock) is carried per stage in
- * inject_debt and taken off the next lap's target, so over the run the
- * stage grows by exactly K per packet however short the laps are: the
- * spin accounts for its own clock reads without a calibrated constant.
- * The credit is taken off the next spin whatever the lap's own length (it
- * once was not where that would make the lap shorter than K x n: where a
- * stage's own work is shorter than a clock read or two, the credit was
- * never repaid and every lap added K x n plus the difference).
- *
- * One exception: a lap whose spin ran more than RXR_INJECT_STRETCH_MAX
- * ticks per packet beyond its target was stretched by something else (a
- * preemption, an interrupt) and is noise like any other stage's: that
- * excess is not carried (it must not shorten the laps after it) but
- * counted in inject_dropped. The bound is the A/B pairs' window
- * (RXR_AB_TRIM), so a lap the pairs leave out is one whose excess is not
- * repaid either, and one they keep is repaid in full: neither biases
- * their mean, while K per packet is within the window too (a lap repaying
- * credit reads 0 to K: past RXR_AB_TRIM its pair falls out). (A cap of
- * 256 ticks on the credit once dropped what spins
- * over-ran on the 16-core host at light load, 256-4,096 ticks, where the
- * pairs kept those laps: 1.10-1.37 x K at K = 50 on stages whose loads
- * were still in flight at t0, all of it the dropped credit.)
- * A shortfall (a skipped spin) is carried up to RXR_INJECT_DEBT_MAX.
- */
-#define RXR_INJECT_STRETCH_MAX 1024 /* ticks per packet: RXR_AB_TRIM */
-#define RXR_INJECT_DEBT_MAX 1024
-
-/* The credit (debt) after a spin asked for target ticks (>= 0; 0: it was
- * skipped) that ran ran of them toward want: what it ran beyond the target
- * is carried, unless that exceeds stretch (a preemption), when *dropped
- * gets it and none is carried. Injection's laps and operation delays
- * (rxr_op_pay) both settle through it. */
-static inline int64_t rxr_inject_settle(int64_t debt, int64_t want, int64_t target, int64_t ran,
-					int64_t stretch, int64_t *dropped)
-{
-	int64_t over = ran - target;
-	*dropped = over > stretch ? over : 0;
-	debt += target + over - *dropped - want;
-	return debt < -RXR_INJECT_DEBT_MAX ? -RXR_INJECT_DEBT_MAX : debt;
-}
-
-/* Spin want ticks less *debt from t0 and settle *debt (rxr_inject_settle);
- * returns the clock after. Injection's laps and operation delays'
- * payments both spin through it. */
-static inline uint64_t rxr_spin_owed(uint64_t t0, int64_t want, int64_t *debt, int64_t stretch,
-				     int64_t *dropped)
-{
-	int64_t target = want - *debt;
-	uint64_t t = t0;
-	if (target > 0) {
-		rxr_spin_until(t0, (uint64_t)target);
-		/* read again: the loop's exit (a mispredicted branch) belongs
-		 * to the lap that spun, not to the next one */
-		t = rxr_now();
-	} else {
-		target = 0;
-	}
-	*debt = rxr_inject_settle(*debt, want, target, (int64_t)(t - t0), stretch, dropped);
-	return t;
-}
-
-static inline uint64_t rxr_inject_run(struct rxr_probe *p, enum rxr_stage s, uint64_t t0,
-				      uint32_t pkts)
-{
-	int64_t dropped;
-	uint64_t t = rxr_spin_owed(t0, (int64_t)(p->inject[s] * pkts), &p->inject_debt[s],
-				   (int64_t)RXR_INJECT_STRETCH_MAX * pkts, &dropped);
-	if (__builtin_expect(dropped > 0, 0)) {
-		p->inject_dropped[s] += (uint64_t)dropped;
-		p->inject_drops[s]++;
-	}
-	return t;
-}
-
 static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t t,
 				 uint32_t pkts);
-
-/* The injected path of rxr_lap, A/B or not (out of the hot path's way). */
-static inline void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint64_t t,
-				    uint32_t pkts)
-{
-	/* the lap's operations' delays (rxr_op_delay), before all else: the
-	 * lap ran them */
-	if (__builtin_expect(rxr_op_owed != 0, 0))
-		t = rxr_op_pay(t);
-	if (!p->ab) {
-		if (p->inject[s] < RXR_INJECT_NULL)
-			t = rxr_inject_run(p, s, t, pkts);
-		rxr_lap_close(p, s, t, pkts);
-		return;
-	}
-	/* The A/B bookkeeping after a lap closes is kept out of every lap: the
-	 * next one starts when it is done. (It differs between the halves:
-	 * pairing costs more than holding; charged to the next stage it would
-	 * make that stage look dearer in one half.) */
-	uint64_t last = p->last, t0 = t;
-	unsigned turn;
-	/* did a wait lap come between this lap and the last one with packets
-	 * (every lap with packets passes here in A/B: all are observed)? */
-	uint64_t waits = p->st[RXR_ST_IDLE].count + p->st[RXR_ST_GPU_WAIT].count;
-	p->ab_after_wait = waits != p->ab_waits_seen;
-	p->ab_waits_seen = waits;
-	if (p->inject[s] == RXR_INJECT_OBSERVE) { /* observed: no spin */
-		turn = p->op_gate ? rxr_ab_turn(p->gate_turn, p->gate_swap) : p->ab_phase;
-	} else if (p->inject[s] == RXR_INJECT_GATE) {
-		/* the lap ran in the gate's turn; what follows runs in the next */
-		turn = rxr_ab_turn(p->gate_turn, p->gate_swap);
-		p->gate_turn = (uint8_t)((p->gate_turn + 1) % RXR_AB_PERIOD);
-		if (!p->gate_turn) { /* the laps that follow begin a period */
-			p->gate_swap = rxr_ab_coin(&p->ab_rng);
-			p->ab_period++;
-		}
-		rxr_op_armed = rxr_ab_turn(p->gate_turn, p->gate_swap) == RXR_AB_INJ;
-		p->ab_inj_burst = p->bursts;
-	} else {
-		struct rxr_ab_pairs *a = &p->abp[s];
-		if (!a->turn) { /* this lap begins a period */
-			a->swap = rxr_ab_coin(&p->ab_rng);
-			p->ab_period++;
-		}
-		turn = rxr_ab_turn(a->turn, a->swap);
-		a->turn = (uint8_t)((a->turn + 1) % RXR_AB_PERIOD);
-		p->ab_phase = (uint8_t)turn;
-		p->ab_inj_burst = p->bursts;
-		if (turn == RXR_AB_INJ && p->inject[s] < RXR_INJECT_NULL)
-			t = rxr_inject_run(p, s, t, pkts);
-	}
-	rxr_lap_close(p, s, t, pkts);
-	if (turn == RXR_AB_INJ || turn == RXR_AB_PLAIN) { /* shadows: neither */
-		bool inj = turn == RXR_AB_INJ;
-		rxr_acc_record(&p->ab[inj ? (int)s : RXR_ST_COUNT + (int)s], t - last, pkts);
-		rxr_probe_ab_pair(p, s, t - last, pkts, inj);
-		/* an observed lap in the spin's own burst: no burst has ended
-		 * since the injected (gated) lap whose turn it counts to */
-		if (p->inject[s] == RXR_INJECT_OBSERVE && p->bursts == p->ab_inj_burst)
-			rxr_probe_ab_pair_into(p, &p->abp[RXR_ST_COUNT + s], t - last, pkts, inj);
-		/* an injected stage: its work alone, the spin left out (the
-		 * clock where the lap would have ended; a plain lap's is its
-		 * end): paired, what the spin did to the stage's own work,
-		 * free of the credit one lap's spin hands the next */
-		else if (p->inject[s] <= RXR_INJECT_NULL)
-			rxr_probe_ab_pair_into(p, &p->abp[RXR_ST_COUNT + s], t0 - last, pkts, inj);
-		if (inj && p->inject[s] < RXR_INJECT_NULL) { /* what the spin ran */
-			p->inject_spun[s] += t - t0;
-			p->inject_spun_pkts[s] += pkts;
-		}
-	}
-	/* the clock is read once the bookkeeping has completed: an unordered
-	 * read lets it run on into the next lap, and by more in one half
-	 * (measured: +20 cycles/packet on an inline app stage after injected
-	 * laps, none with the fence). Its stores too: the pairs' bins and
-	 * the half's sums, misses some of them, left in the store buffer,
-	 * drain while the next laps run and slow their own stores, and not
-	 * alike in the two halves (the injected half writes the spin's sums
-	 * as well). bench_inject_accuracy --quick, both engines, one device
-	 * call on the 16-core host: without the store fence the NIC's
-	 * cqe_write read -37 and -26 cycles/packet beside hdr_write=50 and
-	 * 500 (verbs), -9 and -61 beside payload_write=50 and 500 (dpdk);
-	 * with it -0.1 to +0.1, or smaller than the row's largest move
-	 * (rows within every bound: 27 of 44 without, 33 of 44 with). */
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("mfence\n\tlfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("dsb ish\n\tisb" ::: "memory");
-#endif
-	p->last = rxr_now();
-}
 
 /*
  * Close stage s: charge the ticks since the previous lap to s, attributing
@@ -919,21 +526,6 @@ static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t
 	(void)s;
 	(void)t;
 	(void)pkts;
-#endif
-}
-
-/*
- * Inject spin without a lap: for stages an engine does not lap itself
- * (rarely needed; rxr_lap already spins).
- */
-static inline void rxr_inject_spin(struct rxr_probe *p, enum rxr_stage s)
-{
-#if RXRAY_PROBE_MODE != RXR_MODE_OFF
-	if (p->inject[s] && p->inject[s] < RXR_INJECT_NULL)
-		rxr_spin_until(rxr_now(), p->inject[s]);
-#else
-	(void)p;
-	(void)s;
 #endif
 }
 
@@ -1009,8 +601,6 @@ static inline void rxr_burst_end(struct rxr_probe *p, uint32_t pkts)
  */
 double rxr_probe_measure_lap_cost(unsigned iters);
 
-/* Parse "STAGE=CYCLES" (cycles with k/M suffixes). 0 or -EINVAL. */
-int rxr_inject_parse(const char *spec, enum rxr_stage *s, uint64_t *cycles);
 
 #ifdef __cplusplus
 }

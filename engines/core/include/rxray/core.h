@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rxray/inject.h" /* rx_config carries injections and op delays */
 #include "rxray/probe.h"
 #include "rxray/result.h"
 #include "rxray/validity.h"
@@ -363,7 +364,7 @@ struct rx_worker {
 	int finished;           /* set (atomically) once the thread is done,
 				 * fn run or not: read with __atomic_load_n */
 	struct rxr_valid_thread valid; /* switches, migrations, run-queue wait
-					* over fn's window (probes/validity.h) */
+					* over fn's window (rxray/validity.h) */
 	bool valid_ok;          /* valid was begun and ended on the thread */
 	bool started, joined;
 	char role[8];

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The one output-file writer of rxray (every layer links rxray_probe).
+ * The one output-file writer of rxray (results/: every layer that writes
+ * links rxray_results).
  * What a path given as output becomes:
  *   "-"                      stdout; commit flushes it.
  *   absent or regular file   atomic: a temp file in the target's folder,

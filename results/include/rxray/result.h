@@ -184,7 +184,7 @@ int rxr_result_parse(const char *text, const char *src, int line, struct rxr_res
 		     char *err, size_t errlen);
 
 /*
- * The fast path for large inputs (probes/result_scan.c): parse the run
+ * The fast path for large inputs (results/result_scan.c): parse the run
  * document at text[0..len) straight into a result, without building a
  * JSON tree for its threads. Returns what rxr_result_from_json returns
  * for the same text parsed with JSON_REJECT_DUPLICATES: 0 and *out set;
@@ -234,7 +234,7 @@ json_t *rxr_json_scan(const char *text, size_t len, size_t *used);
 /*
  * A key given twice in one object anywhere in the JSON text[0..len), which
  * json_loadb(..., JSON_REJECT_DUPLICATES) refuses, found without parsing
- * (probes/json_dup.c). Returns 1 with the repeated key's path in path
+ * (results/json_dup.c). Returns 1 with the repeated key's path in path
  * ("config.frame", "threads[1].stages.free.count"; cut to pathlen), 0 when
  * text is one JSON object or array (trailing whitespace allowed) with no
  * key repeated, -1 when the scan cannot tell: not JSON, a key with an

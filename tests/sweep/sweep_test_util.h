@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the sweep tests: temp folders, files, child runs. */
-#ifndef RXRAY_TESTS_SWEEP_UTIL_H
-#define RXRAY_TESTS_SWEEP_UTIL_H
+#ifndef RXRAY_TESTS_SWEEP_TEST_UTIL_H
+#define RXRAY_TESTS_SWEEP_TEST_UTIL_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "rxray/util.h"
-#include "util.h"
+#include "sweep_test_util.h"
 
 int sw_run_timeout_ms = 120000;
 long sw_run_fsize = 0;

@@ -2,7 +2,7 @@
 /*
  * GPU activity from the CUPTI injection library into the run result.
  *
- * librxray_cupti.so (probes/cupti) is loaded by the CUDA driver when
+ * librxray_cupti.so (cupti/) is loaded by the CUDA driver when
  * CUDA_INJECTION64_PATH names it; it keeps CUPTI's kernel, memcpy and
  * memset records with CLOCK_MONOTONIC times and exports
  * RXR_CUPTI_TAKE_SYMBOL so the measured process can copy them out before

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rxray/afile.h"
+#include "rxray/inject.h"
 #include "rxray/input.h"
 #include "rxray/result.h"
 #include "rxray/util.h"

@@ -4,8 +4,8 @@
  * from the knob table (engines/core options.c) and error lines that name
  * the option. The engines themselves are in rxray/engines.h.
  */
-#ifndef RXRAY_TOOLS_ENGINES_H
-#define RXRAY_TOOLS_ENGINES_H
+#ifndef RXRAY_TOOLS_ENGINE_LIST_H
+#define RXRAY_TOOLS_ENGINE_LIST_H
 
 #include <stddef.h>
 #include <stdio.h>

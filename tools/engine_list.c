@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Options of the verbs that take a run config (see engines.h). */
+/* Options of the verbs that take a run config (see engine_list.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "engines.h"
+#include "engine_list.h"
 #include "rxray/util.h"
 
 #define OPT_BASE 1000
