@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rxray attach's findings and flame graph, read from the profile that
- * probes/bpf measured. The findings name what a reader acts on: the
+ * attach/ measured. The findings name what a reader acts on: the
  * counters that rose, the pool without a cache and what its ring costs
  * (split into get and put by the DPDK mempool ops the samples ran in),
  * and the PMD receive function by the name the target's own tables give.

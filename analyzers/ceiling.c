@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ceiling model (DESIGN.md "Ceiling model") and the bound classifier.
+ * The ceiling model (docs/method.md "The ceiling model") and the bound classifier.
  * A stage's share of a thread is charged per packet of the thread (stage
  * cycles / thread packets), so a thread's stages add up to its busy
  * cycles/packet and the flame graph's widths read the same numbers.
@@ -223,7 +223,7 @@ int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *ou
 	else
 		out->bound = RXR_BOUND_MIXED;
 	/*
-	 * Decline rather than mislead (DESIGN.md "Bound classifier"): two
+	 * Decline rather than mislead (docs/method.md "Bound classifier"): two
 	 * points always fit a line exactly, a scattered set fits none, and
 	 * time/packet that falls with bytes is noise or a disturbed point,
 	 * not a receiver (a share of -339% was once printed as "per-packet").

@@ -465,7 +465,8 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 			names[nn++] = nav_name[i];
 		}
 	doc_nav(&d, ids, names, nn);
-	/* the answer first (DESIGN.md: a report leads with its verdicts), then the evidence */
+	/* the answer first (docs/design.md "Formats": a report leads with its
+	 * verdicts), then the evidence */
 	rpt_section_verdicts(&R, &d);
 	section_summary(&R, &d);
 	section_warnings(&R, &d);

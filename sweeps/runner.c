@@ -251,7 +251,7 @@ static void dry_run_print(FILE *f, const struct sweep_point *p, const struct swe
 }
 
 /*
- * Cost-model calibration (DESIGN.md "Ceiling model"): after a point's
+ * Cost-model calibration (docs/method.md "The ceiling model"): after a point's
  * search, light-load trials at search.calibration_frac of its NDR (a
  * quarter unless the spec says; 0: none), one plain and one
  * with --coalesce B (B = the point's burst), so the model has laps of a

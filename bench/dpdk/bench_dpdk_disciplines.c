@@ -2,7 +2,7 @@
 /*
  * bench_dpdk_disciplines: where the DPDK receive path's cycles go, per
  * stage, for the mlx5 PMD's disciplines and daqiri's worker choices, on
- * the software NIC. The table tests DOMAIN.md's leading hypothesis
+ * the software NIC. The table tests docs/design.md's leading hypothesis
  * (shared-ring mempool operations per packet, cache 0, mixed frees, app
  * on another core) on this CPU. Each configuration runs in a child
  * process (one EAL per process); the median of --runs runs is printed.

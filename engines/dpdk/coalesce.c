@@ -2,7 +2,7 @@
 /*
  * Calibration mode (--coalesce B) for the DPDK engine: the RX lcore waits,
  * lapped as idle, until B completions are ready, so that light-load laps
- * hold B packets and the cost model (DESIGN.md "Ceiling model") can tell a
+ * hold B packets and the cost model (docs/method.md "The ceiling model") can tell a
  * burst's fixed cost from its per-packet cost without driving the queue
  * into loss. Only the software NIC's rings can be looked at without
  * polling; on a real port the wait is skipped (always ready).

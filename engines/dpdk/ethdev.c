@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Backend "ethdev": a real DPDK port from EAL arguments (--device
- * "dpdk:<eal args>"). The PMD is opaque here: rte_eth_rx_burst is lapped
- * as one stage (cqe_poll), the workers add the app-side stages. Buffer
- * split is set up the way DOMAIN.md's testpmd line does it: segment 0 =
- * header pool with length --split, segment 1 = payload pool with length 0
- * (the pool's buffer size, so mlx5 keeps exactly two SGEs per WQE).
+ * Backend "ethdev": a real DPDK port from EAL arguments (--device "dpdk:<eal
+ * args>"). The PMD is opaque here: rte_eth_rx_burst is lapped as one stage
+ * (cqe_poll), the workers add the app-side stages. Buffer split is set up the
+ * way docs/design.md's testpmd line ("Reproducing with testpmd") does it:
+ * segment 0 = header pool with length --split, segment 1 = payload pool with
+ * length 0 (the pool's buffer size, so mlx5 keeps exactly two SGEs per WQE).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Counting mempool driver "rxray_ring". The mempool library calls a
- * driver only when the per-lcore cache cannot serve a get or absorb a put
- * (or when there is no cache: cache size 0, or a thread that is not an
- * EAL lcore). Those calls are exactly the shared-ring operations DOMAIN.md
- * counts ("about four shared ring operations per packet"), so counting
- * them here turns that hypothesis into a structural fact per run.
+ * Counting mempool driver "rxray_ring". The mempool library calls a driver
+ * only when the per-lcore cache cannot serve a get or absorb a put (or when
+ * there is no cache: cache size 0, or a thread that is not an EAL lcore).
+ * Those calls are exactly the shared-ring operations docs/design.md ("daqiri's
+ * DPDK engine") counts ("about four shared ring operations per packet"), so
+ * counting them here turns that hypothesis into a structural fact per run.
  *
  * The ring discipline is the one DPDK's ring_mp_mc driver uses: one
  * rte_ring sized to the next power of two above the pool size, multi-

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * daqiri-like workers (DOMAIN.md): an RX lcore per queue collects bursts
- * into batches, hands each full batch to the app over an SP/SC rte_ring,
- * and the app reads pkt_len per packet and frees with
- * rte_pktmbuf_free_bulk. A full hand-off ring drops the batch on the RX
- * lcore (app_dropped). Which free, which app thread and which burst
- * routine run are all decided before the loops start.
+ * daqiri-like workers (docs/design.md "daqiri's DPDK engine"): an RX lcore per
+ * queue collects bursts into batches, hands each full batch to the app over an
+ * SP/SC rte_ring, and the app reads pkt_len per packet and frees with
+ * rte_pktmbuf_free_bulk. A full hand-off ring drops the batch on the RX lcore
+ * (app_dropped). Which free, which app thread and which burst routine run are
+ * all decided before the loops start.
  */
 #include <errno.h>
 #include <stdio.h>

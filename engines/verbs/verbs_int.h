@@ -9,7 +9,7 @@
  * mlx5dv_init_obj fills on real hardware), plus the registered header and
  * payload regions with their lkeys. Everything after that is shared.
  *
- * Slot discipline (DESIGN.md "The two engines", daqiri's ibverbs engine):
+ * Slot discipline (docs/design.md "The two engines", "daqiri's ibverbs engine"):
  * WQE i always points at header slot i and payload slot i. A completion's
  * wqe_counter & mask names the slot. The app releases slots in order with
  * one atomic add per packet; the RX worker reposts WQEs up to

@@ -192,7 +192,7 @@ Test(dpdk, sim_vector_rejects_split)
 	cr_assert(strstr(err, "discipline:"), "%s", err);
 }
 
-/* DOMAIN.md: cache 0 and an app that is not an EAL thread: mixed
+/* docs/design.md ("daqiri's DPDK engine"): cache 0 and an app that is not an EAL thread: mixed
  * free_bulk flushes on every pool change, one put per segment. */
 static struct rxr_result *free_run(enum rx_free f, enum rx_app app, uint32_t cache)
 {

@@ -5,7 +5,7 @@
  * per-packet or per-byte bound over frame sizes, diff two configurations
  * stage by stage, and render tables (markdown, CSV, HTML; JSON objects).
  *
- * Inputs (DESIGN.md "Formats", sweeps/include/rxray/sweep.h):
+ * Inputs (docs/design.md "Formats", sweeps/include/rxray/sweep.h):
  *  - a sweep folder: <dir>/results.jsonl ("rxray.run/1" trial lines with a
  *    "trial" object, "rxray.trial/1" lines for trials without a result,
  *    "rxray.point/1" summary lines) and <dir>/spec.yaml;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cost model (DESIGN.md "Ceiling model"): a ceiling predicted from
+ * The cost model (docs/method.md "The ceiling model"): a ceiling predicted from
  * runs that did not saturate, the load-dependent stages of a point, and
  * what-ifs on it.
  *

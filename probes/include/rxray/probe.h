@@ -200,7 +200,7 @@ uint64_t rxr_hist_bucket_width(unsigned b);
  * a least-squares fit of cycles = a + b x packets over the laps needs
  * (sum packets^2, sum cycles x packets, sum cycles^2 for R^2), so every
  * run yields a fixed cost per lap and a marginal cost per packet, and two
- * accumulators merge by adding (DESIGN.md "Probes"). A lap longer than
+ * accumulators merge by adding (docs/method.md "Probes: laps and stages"). A lap longer than
  * RXR_LAPFIT_MAX_TICKS is a preemption, not work (the first busy lap after
  * a thread is descheduled absorbs the whole wait): it counts in cycles as
  * every lap does, but is left out of the fit and tallied in excl_*.

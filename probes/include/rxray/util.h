@@ -5,7 +5,7 @@
  *
  * Exit codes across rxray: 0 success, 1 runtime failure, 2 bad input.
  *
- * The error convention every library of rxray follows (DESIGN.md; the
+ * The error convention every library of rxray follows (docs/design.md; the
  * headers' "Error rule" lines refer here):
  *   - A function that can fail returns 0 (or a count) on success and a
  *     negative errno on failure: -EINVAL for bad input, -ENOMEM, or the

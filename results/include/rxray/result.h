@@ -4,7 +4,7 @@
  * builds it from live probes; the reader parses it back into the same
  * struct (per-stage summaries instead of histograms) for the analyzers.
  *
- * Required fields (never renamed, see DESIGN.md "Formats"):
+ * Required fields (never renamed, see docs/design.md "Formats"):
  *   schema, config{}, env{}, counters{offered, received, out_of_buffer,
  *   nombuf, app_dropped, errors}, rates{offered_mpps, rx_mpps, loss},
  *   clock{source, hz, lap_cost_cycles},

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The object graph every engine is driven through (DESIGN.md "One object
+ * The object graph every engine is driven through (docs/design.md "One object
  * graph for every engine"): a run is described by one struct rx_config,
  * validated against the device's caps (queried before anything opens),
  * then handed to an engine's ops table, which fills a struct rxr_result.
@@ -102,7 +102,7 @@ struct rx_config {
 					* one lap in four (rx_op_gate_stage) */
 	uint32_t coalesce;      /* calibration: the rx worker waits (lapped idle)
 				 * until this many completions are ready before it
-				 * polls; 0 = off (cost model, DESIGN.md) */
+				 * polls; 0 = off (cost model, docs/method.md) */
 	/* attribution ground truth (off = 0): cycles spun inside operations */
 	uint32_t op_delay_mempool;  /* dpdk sim: per mempool driver get and put */
 	uint32_t op_delay_mr;       /* dpdk sim: per MR (lkey) lookup */
@@ -226,11 +226,12 @@ struct rx_caps {
 json_t *rx_caps_to_json(const struct rx_caps *caps);
 
 /*
- * Checks shared by every engine, before anything starts (DESIGN.md): ring
- * depth vs caps.max_ring and power of two; batch and burst vs ring slots
- * (a larger batch stalls silently in the field); buffers vs ring depth +
- * batch (the deadlock floor); split vs frame; segments vs max_sges; queues
- * vs caps and cores. Returns 0 or -EINVAL with "<field>: <what>" in err.
+ * Checks shared by every engine, before anything starts (docs/design.md
+ * "Validation against caps"): ring depth vs caps.max_ring and power of two;
+ * batch and burst vs ring slots (a larger batch stalls silently in the field);
+ * buffers vs ring depth + batch (the deadlock floor); split vs frame; segments
+ * vs max_sges; queues vs caps and cores. Returns 0 or -EINVAL with "<field>:
+ * <what>" in err.
  */
 int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 		       size_t errlen);

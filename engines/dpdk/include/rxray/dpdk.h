@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The DPDK engine (DESIGN.md "The two engines", DOMAIN.md): mbufs from
+ * The DPDK engine (docs/design.md "The two engines", "The DPDK receive path"): mbufs from
  * real DPDK mempools, daqiri-like workers, two backends.
  *
  *   ethdev  --device "dpdk:<eal args>": rte_eth_rx_burst on a real port

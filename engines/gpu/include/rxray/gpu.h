@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GPU consumer stage (DESIGN.md "GPU stage"): what a GPUDirect receiver
+ * The GPU consumer stage (docs/gpu.md "GPU stage design"): what a GPUDirect receiver
  * does with payloads that landed in GPU memory. The app side hands batches
  * of payload addresses to a CUDA kernel on the consumer's own stream and
  * gives the buffers back only once the kernel that read them completed

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The software NIC (DESIGN.md "The software NIC"): pinned threads that
+ * The software NIC (docs/design.md "The software NIC"): pinned threads that
  * play wire + NIC over receive rings in the mlx5 formats of rdma-core's
  * <infiniband/mlx5dv.h>, so an engine's datapath is the same code it runs
  * on a real mlx5 device through mlx5dv_init_obj.

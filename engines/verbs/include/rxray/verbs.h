@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verbs engine: fixed receive slots, direct CQE polling (DESIGN.md
- * "The two engines", DOMAIN.md "daqiri's ibverbs engine").
+ * The verbs engine: fixed receive slots, direct CQE polling (docs/design.md
+ * "The two engines", "daqiri's ibverbs engine").
  *
  * WQE i always points at header slot i and payload slot i; the RX worker
  * polls mlx5 CQEs itself (owner bit, opcode), takes slot = wqe_counter &
