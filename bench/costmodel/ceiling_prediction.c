@@ -10,8 +10,8 @@
  *
  * A miss is marked where the same model at the NDR trial's own lap sizes
  * gives the NDR within 15%: the receiver lost packets before its laps
- * grew to the full bursts the prediction assumes (on the 16-core host, 8
- * of 9 misses in four sweeps at b403869). A diagnosis only: those lap
+ * grew to the full bursts the prediction assumes (bench/costmodel/README.md
+ * has how often). A diagnosis only: those lap
  * sizes come from the NDR trial.
  *
  * A point is judged where no stage explains its side of 1: below 1 a
