@@ -414,7 +414,10 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 	 * thread could take another's tid: two NIC writers lap the same
 	 * stages, and a writer's whole run of burst numbers covers the other
 	 * one's window, so both tids scored alike for it and the other
-	 * writer was left with none of its bursts (CI, once).
+	 * writer was left with none of its bursts (CI, once). Only tids with
+	 * bursts in the run's range are candidates: each phase starts new
+	 * NIC threads with reset probes, so a warm-up writer's bursts carry
+	 * the same numbers and stages as a measured one's, and tied with it.
 	 */
 	struct lap_thread lts[8];
 	long score[8][64];
@@ -426,14 +429,16 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 			score[i][t] = 0;
 			stray[i][t] = strays(&v, v.tids[t], &lts[i]);
 			for (size_t k = 0; k < lts[i].ng; k++)
-				score[i][t] += group_common(c, &v, &lts[i], &lts[i].g[k],
-							    nv_find(&v, v.tids[t], lts[i].g[k].seq));
+				score[i][t] +=
+				    group_common(c, &v, &lts[i], &lts[i].g[k],
+						 nv_find(&v, v.tids[t], lts[i].g[k].seq));
 		}
 	}
-	/* better(i, a, b): tid a agrees with thread i better than tid b */
-#define BETTER(i, a, b)                                                                        \
-	((b) == SIZE_MAX || score[i][a] > score[i][b] ||                                       \
-	 (score[i][a] == score[i][b] && stray[i][a] < stray[i][b]))
+	/* better(i, a, b): tid a (one of the run's) agrees with thread i
+	 * better than tid b */
+#define BETTER(i, a, b)                                                                            \
+	(v.measured[a] && ((b) == SIZE_MAX || score[i][a] > score[i][b] ||                         \
+			   (score[i][a] == score[i][b] && stray[i][a] < stray[i][b])))
 	for (size_t i = 0; i < nt; i++) /* greedy start */
 		for (size_t t = 0; lts[i].ng && t < v.ntids; t++)
 			if (!tid_used[t] && BETTER(i, t, pick[i])) {
