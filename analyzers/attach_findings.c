@@ -32,19 +32,6 @@ static void finding(struct rxr_profile *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const struct rxr_tele_port *port_find(const struct rxr_tele_snap *s, uint16_t id)
-{
-	for (size_t i = 0; i < s->nports; i++)
-		if (s->ports[i].id == id)
-			return &s->ports[i];
-	return NULL;
-}
-
-static uint64_t delta(uint64_t a, uint64_t b)
-{
-	return b > a ? b - a : 0;
-}
-
 /* "; called from A (80%), B (20%)" for the two biggest mempool callers. */
 static void mempool_callers_text(const struct rxr_profile *p, char *out, size_t len)
 {
@@ -149,12 +136,12 @@ void rxr_attach_findings(struct rxr_profile *p)
 	p->nfindings = 0;
 	for (size_t i = 0; p->have_tele && i < p->t1.nports; i++) {
 		const struct rxr_tele_port *b = &p->t1.ports[i];
-		const struct rxr_tele_port *a = port_find(&p->t0, b->id);
+		const struct rxr_tele_port *a = rxr_tele_port_find(&p->t0, b->id);
 		if (!a)
 			continue;
-		uint64_t dm = delta(a->imissed, b->imissed);
-		uint64_t dn = delta(a->rx_nombuf, b->rx_nombuf);
-		uint64_t dp = delta(a->ipackets, b->ipackets);
+		uint64_t dm = rxr_tele_delta(a->imissed, b->imissed);
+		uint64_t dn = rxr_tele_delta(a->rx_nombuf, b->rx_nombuf);
+		uint64_t dp = rxr_tele_delta(a->ipackets, b->ipackets);
 		if (dn)
 			finding(p, "port %u (%s): rx_nombuf rose by %" PRIu64 " in the window: "
 				"the RX path could not allocate replacement mbufs", b->id, b->name, dn);

@@ -47,31 +47,28 @@ struct sym_find {
 	bool in_exe;
 };
 
+/* a defined data object with a size (the tables read from the process) */
+static bool is_data(const GElf_Sym *sym)
+{
+	return GELF_ST_TYPE(sym->st_info) == STT_OBJECT && sym->st_shndx != SHN_UNDEF &&
+	       sym->st_size;
+}
+
 static int sym_find_cb(Dwfl_Module *mod, void **ud, const char *mname, Dwarf_Addr start,
 		       void *arg)
 {
 	struct sym_find *sf = arg;
 	bool exe = mname && !strcmp(mname, sf->exe);
-	size_t l = strlen(sf->name);
-	int n;
+	GElf_Sym sym;
+	GElf_Addr addr;
 
 	if (sf->addr && (sf->in_exe || !exe))
 		return DWARF_CB_OK;
-	n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
-		if (!s || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_size)
-			continue;
-		if (strncmp(s, sf->name, l) || (s[l] && s[l] != '@'))
-			continue;
+	if (syms_module_find(mod, sf->name, is_data, &sym, &addr)) {
 		sf->addr = addr;
 		sf->size = sym.st_size;
 		sf->dso = syms_base_name(mname);
 		sf->in_exe = exe;
-		break;
 	}
 	return DWARF_CB_OK;
 }
@@ -152,24 +149,36 @@ static void driver_name(const char *dso, const char *port_name, char *out, size_
 	}
 }
 
-static bool port_listed(const struct rxr_tele_snap *ports, size_t id, const char **name)
+/* one function-pointer field of a DPDK ops table and the role it plays */
+struct ops_field {
+	size_t off;
+	enum rxr_dpdk_role role;
+	const char *what;
+};
+
+/* Copies the symbol sf found out of the target; *out is the caller's to free. */
+static int sym_copy(struct rxr_syms *sy, const struct sym_find *sf, uint8_t **out, char *err,
+		    size_t errlen)
 {
-	for (size_t i = 0; ports && i < ports->nports; i++)
-		if (ports->ports[i].id == id) {
-			*name = ports->ports[i].name;
-			return true;
-		}
-	return false;
+	uint8_t *buf = malloc(sf->size);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = mem_read(sy->pid, sf->addr, buf, sf->size);
+	if (rc) {
+		snprintf(err, errlen, "reading %s of pid %d: %s", sf->name, sy->pid, strerror(-rc));
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	return 0;
 }
 
 static int fp_ops_read(struct collect *c, const struct rxr_tele_snap *ports, char *err,
 		       size_t errlen)
 {
-	static const struct {
-		size_t off;
-		enum rxr_dpdk_role role;
-		const char *what;
-	} fields[] = {
+	static const struct ops_field fields[] = {
 		{RXR_FP_RX_PKT_BURST, RXR_ROLE_RX_BURST, "rx_pkt_burst"},
 		{RXR_FP_RX_QUEUE_COUNT, RXR_ROLE_ETH_OTHER, "rx_queue_count"},
 		{RXR_FP_RX_DESCRIPTOR_STATUS, RXR_ROLE_ETH_OTHER, "rx_descriptor_status"},
@@ -190,21 +199,14 @@ static int fp_ops_read(struct collect *c, const struct rxr_tele_snap *ports, cha
 			 (unsigned long long)sf.size);
 		return -EPROTO;
 	}
-	buf = malloc(sf.size);
-	if (!buf)
-		return -ENOMEM;
-	rc = mem_read(c->sy->pid, sf.addr, buf, sf.size);
-	if (rc) {
-		snprintf(err, errlen, "reading rte_eth_fp_ops of pid %d: %s", c->sy->pid,
-			 strerror(-rc));
-		free(buf);
+	rc = sym_copy(c->sy, &sf, &buf, err, errlen);
+	if (rc)
 		return rc;
-	}
 	for (size_t port = 0; port < nports; port++) {
-		const char *pname = NULL;
-		bool listed = port_listed(ports, port, &pname);
-		if (ports && !listed)
+		const struct rxr_tele_port *tp = rxr_tele_port_find(ports, (uint16_t)port);
+		if (ports && !tp)
 			continue;
+		const char *pname = tp ? tp->name : NULL;
 		for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
 			uint64_t fn;
 			char drv[64];
@@ -230,11 +232,7 @@ static int fp_ops_read(struct collect *c, const struct rxr_tele_snap *ports, cha
 
 static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 {
-	static const struct {
-		size_t off;
-		enum rxr_dpdk_role role;
-		const char *what;
-	} fields[] = {
+	static const struct ops_field fields[] = {
 		{RXR_MP_OPS_ALLOC, RXR_ROLE_MP_OTHER, "alloc"},
 		{RXR_MP_OPS_FREE, RXR_ROLE_MP_OTHER, "free"},
 		{RXR_MP_OPS_ENQUEUE, RXR_ROLE_MP_PUT, "enqueue"},
@@ -257,16 +255,9 @@ static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 			 "DPDK 22.11", (unsigned long long)sf.size);
 		return -EPROTO;
 	}
-	buf = malloc(sf.size);
-	if (!buf)
-		return -ENOMEM;
-	rc = mem_read(c->sy->pid, sf.addr, buf, sf.size);
-	if (rc) {
-		snprintf(err, errlen, "reading rte_mempool_ops_table of pid %d: %s", c->sy->pid,
-			 strerror(-rc));
-		free(buf);
+	rc = sym_copy(c->sy, &sf, &buf, err, errlen);
+	if (rc)
 		return rc;
-	}
 	memcpy(&num, buf + RXR_MP_TABLE_NUM_OPS, sizeof(num));
 	for (uint32_t i = 0; i < num && i < MP_OPS_MAX; i++) {
 		const uint8_t *ops = buf + MP_OPS_FIRST + (size_t)i * MP_OPS_SIZE;

@@ -23,6 +23,21 @@ const char *syms_base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+bool syms_module_find(Dwfl_Module *mod, const char *name, bool (*keep)(const GElf_Sym *sym),
+		      GElf_Sym *sym, GElf_Addr *addr)
+{
+	size_t l = strlen(name);
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		const char *s = dwfl_module_getsym_info(mod, i, sym, addr, NULL, NULL, NULL);
+		/* name itself or a versioned name@VERSION / name@@VERSION */
+		if (s && keep(sym) && !strncmp(s, name, l) && (!s[l] || s[l] == '@'))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Function starts from .eh_frame_hdr's sorted search table (present in
  * stripped objects; unwinders use it). Only the common encoding is read:

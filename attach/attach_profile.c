@@ -427,19 +427,6 @@ int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_sy
 
 /* -------------------------------------------------------------- window */
 
-static const struct rxr_tele_port *port_find(const struct rxr_tele_snap *s, uint16_t id)
-{
-	for (size_t i = 0; i < s->nports; i++)
-		if (s->ports[i].id == id)
-			return &s->ports[i];
-	return NULL;
-}
-
-static uint64_t delta(uint64_t a, uint64_t b)
-{
-	return b > a ? b - a : 0; /* counters reset during the window: not negative */
-}
-
 void rxr_profile_finish(struct rxr_profile *p)
 {
 	p->packets = p->imissed = p->rx_nombuf = p->ierrors = 0;
@@ -447,13 +434,13 @@ void rxr_profile_finish(struct rxr_profile *p)
 	p->busy_cycles = (double)p->busy_ns * p->clock_hz / 1e9;
 	for (size_t i = 0; p->have_tele && i < p->t1.nports; i++) {
 		const struct rxr_tele_port *b = &p->t1.ports[i];
-		const struct rxr_tele_port *a = port_find(&p->t0, b->id);
+		const struct rxr_tele_port *a = rxr_tele_port_find(&p->t0, b->id);
 		if (!a)
 			continue;
-		p->packets += delta(a->ipackets, b->ipackets);
-		p->imissed += delta(a->imissed, b->imissed);
-		p->rx_nombuf += delta(a->rx_nombuf, b->rx_nombuf);
-		p->ierrors += delta(a->ierrors, b->ierrors);
+		p->packets += rxr_tele_delta(a->ipackets, b->ipackets);
+		p->imissed += rxr_tele_delta(a->imissed, b->imissed);
+		p->rx_nombuf += rxr_tele_delta(a->rx_nombuf, b->rx_nombuf);
+		p->ierrors += rxr_tele_delta(a->ierrors, b->ierrors);
 	}
 	p->cycles_per_packet = p->packets ? p->busy_cycles / (double)p->packets : 0;
 }

@@ -297,13 +297,19 @@ struct locate {
 	uint64_t vaddr;
 };
 
+static bool is_func(const GElf_Sym *sym)
+{
+	return GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_value;
+}
+
 static int locate_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
 			 void *arg)
 {
 	struct locate *lc = arg;
 	const char *base = syms_base_name(name);
 	Dwarf_Addr bias = 0;
-	int n;
+	GElf_Sym sym;
+	GElf_Addr addr;
 
 	if (lc->dso && strncmp(base, lc->dso, strlen(lc->dso)))
 		return DWARF_CB_OK;
@@ -314,21 +320,11 @@ static int locate_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Ad
 	}
 	if (!dwfl_module_getelf(mod, &bias))
 		return DWARF_CB_OK;
-	n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
-		size_t l = strlen(lc->sym);
-		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
-			continue;
-		if (strncmp(sname, lc->sym, l) || (sname[l] && sname[l] != '@'))
-			continue;
-		lc->found = mod;
-		lc->vaddr = addr - bias;
-		return DWARF_CB_ABORT;
-	}
-	return DWARF_CB_OK;
+	if (!syms_module_find(mod, lc->sym, is_func, &sym, &addr))
+		return DWARF_CB_OK;
+	lc->found = mod;
+	lc->vaddr = addr - bias;
+	return DWARF_CB_ABORT;
 }
 
 /* ELF vaddr -> file offset through the PT_LOAD that holds it. */

@@ -54,6 +54,13 @@ struct rxr_syms {
 };
 
 const char *syms_base_name(const char *path);
+/*
+ * The first symbol in mod's symbol table named name (or name@VERSION) that
+ * keep accepts, into *sym and *addr (its address in the process): true, or
+ * false when there is none.
+ */
+bool syms_module_find(Dwfl_Module *mod, const char *name, bool (*keep)(const GElf_Sym *sym),
+		      GElf_Sym *sym, GElf_Addr *addr);
 
 /* The module's tables (built on first call), or NULL when out of memory. */
 struct mod_names *mod_names_get(struct rxr_syms *sy, Dwfl_Module *mod, Elf *elf);

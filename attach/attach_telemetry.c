@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,33 +230,76 @@ static uint64_t ju64(const json_t *o, const char *k)
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
+static int tele_vquery(struct rxr_tele *tl, json_t **v, const char *fmt, va_list ap)
+{
+	char cmd[128];
+
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	return rxr_tele_query(tl, cmd, v);
+}
+
+static int tele_queryf(struct rxr_tele *tl, json_t **v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* rxr_tele_query of a command built from fmt ("/ethdev/stats,%u") */
+static int tele_queryf(struct rxr_tele *tl, json_t **v, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = tele_vquery(tl, v, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+struct u64_field {
+	const char *key;
+	uint64_t *dst;
+};
+
+static int tele_read_u64(struct rxr_tele *tl, const struct u64_field *f, size_t n, const char *fmt,
+			 ...) __attribute__((format(printf, 4, 5)));
+
+/* The command's counters into their fields (0 where absent): 0, or the query's error. */
+static int tele_read_u64(struct rxr_tele *tl, const struct u64_field *f, size_t n, const char *fmt,
+			 ...)
+{
+	json_t *v;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = tele_vquery(tl, &v, fmt, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		*f[i].dst = ju64(v, f[i].key);
+	json_decref(v);
+	return 0;
+}
+
 static int port_read(struct rxr_tele *tl, uint16_t id, struct rxr_tele_port *p)
 {
-	char cmd[64];
+	const struct u64_field stats[] = {
+	    {"ipackets", &p->ipackets},
+	    {"imissed", &p->imissed},
+	    {"ierrors", &p->ierrors},
+	    {"rx_nombuf", &p->rx_nombuf},
+	};
+	const struct u64_field missed[] = {{"rx_missed_errors", &p->imissed}};
 	json_t *v;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->id = id;
-	snprintf(cmd, sizeof(cmd), "/ethdev/stats,%u", id);
-	rc = rxr_tele_query(tl, cmd, &v);
+	rc = tele_read_u64(tl, stats, sizeof(stats) / sizeof(stats[0]), "/ethdev/stats,%u", id);
 	if (rc)
 		return rc;
-	p->ipackets = ju64(v, "ipackets");
-	p->imissed = ju64(v, "imissed");
-	p->ierrors = ju64(v, "ierrors");
-	p->rx_nombuf = ju64(v, "rx_nombuf");
-	json_decref(v);
-	if (!p->imissed) {
-		/* some PMDs report missed packets only as an xstat */
-		snprintf(cmd, sizeof(cmd), "/ethdev/xstats,%u", id);
-		if (!rxr_tele_query(tl, cmd, &v)) {
-			p->imissed = ju64(v, "rx_missed_errors");
-			json_decref(v);
-		}
-	}
-	snprintf(cmd, sizeof(cmd), "/ethdev/info,%u", id);
-	if (!rxr_tele_query(tl, cmd, &v)) {
+	if (!p->imissed) /* some PMDs report missed packets only as an xstat */
+		tele_read_u64(tl, missed, 1, "/ethdev/xstats,%u", id);
+	if (!tele_queryf(tl, &v, "/ethdev/info,%u", id)) {
 		snprintf(p->name, sizeof(p->name), "%s",
 			 json_string_value(json_object_get(v, "name")) ?: "");
 		p->nb_rx_queues = (uint32_t)ju64(v, "nb_rx_queues");
@@ -267,24 +311,26 @@ static int port_read(struct rxr_tele *tl, uint16_t id, struct rxr_tele_port *p)
 
 static int pool_read(struct rxr_tele *tl, const char *name, struct rxr_tele_pool *mp)
 {
-	char cmd[128];
-	json_t *v;
-	int rc;
+	const struct u64_field info[] = {
+	    {"size", &mp->size},
+	    {"cache_size", &mp->cache_size},
+	    {"elt_size", &mp->elt_size},
+	    {"header_size", &mp->header_size},
+	    {"private_data_size", &mp->private_data_size},
+	    {"populated_size", &mp->populated_size},
+	};
 
 	memset(mp, 0, sizeof(*mp));
 	snprintf(mp->name, sizeof(mp->name), "%s", name);
-	snprintf(cmd, sizeof(cmd), "/mempool/info,%s", name);
-	rc = rxr_tele_query(tl, cmd, &v);
-	if (rc)
-		return rc;
-	mp->size = ju64(v, "size");
-	mp->cache_size = ju64(v, "cache_size");
-	mp->elt_size = ju64(v, "elt_size");
-	mp->header_size = ju64(v, "header_size");
-	mp->private_data_size = ju64(v, "private_data_size");
-	mp->populated_size = ju64(v, "populated_size");
-	json_decref(v);
-	return 0;
+	return tele_read_u64(tl, info, sizeof(info) / sizeof(info[0]), "/mempool/info,%s", name);
+}
+
+const struct rxr_tele_port *rxr_tele_port_find(const struct rxr_tele_snap *s, uint16_t id)
+{
+	for (size_t i = 0; s && i < s->nports; i++)
+		if (s->ports[i].id == id)
+			return &s->ports[i];
+	return NULL;
 }
 
 int rxr_tele_snapshot(struct rxr_tele *tl, struct rxr_tele_snap *s)

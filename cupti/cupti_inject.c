@@ -91,6 +91,21 @@ static struct ev *ev_push(enum ev_kind k)
 	return e;
 }
 
+/* A GPU operation's event: its span on one stream, correlation id and bytes (0: none). */
+static struct ev *ev_push_op(enum ev_kind k, uint64_t start, uint64_t end, uint32_t stream,
+			     uint32_t id, uint64_t bytes)
+{
+	struct ev *e = ev_push(k);
+	if (e) {
+		e->start = start;
+		e->end = end;
+		e->stream = stream;
+		e->id = id;
+		e->bytes = bytes;
+	}
+	return e;
+}
+
 static void copy_name(char *dst, const char *src)
 {
 	snprintf(dst, CUPTI_NAME_MAX, "%s", src ? src : "?");
@@ -133,23 +148,16 @@ static void on_record(const CUpti_Activity *r)
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL: {
 		const CUpti_ActivityKernel10 *k = (const void *)r;
-		if ((e = ev_push(EV_KERNEL))) {
-			e->start = k->start;
-			e->end = k->end;
-			e->stream = k->streamId;
-			e->id = k->correlationId;
+		e = ev_push_op(EV_KERNEL, k->start, k->end, k->streamId, k->correlationId, 0);
+		if (e)
 			copy_name(e->name, k->name);
-		}
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = (const void *)r;
-		if ((e = ev_push(EV_MEMCPY))) {
-			e->start = m->start;
-			e->end = m->end;
-			e->bytes = m->bytes;
-			e->stream = m->streamId;
-			e->id = m->correlationId;
+		e = ev_push_op(EV_MEMCPY, m->start, m->end, m->streamId, m->correlationId,
+			       m->bytes);
+		if (e) {
 			unsigned ck = (unsigned)m->copyKind;
 			const char *dir = ck == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD   ? "HtoD"
 					  : ck == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? "DtoH"
@@ -164,14 +172,10 @@ static void on_record(const CUpti_Activity *r)
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const void *)r;
-		if ((e = ev_push(EV_MEMSET))) {
-			e->start = m->start;
-			e->end = m->end;
-			e->bytes = m->bytes;
-			e->stream = m->streamId;
-			e->id = m->correlationId;
+		e = ev_push_op(EV_MEMSET, m->start, m->end, m->streamId, m->correlationId,
+			       m->bytes);
+		if (e)
 			copy_name(e->name, "memset");
-		}
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MARKER:
@@ -203,8 +207,7 @@ static const char *const kind_name[] = {"kernel", "memcpy", "memset", "nvtx"};
 static int write_trace(const char *path)
 {
 	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = rxr_inj_tmp_open(path, tmp, sizeof(tmp));
 	if (!f)
 		return -errno;
 	uint64_t t0 = UINT64_MAX, busy[4] = {0}, count[4] = {0};
@@ -232,9 +235,7 @@ static int write_trace(const char *path)
 			(unsigned long long)count[k], (unsigned long long)busy[k]);
 	fprintf(f, ",\"dropped\":%llu,\"open_ranges\":%zu}}\n",
 		(unsigned long long)(st.dropped + st.cupti_dropped), st.nopen);
-	if (fclose(f))
-		return -errno;
-	return rename(tmp, path) ? -errno : 0;
+	return rxr_inj_tmp_commit(f, tmp, path);
 }
 
 static void at_exit(void)

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,8 +241,7 @@ static nvtxStringHandle_t NVTX_API dom_string(nvtxDomainHandle_t d, const char *
 static int write_out(const char *path)
 {
 	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = rxr_inj_tmp_open(path, tmp, sizeof(tmp));
 	if (!f)
 		return -errno;
 	unsigned n = atomic_load(&L.nrec);
@@ -265,9 +265,7 @@ static int write_out(const char *path)
 		fputc('}', f);
 	}
 	fprintf(f, "\n],\"dropped\":%lu,\"open\":%u}\n", atomic_load(&L.dropped), open);
-	if (fclose(f))
-		return -errno;
-	return rename(tmp, path) ? -errno : 0;
+	return rxr_inj_tmp_commit(f, tmp, path);
 }
 
 static void at_exit(void)
@@ -278,10 +276,23 @@ static void at_exit(void)
 		fprintf(stderr, "rxray-nvtx: cannot write ranges: %s\n", strerror(-rc));
 }
 
-static void set(NvtxFunctionTable t, unsigned size, unsigned id, NvtxFunctionPointer fn)
+struct hook {
+	unsigned id; /* NVTX_CBID_* of the module */
+	NvtxFunctionPointer fn;
+};
+
+/* Points the module's slots at our hooks; false when NVTX has no such module. */
+static bool hooks_set(const NvtxExportTableCallbacks *cb, NvtxCallbackModule mod,
+		      const struct hook *h, size_t n)
 {
-	if (t && id < size && t[id])
-		*t[id] = fn;
+	NvtxFunctionTable t = NULL;
+	unsigned size = 0;
+	if (!cb->GetModuleFunctionTable(mod, &t, &size))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (t && h[i].id < size && t[h[i].id])
+			*t[h[i].id] = h[i].fn;
+	return true;
 }
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
@@ -296,24 +307,25 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 		return 0;
 	L.names[0] = "?"; /* unnamed; also the default domain */
 	L.nnames = 1;
-	NvtxFunctionTable t = NULL;
-	unsigned size = 0;
-	if (!cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &size))
+	static const struct hook core[] = {
+	    {NVTX_CBID_CORE_RangePushEx, (NvtxFunctionPointer)core_push_ex},
+	    {NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer)core_push_a},
+	    {NVTX_CBID_CORE_RangePop, (NvtxFunctionPointer)core_pop},
+	    {NVTX_CBID_CORE_RangeStartEx, (NvtxFunctionPointer)core_start_ex},
+	    {NVTX_CBID_CORE_RangeStartA, (NvtxFunctionPointer)core_start_a},
+	    {NVTX_CBID_CORE_RangeEnd, (NvtxFunctionPointer)core_end},
+	};
+	static const struct hook core2[] = {
+	    {NVTX_CBID_CORE2_DomainRangePushEx, (NvtxFunctionPointer)dom_push},
+	    {NVTX_CBID_CORE2_DomainRangePop, (NvtxFunctionPointer)dom_pop},
+	    {NVTX_CBID_CORE2_DomainRangeStartEx, (NvtxFunctionPointer)dom_start},
+	    {NVTX_CBID_CORE2_DomainRangeEnd, (NvtxFunctionPointer)dom_end},
+	    {NVTX_CBID_CORE2_DomainCreateA, (NvtxFunctionPointer)dom_create},
+	    {NVTX_CBID_CORE2_DomainRegisterStringA, (NvtxFunctionPointer)dom_string},
+	};
+	if (!hooks_set(cb, NVTX_CB_MODULE_CORE, core, sizeof(core) / sizeof(core[0])) ||
+	    !hooks_set(cb, NVTX_CB_MODULE_CORE2, core2, sizeof(core2) / sizeof(core2[0])))
 		return 0;
-	set(t, size, NVTX_CBID_CORE_RangePushEx, (NvtxFunctionPointer)core_push_ex);
-	set(t, size, NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer)core_push_a);
-	set(t, size, NVTX_CBID_CORE_RangePop, (NvtxFunctionPointer)core_pop);
-	set(t, size, NVTX_CBID_CORE_RangeStartEx, (NvtxFunctionPointer)core_start_ex);
-	set(t, size, NVTX_CBID_CORE_RangeStartA, (NvtxFunctionPointer)core_start_a);
-	set(t, size, NVTX_CBID_CORE_RangeEnd, (NvtxFunctionPointer)core_end);
-	if (!cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &size))
-		return 0;
-	set(t, size, NVTX_CBID_CORE2_DomainRangePushEx, (NvtxFunctionPointer)dom_push);
-	set(t, size, NVTX_CBID_CORE2_DomainRangePop, (NvtxFunctionPointer)dom_pop);
-	set(t, size, NVTX_CBID_CORE2_DomainRangeStartEx, (NvtxFunctionPointer)dom_start);
-	set(t, size, NVTX_CBID_CORE2_DomainRangeEnd, (NvtxFunctionPointer)dom_end);
-	set(t, size, NVTX_CBID_CORE2_DomainCreateA, (NvtxFunctionPointer)dom_create);
-	set(t, size, NVTX_CBID_CORE2_DomainRegisterStringA, (NvtxFunctionPointer)dom_string);
 	atexit(at_exit);
 	return 1;
 }

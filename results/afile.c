@@ -89,6 +89,19 @@ static int resolve(const char *path, char *cur, size_t n, struct stat *st, bool 
 	return -ELOOP;
 }
 
+/* af->f writes to fd, which it then owns (closed here on failure). */
+static int afile_stream(struct rxr_afile *af, int fd, enum rxr_afile_kind kind)
+{
+	af->f = fdopen(fd, "w");
+	if (!af->f) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	af->kind = kind;
+	return 0;
+}
+
 static int open_through(struct rxr_afile *af, int fd, const char *path)
 {
 	int nfd;
@@ -98,14 +111,7 @@ static int open_through(struct rxr_afile *af, int fd, const char *path)
 		nfd = open(path ? path : "", O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (nfd < 0)
 		return -errno;
-	af->f = fdopen(nfd, "w");
-	if (!af->f) {
-		int e = errno;
-		close(nfd);
-		return -e;
-	}
-	af->kind = RXR_AFILE_THROUGH;
-	return 0;
+	return afile_stream(af, nfd, RXR_AFILE_THROUGH);
 }
 
 static int open_atomic(struct rxr_afile *af, const char *target, const struct stat *st, bool exists)
@@ -134,14 +140,7 @@ static int open_atomic(struct rxr_afile *af, const char *target, const struct st
 		umask(um);
 		af->mode = 0666 & ~um;
 	}
-	af->f = fdopen(fd, "w");
-	if (!af->f) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	af->kind = RXR_AFILE_ATOMIC;
-	return 0;
+	return afile_stream(af, fd, RXR_AFILE_ATOMIC);
 }
 
 int rxr_afile_open_err(struct rxr_afile *af, const char *path, char *err, size_t errlen)

@@ -42,7 +42,7 @@ struct dscan {
 	int dup_depth; /* the depth of the repeated key, once found */
 };
 
-enum { D_OK = 0, D_DUP = 1, D_UNSURE = -1 };
+enum { D_OK = 0, D_DUP = 1, D_MORE = 2, D_UNSURE = -1 }; /* D_MORE: between members only */
 
 static void dws(struct dscan *c)
 {
@@ -226,15 +226,38 @@ static int dnumber(struct dscan *c)
 
 static int dvalue(struct dscan *c, int depth);
 
-static int dobject(struct dscan *c, int depth)
+/* Steps past '{' or '[' and white space; true when close follows (empty). */
+static bool dopen(struct dscan *c, char close)
 {
-	size_t base = c->nkeys;
 	c->p++;
 	dws(c);
-	if (c->p < c->end && *c->p == '}') {
+	if (c->p < c->end && *c->p == close) {
+		c->p++;
+		return true;
+	}
+	return false;
+}
+
+/* After a member: D_MORE past ',', D_OK past close, else D_UNSURE. */
+static int dnext(struct dscan *c, char close)
+{
+	dws(c);
+	if (c->p < c->end && *c->p == ',') {
+		c->p++;
+		return D_MORE;
+	}
+	if (c->p < c->end && *c->p == close) {
 		c->p++;
 		return D_OK;
 	}
+	return D_UNSURE;
+}
+
+static int dobject(struct dscan *c, int depth)
+{
+	size_t base = c->nkeys;
+	if (dopen(c, '}'))
+		return D_OK;
 	c->at[depth].in_obj = true;
 	for (;;) {
 		bool plain;
@@ -263,44 +286,28 @@ static int dobject(struct dscan *c, int depth)
 		int rc = dvalue(c, depth + 1);
 		if (rc)
 			return rc;
-		dws(c);
-		if (c->p < c->end && *c->p == ',') {
-			c->p++;
+		rc = dnext(c, '}');
+		if (rc == D_MORE)
 			continue;
-		}
-		if (c->p < c->end && *c->p == '}') {
-			c->p++;
+		if (rc == D_OK)
 			c->nkeys = base;
-			return D_OK;
-		}
-		return D_UNSURE;
+		return rc;
 	}
 }
 
 static int darray(struct dscan *c, int depth)
 {
-	c->p++;
-	dws(c);
-	if (c->p < c->end && *c->p == ']') {
-		c->p++;
+	if (dopen(c, ']'))
 		return D_OK;
-	}
 	c->at[depth].in_obj = false;
 	for (size_t i = 0;; i++) {
 		c->at[depth].idx = i;
 		int rc = dvalue(c, depth + 1);
 		if (rc)
 			return rc;
-		dws(c);
-		if (c->p < c->end && *c->p == ',') {
-			c->p++;
-			continue;
-		}
-		if (c->p < c->end && *c->p == ']') {
-			c->p++;
-			return D_OK;
-		}
-		return D_UNSURE;
+		rc = dnext(c, ']');
+		if (rc != D_MORE)
+			return rc;
 	}
 }
 

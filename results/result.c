@@ -380,18 +380,26 @@ void rxr_result_fill_env(struct rxr_result *r)
 	const struct rxr_clock *c = rxr_clock_get();
 	json_object_set_new(r->env, "clock_note", json_string(c->note));
 	json_object_set_new(r->env, "tsc_invariant", json_boolean(rxr_clock_tsc_invariant()));
+	/* what this build was configured with; the NULL row keeps the table non-empty */
+	static const struct {
+		const char *key, *value;
+	} built_with[] = {
 #ifdef RXRAY_BUILD_PROBES
-	json_object_set_new(r->env, "probes", json_string(RXRAY_BUILD_PROBES));
+	    {"probes", RXRAY_BUILD_PROBES},
 #endif
 #ifdef RXRAY_DPDK_VERSION
-	json_object_set_new(r->env, "dpdk", json_string(RXRAY_DPDK_VERSION));
+	    {"dpdk", RXRAY_DPDK_VERSION},
 #endif
 #ifdef RXRAY_RDMA_CORE_VERSION
-	json_object_set_new(r->env, "rdma_core", json_string(RXRAY_RDMA_CORE_VERSION));
+	    {"rdma_core", RXRAY_RDMA_CORE_VERSION},
 #endif
 #ifdef RXRAY_CUDA_VERSION
-	json_object_set_new(r->env, "cuda", json_string(RXRAY_CUDA_VERSION));
+	    {"cuda", RXRAY_CUDA_VERSION},
 #endif
+	    {NULL, NULL},
+	};
+	for (size_t i = 0; built_with[i].key; i++)
+		json_object_set_new(r->env, built_with[i].key, json_string(built_with[i].value));
 	json_object_set_new(r->env, "gpu", gpu_list());
 	time_t now = time(NULL);
 	struct tm tm;

@@ -154,6 +154,19 @@ int rxr_tele_query(struct rxr_tele *tl, const char *cmd, json_t **out);
  */
 int rxr_tele_snapshot(struct rxr_tele *tl, struct rxr_tele_snap *s);
 
+/*
+ * @param s  a snapshot, or NULL
+ * @return   the port whose DPDK port id is id in s, or NULL (s NULL, or no
+ *           such port: it left between two snapshots or was beyond the table)
+ */
+const struct rxr_tele_port *rxr_tele_port_find(const struct rxr_tele_snap *s, uint16_t id);
+
+/* How much a counter read as a, then b, rose; 0 when it fell (reset between). */
+static inline uint64_t rxr_tele_delta(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
 /* ------------------------------------------------------------ sampler */
 
 struct rxr_sampler; /* the loaded BPF object, its perf events and links */
