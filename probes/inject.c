@@ -333,19 +333,14 @@ void rxr_lap_injected(struct rxr_probe *p, enum rxr_stage s, uint64_t t, uint32_
 			p->inject_spun_pkts[s] += pkts;
 		}
 	}
-	/* the clock is read once the bookkeeping has completed: an unordered
-	 * read lets it run on into the next lap, and by more in one half
-	 * (measured: +20 cycles/packet on an inline app stage after injected
-	 * laps, none with the fence). Its stores too: the pairs' bins and
-	 * the half's sums, misses some of them, left in the store buffer,
-	 * drain while the next laps run and slow their own stores, and not
-	 * alike in the two halves (the injected half writes the spin's sums
-	 * as well). bench_inject_accuracy --quick, both engines, one device
-	 * call on the 16-core host: without the store fence the NIC's
-	 * cqe_write read -37 and -26 cycles/packet beside hdr_write=50 and
-	 * 500 (verbs), -9 and -61 beside payload_write=50 and 500 (dpdk);
-	 * with it -0.1 to +0.1, or smaller than the row's largest move
-	 * (rows within every bound: 27 of 44 without, 33 of 44 with). */
+	/* Invariant: the bookkeeping above, loads and stores alike, has
+	 * completed before the next lap's clock read. An unordered read
+	 * lets the bookkeeping run on into the next lap, and its stores (the
+	 * pairs' bins, the half's sums; the injected half also writes the
+	 * spin's sums) drain from the store buffer while the next laps run:
+	 * unequal work in the two halves, read as the injection's effect.
+	 * The measurements behind this fence: bench/costmodel/README.md,
+	 * "Why the A/B is built as it is". */
 #if defined(__x86_64__) || defined(__i386__)
 	__asm__ __volatile__("mfence\n\tlfence" ::: "memory");
 #elif defined(__aarch64__)

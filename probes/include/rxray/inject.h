@@ -33,13 +33,11 @@ extern "C" {
  * in neither half. A lap's cost depends on the lap before it (a spin lets the
  * NIC's writes settle and the next lap finds them cheaper or dearer), so a
  * plain lap right after an injected one would carry the spin's aftermath
- * and an injected lap after a plain one would not: their difference was K
- * minus that aftermath (on the 16-core host 0.72-1.29 x K at light load,
- * its sign changing between processes). With the shadows, both halves
- * follow a plain lap. Observed stages count by the same turns. (Longer
- * periods, the plain lap 4 or 8 laps after the injected one, were tried
- * there: light-load laps at K = 50 added 2-15 cycles/packet too much at
- * every period alike, so a longer aftermath is not what is left.)
+ * and an injected lap after a plain one would not: their difference would
+ * be K minus that aftermath. With the shadows, both halves follow a plain
+ * lap. Observed stages count by the same turns. (What the aftermath
+ * measured, and why a longer period does not help: bench/costmodel/
+ * README.md, "Why the A/B is built as it is".)
  */
 #define RXR_AB_PERIOD 4
 #define RXR_AB_INJ 0
@@ -50,11 +48,9 @@ extern "C" {
  * or not. A fixed order makes "the first half" and "the injected half" one
  * thing, so whatever differs between a period's first and third lap for
  * its own reasons (the pairing's bookkeeping after the second one, a
- * thread's state that follows the period) reads as the injection. On the
- * 16-core host, A/A runs (RXR_INJECT_NULL: nothing spun) with the
- * injected turn always first read the NIC's cqe_write beside hdr_write=0
- * at +25 to +33 cycles/packet, dpdk rx sge_setup beside doorbell=0 at +8
- * to +11; drawn, -2 to +1 and -1 to +1.
+ * thread's state that follows the period) reads as the injection. An A/A
+ * run (RXR_INJECT_NULL: nothing spun) shows that bias when the order is
+ * fixed and not when it is drawn (bench/costmodel/README.md).
  */
 static inline unsigned rxr_ab_turn(unsigned raw, bool swap)
 {
@@ -88,16 +84,14 @@ static inline bool rxr_ab_coin(uint64_t *rng)
  * period's first lap in the injected turn pairs with its first in the
  * plain turn of the same period, so both sit at the same place after the
  * injected stage's lap. (Pairing the injected turn's last lap with the
- * plain turn's first compared a lap before an empty poll's refill with
- * one after it: on the 16-core host cqe_poll read +96 to +148 cycles
- * where its halves' means differed by -2 to +3.)
+ * plain turn's first would compare a lap before an empty poll's refill
+ * with one after it.)
  * The two laps must also agree on whether a wait lap (idle, gpu_wait)
  * came just before them; a pair that does not is left unpaired (counted
  * apart too). At light load a spin late in one burst lets the next packet
  * arrive meanwhile, so the next burst's first lap follows no wait and
  * finds the completion written, where its plain partner ends a wait and
- * meets the NIC at work on the line: on the 16-core host dpdk rx cqe_poll
- * read -32 to -105 cycles/packet after a spin of 150-500 in a later stage.
+ * meets the NIC at work on the line, a difference the spin did not add.
  * Work charged to the wrong stage moves every pair, matched or not.
  */
 #define RXR_AB_LO (-1024)
@@ -244,13 +238,10 @@ int rxr_probe_set_op_gate(struct rxr_probe *p, enum rxr_stage s, uint32_t k);
  * spun from that lap's clock read as a lap's injection is (rxr_op_pay).
  * The next lap is the one the operation ran in, whatever the engine calls
  * it, so a lap charged to the wrong stage carries the delay with it: what
- * the delay tests, and no probe label decides where it lands. (Until this
- * session each operation spun in place, fenced, with its calibrated
- * overhead taken off. A spin in the middle of a stage's work exposes the
- * latency of what is in flight around it: on the 16-core host a put on
- * the app thread and a header write on the NIC thread added ~70-100
- * cycles more than K each, wherever in the operation the spin sat, while
- * the rx thread's gets came out 10% short.) Ops in a wait lap (idle) are
+ * the delay tests, and no probe label decides where it lands. The delay
+ * is never spun inside the operation: a spin in the middle of a stage's
+ * work exposes the latency of what is in flight around it and adds more
+ * or less than k (bench/costmodel/README.md). Ops in a wait lap (idle) are
  * paid by that wait lap (RXR_INJECT_PAY). Laps pay only on a probe whose
  * stages take the injected path (rxr_probe_set_op_pay, which an op gate in
  * A/B calls too).

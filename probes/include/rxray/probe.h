@@ -359,10 +359,8 @@ struct rxr_probe {
 						  * laps would have ended,
 						  * counted with the halves'
 						  * bookkeeping (out of every
-						  * lap: counted right after the
-						  * spin, a sanitizer build
-						  * charged ~10 cycles of it to
-						  * the next stage) */
+						  * lap, so none of it is
+						  * charged to the next stage) */
 	uint64_t inject_spun_pkts[RXR_ST_COUNT]; /* packets of those laps
 						  * (a lap repaying credit
 						  * spins 0) */
@@ -544,8 +542,8 @@ static inline void rxr_lap_close(struct rxr_probe *p, enum rxr_stage s, uint64_t
  *  - A poll announces cqe_poll when it finds its first completion, not
  *    when it starts: it cannot know it will be empty, and a range opened
  *    before it knew would be a range per empty poll (millions a second on
- *    an idle queue: they overran the listener's 1M ranges in 0.3 s on a
- *    16-core host). So an empty poll opens nothing, and the first poll's
+ *    an idle queue, more than an NVTX listener keeps). So an empty poll
+ *    opens nothing, and the first poll's
  *    range (and its burst's) leaves out the load that found the first
  *    completion. A poll inside a burst that already did work, whose empty
  *    result is lapped cqe_poll rather than idle, announces it at its start.
