@@ -169,3 +169,83 @@ Test(knob_table, sweep_knobs_are_the_tables_sweep_rows)
 	cr_expect_eq(sweep_knob_find("rate"), -1, "a row without a sweep position");
 	cr_expect_eq(sweep_knob_find("mempool_cache"), sweep_knob_find("mempool-cache"));
 }
+
+/*
+ * The names the sweep code looks up are the ones it declares: a point of
+ * the default matrix has each of them, by name, where the key says.
+ */
+Test(knob_table, the_sweeps_names_reach_its_points)
+{
+	static const char yaml[] = "engines: [verbs]\n";
+	struct sweep_spec *sp = NULL;
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	char err[SWEEP_ERR_LEN] = "";
+	cr_assert_eq(sweep_spec_parse(yaml, strlen(yaml), "d.yaml", &sp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(pts[0].key, "engine=verbs,mode=single,frame=1064,queues=1,ring=8192,"
+				     "device=sim");
+	cr_expect_str_eq(sweep_point_knob(&pts[0], "engine")->text, "verbs");
+	cr_expect_eq(sweep_point_knob(&pts[0], "frame")->num, 1064);
+	cr_expect_eq(sweep_point_knob(&pts[0], "queues")->num, 1);
+	cr_expect_str_eq(sweep_point_knob(&pts[0], "device")->text, "sim");
+	cr_expect_null(sweep_point_knob(&pts[0], "burst"), "not named: the engine's default");
+	cr_expect_null(sweep_point_knob(&pts[0], "rate"), "no sweep knob");
+	free(pts);
+	sweep_spec_free(sp);
+}
+
+/*
+ * A sweep knob past the sweep's capacity (RX_KNOB_SWEEP_MAX) is refused
+ * when it is registered, with -ENOSPC, not dropped by the sweep later;
+ * the rows up to the capacity work and a row that is no axis still
+ * registers.
+ */
+Test(knob_table, a_sweep_knob_past_the_capacity_is_refused)
+{
+	static struct rx_knob rows[RX_KNOB_SWEEP_MAX + 1];
+	static char names[RX_KNOB_SWEEP_MAX + 1][24];
+	unsigned next = (unsigned)sweep_knob_count() + 1;
+	cr_assert_leq(next, RX_KNOB_SWEEP_MAX, "the table leaves room to test");
+	size_t nrows = 0;
+	for (unsigned pos = next; pos <= RX_KNOB_SWEEP_MAX + 1; pos++, nrows++) {
+		snprintf(names[nrows], sizeof(names[nrows]), "test-cap-%u", pos);
+		rows[nrows] = (struct rx_knob){names[nrows], RX_KT_UINT, "K", 0, 30, NULL,
+					       offsetof(struct rx_config, sample_shift),
+					       sizeof(unsigned), 0, NULL, "test: fills the sweep",
+					       pos, NULL};
+	}
+	cr_assert_leq(nrows, RX_KNOB_EXTRA_MAX, "registration slots for the test's rows");
+	for (size_t i = 0; i + 1 < nrows; i++)
+		cr_assert_eq(rx_knob_register(&rows[i]), 0, "%s", rows[i].name);
+	cr_assert_eq(sweep_knob_count(), RX_KNOB_SWEEP_MAX);
+	cr_assert_eq(rx_knob_register(&rows[nrows - 1]), -ENOSPC, "position %u",
+		     rows[nrows - 1].sweep);
+	cr_assert_null(rx_knob_find(rows[nrows - 1].name));
+	cr_assert_eq(sweep_knob_count(), RX_KNOB_SWEEP_MAX);
+
+	/* not the registration slots: a row with no sweep position fits */
+	static const struct rx_knob plain = {
+	    "test-plain", RX_KT_UINT, "K", 0, 30, NULL, offsetof(struct rx_config, sample_shift),
+	    sizeof(unsigned), 0, NULL, "test: no axis", 0, NULL};
+	cr_assert_eq(rx_knob_register(&plain), 0);
+
+	/* the full table drives a sweep: its last knob is an axis */
+	char err[SWEEP_ERR_LEN] = "", yaml[64];
+	cr_assert_eq(sweep_knobs_check(err, sizeof(err)), 0, "%s", err);
+	snprintf(yaml, sizeof(yaml), "test_cap_%d: [1, 2]\n", RX_KNOB_SWEEP_MAX);
+	struct sweep_spec *sp = NULL;
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	cr_assert_eq(sweep_spec_parse(yaml, strlen(yaml), "c.yaml", &sp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(n, 2);
+	char want[64];
+	snprintf(want, sizeof(want), ",test_cap_%d=2,device=sim", RX_KNOB_SWEEP_MAX);
+	cr_assert(strstr(pts[1].key, want), "%s", pts[1].key);
+	free(pts);
+	sweep_spec_free(sp);
+}
