@@ -14,39 +14,41 @@
 #include "rxray/sweep.h"
 
 /* Knobs every point names, with the value used when the spec does not. */
-static const struct sweep_value def_engine = {"verbs", 0, {0, 0}};
-static const struct sweep_value def_mode = {"single", 0, {0, 0}};
-static const struct sweep_value def_frame = {"1064", 1064, {0, 0}};
-static const struct sweep_value def_queues = {"1", 1, {0, 0}};
-static const struct sweep_value def_ring = {"8192", 8192, {0, 0}};
-static const struct sweep_value def_device = {"sim", 0, {0, 0}};
-
-static const struct sweep_value *const defaults[SWEEP_K_MAX] = {
-	[SWEEP_K_ENGINE] = &def_engine, [SWEEP_K_MODE] = &def_mode,
-	[SWEEP_K_FRAME] = &def_frame,   [SWEEP_K_QUEUES] = &def_queues,
-	[SWEEP_K_RING] = &def_ring,     [SWEEP_K_DEVICE] = &def_device,
+static const struct {
+	const char *knob;
+	struct sweep_value v;
+} defaults[] = {
+	{"engine", {"verbs", 0, {0, 0}}}, {"mode", {"single", 0, {0, 0}}},
+	{"frame", {"1064", 1064, {0, 0}}}, {"queues", {"1", 1, {0, 0}}},
+	{"ring", {"8192", 8192, {0, 0}}},  {"device", {"sim", 0, {0, 0}}},
 };
 
-static const struct rx_knob *knob_of(enum sweep_knob k)
+static const struct rx_knob *knob_of(size_t k)
 {
 	return rx_knob_find(sweep_knob_name(k));
 }
 
-static bool is_numeric(enum sweep_knob k)
+static bool is_numeric(size_t k)
 {
 	return knob_of(k)->type == RX_KT_UINT;
 }
 
+const struct sweep_value *sweep_point_knob(const struct sweep_point *p, const char *name)
+{
+	int k = sweep_knob_find(name);
+	return k < 0 ? NULL : p->k[k];
+}
+
 bool sweep_point_is_sim(const struct sweep_point *p)
 {
-	const char *d = p->k[SWEEP_K_DEVICE]->text;
+	const char *d = sweep_point_knob(p, "device")->text;
 	return !strcmp(d, "sim") || !strncmp(d, "sim:", 4);
 }
 
-static int bad(const struct sweep_spec *s, const struct sweep_value *v, enum sweep_knob k,
+static int bad(const struct sweep_spec *s, const struct sweep_value *v, size_t k,
 	       char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static int bad(const struct sweep_spec *s, const struct sweep_value *v, enum sweep_knob k,
+static int bad(const struct sweep_spec *s, const struct sweep_value *v, size_t k,
 	       char *err, size_t errlen, const char *fmt, ...)
 {
 	char what[300];
@@ -65,17 +67,18 @@ static int bad(const struct sweep_spec *s, const struct sweep_value *v, enum swe
 int sweep_point_config(const struct sweep_spec *s, const struct sweep_point *p,
 		       struct rx_config *c, char *err, size_t errlen)
 {
+	const int inject = sweep_knob_find("inject");
 	rx_config_defaults(c);
 	for (int k = 0; k < (int)sweep_knob_count(); k++) {
-		if (!p->k[k] || (k == SWEEP_K_INJECT && !strcmp(p->k[k]->text, "none")))
+		if (!p->k[k] || (k == inject && !strcmp(p->k[k]->text, "none")))
 			continue;
 		char val[sizeof(p->k[k]->text)];
 		snprintf(val, sizeof(val), "%s", p->k[k]->text);
-		if (k == SWEEP_K_INJECT)
+		if (k == inject)
 			for (char *q = val; *q; q++)
 				if (*q == '+')
 					*q = ',';
-		int rc = rx_config_set(c, sweep_knob_name((enum sweep_knob)k), val, err, errlen);
+		int rc = rx_config_set(c, sweep_knob_name((size_t)k), val, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -88,19 +91,17 @@ int sweep_point_config(const struct sweep_spec *s, const struct sweep_point *p,
 
 /* The spec knob an "<field>: <what>" line is about (the engine's when the
  * field is no spec knob). */
-static enum sweep_knob knob_of_line(const char *line)
+static size_t knob_of_line(const char *line)
 {
+	const size_t engine = (size_t)sweep_knob_find("engine");
 	char field[32];
 	size_t n = strcspn(line, ":");
 	if (n >= sizeof(field))
-		return SWEEP_K_ENGINE;
+		return engine;
 	memcpy(field, line, n);
 	field[n] = '\0';
-	const struct rx_knob *rk = rx_knob_find(field);
-	for (int k = 0; rk && k < (int)sweep_knob_count(); k++)
-		if (knob_of((enum sweep_knob)k) == rk)
-			return (enum sweep_knob)k;
-	return SWEEP_K_ENGINE;
+	int k = sweep_knob_find(field);
+	return k < 0 ? engine : (size_t)k;
 }
 
 /*
@@ -124,9 +125,9 @@ static int point_check(const struct sweep_spec *s, const struct sweep_point *p, 
 	}
 	if (!rc)
 		return 0;
-	enum sweep_knob k = knob_of_line(line);
+	size_t k = knob_of_line(line);
 	const char *what = strstr(line, ": ");
-	const struct sweep_value *v = p->k[k] ? p->k[k] : p->k[SWEEP_K_ENGINE];
+	const struct sweep_value *v = p->k[k] ? p->k[k] : sweep_point_knob(p, "engine");
 	return bad(s, v, k, err, errlen, "%s", what ? what + 2 : line);
 }
 
@@ -135,14 +136,13 @@ static void point_key(struct sweep_point *p)
 	size_t off = 0;
 	p->key[0] = '\0';
 	/* device last whatever the table adds: its value may hold commas */
-	for (int i = 0; i < (int)sweep_knob_count(); i++) {
-		int k = i == (int)sweep_knob_count() - 1 ? SWEEP_K_DEVICE
-			: i >= SWEEP_K_DEVICE		 ? i + 1
-							 : i;
+	const size_t nk = sweep_knob_count(), device = (size_t)sweep_knob_find("device");
+	for (size_t i = 0; i < nk; i++) {
+		size_t k = i == nk - 1 ? device : i >= device ? i + 1 : i;
 		if (!p->k[k])
 			continue;
 		int n = snprintf(p->key + off, sizeof(p->key) - off, "%s%s=%s", off ? "," : "",
-				 sweep_knob_name((enum sweep_knob)k), p->k[k]->text);
+				 sweep_knob_name(k), p->k[k]->text);
 		if (n < 0 || (size_t)n >= sizeof(p->key) - off)
 			break;
 		off += (size_t)n;
@@ -158,7 +158,7 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 		if (total > SWEEP_MAX_POINTS / n) {
 			snprintf(err, errlen, "%s:%d:%d: %s: the matrix has more than %d points",
 				 spec->path, spec->axis[k].mark.line, spec->axis[k].mark.column,
-				 sweep_knob_name((enum sweep_knob)k), SWEEP_MAX_POINTS);
+				 sweep_knob_name((size_t)k), SWEEP_MAX_POINTS);
 			return -EINVAL;
 		}
 		total *= n;
@@ -170,19 +170,26 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 		json_decref(seen);
 		return -ENOMEM;
 	}
-	size_t idx[SWEEP_K_MAX] = {0}, n = 0;
+	/* the defaults by sweep index, looked up by name once per matrix */
+	const struct sweep_value *def[SWEEP_KNOBS_CAP] = {NULL};
+	for (size_t d = 0; d < sizeof(defaults) / sizeof(defaults[0]); d++) {
+		int k = sweep_knob_find(defaults[d].knob);
+		if (k >= 0)
+			def[k] = &defaults[d].v;
+	}
+	size_t idx[SWEEP_KNOBS_CAP] = {0}, n = 0;
 	int rc = 0;
 	for (size_t i = 0; i < total; i++) {
 		struct sweep_point *p = &out[n];
 		memset(p, 0, sizeof(*p));
 		for (int k = 0; k < (int)sweep_knob_count(); k++)
-			p->k[k] = spec->axis[k].n ? &spec->axis[k].v[idx[k]] : defaults[k];
+			p->k[k] = spec->axis[k].n ? &spec->axis[k].v[idx[k]] : def[k];
 		/* knobs the point's engine (or mode) does not take are dropped,
 		 * so such points collapse into one */
-		const char *engine = p->k[SWEEP_K_ENGINE]->text;
-		bool hds = !strcmp(p->k[SWEEP_K_MODE]->text, "hds");
+		const char *engine = sweep_point_knob(p, "engine")->text;
+		bool hds = !strcmp(sweep_point_knob(p, "mode")->text, "hds");
 		for (int k = 0; k < (int)sweep_knob_count(); k++) {
-			const struct rx_knob *rk = knob_of((enum sweep_knob)k);
+			const struct rx_knob *rk = knob_of((size_t)k);
 			if (!rx_knob_applies(rk, engine) || (!hds && (rk->flags & RX_KNOB_HDS_ONLY)))
 				p->k[k] = NULL;
 		}
@@ -223,9 +230,9 @@ json_t *sweep_point_knobs(const struct sweep_point *p)
 	for (int k = 0; o && k < (int)sweep_knob_count(); k++) {
 		if (!p->k[k])
 			continue;
-		json_t *v = is_numeric((enum sweep_knob)k) ? json_integer((json_int_t)p->k[k]->num)
-							    : json_string(p->k[k]->text);
-		if (json_object_set_new(o, sweep_knob_name((enum sweep_knob)k), v) < 0) {
+		json_t *v = is_numeric((size_t)k) ? json_integer((json_int_t)p->k[k]->num)
+						   : json_string(p->k[k]->text);
+		if (json_object_set_new(o, sweep_knob_name((size_t)k), v) < 0) {
 			json_decref(o);
 			return NULL;
 		}

@@ -82,7 +82,7 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 	if (navail <= 0)
 		return -EINVAL;
 	pl->available = navail;
-	pl->rx = (int)p->k[SWEEP_K_QUEUES]->num;
+	pl->rx = (int)sweep_point_knob(p, "queues")->num;
 	/* the engines' own rule (rx_place_on), asked with oversubscription
 	 * allowed so it reports what the point needs; the sweep decides */
 	int rc = sweep_point_config(NULL, p, &c, err, sizeof(err));

@@ -284,7 +284,7 @@ static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result
 	    c->x.spec->traffic_cmd[0] || r->ndr_trial < 0 || (size_t)r->ndr_trial >= r->ntrials ||
 	    !calib_has_laps(r->trials[r->ndr_trial].doc))
 		return 0;
-	const struct sweep_value *bv = c->x.point->k[SWEEP_K_BURST];
+	const struct sweep_value *bv = sweep_point_knob(c->x.point, "burst");
 	char burst[32];
 	snprintf(burst, sizeof(burst), "%.30s", bv ? bv->text : "64");
 	const char *const coalesce[] = {"--coalesce", burst, NULL};

@@ -32,19 +32,78 @@ static const struct rx_knob *sweep_row(size_t k)
 	return NULL;
 }
 
+/*
+ * The names below are the sweep code's only ties to particular knobs;
+ * each is looked up in the table (sweep_knob_find) where it is used.
+ */
+const char *const sweep_knobs_used[] = {
+	"engine", /* parsed against the engine list; defaults; drops */
+	"mode",	  /* defaults; hds-only knobs dropped from single */
+	"frame",  /* defaults; traffic_cmd's {frame} */
+	"queues", /* defaults; the placement's rx workers */
+	"ring",	  /* defaults */
+	"burst",  /* the calibration trials' coalescing */
+	"inject", /* "none", '+'-joined entries, one --inject each */
+	"device", /* defaults; last in the key; sim or traffic_cmd */
+	NULL,
+};
+
 size_t sweep_knob_count(void)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < rx_knob_count(); i++)
-		if (rx_knob_at(i)->sweep > n && rx_knob_at(i)->sweep <= SWEEP_K_MAX)
+		if (rx_knob_at(i)->sweep > n)
 			n = rx_knob_at(i)->sweep;
-	return n;
+	/* the arrays' bound; such a table fails sweep_knobs_check */
+	return n < SWEEP_KNOBS_CAP ? n : SWEEP_KNOBS_CAP;
 }
 
-const char *sweep_knob_name(enum sweep_knob k)
+int sweep_knob_find(const char *name)
 {
-	static char names[SWEEP_K_MAX][32];
-	const struct rx_knob *rk = (size_t)k < SWEEP_K_MAX ? sweep_row((size_t)k) : NULL;
+	const struct rx_knob *rk = rx_knob_find(name);
+	if (!rk || !rk->sweep || rk->sweep > SWEEP_KNOBS_CAP)
+		return -1;
+	return (int)rk->sweep - 1;
+}
+
+int sweep_knobs_check(char *err, size_t errlen)
+{
+	unsigned rows[SWEEP_KNOBS_CAP] = {0};
+	unsigned last = 0;
+	for (size_t i = 0; i < rx_knob_count(); i++) {
+		const struct rx_knob *rk = rx_knob_at(i);
+		if (rk->sweep > SWEEP_KNOBS_CAP) {
+			snprintf(err, errlen,
+				 "knob table: %s has sweep position %u, past the sweep's "
+				 "capacity of %d knobs (RX_KNOB_SWEEP_MAX)",
+				 rk->name, rk->sweep, SWEEP_KNOBS_CAP);
+			return -ENOSPC;
+		}
+		if (rk->sweep) {
+			rows[rk->sweep - 1]++;
+			if (rk->sweep > last)
+				last = rk->sweep;
+		}
+	}
+	for (unsigned k = 0; k < last; k++)
+		if (rows[k] != 1) {
+			snprintf(err, errlen, "knob table: sweep position %u has %u rows (one each, "
+				 "1..%u)", k + 1, rows[k], last);
+			return -EINVAL;
+		}
+	for (const char *const *n = sweep_knobs_used; *n; n++)
+		if (sweep_knob_find(*n) < 0) {
+			snprintf(err, errlen, "knob table: no sweep knob %s (the sweep handles it "
+				 "by name)", *n);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+const char *sweep_knob_name(size_t k)
+{
+	static char names[SWEEP_KNOBS_CAP][32];
+	const struct rx_knob *rk = k < SWEEP_KNOBS_CAP ? sweep_row(k) : NULL;
 	if (!rk || strlen(rk->name) >= sizeof(names[0]))
 		return NULL;
 	char name[sizeof(names[0])];
@@ -62,9 +121,8 @@ static const char *known_fields(char *buf, size_t n)
 	size_t len = 0;
 	buf[0] = '\0';
 	for (size_t k = 0; k < sweep_knob_count(); k++)
-		if (sweep_knob_name((enum sweep_knob)k) && len < n)
-			len += (size_t)snprintf(buf + len, n - len, "%s, ",
-						sweep_knob_name((enum sweep_knob)k));
+		if (sweep_knob_name(k) && len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s, ", sweep_knob_name(k));
 	if (len < n)
 		snprintf(buf + len, n - len,
 			 "cores, allow_oversubscribe, output, traffic_cmd, search");
@@ -125,11 +183,11 @@ static bool is_null(const yaml_node_t *n)
 	       (!*s || !strcmp(s, "~") || !strcmp(s, "null"));
 }
 
-static int parse_value(struct ctx *c, enum sweep_knob k, const yaml_node_t *n,
+static int parse_value(struct ctx *c, size_t k, const yaml_node_t *n,
 		       struct sweep_value *v)
 {
 	const char *name = sweep_knob_name(k);
-	const struct rx_knob *rk = sweep_row((size_t)k);
+	const struct rx_knob *rk = sweep_row(k);
 	const char *s = scalar(n);
 	if (!s || is_null(n))
 		return fail(c, n, name, "expected a value, got %s", s ? "nothing" : node_kind(n));
@@ -138,7 +196,7 @@ static int parse_value(struct ctx *c, enum sweep_knob k, const yaml_node_t *n,
 	if (strlen(s) >= sizeof(v->text))
 		return fail(c, n, name, "value too long (%zu characters, at most %zu)", strlen(s),
 			    sizeof(v->text) - 1);
-	if (k == SWEEP_K_ENGINE) {
+	if ((int)k == sweep_knob_find("engine")) {
 		const struct rx_engine_ops *e = rx_engine_find(s);
 		char list[160];
 		if (!e)
@@ -147,7 +205,7 @@ static int parse_value(struct ctx *c, enum sweep_knob k, const yaml_node_t *n,
 		snprintf(v->text, sizeof(v->text), "%s", s);
 		return 0;
 	}
-	if (k == SWEEP_K_INJECT && !strcmp(s, "none")) {
+	if ((int)k == sweep_knob_find("inject") && !strcmp(s, "none")) {
 		snprintf(v->text, sizeof(v->text), "none");
 		return 0;
 	}
@@ -185,7 +243,7 @@ static int parse_value(struct ctx *c, enum sweep_knob k, const yaml_node_t *n,
 	return 0;
 }
 
-static int parse_axis(struct ctx *c, enum sweep_knob k, const yaml_node_t *key,
+static int parse_axis(struct ctx *c, size_t k, const yaml_node_t *key,
 		      const yaml_node_t *n)
 {
 	struct sweep_axis *a = &c->spec->axis[k];
@@ -410,7 +468,7 @@ static bool in_list(const char *list, const char *name)
 static int knob_lookup(const char *name)
 {
 	for (size_t k = 0; k < sweep_knob_count(); k++) {
-		const char *kn = sweep_knob_name((enum sweep_knob)k);
+		const char *kn = sweep_knob_name(k);
 		const struct rx_knob *rk = sweep_row(k);
 		if ((kn && !strcmp(name, kn)) || (rk && in_list(rk->spec, name)))
 			return (int)k;
@@ -442,7 +500,7 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 		int rc;
 		bool *seen = NULL;
 		if (knob >= 0) {
-			rc = parse_axis(c, (enum sweep_knob)knob, k, v);
+			rc = parse_axis(c, (size_t)knob, k, v);
 		} else if (!strcmp(name, "cores")) {
 			seen = &seen_cores;
 			rc = seen_cores ? 0 : parse_cores(c, v);
@@ -471,7 +529,7 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 			seen = &seen_search;
 			rc = seen_search ? 0 : parse_search(c, v);
 		} else {
-			char known[SWEEP_K_MAX * 32 + 64];
+			char known[SWEEP_KNOBS_CAP * 32 + 64];
 			return fail(c, k, name, "unknown field (known: %s)",
 				    known_fields(known, sizeof(known)));
 		}
@@ -483,7 +541,7 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 			return rc;
 	}
 	if (sp->traffic_cmd[0]) {
-		struct sweep_axis *dev = &sp->axis[SWEEP_K_DEVICE];
+		struct sweep_axis *dev = &sp->axis[sweep_knob_find("device")];
 		for (size_t i = 0; i < dev->n; i++)
 			if (!strncmp(dev->v[i].text, "sim", 3))
 				return fail(c, cmd_node, "traffic_cmd",
@@ -555,7 +613,11 @@ static int spec_depth_check(const char *text, size_t len, const char *name, char
 int sweep_spec_parse(const char *text, size_t len, const char *name, struct sweep_spec **out,
 		     char *err, size_t errlen)
 {
-	int drc = spec_depth_check(text, len, name, err, errlen);
+	/* a table the sweep cannot hold fails here, before any knob is read */
+	int drc = sweep_knobs_check(err, errlen);
+	if (drc < 0)
+		return drc;
+	drc = spec_depth_check(text, len, name, err, errlen);
 	if (drc < 0)
 		return drc;
 	struct sweep_spec *sp = calloc(1, sizeof(*sp));
@@ -653,7 +715,7 @@ void sweep_spec_free(struct sweep_spec *s)
 {
 	if (!s)
 		return;
-	for (int k = 0; k < (int)sweep_knob_count(); k++)
+	for (size_t k = 0; k < SWEEP_KNOBS_CAP; k++)
 		free(s->axis[k].v);
 	free(s);
 }

@@ -98,6 +98,10 @@ static void flags_text(json_t *sum, bool gl, char *out, size_t len)
 
 int sweep_table_print(FILE *f, const char *results_path)
 {
+	char kerr[SWEEP_ERR_LEN];
+	int krc = sweep_knobs_check(kerr, sizeof(kerr));
+	if (krc < 0)
+		return krc; /* no column left out unsaid */
 	FILE *in = fopen(results_path, "r");
 	if (!in)
 		return -errno;
@@ -118,13 +122,13 @@ int sweep_table_print(FILE *f, const char *results_path)
 	if (!rows)
 		return -ENOMEM;
 
-	bool vary[SWEEP_K_MAX] = {false}, present[SWEEP_K_MAX] = {false};
-	char first[SWEEP_K_MAX][256], cur[256];
+	bool vary[SWEEP_KNOBS_CAP] = {false}, present[SWEEP_KNOBS_CAP] = {false};
+	char first[SWEEP_KNOBS_CAP][256], cur[256];
 	size_t n = json_array_size(rows);
 	for (size_t i = 0; i < n; i++) {
 		json_t *knobs = json_object_get(json_array_get(rows, i), "knobs");
 		for (int k = 0; k < (int)sweep_knob_count(); k++) {
-			json_t *v = json_object_get(knobs, sweep_knob_name((enum sweep_knob)k));
+			json_t *v = json_object_get(knobs, sweep_knob_name((size_t)k));
 			knob_text(v, cur, sizeof(cur));
 			if (!i)
 				snprintf(first[k], sizeof(first[k]), "%s", cur);
@@ -138,7 +142,7 @@ int sweep_table_print(FILE *f, const char *results_path)
 	for (int k = 0; k < (int)sweep_knob_count(); k++)
 		if (present[k] && !vary[k]) {
 			fprintf(f, "%s%s=%s", any ? ", " : "all points: ",
-				sweep_knob_name((enum sweep_knob)k), first[k]);
+				sweep_knob_name((size_t)k), first[k]);
 			any = true;
 		}
 	if (any)
@@ -146,7 +150,7 @@ int sweep_table_print(FILE *f, const char *results_path)
 	fprintf(f, "|");
 	for (int k = 0; k < (int)sweep_knob_count(); k++)
 		if (vary[k])
-			fprintf(f, " %s |", sweep_knob_name((enum sweep_knob)k));
+			fprintf(f, " %s |", sweep_knob_name((size_t)k));
 	fprintf(f, " NDR Mpps | PDR Mpps | NIC flat-out Mpps | trials | NDR interval | PDR interval "
 		   "| flags | note |\n|");
 	for (int k = 0; k < (int)sweep_knob_count(); k++)
@@ -160,7 +164,7 @@ int sweep_table_print(FILE *f, const char *results_path)
 		for (int k = 0; k < (int)sweep_knob_count(); k++) {
 			if (!vary[k])
 				continue;
-			knob_text(json_object_get(knobs, sweep_knob_name((enum sweep_knob)k)), cur,
+			knob_text(json_object_get(knobs, sweep_knob_name((size_t)k)), cur,
 				  sizeof(cur));
 			fprintf(f, " %s |", cur);
 		}

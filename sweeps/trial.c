@@ -117,15 +117,16 @@ int sweep_trial_argv(const struct sweep_exec *x, double target_pps, double secon
 	char opt[64], val[1100];
 	int rc = argv_add(&argv, &n, x->runner, "run");
 	const bool traffic = x->spec->traffic_cmd[0] != '\0';
+	const int inject = sweep_knob_find("inject");
 	for (int k = 0; !rc && k < (int)sweep_knob_count(); k++) {
 		const struct sweep_value *v = x->point->k[k];
-		if (!v || (k == SWEEP_K_INJECT && !strcmp(v->text, "none")))
+		if (!v || (k == inject && !strcmp(v->text, "none")))
 			continue;
-		snprintf(opt, sizeof(opt), "--%s", sweep_knob_name((enum sweep_knob)k));
+		snprintf(opt, sizeof(opt), "--%s", sweep_knob_name((size_t)k));
 		for (char *c = opt; *c; c++)
 			if (*c == '_')
 				*c = '-';
-		if (k != SWEEP_K_INJECT) {
+		if (k != inject) {
 			rc = argv_add(&argv, &n, opt, v->text);
 			continue;
 		}
@@ -501,7 +502,7 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 	unlink(json_path);
 	const bool traffic = x->spec->traffic_cmd[0] != '\0';
 	if (traffic && sweep_template_expand(x->spec->traffic_cmd, t->target_pps,
-					     x->point->k[SWEEP_K_FRAME]->num, t->seconds, cmd,
+					     sweep_point_knob(x->point, "frame")->num, t->seconds, cmd,
 					     sizeof(cmd)) < 0) {
 		t->status = SWEEP_TRIAL_FAILED;
 		snprintf(t->reason, sizeof(t->reason), "traffic_cmd does not expand");

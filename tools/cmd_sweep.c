@@ -136,6 +136,8 @@ static int sweep_table(const char *dir)
 	int rc = rxr_in_check(dir, true, 0, &is_dir, err, sizeof(err));
 	if (!rc && !is_dir)
 		rc = rxr_errf(err, sizeof(err), -ENOTDIR, "--table %s: not a folder (a sweep's result folder is expected)", dir);
+	if (!rc)
+		rc = sweep_knobs_check(err, sizeof(err));
 	if (rc) {
 		rxr_err("sweep", "%s", err);
 		return rxr_in_exit_code(rc);

@@ -165,7 +165,6 @@ static const struct rx_knob rx_knobs[] = {
 static const size_t rx_nknobs = sizeof(rx_knobs) / sizeof(rx_knobs[0]);
 
 /* rows added after the table (rx_knob_register) */
-#define RX_KNOB_EXTRA_MAX 8
 static const struct rx_knob *knob_extra[RX_KNOB_EXTRA_MAX];
 static size_t knob_nextra;
 
@@ -194,6 +193,10 @@ int rx_knob_register(const struct rx_knob *k)
 			last = rx_knob_at(i)->sweep;
 	if (k->sweep && k->sweep != last + 1)
 		return -EINVAL;
+	/* the sweep's arrays have no room for it: refused here, not dropped
+	 * by the sweep later */
+	if (k->sweep > RX_KNOB_SWEEP_MAX)
+		return -ENOSPC;
 	if (knob_nextra == RX_KNOB_EXTRA_MAX)
 		return -ENOSPC;
 	knob_extra[knob_nextra++] = k;

@@ -50,25 +50,25 @@ Test(place_sweep, sweep_and_rx_place_agree)
 				char e[256] = "";
 				cr_assert_eq(sweep_place_point(p, avail, navail, over, &sw), 0);
 				rx_config_defaults(&c);
-				c.queues = (uint32_t)p->k[SWEEP_K_QUEUES]->num;
-				cr_assert_eq(rx_config_set(&c, "app", p->k[SWEEP_K_APP]->text, e,
+				c.queues = (uint32_t)sweep_point_knob(p, "queues")->num;
+				cr_assert_eq(rx_config_set(&c, "app", sweep_point_knob(p, "app")->text, e,
 							   sizeof(e)), 0, "%s", e);
-				cr_assert_eq(rx_config_set(&c, "device", p->k[SWEEP_K_DEVICE]->text,
+				cr_assert_eq(rx_config_set(&c, "device", sweep_point_knob(p, "device")->text,
 							   e, sizeof(e)), 0, "%s", e);
 				c.allow_oversubscribe = over;
-				const char *what = p->k[SWEEP_K_DEVICE]->text;
+				const char *what = sweep_point_knob(p, "device")->text;
 				if (!sw.feasible) {
 					cr_assert_eq(rx_place_on(&c, true, avail, navail, &pl, e,
 								 sizeof(e)),
 						     -EINVAL, "%s q%u %s on %d: sweep says infeasible",
-						     what, c.queues, p->k[SWEEP_K_APP]->text, navail);
+						     what, c.queues, sweep_point_knob(p, "app")->text, navail);
 					continue;
 				}
 				cr_assert_eq(rx_place_on(&c, true, sw.cores, sw.ncores, &pl, e,
 							 sizeof(e)),
 					     0, "%s q%u on %d: %s", what, c.queues, navail, e);
 				cr_assert_eq(pl.needed, sw.needed, "%s q%u %s on %d cores", what,
-					     c.queues, p->k[SWEEP_K_APP]->text, navail);
+					     c.queues, sweep_point_knob(p, "app")->text, navail);
 				cr_assert_eq(pl.nic_threads, sw.nic, "%s q%u on %d cores", what,
 					     c.queues, navail);
 				cr_assert_eq(pl.app == RX_APP_INLINE ? 0 : (int)c.queues, sw.app);
@@ -139,21 +139,113 @@ Test(knob_table, a_registered_row_reaches_run_caps_and_sweep)
 	cr_assert_str_eq(err, "k.yaml:1:12: test_knob: 99 is out of range [0, 30]");
 }
 
-/* The positions the sweep code names are the table's sweep rows. */
-Test(knob_table, sweep_positions_name_their_rows)
+/*
+ * The sweep's knobs are the table's sweep rows and nothing else: index k
+ * names the row at position k + 1, and every knob the sweep code handles
+ * by name is such a row. Fails when the sweep keeps a list of its own
+ * that disagrees with the table, or uses a name the table lacks.
+ */
+Test(knob_table, sweep_knobs_are_the_tables_sweep_rows)
 {
-	static const char *const names[] = {
-	    [SWEEP_K_ENGINE] = "engine",	   [SWEEP_K_MODE] = "mode",
-	    [SWEEP_K_FRAME] = "frame",		   [SWEEP_K_SPLIT] = "split",
-	    [SWEEP_K_QUEUES] = "queues",	   [SWEEP_K_RING] = "ring",
-	    [SWEEP_K_BATCH] = "batch",		   [SWEEP_K_BURST] = "burst",
-	    [SWEEP_K_BUFFERS] = "buffers",	   [SWEEP_K_MEMPOOL_CACHE] = "mempool_cache",
-	    [SWEEP_K_FREE] = "free",		   [SWEEP_K_APP] = "app",
-	    [SWEEP_K_DISCIPLINE] = "discipline",   [SWEEP_K_DMA] = "dma",
-	    [SWEEP_K_PAYLOAD] = "payload",	   [SWEEP_K_INJECT] = "inject",
-	    [SWEEP_K_PAYLOAD_MEM] = "payload_mem", [SWEEP_K_GPU_WORK] = "gpu_work",
-	    [SWEEP_K_DEVICE] = "device"};
-	cr_assert_eq(sweep_knob_count(), sizeof(names) / sizeof(names[0]));
-	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-		cr_expect_str_eq(sweep_knob_name((enum sweep_knob)k), names[k]);
+	char err[SWEEP_ERR_LEN] = "";
+	cr_assert_eq(sweep_knobs_check(err, sizeof(err)), 0, "%s", err);
+	size_t rows = 0;
+	for (size_t i = 0; i < rx_knob_count(); i++) {
+		const struct rx_knob *rk = rx_knob_at(i);
+		cr_assert_leq(rk->sweep, RX_KNOB_SWEEP_MAX, "%s", rk->name);
+		if (!rk->sweep)
+			continue;
+		rows++;
+		cr_expect_eq(sweep_knob_find(rk->name), (int)rk->sweep - 1, "%s", rk->name);
+		cr_expect_eq(rx_knob_find(sweep_knob_name(rk->sweep - 1)), rk, "%s", rk->name);
+	}
+	cr_assert_eq(sweep_knob_count(), rows);
+	cr_expect_null(sweep_knob_name(rows));
+	size_t used = 0;
+	for (const char *const *n = sweep_knobs_used; *n; n++, used++)
+		cr_expect_geq(sweep_knob_find(*n), 0, "the sweep uses knob %s", *n);
+	cr_assert_gt(used, 0);
+	cr_expect_eq(sweep_knob_find("no-such-knob"), -1);
+	cr_expect_eq(sweep_knob_find("rate"), -1, "a row without a sweep position");
+	cr_expect_eq(sweep_knob_find("mempool_cache"), sweep_knob_find("mempool-cache"));
+}
+
+/*
+ * The names the sweep code looks up are the ones it declares: a point of
+ * the default matrix has each of them, by name, where the key says.
+ */
+Test(knob_table, the_sweeps_names_reach_its_points)
+{
+	static const char yaml[] = "engines: [verbs]\n";
+	struct sweep_spec *sp = NULL;
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	char err[SWEEP_ERR_LEN] = "";
+	cr_assert_eq(sweep_spec_parse(yaml, strlen(yaml), "d.yaml", &sp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(pts[0].key, "engine=verbs,mode=single,frame=1064,queues=1,ring=8192,"
+				     "device=sim");
+	cr_expect_str_eq(sweep_point_knob(&pts[0], "engine")->text, "verbs");
+	cr_expect_eq(sweep_point_knob(&pts[0], "frame")->num, 1064);
+	cr_expect_eq(sweep_point_knob(&pts[0], "queues")->num, 1);
+	cr_expect_str_eq(sweep_point_knob(&pts[0], "device")->text, "sim");
+	cr_expect_null(sweep_point_knob(&pts[0], "burst"), "not named: the engine's default");
+	cr_expect_null(sweep_point_knob(&pts[0], "rate"), "no sweep knob");
+	free(pts);
+	sweep_spec_free(sp);
+}
+
+/*
+ * A sweep knob past the sweep's capacity (RX_KNOB_SWEEP_MAX) is refused
+ * when it is registered, with -ENOSPC, not dropped by the sweep later;
+ * the rows up to the capacity work and a row that is no axis still
+ * registers.
+ */
+Test(knob_table, a_sweep_knob_past_the_capacity_is_refused)
+{
+	static struct rx_knob rows[RX_KNOB_SWEEP_MAX + 1];
+	static char names[RX_KNOB_SWEEP_MAX + 1][24];
+	unsigned next = (unsigned)sweep_knob_count() + 1;
+	cr_assert_leq(next, RX_KNOB_SWEEP_MAX, "the table leaves room to test");
+	size_t nrows = 0;
+	for (unsigned pos = next; pos <= RX_KNOB_SWEEP_MAX + 1; pos++, nrows++) {
+		snprintf(names[nrows], sizeof(names[nrows]), "test-cap-%u", pos);
+		rows[nrows] = (struct rx_knob){names[nrows], RX_KT_UINT, "K", 0, 30, NULL,
+					       offsetof(struct rx_config, sample_shift),
+					       sizeof(unsigned), 0, NULL, "test: fills the sweep",
+					       pos, NULL};
+	}
+	cr_assert_leq(nrows, RX_KNOB_EXTRA_MAX, "registration slots for the test's rows");
+	for (size_t i = 0; i + 1 < nrows; i++)
+		cr_assert_eq(rx_knob_register(&rows[i]), 0, "%s", rows[i].name);
+	cr_assert_eq(sweep_knob_count(), RX_KNOB_SWEEP_MAX);
+	cr_assert_eq(rx_knob_register(&rows[nrows - 1]), -ENOSPC, "position %u",
+		     rows[nrows - 1].sweep);
+	cr_assert_null(rx_knob_find(rows[nrows - 1].name));
+	cr_assert_eq(sweep_knob_count(), RX_KNOB_SWEEP_MAX);
+
+	/* not the registration slots: a row with no sweep position fits */
+	static const struct rx_knob plain = {
+	    "test-plain", RX_KT_UINT, "K", 0, 30, NULL, offsetof(struct rx_config, sample_shift),
+	    sizeof(unsigned), 0, NULL, "test: no axis", 0, NULL};
+	cr_assert_eq(rx_knob_register(&plain), 0);
+
+	/* the full table drives a sweep: its last knob is an axis */
+	char err[SWEEP_ERR_LEN] = "", yaml[64];
+	cr_assert_eq(sweep_knobs_check(err, sizeof(err)), 0, "%s", err);
+	snprintf(yaml, sizeof(yaml), "test_cap_%d: [1, 2]\n", RX_KNOB_SWEEP_MAX);
+	struct sweep_spec *sp = NULL;
+	struct sweep_point *pts = NULL;
+	size_t n = 0;
+	cr_assert_eq(sweep_spec_parse(yaml, strlen(yaml), "c.yaml", &sp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(sweep_matrix_expand(sp, &pts, &n, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(n, 2);
+	char want[64];
+	snprintf(want, sizeof(want), ",test_cap_%d=2,device=sim", RX_KNOB_SWEEP_MAX);
+	cr_assert(strstr(pts[1].key, want), "%s", pts[1].key);
+	free(pts);
+	sweep_spec_free(sp);
 }

@@ -95,7 +95,7 @@ Test(sweep_place, explicit_app_thread_and_inline)
 {
 	struct fixture f = expand("app: [thread, same-core]\nqueues: 2\n");
 	cr_assert_eq(f.n, 2);
-	cr_expect_str_eq(f.pts[1].k[SWEEP_K_APP]->text, "inline", "same-core is inline");
+	cr_expect_str_eq(sweep_point_knob(&f.pts[1], "app")->text, "inline", "same-core is inline");
 	const int cores[] = {0, 1, 2, 3};
 	struct sweep_place pl;
 	sweep_place_point(&f.pts[0], cores, 4, false, &pl);

@@ -218,7 +218,7 @@ Test(sweep_spec, axes_aliases_defaults_and_dedup)
 				     "app=thread,inject=free=100+app=20,device=sim");
 	cr_expect_str_eq(pts[1].key, "engine=dpdk,mode=single,frame=2064,queues=1,ring=8192,"
 				     "mempool_cache=0,app=thread,inject=free=100+app=20,device=sim");
-	cr_expect_eq(pts[2].k[SWEEP_K_MEMPOOL_CACHE]->num, 256);
+	cr_expect_eq(sweep_point_knob(&pts[2], "mempool_cache")->num, 256);
 	cr_expect_float_eq(sp->search.trial_seconds, 0.25, 1e-9);
 	cr_expect_float_eq(sp->search.initial_seconds, 0.25, 1e-9);
 	cr_expect_float_eq(sp->search.max_rate, 12e6, 1e-3);
@@ -241,8 +241,8 @@ Test(sweep_spec, units_and_search_settings)
 		  "  initial_seconds: 100ms\n  trial_seconds: 0.5\n"
 		  "  max_trials: 7\n  min_rate: 50k\n  max_rate: max\n"
 		  "  timeout: 5s\n  exceed_ratio: 0.5\n  calibration_frac: 0.45\n");
-	cr_expect_eq(sp->axis[SWEEP_K_RING].v[0].num, 1024);
-	cr_expect_eq(sp->axis[SWEEP_K_RING].v[1].num, 8192);
+	cr_expect_eq(sp->axis[sweep_knob_find("ring")].v[0].num, 1024);
+	cr_expect_eq(sp->axis[sweep_knob_find("ring")].v[1].num, 8192);
 	cr_expect_eq(sp->ncores, 5);
 	cr_expect_eq(sp->cores[4], 6);
 	cr_expect(sp->allow_oversubscribe);

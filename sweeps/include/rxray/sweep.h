@@ -126,6 +126,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rxray/core.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -142,37 +144,40 @@ extern "C" {
 /*
  * A sweep's knobs are the knob table's rows with a sweep position
  * (struct rx_knob's sweep, engines/core options.c), in key order: knob k
- * is the row at position k + 1. The names below are the positions the
- * sweep code handles itself; a test checks each against its table row.
+ * is the row at position k + 1. The table is the only list of them: the
+ * sweep code finds a knob it handles itself (engine, device, ...) by its
+ * name (sweep_knob_find), never by a position of its own.
+ * SWEEP_KNOBS_CAP is the capacity of the per-knob arrays below, not a
+ * list; rx_knob_register refuses a row past it.
  */
-#define SWEEP_K_MAX 32 /* sweep knobs at most (table rows and registered ones) */
-enum sweep_knob {
-	SWEEP_K_ENGINE = 0,
-	SWEEP_K_MODE,
-	SWEEP_K_FRAME,
-	SWEEP_K_SPLIT,
-	SWEEP_K_QUEUES,
-	SWEEP_K_RING,
-	SWEEP_K_BATCH,
-	SWEEP_K_BURST,
-	SWEEP_K_BUFFERS,
-	SWEEP_K_MEMPOOL_CACHE,
-	SWEEP_K_FREE,
-	SWEEP_K_APP,
-	SWEEP_K_DISCIPLINE,
-	SWEEP_K_DMA,
-	SWEEP_K_PAYLOAD,
-	SWEEP_K_INJECT,
-	SWEEP_K_PAYLOAD_MEM,
-	SWEEP_K_GPU_WORK,
-	SWEEP_K_DEVICE,
-};
+#define SWEEP_KNOBS_CAP RX_KNOB_SWEEP_MAX
 
-/* Number of sweep knobs: the highest sweep position in the knob table. */
+/*
+ * Number of sweep knobs: the highest sweep position in the knob table, at
+ * most SWEEP_KNOBS_CAP (a table past it fails sweep_knobs_check, so no
+ * spec loads with it).
+ */
 size_t sweep_knob_count(void);
 /* Knob name as used in keys, knobs{} and `rxray run --<name>` (with _ -> -);
  * NULL past sweep_knob_count(). */
-const char *sweep_knob_name(enum sweep_knob k);
+const char *sweep_knob_name(size_t k);
+/* The sweep index of the knob called name ('-' or '_', as rx_knob_find),
+ * -1 when the table has no such knob or it is no sweep axis. */
+int sweep_knob_find(const char *name);
+/*
+ * The knobs the sweep code handles by name (defaults, the key's last
+ * field, inject's syntax, the placement's queues, ...), NULL-terminated.
+ * sweep_knobs_check requires each to be a sweep row of the table.
+ */
+extern const char *const sweep_knobs_used[];
+/*
+ * Whether the knob table can drive a sweep: its sweep positions are
+ * 1..n with one row each, n <= SWEEP_KNOBS_CAP, and every name in
+ * sweep_knobs_used is one of them. 0, or -ENOSPC (past the capacity) /
+ * -EINVAL (a gap, a shared position, a missing knob) with one line
+ * "knob table: <what>" in err. sweep_spec_parse checks it first.
+ */
+int sweep_knobs_check(char *err, size_t errlen);
 
 /* Where a value came from in the spec file (1-based), for error lines. */
 struct sweep_mark {
@@ -225,7 +230,7 @@ struct sweep_search_cfg {
 
 struct sweep_spec {
 	char path[512];            /* the file it was read from */
-	struct sweep_axis axis[SWEEP_K_MAX];
+	struct sweep_axis axis[SWEEP_KNOBS_CAP]; /* by sweep index */
 	int cores[SWEEP_MAX_CORES];
 	int ncores;                /* 0 = the affinity mask */
 	bool allow_oversubscribe;
@@ -241,8 +246,10 @@ void sweep_search_cfg_defaults(struct sweep_search_cfg *s);
  * Parse a spec file. On success *out owns a new spec (free with
  * sweep_spec_free) and 0 is returned. -EINVAL: bad spec, with one line
  * "<path>:<line>:<col>: <field>: <what>" in err; -ENOENT etc: cannot
- * read, with "<path>: <strerror>" in err. Also checks every point of the
- * matrix (sweep_matrix_expand), so a spec that parses runs.
+ * read, with "<path>: <strerror>" in err; -ENOSPC etc: the knob table
+ * cannot drive a sweep (sweep_knobs_check's line in err). Also checks
+ * every point of the matrix (sweep_matrix_expand), so a spec that parses
+ * runs.
  */
 int sweep_spec_load(const char *path, struct sweep_spec **out, char *err, size_t errlen);
 /* Same from a string; name is used as the file in messages. */
@@ -254,7 +261,8 @@ void sweep_spec_free(struct sweep_spec *s);
 
 struct sweep_point {
 	size_t index;                         /* 0-based in the matrix */
-	const struct sweep_value *k[SWEEP_K_MAX]; /* NULL = not set (engine default) */
+	const struct sweep_value *k[SWEEP_KNOBS_CAP]; /* by sweep index; NULL = not set
+						 * (engine default) */
 	char key[1024];
 };
 
@@ -281,6 +289,9 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 json_t *sweep_point_knobs(const struct sweep_point *p);
 /* Is the point on the software NIC (needs a NIC core)? */
 bool sweep_point_is_sim(const struct sweep_point *p);
+/* The point's value of the knob called name (sweep_knob_find); NULL when
+ * that is no sweep knob or the point leaves it unset. */
+const struct sweep_value *sweep_point_knob(const struct sweep_point *p, const char *name);
 
 /* ----------------------------------------------------------- placement */
 
@@ -548,7 +559,8 @@ struct sweep_opts {
  * stop: set nonzero (a signal handler) to end after killing the trial.
  */
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatile int *stop);
-/* Print the NDR/PDR table of the summaries in a results.jsonl. 0/-errno. */
+/* Print the NDR/PDR table of the summaries in a results.jsonl. 0/-errno
+ * (sweep_knobs_check's, first, when the knob table fails it). */
 int sweep_table_print(FILE *f, const char *results_path);
 
 #ifdef __cplusplus

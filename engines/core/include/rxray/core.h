@@ -168,9 +168,18 @@ struct rx_knob {
 	unsigned flags;         /* RX_KNOB_* */
 	const char *engines;    /* "dpdk" or "a,b": only these take it; NULL all */
 	const char *help;       /* one line, with the default */
-	unsigned sweep;         /* position in a sweep point's key (1 first); 0 = no sweep axis */
+	unsigned sweep;         /* position in a sweep point's key (1 first, at most
+				 * RX_KNOB_SWEEP_MAX); 0 = no sweep axis */
 	const char *spec;       /* a sweep spec's other names for it ("frames"), comma-joined */
 };
+
+/*
+ * Sweep positions at most: the sweep's per-point arrays hold this many
+ * knobs (sweeps/, which sizes them from it). The table's rows and the
+ * registered ones together stay within it; the sweep refuses to load a
+ * spec when they do not (sweep_knobs_check).
+ */
+#define RX_KNOB_SWEEP_MAX 32
 
 /* Knobs in the table, registered ones included. */
 size_t rx_knob_count(void);
@@ -183,8 +192,11 @@ const struct rx_knob *rx_knob_at(size_t i);
  * safe (register before anything reads the table).
  * @return 0; -EINVAL when k has no name, its field lies outside struct
  *         rx_config, or its sweep position is not 0 or the next free one;
- *         -EEXIST when its name is taken; -ENOSPC past 8 registered rows
+ *         -EEXIST when its name is taken; -ENOSPC past RX_KNOB_EXTRA_MAX
+ *         registered rows, or when its sweep position would be past
+ *         RX_KNOB_SWEEP_MAX (the sweep has no room for another axis)
  */
+#define RX_KNOB_EXTRA_MAX 16
 int rx_knob_register(const struct rx_knob *k);
 
 /* The knob called name ('-' or '_'), NULL when none. */
