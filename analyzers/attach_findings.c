@@ -18,14 +18,14 @@
 #include "rxray/attach_findings.h"
 #include "rxray/flame.h"
 
-static void finding(struct rxr_profile *p, const char *fmt, ...)
+static void finding(struct rxb_profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static void finding(struct rxr_profile *p, const char *fmt, ...)
+static void finding(struct rxb_profile *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->nfindings == RXR_ATTACH_MAX_FINDINGS)
+	if (p->nfindings == RXB_ATTACH_MAX_FINDINGS)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(p->findings[p->nfindings++], sizeof(p->findings[0]), fmt, ap);
@@ -33,7 +33,7 @@ static void finding(struct rxr_profile *p, const char *fmt, ...)
 }
 
 /* "; called from A (80%), B (20%)" for the two biggest mempool callers. */
-static void mempool_callers_text(const struct rxr_profile *p, char *out, size_t len)
+static void mempool_callers_text(const struct rxb_profile *p, char *out, size_t len)
 {
 	uint64_t total = 0;
 	size_t a = SIZE_MAX, b = SIZE_MAX, o = 0;
@@ -59,7 +59,7 @@ static void mempool_callers_text(const struct rxr_profile *p, char *out, size_t 
 }
 
 /* " (get 20.1%: ring_mp_mc dequeue; put 18.0%: ring_mp_mc enqueue)" */
-static void mempool_split_text(const struct rxr_profile *p, char *out, size_t len)
+static void mempool_split_text(const struct rxb_profile *p, char *out, size_t len)
 {
 	out[0] = '\0';
 	if (p->mempool_get_share <= 0 && p->mempool_put_share <= 0)
@@ -76,15 +76,15 @@ static void mempool_split_text(const struct rxr_profile *p, char *out, size_t le
  * area. A port's rx_mbuf_size_min is the smallest data room among the
  * pools of its RX queues, so an equal data room names the feeding pool.
  */
-static void finding_pools(struct rxr_profile *p)
+static void finding_pools(struct rxb_profile *p)
 {
-	const struct rxr_tele_snap *s = &p->t1;
+	const struct rxb_tele_snap *s = &p->t1;
 	uint64_t rxq = 0;
 
 	for (size_t i = 0; i < s->nports; i++)
 		rxq += s->ports[i].nb_rx_queues;
 	for (size_t i = 0; i < s->npools; i++) {
-		const struct rxr_tele_pool *mp = &s->pools[i];
+		const struct rxb_tele_pool *mp = &s->pools[i];
 		char feeds[96] = "", what[128], callers[200], split[240];
 		size_t fl = 0;
 		if (mp->cache_size || !mp->private_data_size || !rxq || mp->elt_size <= 128)
@@ -108,9 +108,9 @@ static void finding_pools(struct rxr_profile *p)
 }
 
 /* The PMD's receive function by its DPDK name, with its share and cost. */
-static void finding_rx_burst(struct rxr_profile *p)
+static void finding_rx_burst(struct rxb_profile *p)
 {
-	const struct rxr_profile_func *self = NULL;
+	const struct rxb_profile_func *self = NULL;
 
 	if (!p->rx_burst_top[0])
 		return;
@@ -131,17 +131,17 @@ static void finding_rx_burst(struct rxr_profile *p)
 			100 * p->rx_burst_share);
 }
 
-void rxr_attach_findings(struct rxr_profile *p)
+void rxa_attach_findings(struct rxb_profile *p)
 {
 	p->nfindings = 0;
 	for (size_t i = 0; p->have_tele && i < p->t1.nports; i++) {
-		const struct rxr_tele_port *b = &p->t1.ports[i];
-		const struct rxr_tele_port *a = rxr_tele_port_find(&p->t0, b->id);
+		const struct rxb_tele_port *b = &p->t1.ports[i];
+		const struct rxb_tele_port *a = rxb_tele_port_find(&p->t0, b->id);
 		if (!a)
 			continue;
-		uint64_t dm = rxr_tele_delta(a->imissed, b->imissed);
-		uint64_t dn = rxr_tele_delta(a->rx_nombuf, b->rx_nombuf);
-		uint64_t dp = rxr_tele_delta(a->ipackets, b->ipackets);
+		uint64_t dm = rxb_tele_delta(a->imissed, b->imissed);
+		uint64_t dn = rxb_tele_delta(a->rx_nombuf, b->rx_nombuf);
+		uint64_t dp = rxb_tele_delta(a->ipackets, b->ipackets);
 		if (dn)
 			finding(p, "port %u (%s): rx_nombuf rose by %" PRIu64 " in the window: "
 				"the RX path could not allocate replacement mbufs", b->id, b->name, dn);
@@ -158,7 +158,7 @@ void rxr_attach_findings(struct rxr_profile *p)
 			"run, or sampling failed");
 	if (p->sst.dropped)
 		finding(p, "note: %" PRIu64 " samples dropped (count map full at %d stacks)",
-			p->sst.dropped, RXR_ATTACH_MAX_STACKS);
+			p->sst.dropped, RXB_ATTACH_MAX_STACKS);
 	if (p->nuprobes)
 		finding(p, "note: uprobes cost 1.5-7.5 us per hit here; they were attached %.2f s "
 			"of the window", p->uprobe_attached_s);
@@ -168,9 +168,9 @@ void rxr_attach_findings(struct rxr_profile *p)
 
 static int flame_write(const void *ctx, FILE *f)
 {
-	const struct rxr_profile *p = ctx;
-	struct rxr_flame *fl = NULL;
-	rxr_flame_open(&fl);
+	const struct rxb_profile *p = ctx;
+	struct rxa_flame *fl = NULL;
+	rxa_flame_open(&fl);
 	char title[192], sub[512];
 	uint64_t total = 0;
 	int rc = 0;
@@ -190,26 +190,26 @@ static int flame_write(const void *ctx, FILE *f)
 		for (char *tok = strtok_r(copy, ";", &save); tok && n < 300;
 		     tok = strtok_r(NULL, ";", &save))
 			frames[n++] = tok;
-		rc = rxr_flame_add(fl, frames, n, (double)p->stacks[i].count);
+		rc = rxa_flame_add(fl, frames, n, (double)p->stacks[i].count);
 		free(copy);
 	}
 	bool per_packet = p->packets > 0 && total > 0 && p->cycles_per_packet > 0;
 	if (!rc && per_packet)
-		rxr_flame_scale(fl, p->cycles_per_packet / (double)total);
+		rxa_flame_scale(fl, p->cycles_per_packet / (double)total);
 	snprintf(title, sizeof(title), "rxray attach: pid %d (%s)%s", p->pid, p->comm,
 		 per_packet ? ", cycles per packet" : ", samples");
 	snprintf(sub, sizeof(sub), "%s; %.2f s, %s at %u Hz, %s stacks; %.1f cycles/packet over %"
 		 PRIu64 " packets", p->how, p->seconds, p->event, p->freq_hz, p->stack_mode,
 		 p->cycles_per_packet, p->packets);
-	struct rxr_flame_svg_opts o = {.title = title, .subtitle = sub,
+	struct rxa_flame_svg_opts o = {.title = title, .subtitle = sub,
 				       .units = per_packet ? "cycles/packet" : "samples"};
 	if (!rc)
-		rc = rxr_flame_svg_write(fl, f, &o);
-	rxr_flame_free(fl);
+		rc = rxa_flame_svg_write(fl, f, &o);
+	rxa_flame_free(fl);
 	return rc;
 }
 
-int rxr_attach_flame_write(const struct rxr_profile *p, const char *dir, char *err,
+int rxa_attach_flame_write(const struct rxb_profile *p, const char *dir, char *err,
 			   size_t errlen)
 {
 	if (!p->nstacks)
@@ -219,5 +219,5 @@ int rxr_attach_flame_write(const struct rxr_profile *p, const char *dir, char *e
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return rc;
 	}
-	return rxr_profile_file_write(dir, "flame.svg", flame_write, p, err, errlen);
+	return rxb_profile_file_write(dir, "flame.svg", flame_write, p, err, errlen);
 }

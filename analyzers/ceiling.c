@@ -14,16 +14,16 @@
 #include "rxray/model.h"
 #include "rxray/util.h"
 
-double rxr_thread_stage_cpp(const struct rxr_thread_result *t, int s)
+double rxa_thread_stage_cpp(const struct rxr_thread_result *t, int s)
 {
-	if (s < 0 || s >= RXR_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
+	if (s < 0 || s >= RXP_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
 		return 0;
 	return (double)t->st[s].cycles / (double)t->packets;
 }
 
-double rxr_thread_stage_median_cpp(const struct rxr_thread_result *t, int s)
+double rxa_thread_stage_median_cpp(const struct rxr_thread_result *t, int s)
 {
-	if (s < 0 || s >= RXR_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
+	if (s < 0 || s >= RXP_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
 		return 0;
 	return (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets;
 }
@@ -35,28 +35,28 @@ static double predict_median(const struct rxr_result *r, double queues)
 	if (!cpp)
 		return NAN;
 	for (size_t i = 0; i < r->nthreads; i++)
-		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (s != RXR_ST_IDLE)
-				cpp[i] += rxr_thread_stage_median_cpp(&r->threads[i], s);
-	double m = rxr_run_predict(r, cpp, queues, NULL);
+		for (int s = 0; s < RXP_ST_COUNT; s++)
+			if (s != RXP_ST_IDLE)
+				cpp[i] += rxa_thread_stage_median_cpp(&r->threads[i], s);
+	double m = rxa_run_predict(r, cpp, queues, NULL);
 	free(cpp);
 	return m;
 }
 
-double rxr_thread_busy_cpp(const struct rxr_thread_result *t)
+double rxa_thread_busy_cpp(const struct rxr_thread_result *t)
 {
 	if (!t->packets)
 		return 0;
 	if (t->busy_cycles)
 		return (double)t->busy_cycles / (double)t->packets;
 	double sum = 0;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (s != RXR_ST_IDLE)
-			sum += rxr_thread_stage_cpp(t, s);
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		if (s != RXP_ST_IDLE)
+			sum += rxa_thread_stage_cpp(t, s);
 	return sum;
 }
 
-void rxr_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n)
+void rxa_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n)
 {
 	const char *role = r->threads[t].role[0] ? r->threads[t].role : "thread";
 	size_t same = 0, idx = 0;
@@ -71,18 +71,18 @@ void rxr_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n)
 		snprintf(buf, n, "%s#%zu", role, idx);
 	else
 		snprintf(buf, n, "%s", role);
-	rxr_utf8_trim(buf);
+	rxp_utf8_trim(buf);
 }
 
-double rxr_run_queues(const struct rxr_result *r, const json_t *knobs)
+double rxa_run_queues(const struct rxr_result *r, const json_t *knobs)
 {
-	double q = rxr_knob_num(knobs, "queues", NAN);
+	double q = rxa_knob_num(knobs, "queues", NAN);
 	if (!isfinite(q) && r)
-		q = rxr_knob_num(r->config, "queues", NAN);
+		q = rxa_knob_num(r->config, "queues", NAN);
 	return isfinite(q) && q >= 1 ? q : 1;
 }
 
-double rxr_run_predict(const struct rxr_result *r, const double *cpp, double queues, int *bottleneck)
+double rxa_run_predict(const struct rxr_result *r, const double *cpp, double queues, int *bottleneck)
 {
 	int best = -1;
 	double worst = 0;
@@ -90,7 +90,7 @@ double rxr_run_predict(const struct rxr_result *r, const double *cpp, double que
 		const struct rxr_thread_result *t = &r->threads[i];
 		if (!strcmp(t->role, "nic") || !t->packets)
 			continue;
-		double c = cpp ? cpp[i] : rxr_thread_busy_cpp(t);
+		double c = cpp ? cpp[i] : rxa_thread_busy_cpp(t);
 		if (best < 0 || c > worst) {
 			worst = c;
 			best = (int)i;
@@ -105,11 +105,11 @@ double rxr_run_predict(const struct rxr_result *r, const double *cpp, double que
 
 static int share_cmp(const void *a, const void *b)
 {
-	const struct rxr_stage_share *x = a, *y = b;
+	const struct rxa_stage_share *x = a, *y = b;
 	return (x->cpp < y->cpp) - (x->cpp > y->cpp);
 }
 
-void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c)
+void rxa_ceiling_compute(const struct rxa_point *p, struct rxa_ceiling *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->p = p;
@@ -126,31 +126,31 @@ void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c)
 		c->top_rx_mpps = p->top_run->rx_mpps;
 		c->top_loss = p->top_run->loss;
 	}
-	const struct rxr_result *r = rxr_point_run(p);
+	const struct rxr_result *r = rxa_point_run(p);
 	if (!r)
 		return;
 	c->basis = r;
 	c->basis_name = r == p->ndr_run ? "ndr" : "top";
 	c->hz = r->clock.hz;
-	c->queues = rxr_run_queues(r, p->knobs);
-	c->predicted_mpps = rxr_run_predict(r, NULL, c->queues, &c->thread);
+	c->queues = rxa_run_queues(r, p->knobs);
+	c->predicted_mpps = rxa_run_predict(r, NULL, c->queues, &c->thread);
 	if (c->thread < 0)
 		return;
 	const struct rxr_thread_result *t = &r->threads[c->thread];
-	rxr_thread_label(r, (size_t)c->thread, c->thread_label, sizeof(c->thread_label));
-	c->cpp = rxr_thread_busy_cpp(t);
+	rxa_thread_label(r, (size_t)c->thread, c->thread_label, sizeof(c->thread_label));
+	c->cpp = rxa_thread_busy_cpp(t);
 	/* only an NDR is a measured ceiling: without one there is no ratio
 	 * (the highest trial's RX rate is shown for itself) */
 	if (isfinite(c->predicted_mpps) && c->predicted_mpps > 0 && isfinite(p->ndr_mpps) &&
 	    p->ndr_mpps > 0)
 		c->ratio = p->ndr_mpps / c->predicted_mpps;
-	struct rxr_stage_share all[RXR_ST_COUNT];
+	struct rxa_stage_share all[RXP_ST_COUNT];
 	size_t n = 0;
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		double v = rxr_thread_stage_cpp(t, s);
-		if (s == RXR_ST_IDLE || !(v > 0))
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		double v = rxa_thread_stage_cpp(t, s);
+		if (s == RXP_ST_IDLE || !(v > 0))
 			continue;
-		all[n++] = (struct rxr_stage_share){s, v, c->cpp > 0 ? v / c->cpp : 0};
+		all[n++] = (struct rxa_stage_share){s, v, c->cpp > 0 ? v / c->cpp : 0};
 	}
 	qsort(all, n, sizeof(all[0]), share_cmp);
 	c->median_mpps = predict_median(r, c->queues);
@@ -164,21 +164,21 @@ void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c)
 			c->tail_stage = all[i].stage;
 		}
 	}
-	c->ntop = n < RXR_TOP_STAGES ? n : RXR_TOP_STAGES;
+	c->ntop = n < RXA_TOP_STAGES ? n : RXA_TOP_STAGES;
 	memcpy(c->top, all, c->ntop * sizeof(all[0]));
 }
 
-const char *rxr_bound_name(enum rxr_bound b)
+const char *rxa_bound_name(enum rxa_bound b)
 {
 	switch (b) {
-	case RXR_BOUND_PACKET: return "per-packet";
-	case RXR_BOUND_BYTE: return "per-byte";
-	case RXR_BOUND_MIXED: return "mixed";
+	case RXA_BOUND_PACKET: return "per-packet";
+	case RXA_BOUND_BYTE: return "per-byte";
+	case RXA_BOUND_MIXED: return "mixed";
 	default: return "unknown";
 	}
 }
 
-int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *out)
+int rxa_bound_fit(const double *x, const double *y, size_t n, struct rxa_fit *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (n < 2)
@@ -217,11 +217,11 @@ int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *ou
 	double at_max = out->a + out->b * xmax;
 	out->byte_share = at_max > 0 ? out->b * xmax / at_max : 0;
 	if (out->byte_share < 0.25)
-		out->bound = RXR_BOUND_PACKET;
+		out->bound = RXA_BOUND_PACKET;
 	else if (out->byte_share > 0.75)
-		out->bound = RXR_BOUND_BYTE;
+		out->bound = RXA_BOUND_BYTE;
 	else
-		out->bound = RXR_BOUND_MIXED;
+		out->bound = RXA_BOUND_MIXED;
 	/*
 	 * Decline rather than mislead (docs/method.md "Bound classifier"): two
 	 * points always fit a line exactly, a scattered set fits none, and
@@ -236,23 +236,23 @@ int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *ou
 	}
 	if (!out->declined && out->poor)
 		out->declined = "poor fit: residual over 20% of the mean";
-	if (!out->declined && n < RXR_BOUND_MIN_POINTS)
+	if (!out->declined && n < RXA_BOUND_MIN_POINTS)
 		out->declined = "fewer than 3 clean frame sizes";
 	if (out->declined)
-		out->bound = RXR_BOUND_UNKNOWN;
+		out->bound = RXA_BOUND_UNKNOWN;
 	return 0;
 }
 
-bool rxr_run_oversubscribed(const struct rxr_result *r)
+bool rxa_run_oversubscribed(const struct rxr_result *r)
 {
 	return r && json_is_true(json_object_get(r->extra, "oversubscribed"));
 }
 
-bool rxr_point_clean(const struct rxr_point *p, const char **why)
+bool rxa_point_clean(const struct rxa_point *p, const char **why)
 {
-	const struct rxr_result *r = rxr_point_run(p);
+	const struct rxr_result *r = rxa_point_run(p);
 	const char *w = NULL;
-	if (p->oversubscribed || rxr_run_oversubscribed(r))
+	if (p->oversubscribed || rxa_run_oversubscribed(r))
 		w = "oversubscribed";
 	else if (p->disturbed ||
 		 (r && json_is_true(json_object_get(json_object_get(r->extra, "validity"), "disturbed"))))
@@ -265,7 +265,7 @@ bool rxr_point_clean(const struct rxr_point *p, const char **why)
 }
 
 /* Family key: every knob but frame, in the point's order. */
-static char *family_key(const struct rxr_point *p)
+static char *family_key(const struct rxa_point *p)
 {
 	char *s = NULL;
 	size_t len = 0;
@@ -276,7 +276,7 @@ static char *family_key(const struct rxr_point *p)
 	json_t *v;
 	json_object_foreach(p->knobs, name, v) {
 		char b[256];
-		if (strcmp(name, "frame") && rxr_result_knob_str(p->knobs, name, b, sizeof(b)))
+		if (strcmp(name, "frame") && rxa_result_knob_str(p->knobs, name, b, sizeof(b)))
 			fprintf(m, "%s=%s,", name, b);
 	}
 	fclose(m);
@@ -285,22 +285,22 @@ static char *family_key(const struct rxr_point *p)
 
 static int frame_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct rxr_ceiling *sort_c = ctx;
-	double fa = rxr_knob_num(sort_c[*(const size_t *)a].p->knobs, "frame", 0);
-	double fb = rxr_knob_num(sort_c[*(const size_t *)b].p->knobs, "frame", 0);
+	const struct rxa_ceiling *sort_c = ctx;
+	double fa = rxa_knob_num(sort_c[*(const size_t *)a].p->knobs, "frame", 0);
+	double fb = rxa_knob_num(sort_c[*(const size_t *)b].p->knobs, "frame", 0);
 	return (fa > fb) - (fa < fb);
 }
 
-static void family_fit(struct rxr_family *f, const struct rxr_ceiling *c)
+static void family_fit(struct rxa_family *f, const struct rxa_ceiling *c)
 {
 	double *x = calloc(f->n, sizeof(double)), *yc = calloc(f->n, sizeof(double));
 	double *xr = calloc(f->n, sizeof(double)), *yr = calloc(f->n, sizeof(double));
 	size_t nc = 0, nr = 0;
 	for (size_t i = 0; x && yc && xr && yr && i < f->n; i++) {
-		const struct rxr_ceiling *k = &c[f->idx[i]];
-		double fr = rxr_knob_num(k->p->knobs, "frame", NAN);
+		const struct rxa_ceiling *k = &c[f->idx[i]];
+		double fr = rxa_knob_num(k->p->knobs, "frame", NAN);
 		/* disturbed, unresolved and oversubscribed points are marked, not fitted */
-		if (!isfinite(fr) || !rxr_point_clean(k->p, NULL))
+		if (!isfinite(fr) || !rxa_point_clean(k->p, NULL))
 			continue;
 		if (isfinite(k->predicted_mpps) && k->predicted_mpps > 0) {
 			x[nc] = fr;
@@ -313,23 +313,23 @@ static void family_fit(struct rxr_family *f, const struct rxr_ceiling *c)
 			yr[nr++] = 1000.0 / m;
 		}
 	}
-	f->have_cost = x && yc && !rxr_bound_fit(x, yc, nc, &f->cost);
-	f->have_rate = xr && yr && !rxr_bound_fit(xr, yr, nr, &f->rate);
+	f->have_cost = x && yc && !rxa_bound_fit(x, yc, nc, &f->cost);
+	f->have_rate = xr && yr && !rxa_bound_fit(xr, yr, nr, &f->rate);
 	free(x);
 	free(yc);
 	free(xr);
 	free(yr);
 }
 
-int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-		       struct rxr_family **out, size_t *nout)
+int rxa_families_build(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+		       struct rxa_family **out, size_t *nout)
 {
-	struct rxr_family *fam = NULL;
+	struct rxa_family *fam = NULL;
 	char **keys = NULL;
 	size_t nf = 0;
 	int rc = 0;
 	size_t nvary = 0;
-	const char **vary = rxr_set_varying(s, &nvary);
+	const char **vary = rxa_set_varying(s, &nvary);
 	/* family key -> index + 1: one hash probe per point, not a scan of the families */
 	json_t *idx_of = json_object();
 	if (!vary || !idx_of) {
@@ -351,7 +351,7 @@ int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, siz
 				rc = -ENOMEM;
 				break;
 			}
-			struct rxr_family *nfam = realloc(fam, (nf + 1) * sizeof(*nfam));
+			struct rxa_family *nfam = realloc(fam, (nf + 1) * sizeof(*nfam));
 			char **nk = nfam ? realloc(keys, (nf + 1) * sizeof(*nk)) : NULL;
 			if (nfam)
 				fam = nfam;
@@ -369,14 +369,14 @@ int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, siz
 			for (size_t v = 0; v < nvary; v++) {
 				char b[256];
 				if (!strcmp(vary[v], "frame") ||
-				    !rxr_result_knob_str(c[i].p->knobs, vary[v], b, sizeof(b)))
+				    !rxa_result_knob_str(c[i].p->knobs, vary[v], b, sizeof(b)))
 					continue;
 				len += (size_t)snprintf(label + len, sizeof(label) - len, "%s%s=%s",
 							len ? " " : "", vary[v], b);
 				if (len >= sizeof(label))
 					break;
 			}
-			rxr_utf8_trim(label);
+			rxp_utf8_trim(label);
 			fam[nf].label = strdup(len ? label : "all");
 			nf++;
 		} else {
@@ -399,7 +399,7 @@ int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, siz
 	free(vary);
 	json_decref(idx_of);
 	if (rc) {
-		rxr_families_free(fam, nf);
+		rxa_families_free(fam, nf);
 		return rc;
 	}
 	for (size_t j = 0; j < nf; j++) {
@@ -411,7 +411,7 @@ int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, siz
 	return 0;
 }
 
-void rxr_families_free(struct rxr_family *f, size_t n)
+void rxa_families_free(struct rxa_family *f, size_t n)
 {
 	if (!f)
 		return;
@@ -422,12 +422,12 @@ void rxr_families_free(struct rxr_family *f, size_t n)
 	free(f);
 }
 
-void rxr_ceiling_model(struct rxr_ceiling *c, double light_frac)
+void rxa_ceiling_model(struct rxa_ceiling *c, double light_frac)
 {
-	struct rxr_point_model *pm = malloc(sizeof(*pm));
+	struct rxa_point_model *pm = malloc(sizeof(*pm));
 	if (!pm)
 		return;
-	rxr_point_model_compute(c->p, light_frac, pm);
+	rxa_point_model_compute(c->p, light_frac, pm);
 	c->model_mpps = pm->m.predicted_mpps;
 	if (isfinite(c->model_mpps) && c->model_mpps > 0 && isfinite(c->p->ndr_mpps) &&
 	    c->p->ndr_mpps > 0)

@@ -12,7 +12,7 @@
 
 #include "rxray/analyze.h"
 
-void rxr_sel_free(struct rxr_sel *s)
+void rxa_sel_free(struct rxa_sel *s)
 {
 	if (!s)
 		return;
@@ -24,7 +24,7 @@ void rxr_sel_free(struct rxr_sel *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int rxr_sel_parse(const char *text, struct rxr_sel *out, char *err, size_t errlen)
+int rxa_sel_parse(const char *text, struct rxa_sel *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	int rc = -ENOMEM;
@@ -40,8 +40,8 @@ int rxr_sel_parse(const char *text, struct rxr_sel *out, char *err, size_t errle
 			rc = -EINVAL;
 			goto fail;
 		}
-		if (out->n == RXR_SEL_MAX) {
-			snprintf(err, errlen, "selector '%s': more than %d terms", text, RXR_SEL_MAX);
+		if (out->n == RXA_SEL_MAX) {
+			snprintf(err, errlen, "selector '%s': more than %d terms", text, RXA_SEL_MAX);
 			rc = -EINVAL;
 			goto fail;
 		}
@@ -63,22 +63,22 @@ fail:
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	free(dup);
-	rxr_sel_free(out);
+	rxa_sel_free(out);
 	return rc;
 }
 
-bool rxr_sel_match(const struct rxr_sel *s, const json_t *knobs)
+bool rxa_sel_match(const struct rxa_sel *s, const json_t *knobs)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		char b[256];
-		const char *v = rxr_result_knob_str(knobs, s->k[i], b, sizeof(b));
+		const char *v = rxa_result_knob_str(knobs, s->k[i], b, sizeof(b));
 		if (!v || strcmp(v, s->v[i]))
 			return false;
 	}
 	return true;
 }
 
-void rxr_sel_label(const struct rxr_sel *s, char *buf, size_t n)
+void rxa_sel_label(const struct rxa_sel *s, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = '\0';
@@ -86,7 +86,7 @@ void rxr_sel_label(const struct rxr_sel *s, char *buf, size_t n)
 		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", s->v[i]);
 }
 
-static bool sel_has(const struct rxr_sel *s, const char *k, const char *v)
+static bool sel_has(const struct rxa_sel *s, const char *k, const char *v)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->k[i], k) && !strcmp(s->v[i], v))
@@ -94,7 +94,7 @@ static bool sel_has(const struct rxr_sel *s, const char *k, const char *v)
 	return false;
 }
 
-static void sel_label_unique(const struct rxr_sel *s, const struct rxr_sel *o, char *buf, size_t n)
+static void sel_label_unique(const struct rxa_sel *s, const struct rxa_sel *o, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = '\0';
@@ -103,7 +103,7 @@ static void sel_label_unique(const struct rxr_sel *s, const struct rxr_sel *o, c
 			len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", s->v[i]);
 }
 
-void rxr_sel_labels(const struct rxr_sel *a, const struct rxr_sel *b, char *la, char *lb, size_t n)
+void rxa_sel_labels(const struct rxa_sel *a, const struct rxa_sel *b, char *la, char *lb, size_t n)
 {
 	sel_label_unique(a, b, la, n);
 	sel_label_unique(b, a, lb, n);
@@ -113,7 +113,7 @@ void rxr_sel_labels(const struct rxr_sel *a, const struct rxr_sel *b, char *la, 
 	}
 }
 
-void rxr_diff_free(struct rxr_diff *d)
+void rxa_diff_free(struct rxa_diff *d)
 {
 	if (!d)
 		return;
@@ -126,7 +126,7 @@ static int thread_find(const struct rxr_result *r, const char *label)
 {
 	for (size_t t = 0; t < r->nthreads; t++) {
 		char l[24];
-		rxr_thread_label(r, t, l, sizeof(l));
+		rxa_thread_label(r, t, l, sizeof(l));
 		if (!strcmp(l, label))
 			return (int)t;
 	}
@@ -135,7 +135,7 @@ static int thread_find(const struct rxr_result *r, const char *label)
 
 static int delta_cmp(const void *a, const void *b)
 {
-	const struct rxr_stage_delta *x = a, *y = b;
+	const struct rxa_stage_delta *x = a, *y = b;
 	double fx = fabs(x->delta), fy = fabs(y->delta);
 	if (fx != fy)
 		return (fx < fy) - (fx > fy);
@@ -145,26 +145,26 @@ static int delta_cmp(const void *a, const void *b)
 
 static int whatif_cmp(const void *a, const void *b)
 {
-	const struct rxr_whatif *x = a, *y = b;
+	const struct rxa_whatif *x = a, *y = b;
 	return (x->mpps < y->mpps) - (x->mpps > y->mpps);
 }
 
 /* Append the deltas of one thread label (present in a, b or both). */
-static int deltas_add(struct rxr_diff *d, const struct rxr_result *a, int ta, const struct rxr_result *b,
+static int deltas_add(struct rxa_diff *d, const struct rxr_result *a, int ta, const struct rxr_result *b,
 		      int tb, const char *label)
 {
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		if (s == RXR_ST_IDLE)
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		if (s == RXP_ST_IDLE)
 			continue;
-		double va = ta >= 0 ? rxr_thread_stage_cpp(&a->threads[ta], s) : 0;
-		double vb = tb >= 0 ? rxr_thread_stage_cpp(&b->threads[tb], s) : 0;
+		double va = ta >= 0 ? rxa_thread_stage_cpp(&a->threads[ta], s) : 0;
+		double vb = tb >= 0 ? rxa_thread_stage_cpp(&b->threads[tb], s) : 0;
 		if (va == 0 && vb == 0)
 			continue;
-		struct rxr_stage_delta *nd = realloc(d->d, (d->n + 1) * sizeof(*nd));
+		struct rxa_stage_delta *nd = realloc(d->d, (d->n + 1) * sizeof(*nd));
 		if (!nd)
 			return -ENOMEM;
 		d->d = nd;
-		struct rxr_stage_delta *e = &d->d[d->n++];
+		struct rxa_stage_delta *e = &d->d[d->n++];
 		snprintf(e->thread, sizeof(e->thread), "%s", label);
 		e->stage = s;
 		e->a = va;
@@ -174,7 +174,7 @@ static int deltas_add(struct rxr_diff *d, const struct rxr_result *a, int ta, co
 	return 0;
 }
 
-static void verdict_write(struct rxr_diff *d, const char *la, const char *lb)
+static void verdict_write(struct rxa_diff *d, const char *la, const char *lb)
 {
 	double delta = d->busy_b - d->busy_a;
 	size_t len = (size_t)snprintf(d->verdict, sizeof(d->verdict), "%s %s %.0f cycles/packet on the %s thread vs %s (%.0f -> %.0f)",
@@ -182,11 +182,11 @@ static void verdict_write(struct rxr_diff *d, const char *la, const char *lb)
 				      d->busy_a, d->busy_b);
 	int shown = 0;
 	for (size_t i = 0; i < d->n && shown < 4 && len < sizeof(d->verdict); i++) {
-		const struct rxr_stage_delta *e = &d->d[i];
+		const struct rxa_stage_delta *e = &d->d[i];
 		if (strcmp(e->thread, d->thread) || fabs(e->delta) < 0.5)
 			continue;
 		len += (size_t)snprintf(d->verdict + len, sizeof(d->verdict) - len, "%s %s %+.0f",
-					shown ? "," : ":", rxr_stage_name((enum rxr_stage)e->stage), e->delta);
+					shown ? "," : ":", rxp_stage_name((enum rxp_stage)e->stage), e->delta);
 		shown++;
 	}
 	if (len < sizeof(d->verdict) && isfinite(d->pred_a) && isfinite(d->pred_b))
@@ -194,26 +194,26 @@ static void verdict_write(struct rxr_diff *d, const char *la, const char *lb)
 			 "; predicted ceiling %.2f -> %.2f Mpps", d->pred_a, d->pred_b);
 }
 
-int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
-		     const char *label_a, const char *label_b, struct rxr_diff *out)
+int rxa_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
+		     const char *label_a, const char *label_b, struct rxa_diff *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!a || !b || !a->nthreads || !b->nthreads)
 		return -EINVAL;
 	int rc = 0;
-	double qa = rxr_run_queues(a, NULL), qb = rxr_run_queues(b, knobs_b);
+	double qa = rxa_run_queues(a, NULL), qb = rxa_run_queues(b, knobs_b);
 	int bb = -1, ba = -1;
-	out->pred_a = rxr_run_predict(a, NULL, qa, &ba);
-	out->pred_b = rxr_run_predict(b, NULL, qb, &bb);
+	out->pred_a = rxa_run_predict(a, NULL, qa, &ba);
+	out->pred_b = rxa_run_predict(b, NULL, qb, &bb);
 	/* threads of B, then threads only A has */
 	for (size_t t = 0; t < b->nthreads && !rc; t++) {
 		char l[24];
-		rxr_thread_label(b, t, l, sizeof(l));
+		rxa_thread_label(b, t, l, sizeof(l));
 		rc = deltas_add(out, a, thread_find(a, l), b, (int)t, l);
 	}
 	for (size_t t = 0; t < a->nthreads && !rc; t++) {
 		char l[24];
-		rxr_thread_label(a, t, l, sizeof(l));
+		rxa_thread_label(a, t, l, sizeof(l));
 		if (thread_find(b, l) < 0)
 			rc = deltas_add(out, a, (int)t, b, -1, l);
 	}
@@ -225,7 +225,7 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 	/* the verdict's thread: B's bottleneck when A has it, else biggest change */
 	int tb = -1, ta = -1;
 	if (bb >= 0) {
-		rxr_thread_label(b, (size_t)bb, out->thread, sizeof(out->thread));
+		rxa_thread_label(b, (size_t)bb, out->thread, sizeof(out->thread));
 		ta = thread_find(a, out->thread);
 		tb = ta >= 0 ? bb : -1;
 	}
@@ -233,11 +233,11 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 		double best = -1;
 		for (size_t t = 0; t < b->nthreads; t++) {
 			char l[24];
-			rxr_thread_label(b, t, l, sizeof(l));
+			rxa_thread_label(b, t, l, sizeof(l));
 			int u = thread_find(a, l);
 			if (u < 0 || !strcmp(b->threads[t].role, "nic"))
 				continue;
-			double ch = fabs(rxr_thread_busy_cpp(&b->threads[t]) - rxr_thread_busy_cpp(&a->threads[u]));
+			double ch = fabs(rxa_thread_busy_cpp(&b->threads[t]) - rxa_thread_busy_cpp(&a->threads[u]));
 			if (ch > best) {
 				best = ch;
 				tb = (int)t;
@@ -251,20 +251,20 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 			 label_b);
 		return 0;
 	}
-	out->busy_a = rxr_thread_busy_cpp(&a->threads[ta]);
-	out->busy_b = rxr_thread_busy_cpp(&b->threads[tb]);
+	out->busy_a = rxa_thread_busy_cpp(&a->threads[ta]);
+	out->busy_b = rxa_thread_busy_cpp(&b->threads[tb]);
 	verdict_write(out, label_a, label_b);
 	if (bb >= 0 && bb != tb) {
 		/* B is bound by a thread A does not have (e.g. an app thread of
 		 * its own vs an inline app): say so, or the ceiling reads wrong */
 		char l[24];
 		size_t len = strlen(out->verdict);
-		rxr_thread_label(b, (size_t)bb, l, sizeof(l));
+		rxa_thread_label(b, (size_t)bb, l, sizeof(l));
 		if (len < sizeof(out->verdict))
 			snprintf(out->verdict + len, sizeof(out->verdict) - len,
 				 "; %s is bound by its %s thread (%.0f cycles/packet), which %s "
 				 "does not have",
-				 label_b, l, rxr_thread_busy_cpp(&b->threads[bb]), label_a);
+				 label_b, l, rxa_thread_busy_cpp(&b->threads[bb]), label_a);
 	}
 
 	/* what-ifs on the slower run: one stage of its thread at the faster
@@ -276,7 +276,7 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 	if (slow_a && ba >= 0) {
 		/* A's own bottleneck, where B has that thread too */
 		char l[24];
-		rxr_thread_label(a, (size_t)ba, l, sizeof(l));
+		rxa_thread_label(a, (size_t)ba, l, sizeof(l));
 		if (thread_find(b, l) >= 0) {
 			ts = ba;
 			tf = thread_find(b, l);
@@ -291,35 +291,35 @@ int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 		rc = -ENOMEM;
 		goto fail;
 	}
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		if (rxr_stage_is_wait(s))
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		if (rxp_stage_is_wait(s))
 			continue;
-		double vs = rxr_thread_stage_cpp(&slow->threads[ts], s);
-		double vf = rxr_thread_stage_cpp(&fast->threads[tf], s);
+		double vs = rxa_thread_stage_cpp(&slow->threads[ts], s);
+		double vf = rxa_thread_stage_cpp(&fast->threads[tf], s);
 		if (vs == vf)
 			continue;
 		for (size_t t = 0; t < slow->nthreads; t++)
-			cpp[t] = rxr_thread_busy_cpp(&slow->threads[t]);
+			cpp[t] = rxa_thread_busy_cpp(&slow->threads[t]);
 		cpp[ts] = fmax(cpp[ts] - vs + vf, 1e-9);
-		struct rxr_whatif *nw = realloc(out->w, (out->nw + 1) * sizeof(*nw));
+		struct rxa_whatif *nw = realloc(out->w, (out->nw + 1) * sizeof(*nw));
 		if (!nw) {
 			free(cpp);
 			rc = -ENOMEM;
 			goto fail;
 		}
 		out->w = nw;
-		struct rxr_whatif *w = &out->w[out->nw++];
+		struct rxa_whatif *w = &out->w[out->nw++];
 		snprintf(w->thread, sizeof(w->thread), "%s", out->whatif_thread);
 		w->stage = s;
 		w->cpp_now = vs;
 		w->cpp_fast = vf;
-		w->mpps = rxr_run_predict(slow, cpp, qs, NULL);
+		w->mpps = rxa_run_predict(slow, cpp, qs, NULL);
 	}
 	free(cpp);
 	if (out->nw) /* qsort of NULL is undefined, even for 0 items */
 		qsort(out->w, out->nw, sizeof(out->w[0]), whatif_cmp);
 	return 0;
 fail:
-	rxr_diff_free(out);
+	rxa_diff_free(out);
 	return rc;
 }

@@ -49,10 +49,10 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 	return 0;
 }
 
-int rxr_flame_open(struct rxr_flame **out)
+int rxa_flame_open(struct rxa_flame **out)
 {
 	*out = NULL;
-	struct rxr_flame *f = calloc(1, sizeof(*f));
+	struct rxa_flame *f = calloc(1, sizeof(*f));
 	if (!f)
 		goto fail;
 	f->name_hash_cap = 1024;
@@ -69,11 +69,11 @@ int rxr_flame_open(struct rxr_flame **out)
 	*out = f;
 	return 0;
 fail:
-	rxr_flame_free(f);
+	rxa_flame_free(f);
 	return -ENOMEM;
 }
 
-void rxr_flame_free(struct rxr_flame *f)
+void rxa_flame_free(struct rxa_flame *f)
 {
 	if (!f)
 		return;
@@ -89,7 +89,7 @@ void rxr_flame_free(struct rxr_flame *f)
 	free(f);
 }
 
-static int name_rehash(struct rxr_flame *f)
+static int name_rehash(struct rxa_flame *f)
 {
 	uint32_t cap = f->name_hash_cap * 2;
 	uint32_t *t = calloc(cap, sizeof(uint32_t));
@@ -108,7 +108,7 @@ static int name_rehash(struct rxr_flame *f)
 }
 
 /* Intern a name; returns its id, or -ENOMEM. */
-static int64_t name_intern(struct rxr_flame *f, const char *s, size_t len)
+static int64_t name_intern(struct rxa_flame *f, const char *s, size_t len)
 {
 	uint32_t mask = f->name_hash_cap - 1;
 	uint32_t i = flame_hash(s, len) & mask;
@@ -146,7 +146,7 @@ static int64_t name_intern(struct rxr_flame *f, const char *s, size_t len)
 	return id;
 }
 
-static void child_hash_put(uint32_t *t, uint32_t cap, const struct rxr_flame *f, uint32_t n)
+static void child_hash_put(uint32_t *t, uint32_t cap, const struct rxa_flame *f, uint32_t n)
 {
 	uint32_t i = child_key_hash(f->nodes[n].parent, f->nodes[n].name) & (cap - 1);
 	while (t[i])
@@ -154,7 +154,7 @@ static void child_hash_put(uint32_t *t, uint32_t cap, const struct rxr_flame *f,
 	t[i] = n + 1;
 }
 
-static int child_rehash(struct rxr_flame *f)
+static int child_rehash(struct rxa_flame *f)
 {
 	uint32_t cap = f->child_hash_cap * 2;
 	uint32_t *t = calloc(cap, sizeof(uint32_t));
@@ -170,7 +170,7 @@ static int child_rehash(struct rxr_flame *f)
 }
 
 /* Room for extra more entries at <= 50% load (a rehash indexes wide parents). */
-static int child_hash_reserve(struct rxr_flame *f, uint32_t extra)
+static int child_hash_reserve(struct rxa_flame *f, uint32_t extra)
 {
 	while ((uint64_t)(f->child_hashed + extra) * 2 > f->child_hash_cap)
 		if (child_rehash(f))
@@ -178,7 +178,7 @@ static int child_hash_reserve(struct rxr_flame *f, uint32_t extra)
 	return 0;
 }
 
-static uint32_t child_lookup(const struct rxr_flame *f, uint32_t parent, uint32_t name)
+static uint32_t child_lookup(const struct rxa_flame *f, uint32_t parent, uint32_t name)
 {
 	const struct flame_node *p = &f->nodes[parent];
 	if (p->nchild <= FLAME_LIST_MAX) {
@@ -197,7 +197,7 @@ static uint32_t child_lookup(const struct rxr_flame *f, uint32_t parent, uint32_
 }
 
 /* Child of parent named id, created when absent; returns node id or -ENOMEM. */
-static int64_t child_get(struct rxr_flame *f, uint32_t parent, uint32_t name)
+static int64_t child_get(struct rxa_flame *f, uint32_t parent, uint32_t name)
 {
 	uint32_t found = child_lookup(f, parent, name);
 	if (found != FLAME_NONE)
@@ -228,7 +228,7 @@ static int64_t child_get(struct rxr_flame *f, uint32_t parent, uint32_t name)
 	return n;
 }
 
-uint32_t flame_child_find(const struct rxr_flame *f, uint32_t parent, const char *name,
+uint32_t flame_child_find(const struct rxa_flame *f, uint32_t parent, const char *name,
 			  size_t len)
 {
 	uint32_t mask = f->name_hash_cap - 1;
@@ -241,7 +241,7 @@ uint32_t flame_child_find(const struct rxr_flame *f, uint32_t parent, const char
 }
 
 /* Charge w to the path root..leaf. */
-static void path_charge(struct rxr_flame *f, uint32_t leaf, double w)
+static void path_charge(struct rxa_flame *f, uint32_t leaf, double w)
 {
 	f->nodes[leaf].self += w;
 	for (uint32_t n = leaf; n != FLAME_NONE; n = f->nodes[n].parent)
@@ -258,7 +258,7 @@ static bool name_ok(const char *s, size_t len)
 	return true;
 }
 
-int rxr_flame_add(struct rxr_flame *f, const char *const *frames, size_t n, double w)
+int rxa_flame_add(struct rxa_flame *f, const char *const *frames, size_t n, double w)
 {
 	if (!f || (n && !frames) || !isfinite(w) || w < 0)
 		return -EINVAL;
@@ -311,7 +311,7 @@ static bool count_parse(const char *s, size_t len, double *out)
 	return true;
 }
 
-int rxr_flame_add_folded(struct rxr_flame *f, const char *line, size_t len, char *err,
+int rxa_flame_add_folded(struct rxa_flame *f, const char *line, size_t len, char *err,
 			 size_t errlen)
 {
 	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' ||
@@ -402,7 +402,7 @@ int rxr_flame_add_folded(struct rxr_flame *f, const char *line, size_t len, char
 	return 0;
 }
 
-int rxr_flame_read_folded(struct rxr_flame *f, FILE *in, const char *src, char *err,
+int rxa_flame_read_folded(struct rxa_flame *f, FILE *in, const char *src, char *err,
 			  size_t errlen)
 {
 	struct rxr_lines lr;
@@ -417,7 +417,7 @@ int rxr_flame_read_folded(struct rxr_flame *f, FILE *in, const char *src, char *
 			rc = -EINVAL;
 			goto out;
 		}
-		rc = rxr_flame_add_folded(f, lr.buf, n, why, sizeof(why));
+		rc = rxa_flame_add_folded(f, lr.buf, n, why, sizeof(why));
 		if (rc == -EINVAL) {
 			snprintf(err, errlen, "%s:%d: %s", src, lr.line, why);
 			goto out;
@@ -435,19 +435,19 @@ out:
 	return rc;
 }
 
-int rxr_flame_read_folded_file(struct rxr_flame *f, const char *path, char *err, size_t errlen)
+int rxa_flame_read_folded_file(struct rxa_flame *f, const char *path, char *err, size_t errlen)
 {
 	FILE *in;
 	int rc = rxr_in_open(path, 0, &in, err, errlen);
 	if (rc)
 		return rc;
-	rc = rxr_flame_read_folded(f, in, in == stdin ? "<stdin>" : path, err, errlen);
+	rc = rxa_flame_read_folded(f, in, in == stdin ? "<stdin>" : path, err, errlen);
 	if (in != stdin)
 		fclose(in);
 	return rc;
 }
 
-int rxr_flame_add_result(struct rxr_flame *f, const struct rxr_result *r, const char *prefix)
+int rxa_flame_add_result(struct rxa_flame *f, const struct rxr_result *r, const char *prefix)
 {
 	if (!f || !r || !r->nthreads)
 		return -EINVAL;
@@ -473,17 +473,17 @@ int rxr_flame_add_result(struct rxr_flame *f, const struct rxr_result *r, const 
 		for (char *c = role; *c; c++)
 			if (*c == ';' || *c == '\n' || *c == '\r')
 				*c = '_';
-		rxr_utf8_trim(role);
-		for (int s = 0; s < RXR_ST_COUNT; s++) {
-			if (s == RXR_ST_IDLE || !(th->stage_mask & (1u << s)) || !th->st[s].cycles)
+		rxp_utf8_trim(role);
+		for (int s = 0; s < RXP_ST_COUNT; s++) {
+			if (s == RXP_ST_IDLE || !(th->stage_mask & (1u << s)) || !th->st[s].cycles)
 				continue;
 			const char *st[3];
 			size_t n = 0;
 			if (prefix)
 				st[n++] = prefix;
 			st[n++] = role;
-			st[n++] = rxr_stage_name((enum rxr_stage)s);
-			int rc = rxr_flame_add(f, st, n, (double)th->st[s].cycles / (double)th->packets);
+			st[n++] = rxp_stage_name((enum rxp_stage)s);
+			int rc = rxa_flame_add(f, st, n, (double)th->st[s].cycles / (double)th->packets);
 			if (rc)
 				return rc;
 		}
@@ -491,17 +491,17 @@ int rxr_flame_add_result(struct rxr_flame *f, const struct rxr_result *r, const 
 	return 0;
 }
 
-double rxr_flame_total(const struct rxr_flame *f)
+double rxa_flame_total(const struct rxa_flame *f)
 {
 	return f ? f->nodes[0].total : 0;
 }
 
-size_t rxr_flame_frames(const struct rxr_flame *f)
+size_t rxa_flame_frames(const struct rxa_flame *f)
 {
 	return f ? f->nnodes - 1 : 0;
 }
 
-void rxr_flame_scale(struct rxr_flame *f, double k)
+void rxa_flame_scale(struct rxa_flame *f, double k)
 {
 	if (!f || !(k > 0))
 		return;
@@ -513,12 +513,12 @@ void rxr_flame_scale(struct rxr_flame *f, double k)
 
 static int name_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct rxr_flame *f = ctx;
+	const struct rxa_flame *f = ctx;
 	return strcmp(flame_name(f, f->nodes[*(const uint32_t *)a].name),
 		      flame_name(f, f->nodes[*(const uint32_t *)b].name));
 }
 
-uint32_t *flame_children_sorted(const struct rxr_flame *f, uint32_t node, uint32_t *n)
+uint32_t *flame_children_sorted(const struct rxa_flame *f, uint32_t node, uint32_t *n)
 {
 	uint32_t cnt = 0;
 	for (uint32_t c = f->nodes[node].child; c != FLAME_NONE; c = f->nodes[c].sibling)

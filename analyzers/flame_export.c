@@ -19,10 +19,10 @@ struct dfs_ent {
  * Depth-first walk in name order; visit(node, path, depth) is called for
  * every node with self weight, path[0..depth-1] = node ids root-side first.
  */
-typedef int (*dfs_visit_fn)(const struct rxr_flame *f, const uint32_t *path, uint32_t depth,
+typedef int (*dfs_visit_fn)(const struct rxa_flame *f, const uint32_t *path, uint32_t depth,
 			    void *ctx);
 
-static int dfs_walk(const struct rxr_flame *f, dfs_visit_fn visit, void *ctx)
+static int dfs_walk(const struct rxa_flame *f, dfs_visit_fn visit, void *ctx)
 {
 	size_t cap = (size_t)f->maxdepth + 2;
 	struct dfs_ent *st = calloc(cap, sizeof(*st));
@@ -68,7 +68,7 @@ out:
 	return rc;
 }
 
-static int folded_visit(const struct rxr_flame *f, const uint32_t *path, uint32_t depth, void *ctx)
+static int folded_visit(const struct rxa_flame *f, const uint32_t *path, uint32_t depth, void *ctx)
 {
 	FILE *o = ctx;
 	for (uint32_t i = 0; i < depth; i++) {
@@ -85,7 +85,7 @@ static int folded_visit(const struct rxr_flame *f, const uint32_t *path, uint32_
 	return ferror(o) ? -EIO : 0;
 }
 
-int rxr_flame_folded_write(const struct rxr_flame *f, FILE *out)
+int rxa_flame_folded_write(const struct rxa_flame *f, FILE *out)
 {
 	if (!f)
 		return -EINVAL;
@@ -115,7 +115,7 @@ struct ss_ctx {
 	json_t *samples, *weights;
 };
 
-static int ss_visit(const struct rxr_flame *f, const uint32_t *path, uint32_t depth, void *ctx)
+static int ss_visit(const struct rxa_flame *f, const uint32_t *path, uint32_t depth, void *ctx)
 {
 	struct ss_ctx *c = ctx;
 	json_t *s = json_array();
@@ -129,7 +129,7 @@ static int ss_visit(const struct rxr_flame *f, const uint32_t *path, uint32_t de
 	return 0;
 }
 
-int rxr_flame_speedscope_write(const struct rxr_flame *f, FILE *out, const char *name,
+int rxa_flame_speedscope_write(const struct rxa_flame *f, FILE *out, const char *name,
 			       const char *unit)
 {
 	static const char *const units[] = {"none", "nanoseconds", "microseconds", "milliseconds",

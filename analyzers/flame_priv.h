@@ -27,7 +27,7 @@ struct flame_node {
 	double self;      /* weight of stacks ending here */
 };
 
-struct rxr_flame {
+struct rxa_flame {
 	/* interned names: offsets into an arena */
 	char *arena;
 	size_t arena_len, arena_cap;
@@ -54,16 +54,16 @@ struct rxr_flame {
 	uint32_t pl_n, pl_capn;
 };
 
-static inline const char *flame_name(const struct rxr_flame *f, uint32_t id)
+static inline const char *flame_name(const struct rxa_flame *f, uint32_t id)
 {
 	return f->arena + f->name_off[id];
 }
 
 /* Child of parent with this name, or FLAME_NONE. */
-uint32_t flame_child_find(const struct rxr_flame *f, uint32_t parent, const char *name,
+uint32_t flame_child_find(const struct rxa_flame *f, uint32_t parent, const char *name,
 			  size_t len);
 /* Children of node sorted by name; caller frees. NULL on ENOMEM (n=0: NULL ok). */
-uint32_t *flame_children_sorted(const struct rxr_flame *f, uint32_t node, uint32_t *n);
+uint32_t *flame_children_sorted(const struct rxa_flame *f, uint32_t node, uint32_t *n);
 /* Name hash (FNV-1a), also used for colours. */
 uint32_t flame_hash(const char *s, size_t len);
 

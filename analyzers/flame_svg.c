@@ -52,12 +52,12 @@ static int rec_push(struct layout *l, struct frec rec)
 	return 0;
 }
 
-static double node_a(const struct rxr_flame *a, uint32_t an)
+static double node_a(const struct rxa_flame *a, uint32_t an)
 {
 	return (a && an != FLAME_NONE) ? a->nodes[an].total : 0;
 }
 
-static int layout_build(const struct rxr_flame *f, const struct rxr_flame *a, double min_w,
+static int layout_build(const struct rxa_flame *f, const struct rxa_flame *a, double min_w,
 			struct layout *l)
 {
 	int rc = rec_push(l, (struct frec){.node = 0, .anode = a ? 0 : FLAME_NONE,
@@ -178,7 +178,7 @@ static const char flame_js[] =
 	"svg.setAttribute('data-rxf-ready','1');\n"
 	"})();\n";
 
-static void svg_frame(FILE *o, const struct rxr_flame *f, const struct frec *r, double total,
+static void svg_frame(FILE *o, const struct rxa_flame *f, const struct frec *r, double total,
 		      double scale, int height, const char *units, bool diff)
 {
 	const char *nm = r->node ? flame_name(f, f->nodes[r->node].name) : "all";
@@ -206,7 +206,7 @@ static void svg_frame(FILE *o, const struct rxr_flame *f, const struct frec *r, 
 	if (diff)
 		fprintf(o, " data-a=\"%.10g\"", r->a);
 	fputs("><title>", o);
-	rxr_xml_put(o, nm, nlen);
+	rxa_xml_put(o, nm, nlen);
 	fprintf(o, "\n%s %s (%s)", vb, units, pct);
 	if (diff) {
 		char ab[32], db[32];
@@ -220,23 +220,23 @@ static void svg_frame(FILE *o, const struct rxr_flame *f, const struct frec *r, 
 	size_t fit = w > 6 ? (size_t)((w - 6) / FLAME_CHAR) : 0;
 	if (fit >= 3) {
 		if (nlen <= fit) {
-			rxr_xml_put(o, nm, nlen);
+			rxa_xml_put(o, nm, nlen);
 		} else {
 			/* cut on a UTF-8 boundary */
 			size_t cut = fit - 2;
 			while (cut && ((unsigned char)nm[cut] & 0xc0) == 0x80)
 				cut--;
-			rxr_xml_put(o, nm, cut);
+			rxa_xml_put(o, nm, cut);
 			fputs("..", o);
 		}
 	}
 	fputs("</text></g>\n", o);
 }
 
-static int svg_write(const struct rxr_flame *f, const struct rxr_flame *a, FILE *o,
-		     const struct rxr_flame_svg_opts *opt)
+static int svg_write(const struct rxa_flame *f, const struct rxa_flame *a, FILE *o,
+		     const struct rxa_flame_svg_opts *opt)
 {
-	struct rxr_flame_svg_opts d = {0};
+	struct rxa_flame_svg_opts d = {0};
 	if (!opt)
 		opt = &d;
 	double total = f ? f->nodes[0].total : 0;
@@ -260,7 +260,7 @@ static int svg_write(const struct rxr_flame *f, const struct rxr_flame *a, FILE 
 		   "height=\"%d\" viewBox=\"0 0 %d %d\" data-fw=\"%d\" data-pad=\"%d\" "
 		   "data-total=\"%.10g\" data-cw=\"%.1f\" data-diff=\"%d\" data-units=\"",
 		width, height, width, height, width, FLAME_PAD, total, FLAME_CHAR, diff);
-	rxr_xml_puts(o, units);
+	rxa_xml_puts(o, units);
 	fputs("\">\n<style>\n"
 	      ".rxf-f text{font:12px Verdana,sans-serif;fill:#000;pointer-events:none}\n"
 	      ".rxf-f:hover rect{stroke:#000;stroke-width:0.5;cursor:pointer}\n"
@@ -273,22 +273,22 @@ static int svg_write(const struct rxr_flame *f, const struct rxr_flame *a, FILE 
 	fprintf(o, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"rgb(248,248,242)\"/>\n", width,
 		height);
 	fprintf(o, "<text class=\"rxf-h\" x=\"%d\" y=\"24\" text-anchor=\"middle\">", width / 2);
-	rxr_xml_puts(o, title);
+	rxa_xml_puts(o, title);
 	fputs("</text>\n", o);
 	if (opt->subtitle || diff) {
 		fprintf(o, "<text class=\"rxf-s\" x=\"%d\" y=\"44\" text-anchor=\"middle\">", width / 2);
 		if (opt->subtitle)
-			rxr_xml_puts(o, opt->subtitle);
+			rxa_xml_puts(o, opt->subtitle);
 		if (diff) {
 			char av[32], bv[32];
 			fmt_val(av, sizeof(av), a->nodes[0].total);
 			fmt_val(bv, sizeof(bv), total);
 			fprintf(o, "%s", opt->subtitle ? "  |  " : "");
-			rxr_xml_puts(o, opt->label_a ? opt->label_a : "A");
+			rxa_xml_puts(o, opt->label_a ? opt->label_a : "A");
 			fprintf(o, " %s -&gt; ", av);
-			rxr_xml_puts(o, opt->label_b ? opt->label_b : "B");
+			rxa_xml_puts(o, opt->label_b ? opt->label_b : "B");
 			fprintf(o, " %s ", bv);
-			rxr_xml_puts(o, units);
+			rxa_xml_puts(o, units);
 			fputs("; widths = B, red grows, blue shrinks", o);
 		}
 		fputs("</text>\n", o);
@@ -311,27 +311,27 @@ out:
 	return rc;
 }
 
-int rxr_flame_svg_write(const struct rxr_flame *f, FILE *out, const struct rxr_flame_svg_opts *o)
+int rxa_flame_svg_write(const struct rxa_flame *f, FILE *out, const struct rxa_flame_svg_opts *o)
 {
 	return svg_write(f, NULL, out, o);
 }
 
-int rxr_flame_diff_svg_write(const struct rxr_flame *a, const struct rxr_flame *b, FILE *out,
-			     const struct rxr_flame_svg_opts *o)
+int rxa_flame_diff_svg_write(const struct rxa_flame *a, const struct rxa_flame *b, FILE *out,
+			     const struct rxa_flame_svg_opts *o)
 {
 	if (!a)
 		return -EINVAL;
 	return svg_write(b, a, out, o);
 }
 
-int rxr_flame_svg_write_file(const struct rxr_flame *f, const char *path,
-			     const struct rxr_flame_svg_opts *o)
+int rxa_flame_svg_write_file(const struct rxa_flame *f, const char *path,
+			     const struct rxa_flame_svg_opts *o)
 {
 	struct rxr_afile af;
 	int rc = rxr_afile_open(&af, path);
 	if (rc)
 		return rc;
-	rc = rxr_flame_svg_write(f, af.f, o);
+	rc = rxa_flame_svg_write(f, af.f, o);
 	if (rc) {
 		rxr_afile_abort(&af);
 		return rc;

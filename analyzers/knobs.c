@@ -17,7 +17,7 @@
 #include "rxray/pair.h"
 #include "rxray/util.h"
 
-const char *rxr_result_knob_str(const json_t *knobs, const char *name, char *buf, size_t n)
+const char *rxa_result_knob_str(const json_t *knobs, const char *name, char *buf, size_t n)
 {
 	json_t *v = json_object_get(knobs, name);
 	if (!v || json_is_null(v))
@@ -36,11 +36,11 @@ const char *rxr_result_knob_str(const json_t *knobs, const char *name, char *buf
 		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
 	else
 		return NULL;
-	rxr_utf8_trim(buf); /* a long value is cut at a character, never inside one */
+	rxp_utf8_trim(buf); /* a long value is cut at a character, never inside one */
 	return buf;
 }
 
-double rxr_knob_num(const json_t *knobs, const char *name, double def)
+double rxa_knob_num(const json_t *knobs, const char *name, double def)
 {
 	json_t *v = json_object_get(knobs, name);
 	if (json_is_number(v))
@@ -54,7 +54,7 @@ double rxr_knob_num(const json_t *knobs, const char *name, double def)
 	return def;
 }
 
-const char **rxr_set_varying(const struct rxr_set *s, size_t *n)
+const char **rxa_set_varying(const struct rxa_set *s, size_t *n)
 {
 	size_t cap = 8;
 	const char **v = calloc(cap + 1, sizeof(*v));
@@ -80,11 +80,11 @@ const char **rxr_set_varying(const struct rxr_set *s, size_t *n)
 			}
 			char a[256], b[256];
 			const char *first =
-			    rxr_result_knob_str(s->pts[0].knobs, name, a, sizeof(a));
+			    rxa_result_knob_str(s->pts[0].knobs, name, a, sizeof(a));
 			bool differs = false;
 			for (size_t j = 0; j < s->n && !differs; j++) {
 				const char *o =
-				    rxr_result_knob_str(s->pts[j].knobs, name, b, sizeof(b));
+				    rxa_result_knob_str(s->pts[j].knobs, name, b, sizeof(b));
 				differs = (!first != !o) || (first && o && strcmp(first, o));
 			}
 			if (!differs)
@@ -119,7 +119,7 @@ static int sig_cmp(const void *a, const void *b)
 	return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip, size_t *group)
+int rxa_set_group(const struct rxa_set *s, const char *const *skip, size_t nskip, size_t *group)
 {
 	json_t *count = json_object();
 	struct sig *sg = calloc(s->n ? s->n : 1, sizeof(*sg));
@@ -129,7 +129,7 @@ int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip
 		goto out;
 	for (size_t i = 0; i < s->n; i++) {
 		group[i] = SIZE_MAX;
-		if (!rxr_point_run(&s->pts[i]))
+		if (!rxa_point_run(&s->pts[i]))
 			continue;
 		nrun++;
 		const char *k;
@@ -143,7 +143,7 @@ int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip
 		}
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		if (!rxr_point_run(&s->pts[i]))
+		if (!rxa_point_run(&s->pts[i]))
 			continue;
 		char *txt = NULL;
 		size_t len = 0;
@@ -161,7 +161,7 @@ int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip
 				continue;
 			char x[256];
 			fprintf(m, "%s=%s\x1f", k,
-				rxr_result_knob_str(s->pts[i].knobs, k, x, sizeof(x)) ? x : "");
+				rxa_result_knob_str(s->pts[i].knobs, k, x, sizeof(x)) ? x : "");
 		}
 		if (fclose(m) || !txt) {
 			free(txt);
@@ -186,14 +186,14 @@ out:
 	return rc;
 }
 
-void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t nvary, char *buf,
+void rxa_point_label(const struct rxa_point *p, const char *const *vary, size_t nvary, char *buf,
 		     size_t n)
 {
 	size_t len = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < nvary && len < n; i++) {
 		char vb[256];
-		const char *v = rxr_result_knob_str(p->knobs, vary[i], vb, sizeof(vb));
+		const char *v = rxa_result_knob_str(p->knobs, vary[i], vb, sizeof(vb));
 		/* a knob this point's engine does not have (a verbs point in a
 		 * sweep that varies the mempool cache) is left out, not "=-" */
 		if (v)
@@ -204,16 +204,16 @@ void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t 
 	static const char *const main_knobs[] = {"engine", "mode", "frame", "queues"};
 	for (size_t i = 0; !nvary && i < sizeof(main_knobs) / sizeof(main_knobs[0]) && len < n; i++) {
 		char vb[256];
-		const char *v = rxr_result_knob_str(p->knobs, main_knobs[i], vb, sizeof(vb));
+		const char *v = rxa_result_knob_str(p->knobs, main_knobs[i], vb, sizeof(vb));
 		if (v)
 			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "", main_knobs[i], v);
 	}
 	if (!len)
 		snprintf(buf, n, "%s", p->key ? p->key : "-");
-	rxr_utf8_trim(buf);
+	rxp_utf8_trim(buf);
 }
 
-bool rxr_pair_agrees(const struct rxr_point *a, const struct rxr_point *b,
+bool rxa_pair_agrees(const struct rxa_point *a, const struct rxa_point *b,
 		     const char *const *skip, size_t nskip, char *rest, size_t n)
 {
 	size_t len = 0;
@@ -226,8 +226,8 @@ bool rxr_pair_agrees(const struct rxr_point *a, const struct rxr_point *b,
 		for (size_t i = 0; i < nskip && !skipped; i++)
 			skipped = !strcmp(skip[i], k);
 		char x[256], y[256];
-		if (skipped || !rxr_result_knob_str(a->knobs, k, x, sizeof(x)) ||
-		    !rxr_result_knob_str(b->knobs, k, y, sizeof(y)))
+		if (skipped || !rxa_result_knob_str(a->knobs, k, x, sizeof(x)) ||
+		    !rxa_result_knob_str(b->knobs, k, y, sizeof(y)))
 			continue;
 		if (strcmp(x, y))
 			return false;
@@ -235,7 +235,7 @@ bool rxr_pair_agrees(const struct rxr_point *a, const struct rxr_point *b,
 			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
 	}
 	if (n)
-		rxr_utf8_trim(rest); /* a long list is cut at a character */
+		rxp_utf8_trim(rest); /* a long list is cut at a character */
 	return true;
 }
 
@@ -245,8 +245,8 @@ static int pair_cmp(const void *a, const void *b)
 	return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-int rxr_pair_candidates(const struct rxr_set *s, const char *const *skip, size_t nskip,
-			const struct rxr_sel *sa, const struct rxr_sel *sb, unsigned flags,
+int rxa_pair_candidates(const struct rxa_set *s, const char *const *skip, size_t nskip,
+			const struct rxa_sel *sa, const struct rxa_sel *sb, unsigned flags,
 			size_t **out, size_t *nout)
 {
 	size_t np = 0, cap = 0, *pairs = NULL, *start = NULL;
@@ -255,11 +255,11 @@ int rxr_pair_candidates(const struct rxr_set *s, const char *const *skip, size_t
 	int rc = -ENOMEM;
 	*out = NULL;
 	*nout = 0;
-	if (!group || !ord || rxr_set_group(s, skip, nskip, group))
+	if (!group || !ord || rxa_set_group(s, skip, nskip, group))
 		goto out;
 	size_t ngroups = 0, n = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		if (group[i] != SIZE_MAX && (flags & RXR_PAIR_ANY))
+		if (group[i] != SIZE_MAX && (flags & RXA_PAIR_ANY))
 			group[i] = 0;
 		if (group[i] != SIZE_MAX && group[i] + 1 > ngroups)
 			ngroups = group[i] + 1;
@@ -279,11 +279,11 @@ int rxr_pair_candidates(const struct rxr_set *s, const char *const *skip, size_t
 	/* start[g] now holds the end of group g; group g begins at start[g - 1] (0 for g 0) */
 	for (size_t g = 0, b0 = 0; g < ngroups && b0 < n; b0 = start[g++]) {
 		for (size_t x = b0; x < start[g]; x++) {
-			if (sa && !rxr_sel_match(sa, s->pts[ord[x]].knobs))
+			if (sa && !rxa_sel_match(sa, s->pts[ord[x]].knobs))
 				continue;
 			for (size_t y = b0; y < start[g]; y++) {
-				if (y == x || ((flags & RXR_PAIR_UNORDERED) && ord[y] < ord[x]) ||
-				    (sb && !rxr_sel_match(sb, s->pts[ord[y]].knobs)))
+				if (y == x || ((flags & RXA_PAIR_UNORDERED) && ord[y] < ord[x]) ||
+				    (sb && !rxa_sel_match(sb, s->pts[ord[y]].knobs)))
 					continue;
 				if (np == cap) {
 					size_t nc = cap ? cap * 2 : 64;

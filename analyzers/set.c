@@ -34,7 +34,7 @@
 #define PDR_LOSS_DEFAULT 0.005
 
 struct loader {
-	struct rxr_set *s;
+	struct rxa_set *s;
 	size_t cap;      /* room in s->pts: grown by doubling */
 	char *err;
 	size_t errlen;
@@ -65,7 +65,7 @@ struct loader {
 		size_t nlight;
 		/* the lossy trials least above the NDR, by the rate asked for;
 		 * above_least: above[0] is the least asked */
-		struct rxr_result *above[RXR_POINT_ABOVE_MAX];
+		struct rxr_result *above[RXA_POINT_ABOVE_MAX];
 		size_t nabove;
 		bool above_least;
 	} *pend;
@@ -78,7 +78,7 @@ struct loader {
 	size_t rcap;
 };
 
-static void point_free(struct rxr_point *p)
+static void point_free(struct rxa_point *p)
 {
 	free(p->key);
 	json_decref(p->knobs);
@@ -94,7 +94,7 @@ static void point_free(struct rxr_point *p)
 		rxr_result_free(p->above_runs[i]);
 }
 
-void rxr_set_free(struct rxr_set *s)
+void rxa_set_free(struct rxa_set *s)
 {
 	if (!s)
 		return;
@@ -107,18 +107,18 @@ void rxr_set_free(struct rxr_set *s)
 	free(s);
 }
 
-static struct rxr_point *point_add(struct loader *L)
+static struct rxa_point *point_add(struct loader *L)
 {
-	struct rxr_set *s = L->s;
+	struct rxa_set *s = L->s;
 	if (s->n == L->cap) {
 		size_t ncap = L->cap ? L->cap * 2 : 16;
-		struct rxr_point *np = realloc(s->pts, ncap * sizeof(*np));
+		struct rxa_point *np = realloc(s->pts, ncap * sizeof(*np));
 		if (!np)
 			return NULL;
 		s->pts = np;
 		L->cap = ncap;
 	}
-	struct rxr_point *p = &s->pts[s->n++];
+	struct rxa_point *p = &s->pts[s->n++];
 	memset(p, 0, sizeof(*p));
 	p->ndr_mpps = p->pdr_mpps = p->max_offered_mpps = p->nic_max_mpps = NAN;
 	p->ndr_upper_mpps = p->pdr_upper_mpps = NAN;
@@ -126,7 +126,7 @@ static struct rxr_point *point_add(struct loader *L)
 	return p;
 }
 
-const struct rxr_result *rxr_point_run(const struct rxr_point *p)
+const struct rxr_result *rxa_point_run(const struct rxa_point *p)
 {
 	return p->ndr_run ? p->ndr_run : p->top_run;
 }
@@ -157,7 +157,7 @@ static char *key_from_knobs(const json_t *knobs)
 		char nb[64];
 		const char *vb = json_is_string(v)
 				     ? json_string_value(v)
-				     : rxr_result_knob_str(knobs, name, nb, sizeof(nb));
+				     : rxa_result_knob_str(knobs, name, nb, sizeof(nb));
 		if (!vb)
 			continue;
 		size_t need = strlen(name) + strlen(vb) + 3;
@@ -192,7 +192,7 @@ static int embedded_run(struct loader *L, json_t *doc, const char *field, const 
 	*out = NULL;
 	if (!j || json_is_null(j))
 		return 0;
-	char e2[RXR_ERR_LEN];
+	char e2[RXA_ERR_LEN];
 	rxr_result_from_json(j, src, out, e2, sizeof(e2));
 	if (!*out) {
 		snprintf(L->err, L->errlen, "%s:%d: %s: %s", src, line, field, e2);
@@ -215,10 +215,10 @@ static int num_field(struct loader *L, const json_t *o, const char *k, double lo
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_number(v))
-		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: expected a number", src, line, k);
+		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: expected a number", src, line, k);
 	double d = json_number_value(v);
 	if (!(d >= lo && d <= hi))
-		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: %g is out of range [%g, %g]", src,
+		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: %g is out of range [%g, %g]", src,
 				line, k, d, lo, hi);
 	*out = d;
 	return 0;
@@ -237,7 +237,7 @@ static bool known(const char *s, const char *const *list, size_t n)
 
 /* The figures of a summary line, range-checked, into p. */
 static int point_figures(struct loader *L, json_t *doc, const char *src, int line,
-			 struct rxr_point *p)
+			 struct rxa_point *p)
 {
 	double pl, nl;
 	int rc;
@@ -261,13 +261,13 @@ static int point_figures(struct loader *L, json_t *doc, const char *src, int lin
 	/* NDR is the best rate at the stricter loss: above PDR it is not an NDR */
 	if (isfinite(p->ndr_mpps) && isfinite(p->pdr_mpps) &&
 	    p->ndr_mpps > p->pdr_mpps * (1 + 1e-9) + 1e-12)
-		return rxr_errf(L->err, L->errlen, -EINVAL,
+		return rxp_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: ndr_mpps: %g is above pdr_mpps %g (NDR <= PDR)", src, line,
 				p->ndr_mpps, p->pdr_mpps);
 	json_t *tr = json_object_get(doc, "trials");
 	if (tr && !json_is_null(tr) &&
 	    (!json_is_integer(tr) || json_integer_value(tr) < 0 || json_integer_value(tr) > INT_MAX))
-		return rxr_errf(L->err, L->errlen, -EINVAL,
+		return rxp_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: trials: expected a count in 0..%d", src, line, INT_MAX);
 	p->trials = json_is_integer(tr) ? (int)json_integer_value(tr) : 0;
 	return 0;
@@ -295,9 +295,9 @@ static int json_refused(struct loader *L, const char *src, int line, const char 
 	char field[160];
 	if (json_error_code(je) == json_error_duplicate_key &&
 	    rxr_json_dup_find(text, len, field, sizeof(field)) == 1)
-		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice", src, line,
+		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice", src, line,
 				field);
-	return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, line, je->text);
+	return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, line, je->text);
 }
 
 /* A summary line; pre: its ndr_run and top_run read by the fast path, or NULL. */
@@ -312,10 +312,10 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line,
 		return -EINVAL;
 	}
 	if (!known(json_string_value(status), point_statuses, 3))
-		return rxr_errf(L->err, L->errlen, -EINVAL,
+		return rxp_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: status: unknown '%.64s' (expected ok, infeasible or failed)", src,
 				line, json_string_value(status));
-	struct rxr_point *p = point_add(L);
+	struct rxa_point *p = point_add(L);
 	if (!p)
 		return -ENOMEM;
 	if (!map_get(L->pkeys, json_string_value(key)) &&
@@ -380,12 +380,12 @@ static int trial_check(struct loader *L, const json_t *trial, const char *src, i
 {
 	json_t *st = json_object_get(trial, "status");
 	if (st && (!json_is_string(st) || !known(json_string_value(st), trial_statuses, 4)))
-		return rxr_errf(L->err, L->errlen, -EINVAL,
+		return rxp_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: trial.status: unknown '%.64s' (expected ok, timeout, crashed or "
 				"failed)", src, line, json_is_string(st) ? json_string_value(st) : "?");
 	json_t *n = json_object_get(trial, "n");
 	if (n && (!json_is_integer(n) || json_integer_value(n) < 0 || json_integer_value(n) > INT_MAX))
-		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.n: expected a count", src, line);
+		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.n: expected a count", src, line);
 	double tv;
 	int rc;
 	if ((rc = num_field(L, trial, "target_pps", 0, 1e12, src, line, &tv)) ||
@@ -418,7 +418,7 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 		p->trials++;
 	if (!has_run)
 		return 0;
-	char e2[RXR_ERR_LEN];
+	char e2[RXA_ERR_LEN];
 	struct rxr_result *r = NULL;
 	rxr_result_from_json(doc, src, &r, e2, sizeof(e2));
 	if (!r) {
@@ -469,7 +469,7 @@ nomem:
 
 static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 {
-	char e2[RXR_ERR_LEN];
+	char e2[RXA_ERR_LEN];
 	struct rxr_result *r = NULL;
 	rxr_result_from_json(doc, src, &r, e2, sizeof(e2));
 	if (!r) {
@@ -479,7 +479,7 @@ static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 			snprintf(L->err, L->errlen, "%s", e2);
 		return -EINVAL;
 	}
-	struct rxr_point *p = point_add(L);
+	struct rxa_point *p = point_add(L);
 	if (!p) {
 		rxr_result_free(r);
 		return -ENOMEM;
@@ -510,12 +510,12 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 	const char *sc = json_string_value(schema);
 	if (!json_is_object(doc) || !sc) {
 		snprintf(L->err, L->errlen, "%s:%d: schema: missing (expected %s, %s or %s)", src, line,
-			 RXR_RUN_SCHEMA, RXR_POINT_SCHEMA, RXR_TRIAL_SCHEMA);
+			 RXR_RUN_SCHEMA, RXA_POINT_SCHEMA, RXA_TRIAL_SCHEMA);
 		return -EINVAL;
 	}
-	if (!strcmp(sc, RXR_POINT_SCHEMA))
+	if (!strcmp(sc, RXA_POINT_SCHEMA))
 		return line_point(L, doc, src, line, NULL);
-	if (!strcmp(sc, RXR_TRIAL_SCHEMA))
+	if (!strcmp(sc, RXA_TRIAL_SCHEMA))
 		return line_trial(L, doc, src, line, false, false);
 	if (!strcmp(sc, RXR_RUN_SCHEMA)) {
 		if (json_is_object(json_object_get(doc, "trial")))
@@ -537,7 +537,7 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 static json_t *fast_trial(const char *line, size_t len)
 {
 	static const char run[] = "\"schema\":\"" RXR_RUN_SCHEMA "\"";
-	static const char point[] = "\"schema\":\"" RXR_POINT_SCHEMA "\"";
+	static const char point[] = "\"schema\":\"" RXA_POINT_SCHEMA "\"";
 	static const char pat[] = "\"trial\":{";
 	const char *t = NULL;
 	/* the store's shape: schema first, the trial object last (looked for
@@ -604,9 +604,9 @@ static int trial_defer(struct loader *L, json_t *trial, uint32_t file, int line,
 static int light_add(struct loader *L, struct pending *q, const json_t *doc, const char *src,
 		     int line, struct rxr_result *r, struct rxr_result **above)
 {
-	char e2[RXR_ERR_LEN];
+	char e2[RXA_ERR_LEN];
 	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
-		return rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
+		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
 	if (above) {
 		/* kept only where it lost (a passing one broke nothing): the
 		 * first of its rate to lose */
@@ -635,7 +635,7 @@ static int light_add(struct loader *L, struct pending *q, const json_t *doc, con
  * summary line (light_below < 0); for one with a summary, only what the
  * cost model pools from (rxray/model.h): calibration trials and trials
  * asked for at most light_below pps (its NDR) - a few lines per point -
- * and the search trials asked for the RXR_POINT_ABOVE_MAX least above it
+ * and the search trials asked for the RXA_POINT_ABOVE_MAX least above it
  * (q->above, those that lost).
  */
 static int trial_replay(struct loader *L, struct pending *q, double light_below)
@@ -650,28 +650,28 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 	 * within rounding */
 	const double light_max = light_below * 1.0001;
 	/* the search trials asked for the least above it: the
-	 * RXR_POINT_ABOVE_MAX least targets (a target asked for again counts
+	 * RXA_POINT_ABOVE_MAX least targets (a target asked for again counts
 	 * once), the last of them the bound */
-	double least[RXR_POINT_ABOVE_MAX] = {0};
+	double least[RXA_POINT_ABOVE_MAX] = {0};
 	size_t nleast = 0;
 	for (size_t i = 0; light_below > 0 && i < q->ntl; i++) {
 		const struct tline *t = &q->tl[i];
 		if (t->calib || !(t->target > light_max))
 			continue;
-		if (nleast == RXR_POINT_ABOVE_MAX && t->target >= least[nleast - 1])
+		if (nleast == RXA_POINT_ABOVE_MAX && t->target >= least[nleast - 1])
 			continue;
 		bool seen = false;
 		for (size_t k = 0; k < nleast && !seen; k++)
 			seen = least[k] == t->target;
 		if (seen)
 			continue;
-		size_t at = nleast < RXR_POINT_ABOVE_MAX ? nleast++ : nleast - 1;
+		size_t at = nleast < RXA_POINT_ABOVE_MAX ? nleast++ : nleast - 1;
 		for (; at > 0 && least[at - 1] > t->target; at--)
 			least[at] = least[at - 1];
 		least[at] = t->target;
 	}
 	/* the lossy trial kept for each of those rates, in their order */
-	struct rxr_result *at_rate[RXR_POINT_ABOVE_MAX] = {0};
+	struct rxr_result *at_rate[RXA_POINT_ABOVE_MAX] = {0};
 	for (size_t i = 0; i < q->ntl && !rc; i++) {
 		const struct tline *t = &q->tl[i];
 		struct rxr_result **above = NULL;
@@ -700,7 +700,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 			cap = t->len + 1;
 		}
 		if (fseeko(f, (off_t)t->off, SEEK_SET) || fread(buf, 1, t->len, f) != t->len) {
-			rc = rxr_errf(L->err, L->errlen, -EIO, "%s:%d: read error (file changed?)", src,
+			rc = rxp_errf(L->err, L->errlen, -EIO, "%s:%d: read error (file changed?)", src,
 				      t->line);
 			break;
 		}
@@ -724,7 +724,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 		}
 		const char *k = json_string_value(json_object_get(json_object_get(doc, "trial"), "key"));
 		if (!k || strcmp(k, q->key))
-			rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
+			rc = rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
 				      src, t->line);
 		else if (light_below >= 0)
 			rc = light_add(L, q, doc, src, t->line, NULL, above);
@@ -752,7 +752,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
  */
 static int point_fast(struct loader *L, const char *buf, size_t len, const char *src, int line)
 {
-	static const char point[] = "{\"schema\":\"" RXR_POINT_SCHEMA "\"";
+	static const char point[] = "{\"schema\":\"" RXA_POINT_SCHEMA "\"";
 	static const char *const run_keys[] = {"ndr_run", "top_run"};
 	if (len < sizeof(point) || memcmp(buf, point, sizeof(point) - 1))
 		return 1;
@@ -808,7 +808,7 @@ static int load_jsonl(struct loader *L, const char *path)
 			char field[160];
 			int dup = rxr_json_dup_find(buf, len, field, sizeof(field));
 			if (dup > 0)
-				rc = rxr_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice",
+				rc = rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice",
 					      path, lr.line, field);
 			else if (!dup && !(rc = trial_check(L, tr, path, lr.line)))
 				rc = trial_defer(L, tr, fi, lr.line, lr.off, len);
@@ -962,7 +962,7 @@ static int pending_flush(struct loader *L)
 	for (size_t i = 0; i < L->npend; i++) {
 		struct pending *q = &L->pend[i];
 		size_t at = map_get(L->pkeys, q->key);
-		struct rxr_point *have = at ? &L->s->pts[at - 1] : NULL;
+		struct rxa_point *have = at ? &L->s->pts[at - 1] : NULL;
 		if (have) {
 			if (!have->trials)
 				have->trials = q->trials;
@@ -987,7 +987,7 @@ static int pending_flush(struct loader *L)
 			break;
 		if (!q->top)
 			continue;
-		struct rxr_point *p = point_add(L);
+		struct rxa_point *p = point_add(L);
 		if (!p) {
 			rc = -ENOMEM;
 			break;
@@ -1014,7 +1014,7 @@ static int pending_flush(struct loader *L)
 	return rc;
 }
 
-int rxr_set_load(const char *path, struct rxr_set **out, char *err, size_t errlen)
+int rxa_set_load(const char *path, struct rxa_set **out, char *err, size_t errlen)
 {
 	struct loader L = {.err = err, .errlen = errlen};
 	int rc;
@@ -1071,6 +1071,6 @@ fail:
 	free(L.files);
 	json_decref(L.pkeys);
 	json_decref(L.pidx);
-	rxr_set_free(L.s);
+	rxa_set_free(L.s);
 	return rc;
 }

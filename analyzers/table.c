@@ -8,11 +8,11 @@
 
 #include "rxray/analyze.h"
 
-int rxr_table_open(const char *title, size_t ncols, const char *const *head,
-		   struct rxr_table **out)
+int rxa_table_open(const char *title, size_t ncols, const char *const *head,
+		   struct rxa_table **out)
 {
 	*out = NULL;
-	struct rxr_table *t = calloc(1, sizeof(*t));
+	struct rxa_table *t = calloc(1, sizeof(*t));
 	if (!t)
 		goto fail;
 	t->ncols = ncols;
@@ -26,11 +26,11 @@ int rxr_table_open(const char *title, size_t ncols, const char *const *head,
 	*out = t;
 	return 0;
 fail:
-	rxr_table_free(t);
+	rxa_table_free(t);
 	return -ENOMEM;
 }
 
-void rxr_table_free(struct rxr_table *t)
+void rxa_table_free(struct rxa_table *t)
 {
 	if (!t)
 		return;
@@ -44,10 +44,10 @@ void rxr_table_free(struct rxr_table *t)
 	free(t);
 }
 
-int rxr_table_row(struct rxr_table *t)
+int rxa_table_row(struct rxa_table *t)
 {
 	while (t->nrows && t->cur < t->ncols) /* pad a short previous row */
-		if (rxr_table_cell(t, "%s", ""))
+		if (rxa_table_cell(t, "%s", ""))
 			return -ENOMEM;
 	if (t->nrows == t->cap) {
 		size_t nc = t->cap ? t->cap * 2 : 16;
@@ -64,7 +64,7 @@ int rxr_table_row(struct rxr_table *t)
 	return 0;
 }
 
-int rxr_table_cell(struct rxr_table *t, const char *fmt, ...)
+int rxa_table_cell(struct rxa_table *t, const char *fmt, ...)
 {
 	if (!t->nrows || t->cur >= t->ncols)
 		return -EINVAL;
@@ -79,7 +79,7 @@ int rxr_table_cell(struct rxr_table *t, const char *fmt, ...)
 	return 0;
 }
 
-static const char *cell(const struct rxr_table *t, size_t r, size_t c)
+static const char *cell(const struct rxa_table *t, size_t r, size_t c)
 {
 	const char *s = t->cells[r * t->ncols + c];
 	return s ? s : "";
@@ -97,7 +97,7 @@ static void md_put(FILE *o, const char *s)
 	}
 }
 
-int rxr_table_write_md(const struct rxr_table *t, FILE *o)
+int rxa_table_write_md(const struct rxa_table *t, FILE *o)
 {
 	fputc('|', o);
 	for (size_t c = 0; c < t->ncols; c++) {
@@ -136,7 +136,7 @@ static void csv_put(FILE *o, const char *s)
 	fputc('"', o);
 }
 
-int rxr_table_write_csv(const struct rxr_table *t, FILE *o)
+int rxa_table_write_csv(const struct rxa_table *t, FILE *o)
 {
 	for (size_t c = 0; c < t->ncols; c++) {
 		if (c)
@@ -155,12 +155,12 @@ int rxr_table_write_csv(const struct rxr_table *t, FILE *o)
 	return ferror(o) ? -EIO : 0;
 }
 
-int rxr_table_write_html(const struct rxr_table *t, FILE *o)
+int rxa_table_write_html(const struct rxa_table *t, FILE *o)
 {
 	fputs("<table>\n<thead><tr>", o);
 	for (size_t c = 0; c < t->ncols; c++) {
 		fputs("<th>", o);
-		rxr_xml_puts(o, t->head[c]);
+		rxa_xml_puts(o, t->head[c]);
 		fputs("</th>", o);
 	}
 	fputs("</tr></thead>\n<tbody>\n", o);
@@ -168,7 +168,7 @@ int rxr_table_write_html(const struct rxr_table *t, FILE *o)
 		fputs("<tr>", o);
 		for (size_t c = 0; c < t->ncols; c++) {
 			fputs("<td>", o);
-			rxr_xml_puts(o, cell(t, r, c));
+			rxa_xml_puts(o, cell(t, r, c));
 			fputs("</td>", o);
 		}
 		fputs("</tr>\n", o);
@@ -177,7 +177,7 @@ int rxr_table_write_html(const struct rxr_table *t, FILE *o)
 	return ferror(o) ? -EIO : 0;
 }
 
-void rxr_fmt_num(char *buf, size_t n, double v, int decimals)
+void rxa_fmt_num(char *buf, size_t n, double v, int decimals)
 {
 	if (!isfinite(v))
 		snprintf(buf, n, "-");
@@ -209,7 +209,7 @@ static void fmt_pct(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.1f%%", 100 * v);
 }
 
-void rxr_fmt_interval(char *buf, size_t n, const struct rxr_point *p, bool pdr)
+void rxa_fmt_interval(char *buf, size_t n, const struct rxa_point *p, bool pdr)
 {
 	double lo = pdr ? p->pdr_mpps : p->ndr_mpps, hi = pdr ? p->pdr_upper_mpps : p->ndr_upper_mpps;
 	if (!(lo > 0) && isfinite(hi) && p->has_interval)
@@ -224,25 +224,25 @@ void rxr_fmt_interval(char *buf, size_t n, const struct rxr_point *p, bool pdr)
 		snprintf(buf, n, "[%.2f, %.2f]", lo, hi);
 }
 
-void rxr_top_stages_phrase(const struct rxr_ceiling *c, char *buf, size_t n)
+void rxa_top_stages_phrase(const struct rxa_ceiling *c, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < c->ntop && len < n; i++)
 		len += (size_t)snprintf(buf + len, n - len, "%s%s %.0f (%.0f%%)", i ? ", " : "",
-					rxr_stage_name((enum rxr_stage)c->top[i].stage), c->top[i].cpp,
+					rxp_stage_name((enum rxp_stage)c->top[i].stage), c->top[i].cpp,
 					100 * c->top[i].share);
 }
 
-static void top_stages(char *buf, size_t n, const struct rxr_ceiling *c)
+static void top_stages(char *buf, size_t n, const struct rxa_ceiling *c)
 {
-	rxr_top_stages_phrase(c, buf, n);
+	rxa_top_stages_phrase(c, buf, n);
 	if (!buf[0])
 		snprintf(buf, n, "-");
 }
 
-int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-		      struct rxr_table **out)
+int rxa_ceiling_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+		      struct rxa_table **out)
 {
 	static const char *const head[] = {"point", "status", "NDR Mpps",
 					   "model Mpps (light load)", "NDR/model", "PDR Mpps",
@@ -251,39 +251,39 @@ int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size
 					   "highest trial: offered -> RX Mpps, loss",
 					   "accounting at median laps Mpps", "notes"};
 	size_t nvary = 0;
-	const char **vary = rxr_set_varying(s, &nvary);
-	struct rxr_table *t = NULL;
+	const char **vary = rxa_set_varying(s, &nvary);
+	struct rxa_table *t = NULL;
 	if (vary)
-		rxr_table_open("Ceiling", 14, head, &t);
+		rxa_table_open("Ceiling", 14, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
-		const struct rxr_ceiling *k = &c[i];
+		const struct rxa_ceiling *k = &c[i];
 		char label[512], a[32], b[32], p[32], r[32], cp[32], st[256], top[128], o1[32], o2[32],
 			l1[32];
-		rxr_point_label(k->p, vary, nvary, label, sizeof(label));
-		rxr_fmt_interval(a, sizeof(a), k->p, false);
-		rxr_fmt_interval(b, sizeof(b), k->p, true);
-		rxr_fmt_num(p, sizeof(p), k->predicted_mpps, 2);
-		rxr_fmt_num(r, sizeof(r), k->ratio, 2);
+		rxa_point_label(k->p, vary, nvary, label, sizeof(label));
+		rxa_fmt_interval(a, sizeof(a), k->p, false);
+		rxa_fmt_interval(b, sizeof(b), k->p, true);
+		rxa_fmt_num(p, sizeof(p), k->predicted_mpps, 2);
+		rxa_fmt_num(r, sizeof(r), k->ratio, 2);
 		if (k->p->generator_limited && isfinite(k->ratio)) /* NDR is a lower bound */
 			snprintf(r, sizeof(r), ">= %.2f", k->ratio);
 		char mo[32], mr[32];
-		rxr_fmt_num(mo, sizeof(mo), k->model_mpps, 2);
-		rxr_fmt_num(mr, sizeof(mr), k->model_ratio, 2);
+		rxa_fmt_num(mo, sizeof(mo), k->model_mpps, 2);
+		rxa_fmt_num(mr, sizeof(mr), k->model_ratio, 2);
 		if (k->p->generator_limited && isfinite(k->model_ratio))
 			snprintf(mr, sizeof(mr), ">= %.2f", k->model_ratio);
-		rxr_fmt_num(cp, sizeof(cp), k->cpp, 0);
+		rxa_fmt_num(cp, sizeof(cp), k->cpp, 0);
 		top_stages(st, sizeof(st), k);
-		rxr_fmt_num(o1, sizeof(o1), k->top_offered_mpps, 2);
-		rxr_fmt_num(o2, sizeof(o2), k->top_rx_mpps, 2);
+		rxa_fmt_num(o1, sizeof(o1), k->top_offered_mpps, 2);
+		rxa_fmt_num(o2, sizeof(o2), k->top_rx_mpps, 2);
 		fmt_pct(l1, sizeof(l1), k->top_loss);
 		snprintf(top, sizeof(top), "%s -> %s, %s", o1, o2, l1);
 		char med[32];
-		rxr_fmt_num(med, sizeof(med), k->median_mpps, 2);
+		rxa_fmt_num(med, sizeof(med), k->median_mpps, 2);
 		char notes[512];
 		size_t nl = 0;
 		notes[0] = '\0';
 		const char *why = NULL;
-		if (!rxr_point_clean(k->p, &why))
+		if (!rxa_point_clean(k->p, &why))
 			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl, "%s%s; ", why,
 					       !strcmp(why, "oversubscribed")
 						       ? ": more threads than cores, never a ceiling"
@@ -293,24 +293,24 @@ int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size
 					       "generator-limited: NDR is a lower bound; ");
 		if (k->p->reason && nl < sizeof(notes))
 			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl, "%s; ", k->p->reason);
-		if (k->tail_ratio > RXR_TAIL_RATIO && nl < sizeof(notes))
+		if (k->tail_ratio > RXA_TAIL_RATIO && nl < sizeof(notes))
 			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
 					       "heavy tail: %s mean lap is %.0fx its median (preempted or stalled?); ",
-					       rxr_stage_name((enum rxr_stage)k->tail_stage), k->tail_ratio);
+					       rxp_stage_name((enum rxp_stage)k->tail_stage), k->tail_ratio);
 		if (!strcmp(k->basis_name, "top") && nl < sizeof(notes))
 			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
 					       "no NDR: accounting of the highest-rate trial; ");
 		if (nl >= 2 && nl < sizeof(notes))
 			notes[nl - 2] = '\0';
-		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) ||
-		    rxr_table_cell(t, "%s", k->p->status) || rxr_table_cell(t, "%s", a) ||
-		    rxr_table_cell(t, "%s", mo) || rxr_table_cell(t, "%s", mr) ||
-		    rxr_table_cell(t, "%s", b) || rxr_table_cell(t, "%s", p) ||
-		    rxr_table_cell(t, "%s", r) || rxr_table_cell(t, "%s", k->thread_label) ||
-		    rxr_table_cell(t, "%s", cp) || rxr_table_cell(t, "%s", st) ||
-		    rxr_table_cell(t, "%s", top) || rxr_table_cell(t, "%s", med) ||
-		    rxr_table_cell(t, "%s", notes)) {
-			rxr_table_free(t);
+		if (rxa_table_row(t) || rxa_table_cell(t, "%s", label) ||
+		    rxa_table_cell(t, "%s", k->p->status) || rxa_table_cell(t, "%s", a) ||
+		    rxa_table_cell(t, "%s", mo) || rxa_table_cell(t, "%s", mr) ||
+		    rxa_table_cell(t, "%s", b) || rxa_table_cell(t, "%s", p) ||
+		    rxa_table_cell(t, "%s", r) || rxa_table_cell(t, "%s", k->thread_label) ||
+		    rxa_table_cell(t, "%s", cp) || rxa_table_cell(t, "%s", st) ||
+		    rxa_table_cell(t, "%s", top) || rxa_table_cell(t, "%s", med) ||
+		    rxa_table_cell(t, "%s", notes)) {
+			rxa_table_free(t);
 			t = NULL;
 		}
 	}
@@ -319,67 +319,67 @@ int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size
 	return t ? 0 : -ENOMEM;
 }
 
-int rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-		   struct rxr_table **out)
+int rxa_seed_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+		   struct rxa_table **out)
 {
 	static const char *const head[] = {"config", "frame", "TX offered", "RX received",
 					   "TX Mpps", "RX Mpps", "loss"};
-	struct rxr_family *f = NULL;
+	struct rxa_family *f = NULL;
 	size_t nf = 0;
-	if (rxr_families_build(s, c, n, &f, &nf)) {
+	if (rxa_families_build(s, c, n, &f, &nf)) {
 		*out = NULL;
 		return -ENOMEM;
 	}
-	struct rxr_table *t = NULL;
-	rxr_table_open("Highest-rate trial per point (the seed report's shape)", 7, head, &t);
+	struct rxa_table *t = NULL;
+	rxa_table_open("Highest-rate trial per point (the seed report's shape)", 7, head, &t);
 	for (size_t j = 0; t && j < nf; j++) {
 		for (size_t i = 0; t && i < f[j].n; i++) {
-			const struct rxr_ceiling *k = &c[f[j].idx[i]];
+			const struct rxa_ceiling *k = &c[f[j].idx[i]];
 			const struct rxr_result *r = k->p->top_run;
 			if (!r)
 				continue;
 			char fr[32], off[40], rx[40], tx[32], rm[32], l[32], fb[32];
 			const char *frame =
-			    rxr_result_knob_str(k->p->knobs, "frame", fb, sizeof(fb));
+			    rxa_result_knob_str(k->p->knobs, "frame", fb, sizeof(fb));
 			snprintf(fr, sizeof(fr), "%s B", frame ? frame : "?");
 			fmt_count(off, sizeof(off), r->c.offered);
 			fmt_count(rx, sizeof(rx), r->c.received);
-			rxr_fmt_num(tx, sizeof(tx), r->offered_mpps, 2);
-			rxr_fmt_num(rm, sizeof(rm), r->rx_mpps, 2);
+			rxa_fmt_num(tx, sizeof(tx), r->offered_mpps, 2);
+			rxa_fmt_num(rm, sizeof(rm), r->rx_mpps, 2);
 			fmt_pct(l, sizeof(l), r->loss);
-			if (rxr_table_row(t) || rxr_table_cell(t, "%s", f[j].label) ||
-			    rxr_table_cell(t, "%s", fr) || rxr_table_cell(t, "%s", off) ||
-			    rxr_table_cell(t, "%s", rx) || rxr_table_cell(t, "%s", tx) ||
-			    rxr_table_cell(t, "%s", rm) || rxr_table_cell(t, "%s", l)) {
-				rxr_table_free(t);
+			if (rxa_table_row(t) || rxa_table_cell(t, "%s", f[j].label) ||
+			    rxa_table_cell(t, "%s", fr) || rxa_table_cell(t, "%s", off) ||
+			    rxa_table_cell(t, "%s", rx) || rxa_table_cell(t, "%s", tx) ||
+			    rxa_table_cell(t, "%s", rm) || rxa_table_cell(t, "%s", l)) {
+				rxa_table_free(t);
 				t = NULL;
 			}
 		}
 	}
-	rxr_families_free(f, nf);
+	rxa_families_free(f, nf);
 	*out = t;
 	return t ? 0 : -ENOMEM;
 }
 
-static int bound_row(struct rxr_table *t, const struct rxr_family *f, const char *basis,
-		     const struct rxr_fit *x)
+static int bound_row(struct rxa_table *t, const struct rxa_family *f, const char *basis,
+		     const struct rxa_fit *x)
 {
-	return rxr_table_row(t) || rxr_table_cell(t, "%s", f->label) ||
-	       rxr_table_cell(t, "%s", basis) || rxr_table_cell(t, "%zu (%.0f-%.0f B)", x->n, x->xmin, x->xmax) ||
-	       rxr_table_cell(t, "%.1f", x->a) || rxr_table_cell(t, "%.4f", x->b) ||
-	       rxr_table_cell(t, "%.3f", x->r2) || rxr_table_cell(t, "%.2f", x->rms) ||
-	       (isfinite(x->byte_share) ? rxr_table_cell(t, "%.0f%%", 100 * x->byte_share)
-					: rxr_table_cell(t, "-")) ||
-	       (x->declined ? rxr_table_cell(t, "not classified: %s", x->declined)
-			    : rxr_table_cell(t, "%s", rxr_bound_name(x->bound)));
+	return rxa_table_row(t) || rxa_table_cell(t, "%s", f->label) ||
+	       rxa_table_cell(t, "%s", basis) || rxa_table_cell(t, "%zu (%.0f-%.0f B)", x->n, x->xmin, x->xmax) ||
+	       rxa_table_cell(t, "%.1f", x->a) || rxa_table_cell(t, "%.4f", x->b) ||
+	       rxa_table_cell(t, "%.3f", x->r2) || rxa_table_cell(t, "%.2f", x->rms) ||
+	       (isfinite(x->byte_share) ? rxa_table_cell(t, "%.0f%%", 100 * x->byte_share)
+					: rxa_table_cell(t, "-")) ||
+	       (x->declined ? rxa_table_cell(t, "not classified: %s", x->declined)
+			    : rxa_table_cell(t, "%s", rxa_bound_name(x->bound)));
 }
 
-int rxr_bound_table(const struct rxr_family *f, size_t n, struct rxr_table **out)
+int rxa_bound_table(const struct rxa_family *f, size_t n, struct rxa_table **out)
 {
 	static const char *const head[] = {"config", "basis", "frames", "a (ns/pkt)", "b (ns/byte)",
 					   "R^2", "residual rms (ns)", "byte share at max frame", "bound"};
-	struct rxr_table *t = NULL;
-	rxr_table_open("Bound classification: time/packet = a + b x frame bytes", 9, head, &t);
+	struct rxa_table *t = NULL;
+	rxa_table_open("Bound classification: time/packet = a + b x frame bytes", 9, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		int rc = 0;
 		if (f[i].have_cost)
@@ -387,7 +387,7 @@ int rxr_bound_table(const struct rxr_family *f, size_t n, struct rxr_table **out
 		if (!rc && f[i].have_rate)
 			rc = bound_row(t, &f[i], "measured (1/NDR, generator-limited points left out)", &f[i].rate);
 		if (rc) {
-			rxr_table_free(t);
+			rxa_table_free(t);
 			t = NULL;
 		}
 	}
@@ -395,22 +395,22 @@ int rxr_bound_table(const struct rxr_family *f, size_t n, struct rxr_table **out
 	return t ? 0 : -ENOMEM;
 }
 
-int rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max,
-		   struct rxr_table **out)
+int rxa_diff_table(const struct rxa_diff *d, const char *la, const char *lb, size_t max,
+		   struct rxa_table **out)
 {
 	char ha[64], hb[64];
 	snprintf(ha, sizeof(ha), "%s cycles/pkt", la);
 	snprintf(hb, sizeof(hb), "%s cycles/pkt", lb);
 	const char *head[] = {"thread", "stage", ha, hb, "delta"};
-	struct rxr_table *t = NULL;
-	rxr_table_open("Stage deltas (sorted by size)", 5, head, &t);
+	struct rxa_table *t = NULL;
+	rxa_table_open("Stage deltas (sorted by size)", 5, head, &t);
 	for (size_t i = 0; t && i < d->n && (!max || i < max); i++) {
-		const struct rxr_stage_delta *e = &d->d[i];
-		if (rxr_table_row(t) || rxr_table_cell(t, "%s", e->thread) ||
-		    rxr_table_cell(t, "%s", rxr_stage_name((enum rxr_stage)e->stage)) ||
-		    rxr_table_cell(t, "%.1f", e->a) || rxr_table_cell(t, "%.1f", e->b) ||
-		    rxr_table_cell(t, "%+.1f", e->delta)) {
-			rxr_table_free(t);
+		const struct rxa_stage_delta *e = &d->d[i];
+		if (rxa_table_row(t) || rxa_table_cell(t, "%s", e->thread) ||
+		    rxa_table_cell(t, "%s", rxp_stage_name((enum rxp_stage)e->stage)) ||
+		    rxa_table_cell(t, "%.1f", e->a) || rxa_table_cell(t, "%.1f", e->b) ||
+		    rxa_table_cell(t, "%+.1f", e->delta)) {
+			rxa_table_free(t);
 			t = NULL;
 		}
 	}
@@ -418,7 +418,7 @@ int rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, siz
 	return t ? 0 : -ENOMEM;
 }
 
-int rxr_whatif_table(const struct rxr_diff *d, struct rxr_table **out)
+int rxa_whatif_table(const struct rxa_diff *d, struct rxa_table **out)
 {
 	char h[256], hn[96], hf[96];
 	snprintf(h, sizeof(h), "%s's predicted Mpps if the stage cost what it costs in %s",
@@ -426,17 +426,17 @@ int rxr_whatif_table(const struct rxr_diff *d, struct rxr_table **out)
 	snprintf(hn, sizeof(hn), "cycles/pkt in %s", d->whatif_run);
 	snprintf(hf, sizeof(hf), "cycles/pkt in %s", d->whatif_from);
 	const char *head[] = {"thread", "stage", hn, hf, h};
-	struct rxr_table *t = NULL;
-	rxr_table_open("What if", 5, head, &t);
+	struct rxa_table *t = NULL;
+	rxa_table_open("What if", 5, head, &t);
 	for (size_t i = 0; t && i < d->nw; i++) {
-		const struct rxr_whatif *w = &d->w[i];
+		const struct rxa_whatif *w = &d->w[i];
 		char m[32];
-		rxr_fmt_num(m, sizeof(m), w->mpps, 2);
-		if (rxr_table_row(t) || rxr_table_cell(t, "%s", w->thread) ||
-		    rxr_table_cell(t, "%s", rxr_stage_name((enum rxr_stage)w->stage)) ||
-		    rxr_table_cell(t, "%.1f", w->cpp_now) || rxr_table_cell(t, "%.1f", w->cpp_fast) ||
-		    rxr_table_cell(t, "%s", m)) {
-			rxr_table_free(t);
+		rxa_fmt_num(m, sizeof(m), w->mpps, 2);
+		if (rxa_table_row(t) || rxa_table_cell(t, "%s", w->thread) ||
+		    rxa_table_cell(t, "%s", rxp_stage_name((enum rxp_stage)w->stage)) ||
+		    rxa_table_cell(t, "%.1f", w->cpp_now) || rxa_table_cell(t, "%.1f", w->cpp_fast) ||
+		    rxa_table_cell(t, "%s", m)) {
+			rxa_table_free(t);
 			t = NULL;
 		}
 	}
@@ -444,27 +444,27 @@ int rxr_whatif_table(const struct rxr_diff *d, struct rxr_table **out)
 	return t ? 0 : -ENOMEM;
 }
 
-static json_t *fit_json(const struct rxr_fit *x)
+static json_t *fit_json(const struct rxa_fit *x)
 {
 	return json_pack(
 	    "{s:I,s:o,s:o,s:o,s:o,s:o,s:f,s:f,s:o,s:s,s:b,s:o}", "n", (json_int_t)x->n, "a_ns",
 	    rxr_json_real_or_null(x->a), "b_ns_per_byte", rxr_json_real_or_null(x->b), "r2",
 	    rxr_json_real_or_null(x->r2), "rms_ns", rxr_json_real_or_null(x->rms), "rel_rms",
 	    rxr_json_real_or_null(x->rel_rms), "frame_min", x->xmin, "frame_max", x->xmax,
-	    "byte_share", rxr_json_real_or_null(x->byte_share), "bound", rxr_bound_name(x->bound),
+	    "byte_share", rxr_json_real_or_null(x->byte_share), "bound", rxa_bound_name(x->bound),
 	    "poor_fit", x->poor, "declined", x->declined ? json_string(x->declined) : json_null());
 }
 
-json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-			 const struct rxr_family *f, size_t nf)
+json_t *rxa_ceiling_json(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+			 const struct rxa_family *f, size_t nf)
 {
 	json_t *pts = json_array(), *fams = json_array();
 	for (size_t i = 0; pts && i < n; i++) {
-		const struct rxr_ceiling *k = &c[i];
+		const struct rxa_ceiling *k = &c[i];
 		json_t *st = json_array();
 		for (size_t j = 0; st && j < k->ntop; j++)
 			json_array_append_new(st, json_pack("{s:s,s:f,s:f}", "stage",
-							    rxr_stage_name((enum rxr_stage)k->top[j].stage),
+							    rxp_stage_name((enum rxp_stage)k->top[j].stage),
 							    "cycles_per_packet", k->top[j].cpp, "share",
 							    k->top[j].share));
 		json_t *o = json_pack(
@@ -497,12 +497,12 @@ json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, s
 				json_object_set_new(o, "pdr_upper_mpps",
 						    rxr_json_real_or_null(k->p->pdr_upper_mpps));
 			}
-			if (!rxr_point_clean(k->p, &why))
+			if (!rxa_point_clean(k->p, &why))
 				json_object_set_new(o, "not_fitted", json_string(why));
 			json_object_set_new(o, "tail_ratio", json_real(k->tail_ratio));
 			if (k->tail_stage >= 0)
 				json_object_set_new(o, "tail_stage",
-						    json_string(rxr_stage_name((enum rxr_stage)k->tail_stage)));
+						    json_string(rxp_stage_name((enum rxp_stage)k->tail_stage)));
 		}
 		if (o && k->p->reason)
 			json_object_set_new(o, "reason", json_string(k->p->reason));
@@ -530,17 +530,17 @@ json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, s
 			 pts, "bounds", fams);
 }
 
-json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb)
+json_t *rxa_diff_json(const struct rxa_diff *d, const char *la, const char *lb)
 {
 	json_t *ds = json_array(), *ws = json_array();
 	for (size_t i = 0; ds && i < d->n; i++)
 		json_array_append_new(ds, json_pack("{s:s,s:s,s:f,s:f,s:f}", "thread", d->d[i].thread, "stage",
-						    rxr_stage_name((enum rxr_stage)d->d[i].stage), "a",
+						    rxp_stage_name((enum rxp_stage)d->d[i].stage), "a",
 						    d->d[i].a, "b", d->d[i].b, "delta", d->d[i].delta));
 	for (size_t i = 0; ws && i < d->nw; i++)
 		json_array_append_new(
 		    ws, json_pack("{s:s,s:s,s:f,s:f,s:o}", "thread", d->w[i].thread, "stage",
-				  rxr_stage_name((enum rxr_stage)d->w[i].stage), "cycles_now",
+				  rxp_stage_name((enum rxp_stage)d->w[i].stage), "cycles_now",
 				  d->w[i].cpp_now, "cycles_fast", d->w[i].cpp_fast, "predicted_mpps",
 				  rxr_json_real_or_null(d->w[i].mpps)));
 	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o,s:o,s:s,s:s}", "a", la, "b", lb,

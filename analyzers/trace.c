@@ -23,7 +23,7 @@ static const json_t *gpu_trace(const struct rxr_result *r)
 	return r->extra ? json_object_get(r->extra, "gpu_trace") : NULL;
 }
 
-int rxr_trace_gpu_check(const struct rxr_result *r, char *err, size_t errlen)
+int rxa_trace_gpu_check(const struct rxr_result *r, char *err, size_t errlen)
 {
 	const json_t *g = gpu_trace(r);
 	if (!g)
@@ -31,31 +31,31 @@ int rxr_trace_gpu_check(const struct rxr_result *r, char *err, size_t errlen)
 	const json_t *clk = json_object_get(g, "clock");
 	const json_t *data = json_object_get(g, "data");
 	if (!json_is_object(g) || !json_is_object(clk))
-		return rxr_errf(err, errlen, -EINVAL, "gpu_trace.clock: expected an object");
+		return rxp_errf(err, errlen, -EINVAL, "gpu_trace.clock: expected an object");
 	if (!json_is_integer(json_object_get(clk, "anchor_ticks")) ||
 	    !json_is_integer(json_object_get(clk, "anchor_ns")))
-		return rxr_errf(err, errlen, -EINVAL,
+		return rxp_errf(err, errlen, -EINVAL,
 				"gpu_trace.clock: anchor_ticks and anchor_ns (integers) expected");
 	if (!json_is_array(data))
-		return rxr_errf(err, errlen, -EINVAL, "gpu_trace.data: expected an array");
+		return rxp_errf(err, errlen, -EINVAL, "gpu_trace.data: expected an array");
 	size_t i;
 	const json_t *row;
 	json_array_foreach(data, i, row) {
 		if (!json_is_array(row) || json_array_size(row) != GT_NCOL ||
 		    !json_is_string(json_array_get(row, GT_KIND)) ||
 		    !json_is_string(json_array_get(row, GT_NAME)))
-			return rxr_errf(err, errlen, -EINVAL,
+			return rxp_errf(err, errlen, -EINVAL,
 					"gpu_trace.data[%zu]: expected [kind, name, start_ns, end_ns, "
 					"stream, bytes, correlation]",
 					i);
 		for (int c = GT_START; c < GT_NCOL; c++)
 			if (!json_is_integer(json_array_get(row, c)) ||
 			    json_integer_value(json_array_get(row, c)) < 0)
-				return rxr_errf(err, errlen, -EINVAL,
+				return rxp_errf(err, errlen, -EINVAL,
 						"gpu_trace.data[%zu][%d]: expected an integer >= 0", i, c);
 		if (json_integer_value(json_array_get(row, GT_END)) <
 		    json_integer_value(json_array_get(row, GT_START)))
-			return rxr_errf(err, errlen, -EINVAL,
+			return rxp_errf(err, errlen, -EINVAL,
 					"gpu_trace.data[%zu]: end_ns before start_ns", i);
 	}
 	return 0;
@@ -70,7 +70,7 @@ static double gpu_ticks(const json_t *clk, double hz, json_int_t ns)
 	return (double)at + (double)(ns - an) * hz / 1e9;
 }
 
-static int burst_event(json_t *evs, const struct rxr_sample *s, size_t n, int pid, int tid,
+static int burst_event(json_t *evs, const struct rxp_sample *s, size_t n, int pid, int tid,
 		       double t0, double us)
 {
 	uint64_t end = 0;
@@ -87,7 +87,7 @@ static int thread_events(json_t *evs, const struct rxr_result *r, size_t t, int 
 {
 	const struct rxr_thread_result *th = &r->threads[t];
 	char label[24], name[64];
-	rxr_thread_label(r, t, label, sizeof(label));
+	rxa_thread_label(r, t, label, sizeof(label));
 	if (th->core >= 0)
 		snprintf(name, sizeof(name), "%s (core %d)", label, th->core);
 	else
@@ -102,13 +102,13 @@ static int thread_events(json_t *evs, const struct rxr_result *r, size_t t, int 
 		 * "burst" span from its first lap's start to its last lap's end */
 		size_t b0 = 0;
 		for (size_t i = 0; i < th->nsamples; i++) {
-			const struct rxr_sample *s = &th->samples[i];
+			const struct rxp_sample *s = &th->samples[i];
 			if (i + 1 == th->nsamples || th->samples[i + 1].seq != s->seq) {
 				if (burst_event(evs, &th->samples[b0], i + 1 - b0, pid, tid, t0, us))
 					return -ENOMEM;
 				b0 = i + 1;
 			}
-			const char *st = rxr_stage_name((enum rxr_stage)s->stage);
+			const char *st = rxp_stage_name((enum rxp_stage)s->stage);
 			if (ev_add(evs, json_pack("{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:{s:I,s:I}}", "name",
 						  st ? st : "?", "cat", "lap", "ph", "X", "ts",
 						  ((double)s->start - t0) * us, "dur", s->cycles * us, "pid",
@@ -120,19 +120,19 @@ static int thread_events(json_t *evs, const struct rxr_result *r, size_t t, int 
 	}
 	/* one representative packet from the summaries */
 	double ts = 0;
-	double total = rxr_thread_busy_cpp(th);
+	double total = rxa_thread_busy_cpp(th);
 	if (!(total > 0))
 		return 0;
 	if (ev_add(evs, json_pack("{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:{s:f,s:b}}", "name", "packet (mean)",
 				  "cat", "summary", "ph", "X", "ts", 0.0, "dur", total * us, "pid", pid,
 				  "tid", tid, "args", "cycles_per_packet", total, "summary", 1)))
 		return -ENOMEM;
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		double c = rxr_thread_stage_cpp(th, s);
-		if (s == RXR_ST_IDLE || !(c > 0))
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		double c = rxa_thread_stage_cpp(th, s);
+		if (s == RXP_ST_IDLE || !(c > 0))
 			continue;
 		if (ev_add(evs, json_pack("{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:{s:f,s:I,s:I,s:b}}", "name",
-					  rxr_stage_name((enum rxr_stage)s), "cat", "summary", "ph", "X",
+					  rxp_stage_name((enum rxp_stage)s), "cat", "summary", "ph", "X",
 					  "ts", ts * us, "dur", c * us, "pid", pid, "tid", tid, "args",
 					  "cycles_per_packet", c, "p50_per_lap", (json_int_t)th->st[s].p50,
 					  "p99_per_lap", (json_int_t)th->st[s].p99, "summary", 1)))
@@ -211,13 +211,13 @@ static double run_t0(const struct rxr_result *r)
 	return isfinite(t0) ? t0 : 0;
 }
 
-int rxr_trace_write(const struct rxr_result *const *runs, const char *const *names, size_t n,
+int rxa_trace_write(const struct rxr_result *const *runs, const char *const *names, size_t n,
 		    FILE *out)
 {
 	if (!n)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		if (!(runs[i]->clock.hz > 0) || rxr_trace_gpu_check(runs[i], NULL, 0))
+		if (!(runs[i]->clock.hz > 0) || rxa_trace_gpu_check(runs[i], NULL, 0))
 			return -EINVAL;
 	int rc = -ENOMEM;
 	json_t *evs = json_array();

@@ -10,9 +10,9 @@
 /*
  * XML-escape, replacing what XML 1.0 cannot hold with '?': control
  * characters but tab and newline, ill-formed UTF-8 (overlong forms, surrogates, code points
- * above U+10FFFF, cut characters: rxr_utf8_char's rules) and U+FFFE/FFFF.
+ * above U+10FFFF, cut characters: rxp_utf8_char's rules) and U+FFFE/FFFF.
  */
-void rxr_xml_put(FILE *o, const char *s, size_t len)
+void rxa_xml_put(FILE *o, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < len; i++) {
@@ -29,7 +29,7 @@ void rxr_xml_put(FILE *o, const char *s, size_t len)
 			}
 			continue;
 		}
-		size_t n = rxr_utf8_char(s + i, len - i);
+		size_t n = rxp_utf8_char(s + i, len - i);
 		if (!n || (n == 3 && c == 0xef && u[i + 1] == 0xbf && u[i + 2] >= 0xbe)) {
 			fputc('?', o);
 			continue;
@@ -39,8 +39,8 @@ void rxr_xml_put(FILE *o, const char *s, size_t len)
 	}
 }
 
-void rxr_xml_puts(FILE *o, const char *s)
+void rxa_xml_puts(FILE *o, const char *s)
 {
-	rxr_xml_put(o, s, strlen(s));
+	rxa_xml_put(o, s, strlen(s));
 }
 

@@ -14,7 +14,7 @@
 
 const volatile __u32 target_tgid = 0;
 const volatile __u8 filter_tids = 0; /* 1: only tids present in `tids` */
-const volatile __u32 stack_copy = RXR_BPF_STACK_COPY; /* dwarf mode: bytes copied */
+const volatile __u32 stack_copy = RXB_BPF_STACK_COPY; /* dwarf mode: bytes copied */
 
 __u64 samples = 0;      /* samples of the target kept */
 __u64 dropped = 0;      /* samples lost because `counts` was full */
@@ -22,38 +22,38 @@ __u64 stack_errors = 0; /* user stack id < 0 (collision or fault) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, RXR_BPF_MAX_TIDS);
+	__uint(max_entries, RXB_BPF_MAX_TIDS);
 	__type(key, __u32);
 	__type(value, __u8);
 } tids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, RXR_BPF_MAX_STACKS);
+	__uint(max_entries, RXB_BPF_MAX_STACKS);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, RXR_BPF_STACK_DEPTH * sizeof(__u64));
+	__uint(value_size, RXB_BPF_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, RXR_BPF_MAX_KEYS);
-	__type(key, struct rxr_bpf_key);
+	__uint(max_entries, RXB_BPF_MAX_KEYS);
+	__type(key, struct rxb_bpf_key);
 	__type(value, __u64);
 } counts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RXR_BPF_MAX_UPROBES);
+	__uint(max_entries, RXB_BPF_MAX_UPROBES);
 	__type(key, __u32);
-	__type(value, struct rxr_bpf_uprobe_stat);
+	__type(value, struct rxb_bpf_uprobe_stat);
 } ustats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, RXR_BPF_RINGBUF); /* user space shrinks it in fp mode */
+	__uint(max_entries, RXB_BPF_RINGBUF); /* user space shrinks it in fp mode */
 } raw_samples SEC(".maps");
 
-static __always_inline int rxr_is_target(__u32 *tid_out)
+static __always_inline int rxb_is_target(__u32 *tid_out)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -67,13 +67,13 @@ static __always_inline int rxr_is_target(__u32 *tid_out)
 }
 
 SEC("perf_event")
-int rxr_sample(struct bpf_perf_event_data *ctx)
+int rxb_sample(struct bpf_perf_event_data *ctx)
 {
 	static const __u64 zero;
-	struct rxr_bpf_key key = {};
+	struct rxb_bpf_key key = {};
 	__u64 *val;
 
-	if (!rxr_is_target(&key.tid))
+	if (!rxb_is_target(&key.tid))
 		return 0;
 	key.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	key.kern_stack = bpf_get_stackid(ctx, &stacks, 0);
@@ -102,14 +102,14 @@ int rxr_sample(struct bpf_perf_event_data *ctx)
  * user space, which unwinds them with the objects' CFI.
  */
 SEC("perf_event")
-int rxr_sample_raw(struct bpf_perf_event_data *ctx)
+int rxb_sample_raw(struct bpf_perf_event_data *ctx)
 {
-	struct rxr_bpf_raw_sample *e;
+	struct rxb_bpf_raw_sample *e;
 	struct pt_regs *r;
 	__u64 sp;
 	__u32 tid, n;
 
-	if (!rxr_is_target(&tid))
+	if (!rxb_is_target(&tid))
 		return 0;
 	e = bpf_ringbuf_reserve(&raw_samples, sizeof(*e), 0);
 	if (!e) {
@@ -141,8 +141,8 @@ int rxr_sample_raw(struct bpf_perf_event_data *ctx)
 	/* what is copied is what the sample costs; near the top of the stack
 	 * a full copy faults: try smaller ones */
 	n = stack_copy;
-	if (n > RXR_BPF_STACK_COPY || n < 512)
-		n = RXR_BPF_STACK_COPY;
+	if (n > RXB_BPF_STACK_COPY || n < 512)
+		n = RXB_BPF_STACK_COPY;
 	if (!bpf_probe_read_user(e->stack, n, (void *)sp))
 		e->stack_len = n;
 	else if (n > 2048 && !bpf_probe_read_user(e->stack, 2048, (void *)sp))
@@ -154,27 +154,27 @@ int rxr_sample_raw(struct bpf_perf_event_data *ctx)
 	if (!e->stack_len)
 		__sync_fetch_and_add(&stack_errors, 1);
 	/* no wakeup: user space drains the ring on a timer (see
-	 * rxr_sampler_poll); a wakeup per sample would be an irq_work here */
+	 * rxb_sampler_poll); a wakeup per sample would be an irq_work here */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	__sync_fetch_and_add(&samples, 1);
 	return 0;
 }
 #endif
 
-static __always_inline struct rxr_bpf_uprobe_stat *rxr_ustat(void *ctx)
+static __always_inline struct rxb_bpf_uprobe_stat *rxb_ustat(void *ctx)
 {
 	__u32 tid, slot;
 
-	if (!rxr_is_target(&tid))
+	if (!rxb_is_target(&tid))
 		return 0;
 	slot = (__u32)bpf_get_attach_cookie(ctx);
 	return bpf_map_lookup_elem(&ustats, &slot);
 }
 
 SEC("uprobe")
-int BPF_KPROBE(rxr_uprobe_entry)
+int BPF_KPROBE(rxb_uprobe_entry)
 {
-	struct rxr_bpf_uprobe_stat *st = rxr_ustat(ctx);
+	struct rxb_bpf_uprobe_stat *st = rxb_ustat(ctx);
 
 	if (st)
 		__sync_fetch_and_add(&st->calls, 1);
@@ -182,9 +182,9 @@ int BPF_KPROBE(rxr_uprobe_entry)
 }
 
 SEC("uretprobe")
-int BPF_KRETPROBE(rxr_uprobe_return, long ret)
+int BPF_KRETPROBE(rxb_uprobe_return, long ret)
 {
-	struct rxr_bpf_uprobe_stat *st = rxr_ustat(ctx);
+	struct rxb_bpf_uprobe_stat *st = rxb_ustat(ctx);
 
 	if (!st)
 		return 0;

@@ -7,31 +7,31 @@
 #ifndef RXRAY_ATTACH_BPF_H
 #define RXRAY_ATTACH_BPF_H
 
-#define RXR_BPF_STACK_DEPTH 127  /* frames kept per stack (kernel maximum) */
-#define RXR_BPF_MAX_STACKS 16384 /* distinct stacks in the stack-trace map */
-#define RXR_BPF_MAX_KEYS 16384   /* distinct (tid, user, kernel) stacks counted */
-#define RXR_BPF_MAX_TIDS 1024    /* threads a filter can name */
-#define RXR_BPF_MAX_UPROBES 16   /* symbols --uprobes can name */
+#define RXB_BPF_STACK_DEPTH 127  /* frames kept per stack (kernel maximum) */
+#define RXB_BPF_MAX_STACKS 16384 /* distinct stacks in the stack-trace map */
+#define RXB_BPF_MAX_KEYS 16384   /* distinct (tid, user, kernel) stacks counted */
+#define RXB_BPF_MAX_TIDS 1024    /* threads a filter can name */
+#define RXB_BPF_MAX_UPROBES 16   /* symbols --uprobes can name */
 
-#define RXR_BPF_STACK_COPY 8192        /* user stack bytes copied per sample (dwarf mode) */
-#define RXR_BPF_RINGBUF (8u << 20)     /* dwarf-mode sample ring (bytes, power of 2) */
-#define RXR_BPF_NREGS 17               /* x86-64 DWARF registers 0..16 (16 = rip) */
+#define RXB_BPF_STACK_COPY 8192        /* user stack bytes copied per sample (dwarf mode) */
+#define RXB_BPF_RINGBUF (8u << 20)     /* dwarf-mode sample ring (bytes, power of 2) */
+#define RXB_BPF_NREGS 17               /* x86-64 DWARF registers 0..16 (16 = rip) */
 
 /*
  * dwarf mode: one raw sample, unwound in user space with the target's
  * CFI (code built without frame pointers, like distro DPDK).
  */
-struct rxr_bpf_raw_sample {
+struct rxb_bpf_raw_sample {
 	__u32 tid;
 	__s32 kern_stack;
 	__u32 stack_len; /* bytes of stack[] that hold the stack from regs[7] (rsp) up */
 	__u32 pad;
-	__u64 regs[RXR_BPF_NREGS]; /* DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
-	__u8 stack[RXR_BPF_STACK_COPY];
+	__u64 regs[RXB_BPF_NREGS]; /* DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+	__u8 stack[RXB_BPF_STACK_COPY];
 };
 
 /* One counted sample: the thread and its two stack ids (< 0: none). */
-struct rxr_bpf_key {
+struct rxb_bpf_key {
 	__u32 tid;
 	__s32 user_stack;
 	__s32 kern_stack;
@@ -39,7 +39,7 @@ struct rxr_bpf_key {
 };
 
 /* Per probed symbol (array slot = the link's cookie). */
-struct rxr_bpf_uprobe_stat {
+struct rxb_bpf_uprobe_stat {
 	__u64 calls;     /* entry hits */
 	__u64 returns;   /* return hits */
 	__u64 ret_sum;   /* sum of return values >= 0 (packets for rx bursts) */

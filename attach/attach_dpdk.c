@@ -27,11 +27,11 @@
 #include "attach_dpdk_layout.h"
 #include "attach_syms_int.h"
 
-#define FP_OPS_SIZE RXR_FP_OPS_SIZE
-#define MP_OPS_FIRST RXR_MP_TABLE_OPS
-#define MP_OPS_SIZE RXR_MP_OPS_SIZE
-#define MP_OPS_MAX RXR_MP_OPS_MAX
-#define MP_NAME RXR_MP_OPS_NAMESIZE
+#define FP_OPS_SIZE RXB_FP_OPS_SIZE
+#define MP_OPS_FIRST RXB_MP_TABLE_OPS
+#define MP_OPS_SIZE RXB_MP_OPS_SIZE
+#define MP_OPS_MAX RXB_MP_OPS_MAX
+#define MP_NAME RXB_MP_OPS_NAMESIZE
 
 /*
  * An exported table may be defined twice: in its library and, through a
@@ -74,7 +74,7 @@ static int sym_find_cb(Dwfl_Module *mod, void **ud, const char *mname, Dwarf_Add
 }
 
 /* The live definition's address and size: the executable's copy first. */
-static int sym_find(struct rxr_syms *sy, struct sym_find *sf)
+static int sym_find(struct rxb_syms *sy, struct sym_find *sf)
 {
 	char link[64];
 	ssize_t n;
@@ -100,7 +100,7 @@ static int mem_read(int pid, uint64_t addr, void *buf, size_t len)
 /* A label being collected: one per distinct function address. */
 struct pending {
 	uint64_t addr;
-	enum rxr_dpdk_role role;
+	enum rxb_dpdk_role role;
 	char who[64];          /* driver or ops name */
 	const char *what;      /* "rx_pkt_burst", "dequeue", ... */
 	bool per_port;
@@ -108,18 +108,18 @@ struct pending {
 };
 
 struct collect {
-	struct rxr_syms *sy;
+	struct rxb_syms *sy;
 	size_t n;
-	struct pending p[RXR_ATTACH_MAX_DPDK];
+	struct pending p[RXB_ATTACH_MAX_DPDK];
 };
 
-static struct pending *pending_add(struct collect *c, uint64_t addr, enum rxr_dpdk_role role,
+static struct pending *pending_add(struct collect *c, uint64_t addr, enum rxb_dpdk_role role,
 				   const char *who, const char *what)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->p[i].addr == addr)
 			return c->p[i].what == what ? &c->p[i] : NULL; /* shared: first wins */
-	if (c->n == RXR_ATTACH_MAX_DPDK)
+	if (c->n == RXB_ATTACH_MAX_DPDK)
 		return NULL;
 	struct pending *p = &c->p[c->n++];
 	memset(p, 0, sizeof(*p));
@@ -131,7 +131,7 @@ static struct pending *pending_add(struct collect *c, uint64_t addr, enum rxr_dp
 }
 
 /* Object basename of a target address, or NULL. */
-static const char *addr_dso(struct rxr_syms *sy, uint64_t addr)
+static const char *addr_dso(struct rxb_syms *sy, uint64_t addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sy->dwfl, addr);
 	return mod ? syms_base_name(dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL))
@@ -152,12 +152,12 @@ static void driver_name(const char *dso, const char *port_name, char *out, size_
 /* one function-pointer field of a DPDK ops table and the role it plays */
 struct ops_field {
 	size_t off;
-	enum rxr_dpdk_role role;
+	enum rxb_dpdk_role role;
 	const char *what;
 };
 
 /* Copies the symbol sf found out of the target; *out is the caller's to free. */
-static int sym_copy(struct rxr_syms *sy, const struct sym_find *sf, uint8_t **out, char *err,
+static int sym_copy(struct rxb_syms *sy, const struct sym_find *sf, uint8_t **out, char *err,
 		    size_t errlen)
 {
 	uint8_t *buf = malloc(sf->size);
@@ -175,16 +175,16 @@ static int sym_copy(struct rxr_syms *sy, const struct sym_find *sf, uint8_t **ou
 	return 0;
 }
 
-static int fp_ops_read(struct collect *c, const struct rxr_tele_snap *ports, char *err,
+static int fp_ops_read(struct collect *c, const struct rxb_tele_snap *ports, char *err,
 		       size_t errlen)
 {
 	static const struct ops_field fields[] = {
-		{RXR_FP_RX_PKT_BURST, RXR_ROLE_RX_BURST, "rx_pkt_burst"},
-		{RXR_FP_RX_QUEUE_COUNT, RXR_ROLE_ETH_OTHER, "rx_queue_count"},
-		{RXR_FP_RX_DESCRIPTOR_STATUS, RXR_ROLE_ETH_OTHER, "rx_descriptor_status"},
-		{RXR_FP_TX_PKT_BURST, RXR_ROLE_TX_BURST, "tx_pkt_burst"},
-		{RXR_FP_TX_PKT_PREPARE, RXR_ROLE_ETH_OTHER, "tx_pkt_prepare"},
-		{RXR_FP_TX_DESCRIPTOR_STATUS, RXR_ROLE_ETH_OTHER, "tx_descriptor_status"},
+		{RXB_FP_RX_PKT_BURST, RXB_ROLE_RX_BURST, "rx_pkt_burst"},
+		{RXB_FP_RX_QUEUE_COUNT, RXB_ROLE_ETH_OTHER, "rx_queue_count"},
+		{RXB_FP_RX_DESCRIPTOR_STATUS, RXB_ROLE_ETH_OTHER, "rx_descriptor_status"},
+		{RXB_FP_TX_PKT_BURST, RXB_ROLE_TX_BURST, "tx_pkt_burst"},
+		{RXB_FP_TX_PKT_PREPARE, RXB_ROLE_ETH_OTHER, "tx_pkt_prepare"},
+		{RXB_FP_TX_DESCRIPTOR_STATUS, RXB_ROLE_ETH_OTHER, "tx_descriptor_status"},
 	};
 	struct sym_find sf = {.name = "rte_eth_fp_ops"};
 	uint8_t *buf;
@@ -203,7 +203,7 @@ static int fp_ops_read(struct collect *c, const struct rxr_tele_snap *ports, cha
 	if (rc)
 		return rc;
 	for (size_t port = 0; port < nports; port++) {
-		const struct rxr_tele_port *tp = rxr_tele_port_find(ports, (uint16_t)port);
+		const struct rxb_tele_port *tp = rxb_tele_port_find(ports, (uint16_t)port);
 		if (ports && !tp)
 			continue;
 		const char *pname = tp ? tp->name : NULL;
@@ -233,15 +233,15 @@ static int fp_ops_read(struct collect *c, const struct rxr_tele_snap *ports, cha
 static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 {
 	static const struct ops_field fields[] = {
-		{RXR_MP_OPS_ALLOC, RXR_ROLE_MP_OTHER, "alloc"},
-		{RXR_MP_OPS_FREE, RXR_ROLE_MP_OTHER, "free"},
-		{RXR_MP_OPS_ENQUEUE, RXR_ROLE_MP_PUT, "enqueue"},
-		{RXR_MP_OPS_DEQUEUE, RXR_ROLE_MP_GET, "dequeue"},
-		{RXR_MP_OPS_GET_COUNT, RXR_ROLE_MP_OTHER, "get_count"},
-		{RXR_MP_OPS_CALC_MEM_SIZE, RXR_ROLE_MP_OTHER, "calc_mem_size"},
-		{RXR_MP_OPS_POPULATE, RXR_ROLE_MP_OTHER, "populate"},
-		{RXR_MP_OPS_GET_INFO, RXR_ROLE_MP_OTHER, "get_info"},
-		{RXR_MP_OPS_DEQUEUE_CONTIG_BLOCKS, RXR_ROLE_MP_GET, "dequeue_contig_blocks"},
+		{RXB_MP_OPS_ALLOC, RXB_ROLE_MP_OTHER, "alloc"},
+		{RXB_MP_OPS_FREE, RXB_ROLE_MP_OTHER, "free"},
+		{RXB_MP_OPS_ENQUEUE, RXB_ROLE_MP_PUT, "enqueue"},
+		{RXB_MP_OPS_DEQUEUE, RXB_ROLE_MP_GET, "dequeue"},
+		{RXB_MP_OPS_GET_COUNT, RXB_ROLE_MP_OTHER, "get_count"},
+		{RXB_MP_OPS_CALC_MEM_SIZE, RXB_ROLE_MP_OTHER, "calc_mem_size"},
+		{RXB_MP_OPS_POPULATE, RXB_ROLE_MP_OTHER, "populate"},
+		{RXB_MP_OPS_GET_INFO, RXB_ROLE_MP_OTHER, "get_info"},
+		{RXB_MP_OPS_DEQUEUE_CONTIG_BLOCKS, RXB_ROLE_MP_GET, "dequeue_contig_blocks"},
 	};
 	struct sym_find sf = {.name = "rte_mempool_ops_table"};
 	uint8_t *buf;
@@ -250,7 +250,7 @@ static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 
 	if (rc)
 		return rc;
-	if (sf.size != RXR_MP_TABLE_SIZE) {
+	if (sf.size != RXB_MP_TABLE_SIZE) {
 		snprintf(err, errlen, "rte_mempool_ops_table is %llu bytes: not the layout of "
 			 "DPDK 22.11", (unsigned long long)sf.size);
 		return -EPROTO;
@@ -258,11 +258,11 @@ static int mp_ops_read(struct collect *c, char *err, size_t errlen)
 	rc = sym_copy(c->sy, &sf, &buf, err, errlen);
 	if (rc)
 		return rc;
-	memcpy(&num, buf + RXR_MP_TABLE_NUM_OPS, sizeof(num));
+	memcpy(&num, buf + RXB_MP_TABLE_NUM_OPS, sizeof(num));
 	for (uint32_t i = 0; i < num && i < MP_OPS_MAX; i++) {
 		const uint8_t *ops = buf + MP_OPS_FIRST + (size_t)i * MP_OPS_SIZE;
 		char name[MP_NAME + 1];
-		memcpy(name, ops + RXR_MP_OPS_NAME, MP_NAME);
+		memcpy(name, ops + RXB_MP_OPS_NAME, MP_NAME);
 		name[MP_NAME] = '\0';
 		for (char *ch = name; *ch; ch++) /* it becomes a frame name */
 			if (*ch == ';' || *ch < ' ' || *ch > '~')
@@ -301,11 +301,11 @@ static void ports_text(const struct pending *p, char *out, size_t len)
 
 static int label_cmp(const void *a, const void *b)
 {
-	const struct rxr_dpdk_label *x = a, *y = b;
+	const struct rxb_dpdk_label *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int rxr_syms_dpdk_read(struct rxr_syms *sy, const struct rxr_tele_snap *ports, char *err,
+int rxb_syms_dpdk_read(struct rxb_syms *sy, const struct rxb_tele_snap *ports, char *err,
 		       size_t errlen)
 {
 	struct collect *c = calloc(1, sizeof(*c));
@@ -322,7 +322,7 @@ int rxr_syms_dpdk_read(struct rxr_syms *sy, const struct rxr_tele_snap *ports, c
 	r2 = mp_ops_read(c, e2, sizeof(e2));
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pending *p = &c->p[i];
-		struct rxr_dpdk_label *l = &sy->dpdk[sy->ndpdk++];
+		struct rxb_dpdk_label *l = &sy->dpdk[sy->ndpdk++];
 		Dwfl_Module *mod = dwfl_addrmodule(sy->dwfl, p->addr);
 		Dwarf_Addr bias = 0;
 		char where[96] = "";
@@ -357,13 +357,13 @@ int rxr_syms_dpdk_read(struct rxr_syms *sy, const struct rxr_tele_snap *ports, c
 	return (int)sy->ndpdk;
 }
 
-const struct rxr_dpdk_label *rxr_syms_dpdk_labels(const struct rxr_syms *sy, size_t *n)
+const struct rxb_dpdk_label *rxb_syms_dpdk_labels(const struct rxb_syms *sy, size_t *n)
 {
 	*n = sy->ndpdk;
 	return sy->dpdk;
 }
 
-const struct rxr_dpdk_label *syms_dpdk_find(const struct rxr_syms *sy, uint64_t addr)
+const struct rxb_dpdk_label *syms_dpdk_find(const struct rxb_syms *sy, uint64_t addr)
 {
 	size_t lo = 0, hi = sy->ndpdk;
 

@@ -26,31 +26,31 @@
 
 /* ---------------------------------------------------------- classifier */
 
-const char *rxr_lappart_kind_name(enum rxr_lappart_kind k)
+const char *rxb_lappart_kind_name(enum rxb_lappart_kind k)
 {
 	static const char *const names[] = {"rx_burst", "mempool_get", "mempool_put",
 					    "mempool",	"replenish",   "callee",
 					    "kernel",	"lap_site",    "other"};
-	_Static_assert(sizeof(names) / sizeof(names[0]) == RXR_PART_NKINDS, "kind names");
-	return (unsigned)k < RXR_PART_NKINDS ? names[k] : NULL;
+	_Static_assert(sizeof(names) / sizeof(names[0]) == RXB_PART_NKINDS, "kind names");
+	return (unsigned)k < RXB_PART_NKINDS ? names[k] : NULL;
 }
 
-void rxr_lapsplit_init(struct rxr_lapsplit *sp)
+void rxb_lapsplit_init(struct rxb_lapsplit *sp)
 {
 	memset(sp, 0, sizeof(*sp));
 }
 
-static bool frame_is_mempool(const struct rxr_lapframe *f)
+static bool frame_is_mempool(const struct rxb_lapframe *f)
 {
 	const char *dso = f->dso ? f->dso : "";
-	return f->role == RXR_ROLE_MP_GET || f->role == RXR_ROLE_MP_PUT ||
-	       f->role == RXR_ROLE_MP_OTHER || strstr(dso, "mempool") ||
+	return f->role == RXB_ROLE_MP_GET || f->role == RXB_ROLE_MP_PUT ||
+	       f->role == RXB_ROLE_MP_OTHER || strstr(dso, "mempool") ||
 	       strstr(f->name, "mempool") || !strncmp(f->name, "rte_ring", 8) ||
 	       !strncmp(f->name, "common_ring", 11);
 }
 
 /* A PMD's buffer refill, by the names DPDK's drivers give it. */
-static bool frame_is_replenish(const struct rxr_lapframe *f)
+static bool frame_is_replenish(const struct rxb_lapframe *f)
 {
 	static const char *const words[] = {"replenish", "refill", "rearm", "alloc_bufs"};
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -59,7 +59,7 @@ static bool frame_is_replenish(const struct rxr_lapframe *f)
 	return false;
 }
 
-static void part_count(struct rxr_lapsplit *sp, const char *name, enum rxr_lappart_kind kind,
+static void part_count(struct rxb_lapsplit *sp, const char *name, enum rxb_lappart_kind kind,
 		       uint64_t count)
 {
 	size_t i;
@@ -68,11 +68,11 @@ static void part_count(struct rxr_lapsplit *sp, const char *name, enum rxr_lappa
 			break;
 	if (i == sp->nparts) {
 		/* the last slot holds everything beyond the table */
-		if (i >= RXR_LAPSPLIT_MAX_PARTS - 1) {
+		if (i >= RXB_LAPSPLIT_MAX_PARTS - 1) {
 			name = "(other functions)";
-			kind = RXR_PART_REST;
+			kind = RXB_PART_REST;
 			for (i = 0; i < sp->nparts; i++)
-				if (sp->parts[i].kind == RXR_PART_REST)
+				if (sp->parts[i].kind == RXB_PART_REST)
 					break;
 		}
 		if (i == sp->nparts) {
@@ -87,7 +87,7 @@ static void part_count(struct rxr_lapsplit *sp, const char *name, enum rxr_lappa
 
 /* Count name in a small table; false when it is full (the name is then not
  * kept: one function per port driver competes, more are not named). */
-static bool name_count(struct rxr_lapname *t, size_t *n, size_t cap, const char *name,
+static bool name_count(struct rxb_lapname *t, size_t *n, size_t cap, const char *name,
 		       uint64_t count)
 {
 	size_t i;
@@ -105,7 +105,7 @@ static bool name_count(struct rxr_lapname *t, size_t *n, size_t cap, const char 
 	return true;
 }
 
-static const char *name_top(const struct rxr_lapname *t, size_t n)
+static const char *name_top(const struct rxb_lapname *t, size_t n)
 {
 	size_t best = 0;
 	for (size_t j = 1; j < n; j++)
@@ -117,17 +117,17 @@ static const char *name_top(const struct rxr_lapname *t, size_t n)
 #define NAMES_CAP(t) (sizeof(t) / sizeof((t)[0]))
 
 /* The innermost user frame with the rx burst role, or n. */
-static size_t burst_index(const struct rxr_lapframe *f, size_t n)
+static size_t burst_index(const struct rxb_lapframe *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!f[i].kernel && f[i].role == RXR_ROLE_RX_BURST)
+		if (!f[i].kernel && f[i].role == RXB_ROLE_RX_BURST)
 			return i;
 	return n;
 }
 
 /* The kernel part of a sample taken in the kernel: its outermost kernel
  * frame (the entry: an interrupt, a fault, a system call). */
-static const char *kernel_entry(const struct rxr_lapframe *f, size_t n)
+static const char *kernel_entry(const struct rxb_lapframe *f, size_t n)
 {
 	size_t k = 0;
 	while (k + 1 < n && f[k + 1].kernel)
@@ -135,7 +135,7 @@ static const char *kernel_entry(const struct rxr_lapframe *f, size_t n)
 	return f[k].name;
 }
 
-void rxr_lapsplit_learn(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, size_t n,
+void rxb_lapsplit_learn(struct rxb_lapsplit *sp, const struct rxb_lapframe *f, size_t n,
 			uint64_t count)
 {
 	size_t b = burst_index(f, n);
@@ -145,7 +145,7 @@ void rxr_lapsplit_learn(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, s
 		name_count(sp->loops, &sp->nloops, NAMES_CAP(sp->loops), f[b + 2].name, count);
 }
 
-static bool name_in(const struct rxr_lapname *t, size_t n, const char *name)
+static bool name_in(const struct rxb_lapname *t, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(t[i].name, name))
@@ -153,14 +153,14 @@ static bool name_in(const struct rxr_lapname *t, size_t n, const char *name)
 	return false;
 }
 
-static bool is_site(const struct rxr_lapsplit *sp, const char *name)
+static bool is_site(const struct rxb_lapsplit *sp, const char *name)
 {
 	return name_in(sp->sites, sp->nsites, name);
 }
 
 /* Whether a stack outside the lap reached the rx loop: one that did not
  * (cut short, or unwound astray) might have been in the lap. */
-static bool reached_loop(const struct rxr_lapsplit *sp, const struct rxr_lapframe *f, size_t n)
+static bool reached_loop(const struct rxb_lapsplit *sp, const struct rxb_lapframe *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!f[i].kernel && name_in(sp->loops, sp->nloops, f[i].name))
@@ -168,7 +168,7 @@ static bool reached_loop(const struct rxr_lapsplit *sp, const struct rxr_lapfram
 	return false;
 }
 
-void rxr_lapsplit_add(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, size_t n,
+void rxb_lapsplit_add(struct rxb_lapsplit *sp, const struct rxb_lapframe *f, size_t n,
 		      uint64_t count)
 {
 	size_t b = burst_index(f, n), k, hit = n;
@@ -186,7 +186,7 @@ void rxr_lapsplit_add(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, siz
 		}
 		sp->at_site += count;
 		part_count(sp, k ? kernel_entry(f, n) : f[k].name,
-			   k ? RXR_PART_KERNEL : RXR_PART_LAP_SITE, count);
+			   k ? RXB_PART_KERNEL : RXB_PART_LAP_SITE, count);
 		return;
 	}
 	sp->in_burst += count;
@@ -194,18 +194,18 @@ void rxr_lapsplit_add(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, siz
 		snprintf(sp->burst_fn, sizeof(sp->burst_fn), "%s",
 			 name_top(sp->bursts, sp->nbursts));
 	if (f[0].kernel) {
-		part_count(sp, kernel_entry(f, n), RXR_PART_KERNEL, count);
+		part_count(sp, kernel_entry(f, n), RXB_PART_KERNEL, count);
 		return;
 	}
 	/* a mempool ops entry inside the burst says get or put */
 	for (k = 0; k < b && hit == n; k++)
-		if (f[k].role == RXR_ROLE_MP_GET || f[k].role == RXR_ROLE_MP_PUT ||
-		    f[k].role == RXR_ROLE_MP_OTHER)
+		if (f[k].role == RXB_ROLE_MP_GET || f[k].role == RXB_ROLE_MP_PUT ||
+		    f[k].role == RXB_ROLE_MP_OTHER)
 			hit = k;
 	if (hit < n) {
-		enum rxr_lappart_kind kind = f[hit].role == RXR_ROLE_MP_GET   ? RXR_PART_MP_GET
-					     : f[hit].role == RXR_ROLE_MP_PUT ? RXR_PART_MP_PUT
-									      : RXR_PART_MEMPOOL;
+		enum rxb_lappart_kind kind = f[hit].role == RXB_ROLE_MP_GET   ? RXB_PART_MP_GET
+					     : f[hit].role == RXB_ROLE_MP_PUT ? RXB_PART_MP_PUT
+									      : RXB_PART_MEMPOOL;
 		part_count(sp, f[hit].name, kind, count);
 		return;
 	}
@@ -213,26 +213,26 @@ void rxr_lapsplit_add(struct rxr_lapsplit *sp, const struct rxr_lapframe *f, siz
 	 * (inlined allocations included) is the replenish part */
 	for (k = 0; k < b; k++)
 		if (frame_is_mempool(&f[k])) {
-			part_count(sp, f[k].name, RXR_PART_MEMPOOL, count);
+			part_count(sp, f[k].name, RXB_PART_MEMPOOL, count);
 			return;
 		}
 	for (k = 0; k < b; k++)
 		if (frame_is_replenish(&f[k])) {
-			part_count(sp, f[k].name, RXR_PART_REPLENISH, count);
+			part_count(sp, f[k].name, RXB_PART_REPLENISH, count);
 			return;
 		}
-	part_count(sp, f[0].name, b == 0 ? RXR_PART_RX_BURST : RXR_PART_CALLEE, count);
+	part_count(sp, f[0].name, b == 0 ? RXB_PART_RX_BURST : RXB_PART_CALLEE, count);
 }
 
 static int part_cmp(const void *a, const void *b)
 {
-	const struct rxr_lappart *x = a, *y = b;
+	const struct rxb_lappart *x = a, *y = b;
 	if (x->samples != y->samples)
 		return x->samples < y->samples ? 1 : -1;
 	return strcmp(x->name, y->name);
 }
 
-void rxr_lapsplit_sort(struct rxr_lapsplit *sp)
+void rxb_lapsplit_sort(struct rxb_lapsplit *sp)
 {
 	if (sp->nparts > 1)
 		qsort(sp->parts, sp->nparts, sizeof(sp->parts[0]), part_cmp);
@@ -245,7 +245,7 @@ static json_t *share_or_null(uint64_t num, uint64_t den)
 	return den ? json_real((double)num / (double)den) : json_null();
 }
 
-json_t *rxr_lapsplit_json(const struct rxr_lapsplit *sp, const struct rxr_result *r)
+json_t *rxb_lapsplit_json(const struct rxb_lapsplit *sp, const struct rxr_result *r)
 {
 	uint64_t cqe = 0, idle = 0, all = 0, packets = 0, lap = sp->in_burst + sp->at_site;
 
@@ -253,10 +253,10 @@ json_t *rxr_lapsplit_json(const struct rxr_lapsplit *sp, const struct rxr_result
 		const struct rxr_thread_result *t = &r->threads[i];
 		if (strcmp(t->role, "rx"))
 			continue;
-		cqe += t->st[RXR_ST_CQE_POLL].cycles;
-		idle += t->st[RXR_ST_IDLE].cycles;
+		cqe += t->st[RXP_ST_CQE_POLL].cycles;
+		idle += t->st[RXP_ST_IDLE].cycles;
 		packets += t->packets;
-		for (int s = 0; s < RXR_ST_COUNT; s++)
+		for (int s = 0; s < RXP_ST_COUNT; s++)
 			all += t->st[s].cycles;
 	}
 	json_t *counted =
@@ -269,7 +269,7 @@ json_t *rxr_lapsplit_json(const struct rxr_lapsplit *sp, const struct rxr_result
 	if (!counted || !parts)
 		goto fail;
 	for (size_t i = 0; i < sp->nparts; i++) {
-		const struct rxr_lappart *p = &sp->parts[i];
+		const struct rxb_lappart *p = &sp->parts[i];
 		double share = lap ? (double)p->samples / (double)lap : 0;
 		/* the profile's normalisation (as attach's): the part's share of
 		 * every sample x every counted cycle, per packet */
@@ -278,7 +278,7 @@ json_t *rxr_lapsplit_json(const struct rxr_lapsplit *sp, const struct rxr_result
 				      : json_null();
 		json_t *e =
 		    json_pack("{s:s,s:s,s:I,s:f,s:o}", "name", p->name, "kind",
-			      rxr_lappart_kind_name(p->kind), "samples", (json_int_t)p->samples,
+			      rxb_lappart_kind_name(p->kind), "samples", (json_int_t)p->samples,
 			      "share", share, "est_cycles_per_packet", est);
 		if (!e || json_array_append_new(parts, e))
 			goto fail;
@@ -314,30 +314,30 @@ fail:
 
 /* ------------------------------------------------------------- session */
 
-struct rxr_lapsamp {
-	struct rxr_attach_target *t;
-	struct rxr_syms *sy;
-	struct rxr_sampler *s;
-	enum rxr_stack_mode mode;
+struct rxb_lapsamp {
+	struct rxb_attach_target *t;
+	struct rxb_syms *sy;
+	struct rxb_sampler *s;
+	enum rxb_stack_mode mode;
 	unsigned freq;
 	pthread_t drain;
 	bool draining, started, stopped;
 	atomic_int quit;
 	double t0, seconds;
-	int labels_rc;	      /* rxr_syms_dpdk_read at stop: 0 with an rx burst label */
+	int labels_rc;	      /* rxb_syms_dpdk_read at stop: 0 with an rx burst label */
 	char labels_err[256]; /* why not */
 };
 
 /* dwarf mode: the ring drained and unwound every 10 ms, off the rx cores */
 static void *drain_main(void *arg)
 {
-	struct rxr_lapsamp *ls = arg;
+	struct rxb_lapsamp *ls = arg;
 	while (!atomic_load_explicit(&ls->quit, memory_order_acquire))
-		rxr_sampler_poll(ls->s, 10);
+		rxb_sampler_poll(ls->s, 10);
 	return NULL;
 }
 
-static int drain_start(struct rxr_lapsamp *ls, char *err, size_t errlen)
+static int drain_start(struct rxb_lapsamp *ls, char *err, size_t errlen)
 {
 	pthread_attr_t a;
 	cpu_set_t set, keep;
@@ -367,20 +367,20 @@ fail:
 	return -rc;
 }
 
-static bool has_rx_burst_label(const struct rxr_syms *sy)
+static bool has_rx_burst_label(const struct rxb_syms *sy)
 {
 	size_t n = 0;
-	const struct rxr_dpdk_label *l = rxr_syms_dpdk_labels(sy, &n);
+	const struct rxb_dpdk_label *l = rxb_syms_dpdk_labels(sy, &n);
 	for (size_t i = 0; i < n; i++)
-		if (l[i].role == RXR_ROLE_RX_BURST)
+		if (l[i].role == RXB_ROLE_RX_BURST)
 			return true;
 	return false;
 }
 
-int rxr_lapsamp_open(const struct rxr_lapsamp_opts *o, struct rxr_lapsamp **out, char *err,
+int rxb_lapsamp_open(const struct rxb_lapsamp_opts *o, struct rxb_lapsamp **out, char *err,
 		     size_t errlen)
 {
-	struct rxr_lapsamp *ls = NULL;
+	struct rxb_lapsamp *ls = NULL;
 	char why[256];
 	int rc, pid = getpid();
 
@@ -392,7 +392,7 @@ int rxr_lapsamp_open(const struct rxr_lapsamp_opts *o, struct rxr_lapsamp **out,
 			 o->freq_hz);
 		return -EINVAL;
 	}
-	rc = rxr_attach_caps_check(why, sizeof(why));
+	rc = rxb_attach_caps_check(why, sizeof(why));
 	if (rc) {
 		snprintf(err, errlen, "needs root or CAP_BPF+CAP_PERFMON: missing %s", why);
 		return rc;
@@ -403,52 +403,52 @@ int rxr_lapsamp_open(const struct rxr_lapsamp_opts *o, struct rxr_lapsamp **out,
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	ls->freq = o->freq_hz ? o->freq_hz : RXR_LAPSPLIT_DEFAULT_HZ;
-	rc = rxr_attach_target_resolve(pid, o->tids, o->ntids, -1, ls->t, why, sizeof(why));
+	ls->freq = o->freq_hz ? o->freq_hz : RXB_LAPSPLIT_DEFAULT_HZ;
+	rc = rxb_attach_target_resolve(pid, o->tids, o->ntids, -1, ls->t, why, sizeof(why));
 	if (rc) {
 		snprintf(err, errlen, "an rx thread ended before sampling began (%s)", why);
 		goto fail;
 	}
-	rc = rxr_syms_open(pid, NULL, &ls->sy, err, errlen);
+	rc = rxb_syms_open(pid, NULL, &ls->sy, err, errlen);
 	if (rc)
 		goto fail;
-	struct rxr_sampler_opts so = {.target = ls->t,
+	struct rxb_sampler_opts so = {.target = ls->t,
 				      .freq_hz = ls->freq,
-				      .mode = RXR_STACKS_DWARF,
-				      .scope = RXR_SCOPE_THREADS,
-				      .stack_bytes = RXR_LAPSPLIT_STACK_BYTES,
-				      .unwind = rxr_syms_unwind,
+				      .mode = RXB_STACKS_DWARF,
+				      .scope = RXB_SCOPE_THREADS,
+				      .stack_bytes = RXB_LAPSPLIT_STACK_BYTES,
+				      .unwind = rxb_syms_unwind,
 				      .unwind_ctx = ls->sy};
-	rc = rxr_sampler_open(&so, &ls->s, err, errlen);
+	rc = rxb_sampler_open(&so, &ls->s, err, errlen);
 	if (!ls->s && rc != -EPERM) { /* no dwarf stacks here: frame pointers */
-		so.mode = RXR_STACKS_FP;
-		rc = rxr_sampler_open(&so, &ls->s, err, errlen);
+		so.mode = RXB_STACKS_FP;
+		rc = rxb_sampler_open(&so, &ls->s, err, errlen);
 	}
 	if (!ls->s)
 		goto fail;
 	ls->mode = so.mode;
-	if (ls->mode == RXR_STACKS_DWARF && (rc = drain_start(ls, err, errlen)))
+	if (ls->mode == RXB_STACKS_DWARF && (rc = drain_start(ls, err, errlen)))
 		goto fail;
 	*out = ls;
 	return 0;
 fail:
-	rxr_lapsamp_close(ls);
+	rxb_lapsamp_close(ls);
 	return rc < 0 ? rc : -EIO;
 }
 
-int rxr_lapsamp_start(struct rxr_lapsamp *ls, char *err, size_t errlen)
+int rxb_lapsamp_start(struct rxb_lapsamp *ls, char *err, size_t errlen)
 {
-	int rc = rxr_sampler_enable(ls->s);
+	int rc = rxb_sampler_enable(ls->s);
 	if (rc) {
 		snprintf(err, errlen, "failed to start the perf events: %s", strerror(-rc));
 		return rc;
 	}
 	ls->started = true;
-	ls->t0 = rxr_mono_seconds();
+	ls->t0 = rxp_mono_seconds();
 	return 0;
 }
 
-void rxr_lapsamp_stop(struct rxr_lapsamp *ls)
+void rxb_lapsamp_stop(struct rxb_lapsamp *ls)
 {
 	if (!ls || ls->stopped)
 		return;
@@ -461,26 +461,26 @@ void rxr_lapsamp_stop(struct rxr_lapsamp *ls)
 	/* the tables now, while the ports run: a stopped port's entries
 	 * are ethdev's dummies */
 	ls->labels_err[0] = '\0';
-	ls->labels_rc = rxr_syms_dpdk_read(ls->sy, NULL, ls->labels_err, sizeof(ls->labels_err));
+	ls->labels_rc = rxb_syms_dpdk_read(ls->sy, NULL, ls->labels_err, sizeof(ls->labels_err));
 	if (ls->labels_rc >= 0)
 		ls->labels_rc = has_rx_burst_label(ls->sy) ? 0 : -ENOENT;
 	if (ls->started)
-		ls->seconds = rxr_mono_seconds() - ls->t0;
-	rxr_sampler_stop(ls->s); /* dwarf: what is left in the ring, unwound here */
+		ls->seconds = rxp_mono_seconds() - ls->t0;
+	rxb_sampler_stop(ls->s); /* dwarf: what is left in the ring, unwound here */
 }
 
 #define FOLD_FRAMES 128
 
 struct fold {
-	struct rxr_syms *sy;
-	struct rxr_lapsplit *sp;
+	struct rxb_syms *sy;
+	struct rxb_lapsplit *sp;
 	bool learn; /* the first pass: the lap sites */
-	struct rxr_lapframe f[FOLD_FRAMES];
+	struct rxb_lapframe f[FOLD_FRAMES];
 	char names[FOLD_FRAMES][FRAME_NAME_MAX];
 	char dsos[FOLD_FRAMES][64];
 };
 
-static void fold_name(struct fold *c, size_t n, const struct rxr_frame *f, bool kernel)
+static void fold_name(struct fold *c, size_t n, const struct rxb_frame *f, bool kernel)
 {
 	if (f->sym)
 		snprintf(c->names[n], FRAME_NAME_MAX, kernel ? "%s_[k]" : "%s", f->sym);
@@ -497,39 +497,39 @@ static int fold_stack(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, c
 		      size_t nk, uint64_t count)
 {
 	struct fold *c = ctx;
-	struct rxr_frame f;
+	struct rxb_frame f;
 	size_t n = 0;
 
 	(void)tid; /* the BPF filter kept rx threads only */
 	for (size_t i = 0; i < nk && n < FOLD_FRAMES; i++, n++) {
-		if (rxr_syms_kernel(c->sy, kip[i], &f)) {
+		if (rxb_syms_kernel(c->sy, kip[i], &f)) {
 			memset(&f, 0, sizeof(f));
 			f.dso = "[kernel]";
 			f.off = kip[i];
 		}
 		fold_name(c, n, &f, true);
 		snprintf(c->dsos[n], sizeof(c->dsos[n]), "[kernel]");
-		c->f[n].role = RXR_ROLE_NONE;
+		c->f[n].role = RXB_ROLE_NONE;
 		c->f[n].kernel = true;
 	}
 	for (size_t i = 0; i < nu && n < FOLD_FRAMES; i++, n++) {
 		/* callers hold return addresses: look up the call instruction */
-		if (rxr_syms_user(c->sy, i ? uip[i] - 1 : uip[i], &f))
+		if (rxb_syms_user(c->sy, i ? uip[i] - 1 : uip[i], &f))
 			break; /* an address in no object: the walk went astray */
 		fold_name(c, n, &f, false);
 		c->f[n].kernel = false;
 	}
-	(c->learn ? rxr_lapsplit_learn : rxr_lapsplit_add)(c->sp, c->f, n, count);
+	(c->learn ? rxb_lapsplit_learn : rxb_lapsplit_add)(c->sp, c->f, n, count);
 	return 0;
 }
 
-int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp, char *err, size_t errlen)
+int rxb_lapsamp_fold(struct rxb_lapsamp *ls, struct rxb_lapsplit *sp, char *err, size_t errlen)
 {
-	struct rxr_sampler_stats st;
+	struct rxb_sampler_stats st;
 	struct fold *c = NULL;
 
-	rxr_lapsplit_init(sp);
-	rxr_lapsamp_stop(ls);
+	rxb_lapsplit_init(sp);
+	rxb_lapsamp_stop(ls);
 	if (ls->labels_rc) {
 		snprintf(err, errlen,
 			 "no rx burst function in rte_eth_fp_ops to split the lap by%s%s",
@@ -543,20 +543,20 @@ int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp, char *err,
 	c->sy = ls->sy;
 	c->sp = sp;
 	c->learn = true;
-	int rc = rxr_sampler_foreach(ls->s, fold_stack, c);
+	int rc = rxb_sampler_foreach(ls->s, fold_stack, c);
 	c->learn = false;
 	if (!rc)
-		rc = rxr_sampler_foreach(ls->s, fold_stack, c);
+		rc = rxb_sampler_foreach(ls->s, fold_stack, c);
 	free(c);
 	if (rc) {
 		snprintf(err, errlen, "failed to read the samples: %s", strerror(-rc));
 		return rc;
 	}
-	rxr_lapsplit_sort(sp);
-	rxr_sampler_stats(ls->s, &st);
-	snprintf(sp->event, sizeof(sp->event), "%s", rxr_sampler_event(ls->s));
+	rxb_lapsplit_sort(sp);
+	rxb_sampler_stats(ls->s, &st);
+	snprintf(sp->event, sizeof(sp->event), "%s", rxb_sampler_event(ls->s));
 	snprintf(sp->stacks, sizeof(sp->stacks), "%s",
-		 ls->mode == RXR_STACKS_DWARF ? "dwarf" : "fp");
+		 ls->mode == RXB_STACKS_DWARF ? "dwarf" : "fp");
 	sp->freq_hz = ls->freq;
 	sp->rx_threads = (unsigned)ls->t->nthreads;
 	sp->seconds = ls->seconds;
@@ -566,13 +566,13 @@ int rxr_lapsamp_fold(struct rxr_lapsamp *ls, struct rxr_lapsplit *sp, char *err,
 	return 0;
 }
 
-void rxr_lapsamp_close(struct rxr_lapsamp *ls)
+void rxb_lapsamp_close(struct rxb_lapsamp *ls)
 {
 	if (!ls)
 		return;
-	rxr_lapsamp_stop(ls);
-	rxr_sampler_close(ls->s);
-	rxr_syms_close(ls->sy);
+	rxb_lapsamp_stop(ls);
+	rxb_sampler_close(ls->s);
+	rxb_syms_close(ls->sy);
 	free(ls->t);
 	free(ls);
 }

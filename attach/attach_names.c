@@ -230,7 +230,7 @@ static const char *debuglink_name(Elf *elf)
 }
 
 /* A separate debug file: by build-id first, then by .gnu_debuglink. */
-static void debug_find(struct rxr_syms *sy, struct mod_names *m, Dwfl_Module *mod, Elf *elf)
+static void debug_find(struct rxb_syms *sy, struct mod_names *m, Dwfl_Module *mod, Elf *elf)
 {
 	const unsigned char *bits = NULL;
 	GElf_Addr vaddr;
@@ -262,7 +262,7 @@ static void debug_find(struct rxr_syms *sy, struct mod_names *m, Dwfl_Module *mo
 	debug_open(m, path, "debuglink");
 }
 
-struct mod_names *mod_names_get(struct rxr_syms *sy, Dwfl_Module *mod, Elf *elf)
+struct mod_names *mod_names_get(struct rxb_syms *sy, Dwfl_Module *mod, Elf *elf)
 {
 	void **slot = NULL;
 	struct mod_names *m;
@@ -301,17 +301,17 @@ void mod_names_free(struct mod_names *m)
 	free(m);
 }
 
-enum rxr_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
+enum rxb_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
 				   uint64_t *start)
 {
 	const struct name_table *tabs[3] = {m->symtab, m->debug, m->dynsym};
-	const enum rxr_name_src src[3] = {RXR_NAME_SYMTAB, RXR_NAME_DEBUGINFO, RXR_NAME_DYNSYM};
+	const enum rxb_name_src src[3] = {RXB_NAME_SYMTAB, RXB_NAME_DEBUGINFO, RXB_NAME_DYNSYM};
 
 	for (int i = 0; i < 3; i++) {
 		const struct name_ent *e = name_table_find(tabs[i], vaddr);
 		/* .dynsym only within a sized symbol: a stripped object's
 		 * static functions lie between exported ones */
-		if (!e || (src[i] == RXR_NAME_DYNSYM && !e->size))
+		if (!e || (src[i] == RXB_NAME_DYNSYM && !e->size))
 			continue;
 		*name = e->name;
 		*start = e->start;
@@ -319,5 +319,5 @@ enum rxr_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const ch
 	}
 	*name = NULL;
 	*start = fn_start(m->fns, vaddr);
-	return RXR_NAME_NONE;
+	return RXB_NAME_NONE;
 }

@@ -13,7 +13,7 @@
 
 #include "rxray/attach.h"
 
-static uint64_t samples_total(const struct rxr_profile *p)
+static uint64_t samples_total(const struct rxb_profile *p)
 {
 	uint64_t t = 0;
 	for (size_t i = 0; i < p->nstacks; i++)
@@ -26,14 +26,14 @@ static json_t *jnum_or_null(bool have, double v)
 	return have ? json_real(v) : json_null();
 }
 
-static json_t *tele_json(const struct rxr_profile *p)
+static json_t *tele_json(const struct rxb_profile *p)
 {
 	json_t *t = json_object(), *ports = json_array(), *pools = json_array();
 
 	json_object_set_new(t, "socket", json_string(p->tele_path));
 	json_object_set_new(t, "version", json_string(p->tele_version));
 	for (size_t i = 0; i < p->t1.nports; i++) {
-		const struct rxr_tele_port *b = &p->t1.ports[i], *a = NULL;
+		const struct rxb_tele_port *b = &p->t1.ports[i], *a = NULL;
 		for (size_t k = 0; k < p->t0.nports; k++)
 			if (p->t0.ports[k].id == b->id)
 				a = &p->t0.ports[k];
@@ -47,7 +47,7 @@ static json_t *tele_json(const struct rxr_profile *p)
 						      "ierrors", (json_int_t)(b->ierrors - a->ierrors)));
 	}
 	for (size_t i = 0; i < p->t1.npools; i++) {
-		const struct rxr_tele_pool *mp = &p->t1.pools[i];
+		const struct rxb_tele_pool *mp = &p->t1.pools[i];
 		json_array_append_new(pools, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", mp->name,
 						      "size", (json_int_t)mp->size,
 						      "cache_size", (json_int_t)mp->cache_size,
@@ -60,13 +60,13 @@ static json_t *tele_json(const struct rxr_profile *p)
 	return t;
 }
 
-static json_t *uprobes_json(const struct rxr_profile *p)
+static json_t *uprobes_json(const struct rxb_profile *p)
 {
 	json_t *u = json_object(), *arr = json_array();
 	double on = p->uprobe_attached_s > 0 ? p->uprobe_attached_s : 1;
 
 	for (size_t i = 0; i < p->nuprobes; i++) {
-		const struct rxr_profile_uprobe *up = &p->uprobes[i];
+		const struct rxb_profile_uprobe *up = &p->uprobes[i];
 		json_array_append_new(arr, json_pack(
 			"{s:s,s:I,s:f,s:f,s:f}", "symbol", up->spec, "calls", (json_int_t)up->st.calls,
 			"calls_per_s", (double)up->st.calls / on,
@@ -82,7 +82,7 @@ static json_t *uprobes_json(const struct rxr_profile *p)
 	return u;
 }
 
-static const char *role_str(enum rxr_dpdk_role r)
+static const char *role_str(enum rxb_dpdk_role r)
 {
 	static const char *const names[] = {"", "rx_burst", "tx_burst", "ethdev", "mempool_get",
 					    "mempool_put", "mempool"};
@@ -94,22 +94,22 @@ static const char *role_str(enum rxr_dpdk_role r)
  * source of every frame name (so a label in stacks.folded can be traced),
  * and the DPDK labels read from the process.
  */
-static json_t *symbols_json(const struct rxr_profile *p)
+static json_t *symbols_json(const struct rxb_profile *p)
 {
 	json_t *s = json_object(), *by = json_object(), *frames = json_object(), *dl = json_array();
-	size_t count[RXR_NAME_KALLSYMS + 1] = {0};
+	size_t count[RXB_NAME_KALLSYMS + 1] = {0};
 
 	for (size_t i = 0; i < p->nfuncs; i++) {
-		const struct rxr_profile_func *f = &p->funcs[i];
-		if ((unsigned)f->src <= RXR_NAME_KALLSYMS)
+		const struct rxb_profile_func *f = &p->funcs[i];
+		if ((unsigned)f->src <= RXB_NAME_KALLSYMS)
 			count[f->src]++;
-		json_object_set_new(frames, f->name, json_string(rxr_name_src_str(f->src)));
+		json_object_set_new(frames, f->name, json_string(rxb_name_src_str(f->src)));
 	}
-	for (int k = 0; k <= RXR_NAME_KALLSYMS; k++)
-		json_object_set_new(by, rxr_name_src_str((enum rxr_name_src)k),
+	for (int k = 0; k <= RXB_NAME_KALLSYMS; k++)
+		json_object_set_new(by, rxb_name_src_str((enum rxb_name_src)k),
 				    json_integer((json_int_t)count[k]));
 	for (size_t i = 0; i < p->ndpdk; i++) {
-		const struct rxr_dpdk_label *l = &p->dpdk[i];
+		const struct rxb_dpdk_label *l = &p->dpdk[i];
 		char off[32];
 		snprintf(off, sizeof(off), "0x%" PRIx64, l->off);
 		json_array_append_new(dl, json_pack("{s:s,s:s,s:s,s:s}", "label", l->label, "role",
@@ -126,7 +126,7 @@ static json_t *symbols_json(const struct rxr_profile *p)
 	return s;
 }
 
-json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
+json_t *rxb_profile_to_json(const struct rxb_profile *p, size_t top)
 {
 	uint64_t total = samples_total(p);
 	bool cpp = p->packets > 0;
@@ -141,7 +141,7 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 	}
 	for (size_t i = 0; i < p->nthreads; i++)
 		json_array_append_new(tids, json_integer(p->tids[i]));
-	json_object_set_new(d, "schema", json_string(RXR_ATTACH_SCHEMA));
+	json_object_set_new(d, "schema", json_string(RXB_ATTACH_SCHEMA));
 	json_object_set_new(d, "target", json_pack("{s:i,s:s,s:s,s:i,s:o}", "pid", p->pid, "comm",
 						   p->comm, "threads", p->how, "lcore", p->lcore,
 						   "tids", tids));
@@ -188,14 +188,14 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 						   "mempool_callers", callers));
 	json_object_set_new(d, "symbols", symbols_json(p));
 	for (size_t i = 0; i < p->nfuncs && i < top; i++) {
-		const struct rxr_profile_func *f = &p->funcs[i];
+		const struct rxb_profile_func *f = &p->funcs[i];
 		double self = total ? (double)f->self / (double)total : 0;
 		double tot = total ? (double)f->total / (double)total : 0;
 		if (!f->self)
 			break;
 		json_array_append_new(funcs, json_pack(
 			"{s:s,s:s,s:s,s:s,s:I,s:f,s:f,s:o}", "name", f->name, "dso", f->dso, "source",
-			rxr_name_src_str(f->src), "dpdk_role", role_str(f->role), "self_samples",
+			rxb_name_src_str(f->src), "dpdk_role", role_str(f->role), "self_samples",
 			(json_int_t)f->self, "self_share", self, "total_share", tot,
 			"cycles_per_packet", jnum_or_null(cpp, self * p->cycles_per_packet)));
 	}
@@ -209,7 +209,7 @@ json_t *rxr_profile_to_json(const struct rxr_profile *p, size_t top)
 
 static int folded_write(const void *ctx, FILE *f)
 {
-	const struct rxr_profile *p = ctx;
+	const struct rxb_profile *p = ctx;
 
 	for (size_t i = 0; i < p->nstacks; i++)
 		if (fprintf(f, "%s %" PRIu64 "\n", p->stacks[i].folded, p->stacks[i].count) < 0)
@@ -219,8 +219,8 @@ static int folded_write(const void *ctx, FILE *f)
 
 static int json_write(const void *ctx, FILE *f)
 {
-	const struct rxr_profile *p = ctx;
-	json_t *d = rxr_profile_to_json(p, 50);
+	const struct rxb_profile *p = ctx;
+	json_t *d = rxb_profile_to_json(p, 50);
 	int rc;
 
 	if (!d)
@@ -232,7 +232,7 @@ static int json_write(const void *ctx, FILE *f)
 	return rc;
 }
 
-int rxr_profile_file_write(const char *dir, const char *name, int (*fn)(const void *, FILE *),
+int rxb_profile_file_write(const char *dir, const char *name, int (*fn)(const void *, FILE *),
 			   const void *ctx, char *err, size_t errlen)
 {
 	char path[4096], tmp[4200];
@@ -261,7 +261,7 @@ int rxr_profile_file_write(const char *dir, const char *name, int (*fn)(const vo
 	return rc;
 }
 
-int rxr_profile_write(const struct rxr_profile *p, const char *dir, char *err, size_t errlen)
+int rxb_profile_write(const struct rxb_profile *p, const char *dir, char *err, size_t errlen)
 {
 	int rc;
 
@@ -270,9 +270,9 @@ int rxr_profile_write(const struct rxr_profile *p, const char *dir, char *err, s
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return rc;
 	}
-	rc = rxr_profile_file_write(dir, "stacks.folded", folded_write, p, err, errlen);
+	rc = rxb_profile_file_write(dir, "stacks.folded", folded_write, p, err, errlen);
 	if (!rc)
-		rc = rxr_profile_file_write(dir, "attach.json", json_write, p, err, errlen);
+		rc = rxb_profile_file_write(dir, "attach.json", json_write, p, err, errlen);
 	return rc;
 }
 
@@ -288,7 +288,7 @@ static void count_print(FILE *out, uint64_t v)
 		fprintf(out, "%" PRIu64, v);
 }
 
-void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top)
+void rxb_profile_print(const struct rxb_profile *p, FILE *out, size_t top)
 {
 	uint64_t total = samples_total(p);
 	bool cpp = p->packets > 0;
@@ -320,7 +320,7 @@ void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top)
 	fprintf(out, "\n  %6s %6s %8s  %s\n", "self%", "total%", cpp ? "cyc/pkt" : "samples",
 		"function [object]");
 	for (size_t i = 0; i < p->nfuncs && i < top && total; i++) {
-		const struct rxr_profile_func *f = &p->funcs[i];
+		const struct rxb_profile_func *f = &p->funcs[i];
 		double self = (double)f->self / (double)total;
 		if (!f->self)
 			break;
@@ -356,7 +356,7 @@ void rxr_profile_print(const struct rxr_profile *p, FILE *out, size_t top)
 	if (p->dpdk_note[0])
 		fprintf(out, "dpdk names  %s\n", p->dpdk_note);
 	for (size_t i = 0; i < p->nuprobes; i++) {
-		const struct rxr_profile_uprobe *u = &p->uprobes[i];
+		const struct rxb_profile_uprobe *u = &p->uprobes[i];
 		double on = p->uprobe_attached_s > 0 ? p->uprobe_attached_s : 1;
 		fprintf(out, "uprobe %-28s %.0f calls/s, %.2f returned/call, %.0f%% empty\n", u->spec,
 			(double)u->st.calls / on,

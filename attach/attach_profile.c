@@ -86,15 +86,15 @@ static void strmap_free(struct strmap *m)
 #define FRAME_NAME FRAME_NAME_MAX
 
 struct fold_ctx {
-	struct rxr_profile *p;
-	struct rxr_syms *sy;
-	const struct rxr_attach_target *t;
+	struct rxb_profile *p;
+	struct rxb_syms *sy;
+	const struct rxb_attach_target *t;
 	struct strmap stacks, funcs;
 	size_t stacks_cap, funcs_cap;
 	char names[FRAMES_MAX][FRAME_NAME];
 	char dsos[FRAMES_MAX][64];
-	enum rxr_name_src srcs[FRAMES_MAX];
-	enum rxr_dpdk_role roles[FRAMES_MAX];
+	enum rxb_name_src srcs[FRAMES_MAX];
+	enum rxb_dpdk_role roles[FRAMES_MAX];
 	/* hottest frames per DPDK role, for the profile's *_top names */
 	struct top_names {
 		size_t n;
@@ -106,7 +106,7 @@ struct fold_ctx {
 	int rc;
 };
 
-static void frame_name(const struct rxr_frame *f, bool kernel, char *out, size_t len,
+static void frame_name(const struct rxb_frame *f, bool kernel, char *out, size_t len,
 		       char *dso, size_t dlen)
 {
 	if (f->sym)
@@ -131,7 +131,7 @@ static size_t name_put(char *out, const char *name)
 	return n;
 }
 
-static const char *thread_comm(const struct rxr_attach_target *t, uint32_t tid)
+static const char *thread_comm(const struct rxb_attach_target *t, uint32_t tid)
 {
 	for (size_t i = 0; i < t->nthreads; i++)
 		if ((uint32_t)t->threads[i].tid == tid)
@@ -140,9 +140,9 @@ static const char *thread_comm(const struct rxr_attach_target *t, uint32_t tid)
 }
 
 static long func_index(struct fold_ctx *c, const char *name, const char *dso,
-		       enum rxr_name_src src, enum rxr_dpdk_role role)
+		       enum rxb_name_src src, enum rxb_dpdk_role role)
 {
-	struct rxr_profile *p = c->p;
+	struct rxb_profile *p = c->p;
 	bool found;
 	long j = strmap_slot(&c->funcs, name, &found);
 
@@ -152,13 +152,13 @@ static long func_index(struct fold_ctx *c, const char *name, const char *dso,
 		return (long)c->funcs.vals[j];
 	if (p->nfuncs == c->funcs_cap) {
 		size_t cap = c->funcs_cap ? c->funcs_cap * 2 : 256;
-		struct rxr_profile_func *f = realloc(p->funcs, cap * sizeof(*f));
+		struct rxb_profile_func *f = realloc(p->funcs, cap * sizeof(*f));
 		if (!f)
 			return -ENOMEM;
 		p->funcs = f;
 		c->funcs_cap = cap;
 	}
-	struct rxr_profile_func *f = &p->funcs[p->nfuncs];
+	struct rxb_profile_func *f = &p->funcs[p->nfuncs];
 	memset(f, 0, sizeof(*f));
 	f->name = strdup(name);
 	if (!f->name)
@@ -174,7 +174,7 @@ static long func_index(struct fold_ctx *c, const char *name, const char *dso,
 
 static int stack_add(struct fold_ctx *c, const char *folded, uint64_t count)
 {
-	struct rxr_profile *p = c->p;
+	struct rxb_profile *p = c->p;
 	bool found;
 	long j = strmap_slot(&c->stacks, folded, &found);
 
@@ -186,7 +186,7 @@ static int stack_add(struct fold_ctx *c, const char *folded, uint64_t count)
 	}
 	if (p->nstacks == c->stacks_cap) {
 		size_t cap = c->stacks_cap ? c->stacks_cap * 2 : 256;
-		struct rxr_profile_stack *s = realloc(p->stacks, cap * sizeof(*s));
+		struct rxb_profile_stack *s = realloc(p->stacks, cap * sizeof(*s));
 		if (!s)
 			return -ENOMEM;
 		p->stacks = s;
@@ -213,9 +213,9 @@ static bool is_pmd(const char *dso)
 	return !strncmp(dso, "librte_net_", 11) || !strncmp(dso, "librte_common_", 14);
 }
 
-static bool is_mp_role(enum rxr_dpdk_role r)
+static bool is_mp_role(enum rxb_dpdk_role r)
 {
-	return r == RXR_ROLE_MP_GET || r == RXR_ROLE_MP_PUT || r == RXR_ROLE_MP_OTHER;
+	return r == RXB_ROLE_MP_GET || r == RXB_ROLE_MP_PUT || r == RXB_ROLE_MP_OTHER;
 }
 
 /* Count samples per frame name; bounded (the big ones come first in practice). */
@@ -248,7 +248,7 @@ static void top_name(const struct top_names *t, char *out, size_t len)
 	snprintf(out, len, "%s", best == SIZE_MAX ? "" : t->e[best].name);
 }
 
-static void mempool_caller_add(struct rxr_profile *p, const char *name, uint64_t count)
+static void mempool_caller_add(struct rxb_profile *p, const char *name, uint64_t count)
 {
 	size_t i;
 
@@ -269,9 +269,9 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 		    size_t nk, uint64_t count)
 {
 	struct fold_ctx *c = ctx;
-	struct rxr_profile *p = c->p;
+	struct rxb_profile *p = c->p;
 	const char *tcomm = thread_comm(c->t, tid);
-	struct rxr_frame f;
+	struct rxb_frame f;
 	size_t n = 0; /* frames collected leaf first: kernel, then user */
 	char *folded;
 	size_t flen = 0;
@@ -279,19 +279,19 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 	int rc;
 
 	for (size_t i = 0; i < nk && n < FRAMES_MAX; i++, n++) {
-		if (rxr_syms_kernel(c->sy, kip[i], &f)) {
+		if (rxb_syms_kernel(c->sy, kip[i], &f)) {
 			snprintf(c->names[n], FRAME_NAME, "0x%" PRIx64 "_[k]", kip[i]);
 			snprintf(c->dsos[n], sizeof(c->dsos[n]), "[kernel]");
-			f.src = RXR_NAME_NONE;
+			f.src = RXB_NAME_NONE;
 		} else {
 			frame_name(&f, true, c->names[n], FRAME_NAME, c->dsos[n], sizeof(c->dsos[n]));
 		}
 		c->srcs[n] = f.src;
-		c->roles[n] = RXR_ROLE_NONE;
+		c->roles[n] = RXB_ROLE_NONE;
 	}
 	for (size_t i = 0; i < nu && n < FRAMES_MAX; i++, n++) {
 		/* callers hold return addresses: look up the call instruction */
-		if (rxr_syms_user(c->sy, i ? uip[i] - 1 : uip[i], &f))
+		if (rxb_syms_user(c->sy, i ? uip[i] - 1 : uip[i], &f))
 			break; /* an address in no object: the walk went astray */
 		frame_name(&f, false, c->names[n], FRAME_NAME, c->dsos[n], sizeof(c->dsos[n]));
 		c->srcs[n] = f.src;
@@ -300,8 +300,8 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 	if (!n) {
 		snprintf(c->names[0], FRAME_NAME, "[unknown]");
 		c->dsos[0][0] = '\0';
-		c->srcs[0] = RXR_NAME_NONE;
-		c->roles[0] = RXR_ROLE_NONE;
+		c->srcs[0] = RXB_NAME_NONE;
+		c->roles[0] = RXB_ROLE_NONE;
 		n = 1;
 	}
 
@@ -336,7 +336,7 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 			p->funcs[fi].total += count;
 	}
 	if (leaf_fn >= 0) {
-		const struct rxr_profile_func *lf = &p->funcs[leaf_fn];
+		const struct rxb_profile_func *lf = &p->funcs[leaf_fn];
 		if (is_mempool(lf->name, lf->dso) || is_mp_role(lf->role)) {
 			p->mempool_share += (double)count;
 			/* first caller outside the mempool code; on the way, the
@@ -344,9 +344,9 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 			size_t k = 0;
 			bool split = false;
 			while (k < n && (is_mempool(c->names[k], c->dsos[k]) || is_mp_role(c->roles[k]))) {
-				if (!split && (c->roles[k] == RXR_ROLE_MP_GET ||
-					       c->roles[k] == RXR_ROLE_MP_PUT)) {
-					bool get = c->roles[k] == RXR_ROLE_MP_GET;
+				if (!split && (c->roles[k] == RXB_ROLE_MP_GET ||
+					       c->roles[k] == RXB_ROLE_MP_PUT)) {
+					bool get = c->roles[k] == RXB_ROLE_MP_GET;
 					*(get ? &p->mempool_get_share : &p->mempool_put_share) +=
 						(double)count;
 					top_add(get ? &c->get : &c->put, c->names[k], count);
@@ -357,12 +357,12 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 			if (k < n && k > 0)
 				mempool_caller_add(p, c->names[k], count);
 		}
-		if (is_pmd(lf->dso) || lf->role == RXR_ROLE_RX_BURST || lf->role == RXR_ROLE_TX_BURST)
+		if (is_pmd(lf->dso) || lf->role == RXB_ROLE_RX_BURST || lf->role == RXB_ROLE_TX_BURST)
 			p->pmd_share += (double)count;
 	}
 	/* the RX burst function anywhere in the stack (once per stack) */
 	for (size_t i = 0; i < n; i++)
-		if (c->roles[i] == RXR_ROLE_RX_BURST) {
+		if (c->roles[i] == RXB_ROLE_RX_BURST) {
 			p->rx_burst_share += (double)count;
 			top_add(&c->rx, c->names[i], count);
 			break;
@@ -372,7 +372,7 @@ static int fold_one(void *ctx, uint32_t tid, const uint64_t *uip, size_t nu, con
 
 static int stack_cmp(const void *a, const void *b)
 {
-	const struct rxr_profile_stack *x = a, *y = b;
+	const struct rxb_profile_stack *x = a, *y = b;
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
 	return strcmp(x->folded, y->folded);
@@ -380,7 +380,7 @@ static int stack_cmp(const void *a, const void *b)
 
 static int func_cmp(const void *a, const void *b)
 {
-	const struct rxr_profile_func *x = a, *y = b;
+	const struct rxb_profile_func *x = a, *y = b;
 	if (x->self != y->self)
 		return x->self < y->self ? 1 : -1;
 	if (x->total != y->total)
@@ -388,8 +388,8 @@ static int func_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_syms *sy,
-		     const struct rxr_attach_target *t)
+int rxb_profile_fold(struct rxb_profile *p, struct rxb_sampler *s, struct rxb_syms *sy,
+		     const struct rxb_attach_target *t)
 {
 	struct fold_ctx *c = calloc(1, sizeof(*c));
 	uint64_t total = 0;
@@ -400,7 +400,7 @@ int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_sy
 	c->p = p;
 	c->sy = sy;
 	c->t = t;
-	rc = rxr_sampler_foreach(s, fold_one, c);
+	rc = rxb_sampler_foreach(s, fold_one, c);
 	top_name(&c->get, p->mempool_get_top, sizeof(p->mempool_get_top));
 	top_name(&c->put, p->mempool_put_top, sizeof(p->mempool_put_top));
 	top_name(&c->rx, p->rx_burst_top, sizeof(p->rx_burst_top));
@@ -427,27 +427,27 @@ int rxr_profile_fold(struct rxr_profile *p, struct rxr_sampler *s, struct rxr_sy
 
 /* -------------------------------------------------------------- window */
 
-void rxr_profile_finish(struct rxr_profile *p)
+void rxb_profile_finish(struct rxb_profile *p)
 {
 	p->packets = p->imissed = p->rx_nombuf = p->ierrors = 0;
 	p->nfindings = 0;
 	p->busy_cycles = (double)p->busy_ns * p->clock_hz / 1e9;
 	for (size_t i = 0; p->have_tele && i < p->t1.nports; i++) {
-		const struct rxr_tele_port *b = &p->t1.ports[i];
-		const struct rxr_tele_port *a = rxr_tele_port_find(&p->t0, b->id);
+		const struct rxb_tele_port *b = &p->t1.ports[i];
+		const struct rxb_tele_port *a = rxb_tele_port_find(&p->t0, b->id);
 		if (!a)
 			continue;
-		p->packets += rxr_tele_delta(a->ipackets, b->ipackets);
-		p->imissed += rxr_tele_delta(a->imissed, b->imissed);
-		p->rx_nombuf += rxr_tele_delta(a->rx_nombuf, b->rx_nombuf);
-		p->ierrors += rxr_tele_delta(a->ierrors, b->ierrors);
+		p->packets += rxb_tele_delta(a->ipackets, b->ipackets);
+		p->imissed += rxb_tele_delta(a->imissed, b->imissed);
+		p->rx_nombuf += rxb_tele_delta(a->rx_nombuf, b->rx_nombuf);
+		p->ierrors += rxb_tele_delta(a->ierrors, b->ierrors);
 	}
 	p->cycles_per_packet = p->packets ? p->busy_cycles / (double)p->packets : 0;
 }
 
-int rxr_profile_open(struct rxr_profile **out)
+int rxb_profile_open(struct rxb_profile **out)
 {
-	struct rxr_profile *p = calloc(1, sizeof(*p));
+	struct rxb_profile *p = calloc(1, sizeof(*p));
 	*out = p;
 	if (!p)
 		return -ENOMEM;
@@ -455,7 +455,7 @@ int rxr_profile_open(struct rxr_profile **out)
 	return 0;
 }
 
-void rxr_profile_free(struct rxr_profile *p)
+void rxb_profile_free(struct rxb_profile *p)
 {
 	if (!p)
 		return;

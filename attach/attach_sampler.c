@@ -21,7 +21,7 @@
 #include "attach_bpf.h"
 #include "rxray/attach.h"
 
-struct rxr_uprobe_slot {
+struct rxb_uprobe_slot {
 	char path[256];
 	uint64_t off;
 	struct bpf_link *entry, *ret;
@@ -37,19 +37,19 @@ struct raw_entry {
 	uint64_t *ips; /* n, owned */
 };
 
-#define RAW_SLOTS (2 * RXR_BPF_MAX_KEYS) /* open addressing, at most half full */
+#define RAW_SLOTS (2 * RXB_BPF_MAX_KEYS) /* open addressing, at most half full */
 
-struct rxr_sampler {
-	struct rxr_attach_bpf *skel;
-	enum rxr_stack_mode mode;
-	rxr_unwind_fn unwind;
+struct rxb_sampler {
+	struct rxb_attach_bpf *skel;
+	enum rxb_stack_mode mode;
+	rxb_unwind_fn unwind;
 	void *unwind_ctx;
 	struct ring_buffer *rb;
 	struct raw_entry *raw; /* RAW_SLOTS, dwarf mode */
 	size_t nraw;
 	uint64_t raw_dropped;
 	uint64_t raw_cut; /* unwinding needed more stack than was copied */
-	uint64_t ips[RXR_BPF_STACK_DEPTH];
+	uint64_t ips[RXB_BPF_STACK_DEPTH];
 	int ncpus;
 	int nfds;     /* slots in pfds/links: CPUs or target threads */
 	bool per_thread;
@@ -60,12 +60,12 @@ struct rxr_sampler {
 	unsigned nevents;
 	int pid;
 	int nup;
-	struct rxr_uprobe_slot up[RXR_ATTACH_MAX_UPROBES];
+	struct rxb_uprobe_slot up[RXB_ATTACH_MAX_UPROBES];
 };
 
-_Static_assert(RXR_ATTACH_MAX_UPROBES == RXR_BPF_MAX_UPROBES, "uprobe table sizes");
-_Static_assert(RXR_ATTACH_MAX_THREADS == RXR_BPF_MAX_TIDS, "tid table sizes");
-_Static_assert(RXR_ATTACH_MAX_STACKS == RXR_BPF_MAX_KEYS, "count map sizes");
+_Static_assert(RXB_ATTACH_MAX_UPROBES == RXB_BPF_MAX_UPROBES, "uprobe table sizes");
+_Static_assert(RXB_ATTACH_MAX_THREADS == RXB_BPF_MAX_TIDS, "tid table sizes");
+_Static_assert(RXB_ATTACH_MAX_STACKS == RXB_BPF_MAX_KEYS, "count map sizes");
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -85,7 +85,7 @@ static int perf_open(struct perf_event_attr *a, int tid, int cpu)
  * one event per target thread (it follows the thread across CPUs, and no
  * other CPU is interrupted) or one per CPU.
  */
-static int events_open(struct rxr_sampler *s, const struct rxr_attach_target *t, unsigned freq,
+static int events_open(struct rxb_sampler *s, const struct rxb_attach_target *t, unsigned freq,
 		       bool disabled, char *err, size_t errlen)
 {
 	struct perf_event_attr a = {
@@ -140,7 +140,7 @@ static uint64_t raw_hash(uint32_t tid, int32_t ks, const uint64_t *ips, size_t n
 	return h ? h : 1;
 }
 
-static int raw_count(struct rxr_sampler *s, uint32_t tid, int32_t ks, const uint64_t *ips,
+static int raw_count(struct rxb_sampler *s, uint32_t tid, int32_t ks, const uint64_t *ips,
 		     size_t n)
 {
 	uint64_t h = raw_hash(tid, ks, ips, n);
@@ -156,7 +156,7 @@ static int raw_count(struct rxr_sampler *s, uint32_t tid, int32_t ks, const uint
 			return 0;
 		}
 	}
-	if (s->nraw == RXR_BPF_MAX_KEYS) { /* bounded, like the kernel's map */
+	if (s->nraw == RXB_BPF_MAX_KEYS) { /* bounded, like the kernel's map */
 		s->raw_dropped++;
 		return 0;
 	}
@@ -178,8 +178,8 @@ static int raw_count(struct rxr_sampler *s, uint32_t tid, int32_t ks, const uint
 
 static int raw_on_sample(void *ctx, void *data, size_t size)
 {
-	struct rxr_sampler *s = ctx;
-	const struct rxr_bpf_raw_sample *e = data;
+	struct rxb_sampler *s = ctx;
+	const struct rxb_bpf_raw_sample *e = data;
 	size_t n = 0;
 	bool cut = false;
 
@@ -187,7 +187,7 @@ static int raw_on_sample(void *ctx, void *data, size_t size)
 		return 0;
 	if (e->stack_len)
 		n = s->unwind(s->unwind_ctx, e->tid, (const uint64_t *)e->regs, e->stack,
-			      e->stack_len, s->ips, RXR_BPF_STACK_DEPTH, &cut);
+			      e->stack_len, s->ips, RXB_BPF_STACK_DEPTH, &cut);
 	s->raw_cut += cut;
 	if (!n) { /* at least the leaf */
 		s->ips[0] = e->regs[16];
@@ -196,11 +196,11 @@ static int raw_on_sample(void *ctx, void *data, size_t size)
 	return raw_count(s, e->tid, e->kern_stack, s->ips, n);
 }
 
-int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out, char *err,
+int rxb_sampler_open(const struct rxb_sampler_opts *o, struct rxb_sampler **out, char *err,
 		     size_t errlen)
 {
-	struct rxr_sampler *s = calloc(1, sizeof(*s));
-	const struct rxr_attach_target *t = o->target;
+	struct rxb_sampler *s = calloc(1, sizeof(*s));
+	const struct rxb_attach_target *t = o->target;
 	int rc = 0;
 
 	*out = NULL;
@@ -216,18 +216,18 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 		snprintf(err, errlen, "failed to count CPUs");
 		goto fail;
 	}
-	if (o->scope == RXR_SCOPE_THREADS && t->whole) {
+	if (o->scope == RXB_SCOPE_THREADS && t->whole) {
 		rc = -EINVAL;
 		snprintf(err, errlen, "per-thread events need --lcore or --tid");
 		goto fail;
 	}
-	s->per_thread = o->scope == RXR_SCOPE_THREADS || (o->scope == RXR_SCOPE_AUTO && !t->whole);
+	s->per_thread = o->scope == RXB_SCOPE_THREADS || (o->scope == RXB_SCOPE_AUTO && !t->whole);
 	s->nfds = s->per_thread ? (int)t->nthreads : s->ncpus;
-	s->stack_bytes = o->stack_bytes ? o->stack_bytes : RXR_BPF_STACK_COPY;
-	if (s->stack_bytes < 512 || s->stack_bytes > RXR_BPF_STACK_COPY || s->stack_bytes % 512) {
+	s->stack_bytes = o->stack_bytes ? o->stack_bytes : RXB_BPF_STACK_COPY;
+	if (s->stack_bytes < 512 || s->stack_bytes > RXB_BPF_STACK_COPY || s->stack_bytes % 512) {
 		rc = -EINVAL;
 		snprintf(err, errlen, "stack bytes %u: not 512..%d in steps of 512", s->stack_bytes,
-			 RXR_BPF_STACK_COPY);
+			 RXB_BPF_STACK_COPY);
 		goto fail;
 	}
 	s->pfds = malloc(sizeof(int) * (size_t)s->nfds);
@@ -240,7 +240,7 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 	for (int i = 0; i < s->nfds; i++)
 		s->pfds[i] = -1;
 
-	s->skel = rxr_attach_bpf__open();
+	s->skel = rxb_attach_bpf__open();
 	if (!s->skel) {
 		rc = -errno;
 		snprintf(err, errlen, "failed to open BPF object: %s", strerror(errno));
@@ -253,19 +253,19 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 	s->mode = o->mode;
 	s->unwind = o->unwind;
 	s->unwind_ctx = o->unwind_ctx;
-	struct bpf_program *raw = bpf_object__find_program_by_name(s->skel->obj, "rxr_sample_raw");
-	if (s->mode == RXR_STACKS_DWARF && (!raw || !s->unwind)) {
+	struct bpf_program *raw = bpf_object__find_program_by_name(s->skel->obj, "rxb_sample_raw");
+	if (s->mode == RXB_STACKS_DWARF && (!raw || !s->unwind)) {
 		rc = -EOPNOTSUPP;
 		snprintf(err, errlen, "--stacks dwarf: not supported on this architecture");
 		goto fail;
 	}
-	if (s->mode == RXR_STACKS_FP) {
+	if (s->mode == RXB_STACKS_FP) {
 		if (raw)
 			bpf_program__set_autoload(raw, false);
 		/* the ring is dwarf mode's; keep it at one page otherwise */
 		bpf_map__set_max_entries(s->skel->maps.raw_samples, (__u32)sysconf(_SC_PAGESIZE));
 	}
-	rc = rxr_attach_bpf__load(s->skel);
+	rc = rxb_attach_bpf__load(s->skel);
 	if (rc) {
 		snprintf(err, errlen, "failed to load BPF object: %s", strerror(-rc));
 		goto fail;
@@ -282,7 +282,7 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 			}
 		}
 	}
-	if (s->mode == RXR_STACKS_DWARF) {
+	if (s->mode == RXB_STACKS_DWARF) {
 		s->raw = calloc(RAW_SLOTS, sizeof(*s->raw));
 		s->rb = s->raw ? ring_buffer__new(bpf_map__fd(s->skel->maps.raw_samples),
 						  raw_on_sample, s, NULL)
@@ -301,7 +301,7 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 			continue;
 		/* a BPF link owned by this process's fd: it goes with the fd */
 		s->links[i] = bpf_program__attach_perf_event(
-			s->mode == RXR_STACKS_DWARF ? raw : s->skel->progs.rxr_sample, s->pfds[i]);
+			s->mode == RXB_STACKS_DWARF ? raw : s->skel->progs.rxb_sample, s->pfds[i]);
 		if (!s->links[i]) {
 			rc = -errno;
 			snprintf(err, errlen, "failed to attach to perf event %d: %s", i,
@@ -312,11 +312,11 @@ int rxr_sampler_open(const struct rxr_sampler_opts *o, struct rxr_sampler **out,
 	*out = s;
 	return 0;
 fail:
-	rxr_sampler_close(s);
+	rxb_sampler_close(s);
 	return rc < 0 ? rc : -EIO;
 }
 
-int rxr_sampler_enable(struct rxr_sampler *s)
+int rxb_sampler_enable(struct rxb_sampler *s)
 {
 	for (int i = 0; i < s->nfds; i++)
 		if (s->pfds[i] >= 0 && ioctl(s->pfds[i], PERF_EVENT_IOC_ENABLE, 0))
@@ -324,12 +324,12 @@ int rxr_sampler_enable(struct rxr_sampler *s)
 	return 0;
 }
 
-const char *rxr_sampler_event(const struct rxr_sampler *s)
+const char *rxb_sampler_event(const struct rxb_sampler *s)
 {
 	return s->event;
 }
 
-int rxr_sampler_poll(struct rxr_sampler *s, int ms)
+int rxb_sampler_poll(struct rxb_sampler *s, int ms)
 {
 	int rc;
 
@@ -355,7 +355,7 @@ int rxr_sampler_poll(struct rxr_sampler *s, int ms)
 	return 0;
 }
 
-void rxr_sampler_stop(struct rxr_sampler *s)
+void rxb_sampler_stop(struct rxb_sampler *s)
 {
 	for (int i = 0; i < s->nfds; i++) {
 		bpf_link__destroy(s->links[i]);
@@ -368,7 +368,7 @@ void rxr_sampler_stop(struct rxr_sampler *s)
 		ring_buffer__consume(s->rb);
 }
 
-void rxr_sampler_stats(const struct rxr_sampler *s, struct rxr_sampler_stats *st)
+void rxb_sampler_stats(const struct rxb_sampler *s, struct rxb_sampler_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->samples = s->skel->bss->samples;
@@ -376,7 +376,7 @@ void rxr_sampler_stats(const struct rxr_sampler *s, struct rxr_sampler_stats *st
 	st->stack_errors = s->skel->bss->stack_errors;
 	st->ncpus = s->nevents;
 	st->per_thread = s->per_thread;
-	st->stack_bytes = s->mode == RXR_STACKS_DWARF ? s->stack_bytes : 0;
+	st->stack_bytes = s->mode == RXB_STACKS_DWARF ? s->stack_bytes : 0;
 	st->stacks_cut = s->raw_cut;
 }
 
@@ -386,21 +386,21 @@ static size_t stack_read(int fd, __s32 id, __u64 *ips)
 
 	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
 		return 0;
-	while (n < RXR_BPF_STACK_DEPTH && ips[n])
+	while (n < RXB_BPF_STACK_DEPTH && ips[n])
 		n++;
 	return n;
 }
 
-int rxr_sampler_foreach(struct rxr_sampler *s, rxr_stack_fn fn, void *ctx)
+int rxb_sampler_foreach(struct rxb_sampler *s, rxb_stack_fn fn, void *ctx)
 {
 	int cfd = bpf_map__fd(s->skel->maps.counts);
 	int sfd = bpf_map__fd(s->skel->maps.stacks);
-	struct rxr_bpf_key key, next;
-	__u64 uip[RXR_BPF_STACK_DEPTH], kip[RXR_BPF_STACK_DEPTH], count;
+	struct rxb_bpf_key key, next;
+	__u64 uip[RXB_BPF_STACK_DEPTH], kip[RXB_BPF_STACK_DEPTH], count;
 	void *prev = NULL;
 	int rc;
 
-	if (s->mode == RXR_STACKS_DWARF) {
+	if (s->mode == RXB_STACKS_DWARF) {
 		for (size_t j = 0; j < RAW_SLOTS; j++) {
 			const struct raw_entry *e = &s->raw[j];
 			if (!e->hash)
@@ -426,16 +426,16 @@ int rxr_sampler_foreach(struct rxr_sampler *s, rxr_stack_fn fn, void *ctx)
 	return errno == ENOENT || !errno ? 0 : -errno;
 }
 
-int rxr_sampler_uprobe_add(struct rxr_sampler *s, const char *path, uint64_t off)
+int rxb_sampler_uprobe_add(struct rxb_sampler *s, const char *path, uint64_t off)
 {
-	if (s->nup == RXR_ATTACH_MAX_UPROBES)
+	if (s->nup == RXB_ATTACH_MAX_UPROBES)
 		return -ENOSPC;
 	snprintf(s->up[s->nup].path, sizeof(s->up[0].path), "%s", path);
 	s->up[s->nup].off = off;
 	return s->nup++;
 }
 
-static void uprobes_detach(struct rxr_sampler *s)
+static void uprobes_detach(struct rxb_sampler *s)
 {
 	for (int i = 0; i < s->nup; i++) {
 		bpf_link__destroy(s->up[i].entry);
@@ -444,7 +444,7 @@ static void uprobes_detach(struct rxr_sampler *s)
 	}
 }
 
-int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on)
+int rxb_sampler_uprobes_set(struct rxb_sampler *s, bool on)
 {
 	if (!on) {
 		uprobes_detach(s);
@@ -458,15 +458,15 @@ int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on)
 	if (s->nup && access("/sys/bus/event_source/devices/uprobe/type", R_OK))
 		return -EOPNOTSUPP;
 	for (int i = 0; i < s->nup; i++) {
-		struct rxr_uprobe_slot *u = &s->up[i];
+		struct rxb_uprobe_slot *u = &s->up[i];
 		LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = (__u64)i);
 		LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = (__u64)i, .retprobe = true);
 		if (u->entry)
 			continue;
-		u->entry = bpf_program__attach_uprobe_opts(s->skel->progs.rxr_uprobe_entry,
+		u->entry = bpf_program__attach_uprobe_opts(s->skel->progs.rxb_uprobe_entry,
 							   s->pid, u->path, u->off, &eo);
 		if (u->entry)
-			u->ret = bpf_program__attach_uprobe_opts(s->skel->progs.rxr_uprobe_return,
+			u->ret = bpf_program__attach_uprobe_opts(s->skel->progs.rxb_uprobe_return,
 								 s->pid, u->path, u->off, &ro);
 		if (!u->entry || !u->ret) {
 			int rc = -errno;
@@ -477,9 +477,9 @@ int rxr_sampler_uprobes_set(struct rxr_sampler *s, bool on)
 	return 0;
 }
 
-int rxr_sampler_uprobe_stat(struct rxr_sampler *s, int slot, struct rxr_uprobe_stat *st)
+int rxb_sampler_uprobe_stat(struct rxb_sampler *s, int slot, struct rxb_uprobe_stat *st)
 {
-	struct rxr_bpf_uprobe_stat v;
+	struct rxb_bpf_uprobe_stat v;
 	__u32 k = (__u32)slot;
 
 	if (slot < 0 || slot >= s->nup)
@@ -493,16 +493,16 @@ int rxr_sampler_uprobe_stat(struct rxr_sampler *s, int slot, struct rxr_uprobe_s
 	return 0;
 }
 
-void rxr_sampler_close(struct rxr_sampler *s)
+void rxb_sampler_close(struct rxb_sampler *s)
 {
 	if (!s)
 		return;
 	if (s->links && s->pfds)
-		rxr_sampler_stop(s);
+		rxb_sampler_stop(s);
 	if (s->skel)
 		uprobes_detach(s);
 	ring_buffer__free(s->rb);
-	rxr_attach_bpf__destroy(s->skel);
+	rxb_attach_bpf__destroy(s->skel);
 	if (s->raw)
 		for (size_t j = 0; j < RAW_SLOTS; j++)
 			free(s->raw[j].ips);

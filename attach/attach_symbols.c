@@ -25,17 +25,17 @@ struct unwind_sample {
 	bool cut; /* a read past the copy ended the walk */
 };
 
-const char *rxr_name_src_str(enum rxr_name_src src)
+const char *rxb_name_src_str(enum rxb_name_src src)
 {
 	static const char *const names[] = {"none", "symtab", "debuginfo", "dynsym", "dpdk",
 					    "kallsyms"};
 	return (unsigned)src < sizeof(names) / sizeof(names[0]) ? names[src] : "none";
 }
 
-int rxr_syms_open(int pid, const char *debug_dir, struct rxr_syms **out, char *err,
+int rxb_syms_open(int pid, const char *debug_dir, struct rxb_syms **out, char *err,
 		  size_t errlen)
 {
-	struct rxr_syms *sy = calloc(1, sizeof(*sy));
+	struct rxb_syms *sy = calloc(1, sizeof(*sy));
 	int rc;
 
 	*out = NULL;
@@ -74,7 +74,7 @@ int rxr_syms_open(int pid, const char *debug_dir, struct rxr_syms **out, char *e
 	*out = sy;
 	return 0;
 fail:
-	rxr_syms_close(sy);
+	rxb_syms_close(sy);
 	return -rc; /* rc is a positive errno here, as libdwfl reports it */
 }
 
@@ -85,7 +85,7 @@ static int mod_free(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr st
 	return DWARF_CB_OK;
 }
 
-void rxr_syms_close(struct rxr_syms *sy)
+void rxb_syms_close(struct rxb_syms *sy)
 {
 	if (!sy)
 		return;
@@ -99,10 +99,10 @@ void rxr_syms_close(struct rxr_syms *sy)
 	free(sy);
 }
 
-int rxr_syms_user(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f)
+int rxb_syms_user(struct rxb_syms *sy, uint64_t addr, struct rxb_frame *f)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sy->dwfl, addr);
-	const struct rxr_dpdk_label *dl;
+	const struct rxb_dpdk_label *dl;
 	struct mod_names *m;
 	Dwarf_Addr bias = 0;
 	uint64_t start;
@@ -126,11 +126,11 @@ int rxr_syms_user(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f)
 	dl = syms_dpdk_find(sy, start + bias);
 	if (dl)
 		f->role = dl->role;
-	if (f->src == RXR_NAME_NONE) {
+	if (f->src == RXB_NAME_NONE) {
 		f->off = start;
 		if (dl) {
 			f->sym = dl->label;
-			f->src = RXR_NAME_DPDK;
+			f->src = RXB_NAME_DPDK;
 		}
 	}
 	return 0;
@@ -142,7 +142,7 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void kallsyms_load(struct rxr_syms *sy)
+static void kallsyms_load(struct rxb_syms *sy)
 {
 	size_t cap = 0, ncap = 0, nlen = 0;
 	char line[512], name[256], type;
@@ -184,7 +184,7 @@ static void kallsyms_load(struct rxr_syms *sy)
 		qsort(sy->ks, sy->nks, sizeof(*sy->ks), ksym_cmp);
 }
 
-int rxr_syms_kernel(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f)
+int rxb_syms_kernel(struct rxb_syms *sy, uint64_t addr, struct rxb_frame *f)
 {
 	size_t lo = 0, hi;
 
@@ -202,7 +202,7 @@ int rxr_syms_kernel(struct rxr_syms *sy, uint64_t addr, struct rxr_frame *f)
 			hi = mid;
 	}
 	f->sym = sy->knames + sy->ks[lo].name;
-	f->src = RXR_NAME_KALLSYMS;
+	f->src = RXB_NAME_KALLSYMS;
 	f->dso = "[kernel]";
 	f->off = addr;
 	return 0;
@@ -224,7 +224,7 @@ static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 /* Only the copied stack is readable: the live process is never touched. */
 static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	struct unwind_sample *u = ((struct rxr_syms *)arg)->cur;
+	struct unwind_sample *u = ((struct rxb_syms *)arg)->cur;
 	uint64_t sp = u->regs[7];
 
 	if (addr < sp)
@@ -239,7 +239,7 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 
 static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	const struct unwind_sample *u = ((struct rxr_syms *)arg)->cur;
+	const struct unwind_sample *u = ((struct rxb_syms *)arg)->cur;
 	Dwarf_Word regs[17];
 
 	for (int i = 0; i < 17; i++)
@@ -268,10 +268,10 @@ static int uw_frame(Dwfl_Frame *state, void *arg)
 	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-size_t rxr_syms_unwind(void *ctx, uint32_t tid, const uint64_t *regs, const uint8_t *stack,
+size_t rxb_syms_unwind(void *ctx, uint32_t tid, const uint64_t *regs, const uint8_t *stack,
 		       size_t len, uint64_t *ips, size_t max, bool *cut)
 {
-	struct rxr_syms *sy = ctx;
+	struct rxb_syms *sy = ctx;
 	struct unwind_sample u = {.regs = regs, .stack = stack, .len = len, .ips = ips, .max = max};
 
 	*cut = false;
@@ -346,7 +346,7 @@ static int vaddr_to_file_off(Elf *elf, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
-int rxr_syms_locate(struct rxr_syms *sy, const char *spec, char *path, size_t pathlen,
+int rxb_syms_locate(struct rxb_syms *sy, const char *spec, char *path, size_t pathlen,
 		    uint64_t *file_off, char *err, size_t errlen)
 {
 	struct locate lc = {0};

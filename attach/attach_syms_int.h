@@ -37,7 +37,7 @@ struct mod_names {
 	char debug_how[12];     /* "build-id" or "debuglink" */
 };
 
-struct rxr_syms {
+struct rxb_syms {
 	Dwfl *dwfl;
 	Dwfl_Callbacks cb;
 	char *debuginfo_path; /* libdwfl's search path (unwinding CFI) */
@@ -50,7 +50,7 @@ struct rxr_syms {
 	size_t nks;
 	char *knames;
 	size_t ndpdk;
-	struct rxr_dpdk_label dpdk[RXR_ATTACH_MAX_DPDK]; /* sorted by addr */
+	struct rxb_dpdk_label dpdk[RXB_ATTACH_MAX_DPDK]; /* sorted by addr */
 };
 
 const char *syms_base_name(const char *path);
@@ -63,17 +63,17 @@ bool syms_module_find(Dwfl_Module *mod, const char *name, bool (*keep)(const GEl
 		      GElf_Sym *sym, GElf_Addr *addr);
 
 /* The module's tables (built on first call), or NULL when out of memory. */
-struct mod_names *mod_names_get(struct rxr_syms *sy, Dwfl_Module *mod, Elf *elf);
+struct mod_names *mod_names_get(struct rxb_syms *sy, Dwfl_Module *mod, Elf *elf);
 void mod_names_free(struct mod_names *m);
 /*
  * Name of the function holding ELF vaddr from the first source that has
- * one; *start receives its entry. RXR_NAME_NONE: none (then *start is the
+ * one; *start receives its entry. RXB_NAME_NONE: none (then *start is the
  * .eh_frame_hdr function start, or vaddr).
  */
-enum rxr_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
+enum rxb_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
 				   uint64_t *start);
 
 /* The DPDK label at entry addr (target address space), or NULL. */
-const struct rxr_dpdk_label *syms_dpdk_find(const struct rxr_syms *sy, uint64_t addr);
+const struct rxb_dpdk_label *syms_dpdk_find(const struct rxb_syms *sy, uint64_t addr);
 
 #endif

@@ -91,7 +91,7 @@ static uint64_t task_cpu_ns(int pid, int tid)
 	return strtoull(buf, NULL, 10);
 }
 
-static int thread_fill(int pid, int tid, struct rxr_attach_thread *th)
+static int thread_fill(int pid, int tid, struct rxb_attach_thread *th)
 {
 	char path[64];
 
@@ -143,10 +143,10 @@ static bool lcore_name_matches(const char *comm, int lcore)
 	return false;
 }
 
-static int resolve_lcore(int pid, int lcore, const int *all, int nall, struct rxr_attach_target *t,
+static int resolve_lcore(int pid, int lcore, const int *all, int nall, struct rxb_attach_target *t,
 			 char *err, size_t errlen)
 {
-	struct rxr_attach_thread th;
+	struct rxb_attach_thread th;
 	int best = -1;
 	uint64_t best_ns = 0;
 	char pinned[96] = "";
@@ -185,10 +185,10 @@ static int resolve_lcore(int pid, int lcore, const int *all, int nall, struct rx
 	return 0;
 }
 
-int rxr_attach_target_resolve(int pid, const int *tids, size_t ntids, int lcore,
-			      struct rxr_attach_target *t, char *err, size_t errlen)
+int rxb_attach_target_resolve(int pid, const int *tids, size_t ntids, int lcore,
+			      struct rxb_attach_target *t, char *err, size_t errlen)
 {
-	int all[RXR_ATTACH_MAX_THREADS];
+	int all[RXB_ATTACH_MAX_THREADS];
 	char path[64];
 	char buf[64];
 	int nall;
@@ -209,8 +209,8 @@ int rxr_attach_target_resolve(int pid, const int *tids, size_t ntids, int lcore,
 	snprintf(t->comm, sizeof(t->comm), "%.15s", buf);
 
 	if (ntids) {
-		if (ntids > RXR_ATTACH_MAX_THREADS) {
-			snprintf(err, errlen, "--tid: at most %d threads", RXR_ATTACH_MAX_THREADS);
+		if (ntids > RXB_ATTACH_MAX_THREADS) {
+			snprintf(err, errlen, "--tid: at most %d threads", RXB_ATTACH_MAX_THREADS);
 			return -E2BIG;
 		}
 		for (size_t i = 0; i < ntids; i++) {
@@ -224,9 +224,9 @@ int rxr_attach_target_resolve(int pid, const int *tids, size_t ntids, int lcore,
 			 ntids == 1 ? "" : "s");
 		return 0;
 	}
-	nall = tasks_list(pid, all, RXR_ATTACH_MAX_THREADS);
+	nall = tasks_list(pid, all, RXB_ATTACH_MAX_THREADS);
 	if (nall == -E2BIG) {
-		snprintf(err, errlen, "--pid %d: more than %d threads", pid, RXR_ATTACH_MAX_THREADS);
+		snprintf(err, errlen, "--pid %d: more than %d threads", pid, RXB_ATTACH_MAX_THREADS);
 		return -E2BIG;
 	}
 	if (nall <= 0) {
@@ -244,15 +244,15 @@ int rxr_attach_target_resolve(int pid, const int *tids, size_t ntids, int lcore,
 	return 0;
 }
 
-int rxr_attach_target_cpu_ns(const struct rxr_attach_target *t, uint64_t *ns)
+int rxb_attach_target_cpu_ns(const struct rxb_attach_target *t, uint64_t *ns)
 {
-	int all[RXR_ATTACH_MAX_THREADS];
+	int all[RXB_ATTACH_MAX_THREADS];
 	uint64_t sum = 0;
 
-	if (!rxr_attach_target_alive(t))
+	if (!rxb_attach_target_alive(t))
 		return -ESRCH;
 	if (t->whole) {
-		int n = tasks_list(t->pid, all, RXR_ATTACH_MAX_THREADS);
+		int n = tasks_list(t->pid, all, RXB_ATTACH_MAX_THREADS);
 		if (n == -ESRCH)
 			return -ESRCH;
 		for (int i = 0; i < n; i++)
@@ -265,7 +265,7 @@ int rxr_attach_target_cpu_ns(const struct rxr_attach_target *t, uint64_t *ns)
 	return 0;
 }
 
-bool rxr_attach_target_alive(const struct rxr_attach_target *t)
+bool rxb_attach_target_alive(const struct rxb_attach_target *t)
 {
 	return !(kill(t->pid, 0) && errno == ESRCH);
 }
@@ -286,7 +286,7 @@ static uint64_t caps_effective(void)
 	return caps;
 }
 
-int rxr_attach_caps_check(char *missing, size_t len)
+int rxb_attach_caps_check(char *missing, size_t len)
 {
 	enum { CAP_SYS_ADMIN_BIT = 21, CAP_PERFMON_BIT = 38, CAP_BPF_BIT = 39 };
 	uint64_t caps = caps_effective();

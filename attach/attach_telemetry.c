@@ -21,7 +21,7 @@
 
 #define TELE_BUF (1u << 20) /* answers are bounded by max_output_len */
 
-struct rxr_tele {
+struct rxb_tele {
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char version[32];
@@ -40,7 +40,7 @@ static void runtime_base(char *out, size_t len)
 }
 
 /* Connect and read the greeting. 0 and the greeting's pid, or -errno. */
-static int tele_connect(struct rxr_tele *tl, const char *path, int *pid_out)
+static int tele_connect(struct rxb_tele *tl, const char *path, int *pid_out)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	json_t *hello = NULL;
@@ -84,7 +84,7 @@ out_close:
 }
 
 /* Try every dpdk_telemetry.v2* socket in dir; 0 when one greets as pid. */
-static int tele_scan_dir(struct rxr_tele *tl, const char *dir, int pid, int *other_pid)
+static int tele_scan_dir(struct rxb_tele *tl, const char *dir, int pid, int *other_pid)
 {
 	char path[512];
 	struct dirent *de;
@@ -112,9 +112,9 @@ static int tele_scan_dir(struct rxr_tele *tl, const char *dir, int pid, int *oth
 	return rc;
 }
 
-int rxr_tele_open(int pid, const char *prefix, struct rxr_tele **out, char *err, size_t errlen)
+int rxb_tele_open(int pid, const char *prefix, struct rxb_tele **out, char *err, size_t errlen)
 {
-	struct rxr_tele *tl = calloc(1, sizeof(*tl));
+	struct rxb_tele *tl = calloc(1, sizeof(*tl));
 	char base[256], dir[512];
 	int other = -1, rc = -ENOENT;
 
@@ -157,14 +157,14 @@ int rxr_tele_open(int pid, const char *prefix, struct rxr_tele **out, char *err,
 				 "--file-prefix, or the app runs with --no-telemetry)", base, pid);
 	}
 	if (rc) {
-		rxr_tele_close(tl);
+		rxb_tele_close(tl);
 		return rc;
 	}
 	*out = tl;
 	return 0;
 }
 
-void rxr_tele_close(struct rxr_tele *tl)
+void rxb_tele_close(struct rxb_tele *tl)
 {
 	if (!tl)
 		return;
@@ -174,22 +174,22 @@ void rxr_tele_close(struct rxr_tele *tl)
 	free(tl);
 }
 
-const char *rxr_tele_path(const struct rxr_tele *tl)
+const char *rxb_tele_path(const struct rxb_tele *tl)
 {
 	return tl->path;
 }
 
-const char *rxr_tele_version(const struct rxr_tele *tl)
+const char *rxb_tele_version(const struct rxb_tele *tl)
 {
 	return tl->version;
 }
 
-const char *rxr_tele_prefix(const struct rxr_tele *tl)
+const char *rxb_tele_prefix(const struct rxb_tele *tl)
 {
 	return tl->prefix;
 }
 
-int rxr_tele_query(struct rxr_tele *tl, const char *cmd, json_t **out)
+int rxb_tele_query(struct rxb_tele *tl, const char *cmd, json_t **out)
 {
 	char key[128];
 	json_t *doc, *val;
@@ -230,19 +230,19 @@ static uint64_t ju64(const json_t *o, const char *k)
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
-static int tele_vquery(struct rxr_tele *tl, json_t **v, const char *fmt, va_list ap)
+static int tele_vquery(struct rxb_tele *tl, json_t **v, const char *fmt, va_list ap)
 {
 	char cmd[128];
 
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	return rxr_tele_query(tl, cmd, v);
+	return rxb_tele_query(tl, cmd, v);
 }
 
-static int tele_queryf(struct rxr_tele *tl, json_t **v, const char *fmt, ...)
+static int tele_queryf(struct rxb_tele *tl, json_t **v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* rxr_tele_query of a command built from fmt ("/ethdev/stats,%u") */
-static int tele_queryf(struct rxr_tele *tl, json_t **v, const char *fmt, ...)
+/* rxb_tele_query of a command built from fmt ("/ethdev/stats,%u") */
+static int tele_queryf(struct rxb_tele *tl, json_t **v, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
@@ -258,11 +258,11 @@ struct u64_field {
 	uint64_t *dst;
 };
 
-static int tele_read_u64(struct rxr_tele *tl, const struct u64_field *f, size_t n, const char *fmt,
+static int tele_read_u64(struct rxb_tele *tl, const struct u64_field *f, size_t n, const char *fmt,
 			 ...) __attribute__((format(printf, 4, 5)));
 
 /* The command's counters into their fields (0 where absent): 0, or the query's error. */
-static int tele_read_u64(struct rxr_tele *tl, const struct u64_field *f, size_t n, const char *fmt,
+static int tele_read_u64(struct rxb_tele *tl, const struct u64_field *f, size_t n, const char *fmt,
 			 ...)
 {
 	json_t *v;
@@ -280,7 +280,7 @@ static int tele_read_u64(struct rxr_tele *tl, const struct u64_field *f, size_t 
 	return 0;
 }
 
-static int port_read(struct rxr_tele *tl, uint16_t id, struct rxr_tele_port *p)
+static int port_read(struct rxb_tele *tl, uint16_t id, struct rxb_tele_port *p)
 {
 	const struct u64_field stats[] = {
 	    {"ipackets", &p->ipackets},
@@ -309,7 +309,7 @@ static int port_read(struct rxr_tele *tl, uint16_t id, struct rxr_tele_port *p)
 	return 0;
 }
 
-static int pool_read(struct rxr_tele *tl, const char *name, struct rxr_tele_pool *mp)
+static int pool_read(struct rxb_tele *tl, const char *name, struct rxb_tele_pool *mp)
 {
 	const struct u64_field info[] = {
 	    {"size", &mp->size},
@@ -325,7 +325,7 @@ static int pool_read(struct rxr_tele *tl, const char *name, struct rxr_tele_pool
 	return tele_read_u64(tl, info, sizeof(info) / sizeof(info[0]), "/mempool/info,%s", name);
 }
 
-const struct rxr_tele_port *rxr_tele_port_find(const struct rxr_tele_snap *s, uint16_t id)
+const struct rxb_tele_port *rxb_tele_port_find(const struct rxb_tele_snap *s, uint16_t id)
 {
 	for (size_t i = 0; s && i < s->nports; i++)
 		if (s->ports[i].id == id)
@@ -333,36 +333,36 @@ const struct rxr_tele_port *rxr_tele_port_find(const struct rxr_tele_snap *s, ui
 	return NULL;
 }
 
-int rxr_tele_snapshot(struct rxr_tele *tl, struct rxr_tele_snap *s)
+int rxb_tele_snapshot(struct rxb_tele *tl, struct rxb_tele_snap *s)
 {
 	json_t *list = NULL, *v;
 	size_t i;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->t = rxr_mono_seconds();
-	rc = rxr_tele_query(tl, "/ethdev/list", &list);
+	s->t = rxp_mono_seconds();
+	rc = rxb_tele_query(tl, "/ethdev/list", &list);
 	if (rc && rc != -ENOENT)
 		return rc;
 	json_array_foreach(list, i, v) {
-		if (s->nports == RXR_ATTACH_MAX_PORTS || !json_is_integer(v))
+		if (s->nports == RXB_ATTACH_MAX_PORTS || !json_is_integer(v))
 			break;
 		if (!port_read(tl, (uint16_t)json_integer_value(v), &s->ports[s->nports]))
 			s->nports++;
 	}
 	json_decref(list);
 	list = NULL;
-	rc = rxr_tele_query(tl, "/mempool/list", &list);
+	rc = rxb_tele_query(tl, "/mempool/list", &list);
 	if (rc && rc != -ENOENT)
 		return rc;
 	json_array_foreach(list, i, v) {
-		if (s->npools == RXR_ATTACH_MAX_POOLS || !json_is_string(v))
+		if (s->npools == RXB_ATTACH_MAX_POOLS || !json_is_string(v))
 			break;
 		if (!pool_read(tl, json_string_value(v), &s->pools[s->npools]))
 			s->npools++;
 	}
 	json_decref(list);
 	/* time the middle of the reads, not their start */
-	s->t = (s->t + rxr_mono_seconds()) / 2;
+	s->t = (s->t + rxp_mono_seconds()) / 2;
 	return 0;
 }

@@ -207,7 +207,7 @@ static const char *const kind_name[] = {"kernel", "memcpy", "memset", "nvtx"};
 static int write_trace(const char *path)
 {
 	char tmp[4096];
-	FILE *f = rxr_inj_tmp_open(path, tmp, sizeof(tmp));
+	FILE *f = rxc_inj_tmp_open(path, tmp, sizeof(tmp));
 	if (!f)
 		return -errno;
 	uint64_t t0 = UINT64_MAX, busy[4] = {0}, count[4] = {0};
@@ -222,7 +222,7 @@ static int write_trace(const char *path)
 		count[e->kind]++;
 		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", i ? ",\n" : "",
 			kind_name[e->kind]);
-		rxr_inj_json_str(f, e->name);
+		rxc_inj_json_str(f, e->name);
 		fprintf(f, ",\"pid\":\"gpu\",\"tid\":\"%s %u\",\"ts\":%.3f,\"dur\":%.3f,"
 			   "\"args\":{\"bytes\":%llu,\"correlation\":%u}}",
 			e->kind == EV_RANGE ? "nvtx" : "stream", e->kind == EV_RANGE ? 0 : e->stream,
@@ -235,7 +235,7 @@ static int write_trace(const char *path)
 			(unsigned long long)count[k], (unsigned long long)busy[k]);
 	fprintf(f, ",\"dropped\":%llu,\"open_ranges\":%zu}}\n",
 		(unsigned long long)(st.dropped + st.cupti_dropped), st.nopen);
-	return rxr_inj_tmp_commit(f, tmp, path);
+	return rxc_inj_tmp_commit(f, tmp, path);
 }
 
 static void at_exit(void)
@@ -260,10 +260,10 @@ static uint64_t CUPTIAPI mono_ns(void)
 
 static int ts_mono; /* CUPTI timestamps are mono_ns() already */
 
-__attribute__((visibility("default"))) size_t rxray_cupti_take(struct rxr_cupti_rec *out,
+__attribute__((visibility("default"))) size_t rxray_cupti_take(struct rxc_cupti_rec *out,
 								size_t max, uint64_t *dropped);
 
-size_t rxray_cupti_take(struct rxr_cupti_rec *out, size_t max, uint64_t *dropped)
+size_t rxray_cupti_take(struct rxc_cupti_rec *out, size_t max, uint64_t *dropped)
 {
 	if (!st.ready)
 		return 0;
@@ -284,15 +284,15 @@ size_t rxray_cupti_take(struct rxr_cupti_rec *out, size_t max, uint64_t *dropped
 		const struct ev *e = &st.ev[i];
 		if (e->kind == EV_RANGE)
 			continue;
-		struct rxr_cupti_rec *o = &out[k++];
+		struct rxc_cupti_rec *o = &out[k++];
 		o->start_ns = (uint64_t)((int64_t)e->start - off);
 		o->end_ns = (uint64_t)((int64_t)e->end - off);
 		o->bytes = e->bytes;
 		o->stream = e->stream;
 		o->correlation = e->id;
-		o->kind = e->kind == EV_KERNEL ? RXR_CUPTI_KERNEL
-			  : e->kind == EV_MEMCPY ? RXR_CUPTI_MEMCPY
-						 : RXR_CUPTI_MEMSET;
+		o->kind = e->kind == EV_KERNEL ? RXC_CUPTI_KERNEL
+			  : e->kind == EV_MEMCPY ? RXC_CUPTI_MEMCPY
+						 : RXC_CUPTI_MEMSET;
 		snprintf(o->name, sizeof(o->name), "%s", e->name);
 	}
 	if (dropped)

@@ -12,7 +12,7 @@
 
 /* Write s as a JSON string: quotes and backslashes escaped, control
  * characters as \u00XX, other bytes as they are (names are ASCII). */
-static inline void rxr_inj_json_str(FILE *f, const char *s)
+static inline void rxc_inj_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -29,14 +29,14 @@ static inline void rxr_inj_json_str(FILE *f, const char *s)
 
 /* Opens "<path>.tmp" (its name into tmp) for writing: the output appears
  * whole or not at all. NULL with errno set on failure. */
-static inline FILE *rxr_inj_tmp_open(const char *path, char *tmp, size_t len)
+static inline FILE *rxc_inj_tmp_open(const char *path, char *tmp, size_t len)
 {
 	snprintf(tmp, len, "%s.tmp", path);
 	return fopen(tmp, "w");
 }
 
 /* Closes f and renames tmp over path: 0 or -errno. */
-static inline int rxr_inj_tmp_commit(FILE *f, const char *tmp, const char *path)
+static inline int rxc_inj_tmp_commit(FILE *f, const char *tmp, const char *path)
 {
 	if (fclose(f))
 		return -errno;

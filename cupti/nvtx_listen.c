@@ -8,7 +8,7 @@
  * bench/probe_cost attach anywhere (CUPTI's NVTX capture needs a driver).
  *
  * Each range becomes a record {name, domain, thread, depth, parent, start,
- * end, payload} in a bounded array (past RXR_NVTX_MAX_RANGES they are
+ * end, payload} in a bounded array (past RXC_NVTX_MAX_RANGES they are
  * counted as dropped, never lost silently); a per-thread stack gives the
  * nesting. At exit the records are written to $RXRAY_NVTX_OUT (default
  * rxray-nvtx.json): {"schema": "rxray.nvtx/1", "clock": "monotonic_ns",
@@ -27,9 +27,9 @@
 
 #include "json_out.h"
 
-#define RXR_NVTX_MAX_RANGES (1u << 20)
-#define RXR_NVTX_MAX_NAMES 1024
-#define RXR_NVTX_MAX_DEPTH 64
+#define RXC_NVTX_MAX_RANGES (1u << 20)
+#define RXC_NVTX_MAX_NAMES 1024
+#define RXC_NVTX_MAX_DEPTH 64
 
 struct rec {
 	uint64_t start, end; /* CLOCK_MONOTONIC ns; end 0 = never closed */
@@ -47,7 +47,7 @@ struct handle {
 
 static struct {
 	pthread_mutex_t lock; /* names and handles */
-	char *names[RXR_NVTX_MAX_NAMES];
+	char *names[RXC_NVTX_MAX_NAMES];
 	unsigned nnames;
 	struct rec *rec;
 	atomic_uint nrec;
@@ -55,8 +55,8 @@ static struct {
 } L = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local struct {
-	int32_t stack[RXR_NVTX_MAX_DEPTH];
-	unsigned depth; /* may exceed RXR_NVTX_MAX_DEPTH: counted, not stored */
+	int32_t stack[RXC_NVTX_MAX_DEPTH];
+	unsigned depth; /* may exceed RXC_NVTX_MAX_DEPTH: counted, not stored */
 	uint32_t tid;
 } T;
 
@@ -78,7 +78,7 @@ static uint16_t intern(const char *s)
 		if (!strcmp(L.names[i], s))
 			break;
 	if (i == L.nnames) {
-		char *d = i < RXR_NVTX_MAX_NAMES ? strdup(s) : NULL;
+		char *d = i < RXC_NVTX_MAX_NAMES ? strdup(s) : NULL;
 		if (d)
 			L.names[L.nnames++] = d;
 		else
@@ -111,8 +111,8 @@ static uint16_t attr_name(const nvtxEventAttributes_t *a)
 static int32_t rec_new(uint16_t name, uint16_t domain, const nvtxEventAttributes_t *a)
 {
 	unsigned i = atomic_fetch_add(&L.nrec, 1);
-	if (!L.rec || i >= RXR_NVTX_MAX_RANGES) {
-		atomic_store(&L.nrec, RXR_NVTX_MAX_RANGES);
+	if (!L.rec || i >= RXC_NVTX_MAX_RANGES) {
+		atomic_store(&L.nrec, RXC_NVTX_MAX_RANGES);
 		atomic_fetch_add(&L.dropped, 1);
 		return -1;
 	}
@@ -123,7 +123,7 @@ static int32_t rec_new(uint16_t name, uint16_t domain, const nvtxEventAttributes
 	r->domain = domain;
 	r->tid = T.tid;
 	r->depth = (uint8_t)(T.depth < 255 ? T.depth : 255);
-	r->parent = T.depth && T.depth <= RXR_NVTX_MAX_DEPTH ? T.stack[T.depth - 1] : -1;
+	r->parent = T.depth && T.depth <= RXC_NVTX_MAX_DEPTH ? T.stack[T.depth - 1] : -1;
 	if (a && a->payloadType == NVTX_PAYLOAD_TYPE_UNSIGNED_INT64) {
 		r->payload = a->payload.ullValue;
 		r->has_payload = 1;
@@ -137,7 +137,7 @@ static int push(uint16_t name, uint16_t domain, const nvtxEventAttributes_t *a)
 	int32_t i = rec_new(name, domain, a);
 	if (i >= 0)
 		L.rec[i].pushed = 1;
-	if (T.depth < RXR_NVTX_MAX_DEPTH)
+	if (T.depth < RXC_NVTX_MAX_DEPTH)
 		T.stack[T.depth] = i;
 	return (int)T.depth++;
 }
@@ -148,7 +148,7 @@ static int pop(void)
 	if (!T.depth)
 		return -1;
 	T.depth--;
-	if (T.depth < RXR_NVTX_MAX_DEPTH && T.stack[T.depth] >= 0)
+	if (T.depth < RXC_NVTX_MAX_DEPTH && T.stack[T.depth] >= 0)
 		L.rec[T.stack[T.depth]].end = t;
 	return (int)T.depth;
 }
@@ -162,7 +162,7 @@ static uint64_t start(uint16_t name, uint16_t domain, const nvtxEventAttributes_
 static void end(uint64_t id)
 {
 	uint64_t t = now_ns();
-	if (id && id <= RXR_NVTX_MAX_RANGES)
+	if (id && id <= RXC_NVTX_MAX_RANGES)
 		L.rec[id - 1].end = t;
 }
 
@@ -241,21 +241,21 @@ static nvtxStringHandle_t NVTX_API dom_string(nvtxDomainHandle_t d, const char *
 static int write_out(const char *path)
 {
 	char tmp[4096];
-	FILE *f = rxr_inj_tmp_open(path, tmp, sizeof(tmp));
+	FILE *f = rxc_inj_tmp_open(path, tmp, sizeof(tmp));
 	if (!f)
 		return -errno;
 	unsigned n = atomic_load(&L.nrec);
-	if (n > RXR_NVTX_MAX_RANGES)
-		n = RXR_NVTX_MAX_RANGES;
+	if (n > RXC_NVTX_MAX_RANGES)
+		n = RXC_NVTX_MAX_RANGES;
 	unsigned open = 0;
 	fprintf(f, "{\"schema\":\"rxray.nvtx/1\",\"clock\":\"monotonic_ns\",\"ranges\":[\n");
 	for (unsigned i = 0; i < n; i++) {
 		const struct rec *r = &L.rec[i];
 		open += !r->end;
 		fprintf(f, "%s{\"name\":", i ? ",\n" : "");
-		rxr_inj_json_str(f, L.names[r->name]);
+		rxc_inj_json_str(f, L.names[r->name]);
 		fprintf(f, ",\"domain\":");
-		rxr_inj_json_str(f, L.names[r->domain]);
+		rxc_inj_json_str(f, L.names[r->domain]);
 		fprintf(f, ",\"tid\":%u,\"depth\":%u,\"parent\":%d,\"kind\":\"%s\",\"start_ns\":%llu,"
 			   "\"end_ns\":%llu",
 			r->tid, r->depth, r->parent, r->pushed ? "push" : "start",
@@ -265,7 +265,7 @@ static int write_out(const char *path)
 		fputc('}', f);
 	}
 	fprintf(f, "\n],\"dropped\":%lu,\"open\":%u}\n", atomic_load(&L.dropped), open);
-	return rxr_inj_tmp_commit(f, tmp, path);
+	return rxc_inj_tmp_commit(f, tmp, path);
 }
 
 static void at_exit(void)
@@ -302,7 +302,7 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 	const NvtxExportTableCallbacks *cb = get ? get(NVTX_ETID_CALLBACKS) : NULL;
 	if (!cb)
 		return 0;
-	L.rec = calloc(RXR_NVTX_MAX_RANGES, sizeof(*L.rec));
+	L.rec = calloc(RXC_NVTX_MAX_RANGES, sizeof(*L.rec));
 	if (!L.rec)
 		return 0;
 	L.names[0] = "?"; /* unnamed; also the default domain */

@@ -23,20 +23,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	FILE *in = fmemopen((void *)data, size, "r");
-	struct rxr_flame *f = NULL;
-	rxr_flame_open(&f);
+	struct rxa_flame *f = NULL;
+	rxa_flame_open(&f);
 	if (!in || !f)
 		abort();
-	if (rxr_flame_read_folded(f, in, "fuzz.folded", err, sizeof(err)) == 0 &&
-	    rxr_flame_total(f) > 0) {
-		struct rxr_flame_svg_opts o = {.title = "fuzz"};
-		rxr_flame_svg_write(f, sink, &o);
-		rxr_flame_folded_write(f, sink);
-		rxr_flame_speedscope_write(f, sink, "fuzz", "samples");
-		rxr_flame_scale(f, 0.5);
-		rxr_flame_diff_svg_write(f, f, sink, &o);
+	if (rxa_flame_read_folded(f, in, "fuzz.folded", err, sizeof(err)) == 0 &&
+	    rxa_flame_total(f) > 0) {
+		struct rxa_flame_svg_opts o = {.title = "fuzz"};
+		rxa_flame_svg_write(f, sink, &o);
+		rxa_flame_folded_write(f, sink);
+		rxa_flame_speedscope_write(f, sink, "fuzz", "samples");
+		rxa_flame_scale(f, 0.5);
+		rxa_flame_diff_svg_write(f, f, sink, &o);
 	}
 	fclose(in);
-	rxr_flame_free(f);
+	rxa_flame_free(f);
 	return 0;
 }

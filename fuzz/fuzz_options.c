@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the `rxray run`/`rxray caps` option parser
- * (rxr_config_parse_argv over rx_config_set and every knob's value
+ * (rxt_config_parse_argv over rx_config_set and every knob's value
  * parser), then the config as the result records it. The input is an
  * argv: arguments separated by NUL bytes (at most 24).
  */
@@ -33,9 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	argv[argc] = NULL;
 	struct rx_config c;
-	struct rxr_run_opts ro = {0};
+	struct rxt_run_opts ro = {0};
 	rx_config_defaults(&c);
-	if (rxr_config_parse_argv("run", argc, argv, &c, &ro) == 0) {
+	if (rxt_config_parse_argv("run", argc, argv, &c, &ro) == 0) {
 		json_t *j = rx_config_to_json(&c);
 		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 		free(s);

@@ -33,7 +33,7 @@ static void must_parse(const char *text, size_t len)
 }
 
 /* The checked reading of what the loader accepted, as the loader splits and trims it. */
-static void accepted_is_json(const char *text, size_t len, bool jsonl, const struct rxr_set *s)
+static void accepted_is_json(const char *text, size_t len, bool jsonl, const struct rxa_set *s)
 {
 	if (!jsonl) {
 		must_parse(text, len);
@@ -69,17 +69,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 1 && fwrite(data + 1, 1, size - 1, f) != size - 1)
 		abort();
 	fclose(f);
-	struct rxr_set *s = NULL;
-	if (rxr_set_load(path, &s, err, sizeof(err)) == 0) {
+	struct rxa_set *s = NULL;
+	if (rxa_set_load(path, &s, err, sizeof(err)) == 0) {
 		size_t nv = 0;
-		const char **vary = rxr_set_varying(s, &nv);
+		const char **vary = rxa_set_varying(s, &nv);
 		for (size_t i = 0; i < s->n; i++) {
-			rxr_point_label(&s->pts[i], vary, nv, label, sizeof(label));
-			(void)rxr_point_run(&s->pts[i]);
+			rxa_point_label(&s->pts[i], vary, nv, label, sizeof(label));
+			(void)rxa_point_run(&s->pts[i]);
 		}
 		free(vary);
 		accepted_is_json((const char *)data + 1, size - 1, !(data[0] & 1), s);
-		rxr_set_free(s);
+		rxa_set_free(s);
 	}
 	unlink(path);
 	return 0;

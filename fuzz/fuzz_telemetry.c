@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the DPDK telemetry client's reply handling, through
- * rxr_tele_snapshot (port list, per-port stats/xstats/info, mempool list
+ * rxb_tele_snapshot (port list, per-port stats/xstats/info, mempool list
  * and info). The client is built from its own source here so the harness
  * can hand it a socket: one end of a SOCK_SEQPACKET pair (the socket type
  * DPDK's telemetry uses) on which the input is queued as the server's
@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct rxr_tele tl;
-	static struct rxr_tele_snap snap;
+	static struct rxb_tele tl;
+	static struct rxb_tele_snap snap;
 	int sv[2];
 	if (!tl.buf && !(tl.buf = malloc(TELE_BUF)))
 		abort();
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	tl.fd = sv[0];
-	rxr_tele_snapshot(&tl, &snap);
+	rxb_tele_snapshot(&tl, &snap);
 	close(sv[0]);
 	close(sv[1]);
 	tl.fd = -1;

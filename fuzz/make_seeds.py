@@ -53,7 +53,7 @@ put("folded", "comments.folded", "# comment\n\nworker#0;free 3.5\nworker#1;free 
 put("folded", "deep.folded", ";".join("f%d" % i for i in range(60)) + " 1\n")
 put("folded", "utf8.folded", "m\u00e4in;\u6f22\u5b57;<x&y> 2\n")
 
-# telemetry: replies in the order rxr_tele_snapshot asks, NUL-separated
+# telemetry: replies in the order rxb_tele_snapshot asks, NUL-separated
 rep = [{"/ethdev/list": [0, 1]},
        {"/ethdev/stats": {"ipackets": 1000, "imissed": 0, "ierrors": 1, "rx_nombuf": 2}},
        {"/ethdev/xstats": {"rx_missed_errors": 5}},

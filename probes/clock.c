@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Clock sources for laps. The inline rxr_now() reads the native counter
+ * Clock sources for laps. The inline rxp_now() reads the native counter
  * (TSC on x86, cntvct_el0 on aarch64) when that is the active source;
- * anything else goes through rxr_clock_read_fn, chosen once here.
+ * anything else goes through rxp_clock_read_fn, chosen once here.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -28,9 +28,9 @@ static uint64_t read_monotonic(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t (*rxr_clock_read_fn)(void) = read_monotonic;
-int rxr_clock_native;
-static struct rxr_clock active = {.source = RXR_CLOCK_MONOTONIC, .hz = 1e9, .invariant = true};
+uint64_t (*rxp_clock_read_fn)(void) = read_monotonic;
+int rxp_clock_native;
+static struct rxp_clock active = {.source = RXP_CLOCK_MONOTONIC, .hz = 1e9, .invariant = true};
 /* Why the active source was chosen (and why the better ones were not). */
 static char clock_why[256];
 
@@ -149,7 +149,7 @@ static uint64_t read_pmu(void)
 	return count;
 }
 
-bool rxr_clock_tsc_invariant(void)
+bool rxp_clock_tsc_invariant(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	unsigned a, b, c, d;
@@ -178,24 +178,24 @@ bool rxr_clock_tsc_invariant(void)
 #endif
 }
 
-const char *rxr_clock_source_name(enum rxr_clock_source s)
+const char *rxp_clock_source_name(enum rxp_clock_source s)
 {
 	switch (s) {
-	case RXR_CLOCK_TSC: return "tsc";
-	case RXR_CLOCK_CNTVCT: return "cntvct";
-	case RXR_CLOCK_PMU: return "pmu";
-	case RXR_CLOCK_MONOTONIC: return "monotonic";
+	case RXP_CLOCK_TSC: return "tsc";
+	case RXP_CLOCK_CNTVCT: return "cntvct";
+	case RXP_CLOCK_PMU: return "pmu";
+	case RXP_CLOCK_MONOTONIC: return "monotonic";
 	}
 	return "unknown";
 }
 
-static uint64_t (*source_reader(enum rxr_clock_source s))(void)
+static uint64_t (*source_reader(enum rxp_clock_source s))(void)
 {
 	switch (s) {
-	case RXR_CLOCK_TSC:
-	case RXR_CLOCK_CNTVCT: return read_native;
-	case RXR_CLOCK_PMU: return read_pmu;
-	case RXR_CLOCK_MONOTONIC: return read_monotonic;
+	case RXP_CLOCK_TSC:
+	case RXP_CLOCK_CNTVCT: return read_native;
+	case RXP_CLOCK_PMU: return read_pmu;
+	case RXP_CLOCK_MONOTONIC: return read_monotonic;
 	}
 	return read_monotonic;
 }
@@ -216,22 +216,22 @@ static void pair_sample(uint64_t (*rd)(void), uint64_t *ns, uint64_t *ticks)
 	}
 }
 
-int rxr_clock_calibrate(enum rxr_clock_source s, unsigned ms, double *hz)
+int rxp_clock_calibrate(enum rxp_clock_source s, unsigned ms, double *hz)
 {
 	uint64_t (*rd)(void) = source_reader(s);
 #if !defined(__x86_64__) && !defined(__i386__)
-	if (s == RXR_CLOCK_TSC)
+	if (s == RXP_CLOCK_TSC)
 		return -ENOTSUP;
 #endif
 #if !defined(__aarch64__)
-	if (s == RXR_CLOCK_CNTVCT)
+	if (s == RXP_CLOCK_CNTVCT)
 		return -ENOTSUP;
 #endif
-	if (s == RXR_CLOCK_MONOTONIC) {
+	if (s == RXP_CLOCK_MONOTONIC) {
 		*hz = 1e9;
 		return 0;
 	}
-	if (s == RXR_CLOCK_PMU) {
+	if (s == RXP_CLOCK_PMU) {
 		rd();
 		if (!pmu_page)
 			return -EOPNOTSUPP;
@@ -292,18 +292,18 @@ static void pmu_why_not(char *out, size_t len)
 }
 #endif
 
-static enum rxr_clock_source pick_source(void)
+static enum rxp_clock_source pick_source(void)
 {
 	const char *force = getenv("RXRAY_CLOCK");
 	if (force) {
-		enum rxr_clock_source s = RXR_CLOCK_MONOTONIC;
+		enum rxp_clock_source s = RXP_CLOCK_MONOTONIC;
 		bool known = true;
 		if (!strcmp(force, "tsc"))
-			s = RXR_CLOCK_TSC;
+			s = RXP_CLOCK_TSC;
 		else if (!strcmp(force, "cntvct"))
-			s = RXR_CLOCK_CNTVCT;
+			s = RXP_CLOCK_CNTVCT;
 		else if (!strcmp(force, "pmu"))
-			s = RXR_CLOCK_PMU;
+			s = RXP_CLOCK_PMU;
 		else if (strcmp(force, "monotonic"))
 			known = false;
 		if (known) {
@@ -312,43 +312,43 @@ static enum rxr_clock_source pick_source(void)
 		}
 	}
 #if defined(__x86_64__) || defined(__i386__)
-	bool inv = rxr_clock_tsc_invariant();
+	bool inv = rxp_clock_tsc_invariant();
 	snprintf(clock_why, sizeof(clock_why), "%s",
 		 inv ? "invariant TSC (constant_tsc, nonstop_tsc): one rdtsc per lap"
 		     : "TSC not invariant: clock_gettime instead");
-	return inv ? RXR_CLOCK_TSC : RXR_CLOCK_MONOTONIC;
+	return inv ? RXP_CLOCK_TSC : RXP_CLOCK_MONOTONIC;
 #elif defined(__aarch64__)
 	read_pmu();
 	if (pmu_page) {
 		snprintf(clock_why, sizeof(clock_why),
 			 "PMU cycle counter readable from user space (kernel.perf_user_access=1)");
-		return RXR_CLOCK_PMU;
+		return RXP_CLOCK_PMU;
 	}
 	char why[128];
 	pmu_why_not(why, sizeof(why));
 	snprintf(clock_why, sizeof(clock_why),
 		 "PMU cycle counter not readable from user space (%s): cntvct_el0 instead", why);
-	return RXR_CLOCK_CNTVCT;
+	return RXP_CLOCK_CNTVCT;
 #else
 	snprintf(clock_why, sizeof(clock_why), "no native counter on this architecture");
-	return RXR_CLOCK_MONOTONIC;
+	return RXP_CLOCK_MONOTONIC;
 #endif
 }
 
-int rxr_clock_init(unsigned calib_ms)
+int rxp_clock_init(unsigned calib_ms)
 {
-	struct rxr_clock c;
+	struct rxp_clock c;
 	memset(&c, 0, sizeof(c));
 	c.source = pick_source();
 	c.invariant = true;
 	double hz = 0;
-	int rc = rxr_clock_calibrate(c.source, calib_ms, &hz);
-	if (rc < 0 && c.source != RXR_CLOCK_MONOTONIC) {
+	int rc = rxp_clock_calibrate(c.source, calib_ms, &hz);
+	if (rc < 0 && c.source != RXP_CLOCK_MONOTONIC) {
 		snprintf(c.note, sizeof(c.note), "%s unavailable (%s): clock_gettime fallback",
-			 rxr_clock_source_name(c.source), strerror(-rc));
+			 rxp_clock_source_name(c.source), strerror(-rc));
 		snprintf(clock_why, sizeof(clock_why), "%s", c.note);
-		c.source = RXR_CLOCK_MONOTONIC;
-		rc = rxr_clock_calibrate(c.source, calib_ms, &hz);
+		c.source = RXP_CLOCK_MONOTONIC;
+		rc = rxp_clock_calibrate(c.source, calib_ms, &hz);
 	}
 	if (rc < 0)
 		return rc;
@@ -358,7 +358,7 @@ int rxr_clock_init(unsigned calib_ms)
 	 * calibration only guards against firmware that programmed cntfrq
 	 * wrong (then the measured rate wins, and the why says so).
 	 */
-	if (c.source == RXR_CLOCK_CNTVCT) {
+	if (c.source == RXP_CLOCK_CNTVCT) {
 		double frq = (double)read_cntfrq();
 		size_t n = strlen(clock_why);
 		if (frq > 0 && hz > 0.98 * frq && hz < 1.02 * frq)
@@ -370,45 +370,45 @@ int rxr_clock_init(unsigned calib_ms)
 	}
 #endif
 	c.hz = hz;
-	if (c.source == RXR_CLOCK_TSC)
-		c.invariant = rxr_clock_tsc_invariant();
-	if (c.source == RXR_CLOCK_PMU)
+	if (c.source == RXP_CLOCK_TSC)
+		c.invariant = rxp_clock_tsc_invariant();
+	if (c.source == RXP_CLOCK_PMU)
 		c.invariant = false; /* cycles follow the core's frequency */
 
-	rxr_clock_read_fn = source_reader(c.source);
-	rxr_clock_native = (c.source == RXR_CLOCK_TSC || c.source == RXR_CLOCK_CNTVCT);
-	c.resolution_ns = measure_resolution_ns(rxr_clock_read_fn, c.hz);
+	rxp_clock_read_fn = source_reader(c.source);
+	rxp_clock_native = (c.source == RXP_CLOCK_TSC || c.source == RXP_CLOCK_CNTVCT);
+	c.resolution_ns = measure_resolution_ns(rxp_clock_read_fn, c.hz);
 	if (!c.note[0]) {
-		if (c.source == RXR_CLOCK_CNTVCT)
+		if (c.source == RXP_CLOCK_CNTVCT)
 			snprintf(c.note, sizeof(c.note),
 				 "cntvct_el0 at %.1f MHz: coarse, %.1f ns per tick", c.hz / 1e6,
 				 1e9 / c.hz);
-		else if (c.source == RXR_CLOCK_MONOTONIC)
+		else if (c.source == RXP_CLOCK_MONOTONIC)
 			snprintf(c.note, sizeof(c.note), "clock_gettime: ns units, costly reads");
-		else if (c.source == RXR_CLOCK_TSC && !c.invariant)
+		else if (c.source == RXP_CLOCK_TSC && !c.invariant)
 			snprintf(c.note, sizeof(c.note), "TSC is not invariant: forced");
 	}
 	active = c;
-	active.lap_cost_cycles = rxr_probe_measure_lap_cost(0);
+	active.lap_cost_cycles = rxp_probe_measure_lap_cost(0);
 	return 0;
 }
 
-const struct rxr_clock *rxr_clock_get(void)
+const struct rxp_clock *rxp_clock_get(void)
 {
 	return &active;
 }
 
-const char *rxr_clock_why(void)
+const char *rxp_clock_why(void)
 {
-	return clock_why[0] ? clock_why : "not initialised: clock_gettime until rxr_clock_init";
+	return clock_why[0] ? clock_why : "not initialised: clock_gettime until rxp_clock_init";
 }
 
-uint64_t rxr_clock_read(void)
+uint64_t rxp_clock_read(void)
 {
-	return rxr_now();
+	return rxp_now();
 }
 
-double rxr_clock_to_ns(uint64_t ticks)
+double rxp_clock_to_ns(uint64_t ticks)
 {
 	return active.hz > 0 ? (double)ticks * 1e9 / active.hz : (double)ticks;
 }

@@ -6,7 +6,7 @@
  * and finds a tool through NVTX_INJECTION64_PATH at its first call).
  *
  * Full mode: in a sampled burst each stage's range opens where the engine
- * announces the stage (rxr_stage_begin) and closes at the lap that ends
+ * announces the stage (rxp_stage_begin) and closes at the lap that ends
  * it, so a range is named by what the lap will say, never by a guess. The
  * burst's own range opens with its first stage range: a burst that only
  * polled empty (its lap is idle) shows nothing, and since a poll announces
@@ -26,19 +26,19 @@
 #include <string.h>
 
 static nvtxDomainHandle_t domain;
-static nvtxStringHandle_t names[RXR_ST_COUNT];
+static nvtxStringHandle_t names[RXP_ST_COUNT];
 static nvtxStringHandle_t burst_name;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void nvtx_setup(void)
 {
 	domain = nvtxDomainCreateA("rxray");
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		names[s] = nvtxDomainRegisterStringA(domain, rxr_stage_name((enum rxr_stage)s));
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		names[s] = nvtxDomainRegisterStringA(domain, rxp_stage_name((enum rxp_stage)s));
 	burst_name = nvtxDomainRegisterStringA(domain, "burst");
 }
 
-void rxr_nvtx_init(void)
+void rxp_nvtx_init(void)
 {
 	pthread_once(&once, nvtx_setup);
 }
@@ -68,39 +68,39 @@ static void push_registered(nvtxStringHandle_t h)
 	nvtxDomainRangePushEx(domain, &a);
 }
 
-void rxr_nvtx_push(enum rxr_stage s)
+void rxp_nvtx_push(enum rxp_stage s)
 {
-	rxr_nvtx_init();
-	push_registered((unsigned)s < RXR_ST_COUNT ? names[s] : NULL);
+	rxp_nvtx_init();
+	push_registered((unsigned)s < RXP_ST_COUNT ? names[s] : NULL);
 }
 
-void rxr_nvtx_pop(void)
+void rxp_nvtx_pop(void)
 {
 	nvtxDomainRangePop(domain);
 }
 
-void rxr_nvtx_range_push(const char *name)
+void rxp_nvtx_range_push(const char *name)
 {
-	rxr_nvtx_init();
+	rxp_nvtx_init();
 	nvtxEventAttributes_t a;
 	attr_ascii(&a, name);
 	nvtxDomainRangePushEx(domain, &a);
 }
 
-void rxr_nvtx_range_pop(void)
+void rxp_nvtx_range_pop(void)
 {
 	nvtxDomainRangePop(domain);
 }
 
-uint64_t rxr_nvtx_range_start(const char *name)
+uint64_t rxp_nvtx_range_start(const char *name)
 {
-	rxr_nvtx_init();
+	rxp_nvtx_init();
 	nvtxEventAttributes_t a;
 	attr_ascii(&a, name);
 	return nvtxDomainRangeStartEx(domain, &a);
 }
 
-void rxr_nvtx_range_end(uint64_t id)
+void rxp_nvtx_range_end(uint64_t id)
 {
 	if (id)
 		nvtxDomainRangeEnd(domain, id);
@@ -108,7 +108,7 @@ void rxr_nvtx_range_end(uint64_t id)
 
 /*
  * Per-thread state of the sampled burst in progress. next[prev] is the
- * stage that followed prev (the burst's start is state RXR_ST_COUNT),
+ * stage that followed prev (the burst's start is state RXP_ST_COUNT),
  * NEXT_UNKNOWN before any lap, NEXT_END when the burst ended there,
  * NEXT_VARIES once it differed; announced has bit prev set once an
  * announcement followed prev (no guess after prev from then on).
@@ -117,8 +117,8 @@ enum { NEXT_UNKNOWN = 0xff, NEXT_VARIES = 0xfe, NEXT_END = 0xfd, OPEN_NONE = 0xf
 enum { BURST_NONE = 0, BURST_PENDING, BURST_OPEN };
 
 static _Thread_local struct {
-	const struct rxr_probe *owner;
-	uint8_t next[RXR_ST_COUNT + 1];
+	const struct rxp_probe *owner;
+	uint8_t next[RXP_ST_COUNT + 1];
 	uint32_t announced; /* bit per state, as next[] */
 	uint8_t prev;
 	uint8_t open;  /* stage of the open stage range, or OPEN_NONE */
@@ -162,9 +162,9 @@ static void stage_close(void)
 	ch.open = OPEN_NONE;
 }
 
-void rxr_nvtx_burst_begin(const struct rxr_probe *p)
+void rxp_nvtx_burst_begin(const struct rxp_probe *p)
 {
-	rxr_nvtx_init();
+	rxp_nvtx_init();
 	/* a new probe, or one reset: a new chain (a probe freed on this
 	 * thread may leave its address to the next one) */
 	if (ch.owner != p || p->sample_seq == 1) {
@@ -174,23 +174,23 @@ void rxr_nvtx_burst_begin(const struct rxr_probe *p)
 	}
 	ch.burst = BURST_PENDING;
 	ch.seq = p->sample_seq - 1;
-	ch.prev = RXR_ST_COUNT;
+	ch.prev = RXP_ST_COUNT;
 	ch.open = OPEN_NONE;
 }
 
-void rxr_nvtx_stage_begin(const struct rxr_probe *p, enum rxr_stage s)
+void rxp_nvtx_stage_begin(const struct rxp_probe *p, enum rxp_stage s)
 {
-	if (ch.owner != p || ch.burst == BURST_NONE || (unsigned)s >= RXR_ST_COUNT)
+	if (ch.owner != p || ch.burst == BURST_NONE || (unsigned)s >= RXP_ST_COUNT)
 		return;
 	ch.announced |= 1u << ch.prev;
 	if (ch.open == s) /* the chain guessed it, or a repeat */
 		return;
 	stage_close(); /* a guess (or an announcement) that no lap closed */
-	if (s != RXR_ST_IDLE) /* a wait has no range */
+	if (s != RXP_ST_IDLE) /* a wait has no range */
 		stage_open((uint8_t)s);
 }
 
-void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s)
+void rxp_nvtx_lap(const struct rxp_probe *p, enum rxp_stage s)
 {
 	if (ch.owner != p || ch.burst == BURST_NONE) /* a lap outside a sampled burst */
 		return;
@@ -200,14 +200,14 @@ void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s)
 	/* the chain, only where nothing is announced after s, and never after
 	 * a wait: what follows an empty poll is not known before it happens
 	 * (a guess there would be a range per empty poll) */
-	if (s == RXR_ST_IDLE || (ch.announced & (1u << s)))
+	if (s == RXP_ST_IDLE || (ch.announced & (1u << s)))
 		return;
 	uint8_t n = ch.next[s];
-	if (n < RXR_ST_COUNT && n != RXR_ST_IDLE)
+	if (n < RXP_ST_COUNT && n != RXP_ST_IDLE)
 		stage_open(n);
 }
 
-void rxr_nvtx_burst_end(const struct rxr_probe *p)
+void rxp_nvtx_burst_end(const struct rxp_probe *p)
 {
 	if (ch.owner != p)
 		return;
@@ -220,56 +220,56 @@ void rxr_nvtx_burst_end(const struct rxr_probe *p)
 	ch.burst = BURST_NONE;
 }
 #else
-void rxr_nvtx_init(void)
+void rxp_nvtx_init(void)
 {
 }
 
-void rxr_nvtx_push(enum rxr_stage s)
+void rxp_nvtx_push(enum rxp_stage s)
 {
 	(void)s;
 }
 
-void rxr_nvtx_pop(void)
+void rxp_nvtx_pop(void)
 {
 }
 
-void rxr_nvtx_range_push(const char *name)
+void rxp_nvtx_range_push(const char *name)
 {
 	(void)name;
 }
 
-void rxr_nvtx_range_pop(void)
+void rxp_nvtx_range_pop(void)
 {
 }
 
-uint64_t rxr_nvtx_range_start(const char *name)
+uint64_t rxp_nvtx_range_start(const char *name)
 {
 	(void)name;
 	return 0;
 }
 
-void rxr_nvtx_range_end(uint64_t id)
+void rxp_nvtx_range_end(uint64_t id)
 {
 	(void)id;
 }
 
-void rxr_nvtx_burst_begin(const struct rxr_probe *p)
+void rxp_nvtx_burst_begin(const struct rxp_probe *p)
 {
 	(void)p;
 }
 
-void rxr_nvtx_lap(const struct rxr_probe *p, enum rxr_stage s)
+void rxp_nvtx_lap(const struct rxp_probe *p, enum rxp_stage s)
 {
 	(void)p;
 	(void)s;
 }
 
-void rxr_nvtx_burst_end(const struct rxr_probe *p)
+void rxp_nvtx_burst_end(const struct rxp_probe *p)
 {
 	(void)p;
 }
 
-void rxr_nvtx_stage_begin(const struct rxr_probe *p, enum rxr_stage s)
+void rxp_nvtx_stage_begin(const struct rxp_probe *p, enum rxp_stage s)
 {
 	(void)p;
 	(void)s;

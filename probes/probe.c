@@ -10,64 +10,64 @@
 #include "rxray/probe.h"
 #include "rxray/util.h"
 
-static const char *const stage_names[RXR_ST_COUNT] = {
-    [RXR_ST_CQE_POLL] = "cqe_poll",
-    [RXR_ST_BUF_ALLOC] = "buf_alloc",
-    [RXR_ST_SGE_SETUP] = "sge_setup",
-    [RXR_ST_HDR_WRITE] = "hdr_write",
-    [RXR_ST_HDR_READ] = "hdr_read",
-    [RXR_ST_CHAIN] = "chain",
-    [RXR_ST_DOORBELL] = "doorbell",
-    [RXR_ST_HANDOFF] = "handoff",
-    [RXR_ST_APP] = "app",
-    [RXR_ST_FREE] = "free",
-    [RXR_ST_GPU] = "gpu",
-    [RXR_ST_IDLE] = "idle",
-    [RXR_ST_PAYLOAD_WRITE] = "payload_write",
-    [RXR_ST_CQE_WRITE] = "cqe_write",
-    [RXR_ST_PAYLOAD_DMA] = "payload_dma",
-    [RXR_ST_GPU_LAUNCH] = "gpu_launch",
-    [RXR_ST_GPU_WAIT] = "gpu_wait",
-    [RXR_ST_GPU_KERNEL] = "gpu_kernel",
+static const char *const stage_names[RXP_ST_COUNT] = {
+    [RXP_ST_CQE_POLL] = "cqe_poll",
+    [RXP_ST_BUF_ALLOC] = "buf_alloc",
+    [RXP_ST_SGE_SETUP] = "sge_setup",
+    [RXP_ST_HDR_WRITE] = "hdr_write",
+    [RXP_ST_HDR_READ] = "hdr_read",
+    [RXP_ST_CHAIN] = "chain",
+    [RXP_ST_DOORBELL] = "doorbell",
+    [RXP_ST_HANDOFF] = "handoff",
+    [RXP_ST_APP] = "app",
+    [RXP_ST_FREE] = "free",
+    [RXP_ST_GPU] = "gpu",
+    [RXP_ST_IDLE] = "idle",
+    [RXP_ST_PAYLOAD_WRITE] = "payload_write",
+    [RXP_ST_CQE_WRITE] = "cqe_write",
+    [RXP_ST_PAYLOAD_DMA] = "payload_dma",
+    [RXP_ST_GPU_LAUNCH] = "gpu_launch",
+    [RXP_ST_GPU_WAIT] = "gpu_wait",
+    [RXP_ST_GPU_KERNEL] = "gpu_kernel",
 };
 
-const char *rxr_stage_name(enum rxr_stage s)
+const char *rxp_stage_name(enum rxp_stage s)
 {
-	return (unsigned)s < RXR_ST_COUNT ? stage_names[s] : NULL;
+	return (unsigned)s < RXP_ST_COUNT ? stage_names[s] : NULL;
 }
 
-int rxr_stage_from_name(const char *name)
+int rxp_stage_from_name(const char *name)
 {
-	for (int i = 0; name && i < RXR_ST_COUNT; i++)
+	for (int i = 0; name && i < RXP_ST_COUNT; i++)
 		if (!strcmp(stage_names[i], name))
 			return i;
 	return -1;
 }
 
-uint64_t rxr_hist_bucket_low(unsigned b)
+uint64_t rxp_hist_bucket_low(unsigned b)
 {
-	if (b < RXR_HIST_SUB)
+	if (b < RXP_HIST_SUB)
 		return b;
-	unsigned e = (b - RXR_HIST_SUB) / RXR_HIST_SUB + RXR_HIST_SUB_BITS;
-	unsigned sub = (b - RXR_HIST_SUB) % RXR_HIST_SUB;
-	return (1ull << e) + ((uint64_t)sub << (e - RXR_HIST_SUB_BITS));
+	unsigned e = (b - RXP_HIST_SUB) / RXP_HIST_SUB + RXP_HIST_SUB_BITS;
+	unsigned sub = (b - RXP_HIST_SUB) % RXP_HIST_SUB;
+	return (1ull << e) + ((uint64_t)sub << (e - RXP_HIST_SUB_BITS));
 }
 
-uint64_t rxr_hist_bucket_width(unsigned b)
+uint64_t rxp_hist_bucket_width(unsigned b)
 {
-	if (b < RXR_HIST_SUB)
+	if (b < RXP_HIST_SUB)
 		return 1;
-	unsigned e = (b - RXR_HIST_SUB) / RXR_HIST_SUB + RXR_HIST_SUB_BITS;
-	return 1ull << (e - RXR_HIST_SUB_BITS);
+	unsigned e = (b - RXP_HIST_SUB) / RXP_HIST_SUB + RXP_HIST_SUB_BITS;
+	return 1ull << (e - RXP_HIST_SUB_BITS);
 }
 
-void rxr_acc_reset(struct rxr_acc *a)
+void rxp_acc_reset(struct rxp_acc *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->min = UINT64_MAX;
 }
 
-void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src)
+void rxp_acc_merge(struct rxp_acc *dst, const struct rxp_acc *src)
 {
 	if (!src->count)
 		return;
@@ -84,11 +84,11 @@ void rxr_acc_merge(struct rxr_acc *dst, const struct rxr_acc *src)
 		dst->min = src->min;
 	if (src->max > dst->max)
 		dst->max = src->max;
-	for (unsigned i = 0; i < RXR_HIST_BUCKETS; i++)
+	for (unsigned i = 0; i < RXP_HIST_BUCKETS; i++)
 		dst->hist[i] += src->hist[i];
 }
 
-void rxr_acc_sums(const struct rxr_acc *a, struct rxr_lapsums *out)
+void rxp_acc_sums(const struct rxp_acc *a, struct rxp_lapsums *out)
 {
 	out->n = (double)(a->count - a->excl_count);
 	out->sx = (double)(a->packets - a->excl_packets);
@@ -98,7 +98,7 @@ void rxr_acc_sums(const struct rxr_acc *a, struct rxr_lapsums *out)
 	out->syy = a->sum_cc;
 }
 
-void rxr_lapsums_add(struct rxr_lapsums *dst, const struct rxr_lapsums *src)
+void rxp_lapsums_add(struct rxp_lapsums *dst, const struct rxp_lapsums *src)
 {
 	dst->n += src->n;
 	dst->sx += src->sx;
@@ -108,11 +108,11 @@ void rxr_lapsums_add(struct rxr_lapsums *dst, const struct rxr_lapsums *src)
 	dst->syy += src->syy;
 }
 
-void rxr_lapsums_fit(const struct rxr_lapsums *s, struct rxr_lapfit *f)
+void rxp_lapsums_fit(const struct rxp_lapsums *s, struct rxp_lapfit *f)
 {
 	memset(f, 0, sizeof(*f));
 	if (s->n <= 0 || s->sx <= 0) {
-		f->basis = RXR_LAPFIT_NONE;
+		f->basis = RXP_LAPFIT_NONE;
 		return;
 	}
 	/* centred sums in long double: raw sums reach 1e20 and the
@@ -127,11 +127,11 @@ void rxr_lapsums_fit(const struct rxr_lapsums *s, struct rxr_lapfit *f)
 	 * the only thing the laps say */
 	long double var = cxx / n;
 	if (var <= 0 || var < 0.01L * mx * mx) {
-		f->basis = RXR_LAPFIT_PER_PACKET;
+		f->basis = RXP_LAPFIT_PER_PACKET;
 		f->b = s->sy / s->sx;
 		return;
 	}
-	f->basis = RXR_LAPFIT_LINEAR;
+	f->basis = RXP_LAPFIT_LINEAR;
 	long double b = cxy / cxx;
 	f->b = (double)b;
 	f->a = (double)(my - b * mx);
@@ -143,7 +143,7 @@ void rxr_lapsums_fit(const struct rxr_lapsums *s, struct rxr_lapfit *f)
 	}
 }
 
-uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q)
+uint64_t rxp_acc_percentile(const struct rxp_acc *a, double q)
 {
 	if (!a->count)
 		return 0;
@@ -158,12 +158,12 @@ uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q)
 	if (rank == 0)
 		rank = 1;
 	uint64_t seen = 0;
-	for (unsigned b = 0; b < RXR_HIST_BUCKETS; b++) {
+	for (unsigned b = 0; b < RXP_HIST_BUCKETS; b++) {
 		seen += a->hist[b];
 		if (seen < rank)
 			continue;
-		uint64_t w = rxr_hist_bucket_width(b);
-		uint64_t v = rxr_hist_bucket_low(b) + (w - 1) / 2;
+		uint64_t w = rxp_hist_bucket_width(b);
+		uint64_t v = rxp_hist_bucket_low(b) + (w - 1) / 2;
 		if (v < a->min)
 			v = a->min;
 		if (v > a->max)
@@ -173,28 +173,28 @@ uint64_t rxr_acc_percentile(const struct rxr_acc *a, double q)
 	return a->max;
 }
 
-int rxr_probe_open(const char *role, int core, unsigned sample_shift, uint32_t ring_size,
-		   struct rxr_probe **out, char *err, size_t errlen)
+int rxp_probe_open(const char *role, int core, unsigned sample_shift, uint32_t ring_size,
+		   struct rxp_probe **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	if (!role || strlen(role) >= sizeof(((struct rxr_probe *)0)->role))
-		return rxr_errf(err, errlen, -EINVAL, "probe: role \"%s\" missing or > %zu bytes",
-				role ? role : "(null)", sizeof(((struct rxr_probe *)0)->role) - 1);
+	if (!role || strlen(role) >= sizeof(((struct rxp_probe *)0)->role))
+		return rxp_errf(err, errlen, -EINVAL, "probe: role \"%s\" missing or > %zu bytes",
+				role ? role : "(null)", sizeof(((struct rxp_probe *)0)->role) - 1);
 	if (sample_shift > 31)
-		return rxr_errf(err, errlen, -EINVAL, "probe: sample shift %u is above 31",
+		return rxp_errf(err, errlen, -EINVAL, "probe: sample shift %u is above 31",
 				sample_shift);
-	struct rxr_probe *p = aligned_alloc(64, sizeof(*p));
+	struct rxp_probe *p = aligned_alloc(64, sizeof(*p));
 	if (!p)
-		return rxr_errf(err, errlen, -ENOMEM, "probe: out of memory");
+		return rxp_errf(err, errlen, -ENOMEM, "probe: out of memory");
 	memset(p, 0, sizeof(*p));
 	snprintf(p->role, sizeof(p->role), "%s", role);
 	p->core = core;
 	p->sample_mask = (1u << sample_shift) - 1;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		rxr_acc_reset(&p->st[s]);
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		rxp_acc_reset(&p->st[s]);
 	/* The ring exists in full builds, or when a caller asks for one (a
 	 * translation unit compiled in full mode over a counters library). */
-	if (RXRAY_PROBE_MODE == RXR_MODE_FULL || ring_size) {
+	if (RXRAY_PROBE_MODE == RXP_MODE_FULL || ring_size) {
 		uint32_t n = ring_size ? ring_size : 4096;
 		uint32_t pow2 = 1;
 		while (pow2 < n && pow2 < (1u << 24))
@@ -202,16 +202,16 @@ int rxr_probe_open(const char *role, int core, unsigned sample_shift, uint32_t r
 		p->ring = calloc(pow2, sizeof(*p->ring));
 		if (!p->ring) {
 			free(p);
-			return rxr_errf(err, errlen, -ENOMEM, "probe: out of memory");
+			return rxp_errf(err, errlen, -ENOMEM, "probe: out of memory");
 		}
 		p->ring_size = pow2;
 	}
-	p->last = rxr_now();
+	p->last = rxp_now();
 	*out = p;
 	return 0;
 }
 
-void rxr_probe_free(struct rxr_probe *p)
+void rxp_probe_free(struct rxp_probe *p)
 {
 	if (!p)
 		return;
@@ -221,45 +221,45 @@ void rxr_probe_free(struct rxr_probe *p)
 	free(p);
 }
 
-void rxr_probe_reset(struct rxr_probe *p)
+void rxp_probe_reset(struct rxp_probe *p)
 {
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		rxr_acc_reset(&p->st[s]);
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		rxp_acc_reset(&p->st[s]);
 	p->busy_packets = 0;
 	p->bursts = 0;
 	p->sample_seq = 0;
 	p->ring_head = 0;
 	p->ring_overflow = 0;
-	rxr_inject_reset(p);
-	p->last = rxr_now();
+	rxp_inject_reset(p);
+	p->last = rxp_now();
 }
 
-uint64_t rxr_probe_busy_cycles(const struct rxr_probe *p)
+uint64_t rxp_probe_busy_cycles(const struct rxp_probe *p)
 {
 	uint64_t sum = 0;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (!rxr_stage_is_wait(s))
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		if (!rxp_stage_is_wait(s))
 			sum += p->st[s].cycles;
 	return sum;
 }
 
-void rxr_probe_merge(struct rxr_probe *dst, const struct rxr_probe *src)
+void rxp_probe_merge(struct rxp_probe *dst, const struct rxp_probe *src)
 {
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		rxr_acc_merge(&dst->st[s], &src->st[s]);
-	rxr_inject_merge(dst, src);
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		rxp_acc_merge(&dst->st[s], &src->st[s]);
+	rxp_inject_merge(dst, src);
 	dst->busy_packets += src->busy_packets;
 	dst->bursts += src->bursts;
 	dst->ring_overflow += src->ring_overflow;
 }
 
-void rxr_sample_record(struct rxr_probe *p, enum rxr_stage s, uint64_t start, uint64_t cyc)
+void rxp_sample_record(struct rxp_probe *p, enum rxp_stage s, uint64_t start, uint64_t cyc)
 {
 	if (!p->ring_size)
 		return;
 	if (p->ring_head >= p->ring_size)
 		p->ring_overflow++;
-	struct rxr_sample *r = &p->ring[p->ring_head & (p->ring_size - 1)];
+	struct rxp_sample *r = &p->ring[p->ring_head & (p->ring_size - 1)];
 	r->start = start;
 	r->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
 	r->stage = (uint16_t)s;
@@ -268,7 +268,7 @@ void rxr_sample_record(struct rxr_probe *p, enum rxr_stage s, uint64_t start, ui
 	p->ring_head++;
 }
 
-size_t rxr_probe_samples(const struct rxr_probe *p, struct rxr_sample *out, size_t max)
+size_t rxp_probe_samples(const struct rxp_probe *p, struct rxp_sample *out, size_t max)
 {
 	if (!p->ring_size)
 		return 0;
@@ -286,7 +286,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double rxr_probe_measure_lap_cost(unsigned iters)
+double rxp_probe_measure_lap_cost(unsigned iters)
 {
 	enum { PER_ROUND = 256, MAX_ROUNDS = 2048 };
 	if (!iters)
@@ -296,24 +296,24 @@ double rxr_probe_measure_lap_cost(unsigned iters)
 		rounds = 9;
 	if (rounds > MAX_ROUNDS)
 		rounds = MAX_ROUNDS;
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("cal", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("cal", -1, 0, 0, &p, NULL, 0);
 	uint64_t *cost = malloc(rounds * sizeof(*cost));
 	if (!p || !cost) {
-		rxr_probe_free(p);
+		rxp_probe_free(p);
 		free(cost);
 		return 0;
 	}
 	for (unsigned r = 0; r < rounds; r++) {
-		uint64_t t0 = rxr_now();
-		rxr_lap_start(p);
+		uint64_t t0 = rxp_now();
+		rxp_lap_start(p);
 		for (unsigned i = 0; i < PER_ROUND; i++)
-			rxr_lap(p, (enum rxr_stage)(i & 3), 1);
-		cost[r] = rxr_now() - t0;
+			rxp_lap(p, (enum rxp_stage)(i & 3), 1);
+		cost[r] = rxp_now() - t0;
 	}
 	qsort(cost, rounds, sizeof(*cost), cmp_u64);
 	double med = (double)cost[rounds / 2] / PER_ROUND;
 	free(cost);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 	return med;
 }

@@ -24,9 +24,9 @@ void doc_open(struct doc *d, const char *title)
 {
 	fprintf(d->md, "# %s\n\n", title);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", d->html);
-	rxr_xml_puts(d->html, title);
+	rxa_xml_puts(d->html, title);
 	fprintf(d->html, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
-	rxr_xml_puts(d->html, title);
+	rxa_xml_puts(d->html, title);
 	fputs("</h1>\n", d->html);
 }
 
@@ -39,7 +39,7 @@ void doc_h(struct doc *d, int level, const char *id, const char *text)
 {
 	fprintf(d->md, "\n%.*s %s\n\n", level, "####", text);
 	fprintf(d->html, "<h%d id=\"%s\">", level, id);
-	rxr_xml_puts(d->html, text);
+	rxa_xml_puts(d->html, text);
 	fprintf(d->html, "</h%d>\n", level);
 }
 
@@ -61,7 +61,7 @@ void doc_p(struct doc *d, const char *fmt, ...)
 		return;
 	fprintf(d->md, "%s\n\n", s);
 	fputs("<p>", d->html);
-	rxr_xml_puts(d->html, s);
+	rxa_xml_puts(d->html, s);
 	fputs("</p>\n", d->html);
 	free(s);
 }
@@ -84,7 +84,7 @@ void doc_li(struct doc *d, const char *cls, const char *fmt, ...)
 		fprintf(d->html, "<li class=\"%s\">", cls);
 	else
 		fputs("<li>", d->html);
-	rxr_xml_puts(d->html, s);
+	rxa_xml_puts(d->html, s);
 	fputs("</li>\n", d->html);
 	free(s);
 }
@@ -110,14 +110,14 @@ void doc_code(struct doc *d, const char *text)
 	}
 	fprintf(d->md, "```\n%s%s```\n\n", text, text[0] && text[strlen(text) - 1] == '\n' ? "" : "\n");
 	fputs("<pre>", d->html);
-	rxr_xml_puts(d->html, text);
+	rxa_xml_puts(d->html, text);
 	fputs("</pre>\n", d->html);
 	free(lf);
 }
 
-int doc_table(struct doc *d, const struct rxr_table *t)
+int doc_table(struct doc *d, const struct rxa_table *t)
 {
-	int rc = rxr_table_write_md(t, d->md);
+	int rc = rxa_table_write_md(t, d->md);
 	fputc('\n', d->md);
 	/* the shared renderer writes a bare <table>: give it the report's class */
 	char *s = NULL;
@@ -125,7 +125,7 @@ int doc_table(struct doc *d, const struct rxr_table *t)
 	FILE *m = open_memstream(&s, &len);
 	if (!m)
 		return -1;
-	rc |= rxr_table_write_html(t, m);
+	rc |= rxa_table_write_html(t, m);
 	fclose(m);
 	fprintf(d->html, "<table class=\"t\"%s", s + strlen("<table"));
 	free(s);
@@ -142,13 +142,13 @@ void doc_svg(struct doc *d, const char *caption, const char *rel, const char *sv
 	}
 	if (collapsed) {
 		fputs("<details><summary>", d->html);
-		rxr_xml_puts(d->html, caption);
+		rxa_xml_puts(d->html, caption);
 		fputs("</summary>\n", d->html);
 	}
 	fputs("<figure>\n", d->html);
 	fputs(p, d->html);
 	fputs("<figcaption>", d->html);
-	rxr_xml_puts(d->html, caption);
+	rxa_xml_puts(d->html, caption);
 	fputs("</figcaption></figure>\n", d->html);
 	if (collapsed)
 		fputs("</details>\n", d->html);
@@ -159,7 +159,7 @@ void doc_nav(struct doc *d, const char *const *ids, const char *const *names, si
 	fputs("<nav>", d->html);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(d->html, "%s<a href=\"#%s\">", i ? " | " : "", ids[i]);
-		rxr_xml_puts(d->html, names[i]);
+		rxa_xml_puts(d->html, names[i]);
 		fputs("</a>", d->html);
 	}
 	fputs("</nav>\n", d->html);

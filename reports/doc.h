@@ -28,7 +28,7 @@ void doc_ul_end(struct doc *d);
 /* Preformatted text (a spec, commands). */
 void doc_code(struct doc *d, const char *text);
 /* A table: md pipes / HTML <table class="t">. */
-int doc_table(struct doc *d, const struct rxr_table *t);
+int doc_table(struct doc *d, const struct rxa_table *t);
 /*
  * A figure: markdown links rel (a file next to report.md), HTML inlines
  * svg (an <svg> element, prolog stripped). collapsed: HTML <details>.

@@ -41,7 +41,7 @@ static void head(FILE *o, const struct geom *g, const char *title)
 		PW, PH, PW, PH);
 	fprintf(o, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", PW, PH);
 	fprintf(o, "<text x=\"%d\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">", (PW - MR + ML) / 2);
-	rxr_xml_puts(o, title);
+	rxa_xml_puts(o, title);
 	fputs("</text>\n", o);
 }
 
@@ -60,7 +60,7 @@ static void yaxis(FILE *o, const struct geom *g, double ymax, const char *ylabel
 			fprintf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", ML - 6, y + 4, v);
 	}
 	fprintf(o, "<text transform=\"translate(16,%d) rotate(-90)\" text-anchor=\"middle\">", MT + h / 2);
-	rxr_xml_puts(o, ylabel);
+	rxa_xml_puts(o, ylabel);
 	fputs("</text>\n", o);
 	fprintf(o, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", ML, PW - MR, y0, y0);
 	fprintf(o, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", ML, ML, MT, y0);
@@ -77,7 +77,7 @@ static void legend(FILE *o, size_t i, const char *name, const char *colour, bool
 			PW - MR + 10, PW - MR + 30, y - 4, y - 4, colour,
 			dashed ? " stroke-dasharray=\"5,4\"" : "");
 	fprintf(o, "<text x=\"%d\" y=\"%d\" font-size=\"10.5\">", PW - MR + 36, y);
-	rxr_xml_puts(o, name);
+	rxa_xml_puts(o, name);
 	fputs("</text>\n", o);
 }
 
@@ -129,7 +129,7 @@ int plot_lines_svg(FILE *o, const char *title, const char *xlabel, const char *y
 				s[i].x[k]);
 		}
 	fprintf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + w / 2, PH - 12);
-	rxr_xml_puts(o, xlabel);
+	rxa_xml_puts(o, xlabel);
 	fputs("</text>\n", o);
 	size_t nleg = 0;
 	bool any_dashed = false;
@@ -147,7 +147,7 @@ int plot_lines_svg(FILE *o, const char *title, const char *xlabel, const char *y
 				continue;
 			fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>",
 				ML + (s[i].x[k] - xmin) / (xmax - xmin) * w, y0 - s[i].y[k] / ymax * h, c);
-			rxr_xml_puts(o, s[i].name);
+			rxa_xml_puts(o, s[i].name);
 			if (ypercent)
 				fprintf(o, ": %g B, %.2f%%</title></circle>\n", s[i].x[k], 100 * s[i].y[k]);
 			else
@@ -192,15 +192,15 @@ int plot_stacked_svg(FILE *o, const char *title, const char *ylabel, const char 
 			double y = y0 - (acc + v) / ymax * h;
 			fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
 				x, y, bw, v / ymax * h, plot_colour((unsigned)k));
-			rxr_xml_puts(o, bars[b]);
+			rxa_xml_puts(o, bars[b]);
 			fputs(": ", o);
-			rxr_xml_puts(o, segs[k]);
+			rxa_xml_puts(o, segs[k]);
 			fprintf(o, " %.1f</title></rect>\n", v);
 			acc += v;
 		}
 		fprintf(o, "<text transform=\"translate(%.1f,%d) rotate(-50)\" text-anchor=\"end\" font-size=\"10\">",
 			x + bw / 2, y0 + 12);
-		rxr_xml_puts(o, bars[b]);
+		rxa_xml_puts(o, bars[b]);
 		fputs("</text>\n", o);
 	}
 	for (size_t k = 0; k < nseg; k++)

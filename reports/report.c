@@ -46,28 +46,28 @@ static void section_summary(struct rpt *R, struct doc *d)
 		 "bound: time/packet = a + b x frame bytes fitted per config.",
 	      R->s->src, R->s->n, R->s->ntrials);
 	for (size_t j = 0; j < R->nf; j++) {
-		const struct rxr_family *f = &R->f[j];
+		const struct rxa_family *f = &R->f[j];
 		char head[768];
 		if (f->have_cost && !f->cost.declined)
 			snprintf(head, sizeof(head), "%s: %s bound (%.0f%% of time/packet at %.0f B grows with bytes, R^2 %.3f, residual %.0f%% of the mean, %zu clean points)",
-				 f->label, rxr_bound_name(f->cost.bound), 100 * f->cost.byte_share, f->cost.xmax,
+				 f->label, rxa_bound_name(f->cost.bound), 100 * f->cost.byte_share, f->cost.xmax,
 				 f->cost.r2, 100 * f->cost.rel_rms, f->cost.n);
 		else if (f->have_cost)
 			snprintf(head, sizeof(head), "%s: bound not classified: %s (%zu clean points)", f->label,
 				 f->cost.declined, f->cost.n);
 		else
 			snprintf(head, sizeof(head), "%s: bound not classified (needs %d or more clean frame sizes)",
-				 f->label, RXR_BOUND_MIN_POINTS);
-		rxr_utf8_trim(head);
+				 f->label, RXA_BOUND_MIN_POINTS);
+		rxp_utf8_trim(head);
 		doc_h(d, 3, "", head);
 		doc_ul_begin(d);
 		for (size_t k = 0; k < f->n; k++) {
-			const struct rxr_ceiling *c = &R->c[f->idx[k]];
+			const struct rxa_ceiling *c = &R->c[f->idx[k]];
 			char fb[32], nd[64], pr[32], mk[256];
-			const char *fr = rxr_result_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
-			rxr_fmt_interval(nd, sizeof(nd), c->p, false);
+			const char *fr = rxa_result_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
+			rxa_fmt_interval(nd, sizeof(nd), c->p, false);
 			const char *mark = rpt_mark(c->p, mk, sizeof(mk));
-			rxr_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
+			rxa_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
 			if (c->thread < 0) {
 				doc_li(d, "warn", "frame %s B: %s%s%s", fr ? fr : "?", c->p->status,
 				       c->p->reason ? ": " : "", c->p->reason ? c->p->reason : "");
@@ -77,13 +77,13 @@ static void section_summary(struct rpt *R, struct doc *d)
 			size_t len = 0;
 			for (size_t i = 0; i < c->ntop && len < sizeof(stages); i++)
 				len += (size_t)snprintf(stages + len, sizeof(stages) - len, "%s%s %.0f (%.0f%%)",
-							i ? ", " : "", rxr_stage_name((enum rxr_stage)c->top[i].stage),
+							i ? ", " : "", rxp_stage_name((enum rxp_stage)c->top[i].stage),
 							c->top[i].cpp, 100 * c->top[i].share);
 			doc_li(d, mark ? "warn" : NULL, "frame %s B: NDR %s Mpps%s, predicted %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s%s%s",
 			       fr ? fr : "?", nd, c->p->generator_limited ? " (generator-limited: lower bound)" : "",
 			       pr, c->thread_label, c->cpp,
 			       c->ntop ? stages : "-",
-			       f->have_cost && !f->cost.declined ? rxr_bound_name(f->cost.bound) : "bound unknown",
+			       f->have_cost && !f->cost.declined ? rxa_bound_name(f->cost.bound) : "bound unknown",
 			       mark ? " " : "", mark ? mark : "");
 		}
 		doc_ul_end(d);
@@ -94,9 +94,9 @@ static void section_warnings(struct rpt *R, struct doc *d)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < R->s->n; i++) {
-		const struct rxr_point *p = &R->s->pts[i];
-		n += p->generator_limited || strcmp(p->status, "ok") || R->c[i].tail_ratio > RXR_TAIL_RATIO ||
-		     !rxr_point_clean(p, NULL);
+		const struct rxa_point *p = &R->s->pts[i];
+		n += p->generator_limited || strcmp(p->status, "ok") || R->c[i].tail_ratio > RXA_TAIL_RATIO ||
+		     !rxa_point_clean(p, NULL);
 	}
 	n += R->s->truncated_line != 0;
 	doc_h(d, 2, "warnings", "Warnings");
@@ -109,30 +109,30 @@ static void section_warnings(struct rpt *R, struct doc *d)
 		doc_li(d, "warn", "%s: the last line (%d) was truncated (a sweep killed mid-write?) and was skipped",
 		       R->s->src, R->s->truncated_line);
 	for (size_t i = 0; i < R->s->n; i++) {
-		const struct rxr_point *p = &R->s->pts[i];
+		const struct rxa_point *p = &R->s->pts[i];
 		char label[512], a[32], b[32];
-		rxr_point_label(p, R->vary, R->nvary, label, sizeof(label));
+		rxa_point_label(p, R->vary, R->nvary, label, sizeof(label));
 		char mk[256];
 		if (rpt_mark(p, mk, sizeof(mk))) {
 			char iv[64];
-			rxr_fmt_interval(iv, sizeof(iv), p, false);
+			rxa_fmt_interval(iv, sizeof(iv), p, false);
 			doc_li(d, "warn", "%s: %s%s%s%s", label, mk, strcmp(iv, "-") ? "; NDR " : "",
 			       strcmp(iv, "-") ? iv : "", strcmp(iv, "-") ? " Mpps" : "");
 		}
 		if (p->generator_limited) {
-			rxr_fmt_num(a, sizeof(a), p->nic_max_mpps, 2);
-			rxr_fmt_num(b, sizeof(b), p->ndr_mpps, 2);
+			rxa_fmt_num(a, sizeof(a), p->nic_max_mpps, 2);
+			rxa_fmt_num(b, sizeof(b), p->ndr_mpps, 2);
 			doc_li(d, "warn", "%s: generator-limited: the generator reached %s Mpps at most, so NDR %s Mpps "
 			       "is a lower bound on the receiver's ceiling (the predicted ceiling is %.2f Mpps)",
 			       label, a, b, R->c[i].predicted_mpps);
 		}
-		if (R->c[i].tail_ratio > RXR_TAIL_RATIO) {
-			const struct rxr_ceiling *c = &R->c[i];
-			rxr_fmt_num(a, sizeof(a), c->median_mpps, 2);
+		if (R->c[i].tail_ratio > RXA_TAIL_RATIO) {
+			const struct rxa_ceiling *c = &R->c[i];
+			rxa_fmt_num(a, sizeof(a), c->median_mpps, 2);
 			doc_li(d, "warn", "%s: heavy tail: %s's mean lap on the %s thread is %.0fx its median, so a few "
 			       "laps (preemption, interrupts, a stalled core) dominate its cycles/packet; with median "
 			       "laps the predicted ceiling is %s Mpps instead of %.2f",
-			       label, rxr_stage_name((enum rxr_stage)c->tail_stage), c->thread_label, c->tail_ratio,
+			       label, rxp_stage_name((enum rxp_stage)c->tail_stage), c->thread_label, c->tail_ratio,
 			       a, c->predicted_mpps);
 		}
 		if (strcmp(p->status, "ok") && strcmp(p->status, "run"))
@@ -154,7 +154,7 @@ static const char *env_cell(json_t *env, const char *key, char *b, size_t n)
 	if (!v)
 		return NULL;
 	if (!json_is_object(v) && !json_is_array(v))
-		return rxr_result_knob_str(env, key, b, n);
+		return rxa_result_knob_str(env, key, b, n);
 	size_t o = 0;
 	char one[256];
 	b[0] = '\0';
@@ -168,12 +168,12 @@ static const char *env_cell(json_t *env, const char *key, char *b, size_t n)
 		}
 		return json_array_size(v) ? b : "none";
 	}
-	if (rxr_result_knob_str(v, "version", one, sizeof(one)))
+	if (rxa_result_knob_str(v, "version", one, sizeof(one)))
 		o += (size_t)snprintf(b + o, o < n ? n - o : 0, "%s", one);
 	const char *k;
 	json_t *m;
 	json_object_foreach(v, k, m) {
-		if (!strcmp(k, "version") || !rxr_result_knob_str(v, k, one, sizeof(one)))
+		if (!strcmp(k, "version") || !rxa_result_knob_str(v, k, one, sizeof(one)))
 			continue;
 		o += (size_t)snprintf(b + o, o < n ? n - o : 0, "%s%s %s", o ? "; " : "", k, one);
 	}
@@ -185,14 +185,14 @@ static void section_env(struct rpt *R, struct doc *d)
 	doc_h(d, 2, "environment", "Environment");
 	const struct rxr_result *r = NULL;
 	for (size_t i = 0; i < R->s->n && !r; i++)
-		r = rxr_point_run(&R->s->pts[i]);
+		r = rxa_point_run(&R->s->pts[i]);
 	if (!r) {
 		doc_p(d, "No measured run: environment not recorded.");
 		return;
 	}
 	static const char *const head[] = {"item", "value"};
-	struct rxr_table *t = NULL;
-	rxr_table_open("Environment", 2, head, &t);
+	struct rxa_table *t = NULL;
+	rxa_table_open("Environment", 2, head, &t);
 	if (!t)
 		return;
 	/* the facts a bug report needs first, then everything else recorded */
@@ -208,14 +208,14 @@ static void section_env(struct rpt *R, struct doc *d)
 		char b[1024];
 		const char *v = env_cell(r->env, want[i].key, b, sizeof(b));
 		if (!v && (!strcmp(want[i].key, "device")))
-			v = rxr_result_knob_str(R->s->pts[0].knobs, "device", b, sizeof(b));
-		rxr_table_row(t);
-		rxr_table_cell(t, "%s", want[i].label);
-		rxr_table_cell(t, "%s", v ? v : "not recorded (not present, or not captured by the run)");
+			v = rxa_result_knob_str(R->s->pts[0].knobs, "device", b, sizeof(b));
+		rxa_table_row(t);
+		rxa_table_cell(t, "%s", want[i].label);
+		rxa_table_cell(t, "%s", v ? v : "not recorded (not present, or not captured by the run)");
 	}
-	rxr_table_row(t);
-	rxr_table_cell(t, "clock");
-	rxr_table_cell(t, "%s at %.4g GHz, lap cost %.1f cycles", r->clock.source, r->clock.hz / 1e9,
+	rxa_table_row(t);
+	rxa_table_cell(t, "clock");
+	rxa_table_cell(t, "%s at %.4g GHz, lap cost %.1f cycles", r->clock.source, r->clock.hz / 1e9,
 		       r->clock.lap_cost_cycles);
 	const char *k;
 	json_t *v;
@@ -224,14 +224,14 @@ static void section_env(struct rpt *R, struct doc *d)
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 			known |= !strcmp(want[i].key, k);
 		char b[256];
-		if (known || !rxr_result_knob_str(r->env, k, b, sizeof(b)))
+		if (known || !rxa_result_knob_str(r->env, k, b, sizeof(b)))
 			continue;
-		rxr_table_row(t);
-		rxr_table_cell(t, "%s", k);
-		rxr_table_cell(t, "%s", b);
+		rxa_table_row(t);
+		rxa_table_cell(t, "%s", k);
+		rxa_table_cell(t, "%s", b);
 	}
 	doc_table(d, t);
-	rxr_table_free(t);
+	rxa_table_free(t);
 }
 
 static void section_tables(struct rpt *R, struct doc *d)
@@ -242,48 +242,48 @@ static void section_tables(struct rpt *R, struct doc *d)
 	else
 		doc_p(d, "No spec.yaml next to the results (single runs or a bare .jsonl).");
 
-	struct rxr_table *t = NULL;
-	rxr_seed_table(R->s, R->c, R->s->n, &t);
+	struct rxa_table *t = NULL;
+	rxa_seed_table(R->s, R->c, R->s->n, &t);
 	doc_h(d, 2, "seed", "Results in the seed report's shape (highest-rate trial per point)");
 	if (t)
 		doc_table(d, t);
-	rxr_table_free(t);
+	rxa_table_free(t);
 
-	rxr_ceiling_table(R->s, R->c, R->s->n, &t);
+	rxa_ceiling_table(R->s, R->c, R->s->n, &t);
 	doc_h(d, 2, "ceiling", "Ceiling: measured vs predicted");
 	if (t)
 		doc_table(d, t);
-	rxr_table_free(t);
+	rxa_table_free(t);
 	doc_p(d, "NDR: the measured ceiling. Model: the light-load cost model's prediction (it never "
 		 "reads the NDR trial). NDR-trial accounting: clock_hz / the NDR trial's bottleneck "
 		 "cycles per packet, the rate that trial received, not a prediction (the highest-rate "
 		 "trial's where no NDR was found, and then no ratio). '>=' marks generator-limited "
 		 "points, whose NDR is a lower bound.");
 
-	rxr_bound_table(R->f, R->nf, &t);
+	rxa_bound_table(R->f, R->nf, &t);
 	doc_h(d, 2, "bounds", "Bound classification");
 	if (t && t->nrows)
 		doc_table(d, t);
 	else
 		doc_p(d, "No config has two or more clean frame sizes (oversubscribed, disturbed and unresolved "
 			 "points are left out): nothing to fit.");
-	rxr_table_free(t);
+	rxa_table_free(t);
 	doc_p(d, "per-packet: under 25%% of the time per packet at the largest frame grows with bytes; "
 		 "per-byte: over 75%%; mixed between. 'receiver cost' fits 1/predicted (the bottleneck "
 		 "thread's cost), 'measured' fits 1/NDR without generator-limited points. Oversubscribed, "
 		 "disturbed and unresolved points are left out of both; with fewer than %d clean frame sizes, a "
-		 "poor fit or time/packet falling with bytes the classifier declines.", RXR_BOUND_MIN_POINTS);
+		 "poor fit or time/packet falling with bytes the classifier declines.", RXA_BOUND_MIN_POINTS);
 }
 
 /*
- * One shell word: s as the shell must see it (rxr_shell_quote: left bare
+ * One shell word: s as the shell must see it (rxp_shell_quote: left bare
  * when it holds only safe characters, else single-quoted), after a space.
  * A value with ';', spaces or quotes pastes as exactly that value.
  */
 static void put_word(FILE *m, const char *s)
 {
 	char small[256];
-	size_t need = rxr_shell_quote(s, small, sizeof(small));
+	size_t need = rxp_shell_quote(s, small, sizeof(small));
 	fputc(' ', m);
 	if (need < sizeof(small)) {
 		fputs(small, m);
@@ -291,7 +291,7 @@ static void put_word(FILE *m, const char *s)
 	}
 	char *big = malloc(need + 1);
 	if (big) {
-		rxr_shell_quote(s, big, need + 1);
+		rxp_shell_quote(s, big, need + 1);
 		fputs(big, m);
 	} else {
 		fputs("''", m); /* no memory: an empty word, never an unquoted one */
@@ -338,8 +338,8 @@ static void section_repro(struct rpt *R, struct doc *d)
 	fputc('\n', m);
 	fprintf(m, "# each point once, at its NDR (or the generator's max when none)\n");
 	for (size_t i = 0; i < R->s->n; i++) {
-		const struct rxr_point *p = &R->s->pts[i];
-		if (!rxr_point_run(p))
+		const struct rxa_point *p = &R->s->pts[i];
+		if (!rxa_point_run(p))
 			continue;
 		fprintf(m, "%s run", rx);
 		const char *k;
@@ -349,7 +349,7 @@ static void section_repro(struct rpt *R, struct doc *d)
 			char nb[64];
 			const char *b = json_is_string(v)
 					    ? json_string_value(v)
-					    : rxr_result_knob_str(p->knobs, k, nb, sizeof(nb));
+					    : rxa_result_knob_str(p->knobs, k, nb, sizeof(nb));
 			if (!b || (!strcmp(k, "inject") && !strcmp(b, "none")))
 				continue;
 			if (!strcmp(k, "inject")) {
@@ -366,9 +366,9 @@ static void section_repro(struct rpt *R, struct doc *d)
 			fprintf(m, " --rate %.0f", p->ndr_mpps * 1e6);
 		else
 			fprintf(m, " --rate max");
-		const struct rxr_result *r = rxr_point_run(p);
+		const struct rxr_result *r = rxa_point_run(p);
 		/* the duration the trial asked for (its config), else the one it ran */
-		double secs = rxr_knob_num(r->config, "seconds", r->seconds > 0 ? r->seconds : 2.0);
+		double secs = rxa_knob_num(r->config, "seconds", r->seconds > 0 ? r->seconds : 2.0);
 		fprintf(m, " --seconds %.3g -o point%zu.json\n", secs, i);
 	}
 	fclose(m);
@@ -379,13 +379,13 @@ static void section_repro(struct rpt *R, struct doc *d)
 
 static void ctx_free(struct rpt *R)
 {
-	rxr_families_free(R->f, R->nf);
+	rxa_families_free(R->f, R->nf);
 	free(R->c);
 	free(R->vary);
 	rpt_diffs_free(R);
 }
 
-int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_report_opts *o,
+int rxo_report_write(const struct rxa_set *s, const char *dir, const struct rxo_report_opts *o,
 		     char *err, size_t errlen)
 {
 	struct rpt R = {.s = s, .dir = dir, .err = err, .errlen = errlen};
@@ -410,14 +410,14 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 		return rc;
 	rc = -ENOMEM;
 	R.c = calloc(s->n ? s->n : 1, sizeof(*R.c));
-	R.vary = rxr_set_varying(s, &R.nvary);
+	R.vary = rxa_set_varying(s, &R.nvary);
 	if (!R.c || !R.vary)
 		goto nomem;
 	for (size_t i = 0; i < s->n; i++) {
-		rxr_ceiling_compute(&s->pts[i], &R.c[i]);
-		rxr_ceiling_model(&R.c[i], RXR_MODEL_LIGHT_FRAC);
+		rxa_ceiling_compute(&s->pts[i], &R.c[i]);
+		rxa_ceiling_model(&R.c[i], RXA_MODEL_LIGHT_FRAC);
 	}
-	if (rxr_families_build(s, R.c, s->n, &R.f, &R.nf))
+	if (rxa_families_build(s, R.c, s->n, &R.f, &R.nf))
 		goto nomem;
 	if (rpt_diffs_collect(&R))
 		goto nomem;
@@ -425,7 +425,7 @@ int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_
 	/* files next to the report first: plots, flames, ceiling.json */
 	if ((rc = rpt_plots(&R)) || (rc = rpt_flames(&R)))
 		goto out;
-	json_t *cj = rxr_ceiling_json(s, R.c, s->n, R.f, R.nf);
+	json_t *cj = rxa_ceiling_json(s, R.c, s->n, R.f, R.nf);
 	/* indented for a reader; a large sweep's is for programs (compact dumps faster) */
 	char *cjs = cj ? json_dumps(cj, s->n <= 1000 ? JSON_INDENT(2) : JSON_COMPACT) : NULL;
 	json_decref(cj);

@@ -25,20 +25,20 @@ static int diff_cmp(const void *a, const void *b)
 
 int rpt_diffs_collect(struct rpt *R)
 {
-	const struct rxr_set *s = R->s;
+	const struct rxa_set *s = R->s;
 	size_t cap = 0;
 	for (size_t ax = 0; ax < 2; ax++) {
 		const char *axis = diff_axes[ax];
 		size_t *pairs, np;
-		if (rxr_pair_candidates(s, &axis, 1, NULL, NULL, RXR_PAIR_UNORDERED, &pairs, &np))
+		if (rxa_pair_candidates(s, &axis, 1, NULL, NULL, RXA_PAIR_UNORDERED, &pairs, &np))
 			return -ENOMEM;
 		for (size_t q = 0; q < np; q++) {
 			size_t i = pairs[2 * q], j = pairs[2 * q + 1];
 			char ri[512], vi[64], vj[64];
-			if (!rxr_result_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)) ||
-			    !rxr_result_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) ||
+			if (!rxa_result_knob_str(s->pts[i].knobs, axis, vi, sizeof(vi)) ||
+			    !rxa_result_knob_str(s->pts[j].knobs, axis, vj, sizeof(vj)) ||
 			    !strcmp(vi, vj) ||
-			    !rxr_pair_agrees(&s->pts[i], &s->pts[j], &axis, 1, ri, sizeof(ri)))
+			    !rxa_pair_agrees(&s->pts[i], &s->pts[j], &axis, 1, ri, sizeof(ri)))
 				continue;
 			if (R->ndiffs == cap) {
 				size_t nc = cap ? cap * 2 : 16;
@@ -67,7 +67,7 @@ int rpt_diffs_collect(struct rpt *R)
 			snprintf(e->la, sizeof(e->la), "%s", swap ? vj : vi);
 			snprintf(e->lb, sizeof(e->lb), "%s", swap ? vi : vj);
 			snprintf(e->rest, sizeof(e->rest), "%s", ri);
-			int rc = rxr_diff_compute(rxr_point_run(&s->pts[e->ia]), rxr_point_run(&s->pts[e->ib]),
+			int rc = rxa_diff_compute(rxa_point_run(&s->pts[e->ia]), rxa_point_run(&s->pts[e->ib]),
 						  s->pts[e->ib].knobs, e->la, e->lb, &e->d);
 			if (rc == -ENOMEM) {
 				free(pairs);
@@ -86,7 +86,7 @@ int rpt_diffs_collect(struct rpt *R)
 void rpt_diffs_free(struct rpt *R)
 {
 	for (size_t i = 0; i < R->ndiffs; i++)
-		rxr_diff_free(&R->diffs[i].d);
+		rxa_diff_free(&R->diffs[i].d);
 	free(R->diffs);
 	for (int i = 0; i < RPT_PLOTS; i++)
 		free(R->plot[i]);
@@ -121,18 +121,18 @@ void rpt_section_diffs(struct rpt *R, struct doc *d)
 		doc_ul_end(d);
 		const struct rpt_diff *e = &R->diffs[first];
 		doc_p(d, "Largest change (%s vs %s at %s), stage by stage:", e->la, e->lb, e->rest);
-		struct rxr_table *t = NULL;
-		rxr_diff_table(&e->d, e->la, e->lb, 10, &t);
+		struct rxa_table *t = NULL;
+		rxa_diff_table(&e->d, e->la, e->lb, 10, &t);
 		if (t)
 			doc_table(d, t);
-		rxr_table_free(t);
-		rxr_whatif_table(&e->d, &t);
+		rxa_table_free(t);
+		rxa_whatif_table(&e->d, &t);
 		if (t && t->nrows) {
 			doc_p(d, "What %s would reach if one stage of its %s thread cost what it costs in %s:",
 			      e->d.whatif_run, e->d.whatif_thread, e->d.whatif_from);
 			doc_table(d, t);
 		}
-		rxr_table_free(t);
+		rxa_table_free(t);
 		if (R->dflame[ax]) {
 			char rel[64], cap[768];
 			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
@@ -179,15 +179,15 @@ static int lines_fn(FILE *o, void *vctx)
 		goto out;
 	double *p = buf;
 	for (size_t j = 0; j < R->nf; j++) {
-		const struct rxr_family *f = &R->f[j];
+		const struct rxa_family *f = &R->f[j];
 		double *x = p, *y = p + f->n, *yo = p + 2 * f->n;
 		p += 3 * f->n;
 		size_t k = 0;
 		for (size_t i = 0; i < f->n; i++) {
-			const struct rxr_ceiling *c = &R->c[f->idx[i]];
+			const struct rxa_ceiling *c = &R->c[f->idx[i]];
 			if (!c->p->top_run && !c->p->ndr_run)
 				continue;
-			x[k] = rxr_knob_num(c->p->knobs, "frame", NAN);
+			x[k] = rxa_knob_num(c->p->knobs, "frame", NAN);
 			if (L->which == 0) {
 				y[k] = isfinite(c->p->ndr_mpps) ? c->p->ndr_mpps : c->top_rx_mpps;
 				yo[k] = c->top_offered_mpps;
@@ -217,17 +217,17 @@ out:
 static int stacked_fn(FILE *o, void *vctx)
 {
 	struct rpt *R = vctx;
-	const char *segs[RXR_ST_COUNT];
-	int segid[RXR_ST_COUNT];
+	const char *segs[RXP_ST_COUNT];
+	int segid[RXP_ST_COUNT];
 	size_t nseg = 0, nbar = 0;
-	for (int st = 0; st < RXR_ST_COUNT; st++) {
+	for (int st = 0; st < RXP_ST_COUNT; st++) {
 		bool used = false;
 		for (size_t i = 0; i < R->s->n && !used; i++)
 			used = R->c[i].thread >= 0 &&
-			       rxr_thread_stage_cpp(&R->c[i].basis->threads[R->c[i].thread], st) > 0;
-		if (used && st != RXR_ST_IDLE) {
+			       rxa_thread_stage_cpp(&R->c[i].basis->threads[R->c[i].thread], st) > 0;
+		if (used && st != RXP_ST_IDLE) {
 			segid[nseg] = st;
-			segs[nseg++] = rxr_stage_name((enum rxr_stage)st);
+			segs[nseg++] = rxp_stage_name((enum rxp_stage)st);
 		}
 	}
 	char **labels = calloc(R->s->n + 1, sizeof(char *));
@@ -236,7 +236,7 @@ static int stacked_fn(FILE *o, void *vctx)
 	if (!labels || !v)
 		goto out;
 	for (size_t i = 0; i < R->s->n; i++) {
-		const struct rxr_ceiling *c = &R->c[i];
+		const struct rxa_ceiling *c = &R->c[i];
 		if (c->thread < 0)
 			continue;
 		char lb[256];
@@ -244,7 +244,7 @@ static int stacked_fn(FILE *o, void *vctx)
 		lb[0] = '\0';
 		for (size_t k = 0; k < R->nvary && len < sizeof(lb); k++) {
 			char b[64];
-			const char *x = rxr_result_knob_str(c->p->knobs, R->vary[k], b, sizeof(b));
+			const char *x = rxa_result_knob_str(c->p->knobs, R->vary[k], b, sizeof(b));
 			len += (size_t)snprintf(lb + len, sizeof(lb) - len, "%s%s", k ? "/" : "", x ? x : "-");
 		}
 		if (len < sizeof(lb))
@@ -252,7 +252,7 @@ static int stacked_fn(FILE *o, void *vctx)
 		if (!(labels[nbar] = strdup(lb)))
 			goto out;
 		for (size_t k = 0; k < nseg; k++)
-			v[nbar * nseg + k] = rxr_thread_stage_cpp(&c->basis->threads[c->thread], segid[k]);
+			v[nbar * nseg + k] = rxa_thread_stage_cpp(&c->basis->threads[c->thread], segid[k]);
 		nbar++;
 	}
 	rc = plot_stacked_svg(o, "Cycles per packet of the bottleneck thread, by stage", "cycles/packet", segs,
@@ -290,29 +290,29 @@ int rpt_plots(struct rpt *R)
 }
 
 struct flame_ctx {
-	const struct rxr_flame *a, *b;
-	struct rxr_flame_svg_opts o;
+	const struct rxa_flame *a, *b;
+	struct rxa_flame_svg_opts o;
 };
 
 static int flame_fn(FILE *o, void *vctx)
 {
 	struct flame_ctx *F = vctx;
-	return F->a ? rxr_flame_diff_svg_write(F->a, F->b, o, &F->o) : rxr_flame_svg_write(F->b, o, &F->o);
+	return F->a ? rxa_flame_diff_svg_write(F->a, F->b, o, &F->o) : rxa_flame_svg_write(F->b, o, &F->o);
 }
 
 static int flame_one(struct rpt *R, const struct rxr_result *a, const struct rxr_result *b,
-		     struct rxr_flame_svg_opts *o, const char *rel, char **out)
+		     struct rxa_flame_svg_opts *o, const char *rel, char **out)
 {
-	struct rxr_flame *fa = NULL, *fb = NULL;
+	struct rxa_flame *fa = NULL, *fb = NULL;
 	if (a)
-		rxr_flame_open(&fa);
-	rxr_flame_open(&fb);
+		rxa_flame_open(&fa);
+	rxa_flame_open(&fb);
 	int rc = -ENOMEM;
 	if (!fb || (a && !fa))
 		goto out;
-	if ((a && (rc = rxr_flame_add_result(fa, a, NULL))) || (rc = rxr_flame_add_result(fb, b, NULL)))
+	if ((a && (rc = rxa_flame_add_result(fa, a, NULL))) || (rc = rxa_flame_add_result(fb, b, NULL)))
 		goto out;
-	if (!(rxr_flame_total(fb) > 0)) {
+	if (!(rxa_flame_total(fb) > 0)) {
 		rc = 0; /* no stage cycles recorded: nothing to draw */
 		goto out;
 	}
@@ -326,8 +326,8 @@ out:
 	/* every failure names itself: the caller prints R->err as is */
 	if (rc && !R->err[0])
 		snprintf(R->err, R->errlen, "%s: %s", rel, strerror(-rc));
-	rxr_flame_free(fa);
-	rxr_flame_free(fb);
+	rxa_flame_free(fa);
+	rxa_flame_free(fb);
 	return rc;
 }
 
@@ -337,17 +337,17 @@ int rpt_flames(struct rpt *R)
 	if (!R->flame)
 		return -ENOMEM;
 	for (size_t i = 0, drawn = 0; i < R->s->n && drawn < RPT_MAX_POINT_FLAMES; i++) {
-		const struct rxr_point *p = &R->s->pts[i];
-		const struct rxr_result *r = rxr_point_run(p);
+		const struct rxa_point *p = &R->s->pts[i];
+		const struct rxr_result *r = rxa_point_run(p);
 		if (!r || !r->nthreads)
 			continue;
 		drawn++;
 		char label[512], rel[64], sub[160];
-		rxr_point_label(p, R->vary, R->nvary, label, sizeof(label));
+		rxa_point_label(p, R->vary, R->nvary, label, sizeof(label));
 		snprintf(rel, sizeof(rel), "flames/point%zu.svg", i);
 		snprintf(sub, sizeof(sub), "widths: cycles per packet by thread and stage, from the %s run",
 			 r == p->ndr_run ? "NDR" : "highest-rate");
-		struct rxr_flame_svg_opts o = {.title = label, .subtitle = sub, .units = "cycles/packet"};
+		struct rxa_flame_svg_opts o = {.title = label, .subtitle = sub, .units = "cycles/packet"};
 		int rc = flame_one(R, NULL, r, &o, rel, &R->flame[i]);
 		if (rc)
 			return rc;
@@ -360,10 +360,10 @@ int rpt_flames(struct rpt *R)
 			char rel[64], title[768];
 			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
 			snprintf(title, sizeof(title), "%s -> %s at %s", e->la, e->lb, e->rest);
-			rxr_utf8_trim(title);
-			struct rxr_flame_svg_opts o = {.title = title, .units = "cycles/packet",
+			rxp_utf8_trim(title);
+			struct rxa_flame_svg_opts o = {.title = title, .units = "cycles/packet",
 						       .label_a = e->la, .label_b = e->lb};
-			int rc = flame_one(R, rxr_point_run(&R->s->pts[e->ia]), rxr_point_run(&R->s->pts[e->ib]),
+			int rc = flame_one(R, rxa_point_run(&R->s->pts[e->ia]), rxa_point_run(&R->s->pts[e->ib]),
 					   &o, rel, &R->dflame[ax]);
 			if (rc)
 				return rc;
@@ -393,7 +393,7 @@ void rpt_section_flames(struct rpt *R, struct doc *d)
 		 "packet. In the HTML report: hover for details, click to zoom, Search to highlight.");
 	size_t measured = 0;
 	for (size_t i = 0; i < R->s->n; i++)
-		measured += rxr_point_run(&R->s->pts[i]) != NULL;
+		measured += rxa_point_run(&R->s->pts[i]) != NULL;
 	if (measured > RPT_MAX_POINT_FLAMES)
 		doc_p(d, "The first %d of %zu measured points (a report stays readable); draw any other "
 			 "with: rxray flame RESULTS -s knob=value,... -o flame.svg",
@@ -402,7 +402,7 @@ void rpt_section_flames(struct rpt *R, struct doc *d)
 		if (!R->flame[i])
 			continue;
 		char label[512], rel[64];
-		rxr_point_label(&R->s->pts[i], R->vary, R->nvary, label, sizeof(label));
+		rxa_point_label(&R->s->pts[i], R->vary, R->nvary, label, sizeof(label));
 		snprintf(rel, sizeof(rel), "flames/point%zu.svg", i);
 		doc_svg(d, label, rel, R->flame[i], 1);
 	}

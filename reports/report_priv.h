@@ -16,19 +16,19 @@ struct rpt_diff {
 	size_t ia, ib;      /* points: A the faster (higher NDR; predicted if no NDR) */
 	char la[64], lb[64];
 	char rest[512];     /* the knobs both share, for the line's prefix */
-	struct rxr_diff d;
+	struct rxa_diff d;
 };
 
 struct rpt {
-	const struct rxr_set *s;
+	const struct rxa_set *s;
 	const char *dir;
 	char *err;
 	size_t errlen;
-	struct rxr_report_opts o;
-	struct rxr_ceiling *c; /* one per point */
+	struct rxo_report_opts o;
+	struct rxa_ceiling *c; /* one per point */
 	const char **vary;
 	size_t nvary;
-	struct rxr_family *f;
+	struct rxa_family *f;
 	size_t nf;
 	struct rpt_diff *diffs; /* grouped by axis, biggest change first */
 	size_t ndiffs;
@@ -60,9 +60,9 @@ struct rpt_gpu {
 /* The run has a gpu thread or gpu_* stages. */
 bool rpt_has_gpu(const struct rxr_result *r);
 /* GPU figures of a point's basis run: 0, or -1 when it has no GPU stage. */
-int rpt_gpu_figures(const struct rxr_ceiling *c, struct rpt_gpu *g);
+int rpt_gpu_figures(const struct rxa_ceiling *c, struct rpt_gpu *g);
 /* "[oversubscribed: ...]" etc. into buf for a point that is not clean, else NULL. */
-const char *rpt_mark(const struct rxr_point *p, char *buf, size_t n);
+const char *rpt_mark(const struct rxa_point *p, char *buf, size_t n);
 void rpt_section_verdicts(struct rpt *R, struct doc *d);
 void rpt_section_gpu(struct rpt *R, struct doc *d);
 

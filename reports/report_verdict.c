@@ -38,7 +38,7 @@ bool rpt_has_gpu(const struct rxr_result *r)
 		return true;
 	for (size_t i = 0; i < r->nthreads; i++)
 		if (r->threads[i].stage_mask &
-		    ((1u << RXR_ST_GPU_LAUNCH) | (1u << RXR_ST_GPU_WAIT) | (1u << RXR_ST_GPU_KERNEL)))
+		    ((1u << RXP_ST_GPU_LAUNCH) | (1u << RXP_ST_GPU_WAIT) | (1u << RXP_ST_GPU_KERNEL)))
 			return true;
 	return false;
 }
@@ -50,11 +50,11 @@ static double cpu_stage_cpp(const struct rxr_result *r, int st)
 	double v = 0;
 	for (size_t i = 0; i < r->nthreads; i++)
 		if (strcmp(r->threads[i].role, "gpu"))
-			v += rxr_thread_stage_cpp(&r->threads[i], st);
+			v += rxa_thread_stage_cpp(&r->threads[i], st);
 	return v;
 }
 
-int rpt_gpu_figures(const struct rxr_ceiling *c, struct rpt_gpu *g)
+int rpt_gpu_figures(const struct rxa_ceiling *c, struct rpt_gpu *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->kernel_cpp = g->kernel_ns = g->gpu_mpps = NAN;
@@ -63,26 +63,26 @@ int rpt_gpu_figures(const struct rxr_ceiling *c, struct rpt_gpu *g)
 		return -1;
 	int t = thread_of(r, "gpu");
 	if (t >= 0) {
-		g->kernel_cpp = rxr_thread_busy_cpp(&r->threads[t]);
+		g->kernel_cpp = rxa_thread_busy_cpp(&r->threads[t]);
 		if (r->clock.hz > 0 && g->kernel_cpp > 0) {
 			g->kernel_ns = g->kernel_cpp / r->clock.hz * 1e9;
 			g->gpu_mpps = r->clock.hz / g->kernel_cpp * c->queues / 1e6;
 		}
 	}
-	g->launch_cpp = cpu_stage_cpp(r, RXR_ST_GPU_LAUNCH);
-	g->wait_cpp = cpu_stage_cpp(r, RXR_ST_GPU_WAIT);
+	g->launch_cpp = cpu_stage_cpp(r, RXP_ST_GPU_LAUNCH);
+	g->wait_cpp = cpu_stage_cpp(r, RXP_ST_GPU_WAIT);
 	g->bound = c->thread >= 0 && !strcmp(r->threads[c->thread].role, "gpu");
 	return 0;
 }
 
 /* "dpdk hds frame=1064": engine and mode bare, other varying knobs k=v. */
-static void short_label(const struct rpt *R, const struct rxr_point *p, char *buf, size_t n)
+static void short_label(const struct rpt *R, const struct rxa_point *p, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = '\0';
 	for (size_t k = 0; k < R->nvary && len < n; k++) {
 		char b[128];
-		const char *v = rxr_result_knob_str(p->knobs, R->vary[k], b, sizeof(b));
+		const char *v = rxa_result_knob_str(p->knobs, R->vary[k], b, sizeof(b));
 		if (!v)
 			continue;
 		bool bare = !strcmp(R->vary[k], "engine") || !strcmp(R->vary[k], "mode");
@@ -90,8 +90,8 @@ static void short_label(const struct rpt *R, const struct rxr_point *p, char *bu
 					bare ? "" : "=", v);
 	}
 	if (!len)
-		rxr_point_label(p, R->vary, R->nvary, buf, n);
-	rxr_utf8_trim(buf);
+		rxa_point_label(p, R->vary, R->nvary, buf, n);
+	rxp_utf8_trim(buf);
 }
 
 /* The oversubscription the run recorded ("3 threads on 2 cores" of its
@@ -113,14 +113,14 @@ static const char *oversub_reason(const struct rxr_result *r)
  * what a reader must not miss: an oversubscribed run measured the
  * scheduler too and is never a ceiling.
  */
-const char *rpt_mark(const struct rxr_point *p, char *buf, size_t n)
+const char *rpt_mark(const struct rxa_point *p, char *buf, size_t n)
 {
 	const char *why = NULL;
-	if (rxr_point_clean(p, &why))
+	if (rxa_point_clean(p, &why))
 		return NULL;
 	if (!strcmp(why, "oversubscribed"))
 		snprintf(buf, n, "[oversubscribed (%s): disturbed by construction, not a ceiling]",
-			 oversub_reason(rxr_point_run(p)));
+			 oversub_reason(rxa_point_run(p)));
 	else if (!strcmp(why, "disturbed"))
 		snprintf(buf, n, "[disturbed: the host interfered; left out of fits]");
 	else
@@ -129,12 +129,12 @@ const char *rpt_mark(const struct rxr_point *p, char *buf, size_t n)
 }
 
 /* "ceiling NDR [3.80, 3.95] Mpps" or what stands in for it. */
-static void ceiling_phrase(const struct rxr_ceiling *c, bool clean, char *buf, size_t n)
+static void ceiling_phrase(const struct rxa_ceiling *c, bool clean, char *buf, size_t n)
 {
-	const struct rxr_point *p = c->p;
+	const struct rxa_point *p = c->p;
 	char iv[64], pr[32];
-	rxr_fmt_interval(iv, sizeof(iv), p, false);
-	rxr_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
+	rxa_fmt_interval(iv, sizeof(iv), p, false);
+	rxa_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
 	const char *what = clean ? "ceiling NDR" : "NDR (not a ceiling)";
 	if (isfinite(p->ndr_mpps))
 		snprintf(buf, n, "%s %s Mpps%s (predicted %s)", what, iv,
@@ -146,22 +146,22 @@ static void ceiling_phrase(const struct rxr_ceiling *c, bool clean, char *buf, s
 		snprintf(buf, n, "predicted %s Mpps", pr);
 }
 
-static void bound_phrase(const struct rxr_family *f, char *buf, size_t n)
+static void bound_phrase(const struct rxa_family *f, char *buf, size_t n)
 {
 	buf[0] = '\0';
 	if (!f || f->n < 2)
 		return;
 	if (f->have_cost && !f->cost.declined)
-		snprintf(buf, n, "; %s bound across frames", rxr_bound_name(f->cost.bound));
+		snprintf(buf, n, "; %s bound across frames", rxa_bound_name(f->cost.bound));
 	else
 		snprintf(buf, n, "; bound not classified (%s)",
 			 f->have_cost ? f->cost.declined : "fewer than 3 clean frame sizes");
 }
 
-static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct rxr_family *f)
+static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct rxa_family *f)
 {
-	const struct rxr_ceiling *c = &R->c[i];
-	const struct rxr_point *p = c->p;
+	const struct rxa_ceiling *c = &R->c[i];
+	const struct rxa_point *p = c->p;
 	char label[256], mark[256], ceil[256], st[256], bnd[160], gpu[256] = "";
 	short_label(R, p, label, sizeof(label));
 	if (c->thread < 0) {
@@ -171,7 +171,7 @@ static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct r
 	}
 	const char *m = rpt_mark(p, mark, sizeof(mark));
 	ceiling_phrase(c, !m, ceil, sizeof(ceil));
-	rxr_top_stages_phrase(c, st, sizeof(st));
+	rxa_top_stages_phrase(c, st, sizeof(st));
 	bound_phrase(f, bnd, sizeof(bnd));
 	struct rpt_gpu g;
 	if (!rpt_gpu_figures(c, &g))
@@ -184,28 +184,28 @@ static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct r
 }
 
 /* "+270 cycles/packet on the rx thread, buf_alloc +136, chain +42" */
-static void delta_phrase(const struct rxr_diff *df, char *buf, size_t n)
+static void delta_phrase(const struct rxa_diff *df, char *buf, size_t n)
 {
 	size_t len = (size_t)snprintf(buf, n, "%+.0f cycles/packet on the %s thread", df->busy_b - df->busy_a,
 				      df->thread);
 	for (size_t i = 0, k = 0; i < df->n && k < 3 && len < n; i++) {
-		const struct rxr_stage_delta *e = &df->d[i];
+		const struct rxa_stage_delta *e = &df->d[i];
 		if (strcmp(e->thread, df->thread) || !(fabs(e->delta) >= 1))
 			continue;
-		len += (size_t)snprintf(buf + len, n - len, ", %s %+.0f", rxr_stage_name((enum rxr_stage)e->stage),
+		len += (size_t)snprintf(buf + len, n - len, ", %s %+.0f", rxp_stage_name((enum rxp_stage)e->stage),
 					e->delta);
 		k++;
 	}
 }
 
 /* The measured ceiling of a comparison side: NDR lower end, ">=" when capped. */
-static void side_ceiling(const struct rxr_ceiling *c, char *buf, size_t n)
+static void side_ceiling(const struct rxa_ceiling *c, char *buf, size_t n)
 {
-	const struct rxr_point *p = c->p;
+	const struct rxa_point *p = c->p;
 	const char *why = NULL;
-	rxr_point_clean(p, &why);
+	rxa_point_clean(p, &why);
 	char iv[64];
-	rxr_fmt_interval(iv, sizeof(iv), p, false);
+	rxa_fmt_interval(iv, sizeof(iv), p, false);
 	/* a resolved interval reads as its lower end; the others as they are */
 	if (p->has_interval && !p->unresolved && p->ndr_mpps > 0 && isfinite(p->ndr_upper_mpps) &&
 	    !p->generator_limited)
@@ -250,7 +250,7 @@ void rpt_section_verdicts(struct rpt *R, struct doc *d)
 	size_t shown_cmp = 0;
 	for (size_t k = 0; k < 2 * R->ndiffs && shown_cmp < RPT_MAX_COMPARISONS; k++) {
 		const struct rpt_diff *e = &R->diffs[k % R->ndiffs];
-		bool marked = !rxr_point_clean(&R->s->pts[e->ia], NULL) || !rxr_point_clean(&R->s->pts[e->ib], NULL);
+		bool marked = !rxa_point_clean(&R->s->pts[e->ia], NULL) || !rxa_point_clean(&R->s->pts[e->ib], NULL);
 		if (marked != (k >= R->ndiffs))
 			continue;
 		shown_cmp++;
@@ -282,27 +282,27 @@ void rpt_section_gpu(struct rpt *R, struct doc *d)
 	static const char *const head[] = {"point", "gpu_kernel ns/pkt", "gpu_kernel cycles/pkt",
 					   "GPU alone Mpps", "gpu_launch cycles/pkt", "gpu_wait cycles/pkt",
 					   "bottleneck", "verdict"};
-	struct rxr_table *t = NULL;
-	(void)rxr_table_open("GPU stage", 8, head, &t);
+	struct rxa_table *t = NULL;
+	(void)rxa_table_open("GPU stage", 8, head, &t);
 	for (size_t i = 0; t && i < R->s->n; i++) {
 		struct rpt_gpu g;
 		if (rpt_gpu_figures(&R->c[i], &g))
 			continue;
 		char label[256], ns[32], cy[32], mp[32];
 		short_label(R, R->c[i].p, label, sizeof(label));
-		rxr_fmt_num(ns, sizeof(ns), g.kernel_ns, 1);
-		rxr_fmt_num(cy, sizeof(cy), g.kernel_cpp, 0);
-		rxr_fmt_num(mp, sizeof(mp), g.gpu_mpps, 2);
-		if (rxr_table_row(t) || rxr_table_cell(t, "%s", label) || rxr_table_cell(t, "%s", ns) ||
-		    rxr_table_cell(t, "%s", cy) || rxr_table_cell(t, "%s", mp) ||
-		    rxr_table_cell(t, "%.0f", g.launch_cpp) || rxr_table_cell(t, "%.0f", g.wait_cpp) ||
-		    rxr_table_cell(t, "%s", R->c[i].thread_label) ||
-		    rxr_table_cell(t, "%s", g.bound ? "GPU-bound" : "CPU-bound")) {
-			rxr_table_free(t);
+		rxa_fmt_num(ns, sizeof(ns), g.kernel_ns, 1);
+		rxa_fmt_num(cy, sizeof(cy), g.kernel_cpp, 0);
+		rxa_fmt_num(mp, sizeof(mp), g.gpu_mpps, 2);
+		if (rxa_table_row(t) || rxa_table_cell(t, "%s", label) || rxa_table_cell(t, "%s", ns) ||
+		    rxa_table_cell(t, "%s", cy) || rxa_table_cell(t, "%s", mp) ||
+		    rxa_table_cell(t, "%.0f", g.launch_cpp) || rxa_table_cell(t, "%.0f", g.wait_cpp) ||
+		    rxa_table_cell(t, "%s", R->c[i].thread_label) ||
+		    rxa_table_cell(t, "%s", g.bound ? "GPU-bound" : "CPU-bound")) {
+			rxa_table_free(t);
 			t = NULL;
 		}
 	}
 	if (t)
 		doc_table(d, t);
-	rxr_table_free(t);
+	rxa_table_free(t);
 }

@@ -21,14 +21,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static json_t *gpu_trace_json(const struct rxr_cupti_rec *rec, size_t n, uint64_t dropped)
+static json_t *gpu_trace_json(const struct rxc_cupti_rec *rec, size_t n, uint64_t dropped)
 {
 	/* one instant on both clocks: the monotonic read between two run-clock
 	 * reads, paired with their midpoint */
-	uint64_t a = rxr_now(), ns = mono_ns(), b = rxr_now();
+	uint64_t a = rxp_now(), ns = mono_ns(), b = rxp_now();
 	json_t *data = json_array();
 	for (size_t i = 0; data && i < n; i++) {
-		const struct rxr_cupti_rec *e = &rec[i];
+		const struct rxc_cupti_rec *e = &rec[i];
 		if (json_array_append_new(
 			    data, json_pack("[s,s,I,I,I,I,I]",
 					    e->kind < 3 ? kind_names[e->kind] : "other", e->name,
@@ -57,8 +57,8 @@ int rxr_result_add_gpu_trace(struct rxr_result *r, size_t max)
 	if (!h)
 		return 0; /* not loaded: no CUDA in this run, or another tool */
 	int rc = 0;
-	rxr_cupti_take_fn take = (rxr_cupti_take_fn)dlsym(h, RXR_CUPTI_TAKE_SYMBOL);
-	struct rxr_cupti_rec *rec = NULL;
+	rxc_cupti_take_fn take = (rxc_cupti_take_fn)dlsym(h, RXC_CUPTI_TAKE_SYMBOL);
+	struct rxc_cupti_rec *rec = NULL;
 	if (!take)
 		goto out;
 	if (!max)

@@ -86,19 +86,19 @@ json_t *rxr_json_real_or_null(double v)
 }
 
 /*
- * Inject A/B (rxr_probe_set_inject_ab): per injected, gated (op_gate: the
- * operation delays of its laps, rxr_probe_set_op_gate) or observed stage
+ * Inject A/B (rxp_probe_set_inject_ab): per injected, gated (op_gate: the
+ * operation delays of its laps, rxp_probe_set_op_gate) or observed stage
  * of the thread, its two halves' laps with packets, and the difference per
  * packet two ways: the halves' means over the laps a fit keeps (a lap
- * longer than RXR_LAPFIT_MAX_TICKS is a preemption, which would land in
+ * longer than RXP_LAPFIT_MAX_TICKS is a preemption, which would land in
  * one half by chance), and the paired laps' median and trimmed mean
  * (probe.h "Inject A/B pairs"; pairs_unmatched: a period's first laps left
  * without a partner: another packet count, none in the other half, a wait
  * before one of the two only). k: the injection per packet; 0 on an
  * observed or gated stage, and on an A/A run's stage (`--inject STAGE=0`,
- * RXR_INJECT_NULL: the turns kept, nothing spun). An observed stage also
+ * RXP_INJECT_NULL: the turns kept, nothing spun). An observed stage also
  * gives same_burst: its pairs of laps in the injected lap's own burst only
- * (rxr_probe.abp); an injected one work, its pairs over its own work (the
+ * (rxp_probe.abp); an injected one work, its pairs over its own work (the
  * spin left out), and added_by_parts: that plus what its spins ran per
  * packet, less the dropped credit. Appended to extra.inject_ab.
  */
@@ -111,14 +111,14 @@ static json_t *ab_half(uint64_t laps, uint64_t pk, uint64_t cyc, uint64_t xl, ui
 			 "kept_cycles", (json_int_t)(cyc - xc));
 }
 
-/* A pairs' summary (the second slot of rxr_probe.abp: an observed stage's
+/* A pairs' summary (the second slot of rxp_probe.abp: an observed stage's
  * same_burst, an injected one's work); blank: the figures NAN (sparse).
  * *tm gets the trimmed mean (may be NULL). */
-static json_t *ab_pairs_json(const struct rxr_ab_pairs *q, bool blank, double *tm)
+static json_t *ab_pairs_json(const struct rxp_ab_pairs *q, bool blank, double *tm)
 {
 	uint64_t pairs = 0, kept = 0;
-	double med = rxr_ab_pairs_median(q, &pairs);
-	double mean = rxr_ab_pairs_trimmed_mean(q, &kept);
+	double med = rxp_ab_pairs_median(q, &pairs);
+	double mean = rxp_ab_pairs_trimmed_mean(q, &kept);
 	if (blank)
 		med = mean = NAN;
 	if (tm)
@@ -129,7 +129,7 @@ static json_t *ab_pairs_json(const struct rxr_ab_pairs *q, bool blank, double *t
 			 rxr_json_real_or_null(mean), "pairs_kept", (json_int_t)kept);
 }
 
-static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
+static int add_inject_ab(struct rxr_result *r, const struct rxp_probe *p)
 {
 	json_t *arr = json_object_get(r->extra, "inject_ab");
 	if (!arr) {
@@ -137,8 +137,8 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		if (!arr || json_object_set_new(r->extra, "inject_ab", arr))
 			return -ENOMEM;
 	}
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		const struct rxr_acc *i = &p->ab[s], *pl = &p->ab[RXR_ST_COUNT + s];
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		const struct rxp_acc *i = &p->ab[s], *pl = &p->ab[RXP_ST_COUNT + s];
 		if (!p->inject[s] || !(i->count + pl->count))
 			continue;
 		double ip = (double)(i->packets - i->excl_packets),
@@ -147,11 +147,11 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 							(double)(pl->cycles - pl->excl_cycles) / pp
 						: NAN;
 		/* observed: not injected, its laps split by the injected
-		 * stage's half (RXR_INJECT_OBSERVE) */
-		bool observed = p->inject[s] == RXR_INJECT_OBSERVE;
+		 * stage's half (RXP_INJECT_OBSERVE) */
+		bool observed = p->inject[s] == RXP_INJECT_OBSERVE;
 		uint64_t pairs = 0, kept = 0;
-		double med = rxr_ab_pairs_median(&p->abp[s], &pairs);
-		double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+		double med = rxp_ab_pairs_median(&p->abp[s], &pairs);
+		double tm = rxp_ab_pairs_trimmed_mean(&p->abp[s], &kept);
 		/* an observed stage that laps more often than the injected one
 		 * (per burst vs per batch) pairs only across the half's change:
 		 * its few pairs are the laps at the boundary, not a sample, and
@@ -160,7 +160,7 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		bool sparse = observed && tried * 2 < (i->count < pl->count ? i->count : pl->count);
 		if (sparse)
 			med = tm = NAN;
-		bool gate = p->inject[s] == RXR_INJECT_GATE;
+		bool gate = p->inject[s] == RXP_INJECT_GATE;
 		/* what the spins themselves ran per packet of the injected
 		 * half: K when the spin is right, so a figure off K with this
 		 * at K is the stage's own work, not the injection's count */
@@ -169,8 +169,8 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 				  : NAN;
 		json_t *o = json_pack(
 		    "{s:s, s:i, s:s, s:I, s:b, s:b, s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:I, s:f}",
-		    "role", p->role, "core", p->core, "stage", rxr_stage_name((enum rxr_stage)s),
-		    "k", (json_int_t)rxr_inject_ticks(p->inject[s]), "observed", observed,
+		    "role", p->role, "core", p->core, "stage", rxp_stage_name((enum rxp_stage)s),
+		    "k", (json_int_t)rxp_inject_ticks(p->inject[s]), "observed", observed,
 		    "op_gate", gate, "injected",
 		    ab_half(i->count, i->packets, i->cycles, i->excl_count, i->excl_packets,
 			    i->excl_cycles),
@@ -181,10 +181,10 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		    (json_int_t)pairs, "pairs_unmatched", (json_int_t)p->abp[s].unmatched,
 		    "added_median_cycles_per_packet", rxr_json_real_or_null(med),
 		    "added_trimmed_cycles_per_packet", rxr_json_real_or_null(tm), "pairs_kept",
-		    (json_int_t)kept, "trim_cycles_per_packet", rxr_ab_pairs_trim(&p->abp[s]));
+		    (json_int_t)kept, "trim_cycles_per_packet", rxp_ab_pairs_trim(&p->abp[s]));
 		if (!o)
 			return -ENOMEM;
-		/* over-runs past RXR_INJECT_STRETCH_MAX per packet, dropped
+		/* over-runs past RXP_INJECT_STRETCH_MAX per packet, dropped
 		 * (a preemption), not repaid: what the stage grew beyond K x
 		 * packets, per injected-half packet, and the spins (laps) */
 		double dropped = !observed && !gate && p->inject_spun_pkts[s]
@@ -206,7 +206,7 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		 * the bursts after it only is the next burst's state (the
 		 * producer got further while the spin ran) */
 		if (observed) {
-			json_t *sb = ab_pairs_json(&p->abp[RXR_ST_COUNT + s], sparse, NULL);
+			json_t *sb = ab_pairs_json(&p->abp[RXP_ST_COUNT + s], sparse, NULL);
 			if (!sb || json_object_set_new(o, "same_burst", sb)) {
 				json_decref(o);
 				return -ENOMEM;
@@ -221,9 +221,9 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 		 * lap, the pairs see the work alone */
 		if (!observed && !gate) {
 			double wtm;
-			json_t *w = ab_pairs_json(&p->abp[RXR_ST_COUNT + s], false, &wtm);
+			json_t *w = ab_pairs_json(&p->abp[RXP_ST_COUNT + s], false, &wtm);
 			double net = isfinite(spun) ? spun - (isfinite(dropped) ? dropped : 0)
-				     : p->inject[s] == RXR_INJECT_NULL ? 0
+				     : p->inject[s] == RXP_INJECT_NULL ? 0
 								       : NAN;
 			double parts = wtm + net;
 			if (!w || json_object_set_new(o, "work", w) ||
@@ -239,7 +239,7 @@ static int add_inject_ab(struct rxr_result *r, const struct rxr_probe *p)
 	return 0;
 }
 
-int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
+int rxr_result_add_probe(struct rxr_result *r, const struct rxp_probe *p)
 {
 	if (p->ab) {
 		int rc = add_inject_ab(r, p);
@@ -251,14 +251,14 @@ int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 		return -ENOMEM;
 	snprintf(t->role, sizeof(t->role), "%s", p->role);
 	t->core = p->core;
-	t->busy_cycles = rxr_probe_busy_cycles(p);
+	t->busy_cycles = rxp_probe_busy_cycles(p);
 	t->packets = p->busy_packets;
 	if (!t->packets) /* a thread that never closed a burst: best evidence */
-		for (int s = 0; s < RXR_ST_COUNT; s++)
-			if (!rxr_stage_is_wait(s) && p->st[s].packets > t->packets)
+		for (int s = 0; s < RXP_ST_COUNT; s++)
+			if (!rxp_stage_is_wait(s) && p->st[s].packets > t->packets)
 				t->packets = p->st[s].packets;
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		const struct rxr_acc *a = &p->st[s];
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		const struct rxp_acc *a = &p->st[s];
 		if (!a->count)
 			continue;
 		struct rxr_stage_sum *ss = &t->st[s];
@@ -267,12 +267,12 @@ int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 		ss->cycles = a->cycles;
 		ss->min = a->min;
 		ss->max = a->max;
-		ss->p50 = rxr_acc_percentile(a, 0.50);
-		ss->p90 = rxr_acc_percentile(a, 0.90);
-		ss->p99 = rxr_acc_percentile(a, 0.99);
+		ss->p50 = rxp_acc_percentile(a, 0.50);
+		ss->p90 = rxp_acc_percentile(a, 0.90);
+		ss->p99 = rxp_acc_percentile(a, 0.99);
 		uint64_t den = t->packets ? t->packets : a->packets;
 		ss->cycles_per_packet = den ? (double)a->cycles / (double)den : 0;
-		rxr_acc_sums(a, &ss->laps);
+		rxp_acc_sums(a, &ss->laps);
 		ss->excl_count = a->excl_count;
 		ss->excl_packets = a->excl_packets;
 		ss->excl_cycles = a->excl_cycles;
@@ -286,16 +286,16 @@ int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p)
 		t->samples = malloc(want * sizeof(*t->samples));
 		if (!t->samples)
 			return -ENOMEM;
-		t->nsamples = rxr_probe_samples(p, t->samples, want);
+		t->nsamples = rxp_probe_samples(p, t->samples, want);
 	}
 	return 0;
 }
 
 void rxr_result_set_clock(struct rxr_result *r)
 {
-	const struct rxr_clock *c = rxr_clock_get();
+	const struct rxp_clock *c = rxp_clock_get();
 	snprintf(r->clock.source, sizeof(r->clock.source), "%s",
-		 rxr_clock_source_name(c->source));
+		 rxp_clock_source_name(c->source));
 	r->clock.hz = c->hz;
 	r->clock.lap_cost_cycles = c->lap_cost_cycles;
 	r->clock.resolution_ns = c->resolution_ns;
@@ -376,10 +376,10 @@ void rxr_result_fill_env(struct rxr_result *r)
 		read_first_line("/proc/cpuinfo", "CPU part", cpu, sizeof(cpu));
 	json_object_set_new(r->env, "cpu", json_string(cpu[0] ? cpu : "unknown"));
 	json_object_set_new(r->env, "cores_online", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_set_new(r->env, "cores_available", json_integer(rxr_cores_available()));
-	const struct rxr_clock *c = rxr_clock_get();
+	json_object_set_new(r->env, "cores_available", json_integer(rxp_cores_available()));
+	const struct rxp_clock *c = rxp_clock_get();
 	json_object_set_new(r->env, "clock_note", json_string(c->note));
-	json_object_set_new(r->env, "tsc_invariant", json_boolean(rxr_clock_tsc_invariant()));
+	json_object_set_new(r->env, "tsc_invariant", json_boolean(rxp_clock_tsc_invariant()));
 	/* what this build was configured with; the NULL row keeps the table non-empty */
 	static const struct {
 		const char *key, *value;
@@ -410,12 +410,12 @@ void rxr_result_fill_env(struct rxr_result *r)
 
 static json_t *stage_to_json_base(const struct rxr_stage_sum *s);
 
-const char *rxr_lapfit_basis_name(enum rxr_lapfit_basis b)
+const char *rxr_lapfit_basis_name(enum rxp_lapfit_basis b)
 {
 	switch (b) {
-	case RXR_LAPFIT_LINEAR: return "linear";
-	case RXR_LAPFIT_PER_PACKET: return "per_packet";
-	case RXR_LAPFIT_NONE: break;
+	case RXP_LAPFIT_LINEAR: return "linear";
+	case RXP_LAPFIT_PER_PACKET: return "per_packet";
+	case RXP_LAPFIT_NONE: break;
 	}
 	return "none";
 }
@@ -423,8 +423,8 @@ const char *rxr_lapfit_basis_name(enum rxr_lapfit_basis b)
 /* The cost model's lap sums and fit (added to a stage object). */
 static int stage_laps_to_json(json_t *o, const struct rxr_stage_sum *s)
 {
-	struct rxr_lapfit f;
-	rxr_lapsums_fit(&s->laps, &f);
+	struct rxp_lapfit f;
+	rxp_lapsums_fit(&s->laps, &f);
 	json_t *sums = json_pack("{s:f,s:f,s:f,s:I,s:I,s:I}", "packets_sq", s->laps.sxx,
 				 "cycles_x_packets", s->laps.sxy, "cycles_sq", s->laps.syy,
 				 "excluded_laps", (json_int_t)s->excl_count, "excluded_packets",
@@ -461,10 +461,10 @@ static json_t *samples_to_json(const struct rxr_thread_result *t)
 {
 	json_t *data = json_array();
 	for (size_t i = 0; data && i < t->nsamples; i++) {
-		const struct rxr_sample *s = &t->samples[i];
+		const struct rxp_sample *s = &t->samples[i];
 		json_array_append_new(data, json_pack("[I,I,s,I]", (json_int_t)s->start,
 						      (json_int_t)s->cycles,
-						      rxr_stage_name(s->stage) ? rxr_stage_name(s->stage) : "?",
+						      rxp_stage_name(s->stage) ? rxp_stage_name(s->stage) : "?",
 						      (json_int_t)s->seq));
 	}
 	return json_pack("{s:[s,s,s,s],s:o}", "fields", "start", "cycles", "stage", "seq", "data",
@@ -487,14 +487,14 @@ json_t *rxr_result_to_json(const struct rxr_result *r)
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct rxr_thread_result *t = &r->threads[i];
 		json_t *stages = json_object();
-		for (int s = 0; s < RXR_ST_COUNT; s++)
+		for (int s = 0; s < RXP_ST_COUNT; s++)
 			if (t->stage_mask & (1u << s)) {
 				json_t *js = stage_to_json(&t->st[s]);
 				if (js && stage_below_resolution(&t->st[s])) {
 					json_object_set_new(js, "below_resolution", json_true());
 					coarse++;
 				}
-				json_object_set_new(stages, rxr_stage_name((enum rxr_stage)s), js);
+				json_object_set_new(stages, rxp_stage_name((enum rxp_stage)s), js);
 			}
 		json_t *jt = json_pack("{s:s,s:i,s:I,s:I,s:f,s:o}", "role", t->role, "core", t->core,
 				       "packets", (json_int_t)t->packets, "busy_cycles",
@@ -737,7 +737,7 @@ static int read_samples(struct rd *d, const json_t *jt, const char *path,
 	}
 	for (size_t i = 0; i < n; i++) {
 		json_t *row = json_array_get(data, i);
-		int st = rxr_stage_from_name(json_string_value(json_array_get(row, 2)));
+		int st = rxp_stage_from_name(json_string_value(json_array_get(row, 2)));
 		if (!json_is_array(row) || json_array_size(row) != 4 || st < 0 ||
 		    !json_is_integer(json_array_get(row, 0)) ||
 		    !json_is_integer(json_array_get(row, 1))) {
@@ -753,7 +753,7 @@ static int read_samples(struct rd *d, const json_t *jt, const char *path,
 				i, UINT32_MAX);
 			return -1;
 		}
-		struct rxr_sample *s = &t->samples[t->nsamples++];
+		struct rxp_sample *s = &t->samples[t->nsamples++];
 		s->start = (uint64_t)json_integer_value(json_array_get(row, 0));
 		s->cycles = (uint32_t)json_integer_value(json_array_get(row, 1));
 		s->stage = (uint16_t)st;
@@ -799,7 +799,7 @@ static int read_thread(struct rd *d, const json_t *jt, size_t idx, struct rxr_th
 	json_object_foreach(stages, name, js) {
 		char sp[128];
 		snprintf(sp, sizeof(sp), "%s.stages.%s", path, name);
-		int s = rxr_stage_from_name(name);
+		int s = rxp_stage_from_name(name);
 		if (s < 0) {
 			rd_fail(d, sp, "unknown stage");
 			return -1;
@@ -952,14 +952,14 @@ int rxr_result_check(const struct rxr_result *r, char *field, size_t flen, char 
 		if (!role_ok(t->role))
 			return chk(field, flen, what, wlen, f,
 				   "role: '%s' is not 1-7 characters of [A-Za-z0-9_.-]", t->role);
-		for (int s = 0; s < RXR_ST_COUNT; s++) {
+		for (int s = 0; s < RXP_ST_COUNT; s++) {
 			const struct rxr_stage_sum *st = &t->st[s];
 			if (!(t->stage_mask & (1u << s)) || !st->count)
 				continue;
 			if (!(st->min <= st->p50 && st->p50 <= st->p90 && st->p90 <= st->p99 &&
 			      st->p99 <= st->max)) {
 				snprintf(f, sizeof(f), "threads[%zu].stages.%s", i,
-					 rxr_stage_name((enum rxr_stage)s));
+					 rxp_stage_name((enum rxp_stage)s));
 				return chk(field, flen, what, wlen, f,
 					   "min %llu, p50 %llu, p90 %llu, p99 %llu, max %llu are "
 					   "out of order",

@@ -390,7 +390,7 @@ static bool stages_member(struct scan *c, struct span k, void *arg)
 		return false;
 	memcpy(name, k.s, k.n);
 	name[k.n] = '\0';
-	int si = rxr_stage_from_name(name);
+	int si = rxp_stage_from_name(name);
 	if (si < 0)
 		return false;
 	struct rxr_stage_sum *s = &t->st[si];

@@ -106,7 +106,7 @@ static size_t knob_of_line(const char *line)
 
 /*
  * The point's configuration checked exactly as `rxray run` checks it
- * (rx_engine_check): the same acceptance, the same message, pinned to the
+ * (rxe_check): the same acceptance, the same message, pinned to the
  * spec node of the knob it names. Placement is the sweep's own (cores are
  * handed to each point), and real devices are not opened here: their
  * caps are checked by the trial.
@@ -121,7 +121,7 @@ static int point_check(const struct sweep_spec *s, const struct sweep_point *p, 
 		unsigned flags = RX_CHECK_NO_PLACE;
 		if (!rx_dev_caps_offline(c.device))
 			flags |= RX_CHECK_NO_DEVICE;
-		rc = rx_engine_check(&c, flags, NULL, NULL, line, sizeof(line));
+		rc = rxe_check(&c, flags, NULL, NULL, line, sizeof(line));
 	}
 	if (!rc)
 		return 0;

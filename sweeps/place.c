@@ -59,12 +59,12 @@ int sweep_cores_available(const struct sweep_spec *spec, int *cores, int max)
 		memcpy(cores, spec->cores, (size_t)n * sizeof(*cores));
 		return n;
 	}
-	int n = rxr_cores_available();
+	int n = rxp_cores_available();
 	if (n > max)
 		n = max;
 	int got = 0;
 	for (int i = 0; i < n; i++) {
-		int c = rxr_core_nth(i);
+		int c = rxp_core_nth(i);
 		if (c >= 0)
 			cores[got++] = c;
 	}
@@ -90,7 +90,7 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 		unsigned flags = RX_CHECK_NO_PLACE;
 		if (!rx_dev_caps_offline(c.device))
 			flags |= RX_CHECK_NO_DEVICE;
-		rc = rx_engine_check(&c, flags, &caps, NULL, err, sizeof(err));
+		rc = rxe_check(&c, flags, &caps, NULL, err, sizeof(err));
 	}
 	if (!rc) {
 		c.allow_oversubscribe = true;
@@ -99,7 +99,7 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 	}
 	if (rc < 0) {
 		/* cut at the reason's size, never mid-character */
-		size_t n = rxr_utf8_prefix(err, strlen(err), sizeof(pl->reason) - 1);
+		size_t n = rxp_utf8_prefix(err, strlen(err), sizeof(pl->reason) - 1);
 		memcpy(pl->reason, err, n);
 		pl->reason[n] = '\0';
 		return 0;

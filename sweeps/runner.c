@@ -152,10 +152,10 @@ static int trial_run(void *ctx, struct sweep_trial *t)
 	json_decref(c->replay);
 	c->replay = NULL;
 	progress_trial(c->pg);
-	double t0 = rxr_mono_seconds();
+	double t0 = rxp_mono_seconds();
 	int rc = sweep_trial_exec(&c->x, t);
 	/* the search's time budget counts what a trial really costs */
-	t->wall_seconds = rxr_mono_seconds() - t0;
+	t->wall_seconds = rxp_mono_seconds() - t0;
 	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
 		write_failed(c, rc, c->x.tmpdir, "a trial could not write its result");
 	if (rc < 0)
@@ -394,16 +394,16 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	int ret = -EIO;
 	int rc = sweep_matrix_expand(spec, &pts, &npts, err, sizeof(err));
 	if (rc < 0) {
-		rxr_err("sweep", "%s", rc == -EINVAL ? err : strerror(-rc));
+		rxp_err("sweep", "%s", rc == -EINVAL ? err : strerror(-rc));
 		return rc;
 	}
 	int ncores = sweep_cores_available(spec, cores, SWEEP_MAX_CORES);
 	if (ncores <= 0) {
-		rxr_err("sweep", "no cores available");
+		rxp_err("sweep", "no cores available");
 		goto out;
 	}
 	struct progress pg = {.tty = isatty(STDERR_FILENO), .quiet = o->quiet, .n = npts,
-			      .t0 = rxr_mono_seconds()};
+			      .t0 = rxp_mono_seconds()};
 	pg.est_point = 6 * (spec->search.initial_seconds + 0.3);
 	struct trial_ctx c = {.x = {.runner = o->runner, .tmpdir = tmpdir, .spec = spec,
 				    .stop = stop},
@@ -422,33 +422,33 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	}
 	rc = sweep_store_open(&st, dir, o->resume, note, sizeof(note), err, sizeof(err));
 	if (rc < 0) {
-		rxr_err("sweep", "%s", err);
+		rxp_err("sweep", "%s", err);
 		ret = rc == -EEXIST ? -EINVAL : rc;
 		goto out;
 	}
 	if (note[0])
-		rxr_err("sweep", "%s", note);
+		rxp_err("sweep", "%s", note);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/.trial", dir);
 	/* a SIGKILL'd sweep's trial may still run (and hold its cores) */
 	if (sweep_trial_reap(tmpdir, note, sizeof(note), err, sizeof(err)) < 0) {
-		rxr_err("sweep", "%s", err);
+		rxp_err("sweep", "%s", err);
 		goto out;
 	}
 	if (note[0])
-		rxr_err("sweep", "%s", note);
+		rxp_err("sweep", "%s", note);
 	if (mkdir(tmpdir, 0755) < 0 && errno != EEXIST) {
-		rxr_err("sweep", "%s: %s", tmpdir, strerror(errno));
+		rxp_err("sweep", "%s: %s", tmpdir, strerror(errno));
 		goto out;
 	}
 	if (copy_spec(spec->path, dir, err, sizeof(err)) < 0) {
-		rxr_err("sweep", "%s", err);
+		rxp_err("sweep", "%s", err);
 		goto out;
 	}
 	canary_calibrate(o->quiet);
 	size_t skipped = 0, left = 0; /* left: points this run still has to run */
 	for (size_t i = 0; i < npts; i++)
 		left += !json_object_get(st.done, pts[i].key);
-	const double sweep_t0 = rxr_mono_seconds();
+	const double sweep_t0 = rxp_mono_seconds();
 	for (size_t i = 0; i < npts && !(stop && *stop); i++) {
 		const struct sweep_point *p = &pts[i];
 		pg.i = i + 1;
@@ -465,7 +465,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		c.replay = json_incref(json_object_get(st.partial, p->key));
 		c.replayed = 0;
 		c.err[0] = '\0';
-		double t0 = rxr_mono_seconds();
+		double t0 = rxp_mono_seconds();
 		struct sweep_search_cfg scfg = spec->search;
 		scfg.budget_cap_seconds = point_share(spec, left--, t0 - sweep_t0);
 		json_t *sum = NULL;
@@ -475,10 +475,10 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		if (rc < 0) {
 			json_decref(sum);
 			if (rc != -EINTR)
-				rxr_err("sweep", "%s", c.err[0] ? c.err : strerror(-rc));
+				rxp_err("sweep", "%s", c.err[0] ? c.err : strerror(-rc));
 			break;
 		}
-		double secs = rxr_mono_seconds() - t0;
+		double secs = rxp_mono_seconds() - t0;
 		if (pl.feasible) {
 			pg.ran++;
 			pg.spent += secs;
@@ -499,7 +499,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	}
 	if (!o->quiet) {
 		char el[16];
-		fmt_eta(rxr_mono_seconds() - pg.t0, el, sizeof(el));
+		fmt_eta(rxp_mono_seconds() - pg.t0, el, sizeof(el));
 		fprintf(stderr, "rxray sweep: %zu points (%zu from an earlier run) in %s; results in "
 				"%s\n", npts, skipped, el, st.path);
 	}

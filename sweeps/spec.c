@@ -197,11 +197,11 @@ static int parse_value(struct ctx *c, size_t k, const yaml_node_t *n,
 		return fail(c, n, name, "value too long (%zu characters, at most %zu)", strlen(s),
 			    sizeof(v->text) - 1);
 	if ((int)k == sweep_knob_find("engine")) {
-		const struct rx_engine_ops *e = rx_engine_find(s);
+		const struct rx_engine_ops *e = rxe_find(s);
 		char list[160];
 		if (!e)
 			return fail(c, n, name, "unknown value '%s' (expected %s)", s,
-				    rx_engine_list(list, sizeof(list), " | "));
+				    rxe_list(list, sizeof(list), " | "));
 		snprintf(v->text, sizeof(v->text), "%s", s);
 		return 0;
 	}
@@ -327,7 +327,7 @@ static int parse_cores(struct ctx *c, const yaml_node_t *n)
 		const yaml_node_t *it = yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
 		uint64_t v;
 		const char *s = scalar(it);
-		if (!s || rxr_parse_u64(s, 0, 4095, &v) < 0)
+		if (!s || rxp_parse_u64(s, 0, 4095, &v) < 0)
 			return fail(c, it, "cores", "expected a core number 0..4095, got %s%s%s",
 				    s ? "'" : "", s ? s : node_kind(it), s ? "'" : "");
 		for (size_t j = 0; j < i; j++)
@@ -344,7 +344,7 @@ static int parse_ratio(struct ctx *c, const yaml_node_t *n, const char *field, d
 		       double max, double *out)
 {
 	const char *s = scalar(n);
-	if (!s || rxr_parse_double(s, min, max, out) < 0)
+	if (!s || rxp_parse_double(s, min, max, out) < 0)
 		return fail(c, n, field, "expected a number in [%g, %g], got %s%s%s", min, max,
 			    s ? "'" : "", s ? s : node_kind(n), s ? "'" : "");
 	return 0;
@@ -390,14 +390,14 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 			double *dst = name[0] == 't' && name[1] == 'r' ? &s->trial_seconds
 				      : name[0] == 'i'		   ? &s->initial_seconds
 									   : &s->timeout;
-			rc = (!sv || rxr_parse_seconds(sv, 0.01, 3600, dst) < 0)
+			rc = (!sv || rxp_parse_seconds(sv, 0.01, 3600, dst) < 0)
 				     ? fail(c, v, field,
 					    "expected a duration in [10ms, 1h] like 0.25, 250ms or "
 					    "2s, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
 		} else if (!strcmp(name, "total_budget")) {
-			rc = (!sv || rxr_parse_seconds(sv, 0, 7 * 86400, &s->total_budget_seconds) < 0)
+			rc = (!sv || rxp_parse_seconds(sv, 0, 7 * 86400, &s->total_budget_seconds) < 0)
 				     ? fail(c, v, field,
 					    "expected a duration in [0, 7 days] like 170s or 3600, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
@@ -405,14 +405,14 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 		} else if (!strcmp(name, "budget")) {
 			/* time per point: the trials' wall time (0 = max_trials x
 			 * (trial_seconds + 0.7 s)) */
-			rc = (!sv || rxr_parse_seconds(sv, 0, 86400, &s->budget_seconds) < 0)
+			rc = (!sv || rxp_parse_seconds(sv, 0, 86400, &s->budget_seconds) < 0)
 				     ? fail(c, v, field,
 					    "expected a duration in [0, 24h] like 30 or 90s, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
 		} else if (!strcmp(name, "max_retries")) {
 			uint64_t t;
-			rc = (!sv || rxr_parse_u64(sv, 0, 100, &t) < 0)
+			rc = (!sv || rxp_parse_u64(sv, 0, 100, &t) < 0)
 				     ? fail(c, v, field, "expected an integer in [0, 100], got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
@@ -420,7 +420,7 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 				s->max_retries = (unsigned)t;
 		} else if (!strcmp(name, "max_trials")) {
 			uint64_t t;
-			rc = (!sv || rxr_parse_u64(sv, 1, 1000, &t) < 0)
+			rc = (!sv || rxp_parse_u64(sv, 1, 1000, &t) < 0)
 				     ? fail(c, v, field, "expected an integer in [1, 1000], got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
@@ -428,7 +428,7 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 				s->max_trials = (unsigned)t;
 		} else if (!strcmp(name, "min_rate") || !strcmp(name, "max_rate")) {
 			double *dst = name[1] == 'i' ? &s->min_rate : &s->max_rate;
-			rc = (!sv || rxr_parse_rate(sv, dst) < 0 || (name[1] == 'i' && *dst <= 0))
+			rc = (!sv || rxp_parse_rate(sv, dst) < 0 || (name[1] == 'i' && *dst <= 0))
 				     ? fail(c, v, field,
 					    "expected a rate in packets/s like 500k or 12M%s, got %s%s%s",
 					    name[1] == 'a' ? " or max" : "", sv ? "'" : "",

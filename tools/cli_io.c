@@ -14,7 +14,7 @@
 #include "rxray/input.h"
 #include "rxray/util.h"
 
-int rxr_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
+int rxt_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
 		   const struct option *lo)
 {
 	/* a leading ':' makes getopt tell a missing value (':') from an unknown option ('?') */
@@ -36,24 +36,24 @@ int rxr_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
 		snprintf(name, sizeof(name), "%.60s", arg);
 	}
 	/* the wording sweep has always used (its tests hold it) */
-	rxr_err(verb, "%s: %s (rxray %s --help)", name,
+	rxp_err(verb, "%s: %s (rxray %s --help)", name,
 		c == ':' ? "needs a value" : "unknown option or missing value", verb);
-	return RXR_CLI_BADOPT;
+	return RXT_CLI_BADOPT;
 }
 
-int rxr_cli_in_check(const char *verb, const char *path, bool dir_ok)
+int rxt_cli_in_check(const char *verb, const char *path, bool dir_ok)
 {
-	char err[RXR_CLI_ERR_LEN];
+	char err[RXT_CLI_ERR_LEN];
 	if (!strcmp(path, "-"))
-		return RXR_EXIT_OK;
+		return RXP_EXIT_OK;
 	int rc = rxr_in_check(path, dir_ok, 0, NULL, err, sizeof(err));
 	if (rc)
-		rxr_err(verb, "%s", err);
-	return rc ? rxr_in_exit_code(rc) : RXR_EXIT_OK;
+		rxp_err(verb, "%s", err);
+	return rc ? rxr_in_exit_code(rc) : RXP_EXIT_OK;
 }
 
 /* Bad output paths are the user's to fix (exit 2); a full disk is not. */
-int rxr_cli_out_exit_code(int rc)
+int rxt_cli_out_exit_code(int rc)
 {
 	switch (-rc) {
 	case EISDIR:
@@ -61,46 +61,46 @@ int rxr_cli_out_exit_code(int rc)
 	case ENOTDIR:
 	case ENAMETOOLONG:
 	case ELOOP:
-		return RXR_EXIT_USAGE;
+		return RXP_EXIT_USAGE;
 	default:
-		return RXR_EXIT_RUNTIME;
+		return RXP_EXIT_RUNTIME;
 	}
 }
 
-int rxr_cli_out_open(const char *verb, const char *path, struct rxr_afile *af)
+int rxt_cli_out_open(const char *verb, const char *path, struct rxr_afile *af)
 {
-	char err[RXR_CLI_ERR_LEN];
+	char err[RXT_CLI_ERR_LEN];
 	int rc = rxr_afile_open_err(af, path, err, sizeof(err));
 	if (!rc)
-		return RXR_EXIT_OK;
-	rxr_err(verb, "-o %s", err);
-	return rxr_cli_out_exit_code(rc);
+		return RXP_EXIT_OK;
+	rxp_err(verb, "-o %s", err);
+	return rxt_cli_out_exit_code(rc);
 }
 
-int rxr_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af, int wrc)
+int rxt_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af, int wrc)
 {
 	if (wrc) {
 		/* a writer that failed on its stream says -EIO: ask the stream */
 		if (wrc == -EIO)
 			wrc = rxr_afile_write_error(af);
 		rxr_afile_abort(af);
-		rxr_err(verb, "writing %s: %s", path, strerror(wrc < 0 ? -wrc : EIO));
-		return RXR_EXIT_RUNTIME;
+		rxp_err(verb, "writing %s: %s", path, strerror(wrc < 0 ? -wrc : EIO));
+		return RXP_EXIT_RUNTIME;
 	}
 	int rc = rxr_afile_commit(af);
 	if (rc) {
-		rxr_err(verb, "%s: %s", path, strerror(-rc));
-		return RXR_EXIT_RUNTIME;
+		rxp_err(verb, "%s: %s", path, strerror(-rc));
+		return RXP_EXIT_RUNTIME;
 	}
-	return RXR_EXIT_OK;
+	return RXP_EXIT_OK;
 }
 
-int rxr_cli_light_frac(const char *verb, const char *arg, double *out)
+int rxt_cli_light_frac(const char *verb, const char *arg, double *out)
 {
 	char *end = NULL;
 	double f = strtod(arg, &end);
 	if (end == arg || *end || !(f > 0) || f > 1)
-		return rxr_usage_err(verb, "--light-frac: '%s' (expected 0 < F <= 1)", arg);
+		return rxp_usage_err(verb, "--light-frac: '%s' (expected 0 < F <= 1)", arg);
 	*out = f;
 	return 0;
 }

@@ -23,14 +23,14 @@
 #include "rxray/util.h"
 
 #define VERB "attach"
-#define RXR_ATTACH_DEFAULT_HZ 249
-#define RXR_ATTACH_DEFAULT_STACK_BYTES 2048
+#define RXT_ATTACH_DEFAULT_HZ 249
+#define RXT_ATTACH_DEFAULT_STACK_BYTES 2048
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
 static struct attach_opts {
 	int pid;
-	int tids[RXR_ATTACH_MAX_THREADS];
+	int tids[RXB_ATTACH_MAX_THREADS];
 	size_t ntids;
 	int lcore;
 	unsigned freq;
@@ -41,9 +41,9 @@ static struct attach_opts {
 	double duty;
 	unsigned top;
 	bool quiet;
-	int stacks; /* enum rxr_stack_mode, or -1 for auto */
+	int stacks; /* enum rxb_stack_mode, or -1 for auto */
 	unsigned stack_bytes;
-	enum rxr_sample_scope scope;
+	enum rxb_sample_scope scope;
 	const char *debug_dir;
 } opts = {
 	.pid = -1,
@@ -63,13 +63,13 @@ static struct attach_opts {
 	 * for PMDs with bigger frames. Events follow the --lcore/--tid
 	 * threads only, so no other CPU is interrupted; no wakeups.
 	 */
-	.freq = RXR_ATTACH_DEFAULT_HZ,
+	.freq = RXT_ATTACH_DEFAULT_HZ,
 	.seconds = 5,
 	.duty = 0.1,
 	.top = 12,
 	.stacks = -1, /* auto: dwarf where it loads, else fp */
-	.stack_bytes = RXR_ATTACH_DEFAULT_STACK_BYTES,
-	.scope = RXR_SCOPE_AUTO,
+	.stack_bytes = RXT_ATTACH_DEFAULT_STACK_BYTES,
+	.scope = RXB_SCOPE_AUTO,
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -97,7 +97,7 @@ static void usage(FILE *f)
 		"                      rte-worker-N / lcore-worker-N), else the busiest thread\n"
 		"                      pinned to core N\n"
 		"  --tid T[,T...]      these threads (default: the whole process)\n"
-		"  --freq HZ           samples per second per event (default " STR(RXR_ATTACH_DEFAULT_HZ)
+		"  --freq HZ           samples per second per event (default " STR(RXT_ATTACH_DEFAULT_HZ)
 		", max 20000)\n"
 		"  --seconds S         window length (default 5; \"500ms\", \"2s\")\n"
 		"  --stacks dwarf|fp   dwarf (default where the kernel allows, x86-64): the top\n"
@@ -106,7 +106,7 @@ static void usage(FILE *f)
 		"                      pointers (distro DPDK) gets whole stacks; fp: the kernel\n"
 		"                      walks frame pointers, such code shows its leaf only\n"
 		"  --stack-bytes N     dwarf: user stack bytes copied per sample, 512-8192 in\n"
-		"                      steps of 512 (default " STR(RXR_ATTACH_DEFAULT_STACK_BYTES)
+		"                      steps of 512 (default " STR(RXT_ATTACH_DEFAULT_STACK_BYTES)
 		": a DPDK RX loop's PMD and\n"
 		"                      mempool frames fit; frames beyond the copy are left\n"
 		"                      out, attach.json counts those stacks as stacks_cut)\n"
@@ -132,9 +132,9 @@ static void usage(FILE *f)
 		"\n"
 		"COST\n"
 		"  A sample interrupts the sampled thread and runs the BPF program, whose\n"
-		"  stack copy is most of its time. The defaults (" STR(RXR_ATTACH_DEFAULT_HZ)
+		"  stack copy is most of its time. The defaults (" STR(RXT_ATTACH_DEFAULT_HZ)
 		" Hz, dwarf stacks of\n"
-		"  " STR(RXR_ATTACH_DEFAULT_STACK_BYTES)
+		"  " STR(RXT_ATTACH_DEFAULT_STACK_BYTES)
 		" bytes, events on the --lcore/--tid threads only) are chosen to\n"
 		"  cost testpmd on net_null at most 2%% of its rate while its cycles/packet\n"
 		"  stay within 5%% of 999 Hz with 8 KiB stacks; bench/attach_overhead\n"
@@ -167,14 +167,14 @@ static int tids_parse(const char *s)
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
-		if (opts.ntids == RXR_ATTACH_MAX_THREADS)
-			return rxr_usage_err(VERB, "--tid: at most %d threads", RXR_ATTACH_MAX_THREADS);
-		if (rxr_parse_u64(tok, 1, 4194304, &v))
-			return rxr_usage_err(VERB, "--tid: '%s' is not a thread id", tok);
+		if (opts.ntids == RXB_ATTACH_MAX_THREADS)
+			return rxp_usage_err(VERB, "--tid: at most %d threads", RXB_ATTACH_MAX_THREADS);
+		if (rxp_parse_u64(tok, 1, 4194304, &v))
+			return rxp_usage_err(VERB, "--tid: '%s' is not a thread id", tok);
 		opts.tids[opts.ntids++] = (int)v;
 	}
 	if (!opts.ntids)
-		return rxr_usage_err(VERB, "--tid: empty list");
+		return rxp_usage_err(VERB, "--tid: empty list");
 	return 0;
 }
 
@@ -208,13 +208,13 @@ static int opts_parse(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (rxr_parse_u64(optarg, 1, 4194304, &v))
-				return rxr_usage_err(VERB, "--pid: '%s' is not a process id", optarg);
+			if (rxp_parse_u64(optarg, 1, 4194304, &v))
+				return rxp_usage_err(VERB, "--pid: '%s' is not a process id", optarg);
 			opts.pid = (int)v;
 			break;
 		case 'l':
-			if (rxr_parse_u64(optarg, 0, 1023, &v))
-				return rxr_usage_err(VERB, "--lcore: '%s' is not a core (0-1023)", optarg);
+			if (rxp_parse_u64(optarg, 0, 1023, &v))
+				return rxp_usage_err(VERB, "--lcore: '%s' is not a core (0-1023)", optarg);
 			opts.lcore = (int)v;
 			break;
 		case 't':
@@ -222,35 +222,35 @@ static int opts_parse(int argc, char **argv)
 				return rc;
 			break;
 		case 'F':
-			if (rxr_parse_u64(optarg, 1, 20000, &v))
-				return rxr_usage_err(VERB, "--freq: '%s' is not 1-20000 Hz", optarg);
+			if (rxp_parse_u64(optarg, 1, 20000, &v))
+				return rxp_usage_err(VERB, "--freq: '%s' is not 1-20000 Hz", optarg);
 			opts.freq = (unsigned)v;
 			break;
 		case 's':
-			if (rxr_parse_seconds(optarg, 0.05, 3600, &opts.seconds))
-				return rxr_usage_err(VERB, "--seconds: '%s' is not 0.05-3600 s", optarg);
+			if (rxp_parse_seconds(optarg, 0.05, 3600, &opts.seconds))
+				return rxp_usage_err(VERB, "--seconds: '%s' is not 0.05-3600 s", optarg);
 			break;
 		case 'P':
 			if (!*optarg || strchr(optarg, '/'))
-				return rxr_usage_err(VERB, "--file-prefix: '%s' is not a prefix", optarg);
+				return rxp_usage_err(VERB, "--file-prefix: '%s' is not a prefix", optarg);
 			opts.prefix = optarg;
 			break;
 		case 'u':
 			opts.uprobes = optarg;
 			break;
 		case 'd':
-			if (rxr_parse_double(optarg, 1, 100, &d))
-				return rxr_usage_err(VERB, "--uprobe-duty: '%s' is not 1-100 (%%)", optarg);
+			if (rxp_parse_double(optarg, 1, 100, &d))
+				return rxp_usage_err(VERB, "--uprobe-duty: '%s' is not 1-100 (%%)", optarg);
 			opts.duty = d / 100;
 			break;
 		case 'o':
 			if (!*optarg)
-				return rxr_usage_err(VERB, "--out: empty path");
+				return rxp_usage_err(VERB, "--out: empty path");
 			opts.out = optarg;
 			break;
 		case 'T':
-			if (rxr_parse_u64(optarg, 1, 1000, &v))
-				return rxr_usage_err(VERB, "--top: '%s' is not 1-1000", optarg);
+			if (rxp_parse_u64(optarg, 1, 1000, &v))
+				return rxp_usage_err(VERB, "--top: '%s' is not 1-1000", optarg);
 			opts.top = (unsigned)v;
 			break;
 		case 'q':
@@ -258,54 +258,54 @@ static int opts_parse(int argc, char **argv)
 			break;
 		case 'S':
 			if (!strcmp(optarg, "fp"))
-				opts.stacks = RXR_STACKS_FP;
+				opts.stacks = RXB_STACKS_FP;
 			else if (!strcmp(optarg, "dwarf"))
-				opts.stacks = RXR_STACKS_DWARF;
+				opts.stacks = RXB_STACKS_DWARF;
 			else
-				return rxr_usage_err(VERB, "--stacks: '%s' is not fp or dwarf", optarg);
+				return rxp_usage_err(VERB, "--stacks: '%s' is not fp or dwarf", optarg);
 			break;
 		case 'B':
-			if (rxr_parse_u64(optarg, 512, 8192, &v) || v % 512)
-				return rxr_usage_err(VERB, "--stack-bytes: '%s' is not 512-8192 in steps "
+			if (rxp_parse_u64(optarg, 512, 8192, &v) || v % 512)
+				return rxp_usage_err(VERB, "--stack-bytes: '%s' is not 512-8192 in steps "
 						     "of 512", optarg);
 			opts.stack_bytes = (unsigned)v;
 			break;
 		case 'O':
 			if (!strcmp(optarg, "threads"))
-				opts.scope = RXR_SCOPE_THREADS;
+				opts.scope = RXB_SCOPE_THREADS;
 			else if (!strcmp(optarg, "cpus"))
-				opts.scope = RXR_SCOPE_CPUS;
+				opts.scope = RXB_SCOPE_CPUS;
 			else
-				return rxr_usage_err(VERB, "--sample-on: '%s' is not threads or cpus",
+				return rxp_usage_err(VERB, "--sample-on: '%s' is not threads or cpus",
 						     optarg);
 			break;
 		case 'D':
 			if (!*optarg)
-				return rxr_usage_err(VERB, "--debug-dir: empty path");
+				return rxp_usage_err(VERB, "--debug-dir: empty path");
 			opts.debug_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			return -1;
 		case ':':
-			return rxr_usage_err(VERB, "%s needs a value", argv[optind - 1]);
+			return rxp_usage_err(VERB, "%s needs a value", argv[optind - 1]);
 		default:
-			return rxr_usage_err(VERB, "unknown option '%s' (rxray attach --help)",
+			return rxp_usage_err(VERB, "unknown option '%s' (rxray attach --help)",
 					     argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return rxr_usage_err(VERB, "unexpected argument '%s'", argv[optind]);
+		return rxp_usage_err(VERB, "unexpected argument '%s'", argv[optind]);
 	if (opts.pid < 0)
-		return rxr_usage_err(VERB, "--pid: required");
+		return rxp_usage_err(VERB, "--pid: required");
 	if (opts.ntids && opts.lcore >= 0)
-		return rxr_usage_err(VERB, "--tid and --lcore: give one of them");
-	if (opts.scope == RXR_SCOPE_THREADS && !opts.ntids && opts.lcore < 0)
-		return rxr_usage_err(VERB, "--sample-on threads: needs --lcore or --tid");
+		return rxp_usage_err(VERB, "--tid and --lcore: give one of them");
+	if (opts.scope == RXB_SCOPE_THREADS && !opts.ntids && opts.lcore < 0)
+		return rxp_usage_err(VERB, "--sample-on threads: needs --lcore or --tid");
 	return 0;
 }
 
-static uint64_t ports_packets(const struct rxr_tele_snap *s)
+static uint64_t ports_packets(const struct rxb_tele_snap *s)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < s->nports; i++)
@@ -314,13 +314,13 @@ static uint64_t ports_packets(const struct rxr_tele_snap *s)
 }
 
 /* Until mono time `until` (or a signal): poll the sampler in slices. */
-static void wait_until(struct rxr_sampler *s, double until)
+static void wait_until(struct rxb_sampler *s, double until)
 {
 	double now;
 
-	while (!stop_requested && (now = rxr_mono_seconds()) < until) {
+	while (!stop_requested && (now = rxp_mono_seconds()) < until) {
 		double left = until - now;
-		rxr_sampler_poll(s, left < 0.1 ? (int)(left * 1000) + 1 : 100);
+		rxb_sampler_poll(s, left < 0.1 ? (int)(left * 1000) + 1 : 100);
 	}
 }
 
@@ -329,10 +329,10 @@ static void wait_until(struct rxr_sampler *s, double until)
  * the target's exit. With them: each second, attach for duty x 1 s, then
  * detach, and count packets over the attached and detached parts.
  */
-static int window_run(struct rxr_sampler *s, struct rxr_tele *tl,
-		      const struct rxr_attach_target *t, struct rxr_profile *p, double start)
+static int window_run(struct rxb_sampler *s, struct rxb_tele *tl,
+		      const struct rxb_attach_target *t, struct rxb_profile *p, double start)
 {
-	struct rxr_tele_snap *snap = NULL;
+	struct rxb_tele_snap *snap = NULL;
 	double on_s = 0, off_s = 0, on_pk = 0, off_pk = 0;
 	double end = start + opts.seconds;
 	int rc = 0;
@@ -340,10 +340,10 @@ static int window_run(struct rxr_sampler *s, struct rxr_tele *tl,
 	if (p->nuprobes && tl && !(snap = malloc(sizeof(*snap))))
 		return -ENOMEM;
 	while (!stop_requested) {
-		double now = rxr_mono_seconds();
+		double now = rxp_mono_seconds();
 		if (now >= end)
 			break;
-		if (!rxr_attach_target_alive(t)) {
+		if (!rxb_attach_target_alive(t)) {
 			rc = -ESRCH;
 			break;
 		}
@@ -359,26 +359,26 @@ static int window_run(struct rxr_sampler *s, struct rxr_tele *tl,
 		double on = opts.duty, period_end = now + 1;
 		if (on > end - now)
 			on = end - now;
-		uint64_t k0 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-		double t0 = rxr_mono_seconds();
-		rc = rxr_sampler_uprobes_set(s, true);
+		uint64_t k0 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+		double t0 = rxp_mono_seconds();
+		rc = rxb_sampler_uprobes_set(s, true);
 		if (rc)
 			break;
 		wait_until(s, t0 + on);
-		uint64_t k1 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-		double t1 = rxr_mono_seconds();
-		rxr_sampler_uprobes_set(s, false);
+		uint64_t k1 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+		double t1 = rxp_mono_seconds();
+		rxb_sampler_uprobes_set(s, false);
 		on_s += t1 - t0;
 		on_pk += (double)(k1 - k0);
 		if (period_end > end)
 			period_end = end;
-		now = rxr_mono_seconds();
+		now = rxp_mono_seconds();
 		if (period_end - now > 0.02 && !stop_requested) {
-			uint64_t k2 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-			double t2 = rxr_mono_seconds();
+			uint64_t k2 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+			double t2 = rxp_mono_seconds();
 			wait_until(s, period_end);
-			uint64_t k3 = snap && !rxr_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-			off_s += rxr_mono_seconds() - t2;
+			uint64_t k3 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
+			off_s += rxp_mono_seconds() - t2;
 			off_pk += (double)(k3 - k2);
 		}
 	}
@@ -394,7 +394,7 @@ static int window_run(struct rxr_sampler *s, struct rxr_tele *tl,
  * pinned to, when another core is left: what rxray costs should not come
  * out of the measured thread's time.
  */
-static void keep_off_target_cores(const struct rxr_attach_target *t)
+static void keep_off_target_cores(const struct rxb_attach_target *t)
 {
 	cpu_set_t set;
 
@@ -408,81 +408,81 @@ static void keep_off_target_cores(const struct rxr_attach_target *t)
 		sched_setaffinity(0, sizeof(keep), &keep);
 }
 
-int rxr_cmd_attach(int argc, char **argv)
+int rxt_cmd_attach(int argc, char **argv)
 {
-	struct rxr_attach_target *t = NULL;
-	struct rxr_profile *p = NULL;
-	struct rxr_tele *tl = NULL;
-	struct rxr_syms *sy = NULL;
-	struct rxr_sampler *s = NULL;
+	struct rxb_attach_target *t = NULL;
+	struct rxb_profile *p = NULL;
+	struct rxb_tele *tl = NULL;
+	struct rxb_syms *sy = NULL;
+	struct rxb_sampler *s = NULL;
 	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
 	char err[512], outdir[256];
-	char up_path[RXR_ATTACH_MAX_UPROBES][256];
-	uint64_t up_off[RXR_ATTACH_MAX_UPROBES];
+	char up_path[RXB_ATTACH_MAX_UPROBES][256];
+	uint64_t up_off[RXB_ATTACH_MAX_UPROBES];
 	size_t nup = 0;
 	uint64_t ns0 = 0, ns1 = 0;
-	int rc, ret = RXR_EXIT_RUNTIME;
+	int rc, ret = RXP_EXIT_RUNTIME;
 
 	rc = opts_parse(argc, argv);
 	if (rc)
-		return rc < 0 ? RXR_EXIT_OK : rc;
+		return rc < 0 ? RXP_EXIT_OK : rc;
 	/* from here on a signal ends the window; cleanup detaches */
 	stop_requested = 0;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	t = calloc(1, sizeof(*t));
-	rxr_profile_open(&p);
+	rxb_profile_open(&p);
 	if (!t || !p) {
-		rxr_err(VERB, "out of memory");
+		rxp_err(VERB, "out of memory");
 		goto cleanup;
 	}
-	rc = rxr_attach_target_resolve(opts.pid, opts.tids, opts.ntids, opts.lcore, t, err,
+	rc = rxb_attach_target_resolve(opts.pid, opts.tids, opts.ntids, opts.lcore, t, err,
 				       sizeof(err));
 	if (rc) {
-		rxr_err(VERB, "%s", err);
-		ret = RXR_EXIT_USAGE;
+		rxp_err(VERB, "%s", err);
+		ret = RXP_EXIT_USAGE;
 		goto cleanup;
 	}
-	rc = rxr_attach_caps_check(err, sizeof(err));
+	rc = rxb_attach_caps_check(err, sizeof(err));
 	if (rc) {
-		rxr_err(VERB, "needs root or CAP_BPF+CAP_PERFMON: missing %s", err);
+		rxp_err(VERB, "needs root or CAP_BPF+CAP_PERFMON: missing %s", err);
 		goto cleanup;
 	}
-	rxr_tele_open(opts.pid, opts.prefix, &tl, err, sizeof(err));
+	rxb_tele_open(opts.pid, opts.prefix, &tl, err, sizeof(err));
 	if (!tl && opts.prefix) {
-		rxr_err(VERB, "%s", err);
-		ret = RXR_EXIT_USAGE;
+		rxp_err(VERB, "%s", err);
+		ret = RXP_EXIT_USAGE;
 		goto cleanup;
 	}
 	if (!tl)
 		fprintf(stderr, "rxray attach: warning: %s; reporting shares without packets\n", err);
-	rxr_syms_open(opts.pid, opts.debug_dir, &sy, err, sizeof(err));
+	rxb_syms_open(opts.pid, opts.debug_dir, &sy, err, sizeof(err));
 	if (!sy) {
-		rxr_err(VERB, "%s", err);
+		rxp_err(VERB, "%s", err);
 		goto cleanup;
 	}
 	/* DPDK labels now, so --uprobes may name them; read again after the window */
-	rxr_syms_dpdk_read(sy, NULL, err, sizeof(err));
+	rxb_syms_dpdk_read(sy, NULL, err, sizeof(err));
 	/* uprobe specs are input: check them all before loading anything */
 	for (char *save = NULL, *tok = opts.uprobes ? strtok_r(opts.uprobes, ",", &save) : NULL;
 	     tok; tok = strtok_r(NULL, ",", &save)) {
-		if (nup == RXR_ATTACH_MAX_UPROBES) {
-			ret = rxr_usage_err(VERB, "--uprobes: at most %d symbols",
-					    RXR_ATTACH_MAX_UPROBES);
+		if (nup == RXB_ATTACH_MAX_UPROBES) {
+			ret = rxp_usage_err(VERB, "--uprobes: at most %d symbols",
+					    RXB_ATTACH_MAX_UPROBES);
 			goto cleanup;
 		}
-		if (rxr_syms_locate(sy, tok, up_path[nup], sizeof(up_path[0]), &up_off[nup], err,
+		if (rxb_syms_locate(sy, tok, up_path[nup], sizeof(up_path[0]), &up_off[nup], err,
 				    sizeof(err))) {
-			rxr_err(VERB, "%s", err);
-			ret = RXR_EXIT_USAGE;
+			rxp_err(VERB, "%s", err);
+			ret = RXP_EXIT_USAGE;
 			goto cleanup;
 		}
 		snprintf(p->uprobes[nup].spec, sizeof(p->uprobes[0].spec), "%s", tok);
 		nup++;
 	}
 	p->nuprobes = nup;
-	rxr_clock_init(50);
+	rxp_clock_init(50);
 	keep_off_target_cores(t);
 
 	/* fill what the profile says about the target */
@@ -494,40 +494,40 @@ int rxr_cmd_attach(int argc, char **argv)
 	for (size_t i = 0; i < t->nthreads; i++)
 		p->tids[i] = t->threads[i].tid;
 	p->freq_hz = opts.freq;
-	p->clock_hz = rxr_clock_get()->hz;
+	p->clock_hz = rxp_clock_get()->hz;
 	snprintf(p->clock_source, sizeof(p->clock_source), "%s",
-		 rxr_clock_source_name(rxr_clock_get()->source));
+		 rxp_clock_source_name(rxp_clock_get()->source));
 
-	struct rxr_sampler_opts so = {.target = t, .freq_hz = opts.freq,
-				      .mode = opts.stacks < 0 ? RXR_STACKS_DWARF : opts.stacks,
+	struct rxb_sampler_opts so = {.target = t, .freq_hz = opts.freq,
+				      .mode = opts.stacks < 0 ? RXB_STACKS_DWARF : opts.stacks,
 				      .scope = opts.scope, .stack_bytes = opts.stack_bytes,
-				      .unwind = rxr_syms_unwind, .unwind_ctx = sy};
-	int src = rxr_sampler_open(&so, &s, err, sizeof(err));
+				      .unwind = rxb_syms_unwind, .unwind_ctx = sy};
+	int src = rxb_sampler_open(&so, &s, err, sizeof(err));
 	if (!s && opts.stacks < 0 && src != -EPERM) {
 		fprintf(stderr, "rxray attach: note: dwarf stacks unavailable (%s); using frame "
 			"pointers\n", err);
-		so.mode = RXR_STACKS_FP;
-		rxr_sampler_open(&so, &s, err, sizeof(err));
+		so.mode = RXB_STACKS_FP;
+		rxb_sampler_open(&so, &s, err, sizeof(err));
 	}
 	if (!s) {
-		rxr_err(VERB, "%s", err);
+		rxp_err(VERB, "%s", err);
 		goto cleanup;
 	}
 	snprintf(p->stack_mode, sizeof(p->stack_mode), "%s",
-		 so.mode == RXR_STACKS_DWARF ? "dwarf" : "fp");
-	snprintf(p->event, sizeof(p->event), "%s", rxr_sampler_event(s));
+		 so.mode == RXB_STACKS_DWARF ? "dwarf" : "fp");
+	snprintf(p->event, sizeof(p->event), "%s", rxb_sampler_event(s));
 	for (size_t i = 0; i < nup; i++)
-		rxr_sampler_uprobe_add(s, up_path[i], up_off[i]);
+		rxb_sampler_uprobe_add(s, up_path[i], up_off[i]);
 
 	/* the window: telemetry and CPU time read at both ends */
-	if (tl && rxr_tele_snapshot(tl, &p->t0)) {
+	if (tl && rxb_tele_snapshot(tl, &p->t0)) {
 		fprintf(stderr, "rxray attach: warning: telemetry read failed; no packets\n");
-		rxr_tele_close(tl);
+		rxb_tele_close(tl);
 		tl = NULL;
 	}
-	double w0 = rxr_mono_seconds();
-	if (rxr_attach_target_cpu_ns(t, &ns0)) {
-		rxr_err(VERB, "pid %d exited", t->pid);
+	double w0 = rxp_mono_seconds();
+	if (rxb_attach_target_cpu_ns(t, &ns0)) {
+		rxp_err(VERB, "pid %d exited", t->pid);
 		goto cleanup;
 	}
 	/* a long window shows it has begun (and a script can wait for this line) */
@@ -535,68 +535,68 @@ int rxr_cmd_attach(int argc, char **argv)
 		fprintf(stderr, "rxray attach: sampling pid %d (%zu thread%s) for %g s; Ctrl-C ends it "
 			"early\n", t->pid, t->nthreads, t->nthreads == 1 ? "" : "s", opts.seconds);
 	rc = window_run(s, tl, t, p, w0);
-	if (rc == -ESRCH || rxr_attach_target_cpu_ns(t, &ns1)) {
-		rxr_err(VERB, "pid %d exited during the window", t->pid);
+	if (rc == -ESRCH || rxb_attach_target_cpu_ns(t, &ns1)) {
+		rxp_err(VERB, "pid %d exited during the window", t->pid);
 		goto cleanup;
 	}
 	if (rc) {
-		rxr_err(VERB, "failed to attach uprobes: %s", strerror(-rc));
+		rxp_err(VERB, "failed to attach uprobes: %s", strerror(-rc));
 		goto cleanup;
 	}
-	p->have_tele = tl && !rxr_tele_snapshot(tl, &p->t1);
-	p->seconds = (p->have_tele ? p->t1.t : rxr_mono_seconds()) - (tl ? p->t0.t : w0);
-	rxr_sampler_stop(s);
+	p->have_tele = tl && !rxb_tele_snapshot(tl, &p->t1);
+	p->seconds = (p->have_tele ? p->t1.t : rxp_mono_seconds()) - (tl ? p->t0.t : w0);
+	rxb_sampler_stop(s);
 	p->interrupted = stop_requested != 0;
 	p->busy_ns = ns1 - ns0;
 	if (tl) {
-		snprintf(p->tele_path, sizeof(p->tele_path), "%s", rxr_tele_path(tl));
-		snprintf(p->tele_version, sizeof(p->tele_version), "%s", rxr_tele_version(tl));
+		snprintf(p->tele_path, sizeof(p->tele_path), "%s", rxb_tele_path(tl));
+		snprintf(p->tele_version, sizeof(p->tele_version), "%s", rxb_tele_version(tl));
 	}
-	rxr_sampler_stats(s, &p->sst);
+	rxb_sampler_stats(s, &p->sst);
 	for (size_t i = 0; i < p->nuprobes; i++)
-		rxr_sampler_uprobe_stat(s, (int)i, &p->uprobes[i].st);
+		rxb_sampler_uprobe_stat(s, (int)i, &p->uprobes[i].st);
 
 	/* DPDK names: the tables are read now, when the ports are surely set up */
 	snprintf(p->debug_dir, sizeof(p->debug_dir), "%s",
 		 opts.debug_dir ? opts.debug_dir : "/usr/lib/debug");
-	rc = rxr_syms_dpdk_read(sy, p->have_tele ? &p->t1 : NULL, err, sizeof(err));
+	rc = rxb_syms_dpdk_read(sy, p->have_tele ? &p->t1 : NULL, err, sizeof(err));
 	if (rc < 0 || err[0])
 		snprintf(p->dpdk_note, sizeof(p->dpdk_note), "%.150s", err);
 	size_t nl = 0;
-	const struct rxr_dpdk_label *dl = rxr_syms_dpdk_labels(sy, &nl);
-	p->ndpdk = nl < RXR_ATTACH_MAX_DPDK ? nl : RXR_ATTACH_MAX_DPDK;
+	const struct rxb_dpdk_label *dl = rxb_syms_dpdk_labels(sy, &nl);
+	p->ndpdk = nl < RXB_ATTACH_MAX_DPDK ? nl : RXB_ATTACH_MAX_DPDK;
 	memcpy(p->dpdk, dl, p->ndpdk * sizeof(*dl));
 
-	rc = rxr_profile_fold(p, s, sy, t);
+	rc = rxb_profile_fold(p, s, sy, t);
 	if (rc) {
-		rxr_err(VERB, "failed to read the samples: %s", strerror(-rc));
+		rxp_err(VERB, "failed to read the samples: %s", strerror(-rc));
 		goto cleanup;
 	}
-	rxr_profile_finish(p);
-	rxr_attach_findings(p);
+	rxb_profile_finish(p);
+	rxa_attach_findings(p);
 	if (opts.out)
 		snprintf(outdir, sizeof(outdir), "%s", opts.out);
 	else
 		snprintf(outdir, sizeof(outdir), "attach-%d", opts.pid);
 	/* attach.json last: its presence says the set is complete */
-	rc = rxr_attach_flame_write(p, outdir, err, sizeof(err));
+	rc = rxa_attach_flame_write(p, outdir, err, sizeof(err));
 	if (!rc)
-		rc = rxr_profile_write(p, outdir, err, sizeof(err));
+		rc = rxb_profile_write(p, outdir, err, sizeof(err));
 	if (rc) {
-		rxr_err(VERB, "failed to write %s", err);
+		rxp_err(VERB, "failed to write %s", err);
 		goto cleanup;
 	}
 	if (!opts.quiet) {
-		rxr_profile_print(p, stdout, opts.top);
+		rxb_profile_print(p, stdout, opts.top);
 		printf("\nfiles       %s/stacks.folded, %s/attach.json, %s/flame.svg (%s)\n", outdir,
 		       outdir, outdir, p->packets ? "cycles per packet" : "samples");
 	}
-	ret = RXR_EXIT_OK;
+	ret = RXP_EXIT_OK;
 cleanup:
-	rxr_sampler_close(s);
-	rxr_syms_close(sy);
-	rxr_tele_close(tl);
-	rxr_profile_free(p);
+	rxb_sampler_close(s);
+	rxb_syms_close(sy);
+	rxb_tele_close(tl);
+	rxb_profile_free(p);
 	free(t);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);

@@ -23,7 +23,7 @@ static void caps_help(void)
 	       "against this host's cores, exactly as `rxray run` would before it\n"
 	       "starts anything. -o writes {caps, config, placement, valid, error}.\n\n"
 	       "OPTIONS\n");
-	rxr_config_print_options(stdout);
+	rxt_config_print_options(stdout);
 	printf("\nEXAMPLES\n"
 	       "  rxray caps --device sim\n"
 	       "  rxray caps --device sim --mode hds --split 2048 --frame 1064\n"
@@ -71,30 +71,30 @@ static int caps_write(const char *path, const struct rx_config *c, const struct 
 	return rc;
 }
 
-int rxr_cmd_caps(int argc, char **argv)
+int rxt_cmd_caps(int argc, char **argv)
 {
 	struct rx_config c;
 	struct rx_caps k;
 	struct rx_placement pl;
 	char err[512] = "", line[520] = "", list[128];
 	rx_config_defaults(&c);
-	int ex = rxr_config_parse_argv(VERB, argc, argv, &c, NULL);
+	int ex = rxt_config_parse_argv(VERB, argc, argv, &c, NULL);
 	if (ex < 0) {
 		caps_help();
-		return RXR_EXIT_OK;
+		return RXP_EXIT_OK;
 	}
 	if (ex)
 		return ex;
-	const struct rx_engine_ops *ops = rx_engine_find(c.engine);
+	const struct rx_engine_ops *ops = rxe_find(c.engine);
 	if (!ops)
-		return rxr_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
-				     c.engine, rx_engine_list(list, sizeof(list), ", "));
+		return rxp_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
+				     c.engine, rxe_list(list, sizeof(list), ", "));
 	memset(&k, 0, sizeof(k));
 	int rc = ops->caps(&c, &k, err, sizeof(err));
 	if (rc < 0) {
-		rxr_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
-		rxr_err(VERB, "%s", line);
-		return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+		rxt_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
+		rxp_err(VERB, "%s", line);
+		return rc == -EINVAL ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
 	}
 	/* the same check `rxray run` and the sweep's --dry-run make */
 	bool placed = rx_run_check(ops, &c, 0, NULL, &pl, err, sizeof(err)) == 0;
@@ -121,13 +121,13 @@ int rxr_cmd_caps(int argc, char **argv)
 		}
 	}
 	if (!placed)
-		rxr_engine_opt_line(err, line, sizeof(line));
+		rxt_engine_opt_line(err, line, sizeof(line));
 	if (c.out[0] && (rc = caps_write(c.out, &c, &k, placed ? &pl : NULL,
 					 placed ? NULL : line)) < 0) {
-		rxr_err(VERB, "%s: cannot write: %s", c.out, strerror(-rc));
-		return RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s: cannot write: %s", c.out, strerror(-rc));
+		return RXP_EXIT_RUNTIME;
 	}
 	if (!placed)
-		return rxr_usage_err(VERB, "%s", line);
-	return RXR_EXIT_OK;
+		return rxp_usage_err(VERB, "%s", line);
+	return RXP_EXIT_OK;
 }

@@ -47,33 +47,33 @@ static void ceiling_usage(FILE *f)
 		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
 }
 
-static double ceiling_light_frac = RXR_MODEL_LIGHT_FRAC;
+static double ceiling_light_frac = RXA_MODEL_LIGHT_FRAC;
 
 /* The cost model's table (light-load prediction, NDR, ratio, named stages). */
-static struct rxr_table *ceiling_model_table(const struct rxr_set *s)
+static struct rxa_table *ceiling_model_table(const struct rxa_set *s)
 {
-	struct rxr_point_model *pm = calloc(s->n ? s->n : 1, sizeof(*pm));
+	struct rxa_point_model *pm = calloc(s->n ? s->n : 1, sizeof(*pm));
 	if (!pm)
 		return NULL;
 	for (size_t i = 0; i < s->n; i++)
-		rxr_point_model_compute(&s->pts[i], ceiling_light_frac, &pm[i]);
-	struct rxr_table *t = NULL;
-	rxr_model_table(s, pm, s->n, &t);
+		rxa_point_model_compute(&s->pts[i], ceiling_light_frac, &pm[i]);
+	struct rxa_table *t = NULL;
+	rxa_model_table(s, pm, s->n, &t);
 	free(pm);
 	return t;
 }
 
-static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struct rxr_set *s,
-			const struct rxr_ceiling *c, size_t n, const struct rxr_family *f, size_t nf)
+static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struct rxa_set *s,
+			const struct rxa_ceiling *c, size_t n, const struct rxa_family *f, size_t nf)
 {
 	if (!strcmp(fmt, "json")) {
-		json_t *j = rxr_ceiling_json(s, c, n, f, nf);
+		json_t *j = rxa_ceiling_json(s, c, n, f, nf);
 		/* the cost model per point, beside the ceiling rows */
 		json_t *cm = json_array();
-		struct rxr_point_model *pm = malloc(sizeof(*pm));
+		struct rxa_point_model *pm = malloc(sizeof(*pm));
 		for (size_t i = 0; j && cm && pm && i < s->n; i++) {
-			rxr_point_model_compute(&s->pts[i], ceiling_light_frac, pm);
-			json_t *one = rxr_point_model_json(pm);
+			rxa_point_model_compute(&s->pts[i], ceiling_light_frac, pm);
+			json_t *one = rxa_point_model_json(pm);
 			if (one)
 				json_object_set_new(one, "point", json_string(s->pts[i].key ? s->pts[i].key : "-"));
 			json_array_append_new(cm, one ? one : json_null());
@@ -88,23 +88,23 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 		fputc('\n', o);
 		return rc ? -EIO : 0;
 	}
-	struct rxr_table *tc = NULL;
-	rxr_ceiling_table(s, c, n, &tc);
-	struct rxr_table *tb = NULL;
-	rxr_bound_table(f, nf, &tb);
-	struct rxr_table *ts = NULL;
-	rxr_seed_table(s, c, n, &ts);
-	struct rxr_table *tm = ceiling_model_table(s);
+	struct rxa_table *tc = NULL;
+	rxa_ceiling_table(s, c, n, &tc);
+	struct rxa_table *tb = NULL;
+	rxa_bound_table(f, nf, &tb);
+	struct rxa_table *ts = NULL;
+	rxa_seed_table(s, c, n, &ts);
+	struct rxa_table *tm = ceiling_model_table(s);
 	int rc = -ENOMEM;
 	if (!tc || !tb || !ts || !tm)
 		goto out;
 	if (!strcmp(fmt, "csv")) {
-		rc = rxr_table_write_csv(!strcmp(table, "bounds") ? tb : !strcmp(table, "seed") ? ts
+		rc = rxa_table_write_csv(!strcmp(table, "bounds") ? tb : !strcmp(table, "seed") ? ts
 								 : !strcmp(table, "model") ? tm : tc, o);
 		goto out;
 	}
 	fprintf(o, "## Ceiling: NDR (measured) vs the light-load model (predicted) (%s)\n\n", s->src);
-	rc = rxr_table_write_md(tc, o);
+	rc = rxa_table_write_md(tc, o);
 	fprintf(o, "\nNDR: the search's measured ceiling. Model: the light-load cost model's"
 		   " prediction (below, never reading the NDR trial). NDR-trial accounting ="
 		   " clock_hz / busy cycles per packet of the NDR trial's bottleneck thread x"
@@ -113,7 +113,7 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 		   " ratio is given).\n");
 	fprintf(o, "\n## Cost model: ceiling predicted from light load\n\n");
 	if (!rc)
-		rc = rxr_table_write_md(tm, o);
+		rc = rxa_table_write_md(tm, o);
 	fprintf(o,
 		"\nPredicted = clock_hz / sum over the bottleneck thread's stages of (a/B + b)"
 		" x queues, a and b fitted per stage over the laps of passing trials at or below"
@@ -125,25 +125,25 @@ static int ceiling_emit(FILE *o, const char *fmt, const char *table, const struc
 		" stage at its packets per lap in the NDR trial, and the thread that limits it"
 		" with its poll lap; a ratio below 1 that it gives back is lap size, not load:"
 		" the receiver lost packets while its laps were still short of B.\n",
-		ceiling_light_frac, RXR_MODEL_LOAD_FACTOR, RXR_MODEL_LOAD_FACTOR);
+		ceiling_light_frac, RXA_MODEL_LOAD_FACTOR, RXA_MODEL_LOAD_FACTOR);
 	fprintf(o, "\n## Bound classification\n\n");
 	if (!rc && tb->nrows)
-		rc = rxr_table_write_md(tb, o);
+		rc = rxa_table_write_md(tb, o);
 	else if (!rc)
 		fprintf(o, "No config has two or more clean frame sizes (oversubscribed, disturbed and "
 			   "unresolved points are left out): nothing to fit.\n");
 	fprintf(o, "\n## %s\n\n", ts->title);
 	if (!rc)
-		rc = rxr_table_write_md(ts, o);
+		rc = rxa_table_write_md(ts, o);
 out:
-	rxr_table_free(tc);
-	rxr_table_free(tb);
-	rxr_table_free(ts);
-	rxr_table_free(tm);
+	rxa_table_free(tc);
+	rxa_table_free(tb);
+	rxa_table_free(ts);
+	rxa_table_free(tm);
 	return rc;
 }
 
-int rxr_cmd_ceiling(int argc, char **argv)
+int rxt_cmd_ceiling(int argc, char **argv)
 {
 	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
 					   {"table", required_argument, NULL, 'T'},
@@ -155,42 +155,42 @@ int rxr_cmd_ceiling(int argc, char **argv)
 	const char *fmt = "md", *table = "ceiling", *output = "-", *select = NULL;
 	int c;
 	optind = 1;
-	while ((c = rxr_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
+	while ((c = rxt_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'T': table = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': select = optarg; break;
 		case 'L':
-			if (rxr_cli_light_frac(VERB, optarg, &ceiling_light_frac))
-				return RXR_EXIT_USAGE;
+			if (rxt_cli_light_frac(VERB, optarg, &ceiling_light_frac))
+				return RXP_EXIT_USAGE;
 			break;
-		case 'h': ceiling_usage(stdout); return RXR_EXIT_OK;
-		default: return RXR_EXIT_USAGE;
+		case 'h': ceiling_usage(stdout); return RXP_EXIT_OK;
+		default: return RXP_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
-		return rxr_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
+		return rxp_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
 	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed") &&
 	    strcmp(table, "model"))
-		return rxr_usage_err(VERB, "--table: '%s' (expected ceiling, bounds, seed or model)",
+		return rxp_usage_err(VERB, "--table: '%s' (expected ceiling, bounds, seed or model)",
 				     table);
 	if (argc - optind != 1)
-		return rxr_usage_err(VERB, "expected one RESULTS path, got %d (rxray ceiling --help)",
+		return rxp_usage_err(VERB, "expected one RESULTS path, got %d (rxray ceiling --help)",
 				     argc - optind);
-	char err[RXR_ERR_LEN];
-	struct rxr_set *s = NULL, view = {0};
-	struct rxr_sel sel = {0};
-	struct rxr_ceiling *cs = NULL;
-	struct rxr_family *f = NULL;
+	char err[RXA_ERR_LEN];
+	struct rxa_set *s = NULL, view = {0};
+	struct rxa_sel sel = {0};
+	struct rxa_ceiling *cs = NULL;
+	struct rxa_family *f = NULL;
 	struct rxr_afile af = {0};
 	size_t n = 0, nf = 0;
 	int ec = 0;
-	int rc = rxr_cli_set_load(VERB, argv[optind], &s);
+	int rc = rxt_cli_set_load(VERB, argv[optind], &s);
 	if (rc)
 		return rc;
-	if (select && rxr_sel_parse(select, &sel, err, sizeof(err))) {
-		ec = rxr_usage_err(VERB, "--select: %s", err);
+	if (select && rxa_sel_parse(select, &sel, err, sizeof(err))) {
+		ec = rxp_usage_err(VERB, "--select: %s", err);
 		goto out;
 	}
 	/* a view of the selected points (borrowed), so labels show what varies among them */
@@ -198,33 +198,33 @@ int rxr_cmd_ceiling(int argc, char **argv)
 	view.pts = calloc(s->n, sizeof(*view.pts));
 	cs = calloc(s->n, sizeof(*cs));
 	if (!cs || !view.pts) {
-		ec = RXR_EXIT_RUNTIME;
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	view.n = 0;
 	for (size_t i = 0; i < s->n; i++)
-		if (!select || rxr_sel_match(&sel, s->pts[i].knobs))
+		if (!select || rxa_sel_match(&sel, s->pts[i].knobs))
 			view.pts[view.n++] = s->pts[i];
 	for (size_t i = 0; i < view.n; i++) {
-		rxr_ceiling_compute(&view.pts[i], &cs[n]);
-		rxr_ceiling_model(&cs[n++], ceiling_light_frac);
+		rxa_ceiling_compute(&view.pts[i], &cs[n]);
+		rxa_ceiling_model(&cs[n++], ceiling_light_frac);
 	}
 	if (!n) {
-		ec = rxr_usage_err(VERB, "--select %s: no point matches", select);
+		ec = rxp_usage_err(VERB, "--select %s: no point matches", select);
 		goto out;
 	}
-	if (rxr_families_build(&view, cs, n, &f, &nf)) {
-		ec = RXR_EXIT_RUNTIME;
+	if (rxa_families_build(&view, cs, n, &f, &nf)) {
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
-	if ((ec = rxr_cli_out_open(VERB, output, &af)))
+	if ((ec = rxt_cli_out_open(VERB, output, &af)))
 		goto out;
-	ec = rxr_cli_out_finish(VERB, output, &af, ceiling_emit(af.f, fmt, table, &view, cs, n, f, nf));
+	ec = rxt_cli_out_finish(VERB, output, &af, ceiling_emit(af.f, fmt, table, &view, cs, n, f, nf));
 out:
-	rxr_families_free(f, nf);
+	rxa_families_free(f, nf);
 	free(cs);
 	free(view.pts);
-	rxr_sel_free(&sel);
-	rxr_set_free(s);
+	rxa_sel_free(&sel);
+	rxa_set_free(s);
 	return ec;
 }

@@ -47,7 +47,7 @@ static void diff_usage(FILE *f)
 }
 
 /* The knobs the selectors name: a pair differs there by construction. */
-static size_t diff_skip(const struct rxr_sel *sa, const struct rxr_sel *sb, const char **skip)
+static size_t diff_skip(const struct rxa_sel *sa, const struct rxa_sel *sb, const char **skip)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < sa->n; i++)
@@ -59,22 +59,22 @@ static size_t diff_skip(const struct rxr_sel *sa, const struct rxr_sel *sb, cons
 
 /* Why a point's figures are not clean ("oversubscribed", "disturbed",
  * "unresolved"), or NULL. */
-static const char *diff_mark(const struct rxr_point *p)
+static const char *diff_mark(const struct rxa_point *p)
 {
 	const char *why = NULL;
-	return rxr_point_clean(p, &why) ? NULL : why;
+	return rxa_point_clean(p, &why) ? NULL : why;
 }
 
-static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa,
-		     const struct rxr_point *pb, const char *la, const char *lb, const char *rest,
+static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxa_point *pa,
+		     const struct rxa_point *pb, const char *la, const char *lb, const char *rest,
 		     size_t rows)
 {
-	struct rxr_diff d;
-	int rc = rxr_diff_compute(rxr_point_run(pa), rxr_point_run(pb), pb->knobs, la, lb, &d);
+	struct rxa_diff d;
+	int rc = rxa_diff_compute(rxa_point_run(pa), rxa_point_run(pb), pb->knobs, la, lb, &d);
 	if (rc)
 		return rc;
 	if (json) {
-		json_t *j = rxr_diff_json(&d, la, lb);
+		json_t *j = rxa_diff_json(&d, la, lb);
 		if (j) {
 			json_object_set_new(j, "point_a", json_string(pa->key));
 			json_object_set_new(j, "point_b", json_string(pb->key));
@@ -84,13 +84,13 @@ static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa
 						      "b", mb ? json_string(mb) : json_null()));
 		}
 		rc = j ? json_array_append_new(arr, j) : -ENOMEM;
-		rxr_diff_free(&d);
+		rxa_diff_free(&d);
 		return rc ? -ENOMEM : 0;
 	}
-	struct rxr_table *t = NULL;
-	rxr_diff_table(&d, la, lb, rows, &t);
-	struct rxr_table *w = NULL;
-	rxr_whatif_table(&d, &w);
+	struct rxa_table *t = NULL;
+	rxa_diff_table(&d, la, lb, rows, &t);
+	struct rxa_table *w = NULL;
+	rxa_whatif_table(&d, &w);
 	if (!t || !w) {
 		rc = -ENOMEM;
 		goto out;
@@ -103,27 +103,27 @@ static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxr_point *pa
 			ma ? la : "", ma ? " " : "", ma ? ma : "", ma && mb ? "; " : "", mb ? lb : "",
 			mb ? " " : "", mb ? mb : "");
 	fprintf(o, "**%s**\n\n", d.verdict);
-	rc = rxr_table_write_md(t, o);
+	rc = rxa_table_write_md(t, o);
 	if (!rc && w->nrows) {
 		fprintf(o, "\nWhat %s would reach if one stage of its %s thread cost what it costs in %s:\n\n",
 			d.whatif_run, d.whatif_thread, d.whatif_from);
-		rc = rxr_table_write_md(w, o);
+		rc = rxa_table_write_md(w, o);
 	}
 	fputc('\n', o);
 out:
-	rxr_table_free(t);
-	rxr_table_free(w);
-	rxr_diff_free(&d);
+	rxa_table_free(t);
+	rxa_table_free(w);
+	rxa_diff_free(&d);
 	return rc;
 }
 
 /* The one measured point of a set, or NULL (with the count in *n). */
-static const struct rxr_point *only_point(const struct rxr_set *s, size_t *n)
+static const struct rxa_point *only_point(const struct rxa_set *s, size_t *n)
 {
-	const struct rxr_point *p = NULL;
+	const struct rxa_point *p = NULL;
 	*n = 0;
 	for (size_t i = 0; i < s->n; i++)
-		if (rxr_point_run(&s->pts[i])) {
+		if (rxa_point_run(&s->pts[i])) {
 			p = &s->pts[i];
 			(*n)++;
 		}
@@ -131,15 +131,15 @@ static const struct rxr_point *only_point(const struct rxr_set *s, size_t *n)
 }
 
 /* Write doc-or-markdown for one pair to output; the common tail of both forms. */
-static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, const char *la,
+static int diff_emit(const struct rxa_point *pa, const struct rxa_point *pb, const char *la,
 		     const char *lb, bool json, const char *output, size_t rows)
 {
 	struct rxr_afile af = {0};
 	json_t *arr = json ? json_array() : NULL;
 	int rc;
 	if (json && !arr)
-		return RXR_EXIT_RUNTIME;
-	if ((rc = rxr_cli_out_open(VERB, output, &af))) {
+		return RXP_EXIT_RUNTIME;
+	if ((rc = rxt_cli_out_open(VERB, output, &af))) {
 		json_decref(arr);
 		return rc;
 	}
@@ -152,23 +152,23 @@ static int diff_emit(const struct rxr_point *pa, const struct rxr_point *pb, con
 		json_decref(doc);
 	}
 	json_decref(arr);
-	return rxr_cli_out_finish(VERB, output, &af, rc);
+	return rxt_cli_out_finish(VERB, output, &af, rc);
 }
 
 static int diff_files(const char *fa, const char *fb, bool json, const char *output, size_t rows)
 {
-	struct rxr_set *sa = NULL, *sb = NULL;
-	int ec = RXR_EXIT_OK;
+	struct rxa_set *sa = NULL, *sb = NULL;
+	int ec = RXP_EXIT_OK;
 	const char *files[2] = {fa, fb};
-	struct rxr_set **sets[2] = {&sa, &sb};
-	const struct rxr_point *p[2] = {NULL, NULL};
+	struct rxa_set **sets[2] = {&sa, &sb};
+	const struct rxa_point *p[2] = {NULL, NULL};
 	for (int i = 0; i < 2; i++) {
 		size_t n;
-		if ((ec = rxr_cli_set_load(VERB, files[i], sets[i])))
+		if ((ec = rxt_cli_set_load(VERB, files[i], sets[i])))
 			goto out;
 		p[i] = only_point(*sets[i], &n);
 		if (!p[i]) {
-			ec = rxr_usage_err(VERB,
+			ec = rxp_usage_err(VERB,
 					   "%s: holds %zu measured points; name them: rxray diff "
 					   "RESULTS A B",
 					   files[i], n);
@@ -179,12 +179,12 @@ static int diff_files(const char *fa, const char *fb, bool json, const char *out
 	const char *lb = strrchr(fb, '/') ? strrchr(fb, '/') + 1 : fb;
 	ec = diff_emit(p[0], p[1], la, lb, json, output, rows);
 out:
-	rxr_set_free(sa);
-	rxr_set_free(sb);
+	rxa_set_free(sa);
+	rxa_set_free(sb);
 	return ec;
 }
 
-int rxr_cmd_diff(int argc, char **argv)
+int rxt_cmd_diff(int argc, char **argv)
 {
 	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
 					   {"rows", required_argument, NULL, 'n'},
@@ -195,74 +195,74 @@ int rxr_cmd_diff(int argc, char **argv)
 	uint64_t rows = 12;
 	int c;
 	optind = 1;
-	while ((c = rxr_cli_getopt(VERB, argc, argv, "f:n:o:h", lo)) != -1) {
+	while ((c = rxt_cli_getopt(VERB, argc, argv, "f:n:o:h", lo)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'o': output = optarg; break;
 		case 'n':
-			if (rxr_parse_u64(optarg, 0, 100000, &rows))
-				return rxr_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
+			if (rxp_parse_u64(optarg, 0, 100000, &rows))
+				return rxp_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
 			break;
-		case 'h': diff_usage(stdout); return RXR_EXIT_OK;
-		default: return RXR_EXIT_USAGE;
+		case 'h': diff_usage(stdout); return RXP_EXIT_OK;
+		default: return RXP_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "json"))
-		return rxr_usage_err(VERB, "--format: '%s' (expected md or json)", fmt);
+		return rxp_usage_err(VERB, "--format: '%s' (expected md or json)", fmt);
 	if (argc - optind == 2)
 		return diff_files(argv[optind], argv[optind + 1], !strcmp(fmt, "json"), output,
 				  (size_t)rows);
 	if (argc - optind != 3)
-		return rxr_usage_err(VERB, "expected RUN_A RUN_B or RESULTS A B, got %d argument%s "
+		return rxp_usage_err(VERB, "expected RUN_A RUN_B or RESULTS A B, got %d argument%s "
 					   "(rxray diff --help)", argc - optind, argc - optind == 1 ? "" : "s");
-	char err[RXR_ERR_LEN];
-	struct rxr_set *s = NULL;
-	struct rxr_sel sa = {0}, sb = {0};
+	char err[RXA_ERR_LEN];
+	struct rxa_set *s = NULL;
+	struct rxa_sel sa = {0}, sb = {0};
 	struct rxr_afile af = {0};
 	json_t *arr = NULL;
 	int ec = 0, rc;
-	if (rxr_sel_parse(argv[optind + 1], &sa, err, sizeof(err)) ||
-	    rxr_sel_parse(argv[optind + 2], &sb, err, sizeof(err))) {
-		ec = rxr_usage_err(VERB, "%s", err);
+	if (rxa_sel_parse(argv[optind + 1], &sa, err, sizeof(err)) ||
+	    rxa_sel_parse(argv[optind + 2], &sb, err, sizeof(err))) {
+		ec = rxp_usage_err(VERB, "%s", err);
 		goto out;
 	}
-	if ((ec = rxr_cli_set_load(VERB, argv[optind], &s)))
+	if ((ec = rxt_cli_set_load(VERB, argv[optind], &s)))
 		goto out;
 	char la[128], lb[128];
-	rxr_sel_labels(&sa, &sb, la, lb, sizeof(la));
+	rxa_sel_labels(&sa, &sb, la, lb, sizeof(la));
 	size_t na = 0, nb = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		na += rxr_sel_match(&sa, s->pts[i].knobs) && rxr_point_run(&s->pts[i]);
-		nb += rxr_sel_match(&sb, s->pts[i].knobs) && rxr_point_run(&s->pts[i]);
+		na += rxa_sel_match(&sa, s->pts[i].knobs) && rxa_point_run(&s->pts[i]);
+		nb += rxa_sel_match(&sb, s->pts[i].knobs) && rxa_point_run(&s->pts[i]);
 	}
 	if (!na || !nb) {
-		ec = rxr_usage_err(VERB, "%s: no measured point matches %s", argv[optind],
+		ec = rxp_usage_err(VERB, "%s: no measured point matches %s", argv[optind],
 				   !na ? sa.text : sb.text);
 		goto out;
 	}
 	bool json = !strcmp(fmt, "json");
 	arr = json ? json_array() : NULL;
 	if (json && !arr) {
-		ec = RXR_EXIT_RUNTIME;
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
-	if ((ec = rxr_cli_out_open(VERB, output, &af)))
+	if ((ec = rxt_cli_out_open(VERB, output, &af)))
 		goto out;
 	size_t pairs = 0, ncand = 0, *cand = NULL;
-	const char *skip[2 * RXR_SEL_MAX];
+	const char *skip[2 * RXA_SEL_MAX];
 	size_t nskip = diff_skip(&sa, &sb, skip);
 	bool any = na == 1 && nb == 1; /* one point each: they pair whatever their knobs */
-	if ((rc = rxr_pair_candidates(s, skip, nskip, &sa, &sb, any ? RXR_PAIR_ANY : 0, &cand,
+	if ((rc = rxa_pair_candidates(s, skip, nskip, &sa, &sb, any ? RXA_PAIR_ANY : 0, &cand,
 				      &ncand))) {
 		rxr_afile_abort(&af);
-		ec = RXR_EXIT_RUNTIME;
-		rxr_err(VERB, "%s", strerror(-rc));
+		ec = RXP_EXIT_RUNTIME;
+		rxp_err(VERB, "%s", strerror(-rc));
 		goto out;
 	}
 	for (size_t q = 0; q < ncand && !rc; q++) {
-		const struct rxr_point *pa = &s->pts[cand[2 * q]], *pb = &s->pts[cand[2 * q + 1]];
+		const struct rxa_point *pa = &s->pts[cand[2 * q]], *pb = &s->pts[cand[2 * q + 1]];
 		char ra[1024];
-		if (!rxr_pair_agrees(pa, pb, skip, nskip, ra, sizeof(ra)) && !any)
+		if (!rxa_pair_agrees(pa, pb, skip, nskip, ra, sizeof(ra)) && !any)
 			continue;
 		rc = diff_pair(af.f, json, arr, pa, pb, la, lb, ra, (size_t)rows);
 		pairs++;
@@ -270,7 +270,7 @@ int rxr_cmd_diff(int argc, char **argv)
 	free(cand);
 	if (!rc && !pairs) {
 		rxr_afile_abort(&af);
-		ec = rxr_usage_err(VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
+		ec = rxp_usage_err(VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
 				   argv[optind], sa.text, sb.text);
 		goto out;
 	}
@@ -281,11 +281,11 @@ int rxr_cmd_diff(int argc, char **argv)
 		fputc('\n', af.f);
 		json_decref(doc);
 	}
-	ec = rxr_cli_out_finish(VERB, output, &af, rc);
+	ec = rxt_cli_out_finish(VERB, output, &af, rc);
 out:
 	json_decref(arr);
-	rxr_sel_free(&sa);
-	rxr_sel_free(&sb);
-	rxr_set_free(s);
+	rxa_sel_free(&sa);
+	rxa_sel_free(&sb);
+	rxa_set_free(s);
 	return ec;
 }

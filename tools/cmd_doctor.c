@@ -92,7 +92,7 @@ static long read_long_file(const char *path)
 static void check_cores(struct doctor *d)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	int avail = rxr_cores_available();
+	int avail = rxp_cores_available();
 	if (avail >= 3)
 		report(d, OK, "cores", NULL, "%ld online, %d available to this process", online,
 		       avail);
@@ -107,29 +107,29 @@ static void check_cores(struct doctor *d)
 
 static void check_clock(struct doctor *d, unsigned calib_ms)
 {
-	int rc = rxr_clock_init(calib_ms);
+	int rc = rxp_clock_init(calib_ms);
 	if (rc < 0) {
 		report(d, FAIL, "clock", "check clock_gettime/TSC availability",
 		       "calibration failed: %s", strerror(-rc));
 		return;
 	}
-	const struct rxr_clock *c = rxr_clock_get();
-	enum level lv = (c->source == RXR_CLOCK_MONOTONIC || c->source == RXR_CLOCK_CNTVCT) ? WARN
+	const struct rxp_clock *c = rxp_clock_get();
+	enum level lv = (c->source == RXP_CLOCK_MONOTONIC || c->source == RXP_CLOCK_CNTVCT) ? WARN
 											   : OK;
 	report(d, lv, "clock",
 	       "on x86 use a CPU with invariant TSC; on aarch64 enable PMU user access "
 	       "(sysctl kernel.perf_user_access=1)",
 	       "%s at %.3f MHz, resolution %.1f ns, lap cost %.1f ticks%s%s",
-	       rxr_clock_source_name(c->source), c->hz / 1e6, c->resolution_ns,
+	       rxp_clock_source_name(c->source), c->hz / 1e6, c->resolution_ns,
 	       c->lap_cost_cycles, c->note[0] ? "; " : "", c->note);
 	/* Which clock and why: the better sources this host refused, by name. */
-	report(d, OK, "clock-why", NULL, "chose %s: %s%s", rxr_clock_source_name(c->source),
-	       rxr_clock_why(),
-	       c->source == RXR_CLOCK_CNTVCT
+	report(d, OK, "clock-why", NULL, "chose %s: %s%s", rxp_clock_source_name(c->source),
+	       rxp_clock_why(),
+	       c->source == RXP_CLOCK_CNTVCT
 		       ? "; a stage whose mean lap is under 10 ticks reports burst totals only"
 		       : "");
 #if defined(__x86_64__) || defined(__i386__)
-	bool inv = rxr_clock_tsc_invariant();
+	bool inv = rxp_clock_tsc_invariant();
 	report(d, inv ? OK : WARN, "tsc", "pick a host whose CPU reports constant_tsc and nonstop_tsc",
 	       "invariant TSC %s", inv ? "present (constant_tsc, nonstop_tsc)" : "NOT reported");
 #endif
@@ -222,7 +222,7 @@ static void check_dpdk(struct doctor *d)
 {
 #ifdef RXRAY_DPDK_VERSION
 	/* the registry knows which engines this binary holds */
-	bool engine = rx_engine_find("dpdk") != NULL;
+	bool engine = rxe_find("dpdk") != NULL;
 	report(d, engine ? OK : WARN, "dpdk", "build the DPDK engine (libdpdk-dev)",
 	       "built with DPDK %s%s", RXRAY_DPDK_VERSION,
 	       engine ? ", dpdk engine available" : ", dpdk engine not in this build");
@@ -303,7 +303,7 @@ static void usage(FILE *f)
 		   "  rxray doctor --json | jq '.checks[] | select(.level != \"OK\")'\n");
 }
 
-int rxr_cmd_doctor(int argc, char **argv)
+int rxt_cmd_doctor(int argc, char **argv)
 {
 	struct doctor_opts o = {.json = false, .calib_ms = 200};
 	static const struct option longopts[] = {
@@ -314,27 +314,27 @@ int rxr_cmd_doctor(int argc, char **argv)
 	};
 	int opt;
 	optind = 1;
-	while ((opt = rxr_cli_getopt("doctor", argc, argv, "h", longopts)) != -1) {
+	while ((opt = rxt_cli_getopt("doctor", argc, argv, "h", longopts)) != -1) {
 		uint64_t v;
 		switch (opt) {
 		case 'j': o.json = true; break;
 		case 'c':
-			if (rxr_parse_u64(optarg, 10, 5000, &v))
-				return rxr_usage_err("doctor", "--calib-ms: expected 10..5000, got '%s'",
+			if (rxp_parse_u64(optarg, 10, 5000, &v))
+				return rxp_usage_err("doctor", "--calib-ms: expected 10..5000, got '%s'",
 						     optarg);
 			o.calib_ms = (unsigned)v;
 			break;
-		case 'h': usage(stdout); return RXR_EXIT_OK;
+		case 'h': usage(stdout); return RXP_EXIT_OK;
 		default:
-			return RXR_EXIT_USAGE;
+			return RXP_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
-		return rxr_usage_err("doctor", "unexpected argument '%s'", argv[optind]);
+		return rxp_usage_err("doctor", "unexpected argument '%s'", argv[optind]);
 
 	struct doctor d = {.checks = json_array(), .json = o.json, .worst = OK};
 	if (!d.checks)
-		return RXR_EXIT_RUNTIME;
+		return RXP_EXIT_RUNTIME;
 	check_cores(&d);
 	check_clock(&d, o.calib_ms);
 	check_hugepages(&d);
@@ -353,5 +353,5 @@ int rxr_cmd_doctor(int argc, char **argv)
 		json_decref(d.checks);
 		printf("doctor: %s\n", d.worst == FAIL ? "FAIL" : d.worst == WARN ? "usable, with warnings" : "OK");
 	}
-	return d.worst == FAIL ? RXR_EXIT_RUNTIME : RXR_EXIT_OK;
+	return d.worst == FAIL ? RXP_EXIT_RUNTIME : RXP_EXIT_OK;
 }

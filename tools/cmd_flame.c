@@ -79,20 +79,20 @@ static bool is_results_path(const char *p)
 	return (n >= 5 && !strcmp(p + n - 5, ".json")) || (n >= 6 && !strcmp(p + n - 6, ".jsonl"));
 }
 
-static bool sels_match(const struct rxr_sel *sel, size_t nsel, const json_t *knobs)
+static bool sels_match(const struct rxa_sel *sel, size_t nsel, const json_t *knobs)
 {
 	for (size_t i = 0; i < nsel; i++)
-		if (sel[i].n && !rxr_sel_match(&sel[i], knobs))
+		if (sel[i].n && !rxa_sel_match(&sel[i], knobs))
 			return false;
 	return true;
 }
 
 /* Why a point is not clean (oversubscribed, disturbed, unresolved), once
  * each, into marks ("" when all are clean). */
-static void flame_mark(const struct rxr_point *p, char *marks, size_t len)
+static void flame_mark(const struct rxa_point *p, char *marks, size_t len)
 {
 	const char *why = NULL;
-	if (!marks || rxr_point_clean(p, &why) || !why || strstr(marks, why))
+	if (!marks || rxa_point_clean(p, &why) || !why || strstr(marks, why))
 		return;
 	size_t o = strlen(marks);
 	snprintf(marks + o, len - o, "%s%s", o ? ", " : "", why);
@@ -100,26 +100,26 @@ static void flame_mark(const struct rxr_point *p, char *marks, size_t len)
 
 /* Frames of the points of s matching every selector; count in *n; their
  * marks into marks. */
-static int flame_from_set(struct rxr_flame *f, const struct rxr_set *s, const struct rxr_sel *sel,
+static int flame_from_set(struct rxa_flame *f, const struct rxa_set *s, const struct rxa_sel *sel,
 			  size_t nsel, size_t *n, char *marks, size_t mlen)
 {
 	size_t nvary = 0, hits = 0;
-	const char **vary = rxr_set_varying(s, &nvary);
+	const char **vary = rxa_set_varying(s, &nvary);
 	if (!vary)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++)
-		if (sels_match(sel, nsel, s->pts[i].knobs) && rxr_point_run(&s->pts[i]))
+		if (sels_match(sel, nsel, s->pts[i].knobs) && rxa_point_run(&s->pts[i]))
 			hits++;
 	int rc = 0;
 	*n = 0;
 	for (size_t i = 0; i < s->n && !rc; i++) {
-		const struct rxr_point *p = &s->pts[i];
-		const struct rxr_result *r = rxr_point_run(p);
+		const struct rxa_point *p = &s->pts[i];
+		const struct rxr_result *r = rxa_point_run(p);
 		if (!sels_match(sel, nsel, p->knobs) || !r)
 			continue;
 		char label[512];
-		rxr_point_label(p, vary, nvary, label, sizeof(label));
-		rc = rxr_flame_add_result(f, r, hits > 1 ? label : NULL);
+		rxa_point_label(p, vary, nvary, label, sizeof(label));
+		rc = rxa_flame_add_result(f, r, hits > 1 ? label : NULL);
 		flame_mark(p, marks, mlen);
 		(*n)++;
 	}
@@ -131,127 +131,127 @@ static int flame_from_set(struct rxr_flame *f, const struct rxr_set *s, const st
  * Load one input (results or folded) into f; exit code or 0. Results are
  * filtered by both selectors (--select and a --diff side; NULL = none).
  */
-static int flame_load(struct rxr_flame *f, const char *path, const char *selector,
+static int flame_load(struct rxa_flame *f, const char *path, const char *selector,
 		      const char *side, bool *per_packet, char *marks, size_t mlen)
 {
-	char err[RXR_ERR_LEN];
+	char err[RXA_ERR_LEN];
 	if (!is_results_path(path)) {
-		int rc = rxr_flame_read_folded_file(f, path, err, sizeof(err));
+		int rc = rxa_flame_read_folded_file(f, path, err, sizeof(err));
 		if (rc) {
-			rxr_err(VERB, "%s", err);
-			return rc == -ENOMEM || rc == -EIO ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+			rxp_err(VERB, "%s", err);
+			return rc == -ENOMEM || rc == -EIO ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
 		}
 		*per_packet = false;
 		return 0;
 	}
-	struct rxr_set *s = NULL;
-	struct rxr_sel sel[2] = {{0}, {0}};
+	struct rxa_set *s = NULL;
+	struct rxa_sel sel[2] = {{0}, {0}};
 	int ec = 0;
-	int rc = rxr_cli_set_load(VERB, path, &s);
+	int rc = rxt_cli_set_load(VERB, path, &s);
 	if (rc)
 		return rc;
-	if ((selector && rxr_sel_parse(selector, &sel[0], err, sizeof(err))) ||
-	    (side && rxr_sel_parse(side, &sel[1], err, sizeof(err)))) {
-		ec = rxr_usage_err(VERB, "%s", err);
+	if ((selector && rxa_sel_parse(selector, &sel[0], err, sizeof(err))) ||
+	    (side && rxa_sel_parse(side, &sel[1], err, sizeof(err)))) {
+		ec = rxp_usage_err(VERB, "%s", err);
 		goto out;
 	}
 	size_t n = 0;
 	rc = flame_from_set(f, s, sel, 2, &n, marks, mlen);
 	if (rc) {
-		rxr_err(VERB, "%s: %s", path, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
-	} else if (!n || !(rxr_flame_total(f) > 0)) {
-		ec = rxr_usage_err(VERB, "%s: no point%s with a measured run and stage cycles", path,
+		rxp_err(VERB, "%s: %s", path, strerror(-rc));
+		ec = RXP_EXIT_RUNTIME;
+	} else if (!n || !(rxa_flame_total(f) > 0)) {
+		ec = rxp_usage_err(VERB, "%s: no point%s with a measured run and stage cycles", path,
 				   selector || side ? " matching the selectors" : "");
 	}
 	*per_packet = true;
 out:
-	rxr_sel_free(&sel[0]);
-	rxr_sel_free(&sel[1]);
-	rxr_set_free(s);
+	rxa_sel_free(&sel[0]);
+	rxa_sel_free(&sel[1]);
+	rxa_set_free(s);
 	return ec;
 }
 
 static int flame_trace(const char *path, const char *selector, FILE *o)
 {
-	char err[RXR_ERR_LEN];
-	struct rxr_set *s = NULL;
-	struct rxr_sel sel = {0};
+	char err[RXA_ERR_LEN];
+	struct rxa_set *s = NULL;
+	struct rxa_sel sel = {0};
 	const struct rxr_result **runs = NULL;
 	char **names = NULL;
 	size_t n = 0;
 	int ec = 0, rc;
 	if (!is_results_path(path))
-		return rxr_usage_err(VERB, "%s: --format trace needs run results (.json, .jsonl or a folder)", path);
-	rc = rxr_cli_set_load(VERB, path, &s);
+		return rxp_usage_err(VERB, "%s: --format trace needs run results (.json, .jsonl or a folder)", path);
+	rc = rxt_cli_set_load(VERB, path, &s);
 	if (rc)
 		return rc;
-	if (selector && rxr_sel_parse(selector, &sel, err, sizeof(err))) {
-		ec = rxr_usage_err(VERB, "--select: %s", err);
+	if (selector && rxa_sel_parse(selector, &sel, err, sizeof(err))) {
+		ec = rxp_usage_err(VERB, "--select: %s", err);
 		goto out;
 	}
 	size_t nvary = 0;
-	const char **vary = rxr_set_varying(s, &nvary);
+	const char **vary = rxa_set_varying(s, &nvary);
 	runs = calloc(s->n, sizeof(*runs));
 	names = calloc(s->n, sizeof(*names));
 	if (!vary || !runs || !names) {
 		free(vary);
-		ec = RXR_EXIT_RUNTIME;
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		const struct rxr_point *p = &s->pts[i];
+		const struct rxa_point *p = &s->pts[i];
 		const struct rxr_result *r = p->top_run ? p->top_run : p->ndr_run;
-		if ((selector && !rxr_sel_match(&sel, p->knobs)) || !r || !(r->clock.hz > 0))
+		if ((selector && !rxa_sel_match(&sel, p->knobs)) || !r || !(r->clock.hz > 0))
 			continue;
-		if (rxr_trace_gpu_check(r, err, sizeof(err))) {
+		if (rxa_trace_gpu_check(r, err, sizeof(err))) {
 			free(vary);
-			ec = rxr_usage_err(VERB, "%s: %s", path, err);
+			ec = rxp_usage_err(VERB, "%s: %s", path, err);
 			goto out;
 		}
 		char label[512];
-		rxr_point_label(p, vary, nvary, label, sizeof(label));
+		rxa_point_label(p, vary, nvary, label, sizeof(label));
 		names[n] = strdup(label);
 		runs[n++] = r;
 	}
 	free(vary);
 	if (!n) {
-		ec = rxr_usage_err(VERB, "%s: no run with a clock rate to trace", path);
+		ec = rxp_usage_err(VERB, "%s: no run with a clock rate to trace", path);
 		goto out;
 	}
-	rc = rxr_trace_write(runs, (const char *const *)names, n, o);
+	rc = rxa_trace_write(runs, (const char *const *)names, n, o);
 	if (rc) {
-		rxr_err(VERB, "writing trace: %s", strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "writing trace: %s", strerror(-rc));
+		ec = RXP_EXIT_RUNTIME;
 	}
 out:
 	for (size_t i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
 	free(runs);
-	rxr_sel_free(&sel);
-	rxr_set_free(s);
+	rxa_sel_free(&sel);
+	rxa_set_free(s);
 	return ec;
 }
 
-static int flame_write(const struct flame_opts *op, const struct rxr_flame *a, const struct rxr_flame *b,
+static int flame_write(const struct flame_opts *op, const struct rxa_flame *a, const struct rxa_flame *b,
 		       const char *la, const char *lb, bool per_packet, const char *subtitle, FILE *o)
 {
 	const char *units = per_packet ? "cycles/packet" : op->units;
-	struct rxr_flame_svg_opts so = {.title = op->title, .subtitle = subtitle, .units = units,
+	struct rxa_flame_svg_opts so = {.title = op->title, .subtitle = subtitle, .units = units,
 					.width = op->width, .min_px = op->min_px, .label_a = la,
 					.label_b = lb};
 	int rc;
 	if (!strcmp(op->format, "svg"))
-		rc = a ? rxr_flame_diff_svg_write(a, b, o, &so) : rxr_flame_svg_write(b, o, &so);
+		rc = a ? rxa_flame_diff_svg_write(a, b, o, &so) : rxa_flame_svg_write(b, o, &so);
 	else if (!strcmp(op->format, "folded"))
-		rc = rxr_flame_folded_write(b, o);
+		rc = rxa_flame_folded_write(b, o);
 	else
-		rc = rxr_flame_speedscope_write(b, o, op->title ? op->title : "rxray", "none");
+		rc = rxa_flame_speedscope_write(b, o, op->title ? op->title : "rxray", "none");
 	return rc;
 }
 
-int rxr_cmd_flame(int argc, char **argv)
+int rxt_cmd_flame(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
@@ -265,7 +265,7 @@ int rxr_cmd_flame(int argc, char **argv)
 	int c;
 	uint64_t u;
 	optind = 1;
-	while ((c = rxr_cli_getopt(VERB, argc, argv, "o:f:t:w:s:h", lo)) != -1) {
+	while ((c = rxt_cli_getopt(VERB, argc, argv, "o:f:t:w:s:h", lo)) != -1) {
 		switch (c) {
 		case 'o': op.output = optarg; break;
 		case 'f': op.format = optarg; break;
@@ -274,56 +274,56 @@ int rxr_cmd_flame(int argc, char **argv)
 		case 's': op.select = optarg; break;
 		case 'd': op.diff = true; break;
 		case 'w':
-			if (rxr_parse_u64(optarg, 200, 100000, &u))
-				return rxr_usage_err(VERB, "--width: '%s' is not a pixel count in 200..100000", optarg);
+			if (rxp_parse_u64(optarg, 200, 100000, &u))
+				return rxp_usage_err(VERB, "--width: '%s' is not a pixel count in 200..100000", optarg);
 			op.width = (int)u;
 			break;
 		case 'm':
-			if (rxr_parse_double(optarg, 0.01, 100, &op.min_px))
-				return rxr_usage_err(VERB, "--min-px: '%s' is not a number in 0.01..100", optarg);
+			if (rxp_parse_double(optarg, 0.01, 100, &op.min_px))
+				return rxp_usage_err(VERB, "--min-px: '%s' is not a number in 0.01..100", optarg);
 			break;
 		case 'A':
 		case 'B':
-			if (rxr_parse_u64(optarg, 1, UINT64_MAX, &u))
-				return rxr_usage_err(VERB, "--packets-%c: '%s' is not a count >= 1",
+			if (rxp_parse_u64(optarg, 1, UINT64_MAX, &u))
+				return rxp_usage_err(VERB, "--packets-%c: '%s' is not a count >= 1",
 						     c == 'A' ? 'a' : 'b', optarg);
 			*(c == 'A' ? &op.packets_a : &op.packets_b) = (double)u;
 			break;
-		case 'h': flame_usage(stdout); return RXR_EXIT_OK;
-		default: return RXR_EXIT_USAGE;
+		case 'h': flame_usage(stdout); return RXP_EXIT_OK;
+		default: return RXP_EXIT_USAGE;
 		}
 	}
 	if (strcmp(op.format, "svg") && strcmp(op.format, "folded") && strcmp(op.format, "speedscope") &&
 	    strcmp(op.format, "trace"))
-		return rxr_usage_err(VERB, "--format: '%s' (expected svg, folded, speedscope or trace)", op.format);
+		return rxp_usage_err(VERB, "--format: '%s' (expected svg, folded, speedscope or trace)", op.format);
 	int npos = argc - optind;
 	if (op.diff ? (npos != 2 && npos != 3) : npos != 1)
-		return rxr_usage_err(VERB, "expected %s, got %d argument%s (rxray flame --help)",
+		return rxp_usage_err(VERB, "expected %s, got %d argument%s (rxray flame --help)",
 				     op.diff ? "A B or RESULTS SEL_A SEL_B" : "one INPUT", npos,
 				     npos == 1 ? "" : "s");
 	if (op.diff && strcmp(op.format, "svg"))
-		return rxr_usage_err(VERB, "--diff writes SVG only (got --format %s)", op.format);
+		return rxp_usage_err(VERB, "--diff writes SVG only (got --format %s)", op.format);
 
-	struct rxr_flame *fa = NULL, *fb = NULL;
-	rxr_flame_open(&fb);
+	struct rxa_flame *fa = NULL, *fb = NULL;
+	rxa_flame_open(&fb);
 	struct rxr_afile af = {0};
 	int ec = 0;
 	bool ppa = false, ppb = false;
 	const char *la = NULL, *lb = NULL;
 	char lab_a[128], lab_b[128], mark_a[64] = "", mark_b[64] = "";
 	if (!fb)
-		return RXR_EXIT_RUNTIME;
+		return RXP_EXIT_RUNTIME;
 	if (!strcmp(op.format, "trace")) {
-		if ((ec = rxr_cli_in_check(VERB, argv[optind], true)) ||
-		    (ec = rxr_cli_out_open(VERB, op.output, &af)))
+		if ((ec = rxt_cli_in_check(VERB, argv[optind], true)) ||
+		    (ec = rxt_cli_out_open(VERB, op.output, &af)))
 			goto out;
 		ec = flame_trace(argv[optind], op.select, af.f);
 		goto commit;
 	}
 	if (op.diff) {
-		rxr_flame_open(&fa);
+		rxa_flame_open(&fa);
 		if (!fa) {
-			ec = RXR_EXIT_RUNTIME;
+			ec = RXP_EXIT_RUNTIME;
 			goto out;
 		}
 		const char *in_a = argv[optind], *in_b = argv[optind + 1], *sa = NULL, *sb = NULL;
@@ -333,20 +333,20 @@ int rxr_cmd_flame(int argc, char **argv)
 			in_a = in_b = argv[optind];
 			sa = argv[optind + 1];
 			sb = argv[optind + 2];
-			char err[RXR_ERR_LEN];
-			struct rxr_sel xa, xb;
-			if (rxr_sel_parse(sa, &xa, err, sizeof(err))) {
-				ec = rxr_usage_err(VERB, "%s", err);
+			char err[RXA_ERR_LEN];
+			struct rxa_sel xa, xb;
+			if (rxa_sel_parse(sa, &xa, err, sizeof(err))) {
+				ec = rxp_usage_err(VERB, "%s", err);
 				goto out;
 			}
-			if (rxr_sel_parse(sb, &xb, err, sizeof(err))) {
-				rxr_sel_free(&xa);
-				ec = rxr_usage_err(VERB, "%s", err);
+			if (rxa_sel_parse(sb, &xb, err, sizeof(err))) {
+				rxa_sel_free(&xa);
+				ec = rxp_usage_err(VERB, "%s", err);
 				goto out;
 			}
-			rxr_sel_labels(&xa, &xb, lab_a, lab_b, sizeof(lab_a));
-			rxr_sel_free(&xa);
-			rxr_sel_free(&xb);
+			rxa_sel_labels(&xa, &xb, lab_a, lab_b, sizeof(lab_a));
+			rxa_sel_free(&xa);
+			rxa_sel_free(&xb);
 			la = lab_a;
 			lb = lab_b;
 		}
@@ -356,20 +356,20 @@ int rxr_cmd_flame(int argc, char **argv)
 		if (ec)
 			goto out;
 		if (ppa != ppb) {
-			ec = rxr_usage_err(VERB, "--diff: compare run results with run results, folded with folded");
+			ec = rxp_usage_err(VERB, "--diff: compare run results with run results, folded with folded");
 			goto out;
 		}
 		if (!ppa) {
 			if (isfinite(op.packets_a) != isfinite(op.packets_b)) {
-				ec = rxr_usage_err(VERB, "--packets-a and --packets-b go together");
+				ec = rxp_usage_err(VERB, "--packets-a and --packets-b go together");
 				goto out;
 			}
 			if (isfinite(op.packets_a)) {
-				rxr_flame_scale(fa, 1 / op.packets_a);
-				rxr_flame_scale(fb, 1 / op.packets_b);
+				rxa_flame_scale(fa, 1 / op.packets_a);
+				rxa_flame_scale(fb, 1 / op.packets_b);
 				op.units = "samples/packet";
-			} else if (rxr_flame_total(fa) > 0) {
-				rxr_flame_scale(fa, rxr_flame_total(fb) / rxr_flame_total(fa));
+			} else if (rxa_flame_total(fa) > 0) {
+				rxa_flame_scale(fa, rxa_flame_total(fb) / rxa_flame_total(fa));
 			}
 		}
 	} else {
@@ -377,11 +377,11 @@ int rxr_cmd_flame(int argc, char **argv)
 		if (ec)
 			goto out;
 	}
-	if (!(rxr_flame_total(fb) > 0)) {
-		ec = rxr_usage_err(VERB, "%s: no weight in the input (empty or all counts 0)", argv[argc - 1]);
+	if (!(rxa_flame_total(fb) > 0)) {
+		ec = rxp_usage_err(VERB, "%s: no weight in the input (empty or all counts 0)", argv[argc - 1]);
 		goto out;
 	}
-	if ((ec = rxr_cli_out_open(VERB, op.output, &af)))
+	if ((ec = rxt_cli_out_open(VERB, op.output, &af)))
 		goto out;
 	/* a figure from a disturbed or oversubscribed run says so on the graph */
 	char sub[512] = "";
@@ -393,7 +393,7 @@ int rxr_cmd_flame(int argc, char **argv)
 			snprintf(sub + o, sizeof(sub) - o, "%s %s %s", mark_a[0] ? ";" : "",
 				 fa ? (lb ? lb : "B") : argv[optind], mark_b);
 	}
-	ec = rxr_cli_out_finish(VERB, op.output, &af,
+	ec = rxt_cli_out_finish(VERB, op.output, &af,
 			       flame_write(&op, fa, fb, la, lb, ppb, sub[0] ? sub : NULL, af.f));
 	goto out;
 commit:
@@ -401,9 +401,9 @@ commit:
 	if (ec)
 		rxr_afile_abort(&af);
 	else
-		ec = rxr_cli_out_finish(VERB, op.output, &af, 0);
+		ec = rxt_cli_out_finish(VERB, op.output, &af, 0);
 out:
-	rxr_flame_free(fa);
-	rxr_flame_free(fb);
+	rxa_flame_free(fa);
+	rxa_flame_free(fb);
 	return ec;
 }

@@ -62,20 +62,20 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
  * report.html (plots and flames inline) goes to stdout; the folder is
  * removed either way.
  */
-static int report_to_stdout(const struct rxr_set *s, struct rxr_report_opts *o)
+static int report_to_stdout(const struct rxa_set *s, struct rxo_report_opts *o)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 16], err[RXR_ERR_LEN];
+	char dir[PATH_MAX], path[PATH_MAX + 16], err[RXA_ERR_LEN];
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, sizeof(dir), "%s/rxray-report-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
-		rxr_err(VERB, "%s: %s", dir, strerror(errno));
-		return RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s: %s", dir, strerror(errno));
+		return RXP_EXIT_RUNTIME;
 	}
-	int ec = RXR_EXIT_OK;
-	int rc = rxr_report_write(s, dir, o, err, sizeof(err));
+	int ec = RXP_EXIT_OK;
+	int rc = rxo_report_write(s, dir, o, err, sizeof(err));
 	if (rc) {
-		rxr_err(VERB, "%s", err);
-		ec = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s", err);
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/report.html", dir);
@@ -86,8 +86,8 @@ static int report_to_stdout(const struct rxr_set *s, struct rxr_report_opts *o)
 		if (fwrite(buf, 1, n, stdout) != n)
 			break;
 	if (!in || ferror(in) || fflush(stdout) || ferror(stdout)) {
-		rxr_err(VERB, "writing the report to stdout: %s", strerror(errno ? errno : EIO));
-		ec = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "writing the report to stdout: %s", strerror(errno ? errno : EIO));
+		ec = RXP_EXIT_RUNTIME;
 	}
 	if (in)
 		fclose(in);
@@ -96,7 +96,7 @@ out:
 	return ec;
 }
 
-int rxr_cmd_report(int argc, char **argv)
+int rxt_cmd_report(int argc, char **argv)
 {
 	static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
 					   {"title", required_argument, NULL, 't'},
@@ -105,37 +105,37 @@ int rxr_cmd_report(int argc, char **argv)
 	const char *out = NULL, *title = NULL;
 	int c;
 	optind = 1;
-	while ((c = rxr_cli_getopt(VERB, argc, argv, "o:t:h", lo)) != -1) {
+	while ((c = rxt_cli_getopt(VERB, argc, argv, "o:t:h", lo)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
-		case 'h': report_usage(stdout); return RXR_EXIT_OK;
-		default: return RXR_EXIT_USAGE;
+		case 'h': report_usage(stdout); return RXP_EXIT_OK;
+		default: return RXP_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1)
-		return rxr_usage_err(VERB, "expected one RESULTS path, got %d (rxray report --help)",
+		return rxp_usage_err(VERB, "expected one RESULTS path, got %d (rxray report --help)",
 				     argc - optind);
 	if (!out || !*out)
-		return rxr_usage_err(VERB, "-o DIR: the output folder is required");
-	char err[RXR_ERR_LEN];
-	struct rxr_set *s = NULL;
-	int rc = rxr_cli_set_load(VERB, argv[optind], &s);
+		return rxp_usage_err(VERB, "-o DIR: the output folder is required");
+	char err[RXA_ERR_LEN];
+	struct rxa_set *s = NULL;
+	int rc = rxt_cli_set_load(VERB, argv[optind], &s);
 	if (rc)
 		return rc;
-	struct rxr_report_opts o = {.title = title, .rxray = "rxray", .version = RXRAY_VERSION,
+	struct rxo_report_opts o = {.title = title, .rxray = "rxray", .version = RXRAY_VERSION,
 				    .outdir_arg = out};
 	if (!strcmp(out, "-")) {
 		rc = report_to_stdout(s, &o);
-		rxr_set_free(s);
+		rxa_set_free(s);
 		return rc;
 	}
-	rc = rxr_report_write(s, out, &o, err, sizeof(err));
-	rxr_set_free(s);
+	rc = rxo_report_write(s, out, &o, err, sizeof(err));
+	rxa_set_free(s);
 	if (rc) {
-		rxr_err(VERB, "%s", err);
-		return rc == -EEXIST ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s", err);
+		return rc == -EEXIST ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
 	}
 	printf("rxray report: wrote %s/report.md and %s/report.html\n", out, out);
-	return RXR_EXIT_OK;
+	return RXP_EXIT_OK;
 }

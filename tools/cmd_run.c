@@ -37,7 +37,7 @@ static void run_help(void)
 	printf("USAGE\n  rxray run [options]\n\n"
 	       "Run one configuration on an engine, print where the cycles went, and\n"
 	       "write the result JSON (rxray.run/1).\n\nOPTIONS\n");
-	rxr_config_print_options(stdout);
+	rxt_config_print_options(stdout);
 	run_sample_help(stdout);
 	printf("\nEXAMPLES\n"
 	       "  rxray run --engine verbs --device sim --mode hds --frame 1064 --seconds 2\n"
@@ -88,11 +88,11 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		 * apart, per packet too but outside that figure */
 		const char *sep = "; waiting:";
 		for (int pass = 0; pass < 2; pass++)
-			for (int s = 0; s < RXR_ST_COUNT; s++) {
-				if (!(t->stage_mask & (1u << s)) || rxr_stage_is_wait(s) != pass)
+			for (int s = 0; s < RXP_ST_COUNT; s++) {
+				if (!(t->stage_mask & (1u << s)) || rxp_stage_is_wait(s) != pass)
 					continue;
 				fprintf(f, "%s %s %.1f", pass && sep ? sep : "",
-					rxr_stage_name((enum rxr_stage)s), t->st[s].cycles_per_packet);
+					rxp_stage_name((enum rxp_stage)s), t->st[s].cycles_per_packet);
 				if (pass)
 					sep = NULL;
 			}
@@ -121,7 +121,7 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 	/* cost model: a light-load run predicts its own ceiling (rxray/model.h) */
 	double pred = NAN, head = NAN;
 	if (c->rate_pps > 0)
-		rxr_run_headroom(r, NULL, &pred, &head);
+		rxa_run_headroom(r, NULL, &pred, &head);
 	if (isfinite(pred) && isfinite(head))
 		fprintf(f, "  predicted ceiling %.3f Mpps (cost model from this run's laps%s), "
 			   "headroom %.2fx the offered %.3f Mpps\n",
@@ -146,46 +146,46 @@ static void run_signals(void)
 static int run_fail(int rc, const char *err)
 {
 	char line[520];
-	rxr_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
-	rxr_err(VERB, "%s", line);
-	return rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+	rxt_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
+	rxp_err(VERB, "%s", line);
+	return rc == -EINVAL ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
 }
 
-int rxr_cmd_run(int argc, char **argv)
+int rxt_cmd_run(int argc, char **argv)
 {
 	struct rx_config c;
 	struct rx_caps caps;
 	struct rxr_result *r = NULL;
-	struct rxr_run_opts ro = {0};
+	struct rxt_run_opts ro = {0};
 	struct run_sample *smp = NULL;
 	struct rx_run_watch watch;
 	char err[512];
 	int ex;
 
 	rx_config_defaults(&c);
-	ex = rxr_config_parse_argv(VERB, argc, argv, &c, &ro);
+	ex = rxt_config_parse_argv(VERB, argc, argv, &c, &ro);
 	if (ex < 0) {
 		run_help();
-		return RXR_EXIT_OK;
+		return RXP_EXIT_OK;
 	}
 	if (ex)
 		return ex;
 	/* before anything starts: a run that cannot be sampled never runs */
 	if (ro.sample_hz && (ex = run_sample_check(&c)))
 		return ex;
-	const struct rx_engine_ops *ops = rx_engine_find(c.engine);
+	const struct rx_engine_ops *ops = rxe_find(c.engine);
 	err[0] = '\0';
-	int rc = rx_engine_check(&c, 0, &caps, NULL, err, sizeof(err));
+	int rc = rxe_check(&c, 0, &caps, NULL, err, sizeof(err));
 	if (rc < 0)
 		return run_fail(rc, err);
 	rxr_result_open(&r);
 	if (!r) {
-		rxr_err(VERB, "out of memory");
-		return RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "out of memory");
+		return RXP_EXIT_RUNTIME;
 	}
 	if (ro.sample_hz && run_sample_open(ro.sample_hz, &smp, &watch) < 0) {
-		rxr_err(VERB, "out of memory");
-		ex = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "out of memory");
+		ex = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	run_signals();
@@ -196,13 +196,13 @@ int rxr_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (rc < 0) {
-		rxr_err(VERB, "%s: %s", c.engine, err[0] ? err : strerror(-rc));
-		ex = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s: %s", c.engine, err[0] ? err : strerror(-rc));
+		ex = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	if (smp && (rc = run_sample_finish(smp, r, err, sizeof(err))) < 0) {
-		rxr_err(VERB, "%s", err);
-		ex = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s", err);
+		ex = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	bool conserved = rxr_counters_conserved(&r->c);
@@ -212,19 +212,19 @@ int rxr_cmd_run(int argc, char **argv)
 	if (c.out[0]) {
 		rc = rxr_result_write(r, c.out);
 		if (rc < 0) {
-			rxr_err(VERB, "%s: cannot write the result: %s", c.out, strerror(-rc));
-			ex = rxr_cli_out_exit_code(rc);
+			rxp_err(VERB, "%s: cannot write the result: %s", c.out, strerror(-rc));
+			ex = rxt_cli_out_exit_code(rc);
 			goto out;
 		}
 	}
-	ex = RXR_EXIT_OK;
+	ex = RXP_EXIT_OK;
 	if (!conserved) {
-		rxr_err(VERB,
+		rxp_err(VERB,
 			"counters do not conserve: offered %llu != received %llu + out_of_buffer %llu + nombuf %llu + app_dropped %llu",
 			(unsigned long long)r->c.offered, (unsigned long long)r->c.received,
 			(unsigned long long)r->c.out_of_buffer, (unsigned long long)r->c.nombuf,
 			(unsigned long long)r->c.app_dropped);
-		ex = RXR_EXIT_RUNTIME;
+		ex = RXP_EXIT_RUNTIME;
 	}
 out:
 	run_sample_close(smp);

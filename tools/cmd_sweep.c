@@ -79,17 +79,17 @@ static int sweep_default_load(struct sweep_spec **spec, char *tmp, size_t tmplen
 {
 	char err[SWEEP_ERR_LEN];
 	const char *name = "default.yaml (built in)";
-	size_t len = strlen(rxr_default_spec);
-	int rc = sweep_spec_parse(rxr_default_spec, len, name, spec, err, sizeof(err));
+	size_t len = strlen(rxt_default_spec);
+	int rc = sweep_spec_parse(rxt_default_spec, len, name, spec, err, sizeof(err));
 	if (rc < 0) {
-		rxr_err("sweep", "%s", err);
-		return RXR_EXIT_RUNTIME; /* the binary's own spec: not the user's input */
+		rxp_err("sweep", "%s", err);
+		return RXP_EXIT_RUNTIME; /* the binary's own spec: not the user's input */
 	}
 	const char *dir = getenv("TMPDIR");
 	snprintf(tmp, tmplen, "%s/rxray-default-XXXXXX.yaml", dir && *dir ? dir : "/tmp");
 	int fd = mkstemps(tmp, 5);
-	if (fd < 0 || write(fd, rxr_default_spec, len) != (ssize_t)len) {
-		rxr_err("sweep", "%s: %s", tmp, strerror(errno));
+	if (fd < 0 || write(fd, rxt_default_spec, len) != (ssize_t)len) {
+		rxp_err("sweep", "%s: %s", tmp, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
@@ -97,11 +97,11 @@ static int sweep_default_load(struct sweep_spec **spec, char *tmp, size_t tmplen
 		tmp[0] = '\0';
 		sweep_spec_free(*spec);
 		*spec = NULL;
-		return RXR_EXIT_RUNTIME;
+		return RXP_EXIT_RUNTIME;
 	}
 	close(fd);
 	snprintf((*spec)->path, sizeof((*spec)->path), "%s", tmp);
-	return RXR_EXIT_OK;
+	return RXP_EXIT_OK;
 }
 
 /* A spec file: checked (a regular file under the cap) and parsed. */
@@ -112,16 +112,16 @@ static int sweep_file_load(const char *path, struct sweep_spec **spec)
 	size_t len = 0;
 	int rc = rxr_in_read_all(path, RXR_IN_MAX_SPEC, &text, &len, err, sizeof(err));
 	if (rc < 0) {
-		rxr_err("sweep", "%s", err);
+		rxp_err("sweep", "%s", err);
 		return rxr_in_exit_code(rc);
 	}
 	rc = sweep_spec_parse(text, len, path, spec, err, sizeof(err));
 	free(text);
 	if (rc < 0) {
-		rxr_err("sweep", "%s", err);
-		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+		rxp_err("sweep", "%s", err);
+		return rc == -ENOMEM ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
 	}
-	return RXR_EXIT_OK;
+	return RXP_EXIT_OK;
 }
 
 /*
@@ -131,35 +131,35 @@ static int sweep_file_load(const char *path, struct sweep_spec **spec)
  */
 static int sweep_table(const char *dir)
 {
-	char path[PATH_MAX], err[RXR_CLI_ERR_LEN];
+	char path[PATH_MAX], err[RXT_CLI_ERR_LEN];
 	bool is_dir = false;
 	int rc = rxr_in_check(dir, true, 0, &is_dir, err, sizeof(err));
 	if (!rc && !is_dir)
-		rc = rxr_errf(err, sizeof(err), -ENOTDIR, "--table %s: not a folder (a sweep's result folder is expected)", dir);
+		rc = rxp_errf(err, sizeof(err), -ENOTDIR, "--table %s: not a folder (a sweep's result folder is expected)", dir);
 	if (!rc)
 		rc = sweep_knobs_check(err, sizeof(err));
 	if (rc) {
-		rxr_err("sweep", "%s", err);
+		rxp_err("sweep", "%s", err);
 		return rxr_in_exit_code(rc);
 	}
 	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
 	if ((rc = rxr_in_check(path, false, 0, NULL, err, sizeof(err)))) {
-		rxr_err("sweep", "%s", err);
+		rxp_err("sweep", "%s", err);
 		return rxr_in_exit_code(rc);
 	}
-	struct rxr_set *s = NULL;
-	if ((rc = rxr_cli_set_load("sweep", path, &s)))
+	struct rxa_set *s = NULL;
+	if ((rc = rxt_cli_set_load("sweep", path, &s)))
 		return rc;
-	rxr_set_free(s);
+	rxa_set_free(s);
 	rc = sweep_table_print(stdout, path);
 	if (rc < 0) {
-		rxr_err("sweep", "%s: %s", path, strerror(-rc));
-		return RXR_EXIT_RUNTIME;
+		rxp_err("sweep", "%s: %s", path, strerror(-rc));
+		return RXP_EXIT_RUNTIME;
 	}
-	return RXR_EXIT_OK;
+	return RXP_EXIT_OK;
 }
 
-int rxr_cmd_sweep(int argc, char **argv)
+int rxt_cmd_sweep(int argc, char **argv)
 {
 	struct sweep_cli o = {0};
 	static const struct option opts[] = {
@@ -172,7 +172,7 @@ int rxr_cmd_sweep(int argc, char **argv)
 	int ch;
 	bool print_default = false;
 	optind = 1;
-	while ((ch = rxr_cli_getopt("sweep", argc, argv, "o:qh", opts)) != -1) {
+	while ((ch = rxt_cli_getopt("sweep", argc, argv, "o:qh", opts)) != -1) {
 		switch (ch) {
 		case 'o':
 			o.output = optarg;
@@ -197,31 +197,31 @@ int rxr_cmd_sweep(int argc, char **argv)
 			break;
 		case 'h':
 			sweep_usage(stdout);
-			return RXR_EXIT_OK;
+			return RXP_EXIT_OK;
 		default:
-			return RXR_EXIT_USAGE;
+			return RXP_EXIT_USAGE;
 		}
 	}
 	if (optind < argc - 1)
-		return rxr_usage_err("sweep", "one spec at most, got '%s' and '%s'", argv[optind],
+		return rxp_usage_err("sweep", "one spec at most, got '%s' and '%s'", argv[optind],
 				     argv[optind + 1]);
 	if (print_default) {
-		fputs(rxr_default_spec, stdout);
-		return fflush(stdout) ? RXR_EXIT_RUNTIME : RXR_EXIT_OK;
+		fputs(rxt_default_spec, stdout);
+		return fflush(stdout) ? RXP_EXIT_RUNTIME : RXP_EXIT_OK;
 	}
 	if (o.table)
 		return sweep_table(o.table);
 	if (o.output && !strcmp(o.output, "-"))
-		return rxr_usage_err("sweep", "-o -: a sweep writes a result folder, not a stream "
+		return rxp_usage_err("sweep", "-o -: a sweep writes a result folder, not a stream "
 					      "(rxray sweep --table DIR prints its table)");
 	if (o.output) {
 		/* a result folder: an existing file, FIFO or device there is the user's to fix */
 		struct stat st;
 		if (!stat(o.output, &st) && !S_ISDIR(st.st_mode))
-			return rxr_usage_err("sweep", "-o %s: exists and is not a folder", o.output);
+			return rxp_usage_err("sweep", "-o %s: exists and is not a folder", o.output);
 	}
 	if (o.runner && access(o.runner, X_OK))
-		return rxr_usage_err("sweep", "--runner: %s: %s", o.runner, strerror(errno));
+		return rxp_usage_err("sweep", "--runner: %s: %s", o.runner, strerror(errno));
 
 	struct sweep_spec *spec = NULL;
 	char tmp[PATH_MAX] = "";
@@ -237,7 +237,7 @@ int rxr_cmd_sweep(int argc, char **argv)
 	 * file left with whole lines and resumable, not a core dump mid-line
 	 * (the trials inherit it and say so the same way) */
 	signal(SIGXFSZ, SIG_IGN);
-	struct sweep_opts so = {.runner = o.runner ? o.runner : rxr_self_exe(),
+	struct sweep_opts so = {.runner = o.runner ? o.runner : rxt_self_exe(),
 				.output = o.output,
 				.resume = o.resume,
 				.quiet = o.quiet,
@@ -247,5 +247,5 @@ int rxr_cmd_sweep(int argc, char **argv)
 	sweep_spec_free(spec);
 	if (tmp[0])
 		unlink(tmp);
-	return rc == 0 ? RXR_EXIT_OK : rc == -EINVAL ? RXR_EXIT_USAGE : RXR_EXIT_RUNTIME;
+	return rc == 0 ? RXP_EXIT_OK : rc == -EINVAL ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
 }

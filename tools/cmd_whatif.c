@@ -56,7 +56,7 @@ static void whatif_usage(FILE *f)
 		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
 }
 
-int rxr_cmd_whatif(int argc, char **argv)
+int rxt_cmd_whatif(int argc, char **argv)
 {
 	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
 					   {"output", required_argument, NULL, 'o'},
@@ -65,60 +65,60 @@ int rxr_cmd_whatif(int argc, char **argv)
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	const char *fmt = "md", *output = "-", *select = NULL;
-	double frac = RXR_MODEL_LIGHT_FRAC;
+	double frac = RXA_MODEL_LIGHT_FRAC;
 	int c;
 	optind = 1;
 	/* getopt moves the operands after the options, so options may follow
 	 * INPUT and the changes; a change never starts with '-' (it starts
 	 * with a stage name: STAGE=-K), so none is taken for an option */
-	while ((c = rxr_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
+	while ((c = rxt_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
 		switch (c) {
 		case 'f': fmt = optarg; break;
 		case 'o': output = optarg; break;
 		case 's': select = optarg; break;
 		case 'L':
-			if (rxr_cli_light_frac(VERB, optarg, &frac))
-				return RXR_EXIT_USAGE;
+			if (rxt_cli_light_frac(VERB, optarg, &frac))
+				return RXP_EXIT_USAGE;
 			break;
-		case 'h': whatif_usage(stdout); return RXR_EXIT_OK;
-		default: return RXR_EXIT_USAGE;
+		case 'h': whatif_usage(stdout); return RXP_EXIT_OK;
+		default: return RXP_EXIT_USAGE;
 		}
 	}
 	if (argc - optind < 2) {
 		whatif_usage(stderr);
-		return RXR_EXIT_USAGE;
+		return RXP_EXIT_USAGE;
 	}
 	const char *input = argv[optind];
-	struct rxr_whatif_change ch[WHATIF_MAX_CHANGES];
+	struct rxa_whatif_change ch[WHATIF_MAX_CHANGES];
 	size_t nch = 0;
-	char err[RXR_ERR_LEN], changes[512] = "";
+	char err[RXA_ERR_LEN], changes[512] = "";
 	size_t cl = 0;
 	for (int i = optind + 1; i < argc; i++) {
 		if (nch == WHATIF_MAX_CHANGES)
-			return rxr_usage_err(VERB, "more than %d changes", WHATIF_MAX_CHANGES);
-		if (rxr_whatif_parse(argv[i], &ch[nch], err, sizeof(err)))
-			return rxr_usage_err(VERB, "%s", err);
+			return rxp_usage_err(VERB, "more than %d changes", WHATIF_MAX_CHANGES);
+		if (rxa_whatif_parse(argv[i], &ch[nch], err, sizeof(err)))
+			return rxp_usage_err(VERB, "%s", err);
 		nch++;
 		if (cl < sizeof(changes))
 			cl += (size_t)snprintf(changes + cl, sizeof(changes) - cl, "%s%s", cl ? " " : "",
 					       argv[i]);
 	}
 	if (!nch)
-		return rxr_usage_err(VERB, "no CHANGE given (e.g. buf_alloc=-100)");
+		return rxp_usage_err(VERB, "no CHANGE given (e.g. buf_alloc=-100)");
 	if (strcmp(fmt, "md") && strcmp(fmt, "csv"))
-		return rxr_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
+		return rxp_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
 
-	struct rxr_set *s = NULL, view = {0};
-	struct rxr_sel sel = {0};
-	struct rxr_whatif_point *w = NULL;
-	const struct rxr_point **pts = NULL;
+	struct rxa_set *s = NULL, view = {0};
+	struct rxa_sel sel = {0};
+	struct rxa_whatif_point *w = NULL;
+	const struct rxa_point **pts = NULL;
 	struct rxr_afile af = {0};
-	struct rxr_table *t = NULL;
-	int ec = rxr_cli_set_load(VERB, input, &s);
+	struct rxa_table *t = NULL;
+	int ec = rxt_cli_set_load(VERB, input, &s);
 	if (ec)
 		return ec;
-	if (select && rxr_sel_parse(select, &sel, err, sizeof(err))) {
-		ec = rxr_usage_err(VERB, "--select: %s", err);
+	if (select && rxa_sel_parse(select, &sel, err, sizeof(err))) {
+		ec = rxp_usage_err(VERB, "--select: %s", err);
 		goto out;
 	}
 	view = *s;
@@ -126,22 +126,22 @@ int rxr_cmd_whatif(int argc, char **argv)
 	pts = calloc(s->n, sizeof(*pts));
 	w = calloc(s->n, sizeof(*w));
 	if (!view.pts || !pts || !w) {
-		ec = RXR_EXIT_RUNTIME;
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	view.n = 0;
 	for (size_t i = 0; i < s->n; i++)
-		if (!select || rxr_sel_match(&sel, s->pts[i].knobs))
+		if (!select || rxa_sel_match(&sel, s->pts[i].knobs))
 			view.pts[view.n++] = s->pts[i];
 	if (!view.n) {
-		ec = rxr_usage_err(VERB, "--select %s: no point matches", select);
+		ec = rxp_usage_err(VERB, "--select %s: no point matches", select);
 		goto out;
 	}
 	size_t applied = 0, modelled = 0;
-	char first_err[RXR_ERR_LEN] = "";
+	char first_err[RXA_ERR_LEN] = "";
 	for (size_t i = 0; i < view.n; i++) {
 		pts[i] = &view.pts[i];
-		int rc = rxr_whatif_point(&view.pts[i], frac, ch, nch, &w[i], err, sizeof(err));
+		int rc = rxa_whatif_point(&view.pts[i], frac, ch, nch, &w[i], err, sizeof(err));
 		if (rc == -ENODATA)
 			continue;
 		if (rc == 0 || rc == -ENOENT || rc == -EINVAL)
@@ -149,39 +149,39 @@ int rxr_cmd_whatif(int argc, char **argv)
 		if (rc == 0) {
 			applied++;
 		} else if (rc == -EINVAL) { /* a change no point can take */
-			ec = rxr_usage_err(VERB, "%s: %s", input, err);
+			ec = rxp_usage_err(VERB, "%s: %s", input, err);
 			goto out;
 		} else if (rc == -ENOENT) { /* bad input only when no point laps the stage */
 			if (!first_err[0])
 				snprintf(first_err, sizeof(first_err), "%s", err);
 		} else if (rc < 0) {
-			ec = RXR_EXIT_RUNTIME;
+			ec = RXP_EXIT_RUNTIME;
 			if (rc != -ENOMEM)
-				rxr_err(VERB, "%s: %s", input, err);
+				rxp_err(VERB, "%s: %s", input, err);
 			goto out;
 		}
 	}
 	if (!modelled) {
-		ec = rxr_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "
+		ec = rxp_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "
 					 "written by this version's rxray run; sweep points need "
 					 "passing trials at or below %g x NDR)", input, frac);
 		goto out;
 	}
 	if (!applied) {
-		ec = rxr_usage_err(VERB, "%s: %s", input, first_err);
+		ec = rxp_usage_err(VERB, "%s: %s", input, first_err);
 		goto out;
 	}
-	rxr_whatif_table_model(&view, pts, w, view.n, changes, &t);
+	rxa_whatif_table_model(&view, pts, w, view.n, changes, &t);
 	if (!t) {
-		ec = RXR_EXIT_RUNTIME;
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
 	if (rxr_afile_open(&af, output)) {
-		rxr_err(VERB, "%s: %s", output, strerror(errno));
-		ec = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s: %s", output, strerror(errno));
+		ec = RXP_EXIT_RUNTIME;
 		goto out;
 	}
-	int rc = !strcmp(fmt, "csv") ? rxr_table_write_csv(t, af.f) : rxr_table_write_md(t, af.f);
+	int rc = !strcmp(fmt, "csv") ? rxa_table_write_csv(t, af.f) : rxa_table_write_md(t, af.f);
 	if (!rc && strcmp(fmt, "csv"))
 		fprintf(af.f,
 			"\nCost model from light load (rxray ceiling: \"Cost model\"); '-' where "
@@ -194,18 +194,18 @@ int rxr_cmd_whatif(int argc, char **argv)
 			"slower rate.\n");
 	if (rc) {
 		rxr_afile_abort(&af);
-		rxr_err(VERB, "writing %s: %s", output, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "writing %s: %s", output, strerror(-rc));
+		ec = RXP_EXIT_RUNTIME;
 	} else if ((rc = rxr_afile_commit(&af))) {
-		rxr_err(VERB, "%s: %s", output, strerror(-rc));
-		ec = RXR_EXIT_RUNTIME;
+		rxp_err(VERB, "%s: %s", output, strerror(-rc));
+		ec = RXP_EXIT_RUNTIME;
 	}
 out:
-	rxr_table_free(t);
+	rxa_table_free(t);
 	free(w);
 	free(pts);
 	free(view.pts);
-	rxr_sel_free(&sel);
-	rxr_set_free(s);
+	rxa_sel_free(&sel);
+	rxa_set_free(s);
 	return ec;
 }

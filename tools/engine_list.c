@@ -10,7 +10,7 @@
 
 #define OPT_BASE 1000
 
-void rxr_engine_opt_line(const char *err, char *out, size_t len)
+void rxt_engine_opt_line(const char *err, char *out, size_t len)
 {
 	size_t n = strcspn(err, ": ");
 	bool field = n > 0 && err[n] == ':' && err[n + 1] == ' ';
@@ -21,8 +21,8 @@ void rxr_engine_opt_line(const char *err, char *out, size_t len)
 #define OPT_SAMPLE (OPT_BASE - 2)
 #define OPT_SAMPLE_FREQ (OPT_BASE - 1)
 
-int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c,
-			  struct rxr_run_opts *ro)
+int rxt_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c,
+			  struct rxt_run_opts *ro)
 {
 	struct option opts[64];
 	size_t n = 0;
@@ -45,38 +45,38 @@ int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 	/* 0, not 1: glibc then also forgets a cluster ("-qxh") an earlier
 	 * parse stopped inside, which would point into that call's argv */
 	optind = 0;
-	while ((ch = rxr_cli_getopt(verb, argc, argv, "o:qh", opts)) != -1) {
+	while ((ch = rxt_cli_getopt(verb, argc, argv, "o:qh", opts)) != -1) {
 		if (ch == 'h')
 			return -1;
 		uint64_t hz;
 		if (ch == OPT_SAMPLE && ro) {
 			if (!ro->sample_hz)
-				ro->sample_hz = RXR_RUN_SAMPLE_HZ;
+				ro->sample_hz = RXT_RUN_SAMPLE_HZ;
 		} else if (ch == OPT_SAMPLE_FREQ && ro) {
-			if (rxr_parse_u64(optarg, 1, 20000, &hz) < 0)
-				return rxr_usage_err(verb, "--sample-freq: '%s' is not 1-20000 Hz",
+			if (rxp_parse_u64(optarg, 1, 20000, &hz) < 0)
+				return rxp_usage_err(verb, "--sample-freq: '%s' is not 1-20000 Hz",
 						     optarg);
 			ro->sample_hz = (unsigned)hz;
 		} else if (ch == 'q') {
 			c->quiet = true;
 		} else if (ch == 'o') {
 			if (!*optarg || strlen(optarg) >= sizeof(c->out))
-				return rxr_usage_err(verb, "--out: bad path '%s'", optarg);
+				return rxp_usage_err(verb, "--out: bad path '%s'", optarg);
 			snprintf(c->out, sizeof(c->out), "%s", optarg);
 		} else if (ch >= OPT_BASE && ch < OPT_BASE + (int)rx_knob_count()) {
 			const char *key = rx_knob_at((size_t)(ch - OPT_BASE))->name;
 			if (rx_config_set(c, key, optarg, err, sizeof(err)) < 0)
-				return rxr_usage_err(verb, "--%s", err);
+				return rxp_usage_err(verb, "--%s", err);
 		} else {
-			return RXR_EXIT_USAGE; /* the line is printed */
+			return RXP_EXIT_USAGE; /* the line is printed */
 		}
 	}
 	if (optind < argc)
-		return rxr_usage_err(verb, "%s: unexpected argument (options only)", argv[optind]);
+		return rxp_usage_err(verb, "%s: unexpected argument (options only)", argv[optind]);
 	return 0;
 }
 
-void rxr_config_print_options(FILE *f)
+void rxt_config_print_options(FILE *f)
 {
 	for (size_t i = 0; i < rx_knob_count(); i++) {
 		const struct rx_knob *k = rx_knob_at(i);

@@ -17,13 +17,13 @@
  * Prefix an "<field>: <what>" validation line with "--" so it names the
  * command-line option: "--batch: ...". Lines without a field are copied.
  */
-void rxr_engine_opt_line(const char *err, char *out, size_t len);
+void rxt_engine_opt_line(const char *err, char *out, size_t len);
 
 /* --sample's default frequency: ~2000 samples in run's default 2 s */
-#define RXR_RUN_SAMPLE_HZ 999
+#define RXT_RUN_SAMPLE_HZ 999
 
 /* What `rxray run` takes beyond the knob table (not part of a config). */
-struct rxr_run_opts {
+struct rxt_run_opts {
 	unsigned sample_hz; /* --sample / --sample-freq HZ: BPF stack samples of
 			     * the rx threads (tools/run_sample.h); 0 = off */
 };
@@ -31,13 +31,13 @@ struct rxr_run_opts {
 /*
  * Parse `rxray run`/`rxray caps` options (the knob table rx_knobs plus -o/--out,
  * -q/--quiet, -h/--help; with ro, run's own: --sample, --sample-freq) into
- * c, already holding defaults. Returns 0, RXR_EXIT_USAGE after one line
+ * c, already holding defaults. Returns 0, RXP_EXIT_USAGE after one line
  * "rxray <verb>: --<opt>: <what>", or -1 when --help was asked for (the
  * caller prints its help, exits 0).
  */
-int rxr_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c,
-			  struct rxr_run_opts *ro);
+int rxt_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c,
+			  struct rxt_run_opts *ro);
 /* The option lines of the help text (rx_knobs, -o, -q, -h). */
-void rxr_config_print_options(FILE *f);
+void rxt_config_print_options(FILE *f);
 
 #endif

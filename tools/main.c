@@ -26,33 +26,33 @@ struct verb {
  * reference it reads NULL below ("not available in this build"). Adding a
  * verb is one line here and one in that CMake table.
  */
-#pragma weak rxr_cmd_run
-#pragma weak rxr_cmd_sweep
-#pragma weak rxr_cmd_ceiling
-#pragma weak rxr_cmd_diff
-#pragma weak rxr_cmd_flame
-#pragma weak rxr_cmd_report
-#pragma weak rxr_cmd_attach
-#pragma weak rxr_cmd_whatif
-#pragma weak rxr_cmd_caps
-#pragma weak rxr_cmd_doctor
+#pragma weak rxt_cmd_run
+#pragma weak rxt_cmd_sweep
+#pragma weak rxt_cmd_ceiling
+#pragma weak rxt_cmd_diff
+#pragma weak rxt_cmd_flame
+#pragma weak rxt_cmd_report
+#pragma weak rxt_cmd_attach
+#pragma weak rxt_cmd_whatif
+#pragma weak rxt_cmd_caps
+#pragma weak rxt_cmd_doctor
 
 static const struct verb verbs[] = {
-	{"run", "run one point on an engine and write its result JSON", rxr_cmd_run},
-	{"sweep", "sweep frame size x queues x ring depth, NDR/PDR per point", rxr_cmd_sweep},
-	{"ceiling", "ceiling table: measured vs predicted, bottleneck stage", rxr_cmd_ceiling},
-	{"diff", "stage-by-stage delta of two configurations", rxr_cmd_diff},
-	{"flame", "flame graph (SVG) from run results or folded stacks", rxr_cmd_flame},
-	{"report", "evidence bundle: markdown, HTML, SVG plots", rxr_cmd_report},
-	{"attach", "per-packet profile of a running, unmodified DPDK process", rxr_cmd_attach},
-	{"whatif", "ceiling if a stage cost more or less (cost model)", rxr_cmd_whatif},
-	{"caps", "what the device can do; check a config against it", rxr_cmd_caps},
-	{"doctor", "check this host: cores, clock, hugepages, BPF, DPDK, GPU", rxr_cmd_doctor},
+	{"run", "run one point on an engine and write its result JSON", rxt_cmd_run},
+	{"sweep", "sweep frame size x queues x ring depth, NDR/PDR per point", rxt_cmd_sweep},
+	{"ceiling", "ceiling table: measured vs predicted, bottleneck stage", rxt_cmd_ceiling},
+	{"diff", "stage-by-stage delta of two configurations", rxt_cmd_diff},
+	{"flame", "flame graph (SVG) from run results or folded stacks", rxt_cmd_flame},
+	{"report", "evidence bundle: markdown, HTML, SVG plots", rxt_cmd_report},
+	{"attach", "per-packet profile of a running, unmodified DPDK process", rxt_cmd_attach},
+	{"whatif", "ceiling if a stage cost more or less (cost model)", rxt_cmd_whatif},
+	{"caps", "what the device can do; check a config against it", rxt_cmd_caps},
+	{"doctor", "check this host: cores, clock, hugepages, BPF, DPDK, GPU", rxt_cmd_doctor},
 };
 
 static char self_exe[PATH_MAX];
 
-const char *rxr_self_exe(void)
+const char *rxt_self_exe(void)
 {
 	return self_exe;
 }
@@ -82,25 +82,25 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stderr);
-		return RXR_EXIT_USAGE;
+		return RXP_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return RXR_EXIT_OK;
+		return RXP_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("rxray %s\n", RXRAY_VERSION);
-		return RXR_EXIT_OK;
+		return RXP_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		if (strcmp(argv[1], verbs[i].name))
 			continue;
 		if (!verbs[i].fn) {
 			fprintf(stderr, "rxray %s: not available in this build\n", verbs[i].name);
-			return RXR_EXIT_RUNTIME;
+			return RXP_EXIT_RUNTIME;
 		}
 		return verbs[i].fn(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "rxray: unknown verb '%s' (rxray --help lists them)\n", argv[1]);
-	return RXR_EXIT_USAGE;
+	return RXP_EXIT_USAGE;
 }

@@ -26,7 +26,7 @@ int run_sample_check(const struct rx_config *c)
 {
 	bool verbs = strcmp(c->engine, "dpdk") != 0;
 	if (verbs || strncmp(c->device, "dpdk:", 5))
-		return rxr_usage_err(
+		return rxp_usage_err(
 		    VERB,
 		    "--sample: samples the PMD inside rte_eth_rx_burst, for --engine dpdk on a "
 		    "real port (--device dpdk:<eal args>); with %s%s every stage is rxray's own "
@@ -34,14 +34,14 @@ int run_sample_check(const struct rx_config *c)
 		    verbs ? "--engine " : "--device ", verbs ? c->engine : c->device);
 #ifdef RXRAY_RUN_SAMPLE
 	char why[160];
-	if (rxr_attach_caps_check(why, sizeof(why)))
-		return rxr_usage_err(VERB,
+	if (rxb_attach_caps_check(why, sizeof(why)))
+		return rxp_usage_err(VERB,
 				     "--sample: cannot load the BPF sampler: needs root or "
 				     "CAP_BPF+CAP_PERFMON, missing %s",
 				     why);
 	return 0;
 #else
-	return rxr_usage_err(VERB,
+	return rxp_usage_err(VERB,
 			     "--sample: not available in this build (the BPF sampler, "
 			     "attach/, was not built: cmake's \"rxray: attach\" line says why)");
 #endif
@@ -50,15 +50,15 @@ int run_sample_check(const struct rx_config *c)
 #ifdef RXRAY_RUN_SAMPLE
 struct run_sample {
 	unsigned hz;
-	struct rxr_lapsamp *ls;
+	struct rxb_lapsamp *ls;
 };
 
 static int sample_begin(void *ctx, const int *tids, uint32_t n, char *err, size_t errlen)
 {
 	struct run_sample *s = ctx;
-	struct rxr_lapsamp_opts o = {.tids = tids, .ntids = n, .freq_hz = s->hz};
+	struct rxb_lapsamp_opts o = {.tids = tids, .ntids = n, .freq_hz = s->hz};
 	char why[400];
-	int rc = rxr_lapsamp_open(&o, &s->ls, why, sizeof(why));
+	int rc = rxb_lapsamp_open(&o, &s->ls, why, sizeof(why));
 	if (rc)
 		snprintf(err, errlen, "--sample: %s", why);
 	return rc;
@@ -68,7 +68,7 @@ static int sample_started(void *ctx, char *err, size_t errlen)
 {
 	struct run_sample *s = ctx;
 	char why[300];
-	int rc = rxr_lapsamp_start(s->ls, why, sizeof(why));
+	int rc = rxb_lapsamp_start(s->ls, why, sizeof(why));
 	if (rc)
 		snprintf(err, errlen, "--sample: %s", why);
 	return rc;
@@ -77,7 +77,7 @@ static int sample_started(void *ctx, char *err, size_t errlen)
 static void sample_end(void *ctx)
 {
 	struct run_sample *s = ctx;
-	rxr_lapsamp_stop(s->ls);
+	rxb_lapsamp_stop(s->ls);
 }
 
 int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w)
@@ -94,7 +94,7 @@ int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w
 
 int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen)
 {
-	struct rxr_lapsplit *sp = malloc(sizeof(*sp));
+	struct rxb_lapsplit *sp = malloc(sizeof(*sp));
 	char why[400] = "";
 	json_t *j = NULL;
 	int rc = sp ? 0 : -ENOMEM;
@@ -103,8 +103,8 @@ int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, siz
 		rc = -ENODATA;
 	}
 	if (!rc)
-		rc = rxr_lapsamp_fold(s->ls, sp, why, sizeof(why));
-	if (!rc && !(j = rxr_lapsplit_json(sp, r)))
+		rc = rxb_lapsamp_fold(s->ls, sp, why, sizeof(why));
+	if (!rc && !(j = rxb_lapsplit_json(sp, r)))
 		rc = -ENOMEM;
 	if (!rc && json_object_set_new(r->extra, RXR_RESULT_SAMPLED, j))
 		rc = -ENOMEM;
@@ -118,7 +118,7 @@ void run_sample_close(struct run_sample *s)
 {
 	if (!s)
 		return;
-	rxr_lapsamp_close(s->ls);
+	rxb_lapsamp_close(s->ls);
 	free(s);
 }
 #else
@@ -227,5 +227,5 @@ void run_sample_help(FILE *f)
 		"(estimates; needs root or CAP_BPF+CAP_PERFMON)",
 		"--sample-freq HZ",
 		"samples per second per rx thread, 1..20000 (implies --sample; "
-		"default " STR(RXR_RUN_SAMPLE_HZ) ")");
+		"default " STR(RXT_RUN_SAMPLE_HZ) ")");
 }

@@ -20,7 +20,7 @@ struct run_sample; /* the sampling of one run */
 /*
  * Whether this run can be sampled, asked before anything starts: a real
  * DPDK port (--engine dpdk --device dpdk:...), a build with the BPF
- * sampler, the privileges to load it. 0, or RXR_EXIT_USAGE after one
+ * sampler, the privileges to load it. 0, or RXP_EXIT_USAGE after one
  * line "rxray run: --sample: <why>".
  */
 int run_sample_check(const struct rx_config *c);

@@ -7,32 +7,32 @@
 #include "rxray/analyze.h"
 #include "rxray/util.h"
 
-int rxr_cli_set_load(const char *verb, const char *path, struct rxr_set **out)
+int rxt_cli_set_load(const char *verb, const char *path, struct rxa_set **out)
 {
-	char err[RXR_ERR_LEN];
+	char err[RXA_ERR_LEN];
 	size_t bad;
 	*out = NULL;
 	/* the path is written into JSON, Markdown and HTML, which all need UTF-8 */
-	if (!rxr_utf8_valid(path, strlen(path), &bad)) {
-		rxr_err(verb, "%.*s...: the path is not valid UTF-8 (byte %zu); rename it or link to it",
+	if (!rxp_utf8_valid(path, strlen(path), &bad)) {
+		rxp_err(verb, "%.*s...: the path is not valid UTF-8 (byte %zu); rename it or link to it",
 			(int)bad, path, bad + 1);
-		return RXR_EXIT_USAGE;
+		return RXP_EXIT_USAGE;
 	}
-	int rc = rxr_set_load(path, out, err, sizeof(err));
+	int rc = rxa_set_load(path, out, err, sizeof(err));
 	if (rc) {
-		rxr_err(verb, "%s", err);
-		return rc == -ENOMEM ? RXR_EXIT_RUNTIME : RXR_EXIT_USAGE;
+		rxp_err(verb, "%s", err);
+		return rc == -ENOMEM ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
 	}
 	/* a torn tail is for `rxray sweep --resume` to drop (sweeps/store.c),
 	 * saying so; a reader takes no file with bytes that are not a record */
 	if ((*out)->truncated_line) {
 		int line = (*out)->truncated_line;
-		rxr_set_free(*out);
+		rxa_set_free(*out);
 		*out = NULL;
-		return rxr_usage_err(verb,
+		return rxp_usage_err(verb,
 				     "%s: line %d is not a whole record (no newline after it: a sweep "
 				     "killed mid-write?); rxray sweep --resume drops it, or cut it",
 				     path, line);
 	}
-	return RXR_EXIT_OK;
+	return RXP_EXIT_OK;
 }

@@ -109,7 +109,7 @@ struct row {
 };
 
 static struct tpmd pmd;
-static struct rxr_tele *tele;
+static struct rxb_tele *tele;
 static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: print what there is */
 static const char *rxray_bin = RXRAY_BIN;
 
@@ -137,7 +137,7 @@ static int packets_read(uint64_t *pk, double *t)
 {
 	json_t *v = NULL;
 	double t0 = now_s();
-	int rc = rxr_tele_query(tele, "/ethdev/stats,0", &v);
+	int rc = rxb_tele_query(tele, "/ethdev/stats,0", &v);
 	double t1 = now_s();
 
 	if (rc)
@@ -191,7 +191,7 @@ static double sample_prog_ns(pid_t pid)
 			struct bpf_prog_info info = {0};
 			__u32 len = sizeof(info);
 			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-			    !strncmp(info.name, "rxr_sample", 10) && info.run_cnt)
+			    !strncmp(info.name, "rxb_sample", 10) && info.run_cnt)
 				ns = (double)info.run_time_ns / (double)info.run_cnt;
 			if (fd >= 0)
 				close(fd);
@@ -707,7 +707,7 @@ int main(int argc, char **argv)
 		printf("bench_attach_overhead: skipped: testpmd: %s\n", err);
 		return 0;
 	}
-	if (rxr_tele_open(pmd.pid, pmd.prefix, &tele, err, sizeof(err))) {
+	if (rxb_tele_open(pmd.pid, pmd.prefix, &tele, err, sizeof(err))) {
 		printf("bench_attach_overhead: skipped: telemetry: %s\n", err);
 		tpmd_stop(&pmd);
 		return 0;
@@ -720,7 +720,7 @@ int main(int argc, char **argv)
 	int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	sleep_s(1);
 	int rounds = rounds_run(rows, budget, w, &elapsed);
-	rxr_tele_close(tele);
+	rxb_tele_close(tele);
 	tpmd_stop(&pmd);
 	if (stats_fd >= 0)
 		close(stats_fd);

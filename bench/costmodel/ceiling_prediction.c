@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 			cal = argv[++i];
 		else if (!strcmp(argv[i], "--ignore-named") && i + 1 < argc) {
 			const char *a = argv[++i], *c = strchr(a, ':');
-			int st = c ? rxr_stage_from_name(c + 1) : -1;
+			int st = c ? rxp_stage_from_name(c + 1) : -1;
 			if (!c || c == a || (size_t)(c - a) >= sizeof(ign[0].thread) || st < 0 ||
 			    nign == sizeof(ign) / sizeof(ign[0])) {
 				fprintf(stderr,
@@ -135,9 +135,9 @@ int main(int argc, char **argv)
 	}
 	if (!from && run_sweep(dir, quick, hds, noisy, cal))
 		return 1;
-	char err[RXR_ERR_LEN];
-	struct rxr_set *s = NULL;
-	if (rxr_set_load(dir, &s, err, sizeof(err))) {
+	char err[RXA_ERR_LEN];
+	struct rxa_set *s = NULL;
+	if (rxa_set_load(dir, &s, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -149,19 +149,19 @@ int main(int argc, char **argv)
 	printf("|---|---|---:|---:|---|---:|---:|---:|---|---|---|---|---|\n");
 	size_t within = 0, judged = 0, short_laps = 0, daqiri = 0, daqiri_named = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		const struct rxr_point *p = &s->pts[i];
+		const struct rxa_point *p = &s->pts[i];
 		char e[32], m[32];
-		const char *en = rxr_result_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-";
-		const char *mo = rxr_result_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-";
+		const char *en = rxa_result_knob_str(p->knobs, "engine", e, sizeof(e)) ?: "-";
+		const char *mo = rxa_result_knob_str(p->knobs, "mode", m, sizeof(m)) ?: "-";
 		if (hds && !(!strcmp(en, "dpdk") && !strcmp(mo, "hds")))
 			continue; /* --dpdk-hds on a stored sweep of every point */
-		struct rxr_point_model *pm = malloc(sizeof(*pm));
+		struct rxa_point_model *pm = malloc(sizeof(*pm));
 		if (!pm)
 			return 1;
-		rxr_point_model_compute(p, 0, pm);
+		rxa_point_model_compute(p, 0, pm);
 		/* --ignore-named: out of the dearer and the cheaper alike */
 		for (int side = 0; side < 2; side++) {
-			struct rxr_loaddep *d = side ? pm->cheaper : pm->named;
+			struct rxa_loaddep *d = side ? pm->cheaper : pm->named;
 			size_t *nd = side ? &pm->ncheaper : &pm->nnamed, k = 0;
 			for (size_t j = 0; j < *nd; j++) {
 				bool drop = false;
@@ -174,17 +174,17 @@ int main(int argc, char **argv)
 			*nd = k;
 		}
 		char fr[32], ca[32], ap[32], fm[32], named[400], cheap[400], laps[64];
-		const char *frame = rxr_result_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-";
+		const char *frame = rxa_result_knob_str(p->knobs, "frame", fr, sizeof(fr)) ?: "-";
 		const char *cache =
-		    rxr_result_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-";
-		const char *app = rxr_result_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-";
+		    rxa_result_knob_str(p->knobs, "mempool_cache", ca, sizeof(ca)) ?: "-";
+		const char *app = rxa_result_knob_str(p->knobs, "app", ap, sizeof(ap)) ?: "-";
 		const char *free_ =
-		    rxr_result_knob_str(p->knobs, "free", fm, sizeof(fm)) ?: "mixed";
-		rxr_ndr_laps_fmt(pm, laps, sizeof(laps));
-		rxr_loaddeps_fmt(pm->named, pm->nnamed, "none", named, sizeof(named));
+		    rxa_result_knob_str(p->knobs, "free", fm, sizeof(fm)) ?: "mixed";
+		rxa_ndr_laps_fmt(pm, laps, sizeof(laps));
+		rxa_loaddeps_fmt(pm->named, pm->nnamed, "none", named, sizeof(named));
 		/* beside the verdict, not in it: a point judged OFF above 1 says
 		 * which stages its light-load trials over-cost */
-		rxr_loaddeps_fmt(pm->cheaper, pm->ncheaper, "none", cheap, sizeof(cheap));
+		rxa_loaddeps_fmt(pm->cheaper, pm->ncheaper, "none", cheap, sizeof(cheap));
 		const char *verdict = "-";
 		if (!(pm->ndr_mpps > 0)) {
 			verdict = "no NDR lower bound (a trial below a passing one lost)";
@@ -224,9 +224,9 @@ int main(int argc, char **argv)
 		    !strcmp(free_, "mixed")) {
 			daqiri++;
 			for (size_t k = 0; k < pm->nnamed; k++) {
-				const struct rxr_loaddep *d = &pm->named[k];
-				if ((!strcmp(d->thread, "rx") && d->stage == RXR_ST_BUF_ALLOC) ||
-				    (!strcmp(d->thread, "app") && d->stage == RXR_ST_FREE)) {
+				const struct rxa_loaddep *d = &pm->named[k];
+				if ((!strcmp(d->thread, "rx") && d->stage == RXP_ST_BUF_ALLOC) ||
+				    (!strcmp(d->thread, "app") && d->stage == RXP_ST_FREE)) {
 					daqiri_named++;
 					break;
 				}
@@ -255,6 +255,6 @@ int main(int argc, char **argv)
 		    "daqiri's set-up (dpdk hds 1064, cache 0, app thread; not oversubscribed): rx "
 		    "buf_alloc or app free named dearer under load in %zu of %zu.\n",
 		    daqiri_named, daqiri);
-	rxr_set_free(s);
+	rxa_set_free(s);
 	return 0;
 }

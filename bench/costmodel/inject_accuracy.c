@@ -43,7 +43,7 @@
  * mempool driver's gets and puts, the MR lookup and the NIC's header write
  * must show up in the stage that performs them, by K x operations per
  * packet (counted by the engine), also in A/B: the operations of one lap
- * in four of that stage are delayed (rxr_probe_set_op_gate) and paired as
+ * in four of that stage are delayed (rxp_probe_set_op_gate) and paired as
  * above.
  *
  * Targets (issue 11): added (A/B) within 5% of K for K >= 50; no other
@@ -81,37 +81,37 @@ struct cfg {
 	size_t nstages;
 };
 
-static const int verbs_stages[] = {RXR_ST_CQE_POLL, RXR_ST_SGE_SETUP,  RXR_ST_DOORBELL,
-				   RXR_ST_HANDOFF,  RXR_ST_HDR_READ,   RXR_ST_APP,
-				   RXR_ST_FREE,     RXR_ST_HDR_WRITE,  RXR_ST_PAYLOAD_WRITE,
-				   RXR_ST_CQE_WRITE};
-static const int dpdk_stages[] = {RXR_ST_CQE_POLL, RXR_ST_BUF_ALLOC,    RXR_ST_SGE_SETUP,
-				  RXR_ST_CHAIN,    RXR_ST_DOORBELL,     RXR_ST_HANDOFF,
-				  RXR_ST_HDR_READ, RXR_ST_APP,          RXR_ST_FREE,
-				  RXR_ST_HDR_WRITE, RXR_ST_PAYLOAD_WRITE, RXR_ST_CQE_WRITE};
+static const int verbs_stages[] = {RXP_ST_CQE_POLL, RXP_ST_SGE_SETUP,  RXP_ST_DOORBELL,
+				   RXP_ST_HANDOFF,  RXP_ST_HDR_READ,   RXP_ST_APP,
+				   RXP_ST_FREE,     RXP_ST_HDR_WRITE,  RXP_ST_PAYLOAD_WRITE,
+				   RXP_ST_CQE_WRITE};
+static const int dpdk_stages[] = {RXP_ST_CQE_POLL, RXP_ST_BUF_ALLOC,    RXP_ST_SGE_SETUP,
+				  RXP_ST_CHAIN,    RXP_ST_DOORBELL,     RXP_ST_HANDOFF,
+				  RXP_ST_HDR_READ, RXP_ST_APP,          RXP_ST_FREE,
+				  RXP_ST_HDR_WRITE, RXP_ST_PAYLOAD_WRITE, RXP_ST_CQE_WRITE};
 
 static const char *const roles[] = {"rx", "app", "nic"};
 
 /* A stage's fitted cost per packet at n packets per lap (NAN: no laps). */
-static double fit_cpp(const struct rxr_lapsums *ls, double n)
+static double fit_cpp(const struct rxp_lapsums *ls, double n)
 {
-	struct rxr_lapfit f;
-	rxr_lapsums_fit(ls, &f);
-	if (f.basis == RXR_LAPFIT_NONE || !(n > 0))
+	struct rxp_lapfit f;
+	rxp_lapsums_fit(ls, &f);
+	if (f.basis == RXP_LAPFIT_NONE || !(n > 0))
 		return NAN;
 	return f.a / n + f.b;
 }
 
 /* The baseline runs' lap sums of each (role, stage), pooled. */
-static void base_pool(struct rxr_result **b, size_t n, struct rxr_lapsums out[3][RXR_ST_COUNT])
+static void base_pool(struct rxr_result **b, size_t n, struct rxp_lapsums out[3][RXP_ST_COUNT])
 {
-	memset(out, 0, sizeof(struct rxr_lapsums) * 3 * RXR_ST_COUNT);
+	memset(out, 0, sizeof(struct rxp_lapsums) * 3 * RXP_ST_COUNT);
 	for (int r = 0; r < 3; r++)
 		for (size_t i = 0; i < n; i++) {
 			const struct rxr_thread_result *t = cm_thread(b[i], roles[r]);
-			for (int s = 0; t && s < RXR_ST_COUNT; s++)
+			for (int s = 0; t && s < RXP_ST_COUNT; s++)
 				if (t->st[s].has_laps)
-					rxr_lapsums_add(&out[r][s], &t->st[s].laps);
+					rxp_lapsums_add(&out[r][s], &t->st[s].laps);
 		}
 }
 
@@ -133,7 +133,7 @@ static double ab_added(const struct rxr_result *r, const char *role, int s, cons
 	json_array_foreach(arr, i, e)
 	{
 		if (strcmp(jstr(e, "role"), role) ||
-		    strcmp(jstr(e, "stage"), rxr_stage_name((enum rxr_stage)s)))
+		    strcmp(jstr(e, "stage"), rxp_stage_name((enum rxp_stage)s)))
 			continue;
 		/* "a.b": key b of the object at key a */
 		const char *dot = strchr(key, '.');
@@ -153,10 +153,10 @@ static double ab_added(const struct rxr_result *r, const char *role, int s, cons
 }
 
 /* Median over the baseline runs of each (role, stage) cost. */
-static void base_median(struct rxr_result **b, size_t n, double out[3][RXR_ST_COUNT])
+static void base_median(struct rxr_result **b, size_t n, double out[3][RXP_ST_COUNT])
 {
 	for (int r = 0; r < 3; r++)
-		for (int s = 0; s < RXR_ST_COUNT; s++) {
+		for (int s = 0; s < RXP_ST_COUNT; s++) {
 			double v[NBASE];
 			for (size_t i = 0; i < n; i++)
 				v[i] = cm_cpp(cm_thread(b[i], roles[r]), s);
@@ -198,9 +198,9 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 		printf("| %s | %s | (baseline runs failed) |\n", c->name, load);
 		return;
 	}
-	double base[3][RXR_ST_COUNT];
+	double base[3][RXP_ST_COUNT];
 	base_median(b, nb, base);
-	static struct rxr_lapsums pool[3][RXR_ST_COUNT];
+	static struct rxp_lapsums pool[3][RXP_ST_COUNT];
 	base_pool(b, nb, pool);
 	for (size_t si = 0; si < c->nstages; si++) {
 		int s = c->stages[si];
@@ -210,22 +210,22 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 			 * thread, cross-run burst-matched for the others) */
 			static double own[3][MAXREPS], mean[3][MAXREPS], cr[3][MAXREPS],
 			    spun[3][MAXREPS], drop[3][MAXREPS], whole[3][MAXREPS];
-			static double od[3][RXR_ST_COUNT][MAXREPS], oraw[3][RXR_ST_COUNT][MAXREPS],
-			    osb[3][RXR_ST_COUNT][MAXREPS];
+			static double od[3][RXP_ST_COUNT][MAXREPS], oraw[3][RXP_ST_COUNT][MAXREPS],
+			    osb[3][RXP_ST_COUNT][MAXREPS];
 			bool isown[3] = {false, false, false}, seen[3] = {false, false, false};
 			int nr = 0;
 			for (int rep = 0; rep < reps; rep++) {
 				struct rxr_result *r =
 				    cm_run("%s --rate %s --seconds %g --inject %s=%.0f --inject-ab",
 					   c->args, rate, seconds,
-					   rxr_stage_name((enum rxr_stage)s), ks[ki]);
+					   rxp_stage_name((enum rxp_stage)s), ks[ki]);
 				if (!r)
 					continue;
 				for (int ro = 0; ro < 3; ro++) {
 					const struct rxr_thread_result *t = cm_thread(r, roles[ro]);
 					own[ro][nr] = mean[ro][nr] = cr[ro][nr] = spun[ro][nr] =
 					    drop[ro][nr] = whole[ro][nr] = NAN;
-					for (int o = 0; o < RXR_ST_COUNT; o++)
+					for (int o = 0; o < RXP_ST_COUNT; o++)
 						od[ro][o][nr] = oraw[ro][o][nr] = osb[ro][o][nr] =
 						    NAN;
 					if (!t)
@@ -250,8 +250,8 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 						    ab_added(r, roles[ro], s,
 							     "dropped_credit_cycles_per_packet");
 					}
-					for (int o = 0; o < RXR_ST_COUNT; o++) {
-						if (o == s || o == RXR_ST_IDLE ||
+					for (int o = 0; o < RXP_ST_COUNT; o++) {
+						if (o == s || o == RXP_ST_IDLE ||
 						    !(t->stage_mask & (1u << o)))
 							continue;
 						if (isfinite(ab)) { /* in-run: injected minus plain
@@ -326,7 +326,7 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 					if (!aa && ks[ki] >= 50 && !(fabs(ab / ks[ki] - 1) <= 0.05))
 						ok = false;
 				}
-				for (int o = 0; o < RXR_ST_COUNT; o++) {
+				for (int o = 0; o < RXP_ST_COUNT; o++) {
 					double d = rmed(od[ro][o], nr);
 					if (!isfinite(d))
 						continue;
@@ -335,13 +335,13 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 					if (fabs(d) / bound > fabs(m->d) / m->bound)
 						*m = (struct move){
 						    d, bound, rmed(oraw[ro][o], nr),
-						    rxr_stage_name((enum rxr_stage)o), roles[ro]};
+						    rxp_stage_name((enum rxp_stage)o), roles[ro]};
 					double db = isown[ro] ? rmed(osb[ro][o], nr) : NAN;
 					if (isfinite(db) &&
 					    fabs(db) / bound > fabs(wb.d) / wb.bound)
 						wb = (struct move){
 						    db, bound, NAN,
-						    rxr_stage_name((enum rxr_stage)o), roles[ro]};
+						    rxp_stage_name((enum rxp_stage)o), roles[ro]};
 				}
 			}
 			bool others_ok = fabs(w[0].d) <= w[0].bound;
@@ -363,7 +363,7 @@ static void inject_table(const struct cfg *c, const char *load, const char *rate
 			printf("| %s | %s | %s | %.0f | %s | %s | %s %s %+.1f (mean %+.1f; bound "
 			       "%.1f) | %s | "
 			       "%s %s %+.1f (raw %+.1f; bound %.1f) | %s |\n",
-			       c->name, load, rxr_stage_name((enum rxr_stage)s), ks[ki],
+			       c->name, load, rxp_stage_name((enum rxp_stage)s), ks[ki],
 			       any ? added : "not lapped", any ? cross : "-", w[0].role, w[0].name,
 			       w[0].d, w[0].raw, w[0].bound, sbuf, w[1].role, w[1].name, w[1].d,
 			       w[1].raw, w[1].bound,
@@ -407,10 +407,10 @@ static void opdelay_table(double k)
 		const char *op;
 		const char *role;
 		int stage;
-	} rows[] = {{"mempool", "rx", RXR_ST_BUF_ALLOC},
-		    {"mempool", "app", RXR_ST_FREE},
-		    {"mr", "rx", RXR_ST_SGE_SETUP},
-		    {"hdr_write", "nic", RXR_ST_HDR_WRITE}};
+	} rows[] = {{"mempool", "rx", RXP_ST_BUF_ALLOC},
+		    {"mempool", "app", RXP_ST_FREE},
+		    {"mr", "rx", RXP_ST_SGE_SETUP},
+		    {"hdr_write", "nic", RXP_ST_HDR_WRITE}};
 	struct rxr_result *runs[3][MAXREPS] = {{0}};
 	const char *ops[3] = {"mempool", "mr", "hdr_write"};
 	for (int i = 0; i < 3; i++)
@@ -420,7 +420,7 @@ static void opdelay_table(double k)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		int ri = !strcmp(rows[i].op, "mempool") ? 0 : !strcmp(rows[i].op, "mr") ? 1 : 2;
 		/* each figure: the median over the repetitions */
-		double vops[MAXREPS], vrise[MAXREPS], vmean[MAXREPS], vd[RXR_ST_COUNT][MAXREPS];
+		double vops[MAXREPS], vrise[MAXREPS], vmean[MAXREPS], vd[RXP_ST_COUNT][MAXREPS];
 		const struct rxr_thread_result *t = NULL;
 		int nr = 0;
 		for (int rep = 0; rep < reps; rep++) {
@@ -444,7 +444,7 @@ static void opdelay_table(double k)
 			/* the halves' means: every lap, matched or not */
 			vmean[nr] =
 			    ab_added(r, rows[i].role, rows[i].stage, "added_cycles_per_packet");
-			for (int o = 0; o < RXR_ST_COUNT; o++) {
+			for (int o = 0; o < RXP_ST_COUNT; o++) {
 				vd[o][nr] =
 				    ab_added(r, rows[i].role, o, "added_trimmed_cycles_per_packet");
 				if (!isfinite(vd[o][nr]))
@@ -460,21 +460,21 @@ static void opdelay_table(double k)
 		/* the largest move elsewhere on the same thread, in-run pairs */
 		double worst = 0, wb = 1;
 		const char *wn = "-";
-		for (int o = 0; o < RXR_ST_COUNT; o++) {
-			if (o == rows[i].stage || o == RXR_ST_IDLE || !(t->stage_mask & (1u << o)))
+		for (int o = 0; o < RXP_ST_COUNT; o++) {
+			if (o == rows[i].stage || o == RXP_ST_IDLE || !(t->stage_mask & (1u << o)))
 				continue;
 			double d = rmed(vd[o], nr);
 			double bound = move_bound(cm_cpp(t, o));
 			if (isfinite(d) && fabs(d) / bound > fabs(worst) / wb) {
 				worst = d;
 				wb = bound;
-				wn = rxr_stage_name((enum rxr_stage)o);
+				wn = rxp_stage_name((enum rxp_stage)o);
 			}
 		}
 		printf("| %s=%.0f | %s | %s | %.2f | %.1f | %.1f | %.3f | %.3f | %s %+.1f (bound "
 		       "%.1f) | "
 		       "%s |\n",
-		       rows[i].op, k, rows[i].role, rxr_stage_name((enum rxr_stage)rows[i].stage),
+		       rows[i].op, k, rows[i].role, rxp_stage_name((enum rxp_stage)rows[i].stage),
 		       ops_pp, want, rise, rise / want, hmean / want, wn, worst, wb,
 		       !isfinite(rise)		      ? "-"
 		       : fabs(rise / want - 1) > 0.10 ? "MISS"

@@ -2,7 +2,7 @@
 /*
  * bench/lapsum_cost: what the cost model's lap sums add to a lap in
  * counters mode. The same loop of laps (four stages per burst, as
- * bench_probe_cost's) runs with rxr_lap (which keeps sum packets^2, sum
+ * bench_probe_cost's) runs with rxp_lap (which keeps sum packets^2, sum
  * cycles x packets and sum cycles^2) and with a copy of the lap without
  * the three sums, in alternating rounds in one process; median of rounds.
  * Prints a table; never passes or fails.
@@ -21,12 +21,12 @@
 #define BURSTS 20000
 
 /* The lap as it was before the cost model: no sums, no injection credit. */
-static inline void lap_plain(struct rxr_probe *p, enum rxr_stage s, uint32_t pkts)
+static inline void lap_plain(struct rxp_probe *p, enum rxp_stage s, uint32_t pkts)
 {
-	uint64_t t = rxr_now();
+	uint64_t t = rxp_now();
 	uint64_t d = t - p->last;
 	p->last = t;
-	struct rxr_acc *a = &p->st[s];
+	struct rxp_acc *a = &p->st[s];
 	a->count++;
 	a->packets += pkts;
 	a->cycles += d;
@@ -34,47 +34,47 @@ static inline void lap_plain(struct rxr_probe *p, enum rxr_stage s, uint32_t pkt
 		a->min = d;
 	if (d > a->max)
 		a->max = d;
-	a->hist[rxr_hist_bucket(d)]++;
+	a->hist[rxp_hist_bucket(d)]++;
 }
 
-static uint64_t loop_plain(struct rxr_probe *p, uint64_t *lines, unsigned burst)
+static uint64_t loop_plain(struct rxp_probe *p, uint64_t *lines, unsigned burst)
 {
-	uint64_t t0 = rxr_now();
-	p->last = rxr_now();
+	uint64_t t0 = rxp_now();
+	p->last = rxp_now();
 	for (unsigned b = 0; b < BURSTS; b++) {
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8] += i;
-		lap_plain(p, RXR_ST_CQE_POLL, burst);
+		lap_plain(p, RXP_ST_CQE_POLL, burst);
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8 + 1] = b;
-		lap_plain(p, RXR_ST_SGE_SETUP, burst);
+		lap_plain(p, RXP_ST_SGE_SETUP, burst);
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8 + 2] ^= lines[(size_t)i * 8];
-		lap_plain(p, RXR_ST_APP, burst);
+		lap_plain(p, RXP_ST_APP, burst);
 		__asm__ __volatile__("" ::: "memory");
-		lap_plain(p, RXR_ST_DOORBELL, burst);
+		lap_plain(p, RXP_ST_DOORBELL, burst);
 	}
-	return rxr_now() - t0;
+	return rxp_now() - t0;
 }
 
-static uint64_t loop_sums(struct rxr_probe *p, uint64_t *lines, unsigned burst)
+static uint64_t loop_sums(struct rxp_probe *p, uint64_t *lines, unsigned burst)
 {
-	uint64_t t0 = rxr_now();
-	rxr_lap_start(p);
+	uint64_t t0 = rxp_now();
+	rxp_lap_start(p);
 	for (unsigned b = 0; b < BURSTS; b++) {
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8] += i;
-		rxr_lap(p, RXR_ST_CQE_POLL, burst);
+		rxp_lap(p, RXP_ST_CQE_POLL, burst);
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8 + 1] = b;
-		rxr_lap(p, RXR_ST_SGE_SETUP, burst);
+		rxp_lap(p, RXP_ST_SGE_SETUP, burst);
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8 + 2] ^= lines[(size_t)i * 8];
-		rxr_lap(p, RXR_ST_APP, burst);
+		rxp_lap(p, RXP_ST_APP, burst);
 		__asm__ __volatile__("" ::: "memory");
-		rxr_lap(p, RXR_ST_DOORBELL, burst);
+		rxp_lap(p, RXP_ST_DOORBELL, burst);
 	}
-	return rxr_now() - t0;
+	return rxp_now() - t0;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -91,25 +91,25 @@ int main(int argc, char **argv)
 		       "(counters mode), bursts 1, 32, 64.\n");
 		return 0;
 	}
-	if (rxr_clock_init(100) < 0)
+	if (rxp_clock_init(100) < 0)
 		return 1;
 	uint64_t *lines = calloc(64 * 8, sizeof(uint64_t));
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	if (!lines || !p)
 		return 1;
 	printf("# lapsum_cost: counters-mode lap with vs without the cost model's sums,\n"
 	       "# alternating rounds of %d bursts x 4 laps, median of %d (clock %s)\n\n", BURSTS,
-	       ROUNDS, rxr_clock_source_name(rxr_clock_get()->source));
+	       ROUNDS, rxp_clock_source_name(rxp_clock_get()->source));
 	printf("| burst | plain ticks/lap | with sums ticks/lap | added ticks/lap | added "
 	       "ticks/packet |\n|---:|---:|---:|---:|---:|\n");
 	const unsigned bursts[] = {1, 32, 64};
 	for (size_t k = 0; k < 3; k++) {
 		double plain[ROUNDS], sums[ROUNDS], diff[ROUNDS];
 		for (int r = 0; r < ROUNDS; r++) {
-			rxr_probe_reset(p);
+			rxp_probe_reset(p);
 			plain[r] = (double)loop_plain(p, lines, bursts[k]);
-			rxr_probe_reset(p);
+			rxp_probe_reset(p);
 			sums[r] = (double)loop_sums(p, lines, bursts[k]);
 			diff[r] = sums[r] - plain[r];
 		}
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 		       sums[ROUNDS / 2] / laps, diff[ROUNDS / 2] / laps,
 		       diff[ROUNDS / 2] / (BURSTS * (double)bursts[k]));
 	}
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 	free(lines);
 	return 0;
 }

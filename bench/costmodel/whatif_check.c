@@ -76,7 +76,7 @@ struct rep {
  * missing. -1 on a bench failure. */
 static int run_rep(const struct pair *pp, const char *out, bool noisy, bool from, struct rep *r)
 {
-	char spec[700], cmd[1700], err[RXR_ERR_LEN];
+	char spec[700], cmd[1700], err[RXA_ERR_LEN];
 	memset(r, 0, sizeof(*r));
 	if (from)
 		goto analyse;
@@ -101,30 +101,30 @@ static int run_rep(const struct pair *pp, const char *out, bool noisy, bool from
 	if (system(cmd))
 		return 0; /* the sweep failed: r->ok stays false */
 analyse:;
-	struct rxr_set *s = NULL;
-	if (rxr_set_load(out, &s, err, sizeof(err))) {
+	struct rxa_set *s = NULL;
+	if (rxa_set_load(out, &s, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 0;
 	}
-	const struct rxr_point *base = NULL, *inj = NULL;
+	const struct rxa_point *base = NULL, *inj = NULL;
 	for (size_t j = 0; j < s->n; j++) {
 		char b[64];
-		const char *v = rxr_result_knob_str(s->pts[j].knobs, "inject", b, sizeof(b));
+		const char *v = rxa_result_knob_str(s->pts[j].knobs, "inject", b, sizeof(b));
 		if (v && !strcmp(v, "none"))
 			base = &s->pts[j];
 		else
 			inj = &s->pts[j];
 	}
-	struct rxr_whatif_point *w = malloc(sizeof(*w));
+	struct rxa_whatif_point *w = malloc(sizeof(*w));
 	char change[64];
 	snprintf(change, sizeof(change), "%s=+%d", pp->stage, pp->k);
-	struct rxr_whatif_change ch;
+	struct rxa_whatif_change ch;
 	if (base && inj && (!(base->ndr_mpps > 0) || !(inj->ndr_mpps > 0))) {
 		/* the trial cap came before a passing load (an NDR of 0 is
 		 * "none found", not a rate): no ratio to take */
 		r->no_ndr = true;
-	} else if (base && inj && w && !rxr_whatif_parse(change, &ch, err, sizeof(err)) &&
-		   rxr_whatif_point(base, 0, &ch, 1, w, err, sizeof(err)) != -ENOMEM) {
+	} else if (base && inj && w && !rxa_whatif_parse(change, &ch, err, sizeof(err)) &&
+		   rxa_whatif_point(base, 0, &ch, 1, w, err, sizeof(err)) != -ENOMEM) {
 		/* calibrated at the NDR where the receiver limits the point
 		 * (rxray whatif's "at NDR" columns), else light load */
 		r->at_ndr = isfinite(w->ndr_before.predicted_mpps);
@@ -139,7 +139,7 @@ analyse:;
 		r->ok = true;
 	}
 	free(w);
-	rxr_set_free(s);
+	rxa_set_free(s);
 	return 0;
 }
 

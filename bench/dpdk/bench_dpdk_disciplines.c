@@ -97,9 +97,9 @@ static const struct point points[] = {
 };
 #define NPOINTS (sizeof(points) / sizeof(points[0]))
 
-static const enum rxr_stage cols[] = {RXR_ST_CQE_POLL, RXR_ST_BUF_ALLOC, RXR_ST_SGE_SETUP,
-				      RXR_ST_CHAIN,    RXR_ST_DOORBELL,	 RXR_ST_HANDOFF,
-				      RXR_ST_HDR_READ, RXR_ST_FREE};
+static const enum rxp_stage cols[] = {RXP_ST_CQE_POLL, RXP_ST_BUF_ALLOC, RXP_ST_SGE_SETUP,
+				      RXP_ST_CHAIN,    RXP_ST_DOORBELL,	 RXP_ST_HANDOFF,
+				      RXP_ST_HDR_READ, RXP_ST_FREE};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 
 /* What one run yields. */
@@ -161,7 +161,7 @@ static double jnum(json_t *o, const char *a, const char *b)
  * the scheduler interrupts lands in the tail, not in the median; on a
  * shared VM the mean is dominated by those (use --mean to see it).
  */
-static double robust(const struct rxr_thread_result *t, enum rxr_stage s)
+static double robust(const struct rxr_thread_result *t, enum rxp_stage s)
 {
 	return t->packets ? (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets : 0;
 }
@@ -169,9 +169,9 @@ static double robust(const struct rxr_thread_result *t, enum rxr_stage s)
 static double robust_busy(const struct rxr_thread_result *t)
 {
 	double sum = 0;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (s != RXR_ST_IDLE)
-			sum += robust(t, (enum rxr_stage)s);
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		if (s != RXP_ST_IDLE)
+			sum += robust(t, (enum rxp_stage)s);
 	return sum;
 }
 
@@ -272,20 +272,20 @@ int main(int argc, char **argv)
 			MAX_RUNS);
 		return 2;
 	}
-	if (rxr_clock_init(50)) {
+	if (rxp_clock_init(50)) {
 		fprintf(stderr, "bench_dpdk_disciplines: cannot calibrate the clock\n");
 		return 1;
 	}
 	printf("# bench_dpdk_disciplines: frame %u, ring %u, %.2f s x %d runs (median), rate %s, "
 	       "cores %s, TSC %.2f GHz\n",
 	       o.frame, o.ring, o.seconds, o.runs, o.rate > 0 ? "limited" : "max",
-	       o.cores[0] ? o.cores : "affinity", rxr_clock_get()->hz / 1e9);
+	       o.cores[0] ? o.cores : "affinity", rxp_clock_get()->hz / 1e9);
 	printf("# RX-thread cycles/packet by stage (%s); app = app thread busy cycles/packet; "
 	       "gets/puts = shared-ring mempool calls per packet (empty polls excluded)\n",
 	       o.mean ? "mean" : "median lap x laps / packets");
 	printf("%-31s %7s", "config", "rx");
 	for (size_t k = 0; k < NCOLS; k++)
-		printf(" %9.9s", rxr_stage_name(cols[k]));
+		printf(" %9.9s", rxp_stage_name(cols[k]));
 	printf(" %7s %6s %6s %7s %6s\n", "app", "gets", "puts", "rx_Mpps", "loss");
 	int failed = 0;
 	for (size_t i = 0; i < NPOINTS; i++) {

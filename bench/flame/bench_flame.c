@@ -112,17 +112,17 @@ int main(int argc, char **argv)
 	size_t frames = 0;
 	double total = 0;
 	for (int r = 0; r < runs; r++) {
-		struct rxr_flame *fl = NULL;
-		rxr_flame_open(&fl);
+		struct rxa_flame *fl = NULL;
+		rxa_flame_open(&fl);
 		char err[256];
 		double t0 = now_s(), c0 = cpu_s();
-		if (!fl || rxr_flame_read_folded_file(fl, in, err, sizeof(err))) {
+		if (!fl || rxa_flame_read_folded_file(fl, in, err, sizeof(err))) {
 			fprintf(stderr, "bench_flame: read failed: %s\n", err);
 			return 1;
 		}
 		double t1 = now_s();
-		struct rxr_flame_svg_opts o = {.title = "bench_flame"};
-		if (rxr_flame_svg_write_file(fl, out, &o)) {
+		struct rxa_flame_svg_opts o = {.title = "bench_flame"};
+		if (rxa_flame_svg_write_file(fl, out, &o)) {
 			fprintf(stderr, "bench_flame: svg write failed\n");
 			return 1;
 		}
@@ -130,9 +130,9 @@ int main(int argc, char **argv)
 		tc[r] = cpu_s() - c0;
 		tr[r] = t1 - t0;
 		ts[r] = t2 - t1;
-		frames = rxr_flame_frames(fl);
-		total = rxr_flame_total(fl);
-		rxr_flame_free(fl);
+		frames = rxa_flame_frames(fl);
+		total = rxa_flame_total(fl);
+		rxa_flame_free(fl);
 	}
 	double *tt = calloc((size_t)runs, sizeof(double));
 	for (int r = 0; r < runs; r++)

@@ -148,12 +148,12 @@ static void name_limit(const struct rxr_result *r, char *out, size_t len)
 	if (!bt)
 		return;
 	int top = -1;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (s != RXR_ST_IDLE && (bt->stage_mask & (1u << s)) &&
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		if (s != RXP_ST_IDLE && (bt->stage_mask & (1u << s)) &&
 		    (top < 0 || bt->st[s].cycles_per_packet > bt->st[top].cycles_per_packet))
 			top = s;
 	snprintf(out, len, "%s %.0f%% busy: %s %.0f cyc/pkt", bt->role, 100 * best,
-		 top >= 0 ? rxr_stage_name((enum rxr_stage)top) : "-",
+		 top >= 0 ? rxp_stage_name((enum rxp_stage)top) : "-",
 		 top >= 0 ? bt->st[top].cycles_per_packet : 0);
 }
 

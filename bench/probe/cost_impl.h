@@ -10,33 +10,33 @@
 
 #include "cost.h"
 
-uint64_t COST_FN(struct rxr_probe *p, uint64_t *lines, unsigned burst, unsigned bursts)
+uint64_t COST_FN(struct rxp_probe *p, uint64_t *lines, unsigned burst, unsigned bursts)
 {
-	uint64_t t0 = rxr_now();
-	rxr_lap_start(p);
+	uint64_t t0 = rxp_now();
+	rxp_lap_start(p);
 	for (unsigned b = 0; b < bursts; b++) {
-		rxr_burst_begin(p);
+		rxp_burst_begin(p);
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8] += i; /* poll: read the completion */
-		rxr_lap(p, RXR_ST_CQE_POLL, burst);
+		rxp_lap(p, RXP_ST_CQE_POLL, burst);
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8 + 1] = b; /* refill */
-		rxr_lap(p, RXR_ST_SGE_SETUP, burst);
+		rxp_lap(p, RXP_ST_SGE_SETUP, burst);
 		for (unsigned i = 0; i < burst; i++)
 			lines[(size_t)i * 8 + 2] ^= lines[(size_t)i * 8]; /* app */
-		rxr_lap(p, RXR_ST_APP, burst);
+		rxp_lap(p, RXP_ST_APP, burst);
 		__asm__ __volatile__("" ::: "memory"); /* doorbell */
-		rxr_lap(p, RXR_ST_DOORBELL, burst);
-		rxr_burst_end(p, burst);
+		rxp_lap(p, RXP_ST_DOORBELL, burst);
+		rxp_burst_end(p, burst);
 	}
-	return rxr_now() - t0;
+	return rxp_now() - t0;
 }
 
-uint64_t COST_LAPS_FN(struct rxr_probe *p, unsigned laps)
+uint64_t COST_LAPS_FN(struct rxp_probe *p, unsigned laps)
 {
-	uint64_t t0 = rxr_now();
-	rxr_lap_start(p);
+	uint64_t t0 = rxp_now();
+	rxp_lap_start(p);
 	for (unsigned i = 0; i < laps; i++)
-		rxr_lap(p, (enum rxr_stage)(i & 3), 1);
-	return rxr_now() - t0;
+		rxp_lap(p, (enum rxp_stage)(i & 3), 1);
+	return rxp_now() - t0;
 }

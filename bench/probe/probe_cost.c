@@ -24,8 +24,8 @@
 
 #define ROUNDS 9
 
-typedef uint64_t (*loop_fn)(struct rxr_probe *, uint64_t *, unsigned, unsigned);
-typedef uint64_t (*laps_fn)(struct rxr_probe *, unsigned);
+typedef uint64_t (*loop_fn)(struct rxp_probe *, uint64_t *, unsigned, unsigned);
+typedef uint64_t (*laps_fn)(struct rxp_probe *, unsigned);
 
 static const struct mode {
 	const char *name;
@@ -49,12 +49,12 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
-static struct rxr_probe *fresh_probe(void)
+static struct rxp_probe *fresh_probe(void)
 {
 	/* sample 1 burst in 16 in full mode, as a real run would */
-	struct rxr_probe *p = NULL;
+	struct rxp_probe *p = NULL;
 	char err[128];
-	if (rxr_probe_open("rx", -1, 4, 4096, &p, err, sizeof(err)) < 0) {
+	if (rxp_probe_open("rx", -1, 4, 4096, &p, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
@@ -73,10 +73,10 @@ static void overhead_rows(uint64_t *lines, unsigned mask, const char *suffix)
 			for (size_t m = 0; m < 3; m++) {
 				if (m && !(mask & (1u << m)))
 					continue;
-				struct rxr_probe *p = fresh_probe();
+				struct rxp_probe *p = fresh_probe();
 				double t = (double)modes[m].loop(p, lines, bursts[b], nb) /
 					   ((double)nb * bursts[b]);
-				rxr_probe_free(p);
+				rxp_probe_free(p);
 				if (m == 0)
 					base = t;
 				loop[m][r] = t;
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--listener-child")) {
 		uint64_t *lines = calloc(64 * 8, sizeof(uint64_t));
-		if (!lines || rxr_clock_init(100) < 0)
+		if (!lines || rxp_clock_init(100) < 0)
 			return 1;
 		overhead_rows(lines, 1u << 2, " + listener");
 		free(lines);
@@ -147,19 +147,19 @@ int main(int argc, char **argv)
 	printf("| clock | mode | ticks/lap | ns/lap | cycles/lap |\n|---|---|---|---|---|\n");
 	for (size_t s = 0; s < 2; s++) {
 		setenv("RXRAY_CLOCK", sources[s], 1);
-		if (rxr_clock_init(100) < 0)
+		if (rxp_clock_init(100) < 0)
 			continue;
-		const struct rxr_clock *c = rxr_clock_get();
-		if (strcmp(rxr_clock_source_name(c->source), sources[s]))
+		const struct rxp_clock *c = rxp_clock_get();
+		if (strcmp(rxp_clock_source_name(c->source), sources[s]))
 			continue; /* not on this machine */
-		if (c->source == RXR_CLOCK_TSC)
+		if (c->source == RXP_CLOCK_TSC)
 			tsc_hz = c->hz;
 		for (size_t m = 0; m < 3; m++) {
 			double v[ROUNDS];
 			for (int r = 0; r < ROUNDS; r++) {
-				struct rxr_probe *p = fresh_probe();
+				struct rxp_probe *p = fresh_probe();
 				v[r] = (double)modes[m].laps(p, 100000) / 100000.0;
-				rxr_probe_free(p);
+				rxp_probe_free(p);
 			}
 			double ticks = median(v, ROUNDS);
 			double ns = ticks * 1e9 / c->hz;
@@ -168,12 +168,12 @@ int main(int argc, char **argv)
 		}
 	}
 	unsetenv("RXRAY_CLOCK");
-	rxr_clock_init(100);
-	const struct rxr_clock *c = rxr_clock_get();
+	rxp_clock_init(100);
+	const struct rxp_clock *c = rxp_clock_get();
 
 	printf("\n# probe overhead per packet, 4 stages per burst, clock %s "
 	       "(median of %d rounds, ~2M packets each)\n",
-	       rxr_clock_source_name(c->source), ROUNDS);
+	       rxp_clock_source_name(c->source), ROUNDS);
 	printf("| burst | mode | ticks/packet (loop) | overhead ticks/packet | laps/packet |\n"
 	       "|---|---|---|---|---|\n");
 	overhead_rows(lines, 7, "");
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	else
 		printf("\n(no NVTX listener in this build: the full + listener rows are left out)\n");
 	printf("\nTarget (counters, TSC): <= 1 clock read per stage boundary (by construction:\n"
-	       "rxr_lap reads the clock once) and <= 2 cycles/packet of overhead at burst 32.\n");
+	       "rxp_lap reads the clock once) and <= 2 cycles/packet of overhead at burst 32.\n");
 	free(lines);
 	return 0;
 }

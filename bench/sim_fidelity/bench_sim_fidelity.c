@@ -141,9 +141,9 @@ static const struct point overload[] = {
     OV("before @max", ALL_DPDK, 2),
 };
 
-static const enum rxr_stage cols[] = {RXR_ST_CQE_POLL, RXR_ST_BUF_ALLOC, RXR_ST_SGE_SETUP,
-				      RXR_ST_CHAIN,    RXR_ST_DOORBELL,	 RXR_ST_HANDOFF,
-				      RXR_ST_HDR_READ, RXR_ST_FREE};
+static const enum rxp_stage cols[] = {RXP_ST_CQE_POLL, RXP_ST_BUF_ALLOC, RXP_ST_SGE_SETUP,
+				      RXP_ST_CHAIN,    RXP_ST_DOORBELL,	 RXP_ST_HANDOFF,
+				      RXP_ST_HDR_READ, RXP_ST_FREE};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 /* rx total, stages, nic, sat, mpps, loss, NIC doorbell-record fetches per offered packet */
 #define NVALS (NCOLS + 6)
@@ -193,7 +193,7 @@ fail:
 }
 
 /* Median lap x laps / packets: robust to preemption on a shared VM. */
-static double robust(const struct rxr_thread_result *t, enum rxr_stage s)
+static double robust(const struct rxr_thread_result *t, enum rxp_stage s)
 {
 	return t->packets ? (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets : 0;
 }
@@ -201,9 +201,9 @@ static double robust(const struct rxr_thread_result *t, enum rxr_stage s)
 static double robust_busy(const struct rxr_thread_result *t)
 {
 	double sum = 0;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (s != RXR_ST_IDLE)
-			sum += robust(t, (enum rxr_stage)s);
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		if (s != RXP_ST_IDLE)
+			sum += robust(t, (enum rxp_stage)s);
 	return sum;
 }
 
@@ -238,7 +238,7 @@ static int one_run(const struct opts *o, const struct point *pt, double *v)
 			v[1 + NCOLS] = robust_busy(t);
 		}
 	}
-	double hz = r->clock.hz > 0 ? r->clock.hz : rxr_clock_get()->hz;
+	double hz = r->clock.hz > 0 ? r->clock.hz : rxp_clock_get()->hz;
 	v[2 + NCOLS] = r->rx_mpps > 0 && r->loss > 0.01 ? hz / (r->rx_mpps * 1e6) : 0;
 	v[3 + NCOLS] = r->rx_mpps;
 	v[4 + NCOLS] = r->loss;
@@ -268,7 +268,7 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 	printf("\n## %s\n", title);
 	printf("%-14s %-18s %7s", "discipline", "fixes", "rx");
 	for (size_t k = 0; k < NCOLS; k++)
-		printf(" %9.9s", rxr_stage_name(cols[k]));
+		printf(" %9.9s", rxp_stage_name(cols[k]));
 	printf(" %7s %7s %7s %6s %7s\n", "nic", "sat", "rx_Mpps", "loss", "dbrec/p");
 	for (size_t i = 0; i < n; i++) {
 		double v[NVALS][MAX_RUNS], one[NVALS];
@@ -325,14 +325,14 @@ int main(int argc, char **argv)
 		case 's': o.seconds = atof(optarg); break;
 		case 'n': o.runs = atoi(optarg); break;
 		case 'r':
-			if (rxr_parse_rate(optarg, &o.rate) < 0)
+			if (rxp_parse_rate(optarg, &o.rate) < 0)
 				o.seconds = -1; /* reported below */
 			break;
 		case 'f': o.frame = (uint32_t)atoi(optarg); break;
 		case 'R': o.ring = (uint32_t)atoi(optarg); break;
 		case 'o': snprintf(o.only, sizeof(o.only), "%s", optarg); break;
 		case 'N':
-			if (rxr_parse_rate(optarg, &o.ndr) < 0)
+			if (rxp_parse_rate(optarg, &o.ndr) < 0)
 				o.ndr = -1;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -350,15 +350,15 @@ int main(int argc, char **argv)
 			MAX_RUNS);
 		return 2;
 	}
-	if (rxr_clock_init(50)) {
+	if (rxp_clock_init(50)) {
 		fprintf(stderr, "bench_sim_fidelity: cannot calibrate the clock\n");
 		return 1;
 	}
 	printf("# bench_sim_fidelity: frame %u, ring %u, %.2f s x %d runs (median), rate %s, "
 	       "cores %s, TSC %.2f GHz, probes %s\n",
 	       o.frame, o.ring, o.seconds, o.runs, o.rate > 0 ? "limited" : "max",
-	       o.cores[0] ? o.cores : "affinity", rxr_clock_get()->hz / 1e9,
-	       RXRAY_PROBE_MODE == RXR_MODE_OFF ? "off" : "on");
+	       o.cores[0] ? o.cores : "affinity", rxp_clock_get()->hz / 1e9,
+	       RXRAY_PROBE_MODE == RXP_MODE_OFF ? "off" : "on");
 	printf("# cycles/packet: rx = RX thread busy (median lap x laps / packets, app inline), "
 	       "nic = NIC thread busy; sat = clock Hz / rx pps when loss > 1%% (0 otherwise); "
 	       "dbrec/p = NIC doorbell-record fetches per offered packet\n"
@@ -394,7 +394,7 @@ int main(int argc, char **argv)
 			       "(%+.1f%%, %+.1f%%): %s\n",
 			       phasing[i].disc, sat[i], sat[i + 1], sat[i + 2], 100 * d, 100 * g, v);
 		}
-		if (RXRAY_PROBE_MODE != RXR_MODE_OFF)
+		if (RXRAY_PROBE_MODE != RXP_MODE_OFF)
 			printf("# probes are on in this build: sat includes their laps; "
 			       "build with -DRXRAY_PROBES=off for the verdict\n");
 	}

@@ -86,9 +86,9 @@ static void *bench_warm_main(void *arg)
 {
 	int core = *(const int *)arg;
 	if (core >= 0)
-		rxr_pin_self(core);
-	double t = rxr_mono_seconds();
-	while (rxr_mono_seconds() - t < 0.005)
+		rxp_pin_self(core);
+	double t = rxp_mono_seconds();
+	while (rxp_mono_seconds() - t < 0.005)
 		;
 	return NULL;
 }
@@ -168,7 +168,7 @@ static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dm
 	rxs_nic_stats(n, &st);
 	uint64_t busy = 0;
 	for (uint32_t t = 0; t < rxs_nic_threads(n); t++)
-		busy += rxr_probe_busy_cycles(rxs_nic_thread_probe(n, t));
+		busy += rxp_probe_busy_cycles(rxs_nic_thread_probe(n, t));
 	pt->written_mpps = st.seconds > 0 ? (double)c.received / st.seconds / 1e6 : 0;
 	pt->cyc_per_pkt = c.received ? (double)busy / (double)c.received : 0;
 	rc = 0;
@@ -205,11 +205,11 @@ static void bench_usage(void)
 static void bench_table(const struct bench_opts *o, const uint32_t *frames, size_t nframes,
 			int ncores)
 {
-	const struct rxr_clock *clk = rxr_clock_get();
+	const struct rxp_clock *clk = rxp_clock_get();
 	printf("# software NIC max rate: %s, payload %s, ring %u, NIC core %d, consumer core %d\n",
 	       rx_mode_name(o->mode), rx_payload_name(o->payload), o->ring, o->nic_core, o->rx_core);
 	printf("# clock %s %.3f GHz; solo: median of %d fills of %u packets; paired: median of %d runs x %.2f s; probes %s\n",
-	       rxr_clock_source_name(clk->source), clk->hz / 1e9, o->solo_reps, o->ring, o->runs,
+	       rxp_clock_source_name(clk->source), clk->hz / 1e9, o->solo_reps, o->ring, o->runs,
 	       o->seconds,
 	       RXRAY_PROBE_MODE == 0 ? "off (cyc/pkt n/a)" : "on");
 	FILE *la = fopen("/proc/loadavg", "r");
@@ -256,12 +256,12 @@ static void bench_table(const struct bench_opts *o, const uint32_t *frames, size
 static void bench_writers_table(const struct bench_opts *o, const uint32_t *frames,
 				size_t nframes, int ncores)
 {
-	const struct rxr_clock *clk = rxr_clock_get();
+	const struct rxp_clock *clk = rxp_clock_get();
 	printf("# software NIC flat out into one queue a trivial consumer drains: %s, payload %s, "
 	       "ring %u, dma cache, median of %d runs x %.2f s\n",
 	       rx_mode_name(o->mode), rx_payload_name(o->payload), o->ring, o->runs, o->seconds);
 	printf("# clock %s %.3f GHz; %d cores (writers + consumer beyond that share cores)\n",
-	       rxr_clock_source_name(clk->source), clk->hz / 1e9, ncores);
+	       rxp_clock_source_name(clk->source), clk->hz / 1e9, ncores);
 	printf("\n| frame | writers | NIC Mpps | x W=1 | nic cyc/pkt | Gbit/s |\n");
 	printf("|------:|--------:|---------:|------:|------------:|-------:|\n");
 	for (size_t f = 0; f < nframes; f++) {
@@ -314,29 +314,29 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
-			if (rxr_parse_seconds(optarg, 0.01, 60, &o.seconds) < 0)
-				return rxr_usage_err("bench_simnic_rate", "--seconds: bad '%s'", optarg);
+			if (rxp_parse_seconds(optarg, 0.01, 60, &o.seconds) < 0)
+				return rxp_usage_err("bench_simnic_rate", "--seconds: bad '%s'", optarg);
 			break;
 		case 'r':
-			if (rxr_parse_u64(optarg, 1, 99, &v) < 0)
-				return rxr_usage_err("bench_simnic_rate", "--runs: bad '%s'", optarg);
+			if (rxp_parse_u64(optarg, 1, 99, &v) < 0)
+				return rxp_usage_err("bench_simnic_rate", "--runs: bad '%s'", optarg);
 			o.runs = (int)v;
 			break;
 		case 'S':
-			if (rxr_parse_u64(optarg, 1, 99, &v) < 0)
-				return rxr_usage_err("bench_simnic_rate", "--solo-reps: bad '%s'", optarg);
+			if (rxp_parse_u64(optarg, 1, 99, &v) < 0)
+				return rxp_usage_err("bench_simnic_rate", "--solo-reps: bad '%s'", optarg);
 			o.solo_reps = (int)v;
 			break;
 		case 'R':
-			if (rxr_parse_u64(optarg, 64, RXS_MAX_RING, &v) < 0 || (v & (v - 1)))
-				return rxr_usage_err("bench_simnic_rate", "--ring: bad '%s'", optarg);
+			if (rxp_parse_u64(optarg, 64, RXS_MAX_RING, &v) < 0 || (v & (v - 1)))
+				return rxp_usage_err("bench_simnic_rate", "--ring: bad '%s'", optarg);
 			o.ring = (uint32_t)v;
 			break;
 		case 'p':
 		case 'm':
 			if (rx_config_set(&cfg, ch == 'p' ? "payload" : "mode", optarg, err,
 					  sizeof(err)) < 0)
-				return rxr_usage_err("bench_simnic_rate", "--%s", err);
+				return rxp_usage_err("bench_simnic_rate", "--%s", err);
 			if (ch == 'p') {
 				o.payload = cfg.payload;
 				o.payload_set = true;
@@ -349,8 +349,8 @@ int main(int argc, char **argv)
 			nframes = 0;
 			for (char *t = strtok_r(buf, ",", &save); t && nframes < 32;
 			     t = strtok_r(NULL, ",", &save)) {
-				if (rxr_parse_u64(t, RXS_MIN_FRAME, RXS_MAX_FRAME, &v) < 0)
-					return rxr_usage_err("bench_simnic_rate", "--frames: bad '%s'", t);
+				if (rxp_parse_u64(t, RXS_MIN_FRAME, RXS_MAX_FRAME, &v) < 0)
+					return rxp_usage_err("bench_simnic_rate", "--frames: bad '%s'", t);
 				frames[nframes++] = (uint32_t)v;
 			}
 			break;
@@ -360,8 +360,8 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof(buf), "%s", optarg);
 			o.nwriters = 0;
 			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (o.nwriters == 8 || rxr_parse_u64(t, 1, RXS_MAX_WRITERS, &v) < 0)
-					return rxr_usage_err("bench_simnic_rate",
+				if (o.nwriters == 8 || rxp_parse_u64(t, 1, RXS_MAX_WRITERS, &v) < 0)
+					return rxp_usage_err("bench_simnic_rate",
 							     "--writers: bad '%s' (up to 8 counts, 1..%u)",
 							     t, RXS_MAX_WRITERS);
 				o.writers[o.nwriters++] = (uint32_t)v;
@@ -370,8 +370,8 @@ int main(int argc, char **argv)
 		}
 		case 'n':
 		case 'x':
-			if (rxr_parse_u64(optarg, 0, 4095, &v) < 0)
-				return rxr_usage_err("bench_simnic_rate", "--%s: bad '%s'",
+			if (rxp_parse_u64(optarg, 0, 4095, &v) < 0)
+				return rxp_usage_err("bench_simnic_rate", "--%s: bad '%s'",
 						     ch == 'n' ? "nic-core" : "rx-core", optarg);
 			*(ch == 'n' ? &o.nic_core : &o.rx_core) = (int)v;
 			break;
@@ -379,26 +379,26 @@ int main(int argc, char **argv)
 			bench_usage();
 			return 0;
 		default:
-			return rxr_usage_err("bench_simnic_rate", "unknown option (see --help)");
+			return rxp_usage_err("bench_simnic_rate", "unknown option (see --help)");
 		}
 	}
-	if (rxr_clock_init(0) < 0) {
+	if (rxp_clock_init(0) < 0) {
 		fprintf(stderr, "bench_simnic_rate: clock init failed\n");
 		return 1;
 	}
-	int ncores = rxr_cores_available();
+	int ncores = rxp_cores_available();
 	for (int i = 0; i < ncores && o.ncores < 256; i++)
-		o.cores[o.ncores++] = rxr_core_nth(i);
+		o.cores[o.ncores++] = rxp_core_nth(i);
 	if (o.nic_core < 0)
-		o.nic_core = rxr_core_nth(0);
+		o.nic_core = rxp_core_nth(0);
 	if (o.rx_core < 0)
-		o.rx_core = rxr_cores_available() > 1 ? rxr_core_nth(1) : rxr_core_nth(0);
+		o.rx_core = rxp_cores_available() > 1 ? rxp_core_nth(1) : rxp_core_nth(0);
 	if (o.rx_core >= 0)
-		rxr_pin_self(o.rx_core);
+		rxp_pin_self(o.rx_core);
 	if (o.nwriters) {
 		for (int i = 0; i < o.nwriters; i++)
 			if (o.ring < RXS_MIN_RUN * o.writers[i])
-				return rxr_usage_err("bench_simnic_rate",
+				return rxp_usage_err("bench_simnic_rate",
 						     "--ring: %u WQEs too few for %u writers (%u each)",
 						     o.ring, o.writers[i], RXS_MIN_RUN);
 		bench_writers_table(&o, frames, nframes, ncores);

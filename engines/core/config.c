@@ -86,11 +86,11 @@ json_t *rx_config_to_json(const struct rx_config *c)
 		goto fail;
 	for (int i = 0; i < c->ncores && i < RX_MAX_CORES; i++)
 		json_array_append_new(cores, json_integer(c->cores[i]));
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (c->inject[s]) /* 0: an A/A run's stage (RXR_INJECT_NULL) */
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		if (c->inject[s]) /* 0: an A/A run's stage (RXP_INJECT_NULL) */
 			json_object_set_new(
-			    inj, rxr_stage_name((enum rxr_stage)s),
-			    json_integer((json_int_t)rxr_inject_ticks(c->inject[s])));
+			    inj, rxp_stage_name((enum rxp_stage)s),
+			    json_integer((json_int_t)rxp_inject_ticks(c->inject[s])));
 	json_object_set_new(o, "engine", json_string(c->engine));
 	json_object_set_new(o, "device", json_string(c->device));
 	json_object_set_new(o, "mode", json_string(rx_mode_name(c->mode)));
@@ -169,8 +169,8 @@ json_t *rx_caps_to_json(const struct rx_caps *caps)
 	return o;
 }
 
-/* one error line, -EINVAL (rxr_errf) */
-#define verr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxp_errf) */
+#define verr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 static bool is_pow2(uint32_t v)
 {
@@ -268,16 +268,16 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 			    caps->gpu_why[0] ? " (" : "", caps->gpu_why, caps->gpu_why[0] ? ")" : "");
 	if (c->sample_shift > 30)
 		return verr(err, errlen, "sample-shift: %u exceeds 30", c->sample_shift);
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		if (c->inject[s] == RXR_INJECT_NULL && !c->inject_ab)
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		if (c->inject[s] == RXP_INJECT_NULL && !c->inject_ab)
 			return verr(err, errlen,
 				    "inject: %s=0 spins nothing: it is an A/A run's stage, for "
 				    "--inject-ab (the A/B's turns with no change, its null)",
-				    rxr_stage_name((enum rxr_stage)s));
+				    rxp_stage_name((enum rxp_stage)s));
 	if (c->inject_ab) {
 		int ops = rx_op_delays(c);
 		bool inj = false;
-		for (int s = 0; s < RXR_ST_COUNT; s++)
+		for (int s = 0; s < RXP_ST_COUNT; s++)
 			inj |= c->inject[s] != 0;
 		if (ops > 1 || (ops && inj))
 			return verr(err, errlen,

@@ -14,7 +14,7 @@
 
 int rx_gpu_result_add(struct rxr_result *r, const struct rx_gpu_tally *g, uint32_t queue)
 {
-	double hz = r->clock.hz > 0 ? r->clock.hz : rxr_clock_get()->hz;
+	double hz = r->clock.hz > 0 ? r->clock.hz : rxp_clock_get()->hz;
 	if (!(hz > 0))
 		return -EINVAL;
 	struct rxr_thread_result t;
@@ -25,7 +25,7 @@ int rx_gpu_result_add(struct rxr_result *r, const struct rx_gpu_tally *g, uint32
 	/* GPU time in the run's clock ticks, so cycles/packet compare */
 	uint64_t cycles = (uint64_t)(g->kernel_ms * 1e-3 * hz);
 	t.busy_cycles = cycles;
-	struct rxr_stage_sum *s = &t.st[RXR_ST_GPU_KERNEL];
+	struct rxr_stage_sum *s = &t.st[RXP_ST_GPU_KERNEL];
 	s->count = g->batches;
 	s->packets = g->packets;
 	s->cycles = cycles;
@@ -33,7 +33,7 @@ int rx_gpu_result_add(struct rxr_result *r, const struct rx_gpu_tally *g, uint32
 	s->min = s->p50 = s->p90 = mean; /* per batch: only the mean and the max are known */
 	s->max = s->p99 = (uint64_t)(g->max_batch_ms * 1e-3 * hz);
 	s->cycles_per_packet = g->packets ? (double)cycles / (double)g->packets : 0;
-	t.stage_mask = 1u << RXR_ST_GPU_KERNEL;
+	t.stage_mask = 1u << RXP_ST_GPU_KERNEL;
 	int rc = rxr_result_add_thread(r, &t);
 	if (rc < 0)
 		return rc;

@@ -203,8 +203,8 @@ int rx_knob_register(const struct rx_knob *k)
 	return 0;
 }
 
-/* one error line, -EINVAL (rxr_errf) */
-#define oerr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxp_errf) */
+#define oerr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 const struct rx_knob *rx_knob_find(const char *name)
 {
@@ -259,7 +259,7 @@ static int knob_uint(const struct rx_knob *k, const char *val, void *field, char
 		*(uint32_t *)field = 0;
 		return 0;
 	}
-	int rc = rxr_parse_u64(val, k->min, k->max, &v);
+	int rc = rxp_parse_u64(val, k->min, k->max, &v);
 	if (rc == -ERANGE)
 		return oerr(err, errlen, "%s: %s is out of range [%llu, %llu]", k->name, val,
 			    (unsigned long long)k->min, (unsigned long long)k->max);
@@ -302,8 +302,8 @@ static int knob_cores(const char *val, struct rx_config *c, char *err, size_t er
 		uint64_t lo = 0, hi = 0;
 		if (dash)
 			*dash = '\0';
-		if (rxr_parse_u64(tok, 0, 4095, &lo) < 0 ||
-		    (dash && rxr_parse_u64(dash + 1, 0, 4095, &hi) < 0))
+		if (rxp_parse_u64(tok, 0, 4095, &lo) < 0 ||
+		    (dash && rxp_parse_u64(dash + 1, 0, 4095, &hi) < 0))
 			return oerr(err, errlen,
 				    "cores: expected a core list like \"0-3,6\", got '%s'", val);
 		if (!dash)
@@ -334,17 +334,17 @@ static int knob_inject(const char *val, struct rx_config *c, char *err, size_t e
 	snprintf(buf, sizeof(buf), "%s", val);
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",+", &save); tok; tok = strtok_r(NULL, ",+", &save)) {
-		enum rxr_stage s;
+		enum rxp_stage s;
 		uint64_t cyc;
-		if (rxr_inject_parse(tok, &s, &cyc) < 0)
+		if (rxp_inject_parse(tok, &s, &cyc) < 0)
 			return oerr(err, errlen,
 				    "inject: '%s' is not STAGE=CYCLES with a known stage", tok);
-		if (s == RXR_ST_IDLE)
+		if (s == RXP_ST_IDLE)
 			return oerr(err, errlen,
 				    "inject: idle is waiting, not work: inject into a stage that "
 				    "handles packets");
 		/* 0: an A/A run's stage (with --inject-ab; rx_config_validate) */
-		c->inject[s] = cyc ? cyc : RXR_INJECT_NULL;
+		c->inject[s] = cyc ? cyc : RXP_INJECT_NULL;
 	}
 	return 0;
 }
@@ -362,7 +362,7 @@ static int knob_op_delay(const char *val, struct rx_config *c, char *err, size_t
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(t, '=');
 		uint64_t v = 0;
-		if (!eq || rxr_parse_u64(eq + 1, 0, 1000000, &v) < 0)
+		if (!eq || rxp_parse_u64(eq + 1, 0, 1000000, &v) < 0)
 			return oerr(err, errlen, "op-delay: '%s' is not OP=CYCLES (0..1M)", t);
 		*eq = '\0';
 		if (!strcmp(t, "mempool"))
@@ -411,14 +411,14 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 	case RX_KT_ENUM:
 		return knob_enum(k, val, field, err, errlen);
 	case RX_KT_RATE:
-		if (rxr_parse_rate(val, (double *)field) < 0)
+		if (rxp_parse_rate(val, (double *)field) < 0)
 			return oerr(err, errlen,
 				    "%s: expected a rate in packets/s like 500k or 12M, or max, got "
 				    "'%s'",
 				    k->name, val);
 		return 0;
 	case RX_KT_SECONDS:
-		if (rxr_parse_seconds(val, 0.001, 86400, (double *)field) < 0)
+		if (rxp_parse_seconds(val, 0.001, 86400, (double *)field) < 0)
 			return oerr(err, errlen,
 				    "%s: expected a duration in [1ms, 24h] like 2, 500ms, got '%s'",
 				    k->name, val);

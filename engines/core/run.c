@@ -18,12 +18,12 @@
 
 int rx_clock_once(char *err, size_t errlen)
 {
-	const struct rxr_clock *clk = rxr_clock_get();
+	const struct rxp_clock *clk = rxp_clock_get();
 	if (clk->hz > 0 && clk->lap_cost_cycles > 0)
 		return 0;
-	int rc = rxr_clock_init(RX_CLOCK_CALIB_MS);
+	int rc = rxp_clock_init(RX_CLOCK_CALIB_MS);
 	if (rc < 0)
-		return rxr_errf(err, errlen, rc, "clock: cannot calibrate: %s", strerror(-rc));
+		return rxp_errf(err, errlen, rc, "clock: cannot calibrate: %s", strerror(-rc));
 	return 0;
 }
 
@@ -97,13 +97,13 @@ static int run_workers_start(struct rx_run *run, char *err, size_t errlen)
 			rc = rx_worker_start(&q->appw, "app", q->app_core, run->c,
 					     run->ops->app_loop, q->priv);
 			if (rc < 0)
-				return rxr_errf(err, errlen, rc,
+				return rxp_errf(err, errlen, rc,
 						"queue %u: cannot start the app thread: %s", i,
 						strerror(-rc));
 		}
 		rc = rx_worker_start(&q->rxw, "rx", q->rx_core, run->c, run->ops->rx_loop, q->priv);
 		if (rc < 0)
-			return rxr_errf(err, errlen, rc, "queue %u: cannot start the rx worker: %s", i,
+			return rxp_errf(err, errlen, rc, "queue %u: cannot start the rx worker: %s", i,
 					strerror(-rc));
 	}
 	return 0;
@@ -126,7 +126,7 @@ static int run_workers_join(struct rx_run *run, char *err, size_t errlen)
 			if (rc < 0 && !first) {
 				first = rc;
 				run->ops->stop(run, true);
-				rxr_errf(err, errlen, rc, "queue %u: %s thread on core %d: %s", i,
+				rxp_errf(err, errlen, rc, "queue %u: %s thread on core %d: %s", i,
 					 w->role, w->core, strerror(-rc));
 			}
 		}
@@ -261,7 +261,7 @@ static int run_watch_begin(struct rx_run *run, char *err, size_t errlen)
 			nanosleep(&ts, NULL);
 		}
 		if (!tid)
-			return rxr_errf(err, errlen, -ETIMEDOUT,
+			return rxp_errf(err, errlen, -ETIMEDOUT,
 					"queue %u: the rx worker did not start within %.0f s", i,
 					RX_WATCH_START_S);
 		tids[n++] = tid;
@@ -300,7 +300,7 @@ static int run_warmup(struct rx_run *run, json_t **warm, char *err, size_t errle
 	struct rxr_result *w = NULL;
 	rxr_result_open(&w);
 	if (!w)
-		return rxr_errf(err, errlen, -ENOMEM, "warm-up: out of memory");
+		return rxp_errf(err, errlen, -ENOMEM, "warm-up: out of memory");
 	run->warming = true;
 	int rc = run_phase(run, err, errlen);
 	run->warming = false;
@@ -358,7 +358,7 @@ int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config 
 	run.nq = c->queues;
 	run.q = calloc(run.nq, sizeof(*run.q));
 	if (!run.q)
-		return rxr_errf(err, errlen, -ENOMEM, "queues: out of memory");
+		return rxp_errf(err, errlen, -ENOMEM, "queues: out of memory");
 	for (uint32_t i = 0; i < run.nq; i++) {
 		struct rx_queue *q = &run.q[i];
 		q->index = i;
@@ -378,9 +378,9 @@ int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config 
 	if (!rc)
 		rc = run_validity_begin(&run, &v, err, errlen);
 	if (!rc) {
-		rxr_nvtx_range_push("run"); /* the measured phase, for Nsight/CUPTI */
+		rxp_nvtx_range_push("run"); /* the measured phase, for Nsight/CUPTI */
 		rc = run_phase(&run, err, errlen);
-		rxr_nvtx_range_pop();
+		rxp_nvtx_range_pop();
 	}
 	if (!rc)
 		run_validity_end(&run, v);
@@ -389,11 +389,11 @@ int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config 
 		rc = ops->collect(&run, r, err, errlen);
 		r->validity = NULL;
 		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
-			rxr_errf(err, errlen, rc, "result: %s", strerror(-rc));
+			rxp_errf(err, errlen, rc, "result: %s", strerror(-rc));
 		/* GPU kernels and copies when the CUPTI library was injected */
 		int g = rc ? 0 : rxr_result_add_gpu_trace(r, 0);
 		if (g < 0)
-			rc = rxr_errf(err, errlen, g, "result: gpu_trace: %s", strerror(-g));
+			rc = rxp_errf(err, errlen, g, "result: gpu_trace: %s", strerror(-g));
 	}
 	if (!rc && v)
 		json_object_set_new(r->extra, "validity", rxr_validity_json(v));

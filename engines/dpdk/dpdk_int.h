@@ -49,7 +49,7 @@ struct rxd_run;
  * Receive up to n packets into pkts. Laps its own stages on p (cqe_poll
  * ... doorbell) and laps idle when it returns 0.
  */
-typedef uint16_t (*rxd_burst_fn)(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+typedef uint16_t (*rxd_burst_fn)(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 				 uint16_t n);
 
 struct rxd_rx_stats {
@@ -86,7 +86,7 @@ struct rxd_queue {
 	/* variants chosen once per queue (rxd_queue_variants) */
 	void (*app_read)(struct rxd_queue *q, struct rxd_batch *b);
 	void (*app_free)(struct rxd_queue *q, struct rxd_batch *b);
-	void (*handoff)(struct rxd_queue *q, struct rxr_probe *p);
+	void (*handoff)(struct rxd_queue *q, struct rxp_probe *p);
 
 	/* rx side */
 	_Alignas(RXD_CACHELINE) struct rxd_rx_stats rx;
@@ -238,7 +238,7 @@ bool rxd_coalesce_ready(struct rxd_queue *q, uint32_t want);
 /* Per-packet processing by the app on a batch (also used inline). Returns
  * true when the batch is kept (a GPU kernel still reads its payloads): it
  * goes back to the spare ring once that kernel completed. */
-bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b);
+bool rxd_app_process(struct rxd_queue *q, struct rxp_probe *p, struct rxd_batch *b);
 /* Wait for every GPU batch in flight, free its mbufs, return the batches
  * (after the workers ended). */
 void rxd_gpu_drain(struct rxd_queue *q);

@@ -114,13 +114,13 @@ static int eth_validate(const struct rx_config *c, const struct rx_caps *caps, c
 	return 0;
 }
 
-static uint16_t eth_burst(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+static uint16_t eth_burst(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 			  uint16_t n)
 {
 	const struct eth_q *e = q->be;
 	uint16_t got = rte_eth_rx_burst(e->port, e->qid, pkts, n);
-	rxr_stage_begin(p, got ? RXR_ST_CQE_POLL : RXR_ST_IDLE); /* a PMD: known once it returns */
-	rxr_lap(p, got ? RXR_ST_CQE_POLL : RXR_ST_IDLE, got);
+	rxp_stage_begin(p, got ? RXP_ST_CQE_POLL : RXP_ST_IDLE); /* a PMD: known once it returns */
+	rxp_lap(p, got ? RXP_ST_CQE_POLL : RXP_ST_IDLE, got);
 	return got;
 }
 

@@ -49,14 +49,14 @@ void rxd_mpops_set_delay(uint32_t cycles)
 	__atomic_store_n(&mpops_delay, cycles, __ATOMIC_RELEASE);
 }
 
-/* Each get and put owes the delay (rxr_op_delay), and the lap the
+/* Each get and put owes the delay (rxp_op_delay), and the lap the
  * operation ran in pays it (in A/B only while the thread's gate has it
  * armed):
  * it is charged to whatever stage performs the get or put, whatever that
  * stage is called. Where in the call it is owed makes no difference. */
 static inline void mpops_spin(void)
 {
-	rxr_op_delay(__atomic_load_n(&mpops_delay, __ATOMIC_RELAXED));
+	rxp_op_delay(__atomic_load_n(&mpops_delay, __ATOMIC_RELAXED));
 }
 
 static struct rxd_mpops_pool *mpops_counter(const struct rte_mempool *mp, bool *locked)

@@ -431,7 +431,7 @@ static int sim_rearm(struct rxd_run *run, double seconds, char *err, size_t errl
 	}
 	int rc = rxs_nic_rearm(sp->nic, seconds);
 	if (rc)
-		return rxr_errf(err, errlen, rc, "device: cannot rearm the software NIC: %s",
+		return rxp_errf(err, errlen, rc, "device: cannot rearm the software NIC: %s",
 				strerror(-rc));
 	for (uint32_t i = 0; i < run->nq; i++) {
 		struct rxd_simq *s = &sp->sq[i];

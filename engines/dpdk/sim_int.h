@@ -95,7 +95,7 @@ uint32_t rxd_mr_lookup_slow(struct rxd_mr_cache *c, uintptr_t addr);
 static inline uint32_t rxd_mr_lookup(struct rxd_mr_cache *c, uintptr_t addr)
 {
 	c->lookups++;
-	rxr_op_delay(c->delay);
+	rxp_op_delay(c->delay);
 	const struct rxd_mr *m = &c->e[c->mru];
 	if (__builtin_expect(addr >= m->start && addr < m->end, 1)) {
 		c->mru_hits++;
@@ -201,9 +201,9 @@ struct rxd_simq {
 } __attribute__((aligned(64))); /* one RX lcore each: no line shared between queues */
 
 /* The disciplines' burst functions (rxd_burst_fn). */
-uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 			      uint16_t n);
-uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 			      uint16_t n);
 /* Vector setup check: the PMD requires CQ size == ring size. */
 uint32_t rxd_sim_vector_thresh(uint32_t wqe_cnt);

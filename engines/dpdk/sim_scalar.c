@@ -97,7 +97,7 @@ static inline bool sc_poll_one(struct rxd_simq *s, struct rxd_comp *c, uint32_t 
 }
 
 /* Up to n completions into comp[]: carried ones first. */
-static uint32_t sc_poll(struct rxd_simq *s, struct rxr_probe *p, struct rxd_comp *comp,
+static uint32_t sc_poll(struct rxd_simq *s, struct rxp_probe *p, struct rxd_comp *comp,
 			uint32_t n)
 {
 	uint32_t k = 0;
@@ -106,7 +106,7 @@ static uint32_t sc_poll(struct rxd_simq *s, struct rxr_probe *p, struct rxd_comp
 		memcpy(comp, s->carry, k * sizeof(*comp));
 		s->carry_n -= k;
 		memmove(s->carry, s->carry + k, s->carry_n * sizeof(*comp));
-		rxr_stage_begin(p, RXR_ST_CQE_POLL);
+		rxp_stage_begin(p, RXP_ST_CQE_POLL);
 	}
 	for (; k < n; k++) {
 		if (!sc_poll_one(s, &comp[k], k))
@@ -114,7 +114,7 @@ static uint32_t sc_poll(struct rxd_simq *s, struct rxr_probe *p, struct rxd_comp
 		/* cqe_poll once a completion is found: an empty poll is idle,
 		 * or no lap at all after a group that did work */
 		if (!k)
-			rxr_stage_begin(p, RXR_ST_CQE_POLL);
+			rxp_stage_begin(p, RXP_ST_CQE_POLL);
 	}
 	return k;
 }
@@ -134,7 +134,7 @@ static void sc_carry(struct rxd_simq *s, const struct rxd_comp *comp, uint32_t n
  * (delivered, dropped or errored); *more = false when the group ended
  * early (CQ empty or an allocation failed).
  */
-static uint32_t sc_group(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+static uint32_t sc_group(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 			 uint32_t n, uint32_t *delivered, bool *more)
 {
 	struct rxd_simq *s = q->be;
@@ -159,8 +159,8 @@ static uint32_t sc_group(struct rxd_queue *q, struct rxr_probe *p, struct rte_mb
 		}
 		used[k] = comp[k].len ? (uint8_t)u : 0;
 	}
-	rxr_lap(p, RXR_ST_CQE_POLL, avail);
-	rxr_stage_begin(p, RXR_ST_BUF_ALLOC);
+	rxp_lap(p, RXP_ST_CQE_POLL, avail);
+	rxp_stage_begin(p, RXP_ST_BUF_ALLOC);
 
 	/* buf_alloc: one rte_mbuf_raw_alloc per filled segment, from the
 	 * pool of the buffer being replaced; the replacement inherits that
@@ -215,10 +215,10 @@ static uint32_t sc_group(struct rxd_queue *q, struct rxr_probe *p, struct rte_mb
 		}
 	}
 alloc_done:
-	rxr_lap(p, RXR_ST_BUF_ALLOC, done);
+	rxp_lap(p, RXP_ST_BUF_ALLOC, done);
 	if (done == 0)
 		return 0;
-	rxr_stage_begin(p, RXR_ST_SGE_SETUP);
+	rxp_stage_begin(p, RXP_ST_SGE_SETUP);
 
 	/* sge_setup: the replacement goes into the software ring and its
 	 * address into the WQE data segment; the byte count stays. The PMD
@@ -237,8 +237,8 @@ alloc_done:
 				d->lkey = htobe32(rxd_mr_lookup(&s->mrc, (uintptr_t)r->buf_addr));
 		}
 	}
-	rxr_lap(p, RXR_ST_SGE_SETUP, done);
-	rxr_stage_begin(p, RXR_ST_CHAIN);
+	rxp_lap(p, RXP_ST_SGE_SETUP, done);
+	rxp_stage_begin(p, RXP_ST_CHAIN);
 
 	/* chain: the buffers that held the data become the packet: head
 	 * metadata from the CQE (packet type through the table, the RSS
@@ -283,13 +283,13 @@ alloc_done:
 		}
 		pkts[out++] = head;
 	}
-	rxr_lap(p, RXR_ST_CHAIN, out);
+	rxp_lap(p, RXP_ST_CHAIN, out);
 	s->rq_ci += done;
 	*delivered = out;
 	return done;
 }
 
-uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 			      uint16_t n)
 {
 	struct rxd_simq *s = q->be;
@@ -326,7 +326,7 @@ uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct r
 				s->nombuf_events++;
 			}
 			rxd_mpops_bind(&q->rx_ops);
-			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxp_lap(p, RXP_ST_IDLE, 0);
 			return 0;
 		}
 		consumed += c;
@@ -336,7 +336,7 @@ uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct r
 	}
 	if (consumed == 0)
 		return 0;
-	rxr_stage_begin(p, RXR_ST_DOORBELL);
+	rxp_stage_begin(p, RXP_ST_DOORBELL);
 
 	/* doorbell: CQ consumer index first (inside a session it stays at
 	 * the title), then the RQ counter for the re-posted WQEs, once per
@@ -344,6 +344,6 @@ uint16_t rxd_sim_burst_scalar(struct rxd_queue *q, struct rxr_probe *p, struct r
 	rxs_cq_set_ci(&s->ring, s->cq_ci);
 	rxs_rq_doorbell(&s->ring, s->rq_ci);
 	s->doorbells++;
-	rxr_lap(p, RXR_ST_DOORBELL, out);
+	rxp_lap(p, RXP_ST_DOORBELL, out);
 	return (uint16_t)out;
 }

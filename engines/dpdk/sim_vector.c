@@ -29,13 +29,13 @@ uint32_t rxd_sim_vector_thresh(uint32_t wqe_cnt)
 }
 
 /* Bulk replenish (mlx5_rx_replenish_bulk_mbuf). */
-static void vec_replenish(struct rxd_simq *s, struct rxr_probe *p)
+static void vec_replenish(struct rxd_simq *s, struct rxp_probe *p)
 {
 	const uint32_t wqe_cnt = s->ring.wqe_cnt;
 	uint32_t free_n = wqe_cnt - (s->rq_ci - s->rq_pi);
 	if (free_n < s->repl_thresh)
 		return;
-	rxr_stage_begin(p, RXR_ST_BUF_ALLOC);
+	rxp_stage_begin(p, RXP_ST_BUF_ALLOC);
 	uint32_t idx = s->rq_ci & s->wqe_mask;
 	/* not across the ring's end (the PMD also keeps a few slots back
 	 * for its vector padding, which this model does not need) */
@@ -44,13 +44,13 @@ static void vec_replenish(struct rxd_simq *s, struct rxr_probe *p)
 		/* the PMD counts every mbuf it could not get and retries on
 		 * the next burst; the WQEs stay unposted */
 		s->nombuf_events += n;
-		rxr_lap(p, RXR_ST_BUF_ALLOC, 0);
+		rxp_lap(p, RXP_ST_BUF_ALLOC, 0);
 		return;
 	}
 	s->allocs += n;
 	s->replenish_calls++;
-	rxr_lap(p, RXR_ST_BUF_ALLOC, n);
-	rxr_stage_begin(p, RXR_ST_SGE_SETUP);
+	rxp_lap(p, RXP_ST_BUF_ALLOC, n);
+	rxp_stage_begin(p, RXP_ST_SGE_SETUP);
 	for (uint32_t i = 0; i < n; i++) {
 		struct mlx5_wqe_data_seg *d = rxs_wqe_seg(&s->ring, s->rq_ci + i, 0);
 		const struct rte_mbuf *m = s->elts[idx + i];
@@ -58,12 +58,12 @@ static void vec_replenish(struct rxd_simq *s, struct rxr_probe *p)
 		if (s->lkey_per_seg)
 			d->lkey = htobe32(rxd_mr_lookup(&s->mrc, (uintptr_t)m->buf_addr));
 	}
-	rxr_lap(p, RXR_ST_SGE_SETUP, n);
-	rxr_stage_begin(p, RXR_ST_DOORBELL);
+	rxp_lap(p, RXP_ST_SGE_SETUP, n);
+	rxp_stage_begin(p, RXP_ST_DOORBELL);
 	s->rq_ci += n;
 	rxs_rq_doorbell(&s->ring, s->rq_ci);
 	s->doorbells++;
-	rxr_lap(p, RXR_ST_DOORBELL, 0);
+	rxp_lap(p, RXP_ST_DOORBELL, 0);
 }
 
 /* The rearm fields plus what the CQE (or mini-CQE) says. The tail's next
@@ -125,7 +125,7 @@ static uint32_t vec_decompress(struct rxd_simq *s, uint32_t ci, struct rte_mbuf 
 	return k;
 }
 
-uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 			      uint16_t n)
 {
 	struct rxd_simq *s = q->be;
@@ -146,20 +146,20 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 		vec_replenish(s, p);
 		if (s->decompressed) {
 			/* mbufs of a session decompressed by an earlier call */
-			rxr_stage_begin(p, RXR_ST_CQE_POLL);
+			rxp_stage_begin(p, RXP_ST_CQE_POLL);
 			uint32_t k = s->decompressed < n - tot ? s->decompressed : n - tot;
 			memcpy(&pkts[tot], &s->elts[s->rq_pi & s->wqe_mask], k * sizeof(*pkts));
 			s->rq_pi += k;
 			s->decompressed -= k;
 			tot += k;
-			rxr_lap(p, RXR_ST_CQE_POLL, k);
+			rxp_lap(p, RXP_ST_CQE_POLL, k);
 			if (tot == n)
 				break;
 		}
 		/* a poll after this call's first is cqe_poll even when empty;
 		 * the first is announced once it finds a completion */
 		if (tot)
-			rxr_stage_begin(p, RXR_ST_CQE_POLL);
+			rxp_stage_begin(p, RXP_ST_CQE_POLL);
 		uint32_t eidx = s->rq_pi & s->wqe_mask;
 		uint32_t cidx = s->cq_ci & s->cqe_mask;
 		uint32_t lim = n - tot;
@@ -191,7 +191,7 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 				if (!c[v])
 					break;
 				if (!got && !v)
-					rxr_stage_begin(p, RXR_ST_CQE_POLL);
+					rxp_stage_begin(p, RXP_ST_CQE_POLL);
 				if (s->legacy_wqecheck) {
 					s->wqe_checks++;
 					if (be16toh(c[v]->wqe_counter) != (uint16_t)(s->rq_pi + got + v))
@@ -221,7 +221,7 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 				break;
 		}
 		if (got == 0 && !zip) {
-			rxr_lap(p, tot ? RXR_ST_CQE_POLL : RXR_ST_IDLE, 0);
+			rxp_lap(p, tot ? RXP_ST_CQE_POLL : RXP_ST_IDLE, 0);
 			break;
 		}
 		s->err_cqes += errs;
@@ -239,11 +239,11 @@ uint16_t rxd_sim_burst_vector(struct rxd_queue *q, struct rxr_probe *p, struct r
 			s->decompressed = k - give;
 			out += give;
 		}
-		rxr_lap(p, RXR_ST_CQE_POLL, out);
-		rxr_stage_begin(p, RXR_ST_DOORBELL);
+		rxp_lap(p, RXP_ST_CQE_POLL, out);
+		rxp_stage_begin(p, RXP_ST_DOORBELL);
 		rxs_cq_set_ci(&s->ring, s->cq_ci);
 		s->doorbells++;
-		rxr_lap(p, RXR_ST_DOORBELL, out);
+		rxp_lap(p, RXP_ST_DOORBELL, out);
 		tot += out;
 		if (got < lim && !zip)
 			break;

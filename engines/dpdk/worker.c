@@ -197,13 +197,13 @@ static bool gpu_retire(struct rxd_queue *q, bool block)
  * memory) and the sequence numbers from the headers on the host; single
  * segment, whole frames in GPU memory, whose sequence numbers the kernel
  * reads itself. */
-static void gpu_launch(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b)
+static void gpu_launch(struct rxd_queue *q, struct rxp_probe *p, struct rxd_batch *b)
 {
 	uint32_t n = b->n;
 	const uint64_t *seqs = NULL;
 	/* depth RXD_GPU_DEPTH (engine.c): rxg_submit is busy exactly then */
-	rxr_stage_begin(p, q->ghead - q->gtail >= RXD_GPU_DEPTH ? RXR_ST_GPU_WAIT
-								: RXR_ST_GPU_LAUNCH);
+	rxp_stage_begin(p, q->ghead - q->gtail >= RXD_GPU_DEPTH ? RXP_ST_GPU_WAIT
+								: RXP_ST_GPU_LAUNCH);
 	if (q->segs > 1) {
 		for (uint32_t k = 0; k < n; k++) {
 			struct rte_mbuf *pay = b->segs[(size_t)k * q->segs + 1];
@@ -218,13 +218,13 @@ static void gpu_launch(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batc
 	if (q->ghead - q->gtail >= RXD_GPU_DEPTH ||
 	    rxg_submit(q->gpu, q->gaddr, seqs, n) == -EBUSY) {
 		gpu_retire(q, true);
-		rxr_lap(p, RXR_ST_GPU_WAIT, 0);
-		rxr_stage_begin(p, RXR_ST_GPU_LAUNCH);
+		rxp_lap(p, RXP_ST_GPU_WAIT, 0);
+		rxp_stage_begin(p, RXP_ST_GPU_LAUNCH);
 		rxg_submit(q->gpu, q->gaddr, seqs, n);
 	}
 	q->gfifo[q->ghead++ % RXD_GPU_DEPTH] = b;
-	rxr_lap(p, RXR_ST_GPU_LAUNCH, n);
-	rxr_stage_begin(p, RXR_ST_FREE);
+	rxp_lap(p, RXP_ST_GPU_LAUNCH, n);
+	rxp_stage_begin(p, RXP_ST_FREE);
 }
 
 void rxd_gpu_drain(struct rxd_queue *q)
@@ -239,16 +239,16 @@ void rxd_gpu_drain(struct rxd_queue *q)
 }
 #endif
 
-bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch *b)
+bool rxd_app_process(struct rxd_queue *q, struct rxp_probe *p, struct rxd_batch *b)
 {
 	uint32_t n = b->n;
 	/* hdr_read: first touch of each packet's metadata (and header) */
-	rxr_stage_begin(p, RXR_ST_HDR_READ);
+	rxp_stage_begin(p, RXP_ST_HDR_READ);
 	q->app_read(q, b);
-	rxr_lap(p, RXR_ST_HDR_READ, n);
+	rxp_lap(p, RXP_ST_HDR_READ, n);
 	/* app: the application's own work (nothing but an injection point) */
-	rxr_stage_begin(p, RXR_ST_APP);
-	rxr_lap(p, RXR_ST_APP, n);
+	rxp_stage_begin(p, RXP_ST_APP);
+	rxp_lap(p, RXP_ST_APP, n);
 	q->appst.received += n;
 	q->appst.batches++;
 #ifdef RXRAY_HAVE_GPU
@@ -257,13 +257,13 @@ bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch 
 		gpu_launch(q, p, b);
 		while (gpu_retire(q, false))
 			;
-		rxr_lap(p, RXR_ST_FREE, n);
+		rxp_lap(p, RXP_ST_FREE, n);
 		return true;
 	}
 #endif
-	rxr_stage_begin(p, RXR_ST_FREE);
+	rxp_stage_begin(p, RXP_ST_FREE);
 	q->app_free(q, b);
-	rxr_lap(p, RXR_ST_FREE, n);
+	rxp_lap(p, RXP_ST_FREE, n);
 	b->n = 0;
 	return false;
 }
@@ -271,28 +271,28 @@ bool rxd_app_process(struct rxd_queue *q, struct rxr_probe *p, struct rxd_batch 
 int rxd_app_loop(struct rx_worker *w, void *arg)
 {
 	struct rxd_queue *q = arg;
-	struct rxr_probe *p = w->probe;
+	struct rxp_probe *p = w->probe;
 	/* an EAL app thread is a registered lcore: it has mempool caches */
 	if (q->app == RX_APP_EAL && rte_thread_register() != 0)
 		return -(rte_errno ? rte_errno : EINVAL);
 	rxd_mpops_bind(&q->app_ops);
-	rxr_lap_start(p);
+	rxp_lap_start(p);
 	for (;;) {
 		struct rxd_batch *b;
 		if (rte_ring_sc_dequeue(q->hand, (void **)&b) == 0) {
-			rxr_burst_begin(p);
-			rxr_stage_begin(p, RXR_ST_HANDOFF);
-			rxr_lap(p, RXR_ST_HANDOFF, b->n);
+			rxp_burst_begin(p);
+			rxp_stage_begin(p, RXP_ST_HANDOFF);
+			rxp_lap(p, RXP_ST_HANDOFF, b->n);
 			uint32_t n = b->n;
 			if (!rxd_app_process(q, p, b))
 				rte_ring_sp_enqueue(q->spare, b);
-			rxr_burst_end(p, n);
+			rxp_burst_end(p, n);
 			continue;
 		}
 		if (atomic_load_explicit(&q->rx_done, memory_order_acquire) &&
 		    rte_ring_empty(q->hand))
 			break;
-		rxr_lap(p, RXR_ST_IDLE, 0);
+		rxp_lap(p, RXP_ST_IDLE, 0);
 	}
 	rxd_mpops_bind(NULL);
 	if (q->app == RX_APP_EAL)
@@ -303,10 +303,10 @@ int rxd_app_loop(struct rx_worker *w, void *arg)
 /* ------------------------------------------------------------------- rx */
 
 /* Inline app: the RX lcore processes the batch itself. */
-static void rx_handoff_inline(struct rxd_queue *q, struct rxr_probe *p)
+static void rx_handoff_inline(struct rxd_queue *q, struct rxp_probe *p)
 {
-	rxr_stage_begin(p, RXR_ST_HANDOFF);
-	rxr_lap(p, RXR_ST_HANDOFF, 0);
+	rxp_stage_begin(p, RXP_ST_HANDOFF);
+	rxp_lap(p, RXP_ST_HANDOFF, 0);
 	if (!rxd_app_process(q, p, q->cur))
 		return;
 	/* a GPU kernel holds the batch: fill another */
@@ -317,12 +317,12 @@ static void rx_handoff_inline(struct rxd_queue *q, struct rxr_probe *p)
 }
 
 /* Hand the current batch over the ring (or drop it when the ring is full). */
-static void rx_handoff_ring(struct rxd_queue *q, struct rxr_probe *p)
+static void rx_handoff_ring(struct rxd_queue *q, struct rxp_probe *p)
 {
 	struct rxd_batch *b = q->cur;
 	uint32_t n = b->n;
 	struct rxd_batch *next;
-	rxr_stage_begin(p, RXR_ST_HANDOFF);
+	rxp_stage_begin(p, RXP_ST_HANDOFF);
 	if (rte_ring_sc_dequeue(q->spare, (void **)&next) != 0) {
 		/* every batch is in flight: same as a full hand-off ring */
 		next = NULL;
@@ -337,7 +337,7 @@ static void rx_handoff_ring(struct rxd_queue *q, struct rxr_probe *p)
 		q->rx.app_dropped += n;
 		b->n = 0;
 	}
-	rxr_lap(p, RXR_ST_HANDOFF, 0);
+	rxp_lap(p, RXP_ST_HANDOFF, 0);
 }
 
 /*
@@ -353,11 +353,11 @@ static void rx_handoff_ring(struct rxd_queue *q, struct rxr_probe *p)
  * stage's fit (cycles = a + b x packets) a per-lap cost with a negative
  * cost per packet.
  */
-static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct rte_mbuf **pkts,
+static inline void rx_collect(struct rxd_queue *q, struct rxp_probe *p, struct rte_mbuf **pkts,
 			      uint16_t n)
 {
 	uint16_t lapped = 0;
-	rxr_stage_begin(p, RXR_ST_HANDOFF);
+	rxp_stage_begin(p, RXP_ST_HANDOFF);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxd_batch *b = q->cur;
 		struct rte_mbuf *m = pkts[i];
@@ -368,15 +368,15 @@ static inline void rx_collect(struct rxd_queue *q, struct rxr_probe *p, struct r
 			m = m ? m->next : NULL;
 		}
 		if (b->n == q->batch) {
-			rxr_lap(p, RXR_ST_HANDOFF, (uint32_t)(i + 1 - lapped));
+			rxp_lap(p, RXP_ST_HANDOFF, (uint32_t)(i + 1 - lapped));
 			lapped = (uint16_t)(i + 1);
 			q->handoff(q, p);
 			if (lapped < n) /* collecting the rest */
-				rxr_stage_begin(p, RXR_ST_HANDOFF);
+				rxp_stage_begin(p, RXP_ST_HANDOFF);
 		}
 	}
 	if (lapped < n)
-		rxr_lap(p, RXR_ST_HANDOFF, (uint32_t)(n - lapped));
+		rxp_lap(p, RXP_ST_HANDOFF, (uint32_t)(n - lapped));
 }
 
 void rxd_queue_variants(struct rxd_queue *q)
@@ -401,7 +401,7 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 {
 	struct rxd_queue *q = arg;
 	struct rxd_run *run = q->run;
-	struct rxr_probe *p = w->probe;
+	struct rxp_probe *p = w->probe;
 	struct rte_mbuf *pkts[RXD_MAX_BURST];
 
 	/* the RX thread is a registered lcore, as an EAL lcore would be: it
@@ -424,17 +424,17 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 		nanosleep(&nap, NULL);
 	}
 	rxd_mpops_bind(&q->rx_ops);
-	rxr_lap_start(p);
+	rxp_lap_start(p);
 	atomic_store_explicit(&q->rx_started, 1, memory_order_release);
 	uint32_t coalesce = run->c->coalesce;
 	for (;;) {
-		rxr_burst_begin(p);
+		rxp_burst_begin(p);
 		if (__builtin_expect(coalesce != 0, 0) && !rxd_coalesce_ready(q, coalesce)) {
 			/* calibration (--coalesce B): wait, lapped idle; once the
 			 * device is quiet fewer than B may be all there is: poll
 			 * as usual (waiting on, the loop never ended) */
-			rxr_lap(p, RXR_ST_IDLE, 0);
-			rxr_burst_end(p, 0);
+			rxp_lap(p, RXP_ST_IDLE, 0);
+			rxp_burst_end(p, 0);
 			if (run->be->quiet(run, q))
 				coalesce = 0;
 			continue;
@@ -447,7 +447,7 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 		} else {
 			q->rx.empty_bursts++;
 		}
-		rxr_burst_end(p, n);
+		rxp_burst_end(p, n);
 		/* the device's state is another core's cache line: read it
 		 * after empty polls, and now and then under load */
 		if ((!n || !(nb % RXD_QUIET_EVERY)) && run->be->quiet(run, q))
@@ -460,9 +460,9 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 	 * without progress */
 	double last = now_s();
 	while (run->be->pending(run, q)) {
-		rxr_burst_begin(p);
+		rxp_burst_begin(p);
 		uint16_t n = q->burst_fn(q, p, pkts, (uint16_t)q->burst);
-		rxr_burst_end(p, n);
+		rxp_burst_end(p, n);
 		if (n) {
 			q->rx.delivered += n;
 			rx_collect(q, p, pkts, n);

@@ -639,7 +639,7 @@ extern "C" int rxg_submit(struct rxg_consumer *g, void *const *payloads, const u
 	int rc = g->launch(g, payloads, seqs, n, slot, b);
 	if (rc)
 		return rc;
-	g->nvtx[slot] = rxr_nvtx_range_start("gpu_batch");
+	g->nvtx[slot] = rxp_nvtx_range_start("gpu_batch");
 	g->head = b;
 	return 0;
 }
@@ -684,7 +684,7 @@ extern "C" int rxg_retire(struct rxg_consumer *g, bool block)
 				return -EIO;
 		}
 	}
-	rxr_nvtx_range_end(g->nvtx[slot]);
+	rxp_nvtx_range_end(g->nvtx[slot]);
 	uint32_t n = g->n[slot];
 	double ms = (double)s->ns / 1e6;
 	g->st.batches++;

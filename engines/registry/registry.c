@@ -24,29 +24,29 @@ static const struct rx_engine_ops *const engines[] = {
 	NULL,
 };
 
-size_t rx_engine_count(void)
+size_t rxe_count(void)
 {
 	return sizeof(engines) / sizeof(engines[0]) - 1;
 }
 
-const struct rx_engine_ops *rx_engine_at(size_t i)
+const struct rx_engine_ops *rxe_at(size_t i)
 {
-	return i < rx_engine_count() ? engines[i] : NULL;
+	return i < rxe_count() ? engines[i] : NULL;
 }
 
-const struct rx_engine_ops *rx_engine_find(const char *name)
+const struct rx_engine_ops *rxe_find(const char *name)
 {
-	for (size_t i = 0; name && i < rx_engine_count(); i++)
+	for (size_t i = 0; name && i < rxe_count(); i++)
 		if (!strcmp(engines[i]->name, name))
 			return engines[i];
 	return NULL;
 }
 
-const char *rx_engine_list(char *buf, size_t len, const char *sep)
+const char *rxe_list(char *buf, size_t len, const char *sep)
 {
 	size_t off = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < rx_engine_count() && off < len; i++)
+	for (size_t i = 0; i < rxe_count() && off < len; i++)
 		if (!engines[i]->test_only)
 			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? sep : "",
 						engines[i]->name);
@@ -55,14 +55,14 @@ const char *rx_engine_list(char *buf, size_t len, const char *sep)
 	return buf;
 }
 
-int rx_engine_check(const struct rx_config *c, unsigned flags, struct rx_caps *caps,
+int rxe_check(const struct rx_config *c, unsigned flags, struct rx_caps *caps,
 		    struct rx_placement *pl, char *err, size_t errlen)
 {
-	const struct rx_engine_ops *ops = rx_engine_find(c->engine);
+	const struct rx_engine_ops *ops = rxe_find(c->engine);
 	if (!ops) {
 		char list[128];
-		return rxr_errf(err, errlen, -EINVAL, "engine: '%s' is not an engine of this build (%s)",
-				c->engine, rx_engine_list(list, sizeof(list), ", "));
+		return rxp_errf(err, errlen, -EINVAL, "engine: '%s' is not an engine of this build (%s)",
+				c->engine, rxe_list(list, sizeof(list), ", "));
 	}
 	return rx_run_check(ops, c, flags, caps, pl, err, errlen);
 }

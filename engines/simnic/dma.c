@@ -166,7 +166,7 @@ static void dma_headers(const struct rxs_nic *n, const struct nic_pkt *pk, uint3
 		if (pk[i].syndrome)
 			continue;
 		dma_header(n, &pk[i]);
-		rxr_op_delay(n->p.op_delay_hdr);
+		rxp_op_delay(n->p.op_delay_hdr);
 		if (n->p.dma == RX_DMA_MEMORY && !(pk[i].gpu_mask & 1u))
 			dma_flush(&pk[i]);
 	}
@@ -389,7 +389,7 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 	struct rxs_nic *n = t->n;
 	struct nic_pkt pk[RXS_BURST];
 	uint32_t np = 0, ngood = 0;
-	struct rxr_probe *p = t->probe;
+	struct rxp_probe *p = t->probe;
 	uint32_t fi = (uint32_t)(first % t->nflows);
 	for (uint32_t i = 0; i < k; i++, fi = fi + 1 == t->nflows ? 0 : fi + 1) {
 		uint32_t flow = t->flows[fi];
@@ -411,33 +411,33 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 		 * lines now, write them in the next pass */
 		__builtin_prefetch(x->seg[0], 1);
 	}
-	rxr_stage_begin(p, np ? RXR_ST_HDR_WRITE : RXR_ST_IDLE);
+	rxp_stage_begin(p, np ? RXP_ST_HDR_WRITE : RXP_ST_IDLE);
 	dma_headers(n, pk, np);
 	NIC_CNT_ADD(t->offered, k);
 	NIC_CNT_ADD(t->received, np);
 	NIC_CNT_ADD(t->out_of_buffer, k - np);
 	if (!np) {
 		/* nothing landed: the NIC only waited for buffers */
-		rxr_lap(p, RXR_ST_IDLE, 0);
-		rxr_burst_end(p, 0);
+		rxp_lap(p, RXP_ST_IDLE, 0);
+		rxp_burst_end(p, 0);
 		return 0;
 	}
-	rxr_lap(p, RXR_ST_HDR_WRITE, np);
+	rxp_lap(p, RXP_ST_HDR_WRITE, np);
 	if (n->p.payload != RX_PAYLOAD_NONE) {
-		rxr_stage_begin(p, RXR_ST_PAYLOAD_WRITE);
+		rxp_stage_begin(p, RXP_ST_PAYLOAD_WRITE);
 		for (uint32_t i = 0; i < np; i++)
 			if (!pk[i].syndrome)
 				dma_payload(n, &pk[i]);
-		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
+		rxp_lap(p, RXP_ST_PAYLOAD_WRITE, ngood);
 	}
-	rxr_stage_begin(p, RXR_ST_CQE_WRITE);
+	rxp_stage_begin(p, RXP_ST_CQE_WRITE);
 	if (n->p.cqe_comp)
 		dma_cqes_compressed(n, pk, np, ts);
 	else
 		for (uint32_t i = 0; i < np; i++)
 			dma_cqe(n, &pk[i], (uint32_t)(pk[i].q - n->q), ts);
-	rxr_lap(p, RXR_ST_CQE_WRITE, np);
-	rxr_burst_end(p, np);
+	rxp_lap(p, RXP_ST_CQE_WRITE, np);
+	rxp_burst_end(p, np);
 	return np;
 }
 
@@ -451,13 +451,13 @@ static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint
 static void dma_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t np,
 			  double *avg)
 {
-	uint64_t t1 = rxr_now();
+	uint64_t t1 = rxp_now();
 	if (np == k) {
 		double per = (double)(t1 - t0) / k;
 		*avg = *avg > 0 ? *avg + (per - *avg) / 8 : per;
 	} else if (*avg > 0) {
-		rxr_spin_until(t1, (uint64_t)(*avg * (k - np)));
-		rxr_lap(t->probe, RXR_ST_IDLE, 0);
+		rxp_spin_until(t1, (uint64_t)(*avg * (k - np)));
+		rxp_lap(t->probe, RXP_ST_IDLE, 0);
 	}
 }
 
@@ -534,7 +534,7 @@ static bool wr_dma_kick(struct nic_thread *t, bool force)
 static void wr_dma_kick_lap(struct nic_thread *t)
 {
 	if (wr_dma_kick(t, true))
-		rxr_lap(t->probe, RXR_ST_PAYLOAD_DMA, 0);
+		rxp_lap(t->probe, RXP_ST_PAYLOAD_DMA, 0);
 }
 
 /* A ticket for the run just written: what must land before it is
@@ -729,7 +729,7 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	struct rxs_nic *n = t->n;
 	struct nic_queue *q = &n->q[qi];
 	struct rxs_counters *cnt = &t->qcnt[qi];
-	struct rxr_probe *p = t->probe;
+	struct rxp_probe *p = t->probe;
 	struct nic_pkt pk[RXS_BURST];
 	uint32_t ngood = 0;
 	uint32_t fi = (uint32_t)(cl->off % q->nwflows);
@@ -758,31 +758,31 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	NIC_CNT_ADD(t->received, cl->m);
 	NIC_CNT_ADD(t->out_of_buffer, cl->k - cl->m);
 	if (!cl->m) {
-		rxr_lap(p, RXR_ST_IDLE, 0);
+		rxp_lap(p, RXP_ST_IDLE, 0);
 		return 0;
 	}
-	rxr_stage_begin(p, RXR_ST_HDR_WRITE);
+	rxp_stage_begin(p, RXP_ST_HDR_WRITE);
 	dma_headers(n, pk, cl->m);
-	rxr_lap(p, RXR_ST_HDR_WRITE, cl->m);
+	rxp_lap(p, RXP_ST_HDR_WRITE, cl->m);
 	if (n->p.payload != RX_PAYLOAD_NONE) {
-		rxr_stage_begin(p, RXR_ST_PAYLOAD_WRITE);
+		rxp_stage_begin(p, RXP_ST_PAYLOAD_WRITE);
 		for (uint32_t i = 0; i < cl->m; i++)
 			if (!pk[i].syndrome)
 				dma_payload(n, &pk[i]);
-		rxr_lap(p, RXR_ST_PAYLOAD_WRITE, ngood);
+		rxp_lap(p, RXP_ST_PAYLOAD_WRITE, ngood);
 	}
 	struct nic_run *r = &t->runs[t->run_tail % NIC_RUNS_MAX];
 #ifdef RXRAY_HAVE_GPU
 	bool gpu = t->gdma && rxg_dma_pending(t->gdma);
 	if (gpu)
-		rxr_stage_begin(p, RXR_ST_PAYLOAD_DMA);
+		rxp_stage_begin(p, RXP_ST_PAYLOAD_DMA);
 #endif
 	r->ticket = wr_gate_ticket(t);
 #ifdef RXRAY_HAVE_GPU
 	if (gpu)
-		rxr_lap(p, RXR_ST_PAYLOAD_DMA, ngood);
+		rxp_lap(p, RXP_ST_PAYLOAD_DMA, ngood);
 #endif
-	rxr_stage_begin(p, RXR_ST_CQE_WRITE);
+	rxp_stage_begin(p, RXP_ST_CQE_WRITE);
 	r->q = q;
 	r->c = cl->c;
 	r->m = cl->m;
@@ -815,7 +815,7 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	}
 	t->run_tail++;
 	wr_retire(t);
-	rxr_lap(p, RXR_ST_CQE_WRITE, cl->m);
+	rxp_lap(p, RXP_ST_CQE_WRITE, cl->m);
 	return cl->m;
 }
 
@@ -828,7 +828,7 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 static void wr_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t np,
 			 uint64_t tend, double *avg)
 {
-	uint64_t t1 = rxr_now();
+	uint64_t t1 = rxp_now();
 	if (np == k) {
 		double per = (double)(t1 - t0) / k;
 		if (!(*avg > 0))
@@ -839,9 +839,9 @@ static void wr_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t
 		uint64_t until = t1 + (uint64_t)(*avg * (k - np));
 		if (until > tend)
 			until = tend;
-		while (rxr_now() < until && !dma_should_stop(t->n))
+		while (rxp_now() < until && !dma_should_stop(t->n))
 			;
-		rxr_lap(t->probe, RXR_ST_IDLE, 0);
+		rxp_lap(t->probe, RXP_ST_IDLE, 0);
 	}
 }
 
@@ -865,8 +865,8 @@ static bool wr_quota_spent(const struct nic_thread *t)
 static void wr_loop(struct nic_thread *t)
 {
 	struct rxs_nic *n = t->n;
-	struct rxr_probe *p = t->probe;
-	double hz = rxr_clock_get()->hz;
+	struct rxp_probe *p = t->probe;
+	double hz = rxp_clock_get()->hz;
 	uint64_t tend = n->p.seconds > 0 ? n->t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
 	uint32_t nq = 0, mine[RXS_MAX_QUEUES];
 	for (uint32_t qi = t->group; qi < n->p.queues; qi += n->groups)
@@ -874,14 +874,14 @@ static void wr_loop(struct nic_thread *t)
 			mine[nq++] = qi;
 	uint32_t rr = t->writer; /* writers start on different queues */
 	for (;;) {
-		uint64_t now = rxr_now();
+		uint64_t now = rxp_now();
 		if (now >= tend || dma_should_stop(n) || !nq || wr_quota_spent(t))
 			break;
 		if (wr_pending(t) >= NIC_RUNS_MAX) {
 			/* every slot awaits publication: only retiring helps */
 			wr_dma_kick_lap(t);
 			if (!wr_retire(t))
-				rxr_lap(p, RXR_ST_IDLE, 0);
+				rxp_lap(p, RXP_ST_IDLE, 0);
 			continue;
 		}
 		struct wr_claim cl;
@@ -891,12 +891,12 @@ static void wr_loop(struct nic_thread *t)
 			wr_dma_kick_lap(t);
 			if (wr_pending(t))
 				wr_retire(t);
-			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxp_lap(p, RXP_ST_IDLE, 0);
 			continue;
 		}
-		rxr_burst_begin(p);
+		rxp_burst_begin(p);
 		uint32_t np = wr_run(t, qi, &cl, now);
-		rxr_burst_end(p, np);
+		rxp_burst_end(p, np);
 		if (!np) {
 			/* no WQE at all: they are all in runs awaiting publication
 			 * (or with the engine). Send what is staged, and retire
@@ -916,7 +916,7 @@ static void wr_loop(struct nic_thread *t)
 	wr_dma_kick_lap(t);
 	while (wr_pending(t))
 		if (!wr_retire(t))
-			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxp_lap(p, RXP_ST_IDLE, 0);
 #ifdef RXRAY_HAVE_GPU
 	if (t->gdma && rxg_dma_drain(t->gdma) < 0 && !t->rc)
 		t->rc = -EIO;
@@ -927,26 +927,26 @@ void *nic_thread_main(void *arg)
 {
 	struct nic_thread *t = arg;
 	struct rxs_nic *n = t->n;
-	struct rxr_probe *p = t->probe;
-	double hz = rxr_clock_get()->hz;
+	struct rxp_probe *p = t->probe;
+	double hz = rxp_clock_get()->hz;
 	if (t->core >= 0) {
-		int rc = rxr_pin_self(t->core);
+		int rc = rxp_pin_self(t->core);
 		if (rc < 0) {
 			t->rc = rc;
 			goto out;
 		}
 	}
-	rxr_probe_reset(p);
+	rxp_probe_reset(p);
 	/* a generator kept off its CPU offers late, then in bursts: the
 	 * window says so, as a worker's does (worker.c) */
 	bool valid = rxr_valid_thread_begin(&t->valid, "nic", t->core, NULL, 0) == 0;
 	double tpp = t->rate_pps > 0 ? hz / t->rate_pps : 0;
-	uint64_t t0 = rxr_now();
+	uint64_t t0 = rxp_now();
 	uint64_t tend = n->p.seconds > 0 ? t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
 	uint64_t sent = 0;
 	double avg_pkt = 0; /* ticks per delivered packet, unpaced runs */
 	__atomic_store_n(&t->t_start, t0, __ATOMIC_RELEASE);
-	rxr_lap_start(p);
+	rxp_lap_start(p);
 	/* a thread whose queues got no flow, or no quota, offers nothing */
 	bool idle = !t->nflows || (t->limited && !t->max_packets);
 	if (n->writer_path) {
@@ -954,14 +954,14 @@ void *nic_thread_main(void *arg)
 		idle = true;
 	}
 	for (; !idle;) {
-		uint64_t now = rxr_now();
+		uint64_t now = rxp_now();
 		if (now >= tend || dma_should_stop(n))
 			break;
 		uint64_t k = RXS_BURST;
 		if (tpp > 0) {
 			uint64_t due = (uint64_t)((double)(now - t0) / tpp) + 1;
 			if (due <= sent) {
-				rxr_lap(p, RXR_ST_IDLE, 0);
+				rxp_lap(p, RXP_ST_IDLE, 0);
 				continue;
 			}
 			if (due - sent < k)
@@ -973,14 +973,14 @@ void *nic_thread_main(void *arg)
 			if (t->max_packets - sent < k)
 				k = t->max_packets - sent;
 		}
-		rxr_burst_begin(p);
+		rxp_burst_begin(p);
 		uint32_t np = dma_burst(t, sent, (uint32_t)k, now);
 		if (tpp == 0)
 			dma_wire_time(t, now, (uint32_t)k, np, &avg_pkt);
 		sent += k;
 		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&t->t_end, rxr_now(), __ATOMIC_RELEASE);
+	__atomic_store_n(&t->t_end, rxp_now(), __ATOMIC_RELEASE);
 	t->valid_ok = valid && rxr_valid_thread_end(&t->valid) == 0;
 out:
 	if (!t->t_end)

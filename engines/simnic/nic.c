@@ -16,8 +16,8 @@
 #include "rxray/inject.h"
 #include "rxray/util.h"
 
-/* one error line (rxr_errf) */
-#define nerr(err, errlen, ...) ((void)rxr_errf(err, errlen, 0, __VA_ARGS__))
+/* one error line (rxp_errf) */
+#define nerr(err, errlen, ...) ((void)rxp_errf(err, errlen, 0, __VA_ARGS__))
 
 static bool pow2(uint32_t v)
 {
@@ -104,7 +104,7 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 	int rc = nic_params_check(p, err, errlen);
 	if (rc < 0)
 		goto fail;
-	if (rxr_clock_get()->hz <= 0 && (rc = rxr_clock_init(0)) < 0) {
+	if (rxp_clock_get()->hz <= 0 && (rc = rxp_clock_init(0)) < 0) {
 		nerr(err, errlen, "simnic: clock init failed: %s", strerror(-rc));
 		goto fail;
 	}
@@ -159,20 +159,20 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		t->runs = nic_zalloc(sizeof(*t->runs) * NIC_RUNS_MAX);
 		if (!t->qcnt || !t->rq_posted || !t->rq_seen || !t->cq_ci || !t->cq_seen || !t->runs)
 			goto fail;
-		if (rxr_probe_open("nic", t->core, p->sample_shift, 0, &t->probe, NULL, 0) < 0)
+		if (rxp_probe_open("nic", t->core, p->sample_shift, 0, &t->probe, NULL, 0) < 0)
 			goto fail;
-		for (int s = 0; s < RXR_ST_COUNT; s++)
+		for (int s = 0; s < RXP_ST_COUNT; s++)
 			if (p->inject[s])
-				rxr_probe_set_inject(t->probe, (enum rxr_stage)s, p->inject[s]);
-		if (p->inject_ab && rxr_probe_set_inject_ab(t->probe, true) < 0)
+				rxp_probe_set_inject(t->probe, (enum rxp_stage)s, p->inject[s]);
+		if (p->inject_ab && rxp_probe_set_inject_ab(t->probe, true) < 0)
 			goto fail;
 		/* --op-delay hdr_write in A/B: the header writes of one
-		 * hdr_write lap in four owe their delays (rxr_probe_set_op_gate) */
+		 * hdr_write lap in four owe their delays (rxp_probe_set_op_gate) */
 		if (p->inject_ab && p->op_delay_hdr &&
-		    rxr_probe_set_op_gate(t->probe, RXR_ST_HDR_WRITE, p->op_delay_hdr) < 0)
+		    rxp_probe_set_op_gate(t->probe, RXP_ST_HDR_WRITE, p->op_delay_hdr) < 0)
 			goto fail;
 		/* without A/B every NIC lap pays the header writes' delays */
-		if (!p->inject_ab && p->op_delay_hdr && rxr_probe_set_op_pay(t->probe) < 0)
+		if (!p->inject_ab && p->op_delay_hdr && rxp_probe_set_op_pay(t->probe) < 0)
 			goto fail;
 	}
 	if (n->writer_path && nic_pub_alloc(n) < 0)
@@ -225,7 +225,7 @@ void rxs_nic_free(struct rxs_nic *n)
 			free(n->t[i].cq_ci);
 			free(n->t[i].cq_seen);
 			free(n->t[i].runs);
-			rxr_probe_free(n->t[i].probe);
+			rxp_probe_free(n->t[i].probe);
 #ifdef RXRAY_HAVE_GPU
 			rxg_dma_close(n->t[i].gdma);
 #endif
@@ -341,7 +341,7 @@ int rxs_nic_start(struct rxs_nic *n)
 	for (uint32_t i = 0; i < n->nthreads; i++)
 		__atomic_store_n(&n->t[i].state, NIC_RUNNING, __ATOMIC_RELEASE);
 	/* the writer path's pacing origin, shared by a queue's writers */
-	n->t0 = rxr_now();
+	n->t0 = rxp_now();
 	for (uint32_t i = 0; i < n->nthreads && !rc; i++) {
 		rc = pthread_create(&n->t[i].tid, NULL, nic_thread_main, &n->t[i]);
 		n->t[i].started = rc == 0;
@@ -466,7 +466,7 @@ void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out)
 	struct rxs_counters tot;
 	rxs_nic_counters(n, UINT32_MAX, &tot);
 	memset(out, 0, sizeof(*out));
-	double hz = rxr_clock_get()->hz;
+	double hz = rxp_clock_get()->hz;
 	uint64_t t0 = UINT64_MAX, t1 = 0, busy = 0;
 	for (uint32_t i = 0; i < n->nthreads; i++) {
 		const struct nic_thread *t = &n->t[i];
@@ -476,7 +476,7 @@ void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out)
 			continue; /* never ran */
 		t0 = a < t0 ? a : t0;
 		t1 = b > t1 ? b : t1;
-		busy += rxr_probe_busy_cycles(t->probe);
+		busy += rxp_probe_busy_cycles(t->probe);
 		out->bursts += __atomic_load_n(&t->bursts, __ATOMIC_RELAXED);
 	}
 	out->seconds = (t1 > t0 && hz > 0) ? (double)(t1 - t0) / hz : 0;
@@ -502,7 +502,7 @@ void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t ti, struct rxs_threa
 	if (ti >= n->nthreads)
 		return;
 	const struct nic_thread *t = &n->t[ti];
-	double hz = rxr_clock_get()->hz;
+	double hz = rxp_clock_get()->hz;
 	out->core = t->core;
 	out->flows = t->nflows;
 	out->target_pps = t->rate_pps;
@@ -534,18 +534,18 @@ void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t ti, struct rxs_threa
 	uint64_t t1 = __atomic_load_n(&t->t_end, __ATOMIC_ACQUIRE);
 	out->seconds = (t1 > t0 && hz > 0) ? (double)(t1 - t0) / hz : 0;
 	out->achieved_pps = out->seconds > 0 ? (double)out->cnt.offered / out->seconds : 0;
-	uint64_t busy = rxr_probe_busy_cycles(t->probe);
+	uint64_t busy = rxp_probe_busy_cycles(t->probe);
 	out->busy_cycles_per_pkt =
 		out->cnt.received ? (double)busy / (double)out->cnt.received : 0;
 	out->bursts = __atomic_load_n(&t->bursts, __ATOMIC_RELAXED);
 }
 
-const struct rxr_probe *rxs_nic_probe(const struct rxs_nic *n)
+const struct rxp_probe *rxs_nic_probe(const struct rxs_nic *n)
 {
 	return n->t[0].probe;
 }
 
-const struct rxr_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t)
+const struct rxp_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t)
 {
 	return t < n->nthreads ? n->t[t].probe : NULL;
 }

@@ -87,7 +87,7 @@ struct nic_thread {
 	double rate_pps;              /* share of p.rate_pps (0 = max) */
 	uint64_t max_packets;         /* share of p.max_packets (0 = none) */
 	bool limited;                 /* p.max_packets set (quota may be 0) */
-	struct rxr_probe *probe;
+	struct rxp_probe *probe;
 	pthread_t tid;
 	bool started, joined;
 	int state;                    /* enum nic_state, atomic */

@@ -135,7 +135,7 @@ int nic_threads_share(struct rxs_nic *n)
 
 int nic_queues_share(struct rxs_nic *n)
 {
-	double hz = rxr_clock_get()->hz;
+	double hz = rxp_clock_get()->hz;
 	uint32_t done = 0; /* flows of queues before this one */
 	for (uint32_t qi = 0; qi < n->p.queues; qi++) {
 		struct nic_queue *q = &n->q[qi];
@@ -217,8 +217,8 @@ void rxs_caps(struct rx_caps *caps)
 	caps->sim_nic = true;
 }
 
-/* one error line, -EINVAL (rxr_errf) */
-#define werr(err, errlen, ...) rxr_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxp_errf) */
+#define werr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* One "key=value" device option. */
 static int wire_dev_option(struct rxs_params *p, const char *key, const char *val, char *err,
@@ -226,23 +226,23 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 {
 	uint64_t v;
 	if (!strcmp(key, "rate")) {
-		if (rxr_parse_rate(val, &p->rate_pps) < 0)
+		if (rxp_parse_rate(val, &p->rate_pps) < 0)
 			return werr(err, errlen, "device: rate=%s is not a rate (e.g. 12M, max)", val);
 	} else if (!strcmp(key, "flows")) {
-		if (rxr_parse_u64(val, 1, 1u << 20, &v) < 0)
+		if (rxp_parse_u64(val, 1, 1u << 20, &v) < 0)
 			return werr(err, errlen, "device: flows=%s out of range 1..1Mi", val);
 		p->flows = (uint32_t)v;
 	} else if (!strcmp(key, "cq")) {
-		if (rxr_parse_u64(val, 2, 1u << 22, &v) < 0 || (v & (v - 1)))
+		if (rxp_parse_u64(val, 2, 1u << 22, &v) < 0 || (v & (v - 1)))
 			return werr(err, errlen, "device: cq=%s must be a power of two 2..4Mi", val);
 		p->cq_depth = (uint32_t)v;
 	} else if (!strcmp(key, "nics")) {
-		if (rxr_parse_u64(val, 1, RXS_MAX_QUEUES, &v) < 0)
+		if (rxp_parse_u64(val, 1, RXS_MAX_QUEUES, &v) < 0)
 			return werr(err, errlen, "device: nics=%s out of range 1..%u", val,
 				    RXS_MAX_QUEUES);
 		p->threads = (uint32_t)v;
 	} else if (!strcmp(key, "writers")) {
-		if (rxr_parse_u64(val, 1, RXS_MAX_WRITERS, &v) < 0)
+		if (rxp_parse_u64(val, 1, RXS_MAX_WRITERS, &v) < 0)
 			return werr(err, errlen, "device: writers=%s out of range 1..%u", val,
 				    RXS_MAX_WRITERS);
 		p->writers = (uint32_t)v;
@@ -277,8 +277,8 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 	p->sample_shift = c->sample_shift;
 	/* the engine's backend decides what auto means (dpdk: on) */
 	p->cqe_comp = c->cqe_comp == RX_CQE_COMP_ON;
-	static const enum rxr_stage nic_stages[] = {RXR_ST_HDR_WRITE, RXR_ST_PAYLOAD_WRITE,
-						    RXR_ST_CQE_WRITE};
+	static const enum rxp_stage nic_stages[] = {RXP_ST_HDR_WRITE, RXP_ST_PAYLOAD_WRITE,
+						    RXP_ST_CQE_WRITE};
 	for (size_t i = 0; i < sizeof(nic_stages) / sizeof(nic_stages[0]); i++)
 		p->inject[nic_stages[i]] = c->inject[nic_stages[i]];
 	p->inject_ab = c->inject_ab;

@@ -41,13 +41,13 @@
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /*
- * --inject STAGE=CYCLES is per packet: rxr_lap itself spins inject x n
+ * --inject STAGE=CYCLES is per packet: rxp_lap itself spins inject x n
  * ticks on a lap of n packets (rx_worker_start copies c->inject in), so
  * this wrapper only laps; it stays so the call sites read the same.
  */
-ALWAYS_INLINE void dp_lap(struct rxr_probe *p, enum rxr_stage s, uint32_t n)
+ALWAYS_INLINE void dp_lap(struct rxp_probe *p, enum rxp_stage s, uint32_t n)
 {
-	rxr_lap(p, s, n);
+	rxp_lap(p, s, n);
 }
 
 /* --------------------------------------------------------------- rings */
@@ -124,7 +124,7 @@ ALWAYS_INLINE void dp_cq_update_ci(struct verbs_queue *q)
  * counted and reach no app. Returns the completions polled. cqe_poll is
  * announced at the first completion (an empty poll is idle).
  */
-ALWAYS_INLINE uint32_t dp_poll(struct verbs_queue *q, struct rxr_probe *p, struct verbs_burst *b,
+ALWAYS_INLINE uint32_t dp_poll(struct verbs_queue *q, struct rxp_probe *p, struct verbs_burst *b,
 			       bool rdma)
 {
 	uint32_t n = 0, polled = 0;
@@ -133,7 +133,7 @@ ALWAYS_INLINE uint32_t dp_poll(struct verbs_queue *q, struct rxr_probe *p, struc
 		if (!cqe)
 			break;
 		if (!polled)
-			rxr_stage_begin(p, RXR_ST_CQE_POLL);
+			rxp_stage_begin(p, RXP_ST_CQE_POLL);
 		uint8_t opcode = cqe->op_own >> 4;
 		uint16_t wc = be16toh(cqe->wqe_counter);
 		if (LIKELY(opcode == MLX5_CQE_RESP_SEND || opcode == MLX5_CQE_RESP_SEND_IMM ||
@@ -180,28 +180,28 @@ ALWAYS_INLINE void dp_sge_write(struct verbs_queue *q, uint32_t slot, bool hds, 
  * are only counted with the next burst handed off, which needs
  * completions, which need posted WQEs.
  */
-ALWAYS_INLINE void dp_refill(struct verbs_queue *q, struct rxr_probe *p, bool hds, bool term,
+ALWAYS_INLINE void dp_refill(struct verbs_queue *q, struct rxp_probe *p, bool hds, bool term,
 			     bool force)
 {
 	uint32_t rel = atomic_load_explicit(&q->released, memory_order_acquire);
 	uint32_t can = rel + q->ring - q->head;
 	if (LIKELY(can < q->batch) && !(force && can))
 		return;
-	rxr_stage_begin(p, RXR_ST_SGE_SETUP);
+	rxp_stage_begin(p, RXP_ST_SGE_SETUP);
 	for (uint32_t k = 0; k < can; k++) {
 		dp_sge_write(q, (q->head + k) & q->mask, hds, term);
-		rxr_op_delay(q->od_repost);
+		rxp_op_delay(q->od_repost);
 	}
-	dp_lap(p, RXR_ST_SGE_SETUP, can);
-	rxr_stage_begin(p, RXR_ST_DOORBELL);
+	dp_lap(p, RXP_ST_SGE_SETUP, can);
+	rxp_stage_begin(p, RXP_ST_DOORBELL);
 	q->head += can;
 	/* descriptors before the doorbell record */
 	dp_udma_to_device_barrier();
 	__atomic_store_n(q->rq.dbrec, htobe32(q->head & 0xffff), __ATOMIC_RELEASE);
-	rxr_op_delay(q->od_dbrec);
+	rxp_op_delay(q->od_dbrec);
 	q->rx.doorbells++;
 	q->rx.posted += can;
-	dp_lap(p, RXR_ST_DOORBELL, can);
+	dp_lap(p, RXP_ST_DOORBELL, can);
 }
 
 /* ----------------------------------------------------------------- app */
@@ -234,7 +234,7 @@ ALWAYS_INLINE void dp_seq_note(uint64_t seq, uint64_t *next, uint64_t *missing, 
 }
 
 /* The app's work on one burst: hdr_read, app, free, each lapped. */
-ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
+ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxp_probe *p,
 				const struct verbs_burst *b, bool hds)
 {
 	struct verbs_app_stats *a = &q->app;
@@ -245,13 +245,13 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 	uint64_t dup = 0, missing = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		dp_seq_note(dp_hdr_seq(q, b->pkt[i].slot, hds), &next, &missing, &dup);
-		rxr_op_delay(q->od_hdr_read);
+		rxp_op_delay(q->od_hdr_read);
 	}
 	a->next_seq = next;
 	a->seq_missing += missing;
 	a->seq_dup += dup;
-	dp_lap(p, RXR_ST_HDR_READ, n);
-	rxr_stage_begin(p, RXR_ST_APP);
+	dp_lap(p, RXP_ST_HDR_READ, n);
+	rxp_stage_begin(p, RXP_ST_APP);
 
 	/* app: the per-packet work of a minimal consumer (pkt_len) */
 	uint64_t bytes = 0, bad = 0;
@@ -262,8 +262,8 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 	a->bytes += bytes;
 	a->len_errors += bad;
 	a->received += n;
-	dp_lap(p, RXR_ST_APP, n);
-	rxr_stage_begin(p, RXR_ST_FREE);
+	dp_lap(p, RXP_ST_APP, n);
+	rxp_stage_begin(p, RXP_ST_FREE);
 
 	/* free: one atomic add per packet, as daqiri releases slots; then
 	 * error/dropped slots that had to wait for these */
@@ -271,7 +271,7 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxr_probe *p,
 		atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
 	if (UNLIKELY(b->nfree > n))
 		atomic_fetch_add_explicit(&q->released, b->nfree - n, memory_order_release);
-	dp_lap(p, RXR_ST_FREE, n);
+	dp_lap(p, RXP_ST_FREE, n);
 }
 
 #ifdef RXRAY_HAVE_GPU
@@ -286,7 +286,7 @@ static int dp_gpu_retire(struct verbs_queue *q, bool block)
 	return n;
 }
 
-void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b)
+void verbs_app_gpu(struct verbs_queue *q, struct rxp_probe *p, const struct verbs_burst *b)
 {
 	struct verbs_app_stats *a = &q->app;
 	uint32_t n = b->n;
@@ -302,8 +302,8 @@ void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verb
 	a->next_seq = next;
 	a->seq_missing += missing;
 	a->seq_dup += dup;
-	dp_lap(p, RXR_ST_HDR_READ, n);
-	rxr_stage_begin(p, RXR_ST_APP);
+	dp_lap(p, RXP_ST_HDR_READ, n);
+	rxp_stage_begin(p, RXP_ST_APP);
 	for (uint32_t i = 0; i < n; i++) {
 		bytes += b->pkt[i].len;
 		bad += b->pkt[i].len != q->frame;
@@ -311,21 +311,21 @@ void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verb
 	a->bytes += bytes;
 	a->len_errors += bad;
 	a->received += n;
-	dp_lap(p, RXR_ST_APP, n);
+	dp_lap(p, RXP_ST_APP, n);
 	/* depth 64 (verbs_engine.c): rxg_submit is busy exactly when 64 wait */
-	rxr_stage_begin(p, !n ? RXR_ST_FREE
-			      : rxg_inflight(q->gpu) >= 64 ? RXR_ST_GPU_WAIT : RXR_ST_GPU_LAUNCH);
+	rxp_stage_begin(p, !n ? RXP_ST_FREE
+			      : rxg_inflight(q->gpu) >= 64 ? RXP_ST_GPU_WAIT : RXP_ST_GPU_LAUNCH);
 	if (n) {
 		/* every batch slot in flight: wait for the oldest kernel */
 		if (rxg_inflight(q->gpu) >= 64 || rxg_submit(q->gpu, q->gaddr, q->gseq, n) == -EBUSY) {
 			dp_gpu_retire(q, true);
-			dp_lap(p, RXR_ST_GPU_WAIT, 0);
-			rxr_stage_begin(p, RXR_ST_GPU_LAUNCH);
+			dp_lap(p, RXP_ST_GPU_WAIT, 0);
+			rxp_stage_begin(p, RXP_ST_GPU_LAUNCH);
 			rxg_submit(q->gpu, q->gaddr, q->gseq, n);
 		}
 		q->gfree[q->ghead++ % 64] = b->nfree > n ? b->nfree : n;
-		dp_lap(p, RXR_ST_GPU_LAUNCH, n);
-		rxr_stage_begin(p, RXR_ST_FREE);
+		dp_lap(p, RXP_ST_GPU_LAUNCH, n);
+		rxp_stage_begin(p, RXP_ST_FREE);
 	} else if (b->nfree) {
 		/* only error/dropped slots: they wait behind the batches in flight */
 		while (rxg_inflight(q->gpu))
@@ -335,7 +335,7 @@ void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verb
 	/* free: the slots of every batch whose kernel completed */
 	while (dp_gpu_retire(q, false) > 0)
 		;
-	dp_lap(p, RXR_ST_FREE, n);
+	dp_lap(p, RXP_ST_FREE, n);
 }
 
 void verbs_app_gpu_drain(struct verbs_queue *q)
@@ -346,12 +346,12 @@ void verbs_app_gpu_drain(struct verbs_queue *q)
 }
 #endif
 
-static void dp_app_single(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b)
+static void dp_app_single(struct verbs_queue *q, struct rxp_probe *p, const struct verbs_burst *b)
 {
 	dp_app_burst(q, p, b, false);
 }
 
-static void dp_app_hds(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b)
+static void dp_app_hds(struct verbs_queue *q, struct rxp_probe *p, const struct verbs_burst *b)
 {
 	dp_app_burst(q, p, b, true);
 }
@@ -437,36 +437,36 @@ ALWAYS_INLINE bool dp_coalesce_ready(const struct verbs_queue *q)
  * One RX worker loop, specialised by the constant arguments. Runs until
  * the wire is quiet (wire_done) and the CQ is drained.
  */
-ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool hds, bool term,
+ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxp_probe *p, bool hds, bool term,
 			      bool inl, bool rdma)
 {
 	struct verbs_burst *b = q->scratch;
 	bool draining = false;
 
-	rxr_lap_start(p);
+	rxp_lap_start(p);
 	for (;;) {
-		rxr_burst_begin(p);
+		rxp_burst_begin(p);
 		if (UNLIKELY(q->coalesce) && !dp_coalesce_ready(q)) {
 			/* calibration: wait, lapped idle, for a full burst so
 			 * light-load laps hold B packets; once the wire is
 			 * quiet, drain as usual */
-			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxp_lap(p, RXP_ST_IDLE, 0);
 			/* force a repost when too few WQEs are out for B
 			 * completions to ever arrive (a small ring, a big batch);
 			 * else leave `released` alone (dp_starving) */
 			if (dp_outstanding(q) < 2 * q->coalesce)
 				dp_refill(q, p, hds, term, true);
-			rxr_burst_end(p, 0);
+			rxp_burst_end(p, 0);
 			if (atomic_load_explicit(q->wire_done, memory_order_acquire))
 				q->coalesce = 0;
 			continue;
 		}
 		uint32_t polled = dp_poll(q, p, b, rdma);
 		if (polled == 0) {
-			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxp_lap(p, RXP_ST_IDLE, 0);
 			if (dp_starving(q))
 				dp_refill(q, p, hds, term, true);
-			rxr_burst_end(p, 0);
+			rxp_burst_end(p, 0);
 			if (UNLIKELY(draining))
 				break;
 			/* read the flag, then poll once more: nothing lands after it */
@@ -475,28 +475,28 @@ ALWAYS_INLINE void dp_rx_loop(struct verbs_queue *q, struct rxr_probe *p, bool h
 			continue;
 		}
 		uint32_t n = b->n;
-		dp_lap(p, RXR_ST_CQE_POLL, n);
-		rxr_stage_begin(p, inl ? RXR_ST_HDR_READ : RXR_ST_HANDOFF);
+		dp_lap(p, RXP_ST_CQE_POLL, n);
+		rxp_stage_begin(p, inl ? RXP_ST_HDR_READ : RXP_ST_HANDOFF);
 		if (inl) {
 			dp_app_burst(q, p, b, hds);
 		} else if (LIKELY(dp_hring_push(&q->hr, b, q->carry))) {
 			q->carry = 0;
-			dp_lap(p, RXR_ST_HANDOFF, n);
+			dp_lap(p, RXP_ST_HANDOFF, n);
 		} else {
 			/* ring full: the burst is dropped; its slots are released
 			 * after the bursts ahead of it, with the next one pushed */
 			q->rx.app_dropped += n;
 			q->carry += b->nfree;
-			dp_lap(p, RXR_ST_HANDOFF, n);
+			dp_lap(p, RXP_ST_HANDOFF, n);
 		}
 		dp_refill(q, p, hds, term, false);
-		rxr_burst_end(p, n);
+		rxp_burst_end(p, n);
 	}
 	atomic_store_explicit(&q->rx_done, 1, memory_order_release);
 }
 
 #define DP_RX_VARIANT(name, hds, term, inl, rdma)                                                  \
-	static void name(struct verbs_queue *q, struct rxr_probe *p)                               \
+	static void name(struct verbs_queue *q, struct rxp_probe *p)                               \
 	{                                                                                          \
 		dp_rx_loop(q, p, hds, term, inl, rdma);                                            \
 	}
@@ -586,31 +586,31 @@ static const struct verbs_burst *dp_app_gather(struct verbs_queue *q, const stru
 int verbs_app_worker(struct rx_worker *w, void *arg)
 {
 	struct verbs_queue *q = arg;
-	struct rxr_probe *p = w->probe;
+	struct rxp_probe *p = w->probe;
 	verbs_app_fn app = q->app_fn;
 	/* a GPU consumer launches a kernel per entry (up to a burst) */
 	bool gather = !q->gpu;
-	rxr_lap_start(p);
+	rxp_lap_start(p);
 	for (;;) {
 		const struct verbs_burst *b = dp_hring_peek(&q->hr);
 		if (!b) {
-			rxr_lap(p, RXR_ST_IDLE, 0);
+			rxp_lap(p, RXP_ST_IDLE, 0);
 			if (atomic_load_explicit(&q->rx_done, memory_order_acquire) &&
 			    !dp_hring_peek(&q->hr))
 				break;
 			continue;
 		}
-		rxr_burst_begin(p);
-		rxr_stage_begin(p, RXR_ST_HANDOFF);
+		rxp_burst_begin(p);
+		rxp_stage_begin(p, RXP_ST_HANDOFF);
 		if (gather)
 			b = dp_app_gather(q, b);
 		uint32_t n = b->n;
-		dp_lap(p, RXR_ST_HANDOFF, n);
-		rxr_stage_begin(p, RXR_ST_HDR_READ);
+		dp_lap(p, RXP_ST_HANDOFF, n);
+		rxp_stage_begin(p, RXP_ST_HDR_READ);
 		app(q, p, b);
 		if (!gather)
 			dp_hring_pop(&q->hr);
-		rxr_burst_end(p, n);
+		rxp_burst_end(p, n);
 	}
 	return 0;
 }

@@ -89,9 +89,9 @@ struct verbs_app_stats {
 };
 
 struct verbs_queue;
-typedef void (*verbs_app_fn)(struct verbs_queue *q, struct rxr_probe *p,
+typedef void (*verbs_app_fn)(struct verbs_queue *q, struct rxp_probe *p,
 			     const struct verbs_burst *b);
-typedef void (*verbs_rx_fn)(struct verbs_queue *q, struct rxr_probe *p);
+typedef void (*verbs_rx_fn)(struct verbs_queue *q, struct rxp_probe *p);
 
 /*
  * One queue: device rings (from the backend), slot regions, the release
@@ -243,7 +243,7 @@ verbs_rx_fn verbs_rx_fn_pick(enum rx_consumer consumer, bool hds, bool inl, bool
  * gpu_launch (and gpu_wait when the consumer is full), free of the slots
  * whose kernel completed. verbs_app_gpu_drain waits for every batch in
  * flight and releases its slots (after the workers ended). */
-void verbs_app_gpu(struct verbs_queue *q, struct rxr_probe *p, const struct verbs_burst *b);
+void verbs_app_gpu(struct verbs_queue *q, struct rxp_probe *p, const struct verbs_burst *b);
 void verbs_app_gpu_drain(struct verbs_queue *q);
 /* Worker bodies (rx_worker_fn): arg is a struct verbs_queue *. */
 int verbs_rx_worker(struct rx_worker *w, void *arg);

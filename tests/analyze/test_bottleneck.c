@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The bottleneck is computed in one place (analyzers, rxr_run_predict):
+ * The bottleneck is computed in one place (analyzers, rxa_run_predict):
  * the receive-side thread with the most busy cycles per packet, never the
  * software NIC (it is the generator).
  */
@@ -31,12 +31,12 @@ Test(bottleneck, the_nic_is_never_the_bottleneck)
 	thread(&r->threads[1], "rx", 1000, 400000);  /* 400 */
 	thread(&r->threads[2], "app", 1000, 250000); /* 250 */
 	int b = -1;
-	double mpps = rxr_run_predict(r, NULL, 2, &b);
+	double mpps = rxa_run_predict(r, NULL, 2, &b);
 	cr_expect_eq(b, 1);
 	cr_expect_float_eq(mpps, 2e9 / 400 * 2 / 1e6, 1e-9);
 	/* a thread that handled nothing is never named */
 	r->threads[1].packets = 0;
-	rxr_run_predict(r, NULL, 1, &b);
+	rxa_run_predict(r, NULL, 1, &b);
 	cr_expect_eq(b, 2);
 	rxr_result_free(r);
 }

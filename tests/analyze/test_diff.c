@@ -7,15 +7,15 @@
 #include "rxray/analyze.h"
 #include "testutil.h"
 
-static struct rxr_set *fixture(void)
+static struct rxa_set *fixture(void)
 {
-	char err[RXR_ERR_LEN];
-	struct rxr_set *s = NULL;
-	cr_assert_eq(rxr_set_load(FIXTURES "/sweep", &s, err, sizeof(err)), 0, "%s", err);
+	char err[RXA_ERR_LEN];
+	struct rxa_set *s = NULL;
+	cr_assert_eq(rxa_set_load(FIXTURES "/sweep", &s, err, sizeof(err)), 0, "%s", err);
 	return s;
 }
 
-static const struct rxr_point *find(const struct rxr_set *s, const char *key)
+static const struct rxa_point *find(const struct rxa_set *s, const char *key)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->pts[i].key, key))
@@ -26,52 +26,52 @@ static const struct rxr_point *find(const struct rxr_set *s, const char *key)
 
 Test(diff, selectors)
 {
-	struct rxr_sel a, b;
+	struct rxa_sel a, b;
 	char err[256];
-	cr_assert_eq(rxr_sel_parse("engine=dpdk,mode=single", &a, err, sizeof(err)), 0);
-	cr_assert_eq(rxr_sel_parse("engine=dpdk,mode=hds", &b, err, sizeof(err)), 0);
+	cr_assert_eq(rxa_sel_parse("engine=dpdk,mode=single", &a, err, sizeof(err)), 0);
+	cr_assert_eq(rxa_sel_parse("engine=dpdk,mode=hds", &b, err, sizeof(err)), 0);
 	json_t *k = json_pack("{s:s,s:s,s:i}", "engine", "dpdk", "mode", "hds", "frame", 1064);
-	cr_expect(!rxr_sel_match(&a, k));
-	cr_expect(rxr_sel_match(&b, k));
+	cr_expect(!rxa_sel_match(&a, k));
+	cr_expect(rxa_sel_match(&b, k));
 	char la[64], lb[64];
-	rxr_sel_labels(&a, &b, la, lb, sizeof(la));
+	rxa_sel_labels(&a, &b, la, lb, sizeof(la));
 	cr_expect_str_eq(la, "single");
 	cr_expect_str_eq(lb, "hds");
-	rxr_sel_free(&a);
-	rxr_sel_free(&b);
+	rxa_sel_free(&a);
+	rxa_sel_free(&b);
 	/* numbers match by their text */
-	cr_assert_eq(rxr_sel_parse("frame=1064", &a, err, sizeof(err)), 0);
-	cr_expect(rxr_sel_match(&a, k));
-	rxr_sel_free(&a);
+	cr_assert_eq(rxa_sel_parse("frame=1064", &a, err, sizeof(err)), 0);
+	cr_expect(rxa_sel_match(&a, k));
+	rxa_sel_free(&a);
 	json_decref(k);
 
-	cr_expect_eq(rxr_sel_parse("mode", &a, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(rxa_sel_parse("mode", &a, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "'mode' is not knob=value"), "%s", err);
-	cr_expect_eq(rxr_sel_parse("=x", &a, err, sizeof(err)), -EINVAL);
-	cr_expect_eq(rxr_sel_parse(",", &a, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(rxa_sel_parse("=x", &a, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(rxa_sel_parse(",", &a, err, sizeof(err)), -EINVAL);
 }
 
 Test(diff, ordering_verdict_whatif)
 {
-	struct rxr_set *s = fixture();
-	const struct rxr_point *a = find(s, "engine=dpdk,mode=single,frame=1064,queues=1,ring=8192");
-	const struct rxr_point *b = find(s, "engine=dpdk,mode=hds,frame=1064,queues=1,ring=8192");
-	struct rxr_diff d;
-	cr_assert_eq(rxr_diff_compute(rxr_point_run(a), rxr_point_run(b), b->knobs, "single", "hds", &d), 0);
+	struct rxa_set *s = fixture();
+	const struct rxa_point *a = find(s, "engine=dpdk,mode=single,frame=1064,queues=1,ring=8192");
+	const struct rxa_point *b = find(s, "engine=dpdk,mode=hds,frame=1064,queues=1,ring=8192");
+	struct rxa_diff d;
+	cr_assert_eq(rxa_diff_compute(rxa_point_run(a), rxa_point_run(b), b->knobs, "single", "hds", &d), 0);
 	/* sorted by |delta|, largest first */
 	for (size_t i = 1; i < d.n; i++)
 		cr_expect(fabs(d.d[i - 1].delta) >= fabs(d.d[i].delta), "row %zu out of order", i);
 	cr_assert(d.n >= 3);
 	cr_expect_str_eq(d.d[0].thread, "rx");
-	cr_expect_eq(d.d[0].stage, RXR_ST_BUF_ALLOC);
+	cr_expect_eq(d.d[0].stage, RXP_ST_BUF_ALLOC);
 	cr_expect_float_eq(d.d[0].delta, 170, 1e-6);
 	cr_expect_str_eq(d.d[1].thread, "app");
-	cr_expect_eq(d.d[1].stage, RXR_ST_FREE);
+	cr_expect_eq(d.d[1].stage, RXP_ST_FREE);
 	cr_expect_float_eq(d.d[1].delta, 110, 1e-6);
-	cr_expect_eq(d.d[2].stage, RXR_ST_SGE_SETUP);
+	cr_expect_eq(d.d[2].stage, RXP_ST_SGE_SETUP);
 	/* idle is never a stage delta */
 	for (size_t i = 0; i < d.n; i++)
-		cr_expect_neq(d.d[i].stage, RXR_ST_IDLE);
+		cr_expect_neq(d.d[i].stage, RXP_ST_IDLE);
 
 	cr_expect_str_eq(d.thread, "rx");
 	cr_expect_float_eq(d.busy_a, 120, 1e-6);
@@ -82,7 +82,7 @@ Test(diff, ordering_verdict_whatif)
 
 	/* buf_alloc at single's cost: rx 500 - 200 + 30 = 330 -> 2e9/330 */
 	cr_assert(d.nw >= 1);
-	cr_expect_eq(d.w[0].stage, RXR_ST_BUF_ALLOC);
+	cr_expect_eq(d.w[0].stage, RXP_ST_BUF_ALLOC);
 	cr_expect_float_eq(d.w[0].mpps, 2e9 / 330 / 1e6, 1e-6);
 	for (size_t i = 1; i < d.nw; i++)
 		cr_expect(d.w[i - 1].mpps >= d.w[i].mpps);
@@ -90,37 +90,37 @@ Test(diff, ordering_verdict_whatif)
 	cr_expect_str_eq(d.whatif_from, "single");
 	cr_expect_float_eq(d.w[0].cpp_now, 200, 1e-6);
 	cr_expect_float_eq(d.w[0].cpp_fast, 30, 1e-6);
-	rxr_diff_free(&d);
+	rxa_diff_free(&d);
 
 	/* reversed: single saves; the what-ifs still ask what the slower
 	 * (hds) gains at the faster one's cost, never the other way round */
-	cr_assert_eq(rxr_diff_compute(rxr_point_run(b), rxr_point_run(a), a->knobs, "hds", "single", &d), 0);
+	cr_assert_eq(rxa_diff_compute(rxa_point_run(b), rxa_point_run(a), a->knobs, "hds", "single", &d), 0);
 	cr_expect(strstr(d.verdict, "single saves 380 cycles/packet"), "%s", d.verdict);
 	cr_expect_str_eq(d.whatif_run, "hds");
 	cr_expect_str_eq(d.whatif_from, "single");
 	cr_expect_str_eq(d.whatif_thread, "rx");
 	cr_assert(d.nw >= 1);
-	cr_expect_eq(d.w[0].stage, RXR_ST_BUF_ALLOC);
+	cr_expect_eq(d.w[0].stage, RXP_ST_BUF_ALLOC);
 	cr_expect_float_eq(d.w[0].mpps, 2e9 / 330 / 1e6, 1e-6);
 	for (size_t i = 0; i < d.nw; i++)
 		cr_expect_leq(d.w[i].mpps, 2e9 / 120 / 1e6 + 1e-9, "a what-if past single's ceiling");
-	rxr_diff_free(&d);
-	rxr_set_free(s);
+	rxa_diff_free(&d);
+	rxa_set_free(s);
 }
 
 Test(diff, whatif_moves_the_bottleneck)
 {
 	/* verbs hds (rx 100, app 90) vs dpdk hds (rx 500, app 220): fixing rx in
 	 * dpdk leaves the app thread (220) as the new bottleneck */
-	struct rxr_set *s = fixture();
-	const struct rxr_point *a = find(s, "engine=verbs,mode=hds,frame=1064,queues=1,ring=8192");
-	const struct rxr_point *b = find(s, "engine=dpdk,mode=hds,frame=1064,queues=1,ring=8192");
-	struct rxr_diff d;
-	cr_assert_eq(rxr_diff_compute(rxr_point_run(a), rxr_point_run(b), b->knobs, "verbs", "dpdk", &d), 0);
+	struct rxa_set *s = fixture();
+	const struct rxa_point *a = find(s, "engine=verbs,mode=hds,frame=1064,queues=1,ring=8192");
+	const struct rxa_point *b = find(s, "engine=dpdk,mode=hds,frame=1064,queues=1,ring=8192");
+	struct rxa_diff d;
+	cr_assert_eq(rxa_diff_compute(rxa_point_run(a), rxa_point_run(b), b->knobs, "verbs", "dpdk", &d), 0);
 	for (size_t i = 0; i < d.nw; i++)
-		cr_expect(d.w[i].mpps <= 2e9 / 220 / 1e6 + 1e-9, "%s %f", rxr_stage_name(d.w[i].stage), d.w[i].mpps);
-	rxr_diff_free(&d);
-	rxr_set_free(s);
+		cr_expect(d.w[i].mpps <= 2e9 / 220 / 1e6 + 1e-9, "%s %f", rxp_stage_name(d.w[i].stage), d.w[i].mpps);
+	rxa_diff_free(&d);
+	rxa_set_free(s);
 }
 
 Test(diff, cli)

@@ -9,25 +9,25 @@
 #include "rxray/trace.h"
 #include "testutil.h"
 
-static struct rxr_flame *from_text(const char *text)
+static struct rxa_flame *from_text(const char *text)
 {
-	struct rxr_flame *f = NULL;
-	rxr_flame_open(&f);
+	struct rxa_flame *f = NULL;
+	rxa_flame_open(&f);
 	cr_assert(f);
 	FILE *in = fmemopen((void *)text, strlen(text), "r");
 	char err[256] = "";
-	int rc = rxr_flame_read_folded(f, in, "mem", err, sizeof(err));
+	int rc = rxa_flame_read_folded(f, in, "mem", err, sizeof(err));
 	fclose(in);
 	cr_assert_eq(rc, 0, "%s", err);
 	return f;
 }
 
-static char *svg_of(const struct rxr_flame *f, const struct rxr_flame_svg_opts *o)
+static char *svg_of(const struct rxa_flame *f, const struct rxa_flame_svg_opts *o)
 {
 	char *s = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_flame_svg_write(f, m, o), 0);
+	cr_assert_eq(rxa_flame_svg_write(f, m, o), 0);
 	fclose(m);
 	return s;
 }
@@ -103,28 +103,28 @@ Test(flame, folded_parser_errors)
 		{"   7\n", "mem:1: empty stack before the count"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct rxr_flame *f = NULL;
-		rxr_flame_open(&f);
+		struct rxa_flame *f = NULL;
+		rxa_flame_open(&f);
 		FILE *in = fmemopen((void *)bad[i].text, strlen(bad[i].text), "r");
 		char err[256] = "";
-		cr_expect_eq(rxr_flame_read_folded(f, in, "mem", err, sizeof(err)), -EINVAL, "case %zu", i);
+		cr_expect_eq(rxa_flame_read_folded(f, in, "mem", err, sizeof(err)), -EINVAL, "case %zu", i);
 		cr_expect(strstr(err, bad[i].want), "case %zu: got '%s', want '%s'", i, err, bad[i].want);
 		fclose(in);
-		rxr_flame_free(f);
+		rxa_flame_free(f);
 	}
 	/* good: spaces inside frame names, decimals, tabs, CRLF */
-	struct rxr_flame *f = from_text("main;func (inlined) 2.5\r\nmain;other\t4  \n\n");
-	cr_expect_float_eq(rxr_flame_total(f), 6.5, 1e-12);
-	cr_expect_eq(rxr_flame_frames(f), 3);
-	rxr_flame_free(f);
+	struct rxa_flame *f = from_text("main;func (inlined) 2.5\r\nmain;other\t4  \n\n");
+	cr_expect_float_eq(rxa_flame_total(f), 6.5, 1e-12);
+	cr_expect_eq(rxa_flame_frames(f), 3);
+	rxa_flame_free(f);
 	/* names rejected by the in-memory API */
-	rxr_flame_open(&f);
+	rxa_flame_open(&f);
 	const char *st[] = {"a", "b;c"};
-	cr_expect_eq(rxr_flame_add(f, st, 2, 1), -EINVAL);
+	cr_expect_eq(rxa_flame_add(f, st, 2, 1), -EINVAL);
 	const char *st2[] = {"a", ""};
-	cr_expect_eq(rxr_flame_add(f, st2, 2, 1), -EINVAL);
-	cr_expect_eq(rxr_flame_add(f, st, 1, -1), -EINVAL);
-	rxr_flame_free(f);
+	cr_expect_eq(rxa_flame_add(f, st2, 2, 1), -EINVAL);
+	cr_expect_eq(rxa_flame_add(f, st, 1, -1), -EINVAL);
+	rxa_flame_free(f);
 }
 
 Test(flame, cli_malformed_exit_2)
@@ -160,11 +160,11 @@ Test(flame, cli_malformed_exit_2)
 
 Test(flame, svg_wellformed_and_widths_sum)
 {
-	struct rxr_flame *f = from_text("main;rx;cqe_poll 60\nmain;rx;buf_alloc 200\nmain;rx 15\n"
+	struct rxa_flame *f = from_text("main;rx;cqe_poll 60\nmain;rx;buf_alloc 200\nmain;rx 15\n"
 					"main;app;free <&> 150\nmain;app;\"quoted\" 'x' 30\nother 45\n");
-	double total = rxr_flame_total(f);
+	double total = rxa_flame_total(f);
 	cr_expect_float_eq(total, 500, 1e-12);
-	struct rxr_flame_svg_opts o = {.title = "t <&> \"q\"", .units = "cycles/packet"};
+	struct rxa_flame_svg_opts o = {.title = "t <&> \"q\"", .units = "cycles/packet"};
 	char *svg = svg_of(f, &o);
 	if (have_xmllint())
 		cr_expect_eq(xmllint_ok(svg), 0);
@@ -192,13 +192,13 @@ Test(flame, svg_wellformed_and_widths_sum)
 		cr_expect(sum <= g[i].v + 1e-9, "%s: children %f > %f", g[i].name, sum, g[i].v);
 	}
 	free(svg);
-	rxr_flame_free(f);
+	rxa_flame_free(f);
 }
 
 Test(flame, odd_bytes_stay_valid_xml_and_json)
 {
 	/* invalid UTF-8, control bytes and markup in frame names */
-	struct rxr_flame *f = from_text("main;bad\xff\xfe;ok 3\nmain;ctl\x01x 2\nmain;]]></script><x> 1\n"
+	struct rxa_flame *f = from_text("main;bad\xff\xfe;ok 3\nmain;ctl\x01x 2\nmain;]]></script><x> 1\n"
 					"main;caf\xc3\xa9 4\n");
 	char *svg = svg_of(f, NULL);
 	if (have_xmllint())
@@ -209,13 +209,13 @@ Test(flame, odd_bytes_stay_valid_xml_and_json)
 	char *s = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_flame_speedscope_write(f, m, "x", NULL), 0);
+	cr_assert_eq(rxa_flame_speedscope_write(f, m, "x", NULL), 0);
 	fclose(m);
 	json_t *j = json_loads(s, 0, NULL);
 	cr_expect(j, "speedscope output is not valid JSON");
 	json_decref(j);
 	free(s);
-	rxr_flame_free(f);
+	rxa_flame_free(f);
 }
 
 Test(flame, many_frames_merge_and_stay_readable)
@@ -228,9 +228,9 @@ Test(flame, many_frames_merge_and_stay_readable)
 	for (int i = 0; i < 20000; i++)
 		fprintf(m, "root;tiny_%05d;leaf 1\n", i);
 	fclose(m);
-	struct rxr_flame *f = from_text(text);
+	struct rxa_flame *f = from_text(text);
 	free(text);
-	cr_expect_eq(rxr_flame_frames(f), 1 + 1 + 20000 * 2);
+	cr_expect_eq(rxa_flame_frames(f), 1 + 1 + 20000 * 2);
 	char *svg = svg_of(f, NULL);
 	struct gframe *g = calloc(50000, sizeof(*g));
 	size_t n = svg_frames(svg, g, 50000);
@@ -254,21 +254,21 @@ Test(flame, many_frames_merge_and_stay_readable)
 	for (int i = 0; i < 2000; i++)
 		fprintf(m, "r;f%04d 1\n", i);
 	fclose(m);
-	struct rxr_flame *f2 = from_text(text);
+	struct rxa_flame *f2 = from_text(text);
 	free(text);
 	svg = svg_of(f2, NULL);
 	g = calloc(4000, sizeof(*g));
 	cr_expect_eq(svg_frames(svg, g, 4000), 2002);
 	free(g);
 	free(svg);
-	rxr_flame_free(f2);
-	rxr_flame_free(f);
+	rxa_flame_free(f2);
+	rxa_flame_free(f);
 }
 
 Test(flame, colours_deterministic_by_name)
 {
-	struct rxr_flame *a = from_text("x;buf_alloc 5\nx;free 7\n");
-	struct rxr_flame *b = from_text("y;z;buf_alloc 100\n");
+	struct rxa_flame *a = from_text("x;buf_alloc 5\nx;free 7\n");
+	struct rxa_flame *b = from_text("y;z;buf_alloc 100\n");
 	char *sa = svg_of(a, NULL), *sb = svg_of(b, NULL);
 	struct gframe ga[8], gb[8];
 	size_t na = svg_frames(sa, ga, 8), nb = svg_frames(sb, gb, 8);
@@ -287,19 +287,19 @@ Test(flame, colours_deterministic_by_name)
 	cr_expect_str_neq(fa, ff);
 	free(sa);
 	free(sb);
-	rxr_flame_free(a);
-	rxr_flame_free(b);
+	rxa_flame_free(a);
+	rxa_flame_free(b);
 }
 
 Test(flame, differential)
 {
-	struct rxr_flame *a = from_text("rx;grows 10\nrx;shrinks 10\nrx;same 10\n");
-	struct rxr_flame *b = from_text("rx;grows 20\nrx;shrinks 5\nrx;same 10\nrx;new 3\n");
+	struct rxa_flame *a = from_text("rx;grows 10\nrx;shrinks 10\nrx;same 10\n");
+	struct rxa_flame *b = from_text("rx;grows 20\nrx;shrinks 5\nrx;same 10\nrx;new 3\n");
 	char *s = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&s, &len);
-	struct rxr_flame_svg_opts o = {.label_a = "single", .label_b = "hds", .units = "cycles/packet"};
-	cr_assert_eq(rxr_flame_diff_svg_write(a, b, m, &o), 0);
+	struct rxa_flame_svg_opts o = {.label_a = "single", .label_b = "hds", .units = "cycles/packet"};
+	cr_assert_eq(rxa_flame_diff_svg_write(a, b, m, &o), 0);
 	fclose(m);
 	if (have_xmllint())
 		cr_expect_eq(xmllint_ok(s), 0);
@@ -324,8 +324,8 @@ Test(flame, differential)
 	cr_expect(strstr(s, "single 30 -&gt; hds 38 cycles/packet"), "subtitle missing");
 	cr_expect(strstr(s, "data-a=\"10\""));
 	free(s);
-	rxr_flame_free(a);
-	rxr_flame_free(b);
+	rxa_flame_free(a);
+	rxa_flame_free(b);
 }
 
 Test(flame, differential_wide_parent)
@@ -340,13 +340,13 @@ Test(flame, differential_wide_parent)
 	}
 	fclose(ma);
 	fclose(mb);
-	struct rxr_flame *a = from_text(ta), *b = from_text(tb);
+	struct rxa_flame *a = from_text(ta), *b = from_text(tb);
 	free(ta);
 	free(tb);
 	char *s = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_flame_diff_svg_write(a, b, m, NULL), 0);
+	cr_assert_eq(rxa_flame_diff_svg_write(a, b, m, NULL), 0);
 	fclose(m);
 	struct gframe g[64];
 	size_t n = svg_frames(s, g, 64);
@@ -361,31 +361,31 @@ Test(flame, differential_wide_parent)
 	free(s);
 	/* the folded round trip keeps every child */
 	m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_flame_folded_write(a, m), 0);
+	cr_assert_eq(rxa_flame_folded_write(a, m), 0);
 	fclose(m);
 	cr_expect(strstr(s, "rx;s00 10\n") && strstr(s, "rx;s49 59\n"));
 	free(s);
-	rxr_flame_free(a);
-	rxr_flame_free(b);
+	rxa_flame_free(a);
+	rxa_flame_free(b);
 }
 
 Test(flame, folded_and_speedscope_exports)
 {
 	const char *text = "m;b;c 3\nm;a 2\nm 1\nm;b 4\n";
-	struct rxr_flame *f = from_text(text);
+	struct rxa_flame *f = from_text(text);
 	char *s = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_flame_folded_write(f, m), 0);
+	cr_assert_eq(rxa_flame_folded_write(f, m), 0);
 	fclose(m);
 	cr_expect_str_eq(s, "m 1\nm;a 2\nm;b 4\nm;b;c 3\n");
-	struct rxr_flame *f2 = from_text(s);
-	cr_expect_float_eq(rxr_flame_total(f2), rxr_flame_total(f), 0);
-	cr_expect_eq(rxr_flame_frames(f2), rxr_flame_frames(f));
+	struct rxa_flame *f2 = from_text(s);
+	cr_expect_float_eq(rxa_flame_total(f2), rxa_flame_total(f), 0);
+	cr_expect_eq(rxa_flame_frames(f2), rxa_flame_frames(f));
 	free(s);
 
 	m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_flame_speedscope_write(f, m, "test", "none"), 0);
+	cr_assert_eq(rxa_flame_speedscope_write(f, m, "test", "none"), 0);
 	fclose(m);
 	json_t *j = json_loads(s, 0, NULL);
 	cr_assert(j, "%s", s);
@@ -412,28 +412,28 @@ Test(flame, folded_and_speedscope_exports)
 	json_decref(j);
 	free(s);
 	m = open_memstream(&s, &len);
-	cr_expect_eq(rxr_flame_speedscope_write(f, m, "x", "furlongs"), -EINVAL);
+	cr_expect_eq(rxa_flame_speedscope_write(f, m, "x", "furlongs"), -EINVAL);
 	fclose(m);
 	free(s);
-	rxr_flame_free(f);
-	rxr_flame_free(f2);
+	rxa_flame_free(f);
+	rxa_flame_free(f2);
 }
 
 Test(flame, run_result_frames_and_trace)
 {
-	char err[RXR_ERR_LEN];
+	char err[RXA_ERR_LEN];
 	struct rxr_result *r = NULL;
 	rxr_result_read(FIXTURES "/run_dpdk_hds.json", &r, err, sizeof(err));
 	cr_assert(r, "%s", err);
-	struct rxr_flame *f = NULL;
-	rxr_flame_open(&f);
-	cr_assert_eq(rxr_flame_add_result(f, r, NULL), 0);
+	struct rxa_flame *f = NULL;
+	rxa_flame_open(&f);
+	cr_assert_eq(rxa_flame_add_result(f, r, NULL), 0);
 	/* widths: rx 500 + app 220 + nic (30 + 10.64 + 10) cycles/packet */
-	cr_expect_float_eq(rxr_flame_total(f), 500 + 220 + 50.64, 1e-6);
+	cr_expect_float_eq(rxa_flame_total(f), 500 + 220 + 50.64, 1e-6);
 	char *s = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_flame_folded_write(f, m), 0);
+	cr_assert_eq(rxa_flame_folded_write(f, m), 0);
 	fclose(m);
 	cr_expect(strstr(s, "rx;buf_alloc 200\n"), "%s", s);
 	cr_expect(!strstr(s, "idle"));
@@ -442,7 +442,7 @@ Test(flame, run_result_frames_and_trace)
 	const struct rxr_result *runs[] = {r};
 	const char *names[] = {"dpdk hds"};
 	m = open_memstream(&s, &len);
-	cr_assert_eq(rxr_trace_write(runs, names, 1, m), 0);
+	cr_assert_eq(rxa_trace_write(runs, names, 1, m), 0);
 	fclose(m);
 	json_t *j = json_loads(s, 0, NULL);
 	cr_assert(j);
@@ -474,7 +474,7 @@ Test(flame, run_result_frames_and_trace)
 	cr_expect_eq(tu_run(cmd, &out), 0);
 	cr_expect(strstr(out, "{\"traceEvents\""), "%s", out);
 	free(out);
-	rxr_flame_free(f);
+	rxa_flame_free(f);
 	rxr_result_free(r);
 }
 

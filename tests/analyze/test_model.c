@@ -63,15 +63,15 @@ static struct rxr_result *mk_run(double offered_mpps, double loss, double n, dou
 	snprintf(rx->role, sizeof(rx->role), "rx");
 	double pk = 64000; /* packets per run */
 	nic->packets = (uint64_t)pk;
-	laps_add(&nic->st[RXR_ST_HDR_WRITE], pk / n, n, 0, 9000);
-	nic->stage_mask = 1u << RXR_ST_HDR_WRITE;
-	nic->busy_cycles = nic->st[RXR_ST_HDR_WRITE].cycles;
+	laps_add(&nic->st[RXP_ST_HDR_WRITE], pk / n, n, 0, 9000);
+	nic->stage_mask = 1u << RXP_ST_HDR_WRITE;
+	nic->busy_cycles = nic->st[RXP_ST_HDR_WRITE].cycles;
 	rx->packets = (uint64_t)pk;
-	laps_add(&rx->st[RXR_ST_CQE_POLL], pk / n, n, 300, 20);
-	laps_add(&rx->st[RXR_ST_BUF_ALLOC], pk / n, n, 0, 50 * load_factor);
-	laps_add(&rx->st[RXR_ST_HANDOFF], pk / 64, 64, 0, 100.0 / 64);
-	rx->stage_mask = 1u << RXR_ST_CQE_POLL | 1u << RXR_ST_BUF_ALLOC | 1u << RXR_ST_HANDOFF;
-	for (int s = 0; s < RXR_ST_COUNT; s++)
+	laps_add(&rx->st[RXP_ST_CQE_POLL], pk / n, n, 300, 20);
+	laps_add(&rx->st[RXP_ST_BUF_ALLOC], pk / n, n, 0, 50 * load_factor);
+	laps_add(&rx->st[RXP_ST_HANDOFF], pk / 64, 64, 0, 100.0 / 64);
+	rx->stage_mask = 1u << RXP_ST_CQE_POLL | 1u << RXP_ST_BUF_ALLOC | 1u << RXP_ST_HANDOFF;
+	for (int s = 0; s < RXP_ST_COUNT; s++)
 		rx->busy_cycles += rx->st[s].cycles;
 	return r;
 }
@@ -119,7 +119,7 @@ static double expected_mpps(void)
  * that order, the NDR trial nd (at ndr Mpps), and a calibration trial
  * (coalesced), then the summary. Frees nd and up[].
  */
-static struct rxr_set *mk_sweep_up(char *dir, size_t dn, struct rxr_result *nd, double ndr,
+static struct rxa_set *mk_sweep_up(char *dir, size_t dn, struct rxr_result *nd, double ndr,
 				   struct rxr_result **up, size_t n)
 {
 	char path[600];
@@ -141,27 +141,27 @@ static struct rxr_set *mk_sweep_up(char *dir, size_t dn, struct rxr_result *nd, 
 	rxr_result_free(l1);
 	rxr_result_free(cal);
 	rxr_result_free(nd);
-	char err[RXR_ERR_LEN] = "";
-	struct rxr_set *s = NULL;
-	cr_assert_eq(rxr_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
+	char err[RXA_ERR_LEN] = "";
+	struct rxa_set *s = NULL;
+	cr_assert_eq(rxa_set_load(dir, &s, err, sizeof(err)), 0, "%s", err);
 	return s;
 }
 
 /* A sweep: two light trials (one calibration, coalesced), one at 0.9 x
  * NDR, and the NDR trial whose buf_alloc costs `ndr_factor` x more. */
-static struct rxr_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double ndr_cqe_a)
+static struct rxa_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double ndr_cqe_a)
 {
 	const double ndr = 10.0;
 	struct rxr_result *hi = mk_run(9.0, 0, 40, 1); /* passing, above NDR/2: not used */
 	struct rxr_result *nd = mk_run(ndr, 0, 48, ndr_factor);
 	/* doctoring the NDR trial's cqe_poll must not move the prediction */
-	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= ndr_cqe_a;
-	nd->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= ndr_cqe_a;
+	nd->threads[1].st[RXP_ST_CQE_POLL].laps.sy *= ndr_cqe_a;
+	nd->threads[1].st[RXP_ST_CQE_POLL].laps.sxy *= ndr_cqe_a;
 	struct rxr_result *lost = mk_run(12.0, 0.1, 64, 3);  /* failing: buf_alloc x3 */
 	struct rxr_result *lost2 = mk_run(15.0, 0.3, 64, 9); /* failing further up */
 	/* the hi trial's fit is skewed: if it were pooled the prediction moves */
-	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sy *= 3;
-	hi->threads[1].st[RXR_ST_CQE_POLL].laps.sxy *= 3;
+	hi->threads[1].st[RXP_ST_CQE_POLL].laps.sy *= 3;
+	hi->threads[1].st[RXP_ST_CQE_POLL].laps.sxy *= 3;
 	struct rxr_result *up[] = {lost2, lost, hi};
 	return mk_sweep_up(dir, dn, nd, ndr, up, 3);
 }
@@ -169,14 +169,14 @@ static struct rxr_set *mk_sweep(char *dir, size_t dn, double ndr_factor, double 
 Test(model, light_load_prediction_from_pooled_laps)
 {
 	char dir[64];
-	struct rxr_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
+	struct rxa_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
 	cr_assert_eq(s->n, 1);
-	const struct rxr_point *p = &s->pts[0];
+	const struct rxa_point *p = &s->pts[0];
 	/* light (1.0), ndr (10), hi (9.0) and calibration (2.5) pass; lost does not */
 	cr_assert_eq(p->nlight, 4);
 	cr_assert_eq(p->trials, 3, "calibration counted as a search trial: %d", p->trials);
-	struct rxr_point_model pm;
-	rxr_point_model_compute(p, 0, &pm);
+	struct rxa_point_model pm;
+	rxa_point_model_compute(p, 0, &pm);
 	cr_assert_eq(pm.m.nruns, 2, "pooled %zu runs (want the light and calibration trials)",
 		     pm.m.nruns);
 	cr_assert_eq(pm.m.ncoalesced, 1);
@@ -187,14 +187,14 @@ Test(model, light_load_prediction_from_pooled_laps)
 	/* the NDR trial is not dearer; the lossy trial asked for the least
 	 * above it (12, not 15) is, in buf_alloc, x3 */
 	cr_assert_eq(pm.nnamed, 1, "named %zu", pm.nnamed);
-	cr_assert_eq(pm.named[0].stage, RXR_ST_BUF_ALLOC, "named %s",
-		     rxr_stage_name((enum rxr_stage)pm.named[0].stage));
+	cr_assert_eq(pm.named[0].stage, RXP_ST_BUF_ALLOC, "named %s",
+		     rxp_stage_name((enum rxp_stage)pm.named[0].stage));
 	cr_assert_str_eq(pm.named[0].thread, "rx");
 	cr_assert(pm.named[0].above);
 	cr_assert_float_eq(pm.named[0].offered_mpps, 12.0, 1e-9);
 	cr_assert_float_eq(pm.named[0].factor, 3.0, 1e-6);
 	char cell[96];
-	rxr_loaddep_fmt(&pm.named[0], "", cell, sizeof(cell));
+	rxa_loaddep_fmt(&pm.named[0], "", cell, sizeof(cell));
 	cr_assert_str_eq(cell, "rx buf_alloc x3.00 above NDR (12.00 Mpps)");
 	/* the model at the NDR trial's laps (48 packets; handoff's fixed 64):
 	 * not at B (39.34), nor the trial's measured costs */
@@ -204,39 +204,39 @@ Test(model, light_load_prediction_from_pooled_laps)
 			   pm.ndr_laps_mpps, at48);
 	cr_assert_float_eq(pm.ndr_laps, nb, 1e-9);
 	cr_assert_str_eq(pm.ndr_laps_thread, "rx");
-	rxr_ndr_laps_fmt(&pm, cell, sizeof(cell));
+	rxa_ndr_laps_fmt(&pm, cell, sizeof(cell));
 	cr_assert_str_eq(cell, "38.55 (rx laps of 48.0)");
-	json_t *j = rxr_point_model_json(&pm);
+	json_t *j = rxa_point_model_json(&pm);
 	cr_assert_float_eq(
 	    json_number_value(json_object_get(json_object_get(j, "at_ndr_laps"), "predicted_mpps")),
 	    at48, 1e-9 * at48);
 	json_decref(j);
 	/* a larger fraction pools the 0.9 x NDR trial, whose fit is skewed */
-	struct rxr_point_model pm2;
-	rxr_point_model_compute(p, 0.95, &pm2);
+	struct rxa_point_model pm2;
+	rxa_point_model_compute(p, 0.95, &pm2);
 	cr_assert_eq(pm2.m.nruns, 3);
 	cr_assert_gt(fabs(pm2.m.predicted_mpps - pm.m.predicted_mpps), 0.01);
-	rxr_set_free(s);
+	rxa_set_free(s);
 	tu_rmrf(dir);
 }
 
 Test(model, the_ndr_trial_never_changes_the_prediction)
 {
 	char d1[64], d2[64];
-	struct rxr_set *a = mk_sweep(d1, sizeof(d1), 1, 1);
+	struct rxa_set *a = mk_sweep(d1, sizeof(d1), 1, 1);
 	/* same sweep, the NDR trial (and the summary's copy) doctored: its
 	 * cqe_poll cycles x 7 and buf_alloc x 4 */
-	struct rxr_set *b = mk_sweep(d2, sizeof(d2), 4, 7);
-	struct rxr_point_model pa, pb;
-	rxr_point_model_compute(&a->pts[0], 0, &pa);
-	rxr_point_model_compute(&b->pts[0], 0, &pb);
+	struct rxa_set *b = mk_sweep(d2, sizeof(d2), 4, 7);
+	struct rxa_point_model pa, pb;
+	rxa_point_model_compute(&a->pts[0], 0, &pa);
+	rxa_point_model_compute(&b->pts[0], 0, &pb);
 	cr_assert_float_eq(pa.m.predicted_mpps, pb.m.predicted_mpps, 1e-12,
 			   "NDR trial moved the prediction: %f -> %f", pa.m.predicted_mpps,
 			   pb.m.predicted_mpps);
 	/* ... but it is what names the load-dependent stage */
 	cr_assert_geq(pb.nnamed, 1);
-	cr_assert_eq(pb.named[0].stage, RXR_ST_BUF_ALLOC, "named %s",
-		     rxr_stage_name((enum rxr_stage)pb.named[0].stage));
+	cr_assert_eq(pb.named[0].stage, RXP_ST_BUF_ALLOC, "named %s",
+		     rxp_stage_name((enum rxp_stage)pb.named[0].stage));
 	cr_assert_float_eq(pb.named[0].factor, 4.0, 1e-6);
 	cr_assert_str_eq(pb.named[0].thread, "rx");
 	/* named once, from the NDR trial; the trial above says it too */
@@ -244,8 +244,8 @@ Test(model, the_ndr_trial_never_changes_the_prediction)
 	cr_assert(!pb.named[0].above);
 	/* the model at the NDR's laps is the model's, not the doctored costs */
 	cr_assert_float_eq(pa.ndr_laps_mpps, pb.ndr_laps_mpps, 1e-12);
-	rxr_set_free(a);
-	rxr_set_free(b);
+	rxa_set_free(a);
+	rxa_set_free(b);
 	tu_rmrf(d1);
 	tu_rmrf(d2);
 }
@@ -261,16 +261,16 @@ Test(model, the_ndr_trial_never_changes_the_prediction)
 Test(model, a_stage_cheaper_under_load_is_named_apart)
 {
 	char d1[64], d2[64], d3[64];
-	struct rxr_set *a = mk_sweep(d1, sizeof(d1), 0.5, 1);
-	struct rxr_set *b = mk_sweep(d2, sizeof(d2), 1, 1);
-	struct rxr_set *c = mk_sweep(d3, sizeof(d3), 4, 1);
-	struct rxr_point_model pa, pb, pc;
-	rxr_point_model_compute(&a->pts[0], 0, &pa);
-	rxr_point_model_compute(&b->pts[0], 0, &pb);
-	rxr_point_model_compute(&c->pts[0], 0, &pc);
+	struct rxa_set *a = mk_sweep(d1, sizeof(d1), 0.5, 1);
+	struct rxa_set *b = mk_sweep(d2, sizeof(d2), 1, 1);
+	struct rxa_set *c = mk_sweep(d3, sizeof(d3), 4, 1);
+	struct rxa_point_model pa, pb, pc;
+	rxa_point_model_compute(&a->pts[0], 0, &pa);
+	rxa_point_model_compute(&b->pts[0], 0, &pb);
+	rxa_point_model_compute(&c->pts[0], 0, &pc);
 	cr_assert_eq(pa.ncheaper, 1, "cheaper %zu", pa.ncheaper);
-	cr_assert_eq(pa.cheaper[0].stage, RXR_ST_BUF_ALLOC, "cheaper %s",
-		     rxr_stage_name((enum rxr_stage)pa.cheaper[0].stage));
+	cr_assert_eq(pa.cheaper[0].stage, RXP_ST_BUF_ALLOC, "cheaper %s",
+		     rxp_stage_name((enum rxp_stage)pa.cheaper[0].stage));
 	cr_assert_str_eq(pa.cheaper[0].thread, "rx");
 	cr_assert_float_eq(pa.cheaper[0].factor, 0.5, 1e-6);
 	cr_assert(!pa.cheaper[0].above);
@@ -280,27 +280,27 @@ Test(model, a_stage_cheaper_under_load_is_named_apart)
 	cr_assert_float_eq(pa.named[0].factor, 3.0, 1e-6);
 	cr_assert_eq(pb.ncheaper, 0, "as the model: nothing cheaper (%zu)", pb.ncheaper);
 	cr_assert_eq(pc.ncheaper, 0, "dearer x4: nothing cheaper (%zu)", pc.ncheaper);
-	json_t *j = rxr_point_model_json(&pa);
+	json_t *j = rxa_point_model_json(&pa);
 	json_t *e = json_array_get(json_object_get(j, "cheaper_under_load"), 0);
 	cr_assert_str_eq(json_string_value(json_object_get(e, "stage")), "buf_alloc");
 	cr_assert_float_eq(json_number_value(json_object_get(e, "factor")), 0.5, 1e-6);
 	cr_assert_eq(json_array_size(json_object_get(j, "load_dependent")), 1);
 	json_decref(j);
 	/* the cost-model table's cell */
-	struct rxr_table *t = NULL;
-	cr_assert_eq(rxr_model_table(a, &pa, 1, &t), 0);
+	struct rxa_table *t = NULL;
+	cr_assert_eq(rxa_model_table(a, &pa, 1, &t), 0);
 	char *md = NULL;
 	size_t mdn = 0;
 	FILE *m = open_memstream(&md, &mdn);
 	cr_assert(m);
-	rxr_table_write_md(t, m);
+	rxa_table_write_md(t, m);
 	fclose(m);
 	cr_assert(strstr(md, "| rx buf_alloc x0.50 |"), "%s", md);
 	free(md);
-	rxr_table_free(t);
-	rxr_set_free(a);
-	rxr_set_free(b);
-	rxr_set_free(c);
+	rxa_table_free(t);
+	rxa_set_free(a);
+	rxa_set_free(b);
+	rxa_set_free(c);
 	tu_rmrf(d1);
 	tu_rmrf(d2);
 	tu_rmrf(d3);
@@ -321,35 +321,35 @@ Test(model, repeated_rates_and_a_passing_least_above)
 	struct rxr_result *a[5] = {mk_run(12.0, 0.01, 8, 1), mk_run(12.0, 0.02, 8, 1),
 				   mk_run(12.0, 0.01, 8, 1), mk_run(12.0, 0.03, 8, 1),
 				   mk_run(15.0, 0.1, 64, 3)};
-	struct rxr_set *sa = mk_sweep_up(d1, sizeof(d1), mk_run(10.0, 0, 8, 1), 10.0, a, 5);
-	const struct rxr_point *p = &sa->pts[0];
+	struct rxa_set *sa = mk_sweep_up(d1, sizeof(d1), mk_run(10.0, 0, 8, 1), 10.0, a, 5);
+	const struct rxa_point *p = &sa->pts[0];
 	cr_assert_eq(p->nabove, 2, "kept %zu (one per rate asked for)", p->nabove);
 	cr_assert(p->above_least);
 	cr_expect_float_eq(p->above_runs[0]->loss, 0.01, 1e-12, "not the first at 12 to lose");
-	struct rxr_point_model pm;
-	rxr_point_model_compute(p, 0, &pm);
+	struct rxa_point_model pm;
+	rxa_point_model_compute(p, 0, &pm);
 	cr_assert_eq(pm.nnamed, 1, "named %zu", pm.nnamed);
-	cr_assert_eq(pm.named[0].stage, RXR_ST_BUF_ALLOC);
+	cr_assert_eq(pm.named[0].stage, RXP_ST_BUF_ALLOC);
 	cr_assert_float_eq(pm.named[0].offered_mpps, 15.0, 1e-9);
 	struct rxr_result *b[2] = {mk_run(12.0, 0, 8, 1), mk_run(45.0, 0.3, 64, 1)};
-	b[1]->threads[1].st[RXR_ST_HANDOFF].cycles *= 5;
-	b[1]->threads[1].st[RXR_ST_HANDOFF].laps.sy *= 5;
-	b[1]->threads[1].st[RXR_ST_HANDOFF].laps.sxy *= 5;
-	struct rxr_set *sb = mk_sweep_up(d2, sizeof(d2), mk_run(10.0, 0, 8, 1), 10.0, b, 2);
-	const struct rxr_point *q = &sb->pts[0];
+	b[1]->threads[1].st[RXP_ST_HANDOFF].cycles *= 5;
+	b[1]->threads[1].st[RXP_ST_HANDOFF].laps.sy *= 5;
+	b[1]->threads[1].st[RXP_ST_HANDOFF].laps.sxy *= 5;
+	struct rxa_set *sb = mk_sweep_up(d2, sizeof(d2), mk_run(10.0, 0, 8, 1), 10.0, b, 2);
+	const struct rxa_point *q = &sb->pts[0];
 	cr_assert_eq(q->nabove, 1, "kept %zu", q->nabove);
 	cr_assert(!q->above_least, "the least asked for above the NDR passed");
-	rxr_point_model_compute(q, 0, &pm);
+	rxa_point_model_compute(q, 0, &pm);
 	cr_assert_gt(45.0, pm.m.predicted_mpps);
 	cr_assert_eq(pm.nnamed, 0, "named %zu from a trial above the prediction", pm.nnamed);
-	rxr_set_free(sa);
-	rxr_set_free(sb);
+	rxa_set_free(sa);
+	rxa_set_free(sb);
 	tu_rmrf(d1);
 	tu_rmrf(d2);
 }
 
 /*
- * The lossy trials above the NDR, up to RXR_POINT_ABOVE_MAX of the least,
+ * The lossy trials above the NDR, up to RXA_POINT_ABOVE_MAX of the least,
  * in order of the rate asked for (written out of order here): the least
  * above (12) laps like the NDR trial and is no dearer, the next (15) has
  * buf_alloc x3, one at 45 (above the prediction, 39.34) handoff x5, and
@@ -364,30 +364,30 @@ Test(model, dearer_stages_from_every_lossy_trial_up_to_the_prediction)
 	struct rxr_result *up[5] = {mk_run(60.0, 0.5, 64, 1), mk_run(15.0, 0.1, 64, 3),
 				    mk_run(50.0, 0.4, 64, 1), mk_run(12.0, 0.01, 8, 1),
 				    mk_run(45.0, 0.3, 64, 1)};
-	up[4]->threads[1].st[RXR_ST_HANDOFF].cycles *= 5;
-	up[4]->threads[1].st[RXR_ST_HANDOFF].laps.sy *= 5;
-	up[4]->threads[1].st[RXR_ST_HANDOFF].laps.sxy *= 5;
-	up[0]->threads[1].st[RXR_ST_CQE_POLL].cycles *= 9; /* past the four kept */
-	struct rxr_set *s = mk_sweep_up(dir, sizeof(dir), mk_run(10.0, 0, 8, 1), 10.0, up, 5);
-	const struct rxr_point *p = &s->pts[0];
-	cr_assert_eq(p->nabove, RXR_POINT_ABOVE_MAX, "kept %zu", p->nabove);
+	up[4]->threads[1].st[RXP_ST_HANDOFF].cycles *= 5;
+	up[4]->threads[1].st[RXP_ST_HANDOFF].laps.sy *= 5;
+	up[4]->threads[1].st[RXP_ST_HANDOFF].laps.sxy *= 5;
+	up[0]->threads[1].st[RXP_ST_CQE_POLL].cycles *= 9; /* past the four kept */
+	struct rxa_set *s = mk_sweep_up(dir, sizeof(dir), mk_run(10.0, 0, 8, 1), 10.0, up, 5);
+	const struct rxa_point *p = &s->pts[0];
+	cr_assert_eq(p->nabove, RXA_POINT_ABOVE_MAX, "kept %zu", p->nabove);
 	const double want[] = {12, 15, 45, 50};
 	for (size_t i = 0; i < p->nabove; i++)
 		cr_expect_float_eq(p->above_runs[i]->offered_mpps, want[i], 1e-9,
 				   "above_runs[%zu] %f want %f", i, p->above_runs[i]->offered_mpps,
 				   want[i]);
-	struct rxr_point_model pm;
-	rxr_point_model_compute(p, 0, &pm);
+	struct rxa_point_model pm;
+	rxa_point_model_compute(p, 0, &pm);
 	cr_assert_float_eq(pm.m.predicted_mpps, expected_mpps(), 1e-6 * expected_mpps());
 	cr_assert_lt(45.0, pm.m.predicted_mpps * 1.2); /* 45 is above it, not far */
 	cr_assert_gt(45.0, pm.m.predicted_mpps);
 	cr_assert_eq(pm.nnamed, 1, "named %zu", pm.nnamed);
-	cr_assert_eq(pm.named[0].stage, RXR_ST_BUF_ALLOC, "named %s",
-		     rxr_stage_name((enum rxr_stage)pm.named[0].stage));
+	cr_assert_eq(pm.named[0].stage, RXP_ST_BUF_ALLOC, "named %s",
+		     rxp_stage_name((enum rxp_stage)pm.named[0].stage));
 	cr_assert(pm.named[0].above);
 	cr_assert_float_eq(pm.named[0].offered_mpps, 15.0, 1e-9);
 	cr_assert_float_eq(pm.named[0].factor, 3.0, 1e-6);
-	rxr_set_free(s);
+	rxa_set_free(s);
 	tu_rmrf(dir);
 }
 
@@ -407,12 +407,12 @@ Test(model, at_ndr_calibration)
 	/* buf_alloc at the NDR such that the rx thread costs 300 cycles a
 	 * packet: 10 Mpps at 3 GHz, the NDR (the trial saturated it) */
 	const double f = (300 - (300.0 / 48 + 20 + 100.0 / 64)) / 50;
-	struct rxr_set *s = mk_sweep(dir, sizeof(dir), f, 1);
-	struct rxr_point *p = &s->pts[0];
-	struct rxr_point_model pm;
-	rxr_point_model_compute(p, 0, &pm);
-	struct rxr_model at;
-	cr_assert_eq(rxr_point_model_at_ndr(p, &pm, &at), 0);
+	struct rxa_set *s = mk_sweep(dir, sizeof(dir), f, 1);
+	struct rxa_point *p = &s->pts[0];
+	struct rxa_point_model pm;
+	rxa_point_model_compute(p, 0, &pm);
+	struct rxa_model at;
+	cr_assert_eq(rxa_point_model_at_ndr(p, &pm, &at), 0);
 	double cpp = 300.0 / 48 + 20 + f * 50 + 100.0 / 64;
 	cr_assert_float_eq(at.predicted_mpps, HZ / cpp / 1e6, 1e-6 * HZ / cpp / 1e6,
 			   "at NDR %f want %f", at.predicted_mpps, HZ / cpp / 1e6);
@@ -420,9 +420,9 @@ Test(model, at_ndr_calibration)
 	/* the light model is untouched */
 	cr_assert_float_eq(pm.m.predicted_mpps, expected_mpps(), 1e-6 * expected_mpps());
 	char err[256] = "";
-	struct rxr_whatif_change c;
-	cr_assert_eq(rxr_whatif_parse("buf_alloc=+150", &c, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rxr_model_apply(&at, &c, 1, err, sizeof(err)), 0, "%s", err);
+	struct rxa_whatif_change c;
+	cr_assert_eq(rxa_whatif_parse("buf_alloc=+150", &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxa_model_apply(&at, &c, 1, err, sizeof(err)), 0, "%s", err);
 	cr_assert_float_eq(at.predicted_mpps, HZ / (cpp + 150) / 1e6, 1e-6 * HZ / cpp / 1e6,
 			   "after %f want %f", at.predicted_mpps, HZ / (cpp + 150) / 1e6);
 	/* The what-if follows the load: the rx thread's cost per packet is
@@ -434,8 +434,8 @@ Test(model, at_ndr_calibration)
 	 * costs alone 13.1. */
 	const double sl = (cpp - 76.25) / (10 - 1.75), A = 76.25 - 1.75 * sl + 150,
 		     want = (-A + sqrt(A * A + 4 * sl * (HZ / 1e6))) / (2 * sl);
-	struct rxr_whatif_point w;
-	cr_assert_eq(rxr_whatif_point(p, 0, &c, 1, &w, err, sizeof(err)), 0, "%s", err);
+	struct rxa_whatif_point w;
+	cr_assert_eq(rxa_whatif_point(p, 0, &c, 1, &w, err, sizeof(err)), 0, "%s", err);
 	cr_assert_float_eq(w.ndr_before.predicted_mpps, HZ / cpp / 1e6, 1e-6);
 	cr_assert_float_eq(w.ndr_after.predicted_mpps, want, 1e-6 * want, "after %f want %f",
 			   w.ndr_after.predicted_mpps, want);
@@ -443,9 +443,9 @@ Test(model, at_ndr_calibration)
 	cr_assert_float_eq(w.after.predicted_mpps, HZ / (76.25 + 150) / 1e6, 1e-6);
 	/* a change that speeds the receiver up keeps the NDR trial's costs
 	 * (nothing measured above the NDR to move them toward) */
-	struct rxr_whatif_change up;
-	cr_assert_eq(rxr_whatif_parse("buf_alloc=-40", &up, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rxr_whatif_point(p, 0, &up, 1, &w, err, sizeof(err)), 0, "%s", err);
+	struct rxa_whatif_change up;
+	cr_assert_eq(rxa_whatif_parse("buf_alloc=-40", &up, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxa_whatif_point(p, 0, &up, 1, &w, err, sizeof(err)), 0, "%s", err);
 	cr_assert_float_eq(w.ndr_after.predicted_mpps, HZ / (cpp - 40) / 1e6, 1e-6);
 	/* rxray whatif prints it beside the light model: 10.00 -> 7.73 */
 	char cmd[600], *out = NULL;
@@ -466,21 +466,21 @@ Test(model, at_ndr_calibration)
 	}
 	/* generator-limited or oversubscribed: no calibration, the light model */
 	p->generator_limited = true;
-	cr_assert_eq(rxr_point_model_at_ndr(p, &pm, &at), -ENOENT);
+	cr_assert_eq(rxa_point_model_at_ndr(p, &pm, &at), -ENOENT);
 	cr_assert_float_eq(at.predicted_mpps, pm.m.predicted_mpps, 1e-12);
 	p->generator_limited = false;
 	p->oversubscribed = true;
-	cr_assert_eq(rxr_point_model_at_ndr(p, &pm, &at), -ENOENT);
-	rxr_set_free(s);
+	cr_assert_eq(rxa_point_model_at_ndr(p, &pm, &at), -ENOENT);
+	rxa_set_free(s);
 	tu_rmrf(dir);
 	/* an NDR trial that did not saturate the rx thread (buf_alloc x4:
 	 * 13.2 Mpps of work at an NDR of 10): loss above came from
 	 * elsewhere, so its costs are no ceiling's */
 	s = mk_sweep(dir, sizeof(dir), 4, 1);
-	rxr_point_model_compute(&s->pts[0], 0, &pm);
-	cr_assert_eq(rxr_point_model_at_ndr(&s->pts[0], &pm, &at), -ERANGE);
+	rxa_point_model_compute(&s->pts[0], 0, &pm);
+	cr_assert_eq(rxa_point_model_at_ndr(&s->pts[0], &pm, &at), -ERANGE);
 	cr_assert_float_eq(at.predicted_mpps, pm.m.predicted_mpps, 1e-12);
-	rxr_set_free(s);
+	rxa_set_free(s);
 	tu_rmrf(dir);
 }
 
@@ -489,22 +489,22 @@ Test(model, at_ndr_calibration)
 Test(model, the_table_shows_the_ndr_interval)
 {
 	char dir[64];
-	struct rxr_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
+	struct rxa_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
 	s->pts[0].ndr_upper_mpps = 10.5;
 	s->pts[0].has_interval = true;
-	struct rxr_point_model pm;
-	rxr_point_model_compute(&s->pts[0], 0, &pm);
-	struct rxr_table *t = NULL;
-	cr_assert_eq(rxr_model_table(s, &pm, 1, &t), 0);
+	struct rxa_point_model pm;
+	rxa_point_model_compute(&s->pts[0], 0, &pm);
+	struct rxa_table *t = NULL;
+	cr_assert_eq(rxa_model_table(s, &pm, 1, &t), 0);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *o = open_memstream(&buf, &len);
-	cr_assert_eq(rxr_table_write_md(t, o), 0);
+	cr_assert_eq(rxa_table_write_md(t, o), 0);
 	fclose(o);
 	cr_expect(strstr(buf, "| [10.00, 10.50] |"), "%s", buf);
 	free(buf);
-	rxr_table_free(t);
-	rxr_set_free(s);
+	rxa_table_free(t);
+	rxa_set_free(s);
 	tu_rmrf(dir);
 }
 
@@ -512,11 +512,11 @@ Test(model, headroom_of_one_run)
 {
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
 	/* one run alone: laps of 2 only, but the fit of a + b x n is exact */
-	r->threads[1].st[RXR_ST_CQE_POLL] = (struct rxr_stage_sum){0};
-	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 1, 300, 20);
-	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 3, 300, 20);
+	r->threads[1].st[RXP_ST_CQE_POLL] = (struct rxr_stage_sum){0};
+	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
+	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
 	double pred, head;
-	rxr_run_headroom(r, NULL, &pred, &head);
+	rxa_run_headroom(r, NULL, &pred, &head);
 	cr_assert_float_eq(pred, expected_mpps(), 1e-6 * expected_mpps());
 	cr_assert_float_eq(head, expected_mpps() / 1.0, 1e-6 * expected_mpps());
 	rxr_result_free(r);
@@ -525,36 +525,36 @@ Test(model, headroom_of_one_run)
 Test(whatif, arithmetic)
 {
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
-	r->threads[1].st[RXR_ST_CQE_POLL] = (struct rxr_stage_sum){0};
-	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 1, 300, 20);
-	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 3, 300, 20);
-	struct rxr_model m;
+	r->threads[1].st[RXP_ST_CQE_POLL] = (struct rxr_stage_sum){0};
+	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
+	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
+	struct rxa_model m;
 	double pred, head;
-	rxr_run_headroom(r, &m, &pred, &head);
+	rxa_run_headroom(r, &m, &pred, &head);
 	char err[256] = "";
-	struct rxr_whatif_change c[3];
-	cr_assert_eq(rxr_whatif_parse("buf_alloc=+30", &c[0], err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rxr_whatif_parse("cqe_poll=x0.5", &c[1], err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rxr_whatif_parse("handoff=-1", &c[2], err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rxr_model_apply(&m, c, 3, err, sizeof(err)), 0, "%s", err);
+	struct rxa_whatif_change c[3];
+	cr_assert_eq(rxa_whatif_parse("buf_alloc=+30", &c[0], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxa_whatif_parse("cqe_poll=x0.5", &c[1], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxa_whatif_parse("handoff=-1", &c[2], err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxa_model_apply(&m, c, 3, err, sizeof(err)), 0, "%s", err);
 	double cpp = (300.0 / 64 + 20) * 0.5 + (50 + 30) + (100.0 / 64 - 1);
 	cr_assert_float_eq(m.predicted_mpps, HZ / cpp / 1e6, 1e-6, "after %f want %f",
 			   m.predicted_mpps, HZ / cpp / 1e6);
 	/* below zero: handoff costs 100/64 per packet */
-	struct rxr_model m2;
-	rxr_run_headroom(r, &m2, &pred, &head);
-	cr_assert_eq(rxr_whatif_parse("handoff=-2", &c[0], err, sizeof(err)), 0);
-	cr_assert_eq(rxr_model_apply(&m2, c, 1, err, sizeof(err)), -EINVAL);
+	struct rxa_model m2;
+	rxa_run_headroom(r, &m2, &pred, &head);
+	cr_assert_eq(rxa_whatif_parse("handoff=-2", &c[0], err, sizeof(err)), 0);
+	cr_assert_eq(rxa_model_apply(&m2, c, 1, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "below zero"), "%s", err);
 	/* a stage no receive thread laps */
-	cr_assert_eq(rxr_whatif_parse("chain=+5", &c[0], err, sizeof(err)), 0);
-	cr_assert_eq(rxr_model_apply(&m2, c, 1, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(rxa_whatif_parse("chain=+5", &c[0], err, sizeof(err)), 0);
+	cr_assert_eq(rxa_model_apply(&m2, c, 1, err, sizeof(err)), -ENOENT);
 	cr_assert(strstr(err, "no receive thread laps"), "%s", err);
 	/* parse errors */
 	const char *bad[] = {"nosuch=+5", "buf_alloc=x0", "buf_alloc=5", "idle=+5", "buf_alloc=x-1",
 			     "=+5", "buf_alloc", "buf_alloc=+abc"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_assert_eq(rxr_whatif_parse(bad[i], &c[0], err, sizeof(err)), -EINVAL, "%s", bad[i]);
+		cr_assert_eq(rxa_whatif_parse(bad[i], &c[0], err, sizeof(err)), -EINVAL, "%s", bad[i]);
 	rxr_result_free(r);
 }
 
@@ -562,8 +562,8 @@ Test(whatif, arithmetic)
 Test(whatif, cli_bad_input_exits_2_with_one_line)
 {
 	char dir[64];
-	struct rxr_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
-	rxr_set_free(s);
+	struct rxa_set *s = mk_sweep(dir, sizeof(dir), 1, 1);
+	rxa_set_free(s);
 	const char *cases[] = {"buf_alloc=x0", "nosuch=+5", "handoff=-1000"};
 	for (size_t i = 0; i < 3; i++) {
 		char cmd[600], *out = NULL;
@@ -601,20 +601,20 @@ Test(whatif, cli_bad_input_exits_2_with_one_line)
 Test(whatif, set_stage_to_another_configs_cost)
 {
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
-	r->threads[1].st[RXR_ST_CQE_POLL] = (struct rxr_stage_sum){0};
-	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 1, 300, 20);
-	laps_add(&r->threads[1].st[RXR_ST_CQE_POLL], 16000, 3, 300, 20);
-	struct rxr_model m;
+	r->threads[1].st[RXP_ST_CQE_POLL] = (struct rxr_stage_sum){0};
+	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
+	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
+	struct rxa_model m;
 	double pred, head;
 	char err[256] = "";
-	rxr_run_headroom(r, &m, &pred, &head);
+	rxa_run_headroom(r, &m, &pred, &head);
 	/* buf_alloc as cheap as 10 cycles/packet: only that stage changes */
-	cr_assert_eq(rxr_model_set_stage(&m, "rx", RXR_ST_BUF_ALLOC, 10, err, sizeof(err)), 0, "%s",
+	cr_assert_eq(rxa_model_set_stage(&m, "rx", RXP_ST_BUF_ALLOC, 10, err, sizeof(err)), 0, "%s",
 		     err);
 	double cpp = 300.0 / 64 + 20 + 10 + 100.0 / 64;
 	cr_assert_float_eq(m.predicted_mpps, HZ / cpp / 1e6, 1e-6);
-	cr_assert_float_eq(rxr_model_stage_cpp(&m.th[0], RXR_ST_BUF_ALLOC, 0), 10, 1e-9);
-	cr_assert_eq(rxr_model_set_stage(&m, "app", RXR_ST_BUF_ALLOC, 10, err, sizeof(err)), -EINVAL);
+	cr_assert_float_eq(rxa_model_stage_cpp(&m.th[0], RXP_ST_BUF_ALLOC, 0), 10, 1e-9);
+	cr_assert_eq(rxa_model_set_stage(&m, "app", RXP_ST_BUF_ALLOC, 10, err, sizeof(err)), -EINVAL);
 	rxr_result_free(r);
 }
 
@@ -666,8 +666,8 @@ static void same_run(const struct rxr_result *a, const struct rxr_result *b, con
 Test(model, fast_and_checked_loads_agree)
 {
 	char dir[64], d2[64], src[600], dst[600];
-	struct rxr_set *s0 = mk_sweep(dir, sizeof(dir), 1, 1);
-	rxr_set_free(s0);
+	struct rxa_set *s0 = mk_sweep(dir, sizeof(dir), 1, 1);
+	rxa_set_free(s0);
 	cr_assert(tu_tmpdir(d2, sizeof(d2)));
 	snprintf(src, sizeof(src), "%s/results.jsonl", dir);
 	snprintf(dst, sizeof(dst), "%s/results.jsonl", d2);
@@ -675,14 +675,14 @@ Test(model, fast_and_checked_loads_agree)
 	snprintf(dst, sizeof(dst), "%s/fast.jsonl", dir);
 	rewrite(src, dst, "1\",", "1\",\"note\":\"A\",");
 	rename(dst, src);
-	char err[RXR_ERR_LEN] = "";
-	struct rxr_set *a = NULL, *b = NULL;
-	cr_assert_eq(rxr_set_load(dir, &a, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(rxr_set_load(d2, &b, err, sizeof(err)), 0, "%s", err);
+	char err[RXA_ERR_LEN] = "";
+	struct rxa_set *a = NULL, *b = NULL;
+	cr_assert_eq(rxa_set_load(dir, &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxa_set_load(d2, &b, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(a->n, b->n);
 	cr_expect_eq(a->ntrials, b->ntrials);
 	for (size_t i = 0; i < a->n; i++) {
-		const struct rxr_point *p = &a->pts[i], *q = &b->pts[i];
+		const struct rxa_point *p = &a->pts[i], *q = &b->pts[i];
 		cr_expect_str_eq(p->key, q->key);
 		cr_expect_str_eq(p->status, q->status);
 		/* bit for bit: NAN (absent) equals NAN */
@@ -705,8 +705,8 @@ Test(model, fast_and_checked_loads_agree)
 		cr_expect_str_eq(json_string_value(json_object_get(p->ndr_run->extra, "note")), "A");
 		cr_expect_str_eq(json_string_value(json_object_get(q->light[0]->extra, "note")), "A");
 	}
-	rxr_set_free(a);
-	rxr_set_free(b);
+	rxa_set_free(a);
+	rxa_set_free(b);
 	tu_rmrf(dir);
 	tu_rmrf(d2);
 }

@@ -229,7 +229,7 @@ static bool foreign_attach_running(pid_t mine)
 static int progs_count(void);
 
 /*
- * Programs named rxr_* loaded now. bpftool here cannot say which process
+ * Programs named rxb_* loaded now. bpftool here cannot say which process
  * holds a program, so first wait (bounded) for other rxray attach runs,
  * e.g. a concurrent ctest, to end; `mine` is our own running child or 0.
  */
@@ -259,7 +259,7 @@ static int progs_count(void)
 	cr_assert_not_null(arr, "bpftool -j prog show: %s", je.text);
 	json_array_foreach(arr, i, v) {
 		const char *name = json_string_value(json_object_get(v, "name"));
-		if (name && !strncmp(name, "rxr_", 4))
+		if (name && !strncmp(name, "rxb_", 4))
 			n++;
 	}
 	json_decref(arr);
@@ -975,7 +975,7 @@ static bool uprobe_prog_among(const __u32 *progs, size_t np)
 		struct bpf_prog_info info = {0};
 		__u32 len = sizeof(info);
 		bool up = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-			  !strncmp(info.name, "rxr_uprobe", 10);
+			  !strncmp(info.name, "rxb_uprobe", 10);
 		if (fd >= 0)
 			close(fd);
 		if (up)

@@ -12,11 +12,11 @@
 #include "rxray/attach.h"
 #include "rxray/attach_findings.h"
 
-static struct rxr_profile *prof;
+static struct rxb_profile *prof;
 
 static void setup(void)
 {
-	rxr_profile_open(&prof);
+	rxb_profile_open(&prof);
 	cr_assert_not_null(prof);
 	prof->pid = 4242;
 	snprintf(prof->comm, sizeof(prof->comm), "app");
@@ -26,20 +26,20 @@ static void setup(void)
 	prof->have_tele = true;
 	snprintf(prof->stack_mode, sizeof(prof->stack_mode), "fp");
 
-	struct rxr_tele_snap *a = &prof->t0, *b = &prof->t1;
+	struct rxb_tele_snap *a = &prof->t0, *b = &prof->t1;
 	a->nports = b->nports = 1;
-	a->ports[0] = (struct rxr_tele_port){.id = 0, .nb_rx_queues = 1,
+	a->ports[0] = (struct rxb_tele_port){.id = 0, .nb_rx_queues = 1,
 					      .rx_mbuf_size_min = 2176, .ipackets = 1000};
 	snprintf(a->ports[0].name, sizeof(a->ports[0].name), "net_null0");
 	b->ports[0] = a->ports[0];
 	b->ports[0].ipackets = 1000 + 100000000; /* 100 M packets in the window */
 	a->npools = b->npools = 2;
 	/* a pktmbuf pool without cache whose data room matches the port's */
-	a->pools[0] = (struct rxr_tele_pool){.size = 16384, .cache_size = 0, .elt_size = 2304,
+	a->pools[0] = (struct rxb_tele_pool){.size = 16384, .cache_size = 0, .elt_size = 2304,
 					      .private_data_size = 64};
 	snprintf(a->pools[0].name, sizeof(a->pools[0].name), "mb_pool_0");
 	/* a cached pool: no finding */
-	a->pools[1] = (struct rxr_tele_pool){.size = 1024, .cache_size = 256, .elt_size = 2304,
+	a->pools[1] = (struct rxb_tele_pool){.size = 1024, .cache_size = 256, .elt_size = 2304,
 					      .private_data_size = 64};
 	snprintf(a->pools[1].name, sizeof(a->pools[1].name), "cached");
 	b->pools[0] = a->pools[0];
@@ -50,14 +50,14 @@ static void setup(void)
 
 static void teardown(void)
 {
-	rxr_profile_free(prof);
+	rxb_profile_free(prof);
 }
 
 /* what rxray attach does after folding: measure (probes), then interpret (analyzers) */
 static void finish(void)
 {
-	rxr_profile_finish(prof);
-	rxr_attach_findings(prof);
+	rxb_profile_finish(prof);
+	rxa_attach_findings(prof);
 }
 
 static bool has_finding(const char *a, const char *b)
@@ -121,7 +121,7 @@ Test(attach_profile, no_telemetry_means_no_packets)
 	finish();
 	cr_assert_eq(prof->packets, 0u);
 	cr_assert_float_eq(prof->cycles_per_packet, 0.0, 1e-12);
-	json_t *d = rxr_profile_to_json(prof, 10);
+	json_t *d = rxb_profile_to_json(prof, 10);
 	cr_assert(json_is_null(json_object_get(d, "packets")));
 	cr_assert(json_is_null(json_object_get(d, "cycles_per_packet")));
 	json_decref(d);
@@ -137,9 +137,9 @@ Test(attach_profile, no_samples_is_a_warning)
 Test(attach_profile, json_document_has_the_schema_fields)
 {
 	finish();
-	json_t *d = rxr_profile_to_json(prof, 10);
+	json_t *d = rxb_profile_to_json(prof, 10);
 	cr_assert_not_null(d);
-	cr_assert_str_eq(json_string_value(json_object_get(d, "schema")), RXR_ATTACH_SCHEMA);
+	cr_assert_str_eq(json_string_value(json_object_get(d, "schema")), RXB_ATTACH_SCHEMA);
 	const char *keys[] = {"target", "sampler", "window", "telemetry", "packets",
 			      "cycles_per_packet", "top_functions", "findings", "shares"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -155,7 +155,7 @@ Test(attach_profile, write_is_atomic_and_complete)
 	char dir[] = "/tmp/rxray-profile-XXXXXX", err[256], p[300];
 	cr_assert_not_null(mkdtemp(dir));
 	finish();
-	cr_assert_eq(rxr_profile_write(prof, dir, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxb_profile_write(prof, dir, err, sizeof(err)), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/attach.json", dir);
 	json_error_t je;
 	json_t *d = json_load_file(p, 0, &je);
@@ -164,7 +164,7 @@ Test(attach_profile, write_is_atomic_and_complete)
 	snprintf(p, sizeof(p), "%s/stacks.folded", dir);
 	cr_assert_eq(access(p, F_OK), 0);
 	/* a path that cannot be a directory: an error naming it, nothing written */
-	cr_assert_neq(rxr_profile_write(prof, "/proc/version/x", err, sizeof(err)), 0);
+	cr_assert_neq(rxb_profile_write(prof, "/proc/version/x", err, sizeof(err)), 0);
 	cr_assert(strstr(err, "/proc/version/x"), "%s", err);
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	cr_assert_eq(system(p), 0);
@@ -185,9 +185,9 @@ Test(attach_profile, findings_split_get_put_and_name_the_rx_function)
 	snprintf(prof->mempool_put_top, sizeof(prof->mempool_put_top), "ring_mp_mc enqueue");
 	snprintf(prof->rx_burst_top, sizeof(prof->rx_burst_top), "%s", rx_name);
 	prof->rx_burst_share = 0.6;
-	struct rxr_profile_func f = {.name = rx_name, .self = 300, .total = 600,
-				     .src = RXR_NAME_DPDK, .role = RXR_ROLE_RX_BURST};
-	struct rxr_profile_stack st = {.folded = rx_name, .count = 1000};
+	struct rxb_profile_func f = {.name = rx_name, .self = 300, .total = 600,
+				     .src = RXB_NAME_DPDK, .role = RXB_ROLE_RX_BURST};
+	struct rxb_profile_stack st = {.folded = rx_name, .count = 1000};
 	prof->funcs = &f;
 	prof->nfuncs = 1;
 	prof->stacks = &st;
@@ -198,7 +198,7 @@ Test(attach_profile, findings_split_get_put_and_name_the_rx_function)
 	/* 30% self of 40 cycles/packet */
 	cr_assert(has_finding("PMD receive function: net_null rx_pkt_burst (port 0), 30.0%",
 			      "12.0 cycles/packet"), "%s", prof->findings[1]);
-	json_t *d = rxr_profile_to_json(prof, 10);
+	json_t *d = rxb_profile_to_json(prof, 10);
 	json_t *top = json_array_get(json_object_get(d, "top_functions"), 0);
 	cr_assert_str_eq(json_string_value(json_object_get(top, "source")), "dpdk");
 	cr_assert_str_eq(json_string_value(json_object_get(top, "dpdk_role")), "rx_burst");

@@ -274,8 +274,8 @@ static void run_sampled(const char *device, double seconds, const char *const *e
 	unsigned long long cqe = 0, idle = 0;
 	for (size_t t = 0; t < r->nthreads; t++)
 		if (!strcmp(r->threads[t].role, "rx")) {
-			cqe += r->threads[t].st[RXR_ST_CQE_POLL].cycles;
-			idle += r->threads[t].st[RXR_ST_IDLE].cycles;
+			cqe += r->threads[t].st[RXP_ST_CQE_POLL].cycles;
+			idle += r->threads[t].st[RXP_ST_IDLE].cycles;
 		}
 	const json_t *cnt = json_object_get(s->smp, "counted");
 	cr_assert_eq((unsigned long long)ival(cnt, "cqe_poll_cycles"), cqe);

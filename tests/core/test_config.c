@@ -37,7 +37,7 @@ static void expect_reject(const struct rx_config *c, const struct rx_caps *caps,
 static void one_core_config(struct rx_config *c)
 {
 	rx_config_defaults(c);
-	c->cores[0] = rxr_core_nth(0);
+	c->cores[0] = rxp_core_nth(0);
 	c->ncores = 1;
 }
 
@@ -148,7 +148,7 @@ Test(config, json_names)
 	struct rx_config c;
 	rx_config_defaults(&c);
 	c.mode = RX_MODE_HDS;
-	c.inject[RXR_ST_APP] = 500;
+	c.inject[RXP_ST_APP] = 500;
 	json_t *o = rx_config_to_json(&c);
 	cr_assert_not_null(o);
 	cr_assert_str_eq(json_string_value(json_object_get(o, "mode")), "hds");
@@ -234,8 +234,8 @@ Test(place, explicit_cores_checked)
 	struct rx_placement pl;
 	char err[256] = "";
 	rx_config_defaults(&c);
-	c.cores[0] = rxr_core_nth(0);
-	c.cores[1] = rxr_core_nth(0);
+	c.cores[0] = rxp_core_nth(0);
+	c.cores[1] = rxp_core_nth(0);
 	c.ncores = 2;
 	cr_assert_eq(rx_place(&c, true, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "twice") != NULL, "%s", err);
@@ -281,8 +281,8 @@ Test(mem, host_and_clear_failures)
 static int worker_body(struct rx_worker *w, void *arg)
 {
 	int *ran = arg;
-	rxr_lap_start(w->probe);
-	rxr_lap(w->probe, RXR_ST_APP, 1);
+	rxp_lap_start(w->probe);
+	rxp_lap(w->probe, RXP_ST_APP, 1);
 	*ran = 1;
 	return 7;
 }
@@ -292,9 +292,9 @@ Test(worker, runs_pinned_with_probe)
 	struct rx_worker w;
 	struct rx_config c;
 	int ran = 0;
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	rx_config_defaults(&c);
-	cr_assert_eq(rx_worker_start(&w, "rx", rxr_core_nth(0), &c, worker_body, &ran), 0);
+	cr_assert_eq(rx_worker_start(&w, "rx", rxp_core_nth(0), &c, worker_body, &ran), 0);
 	cr_assert_eq(rx_worker_join(&w), 7);
 	cr_assert_eq(ran, 1);
 	cr_assert_str_eq(w.probe->role, "rx");

@@ -27,12 +27,12 @@ Test(knobs, inject_into_idle_is_rejected_with_one_line)
 	rx_config_defaults(&c);
 	cr_assert_eq(rx_config_set(&c, "inject", "idle=100", err, sizeof(err)), -EINVAL);
 	cr_assert(!strncmp(err, "inject:", 7) && strstr(err, "idle") && !strchr(err, '\n'), "%s", err);
-	cr_assert_eq(c.inject[RXR_ST_IDLE], 0);
+	cr_assert_eq(c.inject[RXP_ST_IDLE], 0);
 	/* every other stage is accepted and accumulates */
 	cr_assert_eq(rx_config_set(&c, "inject", "buf_alloc=150", err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(rx_config_set(&c, "inject", "hdr_write=2k", err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(c.inject[RXR_ST_BUF_ALLOC], 150);
-	cr_assert_eq(c.inject[RXR_ST_HDR_WRITE], 2000);
+	cr_assert_eq(c.inject[RXP_ST_BUF_ALLOC], 150);
+	cr_assert_eq(c.inject[RXP_ST_HDR_WRITE], 2000);
 }
 
 /*
@@ -50,7 +50,7 @@ Test(knobs, inject_zero_is_an_a_a_stage_for_inject_ab_only)
 	struct rx_caps caps = knob_caps();
 	c.allow_oversubscribe = true;
 	cr_assert_eq(rx_config_set(&c, "inject", "doorbell=0", err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(c.inject[RXR_ST_DOORBELL], RXR_INJECT_NULL);
+	cr_assert_eq(c.inject[RXP_ST_DOORBELL], RXP_INJECT_NULL);
 	cr_assert_eq(rx_config_validate(&c, &caps, err, sizeof(err)), -EINVAL);
 	cr_assert(!strncmp(err, "inject:", 7) && strstr(err, "doorbell=0") && !strchr(err, '\n'),
 		  "%s", err);
@@ -124,21 +124,21 @@ Test(knobs, inject_ab_pairs_one_change_at_a_time)
 	cr_assert_eq(rx_config_validate_fields(&c, &caps, err, sizeof(err)), -EINVAL);
 	cr_assert(!strncmp(err, "inject-ab:", 10), "%s", err);
 	c.op_delay_mr = 0;
-	c.inject[RXR_ST_APP] = 100;
+	c.inject[RXP_ST_APP] = 100;
 	cr_assert_eq(rx_config_validate_fields(&c, &caps, err, sizeof(err)), -EINVAL);
 	c.inject_ab = false; /* without A/B both may run together */
 	c.op_delay_mr = 200;
 	cr_assert_eq(rx_config_validate_fields(&c, &caps, err, sizeof(err)), 0, "%s", err);
 	/* the gate: the stage performing the operation, per role */
 	c.inject_ab = true;
-	c.inject[RXR_ST_APP] = 0;
+	c.inject[RXP_ST_APP] = 0;
 	c.op_delay_mempool = 0;
-	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), RXR_ST_SGE_SETUP);
+	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), RXP_ST_SGE_SETUP);
 	cr_assert_eq(rx_op_gate_stage(&c, "app", NULL), -1);
 	c.op_delay_mr = 0;
 	c.op_delay_mempool = 50;
-	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), RXR_ST_BUF_ALLOC);
-	cr_assert_eq(rx_op_gate_stage(&c, "app", NULL), RXR_ST_FREE);
+	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), RXP_ST_BUF_ALLOC);
+	cr_assert_eq(rx_op_gate_stage(&c, "app", NULL), RXP_ST_FREE);
 	c.inject_ab = false;
 	cr_assert_eq(rx_op_gate_stage(&c, "rx", NULL), -1);
 }

@@ -18,11 +18,11 @@
 
 Test(null_engine, registry_finds_it_and_lists_hide_it)
 {
-	const struct rx_engine_ops *e = rx_engine_find("null");
+	const struct rx_engine_ops *e = rxe_find("null");
 	cr_assert_not_null(e);
 	cr_expect(e->test_only);
 	char list[128];
-	cr_expect_null(strstr(rx_engine_list(list, sizeof(list), ", "), "null"), "%s", list);
+	cr_expect_null(strstr(rxe_list(list, sizeof(list), ", "), "null"), "%s", list);
 }
 
 Test(null_engine, core_run_sequence_assembles_the_result)
@@ -38,15 +38,15 @@ Test(null_engine, core_run_sequence_assembles_the_result)
 	struct rxr_result *r = NULL;
 	rxr_result_open(&r);
 	cr_assert_not_null(r);
-	int rc = rx_run_exec(rx_engine_find("null"), &c, r, NULL, err, sizeof(err));
+	int rc = rx_run_exec(rxe_find("null"), &c, r, NULL, err, sizeof(err));
 	cr_assert_eq(rc, 0, "%s", err);
 	/* the core, not the engine, put these in */
 	cr_expect_str_eq(json_string_value(json_object_get(r->config, "engine")), "null");
 	cr_expect_not_null(json_object_get(r->config, "placement"));
 	cr_expect_eq(r->nthreads, 1);
 	cr_expect_str_eq(r->threads[0].role, "rx");
-	if (RXRAY_PROBE_MODE != RXR_MODE_OFF) /* an off build laps nothing */
-		cr_expect_gt(r->threads[0].st[RXR_ST_IDLE].count, 0,
+	if (RXRAY_PROBE_MODE != RXP_MODE_OFF) /* an off build laps nothing */
+		cr_expect_gt(r->threads[0].st[RXP_ST_IDLE].count, 0,
 			     "the rx loop ran and lapped idle");
 	cr_expect_gt(r->seconds, 0.04);
 	cr_expect(rxr_counters_conserved(&r->c));

@@ -116,7 +116,7 @@ Test(knob_table, a_registered_row_reaches_run_caps_and_sweep)
 	char a0[] = "caps", a1[] = "--test-knob", a2[] = "9";
 	char *argv[] = {a0, a1, a2, NULL};
 	rx_config_defaults(&c);
-	cr_assert_eq(rxr_config_parse_argv("caps", 3, argv, &c, NULL), 0);
+	cr_assert_eq(rxt_config_parse_argv("caps", 3, argv, &c, NULL), 0);
 	cr_assert_eq(c.sample_shift, 9);
 
 	/* a sweep spec: the plural is an axis, each point sets the field */

@@ -314,7 +314,7 @@ Test(run_cli, sigint_stops_and_still_writes)
 	}
 	/* wait until rxray catches SIGINT (handler installed = the run started) */
 	bool caught = false;
-	for (double end = rxr_mono_seconds() + 20; !caught && rxr_mono_seconds() < end;) {
+	for (double end = rxp_mono_seconds() + 20; !caught && rxp_mono_seconds() < end;) {
 		char spath[64], buf[256];
 		snprintf(spath, sizeof(spath), "/proc/%d/status", (int)pid);
 		FILE *f = fopen(spath, "r");
@@ -330,7 +330,7 @@ Test(run_cli, sigint_stops_and_still_writes)
 	/* then until its rx worker has run (named "rxray-rx", some CPU time
 	 * spent): the run is under way, on a host of any speed */
 	bool running = false;
-	for (double end = rxr_mono_seconds() + 30; !running && rxr_mono_seconds() < end;) {
+	for (double end = rxp_mono_seconds() + 30; !running && rxp_mono_seconds() < end;) {
 		running = rx_thread_ran(pid);
 		if (!running)
 			usleep(50 * 1000); /* the poll interval */

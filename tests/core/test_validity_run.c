@@ -36,7 +36,7 @@ static struct rxr_result *run_once(const struct rx_config *c)
 	struct rxr_result *r = NULL;
 	cr_assert_eq(rxr_result_open(&r), 0);
 	cr_assert_not_null(r);
-	int rc = rx_run_exec(rx_engine_find(c->engine), c, r, NULL, err, sizeof(err));
+	int rc = rx_run_exec(rxe_find(c->engine), c, r, NULL, err, sizeof(err));
 	cr_assert_eq(rc, 0, "%s", err);
 	return r;
 }
@@ -69,7 +69,7 @@ static pid_t hog_start(int core)
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
 		close(fd[0]);
-		if (rxr_pin_self(core) < 0)
+		if (rxp_pin_self(core) < 0)
 			_exit(1);
 		while (sched_getcpu() != core)
 			;
@@ -94,7 +94,7 @@ static pid_t hog_start(int core)
 
 Test(core_validity, every_run_records_the_nic_threads_window)
 {
-	if (rxr_cores_available() < 2)
+	if (rxp_cores_available() < 2)
 		cr_skip_test("needs 2 cores (the NIC thread and the RX worker each on its own)");
 	struct rx_config c;
 	config(&c);
@@ -114,7 +114,7 @@ Test(core_validity, every_run_records_the_nic_threads_window)
 
 Test(core_validity, a_busy_process_on_the_nic_core_flags_the_trial_naming_the_nic_thread)
 {
-	if (rxr_cores_available() < 2)
+	if (rxp_cores_available() < 2)
 		cr_skip_test("needs 2 cores (the NIC thread and the RX worker each on its own)");
 	if (access("/proc/thread-self/schedstat", R_OK) != 0)
 		cr_skip_test("needs /proc/thread-self/schedstat (CONFIG_SCHED_INFO)");
@@ -122,7 +122,7 @@ Test(core_validity, a_busy_process_on_the_nic_core_flags_the_trial_naming_the_ni
 	config(&c);
 	struct rx_placement pl;
 	char err[512] = "";
-	cr_assert_eq(rx_run_check(rx_engine_find(c.engine), &c, 0, NULL, &pl, err, sizeof(err)), 0,
+	cr_assert_eq(rx_run_check(rxe_find(c.engine), &c, 0, NULL, &pl, err, sizeof(err)), 0,
 		     "%s", err);
 	cr_assert_geq(pl.nic_core, 0, "the software NIC thread is not pinned");
 	char needle[64];

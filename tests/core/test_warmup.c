@@ -29,11 +29,11 @@ static struct rxr_result *run(const char *engine, double rate, double seconds, u
 	c.app = RX_APP_INLINE;
 	c.allow_oversubscribe = true;
 	c.warmup = w;
-	c.inject[RXR_ST_APP] = app_inject;
+	c.inject[RXP_ST_APP] = app_inject;
 	struct rxr_result *r = NULL;
 	rxr_result_open(&r);
 	cr_assert_not_null(r);
-	int rc = rx_run_exec(rx_engine_find(engine), &c, r, NULL, err, sizeof(err));
+	int rc = rx_run_exec(rxe_find(engine), &c, r, NULL, err, sizeof(err));
 	cr_assert_eq(rc, 0, "%s: %s", engine, err);
 	return r;
 }

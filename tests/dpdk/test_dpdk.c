@@ -290,7 +290,7 @@ Test(dpdk, nombuf_when_the_pool_is_too_small)
 	c.rate_pps = 2e6;
 	c.app = RX_APP_THREAD;
 	c.allow_oversubscribe = true;
-	c.inject[RXR_ST_APP] = 200000; /* a slow app holds the buffers */
+	c.inject[RXP_ST_APP] = 200000; /* a slow app holds the buffers */
 	/* a host too busy to run the slow app at all in 0.25 s leaves the
 	 * pool full: wait on the condition, with a bound */
 	struct rxr_result *r = dt_run_until(&c, nombuf_check, nombuf_seen, NULL);
@@ -427,7 +427,7 @@ Test(dpdk, a_coalesced_run_counts_compressed_sessions_and_ends, .timeout = 90)
 		if (!strcmp(r->threads[i].role, "rx"))
 			rx = &r->threads[i];
 	cr_assert_not_null(rx);
-	const struct rxr_stage_sum *cq = &rx->st[RXR_ST_CQE_POLL];
+	const struct rxr_stage_sum *cq = &rx->st[RXP_ST_CQE_POLL];
 	cr_expect_gt(cq->count, 0);
 	cr_expect_geq((double)cq->packets / (double)cq->count, 16, "%llu packets in %llu laps",
 		      (unsigned long long)cq->packets, (unsigned long long)cq->count);

@@ -177,12 +177,12 @@ static void scalar_group(const char *g, enum rx_mode mode)
 	cfg(&c, mode, RX_DISC_SCALAR, 16);
 	c.ring = 128;
 	struct rxr_result *r = run_enough(&c, true, enough_activity);
-#if RXRAY_PROBE_MODE != RXR_MODE_OFF /* laps recorded */
+#if RXRAY_PROBE_MODE != RXP_MODE_OFF /* laps recorded */
 	json_t *d = json_object_get(r->extra, "dpdk");
 	double bursts = 0;
 	for (size_t i = 0; i < r->nthreads; i++)
 		if (!strcmp(r->threads[i].role, "rx"))
-			bursts = (double)r->threads[i].st[RXR_ST_DOORBELL].count;
+			bursts = (double)r->threads[i].st[RXP_ST_DOORBELL].count;
 	cr_assert_eq(q0(d, "doorbells"), bursts, "one doorbell lap per doorbell");
 #endif
 	rxr_result_free(r);
@@ -225,7 +225,7 @@ Test(dpdk_cqe, scalar_nombuf_inside_sessions)
 	c.mempool_cache = 0;
 	c.app = RX_APP_THREAD;
 	c.allow_oversubscribe = true;
-	c.inject[RXR_ST_APP] = 200000; /* a slow app holds the buffers */
+	c.inject[RXP_ST_APP] = 200000; /* a slow app holds the buffers */
 	struct rxr_result *r = run_enough(&c, true, nombuf_inside_sessions);
 	rxr_result_free(r);
 }

@@ -136,21 +136,21 @@ static void check(const struct rxr_thread_result *base, const struct rxr_thread_
 	double rise = med_cpp(d, stage) - med_cpp(base, stage);
 	cr_assert_lt(fabs(rise - want), OD_TOL * want,
 		     "%s: %s rose by %.0f cycles/packet, want %.0f", what,
-		     rxr_stage_name((enum rxr_stage)stage), rise, want);
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		if (s == stage || s == RXR_ST_IDLE)
+		     rxp_stage_name((enum rxp_stage)stage), rise, want);
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		if (s == stage || s == RXP_ST_IDLE)
 			continue;
 		double mv = med_cpp(d, s) - med_cpp(base, s);
 		cr_assert_lt(fabs(mv), 0.05 * want, "%s: %s moved by %.0f cycles/packet (the delay is "
 						    "%.0f in %s)",
-			     what, rxr_stage_name((enum rxr_stage)s), mv, want,
-			     rxr_stage_name((enum rxr_stage)stage));
+			     what, rxp_stage_name((enum rxp_stage)s), mv, want,
+			     rxp_stage_name((enum rxp_stage)stage));
 	}
 }
 
 Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeout = 170)
 {
-	cr_assert_eq(rxr_clock_init(50), 0);
+	cr_assert_eq(rxp_clock_init(50), 0);
 	struct rx_config c;
 	cfg(&c);
 	struct rxr_result *base = run_cfg(&c);
@@ -164,18 +164,18 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	cr_assert_float_eq(gets, 2.0, 0.05, "gets per packet %.3f", gets);
 	/* the same delay on the free side: puts land in free */
 	double puts = num(mp, "mempool", "rx", "put_calls") / (double)rx->packets;
-	double rise_alloc = med_cpp(rx, RXR_ST_BUF_ALLOC) - med_cpp(thread(base, "rx"), RXR_ST_BUF_ALLOC);
+	double rise_alloc = med_cpp(rx, RXP_ST_BUF_ALLOC) - med_cpp(thread(base, "rx"), RXP_ST_BUF_ALLOC);
 	cr_assert_lt(fabs(rise_alloc - K * gets), OD_TOL * K * gets,
 		     "mempool: buf_alloc rose by %.0f, want K x gets = %.0f", rise_alloc, K * gets);
-	double rise_free = med_cpp(rx, RXR_ST_FREE) - med_cpp(thread(base, "rx"), RXR_ST_FREE);
+	double rise_free = med_cpp(rx, RXP_ST_FREE) - med_cpp(thread(base, "rx"), RXP_ST_FREE);
 	cr_assert_lt(fabs(rise_free - K * puts), OD_TOL * K * puts,
 		     "mempool: free rose by %.0f, want K x puts = %.0f", rise_free, K * puts);
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		if (s == RXR_ST_BUF_ALLOC || s == RXR_ST_FREE || s == RXR_ST_IDLE)
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		if (s == RXP_ST_BUF_ALLOC || s == RXP_ST_FREE || s == RXP_ST_IDLE)
 			continue;
 		double mv = med_cpp(rx, s) - med_cpp(thread(base, "rx"), s);
 		cr_assert_lt(fabs(mv), 0.05 * K * gets, "mempool: %s moved by %.0f",
-			     rxr_stage_name((enum rxr_stage)s), mv);
+			     rxp_stage_name((enum rxp_stage)s), mv);
 	}
 
 	/* MR lookup: one per segment, in sge_setup */
@@ -185,7 +185,7 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	rx = thread(mr, "rx");
 	double lookups = num(mr, "mr_cache", "lookups", NULL) / (double)rx->packets;
 	cr_assert_float_eq(lookups, 2.0, 0.05, "lookups per packet %.3f", lookups);
-	check(thread(base, "rx"), rx, RXR_ST_SGE_SETUP, K * lookups, "mr");
+	check(thread(base, "rx"), rx, RXP_ST_SGE_SETUP, K * lookups, "mr");
 
 	/* NIC header write: one per packet, in the NIC's hdr_write */
 	cfg(&c);
@@ -194,15 +194,15 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	/* the NIC's laps hold a varying number of packets (it bursts after
 	 * falling behind), so compare its shortest laps: one packet each */
 	const struct rxr_thread_result *nb = thread(base, "nic"), *nd = thread(hw, "nic");
-	double rise = (double)nd->st[RXR_ST_HDR_WRITE].min - (double)nb->st[RXR_ST_HDR_WRITE].min;
+	double rise = (double)nd->st[RXP_ST_HDR_WRITE].min - (double)nb->st[RXP_ST_HDR_WRITE].min;
 	cr_assert_lt(fabs(rise - K), OD_TOL * K, "hdr_write: shortest lap rose by %.0f, want %.0f",
 		     rise, K);
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		if (s == RXR_ST_HDR_WRITE || s == RXR_ST_IDLE || !(nd->stage_mask & (1u << s)))
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		if (s == RXP_ST_HDR_WRITE || s == RXP_ST_IDLE || !(nd->stage_mask & (1u << s)))
 			continue;
 		double mv = (double)nd->st[s].min - (double)nb->st[s].min;
 		cr_assert_lt(fabs(mv), 0.05 * K, "hdr_write: nic %s moved by %.0f",
-			     rxr_stage_name((enum rxr_stage)s), mv);
+			     rxp_stage_name((enum rxp_stage)s), mv);
 	}
 	/* The receive side is not compared: its laps cannot hold the NIC's
 	 * work (another thread), and a slower NIC changes the RX thread's
@@ -264,7 +264,7 @@ static double ab_added(const struct rxr_result *r, const char *stage)
  */
 Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 {
-	cr_assert_eq(rxr_clock_init(50), 0);
+	cr_assert_eq(rxp_clock_init(50), 0);
 	const double k = 1000; /* pairs' figures are binned up to 3,072 */
 	struct rx_config c;
 	cfg(&c);
@@ -279,14 +279,14 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 	double gets = num(mp, "mempool", "rx", "get_calls") / (double)rx->packets;
 	double puts = num(mp, "mempool", "rx", "put_calls") / (double)rx->packets;
 	cr_assert(json_is_true(json_object_get(ab_entry(mp, "rx", "buf_alloc"), "op_gate")));
-	/* the gate's pairs trim at RXR_AB_TRIM + 2K (a lap's delays per
-	 * packet vary with its size); the stages it observes at RXR_AB_TRIM */
+	/* the gate's pairs trim at RXP_AB_TRIM + 2K (a lap's delays per
+	 * packet vary with its size); the stages it observes at RXP_AB_TRIM */
 	cr_expect_float_eq(json_number_value(json_object_get(ab_entry(mp, "rx", "buf_alloc"),
 							     "trim_cycles_per_packet")),
-			   RXR_AB_TRIM + 2 * k, 1e-9, "buf_alloc's trim window");
+			   RXP_AB_TRIM + 2 * k, 1e-9, "buf_alloc's trim window");
 	cr_expect_float_eq(json_number_value(json_object_get(ab_entry(mp, "rx", "sge_setup"),
 							     "trim_cycles_per_packet")),
-			   RXR_AB_TRIM, 1e-9, "sge_setup's trim window");
+			   RXP_AB_TRIM, 1e-9, "sge_setup's trim window");
 	double a = ab_added(mp, "buf_alloc"), f = ab_added(mp, "free");
 	cr_expect_lt(fabs(a - k * gets), OD_TOL * k * gets, "buf_alloc: %.0f added, K x gets %.0f",
 		     a, k * gets);
@@ -296,7 +296,7 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 	cr_log_info("mempool=%.0f: buf_alloc %.0f (K x gets %.0f), free %.0f (K x puts %.0f), "
 		    "sge_setup %.0f",
 		    k, a, k * gets, f, k * puts, sg);
-	cr_expect_lt(fabs(sg), other_bound(rx, RXR_ST_SGE_SETUP, k * gets),
+	cr_expect_lt(fabs(sg), other_bound(rx, RXP_ST_SGE_SETUP, k * gets),
 		     "sge_setup (no mempool call) moved %.0f", sg);
 	rxr_result_free(mp);
 
@@ -312,7 +312,7 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 		    b);
 	cr_expect_lt(fabs(s - k * lookups), OD_TOL * k * lookups,
 		     "sge_setup: %.0f added, want %.0f", s, k * lookups);
-	cr_expect_lt(fabs(b), other_bound(rx, RXR_ST_BUF_ALLOC, k * lookups),
+	cr_expect_lt(fabs(b), other_bound(rx, RXP_ST_BUF_ALLOC, k * lookups),
 		     "buf_alloc (no lookup) moved %.0f", b);
 	rxr_result_free(mr);
 }

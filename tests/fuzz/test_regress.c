@@ -92,11 +92,11 @@ Test(fuzz_regress, options_a_second_parse_forgets_the_first)
 	char a0[] = "run", a1[] = "-qxh";
 	char *argv1[] = {a0, a1, NULL};
 	rx_config_defaults(&c);
-	cr_expect_eq(rxr_config_parse_argv("run", 2, argv1, &c, NULL), 2, "-x is not an option");
+	cr_expect_eq(rxt_config_parse_argv("run", 2, argv1, &c, NULL), 2, "-x is not an option");
 	char b1[] = "--frame", b2[] = "2000";
 	char *argv2[] = {a0, b1, b2, NULL};
 	rx_config_defaults(&c);
-	cr_expect_eq(rxr_config_parse_argv("run", 3, argv2, &c, NULL), 0,
+	cr_expect_eq(rxt_config_parse_argv("run", 3, argv2, &c, NULL), 0,
 		     "the second parse acted on the first one's '-qxh'");
 	cr_expect_eq(c.frame, 2000);
 	cr_expect_not(c.quiet, "-q of the first parse leaked into the second");

@@ -46,7 +46,7 @@ static void gpu_run_mode(const char *engine, enum rx_mode mode, enum rx_gpu_work
 	c.allow_oversubscribe = true;
 	struct rxr_result *r = NULL;
 	rxr_result_open(&r);
-	int rc = rx_run_exec(rx_engine_find(engine), &c, r, NULL, err, sizeof(err));
+	int rc = rx_run_exec(rxe_find(engine), &c, r, NULL, err, sizeof(err));
 	cr_assert_eq(rc, 0, "%s: %s", engine, err);
 	cr_expect(rxr_counters_conserved(&r->c));
 	cr_expect_gt(r->c.received, 1000);
@@ -55,15 +55,15 @@ static void gpu_run_mode(const char *engine, enum rx_mode mode, enum rx_gpu_work
 	/* every packet the app received went through a kernel, no more */
 	cr_expect_eq(g->packets, r->c.received, "gpu %llu, received %llu",
 		     (unsigned long long)g->packets, (unsigned long long)r->c.received);
-	cr_expect_gt(g->st[RXR_ST_GPU_KERNEL].cycles, 0);
-	cr_expect_gt(g->st[RXR_ST_GPU_KERNEL].count, 0);
+	cr_expect_gt(g->st[RXP_ST_GPU_KERNEL].cycles, 0);
+	cr_expect_gt(g->st[RXP_ST_GPU_KERNEL].count, 0);
 	/* the NIC copied the payloads into GPU memory before completing them */
 	cr_assert_not_null(nic);
-	cr_expect_gt(nic->st[RXR_ST_PAYLOAD_DMA].packets, 0);
+	cr_expect_gt(nic->st[RXP_ST_PAYLOAD_DMA].packets, 0);
 	/* the CPU side launched every batch the GPU ran */
 	uint64_t launches = 0;
 	for (size_t i = 0; i < r->nthreads; i++)
-		launches += r->threads[i].st[RXR_ST_GPU_LAUNCH].packets;
+		launches += r->threads[i].st[RXP_ST_GPU_LAUNCH].packets;
 	cr_expect_eq(launches, g->packets);
 	json_t *gj = json_array_get(json_object_get(r->extra, "gpu"), 0);
 	cr_expect_str_eq(json_string_value(json_object_get(gj, "work")),

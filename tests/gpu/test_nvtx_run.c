@@ -124,7 +124,7 @@ static void check_run_range(const struct cap *c)
 /* --------------------------------------------- stage ranges against laps */
 
 /*
- * What a full-probe run must show (rxray/probe.h, rxr_stage_begin): each
+ * What a full-probe run must show (rxray/probe.h, rxp_stage_begin): each
  * sampled burst that lapped work is one range "burst" (payload: the burst
  * number) on its thread, holding, in lap order, one range per lap of that
  * burst other than idle, named by the lap's stage, and nothing else; a
@@ -236,7 +236,7 @@ static void nv_view_build(const struct cap *c, struct nv_view *v)
 		json_int_t prev_end = jint(br, "start_ns");
 		for (size_t j = 0; j < b->n; j++) {
 			json_t *r = json_array_get(c->ranges, v->kids[b->first + j]);
-			strays += rxr_stage_from_name(rname(r)) < 0 || jint(r, "tid") != b->tid;
+			strays += rxp_stage_from_name(rname(r)) < 0 || jint(r, "tid") != b->tid;
 			/* one stage after the other, inside the burst */
 			disorder += jint(r, "start_ns") < prev_end ||
 				    jint(r, "end_ns") < jint(r, "start_ns") ||
@@ -286,9 +286,9 @@ static void lap_thread_build(json_t *t, struct lap_thread *lt)
 	cr_assert(lt->st && lt->g);
 	for (size_t i = 0; i < n; i++) {
 		json_t *row = json_array_get(data, i);
-		int s = rxr_stage_from_name(json_string_value(json_array_get(row, 2)));
+		int s = rxp_stage_from_name(json_string_value(json_array_get(row, 2)));
 		json_int_t seq = json_integer_value(json_array_get(row, 3));
-		if (s < 0 || s == RXR_ST_IDLE)
+		if (s < 0 || s == RXP_ST_IDLE)
 			continue;
 		if (!lt->ng || lt->g[lt->ng - 1].seq != seq)
 			lt->g[lt->ng++] = (struct lap_group){seq, lt->nst, 0};
@@ -332,7 +332,7 @@ static bool group_matches(const struct cap *c, const struct nv_view *v, const st
 		return false;
 	for (size_t j = 0; j < g->n; j++) {
 		json_t *r = json_array_get(c->ranges, v->kids[b->first + j]);
-		if (rxr_stage_from_name(rname(r)) != lt->st[g->first + j])
+		if (rxp_stage_from_name(rname(r)) != lt->st[g->first + j])
 			return false;
 	}
 	return true;
@@ -345,12 +345,12 @@ static long group_common(const struct cap *c, const struct nv_view *v, const str
 {
 	if (!b)
 		return 0;
-	unsigned have[RXR_ST_COUNT + 1] = {0};
+	unsigned have[RXP_ST_COUNT + 1] = {0};
 	long n = group_matches(c, v, lt, g, b);
 	for (size_t j = 0; j < b->n; j++) {
 		int s =
-		    rxr_stage_from_name(rname(json_array_get(c->ranges, v->kids[b->first + j])));
-		have[s < 0 ? RXR_ST_COUNT : s]++;
+		    rxp_stage_from_name(rname(json_array_get(c->ranges, v->kids[b->first + j])));
+		have[s < 0 ? RXP_ST_COUNT : s]++;
 	}
 	for (size_t j = 0; j < g->n; j++)
 		if (have[lt->st[g->first + j]]) {
@@ -367,7 +367,7 @@ static void stages_say(char *out, size_t len, const int8_t *st, size_t n)
 	out[0] = 0;
 	for (size_t j = 0; j < n && j < 24 && at < len; j++)
 		at += (size_t)snprintf(out + at, len - at, "%s%s", j ? " " : "",
-				       rxr_stage_name((enum rxr_stage)st[j]));
+				       rxp_stage_name((enum rxp_stage)st[j]));
 }
 
 static void ranges_say(char *out, size_t len, const struct cap *c, const struct nv_view *v,
@@ -376,7 +376,7 @@ static void ranges_say(char *out, size_t len, const struct cap *c, const struct 
 	int8_t st[24];
 	size_t n = 0;
 	for (; b && n < b->n && n < 24; n++)
-		st[n] = (int8_t)rxr_stage_from_name(
+		st[n] = (int8_t)rxp_stage_from_name(
 		    rname(json_array_get(c->ranges, v->kids[b->first + n])));
 	stages_say(out, len, st, n);
 }
@@ -385,7 +385,7 @@ static void ranges_say(char *out, size_t len, const struct cap *c, const struct 
  * anything about it. */
 struct need {
 	const char *role;
-	enum rxr_stage stage;
+	enum rxp_stage stage;
 };
 
 /*
@@ -405,7 +405,7 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 	size_t nt = json_array_size(threads);
 	bool tid_used[64] = {false};
 	uint32_t lapped[8] = {0}; /* per result thread: stages in checked bursts */
-	uint64_t laps[RXR_ST_COUNT] = {0}, ranges[RXR_ST_COUNT + 1] = {0}; /* + not a stage */
+	uint64_t laps[RXP_ST_COUNT] = {0}, ranges[RXP_ST_COUNT + 1] = {0}; /* + not a stage */
 	cr_assert_leq(nt, 8);
 	/*
 	 * Which thread's ranges are whose: the assignment of result threads
@@ -494,9 +494,9 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 				laps[lt.st[g->first + j]]++;
 			}
 			for (size_t j = 0; b && j < b->n; j++) {
-				int s = rxr_stage_from_name(
+				int s = rxp_stage_from_name(
 				    rname(json_array_get(c->ranges, v.kids[b->first + j])));
-				ranges[s < 0 ? RXR_ST_COUNT : s]++;
+				ranges[s < 0 ? RXP_ST_COUNT : s]++;
 			}
 			if (group_matches(c, &v, &lt, g, b))
 				continue;
@@ -538,15 +538,15 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 			found |= !strcmp(role, need[k].role) && (lapped[i] & (1u << need[k].stage));
 		}
 		cr_expect(found, "%s: no %s thread lapped %s in a sampled burst checked", what,
-			  need[k].role, rxr_stage_name(need[k].stage));
+			  need[k].role, rxp_stage_name(need[k].stage));
 	}
 	char line[1024];
 	size_t at =
 	    (size_t)snprintf(line, sizeof(line), "nvtx %s: ranges/laps in checked bursts:", what);
-	for (int s = 0; s < RXR_ST_COUNT && at < sizeof(line); s++)
+	for (int s = 0; s < RXP_ST_COUNT && at < sizeof(line); s++)
 		if (laps[s] || ranges[s])
 			at += (size_t)snprintf(line + at, sizeof(line) - at, " %s %llu/%llu",
-					       rxr_stage_name((enum rxr_stage)s),
+					       rxp_stage_name((enum rxp_stage)s),
 					       (unsigned long long)ranges[s],
 					       (unsigned long long)laps[s]);
 	cr_log_info("%s (%zu burst ranges)", line, v.nb);
@@ -554,26 +554,26 @@ static void check_stage_ranges(const struct cap *c, const char *what, const stru
 }
 
 #define NEED_NIC                                                                                   \
-	{"nic", RXR_ST_HDR_WRITE}, {"nic", RXR_ST_PAYLOAD_WRITE},                                  \
+	{"nic", RXP_ST_HDR_WRITE}, {"nic", RXP_ST_PAYLOAD_WRITE},                                  \
 	{                                                                                          \
-		"nic", RXR_ST_CQE_WRITE                                                            \
+		"nic", RXP_ST_CQE_WRITE                                                            \
 	}
 #define NEED_APP                                                                                   \
-	{"app", RXR_ST_HANDOFF}, {"app", RXR_ST_HDR_READ}, {"app", RXR_ST_APP},                    \
+	{"app", RXP_ST_HANDOFF}, {"app", RXP_ST_HDR_READ}, {"app", RXP_ST_APP},                    \
 	{                                                                                          \
-		"app", RXR_ST_FREE                                                                 \
+		"app", RXP_ST_FREE                                                                 \
 	}
 #define NEED_INLINE                                                                                \
-	{"rx", RXR_ST_HDR_READ}, {"rx", RXR_ST_APP},                                               \
+	{"rx", RXP_ST_HDR_READ}, {"rx", RXP_ST_APP},                                               \
 	{                                                                                          \
-		"rx", RXR_ST_FREE                                                                  \
+		"rx", RXP_ST_FREE                                                                  \
 	}
 
 /* One engine and mode under the listener, every stage range checked. */
 __attribute__((unused)) static void stage_case(const char *engine, const char *args,
 					       const struct need *need, size_t nneed)
 {
-	if (!rx_engine_find(engine))
+	if (!rxe_find(engine))
 		cr_skip_test("needs the %s engine in this build", engine);
 	char full[256], what[256];
 	snprintf(full, sizeof(full), "--engine %s %s", engine, args);
@@ -585,7 +585,7 @@ __attribute__((unused)) static void stage_case(const char *engine, const char *a
 	cap_free(&c);
 }
 
-#if RXRAY_PROBE_MODE != RXR_MODE_FULL || !defined(RXRAY_HAVE_NVTX)
+#if RXRAY_PROBE_MODE != RXP_MODE_FULL || !defined(RXRAY_HAVE_NVTX)
 #define NEEDS_FULL()                                                                               \
 	cr_skip_test("needs a full-probe build with NVTX headers (-DRXRAY_PROBES=full)")
 #define STAGE_CASE(engine, args, ...) NEEDS_FULL()
@@ -607,13 +607,13 @@ __attribute__((unused)) static void stage_case(const char *engine, const char *a
 Test(nvtx_run, stage_ranges_verbs_single)
 {
 	STAGE_CASE("verbs", "--mode single --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
-		   {"rx", RXR_ST_CQE_POLL});
+		   {"rx", RXP_ST_CQE_POLL});
 }
 
 Test(nvtx_run, stage_ranges_verbs_hds)
 {
-	STAGE_CASE("verbs", "--mode hds --app thread", NEED_NIC, NEED_APP, {"rx", RXR_ST_CQE_POLL},
-		   {"rx", RXR_ST_HANDOFF});
+	STAGE_CASE("verbs", "--mode hds --app thread", NEED_NIC, NEED_APP, {"rx", RXP_ST_CQE_POLL},
+		   {"rx", RXP_ST_HANDOFF});
 }
 
 /* DPDK single segment: the vector discipline (cqe_poll, doorbell per
@@ -621,30 +621,30 @@ Test(nvtx_run, stage_ranges_verbs_hds)
 Test(nvtx_run, stage_ranges_dpdk_single)
 {
 	STAGE_CASE("dpdk", "--mode single --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
-		   {"rx", RXR_ST_CQE_POLL}, {"rx", RXR_ST_DOORBELL}, {"rx", RXR_ST_HANDOFF});
+		   {"rx", RXP_ST_CQE_POLL}, {"rx", RXP_ST_DOORBELL}, {"rx", RXP_ST_HANDOFF});
 }
 
 /* DPDK buffer split: the scalar discipline, every stage in every burst */
 Test(nvtx_run, stage_ranges_dpdk_hds)
 {
-	STAGE_CASE("dpdk", "--mode hds --app thread", NEED_NIC, NEED_APP, {"rx", RXR_ST_CQE_POLL},
-		   {"rx", RXR_ST_BUF_ALLOC}, {"rx", RXR_ST_SGE_SETUP}, {"rx", RXR_ST_CHAIN},
-		   {"rx", RXR_ST_DOORBELL}, {"rx", RXR_ST_HANDOFF});
+	STAGE_CASE("dpdk", "--mode hds --app thread", NEED_NIC, NEED_APP, {"rx", RXP_ST_CQE_POLL},
+		   {"rx", RXP_ST_BUF_ALLOC}, {"rx", RXP_ST_SGE_SETUP}, {"rx", RXP_ST_CHAIN},
+		   {"rx", RXP_ST_DOORBELL}, {"rx", RXP_ST_HANDOFF});
 }
 
 /* Counters mode keeps its lap path free of NVTX: the run's range only. */
 Test(nvtx_run, counters_build_has_run_range_only)
 {
-#if RXRAY_PROBE_MODE != RXR_MODE_COUNTERS || !defined(RXRAY_HAVE_NVTX)
+#if RXRAY_PROBE_MODE != RXP_MODE_COUNTERS || !defined(RXRAY_HAVE_NVTX)
 	cr_skip_test("needs a counters-probe build with NVTX headers (the default)");
 #else
 	struct cap c;
 	capture(&c, "--engine verbs", NULL);
 	check_run_range(&c);
 	cr_expect_eq(count_named(&c, "burst"), 0);
-	for (int s = 0; s < RXR_ST_COUNT; s++)
-		cr_expect_eq(count_named(&c, rxr_stage_name((enum rxr_stage)s)), 0, "%s",
-			     rxr_stage_name((enum rxr_stage)s));
+	for (int s = 0; s < RXP_ST_COUNT; s++)
+		cr_expect_eq(count_named(&c, rxp_stage_name((enum rxp_stage)s)), 0, "%s",
+			     rxp_stage_name((enum rxp_stage)s));
 	cap_free(&c);
 #endif
 }

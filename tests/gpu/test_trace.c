@@ -62,7 +62,7 @@ static json_t *trace_of(const struct rxr_result *r)
 	size_t len = 0;
 	FILE *m = open_memstream(&s, &len);
 	const struct rxr_result *runs[] = {r};
-	cr_assert_eq(rxr_trace_write(runs, NULL, 1, m), 0);
+	cr_assert_eq(rxa_trace_write(runs, NULL, 1, m), 0);
 	fclose(m);
 	json_error_t je;
 	json_t *j = json_loads(s, 0, &je);
@@ -128,7 +128,7 @@ static size_t check_nesting(json_t *trace)
 				      sget(stack[depth - 1], "name"));
 		if (!strcmp(sget(x[k], "cat"), "lap")) {
 			laps++;
-			cr_expect_geq(rxr_stage_from_name(sget(x[k], "name")), 0, "lap '%s'",
+			cr_expect_geq(rxp_stage_from_name(sget(x[k], "name")), 0, "lap '%s'",
 				      sget(x[k], "name"));
 			cr_assert_gt(depth, 0, "lap %s outside any burst", sget(x[k], "name"));
 			json_t *b = stack[depth - 1];
@@ -239,11 +239,11 @@ Test(trace, malformed_gpu_trace_is_bad_input)
 	struct rxr_result *r = load("{\"clock\":{\"anchor_ticks\":1,\"anchor_ns\":1},"
 				    "\"data\":[[\"kernel\",\"k\",5,4,1,0,1]]}");
 	char err[256] = "";
-	cr_expect_eq(rxr_trace_gpu_check(r, err, sizeof(err)), -EINVAL);
+	cr_expect_eq(rxa_trace_gpu_check(r, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "gpu_trace.data[0]"), "%s", err);
 	const struct rxr_result *runs[] = {r};
 	FILE *m = fopen("/dev/null", "w");
-	cr_expect_eq(rxr_trace_write(runs, NULL, 1, m), -EINVAL);
+	cr_expect_eq(rxa_trace_write(runs, NULL, 1, m), -EINVAL);
 	fclose(m);
 	rxr_result_free(r);
 
@@ -282,7 +282,7 @@ Test(trace, malformed_gpu_trace_is_bad_input)
  */
 Test(trace, gpu_records_from_the_loaded_library)
 {
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	struct rxr_result *r = NULL;
 	cr_assert_eq(rxr_result_open(&r), 0);
 	cr_assert_not_null(r);
@@ -293,11 +293,11 @@ Test(trace, gpu_records_from_the_loaded_library)
 	cr_expect_null(r->extra ? json_object_get(r->extra, "gpu_trace") : NULL);
 	void *h = dlopen(FAKE_LIB, RTLD_NOW);
 	cr_assert_not_null(h, "%s", dlerror());
-	uint64_t before = rxr_now();
+	uint64_t before = rxp_now();
 	cr_expect_eq(rxr_result_add_gpu_trace(r, 0), 2);
-	uint64_t after = rxr_now();
+	uint64_t after = rxp_now();
 	char err[256] = "";
-	cr_expect_eq(rxr_trace_gpu_check(r, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(rxa_trace_gpu_check(r, err, sizeof(err)), 0, "%s", err);
 	json_t *g = json_object_get(r->extra, "gpu_trace");
 	cr_assert_not_null(g);
 	cr_expect_eq(json_integer_value(json_object_get(g, "dropped")), 3);

@@ -11,11 +11,11 @@
 
 Test(acc, exact_on_known_input)
 {
-	struct rxr_acc a;
-	rxr_acc_reset(&a);
+	struct rxp_acc a;
+	rxp_acc_reset(&a);
 	uint64_t v[] = {5, 17, 17, 100, 3000, 1};
 	for (size_t i = 0; i < 6; i++)
-		rxr_acc_record(&a, v[i], 2);
+		rxp_acc_record(&a, v[i], 2);
 	cr_assert_eq(a.count, 6);
 	cr_assert_eq(a.packets, 12);
 	cr_assert_eq(a.cycles, 5 + 17 + 17 + 100 + 3000 + 1);
@@ -23,27 +23,27 @@ Test(acc, exact_on_known_input)
 	cr_assert_eq(a.max, 3000);
 	cr_assert_eq(a.hist[5], 1);
 	cr_assert_eq(a.hist[1], 1);
-	cr_assert_eq(a.hist[rxr_hist_bucket(17)], 2);
+	cr_assert_eq(a.hist[rxp_hist_bucket(17)], 2);
 	uint64_t total = 0;
-	for (unsigned b = 0; b < RXR_HIST_BUCKETS; b++)
+	for (unsigned b = 0; b < RXP_HIST_BUCKETS; b++)
 		total += a.hist[b];
 	cr_assert_eq(total, 6);
-	cr_assert_eq(rxr_acc_percentile(&a, 0.0), 1);
-	cr_assert_eq(rxr_acc_percentile(&a, 1.0), 3000);
+	cr_assert_eq(rxp_acc_percentile(&a, 0.0), 1);
+	cr_assert_eq(rxp_acc_percentile(&a, 1.0), 3000);
 }
 
 Test(acc, buckets_tile_the_range)
 {
 	/* every bucket starts where the previous one ended, width <= low/16 */
-	for (unsigned b = 1; b < RXR_HIST_BUCKETS; b++) {
-		uint64_t lo = rxr_hist_bucket_low(b), w = rxr_hist_bucket_width(b);
-		cr_assert_eq(rxr_hist_bucket_low(b - 1) + rxr_hist_bucket_width(b - 1), lo, "b=%u", b);
-		cr_assert_eq(rxr_hist_bucket(lo), b);
-		cr_assert_eq(rxr_hist_bucket(lo + w - 1), b);
-		if (lo >= RXR_HIST_SUB)
+	for (unsigned b = 1; b < RXP_HIST_BUCKETS; b++) {
+		uint64_t lo = rxp_hist_bucket_low(b), w = rxp_hist_bucket_width(b);
+		cr_assert_eq(rxp_hist_bucket_low(b - 1) + rxp_hist_bucket_width(b - 1), lo, "b=%u", b);
+		cr_assert_eq(rxp_hist_bucket(lo), b);
+		cr_assert_eq(rxp_hist_bucket(lo + w - 1), b);
+		if (lo >= RXP_HIST_SUB)
 			cr_assert_leq(w * 16, lo);
 	}
-	cr_assert_eq(rxr_hist_bucket(UINT64_MAX), RXR_HIST_BUCKETS - 1);
+	cr_assert_eq(rxp_hist_bucket(UINT64_MAX), RXP_HIST_BUCKETS - 1);
 }
 
 static int cmp(const void *a, const void *b)
@@ -56,21 +56,21 @@ Test(acc, percentiles_within_one_sixteenth)
 {
 	enum { N = 50001 };
 	uint64_t *v = malloc(N * sizeof(*v));
-	struct rxr_acc *a = malloc(sizeof(*a));
-	rxr_acc_reset(a);
+	struct rxp_acc *a = malloc(sizeof(*a));
+	rxp_acc_reset(a);
 	srand(7);
 	for (int i = 0; i < N; i++) {
 		/* heavy-tailed: 20..~2e6 */
 		double u = (double)rand() / RAND_MAX;
 		v[i] = (uint64_t)(20.0 * exp(u * u * 11.5));
-		rxr_acc_record(a, v[i], 1);
+		rxp_acc_record(a, v[i], 1);
 	}
 	qsort(v, N, sizeof(*v), cmp);
 	double qs[] = {0.5, 0.9, 0.99, 0.999};
 	for (size_t i = 0; i < 4; i++) {
 		uint64_t rank = (uint64_t)ceil(qs[i] * N);
 		uint64_t exact = v[rank - 1];
-		uint64_t got = rxr_acc_percentile(a, qs[i]);
+		uint64_t got = rxp_acc_percentile(a, qs[i]);
 		double err = fabs((double)got - (double)exact) / (double)exact;
 		cr_assert_leq(err, 1.0 / 16, "q=%g exact %lu got %lu", qs[i], (unsigned long)exact,
 			      (unsigned long)got);
@@ -81,26 +81,26 @@ Test(acc, percentiles_within_one_sixteenth)
 
 Test(acc, merge_equals_recording_everything_once)
 {
-	struct rxr_acc *x = malloc(sizeof(*x)), *y = malloc(sizeof(*y)), *all = malloc(sizeof(*all));
-	rxr_acc_reset(x);
-	rxr_acc_reset(y);
-	rxr_acc_reset(all);
+	struct rxp_acc *x = malloc(sizeof(*x)), *y = malloc(sizeof(*y)), *all = malloc(sizeof(*all));
+	rxp_acc_reset(x);
+	rxp_acc_reset(y);
+	rxp_acc_reset(all);
 	for (uint64_t i = 1; i < 5000; i++) {
 		uint64_t c = (i * 2654435761u) % 100000;
-		rxr_acc_record((i & 1) ? x : y, c, (uint32_t)(i % 64));
-		rxr_acc_record(all, c, (uint32_t)(i % 64));
+		rxp_acc_record((i & 1) ? x : y, c, (uint32_t)(i % 64));
+		rxp_acc_record(all, c, (uint32_t)(i % 64));
 	}
-	struct rxr_acc *empty = malloc(sizeof(*empty));
-	rxr_acc_reset(empty);
-	rxr_acc_merge(x, y);
-	rxr_acc_merge(x, empty);
+	struct rxp_acc *empty = malloc(sizeof(*empty));
+	rxp_acc_reset(empty);
+	rxp_acc_merge(x, y);
+	rxp_acc_merge(x, empty);
 	cr_assert_eq(x->count, all->count);
 	cr_assert_eq(x->packets, all->packets);
 	cr_assert_eq(x->cycles, all->cycles);
 	cr_assert_eq(x->min, all->min);
 	cr_assert_eq(x->max, all->max);
 	cr_assert_arr_eq(x->hist, all->hist, sizeof(all->hist));
-	cr_assert_eq(rxr_acc_percentile(x, 0.99), rxr_acc_percentile(all, 0.99));
+	cr_assert_eq(rxp_acc_percentile(x, 0.99), rxp_acc_percentile(all, 0.99));
 	free(x);
 	free(y);
 	free(all);
@@ -109,51 +109,51 @@ Test(acc, merge_equals_recording_everything_once)
 
 Test(acc, probe_merge_and_busy_cycles)
 {
-	struct rxr_probe *a = NULL, *b = NULL;
-	rxr_probe_open("rx", 0, 0, 0, &a, NULL, 0);
-	rxr_probe_open("rx", 1, 0, 0, &b, NULL, 0);
+	struct rxp_probe *a = NULL, *b = NULL;
+	rxp_probe_open("rx", 0, 0, 0, &a, NULL, 0);
+	rxp_probe_open("rx", 1, 0, 0, &b, NULL, 0);
 	cr_assert(a && b);
-	rxr_acc_record(&a->st[RXR_ST_CQE_POLL], 100, 32);
-	rxr_acc_record(&a->st[RXR_ST_IDLE], 1000, 0);
-	rxr_acc_record(&b->st[RXR_ST_FREE], 50, 32);
+	rxp_acc_record(&a->st[RXP_ST_CQE_POLL], 100, 32);
+	rxp_acc_record(&a->st[RXP_ST_IDLE], 1000, 0);
+	rxp_acc_record(&b->st[RXP_ST_FREE], 50, 32);
 	a->busy_packets = 32;
 	b->busy_packets = 32;
-	cr_assert_eq(rxr_probe_busy_cycles(a), 100);
-	rxr_probe_merge(a, b);
-	cr_assert_eq(rxr_probe_busy_cycles(a), 150);
+	cr_assert_eq(rxp_probe_busy_cycles(a), 100);
+	rxp_probe_merge(a, b);
+	cr_assert_eq(rxp_probe_busy_cycles(a), 150);
 	cr_assert_eq(a->busy_packets, 64);
 	cr_assert_eq(a->core, 0);
-	rxr_probe_free(a);
-	rxr_probe_free(b);
-	rxr_probe_free(NULL);
-	struct rxr_probe *bad = a;
+	rxp_probe_free(a);
+	rxp_probe_free(b);
+	rxp_probe_free(NULL);
+	struct rxp_probe *bad = a;
 	char err[128] = "";
-	cr_assert_eq(rxr_probe_open("much-too-long-role", 0, 0, 0, &bad, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxp_probe_open("much-too-long-role", 0, 0, 0, &bad, err, sizeof(err)), -EINVAL);
 	cr_assert_null(bad);
 	cr_assert(strstr(err, "much-too-long-role"), "%s", err);
 }
 
 /* ------------------------------------------------------ cost model */
 
-static void sums_of(const struct rxr_acc *a, struct rxr_lapsums *s)
+static void sums_of(const struct rxp_acc *a, struct rxp_lapsums *s)
 {
-	rxr_acc_sums(a, s);
+	rxp_acc_sums(a, s);
 }
 
 Test(lapfit, recovers_a_and_b_exactly_from_synthetic_laps)
 {
 	/* catches: wrong centring, a and b swapped, sums not kept per lap */
-	struct rxr_acc *a = malloc(sizeof(*a));
-	rxr_acc_reset(a);
+	struct rxp_acc *a = malloc(sizeof(*a));
+	rxp_acc_reset(a);
 	for (uint32_t i = 0; i < 1000; i++) {
 		uint32_t n = 1 + i % 64;
-		rxr_acc_record(a, 40 + 7 * (uint64_t)n, n);
+		rxp_acc_record(a, 40 + 7 * (uint64_t)n, n);
 	}
-	struct rxr_lapsums s;
-	struct rxr_lapfit f;
+	struct rxp_lapsums s;
+	struct rxp_lapfit f;
 	sums_of(a, &s);
-	rxr_lapsums_fit(&s, &f);
-	cr_assert_eq(f.basis, RXR_LAPFIT_LINEAR);
+	rxp_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXP_LAPFIT_LINEAR);
 	cr_assert_float_eq(f.a, 40.0, 1e-6);
 	cr_assert_float_eq(f.b, 7.0, 1e-9);
 	cr_assert_float_eq(f.r2, 1.0, 1e-9);
@@ -167,69 +167,69 @@ Test(lapfit, recovers_a_and_b_exactly_from_synthetic_laps)
 
 Test(lapfit, noise_lowers_r2_and_fixed_counts_fall_back_to_per_packet)
 {
-	struct rxr_acc *a = malloc(sizeof(*a));
-	rxr_acc_reset(a);
+	struct rxp_acc *a = malloc(sizeof(*a));
+	rxp_acc_reset(a);
 	for (uint32_t i = 0; i < 2000; i++) {
 		uint32_t n = 1 + i % 8;
 		uint64_t noise = (i * 2654435761u) % 61; /* 0..60 */
-		rxr_acc_record(a, 100 + 10 * (uint64_t)n + noise, n);
+		rxp_acc_record(a, 100 + 10 * (uint64_t)n + noise, n);
 	}
-	struct rxr_lapsums s;
-	struct rxr_lapfit f;
+	struct rxp_lapsums s;
+	struct rxp_lapfit f;
 	sums_of(a, &s);
-	rxr_lapsums_fit(&s, &f);
-	cr_assert_eq(f.basis, RXR_LAPFIT_LINEAR);
+	rxp_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXP_LAPFIT_LINEAR);
 	cr_assert_lt(f.r2, 0.99);
 	cr_assert_gt(f.r2, 0.1);
 	cr_assert_float_eq(f.b, 10.0, 1.0);
 	/* laps of one fixed count (a refill batch): no spread to fit */
-	rxr_acc_reset(a);
+	rxp_acc_reset(a);
 	for (uint32_t i = 0; i < 100; i++)
-		rxr_acc_record(a, 640 + i % 3, 64);
+		rxp_acc_record(a, 640 + i % 3, 64);
 	sums_of(a, &s);
-	rxr_lapsums_fit(&s, &f);
-	cr_assert_eq(f.basis, RXR_LAPFIT_PER_PACKET);
+	rxp_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXP_LAPFIT_PER_PACKET);
 	cr_assert_float_eq(f.a, 0.0, 1e-12);
 	cr_assert_float_eq(f.b, (double)a->cycles / (double)a->packets, 1e-9);
 	/* no packets at all (idle) */
-	rxr_acc_reset(a);
-	rxr_acc_record(a, 500, 0);
+	rxp_acc_reset(a);
+	rxp_acc_record(a, 500, 0);
 	sums_of(a, &s);
-	rxr_lapsums_fit(&s, &f);
-	cr_assert_eq(f.basis, RXR_LAPFIT_NONE);
+	rxp_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXP_LAPFIT_NONE);
 	free(a);
 }
 
 Test(lapfit, merge_of_two_equals_one_over_both)
 {
 	/* catches: a sum the merge forgets (sum_pp, sum_cp or sum_cc) */
-	struct rxr_acc *x = malloc(sizeof(*x)), *y = malloc(sizeof(*y)), *all = malloc(sizeof(*all));
-	rxr_acc_reset(x);
-	rxr_acc_reset(y);
-	rxr_acc_reset(all);
+	struct rxp_acc *x = malloc(sizeof(*x)), *y = malloc(sizeof(*y)), *all = malloc(sizeof(*all));
+	rxp_acc_reset(x);
+	rxp_acc_reset(y);
+	rxp_acc_reset(all);
 	for (uint64_t i = 1; i < 3000; i++) {
 		uint32_t n = (uint32_t)(i < 1500 ? 1 + i % 3 : 64);  /* light laps, then full */
 		uint64_t c = 50 + 6 * n + (i * 2654435761u) % 17;
-		rxr_acc_record(i < 1500 ? x : y, c, n);
-		rxr_acc_record(all, c, n);
+		rxp_acc_record(i < 1500 ? x : y, c, n);
+		rxp_acc_record(all, c, n);
 	}
-	rxr_acc_merge(x, y);
+	rxp_acc_merge(x, y);
 	cr_assert_eq(x->sum_pp, all->sum_pp);
 	cr_assert_eq(x->sum_cp, all->sum_cp);
 	cr_assert_float_eq(x->sum_cc, all->sum_cc, 1e-6 * all->sum_cc);
-	struct rxr_lapsums sx, sy, sa;
-	struct rxr_lapfit fx, fa;
+	struct rxp_lapsums sx, sy, sa;
+	struct rxp_lapfit fx, fa;
 	/* the portable sums add the same way */
-	rxr_acc_reset(y);
+	rxp_acc_reset(y);
 	sums_of(x, &sx);
 	sums_of(all, &sa);
-	rxr_lapsums_fit(&sx, &fx);
-	rxr_lapsums_fit(&sa, &fa);
+	rxp_lapsums_fit(&sx, &fx);
+	rxp_lapsums_fit(&sa, &fa);
 	cr_assert_float_eq(fx.a, fa.a, 1e-9);
 	cr_assert_float_eq(fx.b, fa.b, 1e-12);
 	sums_of(y, &sy);
-	rxr_lapsums_add(&sx, &sy);
-	rxr_lapsums_fit(&sx, &fx);
+	rxp_lapsums_add(&sx, &sy);
+	rxp_lapsums_fit(&sx, &fx);
 	cr_assert_float_eq(fx.b, fa.b, 1e-12);
 	free(x);
 	free(y);
@@ -297,17 +297,17 @@ static const uint64_t inj_ks[] = {150, 500, 1500};
  * CPU (ctest sets RXRAY_EMULATOR in a cross build: tools/test.sh arm64). */
 static void timed_laps_or_skip(void)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
 	if (getenv("RXRAY_EMULATOR"))
 		cr_skip_test("under %s a lap's length is the emulator's, not the code's: the "
 			     "added cycles need a real CPU", getenv("RXRAY_EMULATOR"));
-	cr_assert_eq(rxr_clock_init(50), 0);
+	cr_assert_eq(rxp_clock_init(50), 0);
 }
 
 /* p's inject_ab entries as the run result gives them; *res owns them
  * (rxr_result_free). */
-static json_t *inject_ab_of(const struct rxr_probe *p, struct rxr_result **res)
+static json_t *inject_ab_of(const struct rxp_probe *p, struct rxr_result **res)
 {
 	*res = NULL;
 	cr_assert_eq(rxr_result_open(res), 0);
@@ -328,29 +328,29 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 	timed_laps_or_skip();
 	enum { ROUNDS = 61, LAPS = 256 };
 	for (size_t ki = 0; ki < sizeof(inj_ks) / sizeof(inj_ks[0]); ki++) {
-		struct rxr_probe *base = NULL;
-		rxr_probe_open("rx", -1, 0, 0, &base, NULL, 0);
-		struct rxr_probe *inj = NULL;
-		rxr_probe_open("rx", -1, 0, 0, &inj, NULL, 0);
+		struct rxp_probe *base = NULL;
+		rxp_probe_open("rx", -1, 0, 0, &base, NULL, 0);
+		struct rxp_probe *inj = NULL;
+		rxp_probe_open("rx", -1, 0, 0, &inj, NULL, 0);
 		cr_assert(base && inj);
-		rxr_probe_set_inject(inj, RXR_ST_APP, inj_ks[ki]);
+		rxp_probe_set_inject(inj, RXP_ST_APP, inj_ks[ki]);
 		double add[ROUNDS], other[ROUNDS];
 		for (int r = 0; r < ROUNDS; r++) {
 			double cpp[2], poll[2];
 			for (int w = 0; w < 2; w++) {
-				struct rxr_probe *p = w ? inj : base;
-				rxr_probe_reset(p);
-				rxr_lap_start(p);
+				struct rxp_probe *p = w ? inj : base;
+				rxp_probe_reset(p);
+				rxp_lap_start(p);
 				for (unsigned i = 0; i < LAPS; i++) {
 					uint32_t n = 1 + i % 4; /* light-load laps */
 					known_work(n);
-					rxr_lap(p, RXR_ST_CQE_POLL, n);
+					rxp_lap(p, RXP_ST_CQE_POLL, n);
 					known_work(n);
-					rxr_lap(p, RXR_ST_APP, n);
+					rxp_lap(p, RXP_ST_APP, n);
 				}
-				cpp[w] = (double)p->st[RXR_ST_APP].cycles / (double)p->st[RXR_ST_APP].packets;
-				poll[w] = (double)p->st[RXR_ST_CQE_POLL].cycles /
-					  (double)p->st[RXR_ST_CQE_POLL].packets;
+				cpp[w] = (double)p->st[RXP_ST_APP].cycles / (double)p->st[RXP_ST_APP].packets;
+				poll[w] = (double)p->st[RXP_ST_CQE_POLL].cycles /
+					  (double)p->st[RXP_ST_CQE_POLL].packets;
 			}
 			add[r] = cpp[1] - cpp[0];
 			other[r] = poll[1] - poll[0];
@@ -361,8 +361,8 @@ Test(inject, adds_k_per_packet_within_5pct_on_a_stage_of_known_cost)
 		cr_log_info("K=%g: added %.1f cycles/packet, cqe_poll moved %.1f%s", k, got, moved,
 			    INJ_WHY);
 		/* freed before the checks: a failed one leaks nothing to LSan */
-		rxr_probe_free(base);
-		rxr_probe_free(inj);
+		rxp_probe_free(base);
+		rxp_probe_free(inj);
 		cr_assert_lt(fabs(got - k) / k, INJ_TOL,
 			     "K=%g: added %.1f cycles/packet (tolerance %g%s)", k, got, INJ_TOL,
 			     INJ_WHY);
@@ -387,39 +387,39 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 	timed_laps_or_skip();
 	enum { ROUNDS = 41, LAPS = 256 };
 	const uint64_t k = 150;
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
-	rxr_probe_set_inject(p, RXR_ST_APP, k);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	rxp_probe_set_inject(p, RXP_ST_APP, k);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
 	double add[ROUNDS];
 	for (int r = 0; r < ROUNDS; r++) {
-		rxr_probe_reset(p);
-		rxr_lap_start(p);
+		rxp_probe_reset(p);
+		rxp_lap_start(p);
 		for (unsigned i = 0; i < LAPS; i++) {
 			/* pairs hold laps of one count: app's pairs are laps
-			 * (4j, 4j + 2) (turns RXR_AB_INJ, RXR_AB_PLAIN) */
+			 * (4j, 4j + 2) (turns RXP_AB_INJ, RXP_AB_PLAIN) */
 			uint32_t n = 1 + (i / 4) % 4;
 			known_work(n);
-			rxr_lap(p, RXR_ST_CQE_POLL, 2);
+			rxp_lap(p, RXP_ST_CQE_POLL, 2);
 			known_work(n);
-			rxr_lap(p, RXR_ST_APP, n);
-			rxr_lap(p, RXR_ST_APP, 0); /* no packets: neither half */
+			rxp_lap(p, RXP_ST_APP, n);
+			rxp_lap(p, RXP_ST_APP, 0); /* no packets: neither half */
 		}
-		const struct rxr_acc *inj = &p->ab[RXR_ST_APP], *pl = &p->ab[RXR_ST_COUNT + RXR_ST_APP];
+		const struct rxp_acc *inj = &p->ab[RXP_ST_APP], *pl = &p->ab[RXP_ST_COUNT + RXP_ST_APP];
 		/* one lap in four each; the shadows (after an injected lap
 		 * and after a plain one) in neither half */
 		cr_assert_eq(inj->count, LAPS / 4, "round %d: %lu injected laps of %u with packets",
 			     r, (unsigned long)inj->count, LAPS);
 		cr_assert_eq(pl->count, LAPS / 4, "round %d: %lu plain laps of %u with packets", r,
 			     (unsigned long)pl->count, LAPS);
-		cr_assert_eq(p->st[RXR_ST_APP].count, 2 * LAPS, "the stage keeps every lap");
-		cr_assert_eq(p->abp[RXR_ST_APP].n, LAPS / 4, "pairs (4j, 4j + 2)");
+		cr_assert_eq(p->st[RXP_ST_APP].count, 2 * LAPS, "the stage keeps every lap");
+		cr_assert_eq(p->abp[RXP_ST_APP].n, LAPS / 4, "pairs (4j, 4j + 2)");
 		/* a stage not injected is observed: its laps split by the
 		 * injected stage's last half (each round's cqe_poll follows
 		 * the previous round's app lap) */
-		const struct rxr_acc *oi = &p->ab[RXR_ST_CQE_POLL],
-				     *op = &p->ab[RXR_ST_COUNT + RXR_ST_CQE_POLL];
+		const struct rxp_acc *oi = &p->ab[RXP_ST_CQE_POLL],
+				     *op = &p->ab[RXP_ST_COUNT + RXP_ST_CQE_POLL];
 		cr_assert_eq(oi->count + op->count, LAPS / 2, "round %d: observed laps %lu + %lu",
 			     r, (unsigned long)oi->count, (unsigned long)op->count);
 		cr_assert_eq(oi->count, LAPS / 4,
@@ -427,8 +427,8 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 			     (unsigned long)oi->count, LAPS / 4);
 		/* pairs: the lap after the injected one with the lap after
 		 * the plain one (laps 4j + 1, 4j + 3) */
-		cr_assert_eq(p->abp[RXR_ST_CQE_POLL].n, LAPS / 4);
-		cr_assert_eq(p->inject[RXR_ST_IDLE], 0, "a wait stage is never observed");
+		cr_assert_eq(p->abp[RXP_ST_CQE_POLL].n, LAPS / 4);
+		cr_assert_eq(p->inject[RXP_ST_IDLE], 0, "a wait stage is never observed");
 		add[r] = (double)inj->cycles / (double)inj->packets -
 			 (double)pl->cycles / (double)pl->packets;
 	}
@@ -462,7 +462,7 @@ Test(inject, ab_halves_alternate_and_differ_by_k)
 	cr_expect_eq(json_integer_value(json_object_get(e, "pairs")), LAPS / 4);
 	cr_expect_eq(json_array_size(arr), 2);
 	rxr_result_free(res);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 }
 
 /* A clock that advances a fixed step per read: a spin's overshoot and a
@@ -485,34 +485,34 @@ static int saved_native;
 static uint64_t (*saved_read)(void);
 static void fake_clock_on(uint64_t step)
 {
-	cr_assert_eq(rxr_clock_init(50), 0);
-	saved_native = rxr_clock_native;
-	saved_read = rxr_clock_read_fn;
-	rxr_clock_native = 0;
-	rxr_clock_read_fn = fake_read;
+	cr_assert_eq(rxp_clock_init(50), 0);
+	saved_native = rxp_clock_native;
+	saved_read = rxp_clock_read_fn;
+	rxp_clock_native = 0;
+	rxp_clock_read_fn = fake_read;
 	fake_step = step;
 }
 
 static void fake_clock_off(void)
 {
-	rxr_clock_read_fn = saved_read;
-	rxr_clock_native = saved_native;
+	rxp_clock_read_fn = saved_read;
+	rxp_clock_native = saved_native;
 	fake_step = COARSE_STEP;
 }
 
 /* An rx probe under the fake clock of COARSE_STEP ticks a read. */
-static struct rxr_probe *coarse_rx_probe(void)
+static struct rxp_probe *coarse_rx_probe(void)
 {
 	fake_clock_on(COARSE_STEP);
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
 	return p;
 }
 
 /* The A/B result's entries: app injected (spun per packet = k, nothing
  * dropped), cqe_poll observed (no spin: null). */
-static void check_spun_in_result(const struct rxr_probe *p, double k)
+static void check_spun_in_result(const struct rxp_probe *p, double k)
 {
 	struct rxr_result *res;
 	json_t *arr = inject_ab_of(p, &res), *e;
@@ -552,44 +552,44 @@ static void check_spun_in_result(const struct rxr_probe *p, double k)
  */
 Test(inject, repays_a_short_overrun_and_drops_a_preemption)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
 	fake_clock_on(COARSE_STEP);
 	const uint64_t jumps[] = {600, 5000}, k = 150;
 	enum { LAPS = 1000 };
 	for (int j = 0; j < 2; j++) {
-		struct rxr_probe *p = NULL;
-		rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+		struct rxp_probe *p = NULL;
+		rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 		cr_assert(p);
-		rxr_probe_set_inject(p, RXR_ST_APP, k);
-		rxr_lap_start(p);
+		rxp_probe_set_inject(p, RXP_ST_APP, k);
+		rxp_lap_start(p);
 		for (unsigned i = 0; i < LAPS; i++) {
-			rxr_lap(p, RXR_ST_CQE_POLL, 1);
+			rxp_lap(p, RXP_ST_CQE_POLL, 1);
 			if (i == LAPS / 2) /* the spin's first read: inside it */
 				fake_jump = jumps[j], fake_jump_in = 2;
-			rxr_lap(p, RXR_ST_APP, 1);
+			rxp_lap(p, RXP_ST_APP, 1);
 		}
 		/* the stage: one read per lap, K per packet, the credit left at
 		 * the end (a read or two) and what was dropped */
-		const struct rxr_acc *a = &p->st[RXR_ST_APP];
+		const struct rxp_acc *a = &p->st[RXP_ST_APP];
 		int64_t beyond = (int64_t)a->cycles - (int64_t)LAPS * (COARSE_STEP + (int64_t)k) -
-				 (int64_t)p->inject_dropped[RXR_ST_APP];
+				 (int64_t)p->inject_dropped[RXP_ST_APP];
 		cr_assert(beyond >= 0 && beyond <= 2 * COARSE_STEP,
 			  "jump %lu: the stage grew %ld beyond K x packets and the drops",
 			  (unsigned long)jumps[j], (long)beyond);
 		if (j == 0) {
-			cr_assert_eq(p->inject_drops[RXR_ST_APP], 0,
+			cr_assert_eq(p->inject_drops[RXP_ST_APP], 0,
 				     "600 ticks: repaid, not dropped");
-			cr_assert_eq(p->inject_dropped[RXR_ST_APP], 0);
+			cr_assert_eq(p->inject_dropped[RXP_ST_APP], 0);
 		} else {
-			cr_assert_eq(p->inject_drops[RXR_ST_APP], 1, "5,000 ticks: one drop");
-			cr_assert(p->inject_dropped[RXR_ST_APP] >= jumps[j] &&
-				      p->inject_dropped[RXR_ST_APP] <= jumps[j] + 2 * COARSE_STEP,
-				  "dropped %lu", (unsigned long)p->inject_dropped[RXR_ST_APP]);
+			cr_assert_eq(p->inject_drops[RXP_ST_APP], 1, "5,000 ticks: one drop");
+			cr_assert(p->inject_dropped[RXP_ST_APP] >= jumps[j] &&
+				      p->inject_dropped[RXP_ST_APP] <= jumps[j] + 2 * COARSE_STEP,
+				  "dropped %lu", (unsigned long)p->inject_dropped[RXP_ST_APP]);
 		}
-		cr_assert_eq(p->st[RXR_ST_CQE_POLL].cycles, (uint64_t)LAPS * COARSE_STEP,
+		cr_assert_eq(p->st[RXP_ST_CQE_POLL].cycles, (uint64_t)LAPS * COARSE_STEP,
 			     "jump %lu: the neighbour moved", (unsigned long)jumps[j]);
-		rxr_probe_free(p);
+		rxp_probe_free(p);
 	}
 	fake_clock_off();
 }
@@ -608,69 +608,69 @@ Test(inject, repays_a_short_overrun_and_drops_a_preemption)
  */
 Test(inject, op_delays_are_owed_and_the_next_lap_pays)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	struct rxr_probe *p = coarse_rx_probe();
-	cr_assert_eq(rxr_probe_set_op_pay(p), 0);
-	cr_assert_eq(p->inject[RXR_ST_IDLE], RXR_INJECT_PAY, "a wait stage is never observed");
-	rxr_op_owed = 12345; /* owed before the first lap: no lap's */
-	rxr_lap_start(p);
-	cr_assert_eq(rxr_op_owed, 0);
+	struct rxp_probe *p = coarse_rx_probe();
+	cr_assert_eq(rxp_probe_set_op_pay(p), 0);
+	cr_assert_eq(p->inject[RXP_ST_IDLE], RXP_INJECT_PAY, "a wait stage is never observed");
+	rxp_op_owed = 12345; /* owed before the first lap: no lap's */
+	rxp_lap_start(p);
+	cr_assert_eq(rxp_op_owed, 0);
 	enum { LAPS = 1000 };
 	for (unsigned i = 0; i < LAPS; i++) {
-		rxr_op_delay(500);
-		rxr_op_delay(500);
-		rxr_op_delay(500);
-		rxr_lap(p, RXR_ST_BUF_ALLOC, 1);
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxp_op_delay(500);
+		rxp_op_delay(500);
+		rxp_op_delay(500);
+		rxp_lap(p, RXP_ST_BUF_ALLOC, 1);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
 	}
-	cr_assert_eq(rxr_op_owed, 0, "all paid");
-	double paid = (double)p->st[RXR_ST_BUF_ALLOC].cycles - (double)LAPS * COARSE_STEP;
+	cr_assert_eq(rxp_op_owed, 0, "all paid");
+	double paid = (double)p->st[RXP_ST_BUF_ALLOC].cycles - (double)LAPS * COARSE_STEP;
 	/* the read after the spin (the spin's exit is the paying lap's)
 	 * counts to what was paid; what is left over is one carried over-run */
 	double want = (double)LAPS * 1500;
 	cr_expect_lt(fabs(paid - want), 2.0 * COARSE_STEP, "paid %.0f over %d laps, want %.0f",
 		     paid, LAPS, want);
-	cr_expect_eq(p->st[RXR_ST_CQE_POLL].cycles, (uint64_t)LAPS * COARSE_STEP,
+	cr_expect_eq(p->st[RXP_ST_CQE_POLL].cycles, (uint64_t)LAPS * COARSE_STEP,
 		     "the lap after the paying one moved");
 	/* a lap without packets pays too */
-	rxr_op_delay(800);
-	uint64_t before = p->st[RXR_ST_SGE_SETUP].cycles;
-	rxr_lap(p, RXR_ST_SGE_SETUP, 0);
-	double lap0 = (double)(p->st[RXR_ST_SGE_SETUP].cycles - before) - COARSE_STEP;
+	rxp_op_delay(800);
+	uint64_t before = p->st[RXP_ST_SGE_SETUP].cycles;
+	rxp_lap(p, RXP_ST_SGE_SETUP, 0);
+	double lap0 = (double)(p->st[RXP_ST_SGE_SETUP].cycles - before) - COARSE_STEP;
 	cr_expect_lt(fabs(lap0 - 800), 2.0 * COARSE_STEP, "a lap without packets paid %.0f of 800",
 		     lap0);
-	cr_expect_eq(rxr_op_owed, 0);
+	cr_expect_eq(rxp_op_owed, 0);
 	/* a wait lap pays what its operations owe (an empty poll's get and
 	 * put), not the next lap with work */
-	rxr_op_delay(700);
-	before = p->st[RXR_ST_IDLE].cycles;
-	uint64_t cq = p->st[RXR_ST_CQE_POLL].cycles;
-	rxr_lap(p, RXR_ST_IDLE, 0);
-	rxr_lap(p, RXR_ST_CQE_POLL, 1);
-	lap0 = (double)(p->st[RXR_ST_IDLE].cycles - before) - COARSE_STEP;
+	rxp_op_delay(700);
+	before = p->st[RXP_ST_IDLE].cycles;
+	uint64_t cq = p->st[RXP_ST_CQE_POLL].cycles;
+	rxp_lap(p, RXP_ST_IDLE, 0);
+	rxp_lap(p, RXP_ST_CQE_POLL, 1);
+	lap0 = (double)(p->st[RXP_ST_IDLE].cycles - before) - COARSE_STEP;
 	cr_expect_lt(fabs(lap0 - 700), 2.0 * COARSE_STEP, "an idle lap paid %.0f of 700", lap0);
-	cr_expect_eq(p->st[RXR_ST_CQE_POLL].cycles - cq, COARSE_STEP, "cqe_poll paid for idle");
+	cr_expect_eq(p->st[RXP_ST_CQE_POLL].cycles - cq, COARSE_STEP, "cqe_poll paid for idle");
 	/* disarmed: the operation owes as ever (the same instructions in
 	 * both A/B halves), and the lap pays nothing */
-	rxr_op_armed = false;
-	rxr_op_delay(500);
-	cr_expect_eq(rxr_op_owed, 500, "a disarmed operation owed %lu, not 500",
-		     (unsigned long)rxr_op_owed);
-	before = p->st[RXR_ST_SGE_SETUP].cycles;
-	rxr_lap(p, RXR_ST_SGE_SETUP, 1);
-	cr_expect_eq(p->st[RXR_ST_SGE_SETUP].cycles - before, COARSE_STEP,
+	rxp_op_armed = false;
+	rxp_op_delay(500);
+	cr_expect_eq(rxp_op_owed, 500, "a disarmed operation owed %lu, not 500",
+		     (unsigned long)rxp_op_owed);
+	before = p->st[RXP_ST_SGE_SETUP].cycles;
+	rxp_lap(p, RXP_ST_SGE_SETUP, 1);
+	cr_expect_eq(p->st[RXP_ST_SGE_SETUP].cycles - before, COARSE_STEP,
 		     "a disarmed lap spun %lu ticks past its clock read",
-		     (unsigned long)(p->st[RXR_ST_SGE_SETUP].cycles - before - COARSE_STEP));
-	cr_expect_eq(rxr_op_owed, 0, "what a disarmed lap owed is forgotten");
-	rxr_op_armed = true;
-	rxr_probe_free(p);
+		     (unsigned long)(p->st[RXP_ST_SGE_SETUP].cycles - before - COARSE_STEP));
+	cr_expect_eq(rxp_op_owed, 0, "what a disarmed lap owed is forgotten");
+	rxp_op_armed = true;
+	rxp_probe_free(p);
 	fake_clock_off();
 }
 
 /*
  * The A/A control, and why the halves' order is drawn: nothing injected
- * (`--inject doorbell=0 --inject-ab`: RXR_INJECT_NULL) on a stage whose lap
+ * (`--inject doorbell=0 --inject-ab`: RXP_INJECT_NULL) on a stage whose lap
  * costs 400 ticks more at the first place of every period (a cost that
  * follows the period, not the injection), under a clock of 60-tick reads.
  * The pairs read ~0 (a fixed order reads +400: the first place is always
@@ -681,26 +681,26 @@ Test(inject, op_delays_are_owed_and_the_next_lap_pays)
  */
 Test(inject, a_a_reads_nothing_where_a_cost_follows_the_period)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	struct rxr_probe *p = coarse_rx_probe();
-	const enum rxr_stage s = RXR_ST_DOORBELL;
-	rxr_probe_set_inject(p, s, RXR_INJECT_NULL);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
-	rxr_lap_start(p);
+	struct rxp_probe *p = coarse_rx_probe();
+	const enum rxp_stage s = RXP_ST_DOORBELL;
+	rxp_probe_set_inject(p, s, RXP_INJECT_NULL);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
+	rxp_lap_start(p);
 	unsigned periods = 0, swapped = 0;
 	for (unsigned i = 0; i < 40000; i++) {
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
 		if (p->abp[s].turn == 0)
 			fake_now += 400; /* the doorbell lap that begins a period */
-		rxr_lap(p, s, 1);
+		rxp_lap(p, s, 1);
 		if (p->abp[s].turn == 1) {
 			periods++;
 			swapped += p->abp[s].swap;
 		}
 	}
 	uint64_t kept = 0;
-	double aa = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+	double aa = rxp_ab_pairs_trimmed_mean(&p->abp[s], &kept);
 	cr_expect_eq(periods, 10000);
 	cr_expect_geq(kept, 9900, "pairs kept %lu", (unsigned long)kept);
 	cr_expect_lt(fabs(aa), 40, "A/A read %.1f per packet: the period's first place is +400",
@@ -708,7 +708,7 @@ Test(inject, a_a_reads_nothing_where_a_cost_follows_the_period)
 	cr_expect(swapped > 4700 && swapped < 5300, "%u of %u periods swapped", swapped, periods);
 	cr_expect_eq(p->inject_spun[s], 0, "an A/A stage spun %lu ticks",
 		     (unsigned long)p->inject_spun[s]);
-	cr_expect_eq(p->st[RXR_ST_CQE_POLL].cycles, 40000ull * COARSE_STEP,
+	cr_expect_eq(p->st[RXP_ST_CQE_POLL].cycles, 40000ull * COARSE_STEP,
 		     "the stage beside it moved");
 	struct rxr_result *res;
 	json_t *arr = inject_ab_of(p, &res), *x;
@@ -725,7 +725,7 @@ Test(inject, a_a_reads_nothing_where_a_cost_follows_the_period)
 	}
 	cr_expect(found);
 	rxr_result_free(res);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 	fake_clock_off();
 }
 
@@ -741,34 +741,34 @@ Test(inject, a_a_reads_nothing_where_a_cost_follows_the_period)
  */
 Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
 	fake_clock_on(COARSE_STEP);
 	const uint64_t ks[] = {50, 150, 500};
 	enum { LAPS = 3996 }; /* a multiple of 12: turns x counts */
 	for (size_t ki = 0; ki < 3; ki++) {
 		for (int ab = 0; ab < 2; ab++) {
-			struct rxr_probe *base = NULL, *inj = NULL;
-			rxr_probe_open("rx", -1, 0, 0, &base, NULL, 0);
-			rxr_probe_open("rx", -1, 0, 0, &inj, NULL, 0);
+			struct rxp_probe *base = NULL, *inj = NULL;
+			rxp_probe_open("rx", -1, 0, 0, &base, NULL, 0);
+			rxp_probe_open("rx", -1, 0, 0, &inj, NULL, 0);
 			cr_assert(base && inj);
-			rxr_probe_set_inject(inj, RXR_ST_APP, ks[ki]);
+			rxp_probe_set_inject(inj, RXP_ST_APP, ks[ki]);
 			if (ab)
-				cr_assert_eq(rxr_probe_set_inject_ab(inj, true), 0);
+				cr_assert_eq(rxp_probe_set_inject_ab(inj, true), 0);
 			for (int w = 0; w < 2; w++) {
-				struct rxr_probe *p = w ? inj : base;
-				rxr_lap_start(p);
+				struct rxp_probe *p = w ? inj : base;
+				rxp_lap_start(p);
 				for (unsigned i = 0; i < LAPS; i++) {
 					/* 1-3 packets, one count a period (four
 					 * laps), so both halves hold the same mix
 					 * whichever comes first in a period */
 					uint32_t n = 1 + (i / 4) % 3;
-					rxr_lap(p, RXR_ST_CQE_POLL, n);
-					rxr_lap(p, RXR_ST_APP, n);
+					rxp_lap(p, RXP_ST_CQE_POLL, n);
+					rxp_lap(p, RXP_ST_APP, n);
 				}
 			}
-			const struct rxr_acc *a0 = &base->st[RXR_ST_APP],
-					     *a1 = &inj->st[RXR_ST_APP];
+			const struct rxp_acc *a0 = &base->st[RXP_ST_APP],
+					     *a1 = &inj->st[RXP_ST_APP];
 			cr_assert_eq(a0->cycles, (uint64_t)LAPS * COARSE_STEP,
 				     "the stage: one read");
 			double k = (double)ks[ki];
@@ -778,8 +778,8 @@ Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
 				    ((double)a1->cycles - (double)a0->cycles) / (double)a1->packets;
 			} else {
 				/* the halves: injected minus plain cycles per packet */
-				const struct rxr_acc *hi = &inj->ab[RXR_ST_APP],
-						     *hp = &inj->ab[RXR_ST_COUNT + RXR_ST_APP];
+				const struct rxp_acc *hi = &inj->ab[RXP_ST_APP],
+						     *hp = &inj->ab[RXP_ST_COUNT + RXP_ST_APP];
 				cr_assert(hi->packets && hp->packets);
 				got = (double)hi->cycles / (double)hi->packets -
 				      (double)hp->cycles / (double)hp->packets;
@@ -789,21 +789,21 @@ Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
 			cr_assert_lt(fabs(got - k), 0.01 * k + 0.5, "K=%g%s: added %.2f per packet",
 				     k, ab ? " (A/B halves)" : "", got);
 			/* the neighbour lap is one read in both probes: nothing leaked */
-			cr_assert_eq(inj->st[RXR_ST_CQE_POLL].cycles,
-				     base->st[RXR_ST_CQE_POLL].cycles, "K=%g%s: cqe_poll moved", k,
+			cr_assert_eq(inj->st[RXP_ST_CQE_POLL].cycles,
+				     base->st[RXP_ST_CQE_POLL].cycles, "K=%g%s: cqe_poll moved", k,
 				     ab ? " (A/B)" : "");
 			/* in A/B, the spins themselves ran K per packet of their
 			 * laps (counted there only: nothing else reports them) */
 			if (ab) {
-				double spun = (double)inj->inject_spun[RXR_ST_APP] /
-					      (double)inj->inject_spun_pkts[RXR_ST_APP];
+				double spun = (double)inj->inject_spun[RXP_ST_APP] /
+					      (double)inj->inject_spun_pkts[RXP_ST_APP];
 				cr_assert_lt(fabs(spun - k), 0.01 * k + 0.5,
 					     "K=%g (A/B): spun %.2f per packet", k, spun);
-				cr_assert_eq(inj->inject_spun_pkts[RXR_ST_CQE_POLL], 0);
+				cr_assert_eq(inj->inject_spun_pkts[RXP_ST_CQE_POLL], 0);
 				check_spun_in_result(inj, k);
 			}
-			rxr_probe_free(base);
-			rxr_probe_free(inj);
+			rxp_probe_free(base);
+			rxp_probe_free(inj);
 		}
 	}
 	fake_clock_off();
@@ -818,69 +818,69 @@ Test(inject, adds_k_exactly_where_the_stage_is_shorter_than_a_clock_read)
  */
 Test(inject, ab_pairs_read_an_exact_difference_exactly)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
 	fake_clock_on(1);
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
-	rxr_probe_set_inject(p, RXR_ST_APP, 50);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
-	rxr_lap_start(p);
+	rxp_probe_set_inject(p, RXP_ST_APP, 50);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
+	rxp_lap_start(p);
 	for (int i = 0; i < 4000; i++) {
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
-		rxr_lap(p, RXR_ST_APP, 1);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_APP, 1);
 	}
 	uint64_t pairs = 0, kept = 0;
-	double med = rxr_ab_pairs_median(&p->abp[RXR_ST_APP], &pairs);
-	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], &kept);
+	double med = rxp_ab_pairs_median(&p->abp[RXP_ST_APP], &pairs);
+	double tm = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_APP], &kept);
 	cr_assert_geq(pairs, 900);
 	cr_assert_eq(kept, pairs);
 	/* the first spin overshoots by one read, repaid by the next: at most
 	 * one pair of a thousand is off by one */
 	cr_assert_float_eq(tm, 50.0, 0.01, "trimmed mean %.3f", tm);
 	cr_assert_float_eq(med, 50.0, 0.01, "median %.3f", med);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 	fake_clock_off();
 }
 
 Test(inject, laps_without_packets_spin_nothing)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
-	rxr_probe_set_inject(p, RXR_ST_DOORBELL, 1000000);
-	rxr_lap_start(p);
+	rxp_probe_set_inject(p, RXP_ST_DOORBELL, 1000000);
+	rxp_lap_start(p);
 	for (int i = 0; i < 100; i++)
-		rxr_lap(p, RXR_ST_DOORBELL, 0);
+		rxp_lap(p, RXP_ST_DOORBELL, 0);
 	/* a million cycles per lap would make the mean >= 1e6 */
-	cr_assert_lt(p->st[RXR_ST_DOORBELL].cycles / 100, 1000000);
-	rxr_probe_free(p);
+	cr_assert_lt(p->st[RXP_ST_DOORBELL].cycles / 100, 1000000);
+	rxp_probe_free(p);
 }
 
 Test(lapfit, preempted_laps_are_left_out_of_the_fit_not_the_cycles)
 {
 	/* catches: the first busy lap after a preemption (millions of ticks)
 	 * setting the fixed cost per lap */
-	struct rxr_acc *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
-	rxr_acc_reset(a);
-	rxr_acc_reset(b);
+	struct rxp_acc *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	rxp_acc_reset(a);
+	rxp_acc_reset(b);
 	for (uint32_t i = 0; i < 1000; i++) {
 		uint32_t n = 1 + i % 8;
-		rxr_acc_record(a, 40 + 7 * (uint64_t)n, n);
+		rxp_acc_record(a, 40 + 7 * (uint64_t)n, n);
 	}
-	rxr_acc_record(a, RXR_LAPFIT_MAX_TICKS * 3, 2); /* descheduled mid-poll */
-	rxr_acc_record(b, RXR_LAPFIT_MAX_TICKS + 1, 1);
-	rxr_acc_merge(a, b);
+	rxp_acc_record(a, RXP_LAPFIT_MAX_TICKS * 3, 2); /* descheduled mid-poll */
+	rxp_acc_record(b, RXP_LAPFIT_MAX_TICKS + 1, 1);
+	rxp_acc_merge(a, b);
 	cr_assert_eq(a->excl_count, 2);
-	cr_assert_eq(a->cycles - a->excl_cycles, a->cycles - (RXR_LAPFIT_MAX_TICKS * 4 + 1));
-	struct rxr_lapsums s;
-	struct rxr_lapfit f;
-	rxr_acc_sums(a, &s);
-	rxr_lapsums_fit(&s, &f);
-	cr_assert_eq(f.basis, RXR_LAPFIT_LINEAR);
+	cr_assert_eq(a->cycles - a->excl_cycles, a->cycles - (RXP_LAPFIT_MAX_TICKS * 4 + 1));
+	struct rxp_lapsums s;
+	struct rxp_lapfit f;
+	rxp_acc_sums(a, &s);
+	rxp_lapsums_fit(&s, &f);
+	cr_assert_eq(f.basis, RXP_LAPFIT_LINEAR);
 	cr_assert_float_eq(f.a, 40.0, 1e-6);
 	cr_assert_float_eq(f.b, 7.0, 1e-9);
 	free(a);
@@ -890,27 +890,27 @@ Test(lapfit, preempted_laps_are_left_out_of_the_fit_not_the_cycles)
 /* One A/B period's pair fed by hand: a new period, then its injected lap
  * (ci cycles, ni packets) and its plain one (cp, np), the plain one first
  * in every other period, as a period with its halves swapped has them
- * (rxr_ab_turn): the figure must not depend on which comes first. */
-static void ab_feed(struct rxr_probe *p, enum rxr_stage s, uint64_t ci, uint32_t ni, uint64_t cp,
+ * (rxp_ab_turn): the figure must not depend on which comes first. */
+static void ab_feed(struct rxp_probe *p, enum rxp_stage s, uint64_t ci, uint32_t ni, uint64_t cp,
 		    uint32_t np)
 {
 	p->ab_period++;
 	if (p->ab_period & 1) {
-		rxr_probe_ab_pair(p, s, cp, np, false);
-		rxr_probe_ab_pair(p, s, ci, ni, true);
+		rxp_probe_ab_pair(p, s, cp, np, false);
+		rxp_probe_ab_pair(p, s, ci, ni, true);
 	} else {
-		rxr_probe_ab_pair(p, s, ci, ni, true);
-		rxr_probe_ab_pair(p, s, cp, np, false);
+		rxp_probe_ab_pair(p, s, ci, ni, true);
+		rxp_probe_ab_pair(p, s, cp, np, false);
 	}
 }
 
 /* An rx probe with inject A/B on (its pairs fed by hand). */
-static struct rxr_probe *ab_probe(void)
+static struct rxp_probe *ab_probe(void)
 {
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
 	return p;
 }
 
@@ -925,8 +925,8 @@ static struct rxr_probe *ab_probe(void)
  */
 Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 {
-	struct rxr_probe *p = ab_probe();
-	const enum rxr_stage s = RXR_ST_SGE_SETUP;
+	struct rxp_probe *p = ab_probe();
+	const enum rxp_stage s = RXP_ST_SGE_SETUP;
 	double inj_sum = 0, pl_sum = 0, kept_added = 0, kept_pkts = 0;
 	for (int i = 0; i < 1000; i++) {
 		uint32_t n = 1 + (uint32_t)(i % 3);
@@ -944,11 +944,11 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	}
 	/* a plain lap with no injected one in its period pairs with nothing */
 	p->ab_period++;
-	rxr_probe_ab_pair(p, s, 123, 1, false);
+	rxp_probe_ab_pair(p, s, 123, 1, false);
 	cr_expect_eq(p->abp[s].unmatched, 0);
 	uint64_t pairs = 0, kept = 0;
-	double med = rxr_ab_pairs_median(&p->abp[s], &pairs);
-	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+	double med = rxp_ab_pairs_median(&p->abp[s], &pairs);
+	double tm = rxp_ab_pairs_trimmed_mean(&p->abp[s], &kept);
 	cr_expect_eq(pairs, 1000);
 	cr_expect_eq(kept, 900, "the 100 preempted pairs are out of the window: kept %lu",
 		     (unsigned long)kept);
@@ -959,15 +959,15 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
 	cr_expect(fabs(tm - 50.0) < 0.1, "trimmed mean %.3f (K = 50)", tm);
 	cr_expect(fabs(med - 50) > 10, "median %.1f should sit in a mode, not at K", med);
 	/* merging two probes' pairs: the same figure over twice the pairs */
-	struct rxr_probe *q = ab_probe();
-	rxr_probe_merge(q, p);
-	rxr_probe_merge(q, p);
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&q->abp[s], &kept), tm, 1e-9);
+	struct rxp_probe *q = ab_probe();
+	rxp_probe_merge(q, p);
+	rxp_probe_merge(q, p);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&q->abp[s], &kept), tm, 1e-9);
 	cr_expect_eq(kept, 1800);
 	/* nothing paired: no figure */
-	cr_expect(isnan(rxr_ab_pairs_trimmed_mean(&q->abp[RXR_ST_APP], NULL)));
-	rxr_probe_free(q);
-	rxr_probe_free(p);
+	cr_expect(isnan(rxp_ab_pairs_trimmed_mean(&q->abp[RXP_ST_APP], NULL)));
+	rxp_probe_free(q);
+	rxp_probe_free(p);
 }
 
 /*
@@ -983,8 +983,8 @@ Test(inject, ab_pairs_trimmed_mean_is_k_through_spread_and_preemption)
  */
 Test(inject, ab_pairs_weigh_each_pair_by_its_packets)
 {
-	struct rxr_probe *p = ab_probe();
-	const enum rxr_stage s = RXR_ST_BUF_ALLOC;
+	struct rxp_probe *p = ab_probe();
+	const enum rxp_stage s = RXP_ST_BUF_ALLOC;
 	const double k = 80; /* 90 per packet in a lap of 8: whole cycles, as the bins are */
 	double ops = 0, pkts = 0;
 	for (int i = 0; i < 1000; i++) {
@@ -995,8 +995,8 @@ Test(inject, ab_pairs_weigh_each_pair_by_its_packets)
 		pkts += n;
 	}
 	uint64_t pairs = 0, kept = 0;
-	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
-	rxr_ab_pairs_median(&p->abp[s], &pairs);
+	double tm = rxp_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+	rxp_ab_pairs_median(&p->abp[s], &pairs);
 	cr_expect_eq(pairs, 1000);
 	cr_expect_eq(kept, 1000);
 	cr_expect_float_eq(tm, k * ops / pkts, 1e-9, "added %.2f per packet, K x ops/packet %.2f",
@@ -1004,26 +1004,26 @@ Test(inject, ab_pairs_weigh_each_pair_by_its_packets)
 	/* by laps it would read (900 x 2K + 100 x 1.125K) / 1000 */
 	cr_expect(fabs(tm - k * (900 * 2 + 100 * 1.125) / 1000) > 0.3 * k,
 		  "added %.2f: the mean over laps, not over packets", tm);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 }
 
 /*
  * An operation delay's pairs spread with lap size: a delay of 600 on
  * n + 1 operations a lap (plus a look-ahead put in laps of 1) adds 2,400
  * per packet in a lap of 1, 1,350 in a lap of 8 (600 x (2 + 2/n) for an
- * hds refill's 2n + 2 operations). RXR_AB_TRIM alone (1,024 about the
+ * hds refill's 2n + 2 operations). RXP_AB_TRIM alone (1,024 about the
  * median, 2,400) cuts the laps of 8 out as if preempted; the window
- * rxr_probe_set_op_gate sets for operation delays (RXR_AB_TRIM + 2 x K)
+ * rxp_probe_set_op_gate sets for operation delays (RXP_AB_TRIM + 2 x K)
  * keeps them, and still drops a preempted pair.
  */
 Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
 {
 	const double k = 600;
 	for (int widen = 0; widen < 2; widen++) {
-		struct rxr_probe *p = ab_probe();
-		const enum rxr_stage s = RXR_ST_BUF_ALLOC;
-		/* no delay given: the window RXR_AB_TRIM alone */
-		cr_assert_eq(rxr_probe_set_op_gate(p, s, widen ? (uint32_t)k : 0), 0);
+		struct rxp_probe *p = ab_probe();
+		const enum rxp_stage s = RXP_ST_BUF_ALLOC;
+		/* no delay given: the window RXP_AB_TRIM alone */
+		cr_assert_eq(rxp_probe_set_op_gate(p, s, widen ? (uint32_t)k : 0), 0);
 		double ops = 0, pkts = 0;
 		for (int i = 0; i < 1000; i++) {
 			uint32_t n = i % 10 == 9 ? 8 : 1;
@@ -1035,39 +1035,39 @@ Test(inject, ab_pairs_trim_window_keeps_the_long_laps_of_an_operation_delay)
 				pkts += n;
 			}
 		}
-		/* the gate's window only: another stage's pairs keep RXR_AB_TRIM */
-		ab_feed(p, RXR_ST_CQE_POLL, 200, 1, 100, 1);
-		cr_expect_float_eq(rxr_ab_pairs_trim(&p->abp[RXR_ST_CQE_POLL]), RXR_AB_TRIM, 1e-9);
-		cr_expect_float_eq(rxr_ab_pairs_trim(&p->abp[s]),
-				   widen ? RXR_AB_TRIM + 2 * k : RXR_AB_TRIM, 1e-9);
+		/* the gate's window only: another stage's pairs keep RXP_AB_TRIM */
+		ab_feed(p, RXP_ST_CQE_POLL, 200, 1, 100, 1);
+		cr_expect_float_eq(rxp_ab_pairs_trim(&p->abp[RXP_ST_CQE_POLL]), RXP_AB_TRIM, 1e-9);
+		cr_expect_float_eq(rxp_ab_pairs_trim(&p->abp[s]),
+				   widen ? RXP_AB_TRIM + 2 * k : RXP_AB_TRIM, 1e-9);
 		uint64_t kept = 0;
-		double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], &kept);
+		double tm = rxp_ab_pairs_trimmed_mean(&p->abp[s], &kept);
 		if (widen) {
 			cr_expect_eq(kept, 999, "kept %lu: all but the preempted pair",
 				     (unsigned long)kept);
 			cr_expect_float_eq(tm, k * ops / pkts, 1e-9,
 					   "added %.2f, K x ops/packet %.2f", tm, k * ops / pkts);
 		} else {
-			cr_expect_eq(kept, 899, "kept %lu: the laps of 8 cut at RXR_AB_TRIM",
+			cr_expect_eq(kept, 899, "kept %lu: the laps of 8 cut at RXP_AB_TRIM",
 				     (unsigned long)kept);
 			cr_expect(tm > 1.2 * k * ops / pkts, "added %.2f", tm);
 		}
-		rxr_probe_free(p);
+		rxp_probe_free(p);
 	}
 }
 
 /* A timed A/B probe with app injected (K = 100), its other stages
  * observed, its lap clock started. */
-static struct rxr_probe *app_ab_probe(void)
+static struct rxp_probe *app_ab_probe(void)
 {
 	timed_laps_or_skip();
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
-	rxr_probe_set_inject(p, RXR_ST_APP, 100);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
-	cr_assert_eq(p->inject[RXR_ST_CQE_POLL], RXR_INJECT_OBSERVE);
-	rxr_lap_start(p);
+	rxp_probe_set_inject(p, RXP_ST_APP, 100);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
+	cr_assert_eq(p->inject[RXP_ST_CQE_POLL], RXP_INJECT_OBSERVE);
+	rxp_lap_start(p);
 	return p;
 }
 
@@ -1082,19 +1082,19 @@ static struct rxr_probe *app_ab_probe(void)
  */
 Test(inject, ab_observed_stages_show_what_leaks_into_them)
 {
-	struct rxr_probe *p = app_ab_probe();
+	struct rxp_probe *p = app_ab_probe();
 	for (unsigned i = 0; i < 2000; i++) {
-		if (p->ab_phase == RXR_AB_INJ) /* the last app lap was injected */
-			rxr_spin_until(rxr_now(), 1500);
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		if (p->ab_phase == RXP_AB_INJ) /* the last app lap was injected */
+			rxp_spin_until(rxp_now(), 1500);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
 		known_work(1);
-		rxr_lap(p, RXR_ST_APP, 1);
+		rxp_lap(p, RXP_ST_APP, 1);
 	}
-	double leak = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_CQE_POLL], NULL);
-	double add = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], NULL);
+	double leak = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_CQE_POLL], NULL);
+	double add = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_APP], NULL);
 	cr_expect(leak > 750, "observed leak %.1f ticks/packet, 1500 spun there", leak);
 	cr_expect(add > 50 && add < 200, "app's own A/B figure %.1f, K = 100", add);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 }
 
 /*
@@ -1111,38 +1111,38 @@ Test(inject, ab_observed_stages_show_what_leaks_into_them)
  */
 Test(inject, same_burst_tells_the_spins_burst_from_the_ones_after)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	struct rxr_probe *p = coarse_rx_probe();
-	rxr_probe_set_inject(p, RXR_ST_BUF_ALLOC, 100);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
-	rxr_lap_start(p);
+	struct rxp_probe *p = coarse_rx_probe();
+	rxp_probe_set_inject(p, RXP_ST_BUF_ALLOC, 100);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
+	rxp_lap_start(p);
 	for (unsigned i = 0; i < 8000; i++) {
-		if (p->ab_phase != RXR_AB_INJ) /* the burst before did not spin */
+		if (p->ab_phase != RXP_AB_INJ) /* the burst before did not spin */
 			fake_now += 300;
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
-		rxr_lap(p, RXR_ST_BUF_ALLOC, 1);
-		if (p->ab_phase == RXR_AB_INJ) /* this burst's lap spun */
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_BUF_ALLOC, 1);
+		if (p->ab_phase == RXP_AB_INJ) /* this burst's lap spun */
 			fake_now += 200;
-		rxr_lap(p, RXR_ST_SGE_SETUP, 1);
-		rxr_lap(p, RXR_ST_DOORBELL, 1);
-		rxr_burst_end(p, 1);
+		rxp_lap(p, RXP_ST_SGE_SETUP, 1);
+		rxp_lap(p, RXP_ST_DOORBELL, 1);
+		rxp_burst_end(p, 1);
 	}
-	const struct rxr_ab_pairs *all = p->abp, *own = p->abp + RXR_ST_COUNT;
+	const struct rxp_ab_pairs *all = p->abp, *own = p->abp + RXP_ST_COUNT;
 	uint64_t n = 0;
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_CQE_POLL], NULL), -300.0, 1.0);
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_SGE_SETUP], NULL), 200.0, 1.0);
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_BUF_ALLOC], NULL), 100.0, 1.0);
-	rxr_ab_pairs_median(&own[RXR_ST_CQE_POLL], &n);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&all[RXP_ST_CQE_POLL], NULL), -300.0, 1.0);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&all[RXP_ST_SGE_SETUP], NULL), 200.0, 1.0);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&all[RXP_ST_BUF_ALLOC], NULL), 100.0, 1.0);
+	rxp_ab_pairs_median(&own[RXP_ST_CQE_POLL], &n);
 	cr_expect_eq(n, 0, "cqe_poll laps before the injected one in their burst paired: %lu",
 		     (unsigned long)n);
-	cr_expect_eq(own[RXR_ST_CQE_POLL].unmatched, 0);
-	double sg = rxr_ab_pairs_trimmed_mean(&own[RXR_ST_SGE_SETUP], &n);
+	cr_expect_eq(own[RXP_ST_CQE_POLL].unmatched, 0);
+	double sg = rxp_ab_pairs_trimmed_mean(&own[RXP_ST_SGE_SETUP], &n);
 	cr_expect_float_eq(sg, 200.0, 1.0, "sge_setup in the spin's burst %.1f", sg);
 	cr_expect_eq(n, 2000, "one pair per period: %lu", (unsigned long)n);
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&own[RXR_ST_DOORBELL], NULL), 0.0, 1.0);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&own[RXP_ST_DOORBELL], NULL), 0.0, 1.0);
 	/* the injected stage's slot holds its own work, the spin left out */
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&own[RXR_ST_BUF_ALLOC], NULL), 0.0, 1.0);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&own[RXP_ST_BUF_ALLOC], NULL), 0.0, 1.0);
 	/* in the result, for observed stages only */
 	struct rxr_result *res;
 	json_t *arr = inject_ab_of(p, &res), *x;
@@ -1170,18 +1170,18 @@ Test(inject, same_burst_tells_the_spins_burst_from_the_ones_after)
 	cr_expect_eq(seen, 2);
 	rxr_result_free(res);
 	/* merged: the pairs add */
-	struct rxr_probe *q = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &q, NULL, 0);
+	struct rxp_probe *q = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &q, NULL, 0);
 	cr_assert_not_null(q);
-	rxr_probe_set_inject(q, RXR_ST_BUF_ALLOC, 100);
-	cr_assert_eq(rxr_probe_set_inject_ab(q, true), 0);
-	rxr_probe_merge(q, p);
-	rxr_probe_merge(q, p);
-	cr_expect_eq(q->abp[RXR_ST_COUNT + RXR_ST_SGE_SETUP].n, 4000);
+	rxp_probe_set_inject(q, RXP_ST_BUF_ALLOC, 100);
+	cr_assert_eq(rxp_probe_set_inject_ab(q, true), 0);
+	rxp_probe_merge(q, p);
+	rxp_probe_merge(q, p);
+	cr_expect_eq(q->abp[RXP_ST_COUNT + RXP_ST_SGE_SETUP].n, 4000);
 	cr_expect_float_eq(
-	    rxr_ab_pairs_trimmed_mean(&q->abp[RXR_ST_COUNT + RXR_ST_SGE_SETUP], NULL), 200.0, 1.0);
-	rxr_probe_free(q);
-	rxr_probe_free(p);
+	    rxp_ab_pairs_trimmed_mean(&q->abp[RXP_ST_COUNT + RXP_ST_SGE_SETUP], NULL), 200.0, 1.0);
+	rxp_probe_free(q);
+	rxp_probe_free(p);
 	fake_clock_off();
 }
 
@@ -1201,26 +1201,26 @@ Test(inject, same_burst_tells_the_spins_burst_from_the_ones_after)
  */
 Test(inject, by_parts_is_k_where_whole_laps_carry_credit_across_pairs)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	struct rxr_probe *p = coarse_rx_probe();
+	struct rxp_probe *p = coarse_rx_probe();
 	const uint64_t k = 100;
-	rxr_probe_set_inject(p, RXR_ST_BUF_ALLOC, k);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
-	rxr_lap_start(p);
+	rxp_probe_set_inject(p, RXP_ST_BUF_ALLOC, k);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
+	rxp_lap_start(p);
 	for (unsigned i = 0; i < 40000; i++) {
 		/* periods of four laps: in even ones every lap holds 1 packet
 		 * (paired), in odd ones the first two 1 and the last two 2 (the
 		 * halves never agree: left out) */
-		unsigned per = i / RXR_AB_PERIOD, turn = i % RXR_AB_PERIOD;
+		unsigned per = i / RXP_AB_PERIOD, turn = i % RXP_AB_PERIOD;
 		uint32_t n = per % 2 && turn >= 2 ? 2 : 1;
-		rxr_lap(p, RXR_ST_CQE_POLL, n);
-		rxr_lap(p, RXR_ST_BUF_ALLOC, n);
-		rxr_burst_end(p, n);
+		rxp_lap(p, RXP_ST_CQE_POLL, n);
+		rxp_lap(p, RXP_ST_BUF_ALLOC, n);
+		rxp_burst_end(p, n);
 	}
-	const struct rxr_ab_pairs *all = p->abp, *work = p->abp + RXR_ST_COUNT;
-	double whole = rxr_ab_pairs_trimmed_mean(&all[RXR_ST_BUF_ALLOC], NULL);
-	double w = rxr_ab_pairs_trimmed_mean(&work[RXR_ST_BUF_ALLOC], NULL);
+	const struct rxp_ab_pairs *all = p->abp, *work = p->abp + RXP_ST_COUNT;
+	double whole = rxp_ab_pairs_trimmed_mean(&all[RXP_ST_BUF_ALLOC], NULL);
+	double w = rxp_ab_pairs_trimmed_mean(&work[RXP_ST_BUF_ALLOC], NULL);
 	cr_expect_float_eq(w, 0.0, 1e-9, "the stage's own work moved %.2f", w);
 	struct rxr_result *res;
 	json_t *arr = inject_ab_of(p, &res), *x;
@@ -1247,7 +1247,7 @@ Test(inject, by_parts_is_k_where_whole_laps_carry_credit_across_pairs)
 	cr_expect(fabs(whole - (double)k) > 0.03 * (double)k,
 		  "whole laps %.2f: the case no longer carries credit across pairs", whole);
 	rxr_result_free(res);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 	fake_clock_off();
 }
 
@@ -1262,34 +1262,34 @@ Test(inject, by_parts_is_k_where_whole_laps_carry_credit_across_pairs)
  */
 Test(inject, same_burst_ends_with_an_empty_burst)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off)");
-	struct rxr_probe *p = coarse_rx_probe();
-	rxr_probe_set_inject(p, RXR_ST_SGE_SETUP, 100);
-	cr_assert_eq(rxr_probe_set_inject_ab(p, true), 0);
-	rxr_lap_start(p);
+	struct rxp_probe *p = coarse_rx_probe();
+	rxp_probe_set_inject(p, RXP_ST_SGE_SETUP, 100);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, true), 0);
+	rxp_lap_start(p);
 	for (unsigned i = 0; i < 8000; i++) {
-		if (p->ab_phase != RXR_AB_INJ) /* the repost before did not spin */
+		if (p->ab_phase != RXP_AB_INJ) /* the repost before did not spin */
 			fake_now += 300;
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
-		rxr_lap(p, RXR_ST_HANDOFF, 1);
-		rxr_burst_end(p, 1);
-		rxr_lap(p, RXR_ST_IDLE, 0); /* an empty poll */
-		rxr_lap(p, RXR_ST_SGE_SETUP, 1);
-		rxr_burst_end(p, 0);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_HANDOFF, 1);
+		rxp_burst_end(p, 1);
+		rxp_lap(p, RXP_ST_IDLE, 0); /* an empty poll */
+		rxp_lap(p, RXP_ST_SGE_SETUP, 1);
+		rxp_burst_end(p, 0);
 	}
-	const struct rxr_ab_pairs *all = p->abp, *own = p->abp + RXR_ST_COUNT;
+	const struct rxp_ab_pairs *all = p->abp, *own = p->abp + RXP_ST_COUNT;
 	uint64_t n = 0;
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_CQE_POLL], &n), -300.0, 1.0);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&all[RXP_ST_CQE_POLL], &n), -300.0, 1.0);
 	cr_expect_eq(n, 2000, "cqe_poll: one pair per period over every lap: %lu",
 		     (unsigned long)n);
-	cr_expect_float_eq(rxr_ab_pairs_trimmed_mean(&all[RXR_ST_SGE_SETUP], NULL), 100.0, 1.0);
-	rxr_ab_pairs_median(&own[RXR_ST_CQE_POLL], &n);
+	cr_expect_float_eq(rxp_ab_pairs_trimmed_mean(&all[RXP_ST_SGE_SETUP], NULL), 100.0, 1.0);
+	rxp_ab_pairs_median(&own[RXP_ST_CQE_POLL], &n);
 	cr_expect_eq(n, 0, "cqe_poll of the next burst paired as the spin's own: %lu",
 		     (unsigned long)n);
-	cr_expect_eq(own[RXR_ST_HANDOFF].n, 0);
+	cr_expect_eq(own[RXP_ST_HANDOFF].n, 0);
 	cr_expect_eq(p->bursts, 16000);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 	fake_clock_off();
 }
 
@@ -1303,24 +1303,24 @@ Test(inject, same_burst_ends_with_an_empty_burst)
  */
 Test(inject, ab_observed_pairs_hold_laps_of_one_place_in_the_turn)
 {
-	struct rxr_probe *p = app_ab_probe();
+	struct rxp_probe *p = app_ab_probe();
 	for (unsigned i = 0; i < 4000; i++) {
-		rxr_lap(p, RXR_ST_APP, 1);
-		rxr_spin_until(rxr_now(), 600);
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
-		rxr_spin_until(rxr_now(), 50);
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_APP, 1);
+		rxp_spin_until(rxp_now(), 600);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
+		rxp_spin_until(rxp_now(), 50);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
 	}
 	uint64_t pairs = 0;
-	double leak = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_CQE_POLL], NULL);
-	rxr_ab_pairs_median(&p->abp[RXR_ST_CQE_POLL], &pairs);
+	double leak = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_CQE_POLL], NULL);
+	rxp_ab_pairs_median(&p->abp[RXP_ST_CQE_POLL], &pairs);
 	cr_expect(fabs(leak) < 150, "observed cqe_poll %.1f ticks/packet; nothing leaks into it",
 		  leak);
 	/* one pair per period: 4000 app laps, a period every 4 */
 	cr_expect(pairs > 900 && pairs <= 1000, "pairs %lu", (unsigned long)pairs);
-	double add = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], NULL);
+	double add = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_APP], NULL);
 	cr_expect(add > 50 && add < 200, "app's own A/B figure %.1f, K = 100", add);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 }
 
 /*
@@ -1337,35 +1337,35 @@ Test(inject, ab_observed_pairs_hold_laps_of_one_place_in_the_turn)
  */
 Test(inject, ab_pairs_hold_laps_that_agree_on_a_wait_before_them)
 {
-	struct rxr_probe *p = app_ab_probe();
+	struct rxp_probe *p = app_ab_probe();
 	const unsigned rounds = 4000;
 	for (unsigned i = 0; i < rounds; i++) {
-		bool inj = p->ab_phase == RXR_AB_INJ; /* the last app lap was spun */
+		bool inj = p->ab_phase == RXP_AB_INJ; /* the last app lap was spun */
 		bool wait = !inj || p->ab_period % 2;
 		if (wait) {
-			rxr_lap(p, RXR_ST_IDLE, 0);
-			rxr_spin_until(rxr_now(), 800);
+			rxp_lap(p, RXP_ST_IDLE, 0);
+			rxp_spin_until(rxp_now(), 800);
 		}
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
 		known_work(1);
-		rxr_lap(p, RXR_ST_APP, 1);
+		rxp_lap(p, RXP_ST_APP, 1);
 	}
 	uint64_t pairs = 0;
-	const struct rxr_ab_pairs *a = &p->abp[RXR_ST_CQE_POLL];
-	double d = rxr_ab_pairs_trimmed_mean(a, NULL);
-	rxr_ab_pairs_median(a, &pairs);
+	const struct rxp_ab_pairs *a = &p->abp[RXP_ST_CQE_POLL];
+	double d = rxp_ab_pairs_trimmed_mean(a, NULL);
+	rxp_ab_pairs_median(a, &pairs);
 	cr_expect(fabs(d) < 150, "cqe_poll %.1f ticks/packet: pairs across a wait", d);
 	/* a period every 4 rounds: half pair, half are left out for the wait */
-	uint64_t periods = rounds / RXR_AB_PERIOD;
+	uint64_t periods = rounds / RXP_AB_PERIOD;
 	cr_expect(pairs > periods / 2 - 20 && pairs < periods / 2 + 20, "pairs %lu of %lu periods",
 		  (unsigned long)pairs, (unsigned long)periods);
 	cr_expect(a->unmatched_wait > periods / 2 - 20 && a->unmatched_wait <= a->unmatched,
 		  "left out for the wait: %lu (unmatched %lu)", (unsigned long)a->unmatched_wait,
 		  (unsigned long)a->unmatched);
 	/* the app's own figure is unchanged: its laps never follow a wait */
-	double add = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], NULL);
+	double add = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_APP], NULL);
 	cr_expect(add > 50 && add < 200, "app's own A/B figure %.1f, K = 100", add);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 }
 
 /*
@@ -1380,8 +1380,8 @@ Test(inject, ab_pairs_hold_laps_that_agree_on_a_wait_before_them)
  */
 Test(inject, ab_pairs_hold_laps_of_one_packet_count)
 {
-	struct rxr_probe *p = ab_probe();
-	const enum rxr_stage s = RXR_ST_BUF_ALLOC;
+	struct rxp_probe *p = ab_probe();
+	const enum rxp_stage s = RXP_ST_BUF_ALLOC;
 	const uint64_t k = 100, a = 300, b = 40;
 	for (int i = 0; i < 300; i++) {
 		/* two of three pairs: 1 packet injected, 2 plain */
@@ -1389,21 +1389,21 @@ Test(inject, ab_pairs_hold_laps_of_one_packet_count)
 		ab_feed(p, s, a + (b + k) * ni, ni, a + b * np, np);
 	}
 	uint64_t pairs = 0;
-	double tm = rxr_ab_pairs_trimmed_mean(&p->abp[s], NULL);
-	rxr_ab_pairs_median(&p->abp[s], &pairs);
+	double tm = rxp_ab_pairs_trimmed_mean(&p->abp[s], NULL);
+	rxp_ab_pairs_median(&p->abp[s], &pairs);
 	cr_expect_eq(pairs, 100, "pairs of equal counts: %lu", (unsigned long)pairs);
 	cr_expect_eq(p->abp[s].unmatched, 200);
 	cr_expect_float_eq(tm, (double)k, 1e-9, "added %.2f, K = %lu", tm, (unsigned long)k);
 	/* the result says how many were left unpaired */
 	struct rxr_result *res;
-	rxr_probe_set_inject(p, s, k);			    /* the result lists injected stages */
-	p->ab[s].count = p->ab[RXR_ST_COUNT + s].count = 1; /* laps to report */
+	rxp_probe_set_inject(p, s, k);			    /* the result lists injected stages */
+	p->ab[s].count = p->ab[RXP_ST_COUNT + s].count = 1; /* laps to report */
 	json_t *e = json_array_get(inject_ab_of(p, &res), 0);
 	cr_assert_not_null(e);
 	cr_expect_eq(json_integer_value(json_object_get(e, "pairs_unmatched")), 200);
 	cr_expect_eq(json_integer_value(json_object_get(e, "pairs")), 100);
 	rxr_result_free(res);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 }
 
 /*
@@ -1422,31 +1422,31 @@ Test(inject, op_gate_alternates_and_observed_operations_follow_it)
 {
 	timed_laps_or_skip();
 	const uint32_t k = 300;
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
-	cr_assert_eq(rxr_probe_set_op_gate(p, RXR_ST_BUF_ALLOC, k), 0);
-	cr_assert_eq(p->inject[RXR_ST_FREE], RXR_INJECT_OBSERVE);
-	cr_assert_eq(p->inject[RXR_ST_IDLE], RXR_INJECT_PAY,
+	cr_assert_eq(rxp_probe_set_op_gate(p, RXP_ST_BUF_ALLOC, k), 0);
+	cr_assert_eq(p->inject[RXP_ST_FREE], RXP_INJECT_OBSERVE);
+	cr_assert_eq(p->inject[RXP_ST_IDLE], RXP_INJECT_PAY,
 		     "a wait stage is never observed, and pays its operations");
-	rxr_lap_start(p);
+	rxp_lap_start(p);
 	for (unsigned i = 0; i < 4000; i++) {
 		known_work(1);
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
-		rxr_op_delay(k);
-		rxr_op_delay(k);
-		rxr_lap(p, RXR_ST_BUF_ALLOC, 1);
-		rxr_op_delay(k);
-		rxr_lap(p, RXR_ST_FREE, 1);
-		rxr_lap(p, RXR_ST_IDLE, 0);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
+		rxp_op_delay(k);
+		rxp_op_delay(k);
+		rxp_lap(p, RXP_ST_BUF_ALLOC, 1);
+		rxp_op_delay(k);
+		rxp_lap(p, RXP_ST_FREE, 1);
+		rxp_lap(p, RXP_ST_IDLE, 0);
 	}
-	const struct rxr_acc *inj = &p->ab[RXR_ST_BUF_ALLOC],
-			     *pl = &p->ab[RXR_ST_COUNT + RXR_ST_BUF_ALLOC];
+	const struct rxp_acc *inj = &p->ab[RXP_ST_BUF_ALLOC],
+			     *pl = &p->ab[RXP_ST_COUNT + RXP_ST_BUF_ALLOC];
 	cr_expect_eq(inj->count, 1000);
 	cr_expect_eq(pl->count, 1000);
-	double gate = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_BUF_ALLOC], NULL);
-	double fr = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_FREE], NULL);
-	double cq = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_CQE_POLL], NULL);
+	double gate = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_BUF_ALLOC], NULL);
+	double fr = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_FREE], NULL);
+	double cq = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_CQE_POLL], NULL);
 	cr_expect_lt(fabs(gate - 2.0 * k), INJ_TOL * 2 * k, "gate stage: %.1f added, 2K = %u%s",
 		     gate, 2 * k, INJ_WHY);
 	cr_expect_lt(fabs(fr - k), INJ_TOL * k, "free after it: %.1f added, K = %u%s", fr, k,
@@ -1469,11 +1469,11 @@ Test(inject, op_gate_alternates_and_observed_operations_follow_it)
 	cr_expect_eq(gates, 1);
 	rxr_result_free(res);
 	/* turning A/B off forgets the gate: no lap takes the injected path */
-	cr_assert_eq(rxr_probe_set_inject_ab(p, false), 0);
-	cr_expect_eq(p->inject[RXR_ST_BUF_ALLOC], 0);
-	cr_expect_eq(p->inject[RXR_ST_FREE], 0);
-	rxr_op_armed = true;
-	rxr_probe_free(p);
+	cr_assert_eq(rxp_probe_set_inject_ab(p, false), 0);
+	cr_expect_eq(p->inject[RXP_ST_BUF_ALLOC], 0);
+	cr_expect_eq(p->inject[RXP_ST_FREE], 0);
+	rxp_op_armed = true;
+	rxp_probe_free(p);
 }
 
 /*
@@ -1482,14 +1482,14 @@ Test(inject, op_gate_alternates_and_observed_operations_follow_it)
  * moves a mean of 1,000 laps by 100, which is K here; the slowest 1% are
  * left out of both halves alike.
  */
-static double mean_below_p99(const struct rxr_acc *a)
+static double mean_below_p99(const struct rxp_acc *a)
 {
 	uint64_t keep = a->count - a->count / 100, seen = 0;
 	double sum = 0;
-	for (unsigned b = 0; b < RXR_HIST_BUCKETS && seen < keep; b++) {
+	for (unsigned b = 0; b < RXP_HIST_BUCKETS && seen < keep; b++) {
 		uint64_t c = a->hist[b] < keep - seen ? a->hist[b] : keep - seen;
 		sum += (double)c *
-		       ((double)rxr_hist_bucket_low(b) + (double)rxr_hist_bucket_width(b) / 2);
+		       ((double)rxp_hist_bucket_low(b) + (double)rxp_hist_bucket_width(b) / 2);
 		seen += c;
 	}
 	return seen ? sum / (double)seen : NAN;
@@ -1509,21 +1509,21 @@ Test(inject, ab_plain_half_is_not_the_lap_after_an_injected_one)
 {
 	timed_laps_or_skip();
 	const uint64_t k = 100;
-	struct rxr_probe *p = ab_probe();
-	rxr_probe_set_inject(p, RXR_ST_APP, k);
-	rxr_lap_start(p);
+	struct rxp_probe *p = ab_probe();
+	rxp_probe_set_inject(p, RXP_ST_APP, k);
+	rxp_lap_start(p);
 	for (unsigned i = 0; i < 4000; i++) {
-		if (p->ab_phase == RXR_AB_INJ) /* the last app lap was injected */
-			rxr_spin_until(rxr_now(), 1500);
+		if (p->ab_phase == RXP_AB_INJ) /* the last app lap was injected */
+			rxp_spin_until(rxp_now(), 1500);
 		known_work(1);
-		rxr_lap(p, RXR_ST_APP, 1);
+		rxp_lap(p, RXP_ST_APP, 1);
 	}
-	double add = rxr_ab_pairs_trimmed_mean(&p->abp[RXR_ST_APP], NULL);
+	double add = rxp_ab_pairs_trimmed_mean(&p->abp[RXP_ST_APP], NULL);
 	cr_expect_lt(fabs(add - (double)k), INJ_TOL * (double)k + 2, "added %.1f, K = %lu%s", add,
 		     (unsigned long)k, INJ_WHY);
-	const struct rxr_acc *inj = &p->ab[RXR_ST_APP], *pl = &p->ab[RXR_ST_COUNT + RXR_ST_APP];
+	const struct rxp_acc *inj = &p->ab[RXP_ST_APP], *pl = &p->ab[RXP_ST_COUNT + RXP_ST_APP];
 	double means = mean_below_p99(inj) - mean_below_p99(pl);
 	cr_expect_gt(means, 0.5 * (double)k, "the halves' means (laps below p99) differ by %.1f",
 		     means);
-	rxr_probe_free(p);
+	rxp_probe_free(p);
 }

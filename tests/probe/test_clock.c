@@ -24,7 +24,7 @@ static void both_clocks(uint64_t *ns, uint64_t *tick)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 20; i++) {
-		uint64_t a = mono_ns(), t = rxr_now(), b = mono_ns();
+		uint64_t a = mono_ns(), t = rxp_now(), b = mono_ns();
 		if (b - a < best) {
 			best = b - a;
 			*ns = a + (b - a) / 2;
@@ -40,8 +40,8 @@ static void both_clocks(uint64_t *ns, uint64_t *tick)
  */
 Test(clock, calibrated_within_1pct_of_monotonic_over_200ms)
 {
-	cr_assert_eq(rxr_clock_init(100), 0);
-	const struct rxr_clock *c = rxr_clock_get();
+	cr_assert_eq(rxp_clock_init(100), 0);
+	const struct rxp_clock *c = rxp_clock_get();
 	cr_assert_gt(c->hz, 1e6, "hz %f", c->hz);
 	uint64_t n0 = 0, t0 = 0, n1 = 0, t1 = 0;
 	both_clocks(&n0, &t0);
@@ -54,87 +54,87 @@ Test(clock, calibrated_within_1pct_of_monotonic_over_200ms)
 		     rel * 100);
 	cr_assert_gt(c->lap_cost_cycles, 0);
 	cr_assert_gt(c->resolution_ns, 0);
-	cr_assert_str_neq(rxr_clock_source_name(c->source), "unknown");
+	cr_assert_str_neq(rxp_clock_source_name(c->source), "unknown");
 }
 
 Test(clock, monotonic_fallback_is_selectable)
 {
 	setenv("RXRAY_CLOCK", "monotonic", 1);
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	unsetenv("RXRAY_CLOCK");
-	const struct rxr_clock *c = rxr_clock_get();
-	cr_assert_eq(c->source, RXR_CLOCK_MONOTONIC);
+	const struct rxp_clock *c = rxp_clock_get();
+	cr_assert_eq(c->source, RXP_CLOCK_MONOTONIC);
 	cr_assert_float_eq(c->hz, 1e9, 1);
-	uint64_t a = rxr_now(), b = rxr_now();
+	uint64_t a = rxp_now(), b = rxp_now();
 	cr_assert_geq(b, a);
-	cr_assert_eq(rxr_clock_init(50), 0); /* back to the best source */
+	cr_assert_eq(rxp_clock_init(50), 0); /* back to the best source */
 }
 
 Test(clock, injection_adds_requested_cycles_within_5pct)
 {
-	if (RXRAY_PROBE_MODE == RXR_MODE_OFF)
+	if (RXRAY_PROBE_MODE == RXP_MODE_OFF)
 		cr_skip_test("probes compiled out (RXRAY_PROBES=off): laps and injection do nothing");
-	cr_assert_eq(rxr_clock_init(50), 0);
-	struct rxr_probe *p = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &p, NULL, 0);
+	cr_assert_eq(rxp_clock_init(50), 0);
+	struct rxp_probe *p = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &p, NULL, 0);
 	cr_assert_not_null(p);
 	/* large enough that a lap repaying the most credit carried
-	 * (RXR_INJECT_STRETCH_MAX) stays within 5% */
+	 * (RXP_INJECT_STRETCH_MAX) stays within 5% */
 	const uint64_t inj = 50000;
-	rxr_lap_start(p);
+	rxp_lap_start(p);
 	for (int i = 0; i < 2000; i++) {
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
-		rxr_lap(p, RXR_ST_APP, 1);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_APP, 1);
 	}
-	uint64_t base_min = p->st[RXR_ST_APP].min;
-	rxr_probe_reset(p);
-	rxr_probe_set_inject(p, RXR_ST_APP, inj);
-	rxr_lap_start(p);
+	uint64_t base_min = p->st[RXP_ST_APP].min;
+	rxp_probe_reset(p);
+	rxp_probe_set_inject(p, RXP_ST_APP, inj);
+	rxp_lap_start(p);
 	for (int i = 0; i < 2000; i++) {
-		rxr_lap(p, RXR_ST_CQE_POLL, 1);
-		rxr_lap(p, RXR_ST_APP, 1);
+		rxp_lap(p, RXP_ST_CQE_POLL, 1);
+		rxp_lap(p, RXP_ST_APP, 1);
 	}
 	/* min is robust to preemption on a shared machine (a preempted spin's
 	 * excess is dropped, not repaid by the laps after it) */
-	uint64_t got = p->st[RXR_ST_APP].min - base_min;
+	uint64_t got = p->st[RXP_ST_APP].min - base_min;
 	/* a lap is short of K x n by at most the credit a spin carried over
-	 * (at most RXR_INJECT_STRETCH_MAX per packet) */
-	cr_assert_geq(p->st[RXR_ST_APP].min + RXR_INJECT_STRETCH_MAX, inj);
+	 * (at most RXP_INJECT_STRETCH_MAX per packet) */
+	cr_assert_geq(p->st[RXP_ST_APP].min + RXP_INJECT_STRETCH_MAX, inj);
 	cr_assert_lt(fabs((double)got - (double)inj) / (double)inj, 0.05, "added %lu of %lu",
 		     (unsigned long)got, (unsigned long)inj);
 	/* the other stage did not absorb the spin */
-	cr_assert_lt(p->st[RXR_ST_CQE_POLL].min, inj / 10);
-	rxr_probe_free(p);
+	cr_assert_lt(p->st[RXP_ST_CQE_POLL].min, inj / 10);
+	rxp_probe_free(p);
 }
 
 Test(clock, nvtx_calls_are_safe_without_a_tool)
 {
 	unsetenv("NVTX_INJECTION64_PATH");
-	rxr_nvtx_init();
-	rxr_nvtx_init();
+	rxp_nvtx_init();
+	rxp_nvtx_init();
 	for (int i = 0; i < 100000; i++) {
-		rxr_nvtx_push((enum rxr_stage)(i % RXR_ST_COUNT));
-		rxr_nvtx_pop();
+		rxp_nvtx_push((enum rxp_stage)(i % RXP_ST_COUNT));
+		rxp_nvtx_pop();
 	}
-	rxr_nvtx_push((enum rxr_stage)999); /* out of range: unnamed range, no crash */
-	rxr_nvtx_pop();
+	rxp_nvtx_push((enum rxp_stage)999); /* out of range: unnamed range, no crash */
+	rxp_nvtx_pop();
 }
 
 Test(clock, inject_spec_parsing)
 {
-	enum rxr_stage s;
+	enum rxp_stage s;
 	uint64_t c;
-	cr_assert_eq(rxr_inject_parse("buf_alloc=150", &s, &c), 0);
-	cr_assert_eq(s, RXR_ST_BUF_ALLOC);
+	cr_assert_eq(rxp_inject_parse("buf_alloc=150", &s, &c), 0);
+	cr_assert_eq(s, RXP_ST_BUF_ALLOC);
 	cr_assert_eq(c, 150);
-	cr_assert_eq(rxr_inject_parse("free=2k", &s, &c), 0);
+	cr_assert_eq(rxp_inject_parse("free=2k", &s, &c), 0);
 	cr_assert_eq(c, 2000);
-	cr_assert_lt(rxr_inject_parse("nosuch=1", &s, &c), 0);
-	cr_assert_lt(rxr_inject_parse("free=", &s, &c), 0);
-	cr_assert_lt(rxr_inject_parse("=5", &s, &c), 0);
-	cr_assert_lt(rxr_inject_parse("free=-5", &s, &c), 0);
-	cr_assert_lt(rxr_inject_parse("free", &s, &c), 0);
-	cr_assert_eq(rxr_stage_from_name("cqe_poll"), RXR_ST_CQE_POLL);
-	cr_assert_str_eq(rxr_stage_name(RXR_ST_CQE_WRITE), "cqe_write");
-	cr_assert_null(rxr_stage_name(RXR_ST_COUNT));
+	cr_assert_lt(rxp_inject_parse("nosuch=1", &s, &c), 0);
+	cr_assert_lt(rxp_inject_parse("free=", &s, &c), 0);
+	cr_assert_lt(rxp_inject_parse("=5", &s, &c), 0);
+	cr_assert_lt(rxp_inject_parse("free=-5", &s, &c), 0);
+	cr_assert_lt(rxp_inject_parse("free", &s, &c), 0);
+	cr_assert_eq(rxp_stage_from_name("cqe_poll"), RXP_ST_CQE_POLL);
+	cr_assert_str_eq(rxp_stage_name(RXP_ST_CQE_WRITE), "cqe_write");
+	cr_assert_null(rxp_stage_name(RXP_ST_COUNT));
 }

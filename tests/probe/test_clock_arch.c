@@ -13,25 +13,25 @@
 
 Test(clock_arch, why_names_the_choice)
 {
-	cr_assert_eq(rxr_clock_init(20), 0);
-	const struct rxr_clock *c = rxr_clock_get();
-	const char *why = rxr_clock_why();
+	cr_assert_eq(rxp_clock_init(20), 0);
+	const struct rxp_clock *c = rxp_clock_get();
+	const char *why = rxp_clock_why();
 	cr_assert_not_null(why);
 	/* catches: a why left as the placeholder (init never filled it) */
 	cr_assert_null(strstr(why, "not initialised"), "why: %s", why);
 #if defined(__x86_64__) || defined(__i386__)
 	/* catches: the x86 choice changing (TSC when invariant, else monotonic) */
-	if (rxr_clock_tsc_invariant()) {
-		cr_assert_eq(c->source, RXR_CLOCK_TSC);
+	if (rxp_clock_tsc_invariant()) {
+		cr_assert_eq(c->source, RXP_CLOCK_TSC);
 		cr_assert(strstr(why, "invariant TSC"), "why: %s", why);
 	} else {
-		cr_assert_eq(c->source, RXR_CLOCK_MONOTONIC);
+		cr_assert_eq(c->source, RXP_CLOCK_MONOTONIC);
 	}
 #elif defined(__aarch64__)
 	/* catches: falling back to clock_gettime although cntvct_el0 always works */
-	cr_assert(c->source == RXR_CLOCK_CNTVCT || c->source == RXR_CLOCK_PMU, "source %s",
-		  rxr_clock_source_name(c->source));
-	if (c->source == RXR_CLOCK_CNTVCT) {
+	cr_assert(c->source == RXP_CLOCK_CNTVCT || c->source == RXP_CLOCK_PMU, "source %s",
+		  rxp_clock_source_name(c->source));
+	if (c->source == RXP_CLOCK_CNTVCT) {
 		/* catches: a why that does not say why the PMU was refused */
 		cr_assert(strstr(why, "PMU cycle counter not readable"), "why: %s", why);
 		cr_assert(strstr(why, "perf_user_access") || strstr(why, "perf_event_open") ||
@@ -53,12 +53,12 @@ Test(clock_arch, why_names_the_choice)
 Test(clock_arch, forced_source_says_forced)
 {
 	setenv("RXRAY_CLOCK", "monotonic", 1);
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	unsetenv("RXRAY_CLOCK");
 	/* catches: the why describing the auto choice while a forced one runs */
-	cr_assert(strstr(rxr_clock_why(), "forced by RXRAY_CLOCK=monotonic"), "why: %s",
-		  rxr_clock_why());
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert(strstr(rxp_clock_why(), "forced by RXRAY_CLOCK=monotonic"), "why: %s",
+		  rxp_clock_why());
+	cr_assert_eq(rxp_clock_init(20), 0);
 }
 
 static json_t *stage_of(json_t *doc, const char *role, const char *stage)
@@ -73,21 +73,21 @@ static json_t *stage_of(json_t *doc, const char *role, const char *stage)
 
 Test(clock_arch, short_laps_are_flagged_below_resolution)
 {
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	struct rxr_result *r = NULL;
 	rxr_result_open(&r);
 	cr_assert_not_null(r);
-	struct rxr_probe *rx = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &rx, NULL, 0);
+	struct rxp_probe *rx = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &rx, NULL, 0);
 	cr_assert_not_null(rx);
 	for (int i = 0; i < 100; i++) {
-		rxr_acc_record(&rx->st[RXR_ST_CQE_POLL], 3, 32);  /* mean 3 ticks */
-		rxr_acc_record(&rx->st[RXR_ST_DOORBELL], 9, 1);   /* mean 9: still under */
-		rxr_acc_record(&rx->st[RXR_ST_SGE_SETUP], 10, 32); /* exactly 10: fine */
+		rxp_acc_record(&rx->st[RXP_ST_CQE_POLL], 3, 32);  /* mean 3 ticks */
+		rxp_acc_record(&rx->st[RXP_ST_DOORBELL], 9, 1);   /* mean 9: still under */
+		rxp_acc_record(&rx->st[RXP_ST_SGE_SETUP], 10, 32); /* exactly 10: fine */
 	}
 	rx->busy_packets = 3200;
 	cr_assert_eq(rxr_result_add_probe(r, rx), 0);
-	rxr_probe_free(rx);
+	rxp_probe_free(rx);
 	r->c = (struct rxr_counters){.offered = 3200, .received = 3200};
 	rxr_result_set_rates(r, 1.0);
 	rxr_result_set_clock(r);
@@ -126,13 +126,13 @@ Test(clock_arch, no_note_when_every_lap_is_long_enough)
 {
 	struct rxr_result *r = NULL;
 	rxr_result_open(&r);
-	struct rxr_probe *rx = NULL;
-	rxr_probe_open("rx", -1, 0, 0, &rx, NULL, 0);
+	struct rxp_probe *rx = NULL;
+	rxp_probe_open("rx", -1, 0, 0, &rx, NULL, 0);
 	cr_assert(r && rx);
 	for (int i = 0; i < 10; i++)
-		rxr_acc_record(&rx->st[RXR_ST_CQE_POLL], 400, 32);
+		rxp_acc_record(&rx->st[RXP_ST_CQE_POLL], 400, 32);
 	cr_assert_eq(rxr_result_add_probe(r, rx), 0);
-	rxr_probe_free(rx);
+	rxp_probe_free(rx);
 	json_t *doc = rxr_result_to_json(r);
 	/* catches: a note written unconditionally (every x86 result would carry it) */
 	cr_assert_null(json_object_get(json_object_get(doc, "clock"), "note"));

@@ -2,7 +2,7 @@
  * Full mode's NVTX ranges (probes/nvtx.c) against scripted laps and stage
  * announcements: nvtx_scenarios runs them under the NVTX listener
  * (librxray_nvtx.so); each scenario's bursts and their stage ranges must
- * be exactly what the rules in rxray/probe.h (rxr_stage_begin) say. Runs
+ * be exactly what the rules in rxray/probe.h (rxp_stage_begin) say. Runs
  * in every build with the NVTX headers: the helper is compiled in full
  * mode whatever this build's mode is.
  */

@@ -12,25 +12,25 @@
 
 static struct rxr_result *sample_result(void)
 {
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	struct rxr_result *r = NULL;
 	rxr_result_open(&r);
 	cr_assert_not_null(r);
-	struct rxr_probe *rx = NULL, *nic = NULL;
-	rxr_probe_open("rx", 1, 0, 0, &rx, NULL, 0);
-	rxr_probe_open("nic", 0, 0, 0, &nic, NULL, 0);
+	struct rxp_probe *rx = NULL, *nic = NULL;
+	rxp_probe_open("rx", 1, 0, 0, &rx, NULL, 0);
+	rxp_probe_open("nic", 0, 0, 0, &nic, NULL, 0);
 	for (int i = 0; i < 100; i++) {
-		rxr_acc_record(&rx->st[RXR_ST_CQE_POLL], 640 + (uint64_t)i, 32);
-		rxr_acc_record(&rx->st[RXR_ST_SGE_SETUP], 320, 32);
-		rxr_acc_record(&rx->st[RXR_ST_IDLE], 99, 0);
-		rxr_acc_record(&nic->st[RXR_ST_HDR_WRITE], 900, 32);
+		rxp_acc_record(&rx->st[RXP_ST_CQE_POLL], 640 + (uint64_t)i, 32);
+		rxp_acc_record(&rx->st[RXP_ST_SGE_SETUP], 320, 32);
+		rxp_acc_record(&rx->st[RXP_ST_IDLE], 99, 0);
+		rxp_acc_record(&nic->st[RXP_ST_HDR_WRITE], 900, 32);
 	}
 	rx->busy_packets = 3200;
 	nic->busy_packets = 3200;
 	cr_assert_eq(rxr_result_add_probe(r, nic), 0);
 	cr_assert_eq(rxr_result_add_probe(r, rx), 0);
-	rxr_probe_free(rx);
-	rxr_probe_free(nic);
+	rxp_probe_free(rx);
+	rxp_probe_free(nic);
 	r->c = (struct rxr_counters){.offered = 4000, .received = 3200, .out_of_buffer = 700,
 				     .nombuf = 50, .app_dropped = 50, .errors = 0};
 	rxr_result_set_rates(r, 0.5);
@@ -65,15 +65,15 @@ Test(result, round_trip)
 	cr_assert_eq(t->core, 1);
 	cr_assert_eq(t->packets, 3200);
 	cr_assert_eq(t->busy_cycles, r->threads[1].busy_cycles);
-	cr_assert_eq(t->st[RXR_ST_CQE_POLL].cycles, r->threads[1].st[RXR_ST_CQE_POLL].cycles);
-	cr_assert_eq(t->st[RXR_ST_CQE_POLL].min, 640);
-	cr_assert_eq(t->st[RXR_ST_CQE_POLL].max, 739);
-	cr_assert_eq(t->st[RXR_ST_CQE_POLL].p50, r->threads[1].st[RXR_ST_CQE_POLL].p50);
-	cr_assert_float_eq(t->st[RXR_ST_SGE_SETUP].cycles_per_packet, 10.0, 1e-9);
-	cr_assert(t->stage_mask & (1u << RXR_ST_IDLE));
-	cr_assert_not(t->stage_mask & (1u << RXR_ST_FREE));
+	cr_assert_eq(t->st[RXP_ST_CQE_POLL].cycles, r->threads[1].st[RXP_ST_CQE_POLL].cycles);
+	cr_assert_eq(t->st[RXP_ST_CQE_POLL].min, 640);
+	cr_assert_eq(t->st[RXP_ST_CQE_POLL].max, 739);
+	cr_assert_eq(t->st[RXP_ST_CQE_POLL].p50, r->threads[1].st[RXP_ST_CQE_POLL].p50);
+	cr_assert_float_eq(t->st[RXP_ST_SGE_SETUP].cycles_per_packet, 10.0, 1e-9);
+	cr_assert(t->stage_mask & (1u << RXP_ST_IDLE));
+	cr_assert_not(t->stage_mask & (1u << RXP_ST_FREE));
 	/* idle is not busy */
-	cr_assert_eq(t->busy_cycles, t->st[RXR_ST_CQE_POLL].cycles + t->st[RXR_ST_SGE_SETUP].cycles);
+	cr_assert_eq(t->busy_cycles, t->st[RXP_ST_CQE_POLL].cycles + t->st[RXP_ST_SGE_SETUP].cycles);
 	cr_assert_eq(json_integer_value(json_object_get(b->config, "frame")), 1064);
 	cr_assert_eq(json_integer_value(json_object_get(json_object_get(b->extra, "trial"), "n")), 3);
 	rxr_result_free(b);

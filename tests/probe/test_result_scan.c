@@ -27,24 +27,24 @@ static struct rxr_result *scan(const char *text, size_t len, size_t *used)
 
 static char *writer_doc(void)
 {
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	struct rxr_result *r = NULL;
-	struct rxr_probe *rx = NULL, *nic = NULL;
+	struct rxp_probe *rx = NULL, *nic = NULL;
 	char perr[256];
 	cr_assert_eq(rxr_result_open(&r), 0);
-	cr_assert_eq(rxr_probe_open("rx", 1, 0, 0, &rx, perr, sizeof(perr)), 0, "%s", perr);
-	cr_assert_eq(rxr_probe_open("nic", 0, 0, 0, &nic, perr, sizeof(perr)), 0, "%s", perr);
+	cr_assert_eq(rxp_probe_open("rx", 1, 0, 0, &rx, perr, sizeof(perr)), 0, "%s", perr);
+	cr_assert_eq(rxp_probe_open("nic", 0, 0, 0, &nic, perr, sizeof(perr)), 0, "%s", perr);
 	for (int i = 0; i < 100; i++) {
-		rxr_acc_record(&rx->st[RXR_ST_CQE_POLL], 640 + (uint64_t)i, 1 + (unsigned)i % 32);
-		rxr_acc_record(&rx->st[RXR_ST_SGE_SETUP], 320, 32);
-		rxr_acc_record(&rx->st[RXR_ST_IDLE], 3, 0);
-		rxr_acc_record(&nic->st[RXR_ST_HDR_WRITE], 900, 32);
+		rxp_acc_record(&rx->st[RXP_ST_CQE_POLL], 640 + (uint64_t)i, 1 + (unsigned)i % 32);
+		rxp_acc_record(&rx->st[RXP_ST_SGE_SETUP], 320, 32);
+		rxp_acc_record(&rx->st[RXP_ST_IDLE], 3, 0);
+		rxp_acc_record(&nic->st[RXP_ST_HDR_WRITE], 900, 32);
 	}
 	rx->busy_packets = nic->busy_packets = 3200;
 	cr_assert_eq(rxr_result_add_probe(r, nic), 0);
 	cr_assert_eq(rxr_result_add_probe(r, rx), 0);
-	rxr_probe_free(rx);
-	rxr_probe_free(nic);
+	rxp_probe_free(rx);
+	rxp_probe_free(nic);
 	r->c = (struct rxr_counters){.offered = 4000, .received = 3200, .out_of_buffer = 700,
 				     .nombuf = 50, .app_dropped = 50};
 	rxr_result_set_rates(r, 0.5);

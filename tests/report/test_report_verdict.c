@@ -185,13 +185,13 @@ static json_t *cj;
 static void setup(void)
 {
 	make_sweep();
-	char p[256], err[RXR_ERR_LEN];
-	struct rxr_set *s = NULL;
+	char p[256], err[RXA_ERR_LEN];
+	struct rxa_set *s = NULL;
 	snprintf(p, sizeof(p), "%s/sw", dir);
-	cr_assert_eq(rxr_set_load(p, &s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxa_set_load(p, &s, err, sizeof(err)), 0, "%s", err);
 	snprintf(p, sizeof(p), "%s/rep", dir);
-	cr_assert_eq(rxr_report_write(s, p, NULL, err, sizeof(err)), 0, "%s", err);
-	rxr_set_free(s);
+	cr_assert_eq(rxo_report_write(s, p, NULL, err, sizeof(err)), 0, "%s", err);
+	rxa_set_free(s);
 	snprintf(p, sizeof(p), "%s/rep/report.md", dir);
 	md = tu_slurp(p);
 	snprintf(p, sizeof(p), "%s/rep/report.html", dir);
@@ -332,18 +332,18 @@ Test(report_verdict, classifier_declines_with_fewer_than_3_clean_points)
 	cr_expect(strstr(md, "engine=dpdk mode=hds: bound not classified: fewer than 3 clean frame sizes"), "%s", md);
 	/* the classifier itself: two points always fit a line, so no verdict */
 	double x[] = {1064, 8064}, y[] = {100, 400};
-	struct rxr_fit f;
-	cr_assert_eq(rxr_bound_fit(x, y, 2, &f), 0);
-	cr_expect_eq(f.bound, RXR_BOUND_UNKNOWN);
+	struct rxa_fit f;
+	cr_assert_eq(rxa_bound_fit(x, y, 2, &f), 0);
+	cr_expect_eq(f.bound, RXA_BOUND_UNKNOWN);
 	cr_expect(f.declined);
 	double x3[] = {1064, 4064, 8064}, y3[] = {100, 250, 400};
-	cr_assert_eq(rxr_bound_fit(x3, y3, 3, &f), 0);
+	cr_assert_eq(rxa_bound_fit(x3, y3, 3, &f), 0);
 	cr_expect_eq(f.declined, NULL);
-	cr_expect_neq(f.bound, RXR_BOUND_UNKNOWN);
+	cr_expect_neq(f.bound, RXA_BOUND_UNKNOWN);
 	/* a poor fit declines too */
 	double yp[] = {100, 900, 150};
-	cr_assert_eq(rxr_bound_fit(x3, yp, 3, &f), 0);
-	cr_expect(f.poor && f.declined && f.bound == RXR_BOUND_UNKNOWN);
+	cr_assert_eq(rxa_bound_fit(x3, yp, 3, &f), 0);
+	cr_expect(f.poor && f.declined && f.bound == RXA_BOUND_UNKNOWN);
 }
 
 Test(report_verdict, no_negative_share)
@@ -362,10 +362,10 @@ Test(report_verdict, no_negative_share)
 	regfree(&re);
 	/* the classifier: slight noise below flat reads 0, never negative */
 	double x[] = {1064, 4064, 8064}, y[] = {100.5, 100.2, 100.0};
-	struct rxr_fit f;
-	cr_assert_eq(rxr_bound_fit(x, y, 3, &f), 0);
+	struct rxa_fit f;
+	cr_assert_eq(rxa_bound_fit(x, y, 3, &f), 0);
 	cr_expect(f.byte_share >= 0, "share %f", f.byte_share);
-	cr_expect_eq(f.bound, RXR_BOUND_PACKET);
+	cr_expect_eq(f.bound, RXA_BOUND_PACKET);
 }
 
 Test(report_verdict, spec_newlines_render)

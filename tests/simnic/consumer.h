@@ -138,7 +138,7 @@ static inline void tc_good(struct tc *t, uint32_t qi, uint32_t s, uint32_t len)
 		}
 		q->good++;
 		if (t->spin_per_pkt)
-			rxr_spin_until(rxr_now(), t->spin_per_pkt);
+			rxp_spin_until(rxp_now(), t->spin_per_pkt);
 	}
 }
 

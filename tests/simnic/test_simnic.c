@@ -9,7 +9,7 @@
 
 static void init_clock(void)
 {
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 }
 
 TestSuite(simnic, .init = init_clock);
@@ -223,7 +223,7 @@ Test(simnic, overload_counts_out_of_buffer_and_conserves)
 	p.seconds = 0.2;
 	p.rate_pps = 0; /* as fast as the NIC goes */
 	cr_assert_eq(tc_init(&t, &p, 0), 0);
-	t.spin_per_pkt = (uint64_t)(rxr_clock_get()->hz / 200000); /* 5 us per packet */
+	t.spin_per_pkt = (uint64_t)(rxp_clock_get()->hz / 200000); /* 5 us per packet */
 	run_consumer(&t);
 	check_accounting(&t);
 	struct rxs_counters c;
@@ -346,15 +346,15 @@ Test(simnic, config_maps_to_params)
 	rx_config_defaults(&c);
 	snprintf(c.device, sizeof(c.device), "sim:rate=2M,flows=16,cq=16384");
 	c.mode = RX_MODE_HDS;
-	c.inject[RXR_ST_HDR_WRITE] = 100;
-	c.inject[RXR_ST_CQE_POLL] = 100;
+	c.inject[RXP_ST_HDR_WRITE] = 100;
+	c.inject[RXP_ST_CQE_POLL] = 100;
 	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.sges, 2);
 	cr_assert_float_eq(p.rate_pps, 2e6, 1);
 	cr_assert_eq(p.flows, 16);
 	cr_assert_eq(p.cq_depth, 16384);
-	cr_assert_eq(p.inject[RXR_ST_HDR_WRITE], 100);
-	cr_assert_eq(p.inject[RXR_ST_CQE_POLL], 0, "engine stages are not the NIC's");
+	cr_assert_eq(p.inject[RXP_ST_HDR_WRITE], 100);
+	cr_assert_eq(p.inject[RXP_ST_CQE_POLL], 0, "engine stages are not the NIC's");
 	snprintf(c.device, sizeof(c.device), "sim:bogus=1");
 	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "device:", 7) == 0, "%s", err);
@@ -418,7 +418,7 @@ static void check_threads(struct tc *t, uint32_t nthreads)
 		sum.offered += ts.cnt.offered;
 		sum.received += ts.cnt.received;
 		sum.out_of_buffer += ts.cnt.out_of_buffer;
-		const struct rxr_probe *pr = rxs_nic_thread_probe(t->nic, ti);
+		const struct rxp_probe *pr = rxs_nic_thread_probe(t->nic, ti);
 		cr_assert_not_null(pr);
 		cr_assert(ti == 0 || pr != rxs_nic_thread_probe(t->nic, 0), "a probe per thread");
 	}
@@ -471,7 +471,7 @@ Test(simnic, two_threads_overloaded_count_drops_on_their_own_queues)
 	p.seconds = 0.2;
 	p.rate_pps = 0;
 	cr_assert_eq(tc_init(&t, &p, 0), 0);
-	t.spin_per_pkt = (uint64_t)(rxr_clock_get()->hz / 200000); /* 5 us per packet */
+	t.spin_per_pkt = (uint64_t)(rxp_clock_get()->hz / 200000); /* 5 us per packet */
 	run_consumer(&t);
 	check_accounting(&t);
 	check_threads(&t, 2);
@@ -842,7 +842,7 @@ Test(simnic, writers_overloaded_conserve)
 			p.max_packets = 40000;
 			p.cqe_comp = comp;
 			cr_assert_eq(tc_init(&t, &p, 0), 0);
-			t.spin_per_pkt = (uint64_t)(rxr_clock_get()->hz / 2e6); /* 0.5 us */
+			t.spin_per_pkt = (uint64_t)(rxp_clock_get()->hz / 2e6); /* 0.5 us */
 			run_consumer(&t);
 			check_accounting(&t);
 			struct rxs_counters c;

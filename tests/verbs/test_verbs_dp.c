@@ -27,14 +27,14 @@ struct fake {
 	uint8_t *rq, *cqbuf, *hdr, *pay;
 	uint32_t cqe_cnt;
 	uint32_t produced; /* completions written */
-	struct rxr_probe *p;
+	struct rxp_probe *p;
 };
 
 static void fake_init_sized(struct fake *f, enum rx_mode mode, uint32_t wqe_stride, bool inline_app,
 			    enum rx_consumer consumer, uint32_t batch, uint32_t burst)
 {
 	memset(f, 0, sizeof(*f));
-	cr_assert_eq(rxr_clock_init(20), 0);
+	cr_assert_eq(rxp_clock_init(20), 0);
 	rx_config_defaults(&f->c);
 	f->c.consumer = consumer;
 	f->c.mode = mode;
@@ -81,7 +81,7 @@ static void fake_init_sized(struct fake *f, enum rx_mode mode, uint32_t wqe_stri
 	q->inline_app = inline_app;
 	char err[256] = "";
 	cr_assert_eq(verbs_queue_setup(&f->run, q, err, sizeof(err)), 0, "%s", err);
-	rxr_probe_open("rx", -1, 0, 0, &f->p, NULL, 0);
+	rxp_probe_open("rx", -1, 0, 0, &f->p, NULL, 0);
 	cr_assert_not_null(f->p);
 }
 
@@ -99,7 +99,7 @@ static void fake_init(struct fake *f, enum rx_mode mode, uint32_t wqe_stride, bo
 static void fake_fini(struct fake *f)
 {
 	verbs_queue_teardown(&f->q);
-	rxr_probe_free(f->p);
+	rxp_probe_free(f->p);
 	free(f->rq);
 	free(f->cqbuf);
 	free(f->hdr);
@@ -238,8 +238,8 @@ Test(verbs_dp, one_doorbell_per_batch)
 	f.q.rx_fn(&f.q, f.p);
 	cr_assert_eq(f.q.rx.doorbells, 4);
 	cr_assert_eq(f.q.rx.posted, 256);
-	cr_assert_eq(f.p->st[RXR_ST_DOORBELL].count, 4);
-	cr_assert_eq(f.p->st[RXR_ST_DOORBELL].packets, 256);
+	cr_assert_eq(f.p->st[RXP_ST_DOORBELL].count, 4);
+	cr_assert_eq(f.p->st[RXP_ST_DOORBELL].packets, 256);
 	fake_fini(&f);
 }
 
@@ -283,13 +283,13 @@ Test(verbs_dp, handoff_to_app)
 	cr_assert_eq(f.q.app.received, 0, "inline work ran in the thread variant");
 	cr_assert_eq(atomic_load(&f.q.rx_done), 1);
 	struct rx_worker w = {.core = -1};
-	rxr_probe_open("app", -1, 0, 0, &w.probe, NULL, 0);
+	rxp_probe_open("app", -1, 0, 0, &w.probe, NULL, 0);
 	cr_assert_eq(verbs_app_worker(&w, &f.q), 0);
 	cr_assert_eq(f.q.app.received, 200);
 	cr_assert_eq(f.q.app.seq_missing, 0);
 	cr_assert_eq(atomic_load(&f.q.released), 200);
-	cr_assert_eq(w.probe->st[RXR_ST_HANDOFF].packets, 200);
-	rxr_probe_free(w.probe);
+	cr_assert_eq(w.probe->st[RXP_ST_HANDOFF].packets, 200);
+	rxp_probe_free(w.probe);
 	fake_fini(&f);
 }
 
@@ -309,11 +309,11 @@ Test(verbs_dp, app_takes_a_batch_of_queued_bursts)
 	for (uint32_t k = 0; k < 200; k++)
 		fake_complete(&f, k, k == 101 ? MLX5_CQE_RESP_ERR : MLX5_CQE_RESP_SEND);
 	f.q.rx_fn(&f.q, f.p);
-	cr_assert_eq(f.p->st[RXR_ST_HANDOFF].count, 25, "the rx side handed off bursts of 8");
+	cr_assert_eq(f.p->st[RXP_ST_HANDOFF].count, 25, "the rx side handed off bursts of 8");
 	struct rx_worker w = {.core = -1};
-	rxr_probe_open("app", -1, 0, 0, &w.probe, NULL, 0);
+	rxp_probe_open("app", -1, 0, 0, &w.probe, NULL, 0);
 	cr_assert_eq(verbs_app_worker(&w, &f.q), 0);
-	const struct rxr_acc *h = &w.probe->st[RXR_ST_HANDOFF];
+	const struct rxp_acc *h = &w.probe->st[RXP_ST_HANDOFF];
 	/* entries of 8 good packets, the 13th of 7: laps of two entries
 	 * (16; 7 + 8 = 15 once), the last entry alone: 11 x 16, 15, 8 */
 	cr_assert_eq(h->packets, 199);
@@ -324,7 +324,7 @@ Test(verbs_dp, app_takes_a_batch_of_queued_bursts)
 	cr_assert_eq(f.q.app.received, 199);
 	cr_assert_eq(f.q.app.seq_missing, 1);
 	cr_assert_eq(atomic_load(&f.q.released), 200);
-	rxr_probe_free(w.probe);
+	rxp_probe_free(w.probe);
 	fake_fini(&f);
 }
 

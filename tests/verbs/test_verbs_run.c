@@ -68,7 +68,7 @@ static const struct rxr_thread_result *thread_of(const struct rxr_result *r, con
 	return NULL;
 }
 
-static double stage_cpp(const struct rxr_result *r, const char *role, enum rxr_stage s)
+static double stage_cpp(const struct rxr_result *r, const char *role, enum rxp_stage s)
 {
 	const struct rxr_thread_result *t = thread_of(r, role);
 	cr_assert_not_null(t, "no %s thread", role);
@@ -131,8 +131,8 @@ Test(verbs_run, single_conserves)
 	cfg_base(&c, RX_MODE_SINGLE);
 	struct rxr_result *r = run_ok(&c);
 	check_run(r);
-	cr_assert_gt(stage_cpp(r, "rx", RXR_ST_CQE_POLL), 0);
-	cr_assert_gt(stage_cpp(r, "rx", RXR_ST_HDR_READ), 0); /* inline app on 2 cores */
+	cr_assert_gt(stage_cpp(r, "rx", RXP_ST_CQE_POLL), 0);
+	cr_assert_gt(stage_cpp(r, "rx", RXP_ST_HDR_READ), 0); /* inline app on 2 cores */
 	rxr_result_free(r);
 }
 
@@ -146,10 +146,10 @@ Test(verbs_run, hds_conserves)
 	cr_assert_eq(verbs_extra_int(r, "hdr_slot_bytes"), 64);
 	cr_assert_eq(verbs_extra_int(r, "payload_slot_bytes"), 1024); /* 1000 up to 64 */
 	/* every stage of the fixed-slot path was measured */
-	enum rxr_stage st[] = {RXR_ST_CQE_POLL, RXR_ST_HDR_READ, RXR_ST_APP, RXR_ST_FREE,
-			       RXR_ST_SGE_SETUP, RXR_ST_DOORBELL};
+	enum rxp_stage st[] = {RXP_ST_CQE_POLL, RXP_ST_HDR_READ, RXP_ST_APP, RXP_ST_FREE,
+			       RXP_ST_SGE_SETUP, RXP_ST_DOORBELL};
 	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
-		cr_assert_gt(stage_cpp(r, "rx", st[i]), 0, "stage %s", rxr_stage_name(st[i]));
+		cr_assert_gt(stage_cpp(r, "rx", st[i]), 0, "stage %s", rxp_stage_name(st[i]));
 	rxr_result_free(r);
 }
 
@@ -173,7 +173,7 @@ Test(verbs_run, coalescing_survives_the_warm_up)
 	cr_assert_gt(json_integer_value(json_object_get(warm, "offered")), 0, "no warm-up ran");
 	const struct rxr_thread_result *rx = thread_of(r, "rx");
 	cr_assert_not_null(rx);
-	const struct rxr_stage_sum *cq = &rx->st[RXR_ST_CQE_POLL];
+	const struct rxr_stage_sum *cq = &rx->st[RXP_ST_CQE_POLL];
 	cr_assert_gt(cq->count, 0);
 	/* full bursts, but for the drain at the end; uncoalesced at this
 	 * rate a lap holds about one packet */
@@ -209,7 +209,7 @@ Test(verbs_run, sequence_accounts_for_every_gap)
 	cfg_base(&c, RX_MODE_SINGLE);
 	c.ring = 128;
 	c.batch = 64;
-	c.inject[RXR_ST_APP] = 300; /* slow enough that the NIC finds no WQE at times */
+	c.inject[RXP_ST_APP] = 300; /* slow enough that the NIC finds no WQE at times */
 	struct rxr_result *r = run_ok(&c);
 	check_run(r);
 	json_t *q0 = json_array_get(json_object_get(json_object_get(r->extra, "verbs"), "queues"), 0);
@@ -230,7 +230,7 @@ Test(verbs_run, overload_counts_out_of_buffer)
 	struct rx_config c;
 	cfg_base(&c, RX_MODE_HDS);
 	c.rate_pps = 2e6;
-	c.inject[RXR_ST_HDR_READ] = 3000; /* capacity well under 1 Mpps */
+	c.inject[RXP_ST_HDR_READ] = 3000; /* capacity well under 1 Mpps */
 	struct rxr_result *r = run_ok(&c);
 	check_run(r);
 	cr_assert_gt(r->c.out_of_buffer, 0);
@@ -240,17 +240,17 @@ Test(verbs_run, overload_counts_out_of_buffer)
 
 /* The rx thread's entry for a stage in the run's in-run A/B figures
  * (extra.inject_ab), or fail. */
-static json_t *ab_entry(const struct rxr_result *r, enum rxr_stage s)
+static json_t *ab_entry(const struct rxr_result *r, enum rxp_stage s)
 {
 	json_t *arr = json_object_get(r->extra, "inject_ab"), *e;
 	size_t i;
 	json_array_foreach(arr, i, e)
 	{
 		if (!strcmp(json_string_value(json_object_get(e, "role")), "rx") &&
-		    !strcmp(json_string_value(json_object_get(e, "stage")), rxr_stage_name(s)))
+		    !strcmp(json_string_value(json_object_get(e, "stage")), rxp_stage_name(s)))
 			return e;
 	}
-	cr_assert_fail("no inject_ab entry for rx %s", rxr_stage_name(s));
+	cr_assert_fail("no inject_ab entry for rx %s", rxp_stage_name(s));
 	return NULL;
 }
 
@@ -289,13 +289,13 @@ Test(verbs_run, inject_raises_the_stage)
 	cfg_base(&c, RX_MODE_HDS);
 	c.rate_pps = 50e3;
 	c.inject_ab = true;
-	enum rxr_stage st[] = {RXR_ST_HDR_READ, RXR_ST_SGE_SETUP};
+	enum rxp_stage st[] = {RXP_ST_HDR_READ, RXP_ST_SGE_SETUP};
 	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
 		struct rx_config ci = c;
 		ci.inject[st[i]] = (uint64_t)inj;
 		struct rxr_result *r = run_ok(&ci);
 		check_run(r);
-		const char *name = rxr_stage_name(st[i]);
+		const char *name = rxp_stage_name(st[i]);
 		json_t *e = ab_entry(r, st[i]);
 		/* every packet of the spun half pays N: that half's mean is at
 		 * least N */
@@ -319,18 +319,18 @@ Test(verbs_run, inject_raises_the_stage)
 		 * the rx thread reposts once a batch is released, not on idle
 		 * polls while the NIC has half the ring), over the halves' means,
 		 * its pairs then only the laps at a half's change (sparse: null) */
-		enum rxr_stage other = st[i] == RXR_ST_HDR_READ ? RXR_ST_APP : RXR_ST_HDR_READ;
+		enum rxp_stage other = st[i] == RXP_ST_HDR_READ ? RXP_ST_APP : RXP_ST_HDR_READ;
 		json_t *oe = ab_entry(r, other);
-		bool sparse = st[i] == RXR_ST_SGE_SETUP;
+		bool sparse = st[i] == RXP_ST_SGE_SETUP;
 		cr_assert_eq(json_is_null(json_object_get(oe, "added_trimmed_cycles_per_packet")),
-			     sparse, "%s's pairs with %s injected: %s", rxr_stage_name(other), name,
+			     sparse, "%s's pairs with %s injected: %s", rxp_stage_name(other), name,
 			     sparse ? "not marked sparse" : "missing");
 		double od = ab_num(oe, sparse ? "added_cycles_per_packet"
 					      : "added_trimmed_cycles_per_packet");
 		cr_log_info("%s=%.0f: spun half %.1f, pairs +%.1f, %s %+.1f", name, inj, spun, dm,
-			    rxr_stage_name(other), od);
+			    rxp_stage_name(other), od);
 		cr_assert_lt(fabs(od), inj * 0.1, "%s moved by %.1f with %s injected",
-			     rxr_stage_name(other), od, name);
+			     rxp_stage_name(other), od, name);
 		rxr_result_free(r);
 	}
 }
@@ -346,10 +346,10 @@ Test(verbs_run, app_thread_handoff)
 	struct rxr_result *r = run_ok(&c);
 	check_run(r);
 	cr_assert_not_null(thread_of(r, "app"));
-	cr_assert_gt(stage_cpp(r, "rx", RXR_ST_HANDOFF), 0);
-	cr_assert_gt(stage_cpp(r, "app", RXR_ST_HDR_READ), 0);
-	cr_assert_gt(stage_cpp(r, "app", RXR_ST_FREE), 0);
-	cr_assert_eq(thread_of(r, "rx")->st[RXR_ST_HDR_READ].count, 0,
+	cr_assert_gt(stage_cpp(r, "rx", RXP_ST_HANDOFF), 0);
+	cr_assert_gt(stage_cpp(r, "app", RXP_ST_HDR_READ), 0);
+	cr_assert_gt(stage_cpp(r, "app", RXP_ST_FREE), 0);
+	cr_assert_eq(thread_of(r, "rx")->st[RXP_ST_HDR_READ].count, 0,
 		     "hdr_read belongs to the app thread");
 	rxr_result_free(r);
 }
@@ -364,7 +364,7 @@ Test(verbs_run, app_ring_full_counts_app_dropped)
 	c.hring = 64;
 	c.batch = 8; /* the app takes at most 8 packets a lap */
 	c.burst = 8;
-	c.inject[RXR_ST_APP] = 20000; /* an app far slower than any NIC here */
+	c.inject[RXP_ST_APP] = 20000; /* an app far slower than any NIC here */
 	struct rxr_result *r = run_ok(&c);
 	check_run(r);
 	cr_assert_gt(r->c.app_dropped, 0, "offered %lu, received %lu, out_of_buffer %lu in %.3f s",
@@ -543,25 +543,25 @@ static void od_check(const struct rxr_result *base, const struct rxr_result *d, 
 	cr_assert(b && t);
 	double rise = od_med_cpp(t, stage) - od_med_cpp(b, stage);
 	cr_log_info("%s: %s rose by %.0f cycles/packet, want %.0f (laps %lu, p50 %lu, packets %lu)",
-		    what, rxr_stage_name((enum rxr_stage)stage), rise, want,
+		    what, rxp_stage_name((enum rxp_stage)stage), rise, want,
 		    (unsigned long)t->st[stage].count, (unsigned long)t->st[stage].p50,
 		    (unsigned long)t->packets);
 	cr_assert_lt(fabs(rise - want), OD_TOL * want, "%s: %s rose by %.0f cycles/packet, want %.0f",
-		     what, rxr_stage_name((enum rxr_stage)stage), rise, want);
-	for (int s = 0; s < RXR_ST_COUNT; s++) {
-		if (s == stage || rxr_stage_is_wait(s))
+		     what, rxp_stage_name((enum rxp_stage)stage), rise, want);
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		if (s == stage || rxp_stage_is_wait(s))
 			continue;
 		double mv = od_med_cpp(t, s) - od_med_cpp(b, s);
 		cr_assert_lt(fabs(mv), 0.05 * want,
 			     "%s: %s moved by %.0f cycles/packet (the delay is %.0f in %s)", what,
-			     rxr_stage_name((enum rxr_stage)s), mv, want,
-			     rxr_stage_name((enum rxr_stage)stage));
+			     rxp_stage_name((enum rxp_stage)s), mv, want,
+			     rxp_stage_name((enum rxp_stage)stage));
 	}
 }
 
 Test(verbs_run, each_op_delay_lands_in_the_stage_that_performs_it, .timeout = 110)
 {
-	cr_assert_eq(rxr_clock_init(50), 0);
+	cr_assert_eq(rxp_clock_init(50), 0);
 	struct rx_config c;
 	od_cfg(&c);
 	struct rxr_result *base = run_ok(&c);
@@ -573,7 +573,7 @@ Test(verbs_run, each_op_delay_lands_in_the_stage_that_performs_it, .timeout = 11
 	struct rxr_result *rp = run_ok(&c);
 	check_run(rp);
 	double pk = (double)thread_of(rp, "rx")->packets;
-	od_check(base, rp, RXR_ST_SGE_SETUP, OD_K * od_queue0(rp, "wqes_reposted") / pk, "repost");
+	od_check(base, rp, RXP_ST_SGE_SETUP, OD_K * od_queue0(rp, "wqes_reposted") / pk, "repost");
 
 	/* doorbell record: one per doorbell, in doorbell */
 	od_cfg(&c);
@@ -581,14 +581,14 @@ Test(verbs_run, each_op_delay_lands_in_the_stage_that_performs_it, .timeout = 11
 	struct rxr_result *db = run_ok(&c);
 	check_run(db);
 	pk = (double)thread_of(db, "rx")->packets;
-	od_check(base, db, RXR_ST_DOORBELL, OD_K * od_queue0(db, "doorbells") / pk, "dbrec");
+	od_check(base, db, RXP_ST_DOORBELL, OD_K * od_queue0(db, "doorbells") / pk, "dbrec");
 
 	/* header read: one per packet the app reads, in hdr_read */
 	od_cfg(&c);
 	c.op_delay_hdr_read = (uint32_t)OD_K;
 	struct rxr_result *hr = run_ok(&c);
 	check_run(hr);
-	od_check(base, hr, RXR_ST_HDR_READ, OD_K, "hdr_read");
+	od_check(base, hr, RXP_ST_HDR_READ, OD_K, "hdr_read");
 
 	rxr_result_free(base);
 	rxr_result_free(rp);

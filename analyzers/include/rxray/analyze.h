@@ -39,16 +39,16 @@
 extern "C" {
 #endif
 
-#define RXR_POINT_SCHEMA "rxray.point/1"
-#define RXR_TRIAL_SCHEMA "rxray.trial/1"
-#define RXR_ERR_LEN 512
+#define RXA_POINT_SCHEMA "rxray.point/1"
+#define RXA_TRIAL_SCHEMA "rxray.trial/1"
+#define RXA_ERR_LEN 512
 
 /* ---------------------------------------------------------------- set */
 
-/* the lossy trials above the NDR a point keeps (rxr_point.above_runs) */
-#define RXR_POINT_ABOVE_MAX 4
+/* the lossy trials above the NDR a point keeps (rxa_point.above_runs) */
+#define RXA_POINT_ABOVE_MAX 4
 
-struct rxr_point {
+struct rxa_point {
 	char *key;           /* owned: "engine=verbs,mode=hds,frame=1064,..." */
 	json_t *knobs;       /* owned object: knob -> value */
 	char status[16];     /* ok | infeasible | failed | partial | run */
@@ -65,7 +65,7 @@ struct rxr_point {
 	 * offer more). has_interval: the summary carried them (older sweeps
 	 * and single runs do not). unresolved: wider than the precision goal;
 	 * disturbed: a bound rests on disturbed trials. Such points are marked
-	 * and left out of fits (rxr_point_clean).
+	 * and left out of fits (rxa_point_clean).
 	 */
 	double ndr_upper_mpps, pdr_upper_mpps;
 	bool has_interval, unresolved, disturbed;
@@ -84,7 +84,7 @@ struct rxr_point {
 	size_t nlight;
 	/*
 	 * The lossy search trials asked for the least above the NDR: of the
-	 * RXR_POINT_ABOVE_MAX least rates asked for above it, the first trial
+	 * RXA_POINT_ABOVE_MAX least rates asked for above it, the first trial
 	 * at each that lost, in order of the rate asked for. above_least:
 	 * above_runs[0] was asked for the least of them (false where that
 	 * one passed). Where the bottleneck broke, the other witnesses of
@@ -93,13 +93,13 @@ struct rxr_point {
 	 * bursts. Owned; none for a single run or a point without a summary
 	 * line.
 	 */
-	struct rxr_result *above_runs[RXR_POINT_ABOVE_MAX];
+	struct rxr_result *above_runs[RXA_POINT_ABOVE_MAX];
 	size_t nabove;
 	bool above_least;
 };
 
-struct rxr_set {
-	struct rxr_point *pts; /* owned, in input order */
+struct rxa_set {
+	struct rxa_point *pts; /* owned, in input order */
 	size_t n;
 	char *src;             /* owned: the path loaded */
 	char *spec_text;       /* owned: spec.yaml contents, or NULL */
@@ -115,14 +115,14 @@ struct rxr_set {
 
 /*
  * Load a sweep folder, a .jsonl file, a run result or a folder of run
- * results. 0 and *out (free with rxr_set_free); -EINVAL with err on bad
+ * results. 0 and *out (free with rxa_set_free); -EINVAL with err on bad
  * input (a line that is not JSON, a wrong schema, a missing field, no
  * results at all); -ENOENT/-EACCES/... with err "<path>: <strerror>".
  */
-int rxr_set_load(const char *path, struct rxr_set **out, char *err, size_t errlen);
-void rxr_set_free(struct rxr_set *s);
+int rxa_set_load(const char *path, struct rxa_set **out, char *err, size_t errlen);
+void rxa_set_free(struct rxa_set *s);
 /* The run to analyse for a point: ndr_run, else top_run, else NULL. */
-const struct rxr_result *rxr_point_run(const struct rxr_point *p);
+const struct rxr_result *rxa_point_run(const struct rxa_point *p);
 /*
  * Whether p may enter a fit: false when its search was unresolved or
  * disturbed, or its run says it was oversubscribed ("oversubscribed":
@@ -131,25 +131,25 @@ const struct rxr_result *rxr_point_run(const struct rxr_point *p);
  * word for the first that applies ("oversubscribed", "disturbed",
  * "unresolved"), NULL when clean.
  */
-bool rxr_point_clean(const struct rxr_point *p, const char **why);
+bool rxa_point_clean(const struct rxa_point *p, const char **why);
 /* The run (may be NULL) was oversubscribed: extra "oversubscribed": true. */
-bool rxr_run_oversubscribed(const struct rxr_result *r);
+bool rxa_run_oversubscribed(const struct rxr_result *r);
 
 /*
  * A knob's value as text (numbers without decimals when integral) into
  * buf; NULL when absent.
  */
-const char *rxr_result_knob_str(const json_t *knobs, const char *name, char *buf, size_t n);
+const char *rxa_result_knob_str(const json_t *knobs, const char *name, char *buf, size_t n);
 /* A knob as a number; def when absent or not numeric. */
-double rxr_knob_num(const json_t *knobs, const char *name, double def);
+double rxa_knob_num(const json_t *knobs, const char *name, double def);
 /*
  * Knob names whose value differs between points of s, in first-seen
  * order: an owned NULL-terminated array of borrowed strings (free the
  * array only). NULL on ENOMEM.
  */
-const char **rxr_set_varying(const struct rxr_set *s, size_t *n);
+const char **rxa_set_varying(const struct rxa_set *s, size_t *n);
 /*
- * Group the measured points (rxr_point_run not NULL) of s by the values
+ * Group the measured points (rxa_point_run not NULL) of s by the values
  * of the knobs every measured point carries, the names in skip aside:
  * group[i] gets a group number (equal numbers = equal values), SIZE_MAX
  * for a point without a run. Points that pair on "every other knob both
@@ -157,66 +157,66 @@ const char **rxr_set_varying(const struct rxr_set *s, size_t *n);
  * only look within groups: points x knobs instead of points^2. group has
  * s->n entries (caller's). 0 or -ENOMEM.
  */
-int rxr_set_group(const struct rxr_set *s, const char *const *skip, size_t nskip, size_t *group);
+int rxa_set_group(const struct rxa_set *s, const char *const *skip, size_t nskip, size_t *group);
 /*
  * "engine=verbs mode=hds" from the varying knobs the point has (one its
  * engine lacks is left out); with none, from engine, mode, frame and
  * queues when present, else the key.
  */
-void rxr_point_label(const struct rxr_point *p, const char *const *vary, size_t nvary, char *buf,
+void rxa_point_label(const struct rxa_point *p, const char *const *vary, size_t nvary, char *buf,
 		     size_t n);
 
 /* ----------------------------------------------------------- selectors */
 
-#define RXR_SEL_MAX 16
+#define RXA_SEL_MAX 16
 /* "mode=single" or "engine=dpdk,mode=hds": all terms must match. */
-struct rxr_sel {
+struct rxa_sel {
 	size_t n;
-	char *k[RXR_SEL_MAX], *v[RXR_SEL_MAX]; /* owned */
+	char *k[RXA_SEL_MAX], *v[RXA_SEL_MAX]; /* owned */
 	char *text;                            /* owned copy of the input */
 };
 
-/* 0, or -EINVAL with err naming the bad term; -ENOMEM. Free rxr_sel_free. */
-int rxr_sel_parse(const char *text, struct rxr_sel *out, char *err, size_t errlen);
-void rxr_sel_free(struct rxr_sel *s);
-bool rxr_sel_match(const struct rxr_sel *s, const json_t *knobs);
+/* 0, or -EINVAL with err naming the bad term; -ENOMEM. Free rxa_sel_free. */
+int rxa_sel_parse(const char *text, struct rxa_sel *out, char *err, size_t errlen);
+void rxa_sel_free(struct rxa_sel *s);
+bool rxa_sel_match(const struct rxa_sel *s, const json_t *knobs);
 /* The selector's values joined by ',' ("hds", "dpdk,hds") into buf. */
-void rxr_sel_label(const struct rxr_sel *s, char *buf, size_t n);
+void rxa_sel_label(const struct rxa_sel *s, char *buf, size_t n);
 /*
  * Labels for a pair: the values of the terms that differ between a and b
  * ("engine=dpdk,mode=single" vs "engine=dpdk,mode=hds" -> "single", "hds");
  * falls back to the full selector texts when that leaves them equal.
  */
-void rxr_sel_labels(const struct rxr_sel *a, const struct rxr_sel *b, char *la, char *lb, size_t n);
+void rxa_sel_labels(const struct rxa_sel *a, const struct rxa_sel *b, char *la, char *lb, size_t n);
 
 /* --------------------------------------------------------- ceiling model */
 
 /* Busy cycles/packet of a thread: busy_cycles, else the non-idle stages. */
-double rxr_thread_busy_cpp(const struct rxr_thread_result *t);
+double rxa_thread_busy_cpp(const struct rxr_thread_result *t);
 /* Stage s's cycles per packet of the thread (stage cycles / thread packets). */
-double rxr_thread_stage_cpp(const struct rxr_thread_result *t, int s);
+double rxa_thread_stage_cpp(const struct rxr_thread_result *t, int s);
 /* "rx", or "rx#1" when the role repeats in r. buf gets the label. */
-void rxr_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n);
+void rxa_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n);
 /* Parallel queues of a run: knobs "queues", else config "queues", else 1. */
-double rxr_run_queues(const struct rxr_result *r, const json_t *knobs);
+double rxa_run_queues(const struct rxr_result *r, const json_t *knobs);
 /*
  * Predicted ceiling of a run in Mpps given per-thread busy cycles/packet
  * (cpp[i] for thread i; NULL = measured): hz / max non-nic cpp x queues.
  * *bottleneck gets the thread index (may be NULL). NAN when no non-nic
  * thread handled packets or hz is unknown.
  */
-double rxr_run_predict(const struct rxr_result *r, const double *cpp, double queues,
+double rxa_run_predict(const struct rxr_result *r, const double *cpp, double queues,
 		       int *bottleneck);
 
-#define RXR_TOP_STAGES 3
-struct rxr_stage_share {
-	int stage;    /* enum rxr_stage */
+#define RXA_TOP_STAGES 3
+struct rxa_stage_share {
+	int stage;    /* enum rxp_stage */
 	double cpp;   /* cycles/packet */
 	double share; /* of the thread's busy cycles/packet, 0..1 */
 };
 
-struct rxr_ceiling {
-	const struct rxr_point *p;      /* borrowed */
+struct rxa_ceiling {
+	const struct rxa_point *p;      /* borrowed */
 	const struct rxr_result *basis; /* borrowed: the run predicted from */
 	const char *basis_name;         /* "ndr", "top" or "-" */
 	int thread;                     /* bottleneck thread in basis, -1 none */
@@ -228,12 +228,12 @@ struct rxr_ceiling {
 	 * received), not a prediction; NAN when unknown */
 	double predicted_mpps;
 	double ratio;                   /* NDR / predicted_mpps; NAN without an NDR */
-	/* the light-load cost model's ceiling (rxr_ceiling_model) and NDR /
+	/* the light-load cost model's ceiling (rxa_ceiling_model) and NDR /
 	 * it: the prediction; NAN when unknown or not computed */
 	double model_mpps, model_ratio;
 	double top_offered_mpps, top_rx_mpps, top_loss; /* highest trial; NAN */
 	size_t ntop;
-	struct rxr_stage_share top[RXR_TOP_STAGES];
+	struct rxa_stage_share top[RXA_TOP_STAGES];
 	/*
 	 * Robust view for noisy hosts: the same model with each stage charged
 	 * its median lap (p50 x laps / packets) instead of its mean, so a few
@@ -247,22 +247,22 @@ struct rxr_ceiling {
 	int tail_stage;     /* -1 none */
 };
 
-/* Heavy-tail threshold for rxr_ceiling.tail_ratio. */
-#define RXR_TAIL_RATIO 20.0
+/* Heavy-tail threshold for rxa_ceiling.tail_ratio. */
+#define RXA_TAIL_RATIO 20.0
 /* Stage s of a thread charged its median lap: p50 x laps / thread packets. */
-double rxr_thread_stage_median_cpp(const struct rxr_thread_result *t, int s);
+double rxa_thread_stage_median_cpp(const struct rxr_thread_result *t, int s);
 
 /* Fill c for p (never fails; unknowns are NAN / -1). */
-void rxr_ceiling_compute(const struct rxr_point *p, struct rxr_ceiling *c);
-/* Add the light-load model's prediction (rxr_point_model_compute with
+void rxa_ceiling_compute(const struct rxa_point *p, struct rxa_ceiling *c);
+/* Add the light-load model's prediction (rxa_point_model_compute with
  * light_frac) and NDR / it to c (computed for c->p). */
-void rxr_ceiling_model(struct rxr_ceiling *c, double light_frac);
+void rxa_ceiling_model(struct rxa_ceiling *c, double light_frac);
 
 /* ------------------------------------------------------ bound classifier */
 
-enum rxr_bound { RXR_BOUND_UNKNOWN = 0, RXR_BOUND_PACKET, RXR_BOUND_BYTE, RXR_BOUND_MIXED };
+enum rxa_bound { RXA_BOUND_UNKNOWN = 0, RXA_BOUND_PACKET, RXA_BOUND_BYTE, RXA_BOUND_MIXED };
 /* "per-packet", "per-byte", "mixed", "unknown". */
-const char *rxr_bound_name(enum rxr_bound b);
+const char *rxa_bound_name(enum rxa_bound b);
 
 /*
  * Least-squares fit of y = a + b*x (time/packet in ns against frame
@@ -274,49 +274,49 @@ const char *rxr_bound_name(enum rxr_bound b);
  * scatter too much around any line for the verdict to be trusted (noisy
  * measurements, e.g. threads preempted on an oversubscribed host).
  */
-struct rxr_fit {
+struct rxa_fit {
 	size_t n;
 	double a, b, r2, rms, rel_rms, xmin, xmax, byte_share;
-	enum rxr_bound bound;
+	enum rxa_bound bound;
 	bool poor;
 	/*
-	 * Why the classifier declined (bound RXR_BOUND_UNKNOWN), a static
-	 * phrase, or NULL when it classified: fewer than RXR_BOUND_MIN_POINTS
+	 * Why the classifier declined (bound RXA_BOUND_UNKNOWN), a static
+	 * phrase, or NULL when it classified: fewer than RXA_BOUND_MIN_POINTS
 	 * points, a poor fit, or time/packet falling with bytes (a slope no
 	 * receiver has: byte_share is then NAN). A share in (-0.1, 0) is
 	 * noise around flat and reads 0: a share is never negative.
 	 */
 	const char *declined;
 };
-#define RXR_BOUND_MIN_POINTS 3
+#define RXA_BOUND_MIN_POINTS 3
 /* 0, or -EINVAL when n < 2 or fewer than 2 distinct x or a non-finite value. */
-int rxr_bound_fit(const double *x, const double *y, size_t n, struct rxr_fit *out);
+int rxa_bound_fit(const double *x, const double *y, size_t n, struct rxa_fit *out);
 
 /* A config family: points equal in every knob except frame. */
-struct rxr_family {
+struct rxa_family {
 	char *label;     /* owned: the knobs that define it, varying ones only */
 	size_t *idx;     /* owned: indices into the ceiling array, by frame */
 	size_t n;
 	bool have_cost, have_rate;
-	struct rxr_fit cost; /* y = 1000 / predicted Mpps (receiver cost) */
-	struct rxr_fit rate; /* y = 1000 / measured Mpps (NDR, else top RX) */
+	struct rxa_fit cost; /* y = 1000 / predicted Mpps (receiver cost) */
+	struct rxa_fit rate; /* y = 1000 / measured Mpps (NDR, else top RX) */
 };
 
 /* Group ceilings into families (>= 1 point each) and fit each. 0/-ENOMEM. */
-int rxr_families_build(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-		       struct rxr_family **out, size_t *nout);
-void rxr_families_free(struct rxr_family *f, size_t n);
+int rxa_families_build(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+		       struct rxa_family **out, size_t *nout);
+void rxa_families_free(struct rxa_family *f, size_t n);
 
 /* ---------------------------------------------------------------- diff */
 
-struct rxr_stage_delta {
+struct rxa_stage_delta {
 	char thread[24]; /* thread label: "rx", "app", "nic", "rx#1" */
 	int stage;
 	double a, b;     /* cycles/packet in A and B */
 	double delta;    /* b - a */
 };
 
-struct rxr_whatif {
+struct rxa_whatif {
 	char thread[24];
 	int stage;
 	double cpp_now;       /* the stage in the slower run */
@@ -324,10 +324,10 @@ struct rxr_whatif {
 	double mpps;          /* the slower run's predicted ceiling at cpp_fast */
 };
 
-struct rxr_diff {
-	struct rxr_stage_delta *d; /* owned, sorted by |delta| descending */
+struct rxa_diff {
+	struct rxa_stage_delta *d; /* owned, sorted by |delta| descending */
 	size_t n;
-	struct rxr_whatif *w;      /* owned, biggest gain first */
+	struct rxa_whatif *w;      /* owned, biggest gain first */
 	size_t nw;
 	char thread[24];           /* the thread the verdict is about */
 	double busy_a, busy_b;     /* its busy cycles/packet in A and B */
@@ -349,14 +349,14 @@ struct rxr_diff {
  * verdict ("hds").
  * 0, -EINVAL (a run without threads), -ENOMEM.
  */
-int rxr_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
-		     const char *label_a, const char *label_b, struct rxr_diff *out);
-void rxr_diff_free(struct rxr_diff *d);
+int rxa_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
+		     const char *label_a, const char *label_b, struct rxa_diff *out);
+void rxa_diff_free(struct rxa_diff *d);
 
 /* ---------------------------------------------------------------- tables */
 
 /* A text table rendered as markdown, CSV or HTML. */
-struct rxr_table {
+struct rxa_table {
 	char *title;      /* owned or NULL */
 	size_t ncols, nrows;
 	char **head;      /* owned, ncols */
@@ -366,46 +366,46 @@ struct rxr_table {
 };
 
 /* An empty table of ncols columns (head: their names, copied) into *out
- * (the caller owns it: rxr_table_free). 0, or -ENOMEM with *out NULL. */
-int rxr_table_open(const char *title, size_t ncols, const char *const *head,
-		   struct rxr_table **out);
-void rxr_table_free(struct rxr_table *t);
+ * (the caller owns it: rxa_table_free). 0, or -ENOMEM with *out NULL. */
+int rxa_table_open(const char *title, size_t ncols, const char *const *head,
+		   struct rxa_table **out);
+void rxa_table_free(struct rxa_table *t);
 /* Start a row, then add ncols cells. 0 / -ENOMEM / -EINVAL (too many). */
-int rxr_table_row(struct rxr_table *t);
-int rxr_table_cell(struct rxr_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int rxa_table_row(struct rxa_table *t);
+int rxa_table_cell(struct rxa_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * Write s (len bytes) XML/HTML-escaped: & < > " ' as entities, control
  * characters and invalid UTF-8 as '?'. For SVG and HTML alike.
  */
-void rxr_xml_put(FILE *o, const char *s, size_t len);
-void rxr_xml_puts(FILE *o, const char *s);
+void rxa_xml_put(FILE *o, const char *s, size_t len);
+void rxa_xml_puts(FILE *o, const char *s);
 
 /* Renderers. 0 or -EIO. HTML is escaped; markdown escapes '|'. */
-int rxr_table_write_md(const struct rxr_table *t, FILE *o);
-int rxr_table_write_csv(const struct rxr_table *t, FILE *o);
-int rxr_table_write_html(const struct rxr_table *t, FILE *o);
+int rxa_table_write_md(const struct rxa_table *t, FILE *o);
+int rxa_table_write_csv(const struct rxa_table *t, FILE *o);
+int rxa_table_write_html(const struct rxa_table *t, FILE *o);
 
 /*
  * Tables built from analysed data, each into *out (the caller owns it:
- * rxr_table_free): 0, or -ENOMEM with *out NULL.
+ * rxa_table_free): 0, or -ENOMEM with *out NULL.
  * The ceiling table (one row per ceiling).
  */
-int rxr_ceiling_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-		      struct rxr_table **out);
+int rxa_ceiling_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+		      struct rxa_table **out);
 /* The seed report's shape: frame, TX offered, RX received, TX Mpps, RX Mpps, loss. */
-int rxr_seed_table(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-		   struct rxr_table **out);
+int rxa_seed_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+		   struct rxa_table **out);
 /* One row per family and basis: fit, R^2, residual, verdict. */
-int rxr_bound_table(const struct rxr_family *f, size_t n, struct rxr_table **out);
+int rxa_bound_table(const struct rxa_family *f, size_t n, struct rxa_table **out);
 /* Stage deltas (top max rows, 0 = all) and what-ifs of one diff. */
-int rxr_diff_table(const struct rxr_diff *d, const char *la, const char *lb, size_t max,
-		   struct rxr_table **out);
-int rxr_whatif_table(const struct rxr_diff *d, struct rxr_table **out);
+int rxa_diff_table(const struct rxa_diff *d, const char *la, const char *lb, size_t max,
+		   struct rxa_table **out);
+int rxa_whatif_table(const struct rxa_diff *d, struct rxa_table **out);
 
 /* JSON documents (new references, NULL on ENOMEM). */
-json_t *rxr_ceiling_json(const struct rxr_set *s, const struct rxr_ceiling *c, size_t n,
-			 const struct rxr_family *f, size_t nf);
-json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb);
+json_t *rxa_ceiling_json(const struct rxa_set *s, const struct rxa_ceiling *c, size_t n,
+			 const struct rxa_family *f, size_t nf);
+json_t *rxa_diff_json(const struct rxa_diff *d, const char *la, const char *lb);
 
 /*
  * A point's NDR (pdr false) or PDR as its search interval: "[lo, hi]",
@@ -413,12 +413,12 @@ json_t *rxr_diff_json(const struct rxr_diff *d, const char *la, const char *lb);
  * rate passed, "lo" alone when the input carried no interval, "-" when
  * unknown.
  */
-void rxr_fmt_interval(char *buf, size_t n, const struct rxr_point *p, bool pdr);
+void rxa_fmt_interval(char *buf, size_t n, const struct rxa_point *p, bool pdr);
 /* The ceiling's top stages as "buf_alloc 300 (60%), chain 100 (20%)" into
  * buf (n bytes; empty when it has none; cut at n, as snprintf). */
-void rxr_top_stages_phrase(const struct rxr_ceiling *c, char *buf, size_t n);
+void rxa_top_stages_phrase(const struct rxa_ceiling *c, char *buf, size_t n);
 /* Format a number of Mpps/cycles for tables: "-" for NAN. */
-void rxr_fmt_num(char *buf, size_t n, double v, int decimals);
+void rxa_fmt_num(char *buf, size_t n, double v, int decimals);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,8 @@
  * flame graph. The profile itself (samples, names, telemetry deltas) is
  * measured by attach/ (rxray/attach.h); this layer only reads it, so
  * probes never reach up into analyzers. tools/cmd_attach.c calls, in
- * order: rxr_profile_fold, rxr_profile_finish, rxr_attach_findings,
- * rxr_attach_flame_write, rxr_profile_write (attach.json last).
+ * order: rxb_profile_fold, rxb_profile_finish, rxa_attach_findings,
+ * rxa_attach_flame_write, rxb_profile_write (attach.json last).
  */
 #ifndef RXRAY_ATTACH_FINDINGS_H
 #define RXRAY_ATTACH_FINDINGS_H
@@ -20,14 +20,14 @@ extern "C" {
 
 /*
  * Fill p->findings (replacing any) from a finished profile
- * (rxr_profile_finish): per port, rx_nombuf or imissed rising during the
+ * (rxb_profile_finish): per port, rx_nombuf or imissed rising during the
  * window; a pktmbuf pool with cache_size 0 while ports receive, with the
  * mempool share split into get (dequeue) and put (enqueue) and the frames
  * that call it; the PMD's receive function and its share; warnings (no
  * samples, dropped samples, uprobes attached). At most
- * RXR_ATTACH_MAX_FINDINGS; never fails.
+ * RXB_ATTACH_MAX_FINDINGS; never fails.
  */
-void rxr_attach_findings(struct rxr_profile *p);
+void rxa_attach_findings(struct rxb_profile *p);
 
 /*
  * Write dir/flame.svg (dir created if needed) from p's folded stacks: cycles
@@ -35,7 +35,7 @@ void rxr_attach_findings(struct rxr_profile *p);
  * Written to a temp name and renamed. 0 (also when there is no stack:
  * nothing written), or -errno with err naming the file.
  */
-int rxr_attach_flame_write(const struct rxr_profile *p, const char *dir, char *err,
+int rxa_attach_flame_write(const struct rxb_profile *p, const char *dir, char *err,
 			   size_t errlen);
 
 #ifdef __cplusplus

@@ -10,19 +10,19 @@
  * frame's width reads as its cycles/packet.
  *
  * Error rule (rxray/util.h): functions that can fail return 0 or a
- * negative errno; the constructor is rxr_flame_open(struct rxr_flame
+ * negative errno; the constructor is rxa_flame_open(struct rxa_flame
  * **out). Free functions accept NULL.
  * Nothing here prints; parse errors come back as one line in err.
  *
  * Typical use (rxray attach):
- *     struct rxr_flame *f;
- *     if (rxr_flame_open(&f) < 0) return -ENOMEM;
+ *     struct rxa_flame *f;
+ *     if (rxa_flame_open(&f) < 0) return -ENOMEM;
  *     const char *st[] = {"rx_lcore", "mlx5_rx_burst", "rte_mbuf_raw_alloc"};
- *     rxr_flame_add(f, st, 3, 17);            // one sampled stack, weight 17
- *     struct rxr_flame_svg_opts o = {.title = "pid 1234 lcore 3",
+ *     rxa_flame_add(f, st, 3, 17);            // one sampled stack, weight 17
+ *     struct rxa_flame_svg_opts o = {.title = "pid 1234 lcore 3",
  *                                    .units = "samples"};
- *     rxr_flame_svg_write_file(f, "flame.svg", &o);
- *     rxr_flame_free(f);
+ *     rxa_flame_svg_write_file(f, "flame.svg", &o);
+ *     rxa_flame_free(f);
  */
 #ifndef RXRAY_FLAME_H
 #define RXRAY_FLAME_H
@@ -34,20 +34,20 @@
 extern "C" {
 #endif
 
-struct rxr_flame; /* opaque: interned names + a tree of frames */
+struct rxa_flame; /* opaque: interned names + a tree of frames */
 struct rxr_result;
 
-/* Empty set into *out (the caller owns it: rxr_flame_free). 0, or -ENOMEM
+/* Empty set into *out (the caller owns it: rxa_flame_free). 0, or -ENOMEM
  * with *out NULL (nothing the caller passes can make it fail: no err). */
-int rxr_flame_open(struct rxr_flame **out);
-void rxr_flame_free(struct rxr_flame *f);
+int rxa_flame_open(struct rxa_flame **out);
+void rxa_flame_free(struct rxa_flame *f);
 
 /*
  * Add one stack, frames[0] the root (outermost) ... frames[n-1] the leaf,
  * with weight w (>= 0, finite). Frame names are copied; empty names and
  * names containing ';' or a newline are rejected. 0, -EINVAL, -ENOMEM.
  */
-int rxr_flame_add(struct rxr_flame *f, const char *const *frames, size_t n, double w);
+int rxa_flame_add(struct rxa_flame *f, const char *const *frames, size_t n, double w);
 
 /*
  * Add one folded line "a;b;c N" (len bytes, no trailing newline needed;
@@ -55,7 +55,7 @@ int rxr_flame_add(struct rxr_flame *f, const char *const *frames, size_t n, doub
  * starting with '#' are ignored (return 0). -EINVAL on a malformed line
  * with a short reason in err (e.g. "missing count"), -ENOMEM.
  */
-int rxr_flame_add_folded(struct rxr_flame *f, const char *line, size_t len, char *err,
+int rxa_flame_add_folded(struct rxa_flame *f, const char *line, size_t len, char *err,
 			 size_t errlen);
 
 /*
@@ -67,11 +67,11 @@ int rxr_flame_add_folded(struct rxr_flame *f, const char *line, size_t len, char
  * are kept as bytes; every writer replaces what its format cannot hold.
  * -EIO on a read error, -ENOMEM (never taken for the end of the input).
  */
-int rxr_flame_read_folded(struct rxr_flame *f, FILE *in, const char *src, char *err,
+int rxa_flame_read_folded(struct rxa_flame *f, FILE *in, const char *src, char *err,
 			  size_t errlen);
 /* Same from a path ("-" = stdin), checked first (rxray/input.h): -ENOENT
  * etc. with "<path>: <strerror>", -EISDIR, -EINVAL for a FIFO or device. */
-int rxr_flame_read_folded_file(struct rxr_flame *f, const char *path, char *err, size_t errlen);
+int rxa_flame_read_folded_file(struct rxa_flame *f, const char *path, char *err, size_t errlen);
 
 /*
  * Add a run result: one frame per (thread, stage) under
@@ -79,16 +79,16 @@ int rxr_flame_read_folded_file(struct rxr_flame *f, const char *path, char *err,
  * (cycles per packet of that thread; idle is left out, nic threads
  * included). prefix may be NULL. Returns 0, -EINVAL (no threads), -ENOMEM.
  */
-int rxr_flame_add_result(struct rxr_flame *f, const struct rxr_result *r, const char *prefix);
+int rxa_flame_add_result(struct rxa_flame *f, const struct rxr_result *r, const char *prefix);
 
 /* Sum of all weights added (the root frame's width). */
-double rxr_flame_total(const struct rxr_flame *f);
+double rxa_flame_total(const struct rxa_flame *f);
 /* Number of distinct frames (tree nodes, root excluded). */
-size_t rxr_flame_frames(const struct rxr_flame *f);
+size_t rxa_flame_frames(const struct rxa_flame *f);
 /* Multiply every weight by k (k > 0): e.g. samples -> per packet. */
-void rxr_flame_scale(struct rxr_flame *f, double k);
+void rxa_flame_scale(struct rxa_flame *f, double k);
 
-struct rxr_flame_svg_opts {
+struct rxa_flame_svg_opts {
 	const char *title;    /* heading; NULL = "Flame graph" */
 	const char *subtitle; /* second line; NULL = none */
 	const char *units;    /* weight unit in hover text; NULL = "samples" */
@@ -111,29 +111,29 @@ struct rxr_flame_svg_opts {
  * <svg> element, so the SVG can also be inlined into an HTML page.
  * o may be NULL. 0, -EIO (write error), -ENOMEM, -EINVAL (empty set).
  */
-int rxr_flame_svg_write(const struct rxr_flame *f, FILE *out, const struct rxr_flame_svg_opts *o);
+int rxa_flame_svg_write(const struct rxa_flame *f, FILE *out, const struct rxa_flame_svg_opts *o);
 /* Same to a file, written atomically (temp + rename). 0 or -errno. */
-int rxr_flame_svg_write_file(const struct rxr_flame *f, const char *path,
-			     const struct rxr_flame_svg_opts *o);
+int rxa_flame_svg_write_file(const struct rxa_flame *f, const char *path,
+			     const struct rxa_flame_svg_opts *o);
 
 /*
  * Differential flame graph: the shape (widths) of b, each frame coloured
  * by its change from a to b: red grows, blue shrinks, white unchanged;
  * hover shows both values and the delta. Callers normalise first (run
- * results are already per packet; folded samples: rxr_flame_scale).
+ * results are already per packet; folded samples: rxa_flame_scale).
  * 0, -EIO, -ENOMEM, -EINVAL (b empty).
  */
-int rxr_flame_diff_svg_write(const struct rxr_flame *a, const struct rxr_flame *b, FILE *out,
-			     const struct rxr_flame_svg_opts *o);
+int rxa_flame_diff_svg_write(const struct rxa_flame *a, const struct rxa_flame *b, FILE *out,
+			     const struct rxa_flame_svg_opts *o);
 
 /* Folded text, one line per leaf-or-self stack, sorted by stack. 0/-EIO. */
-int rxr_flame_folded_write(const struct rxr_flame *f, FILE *out);
+int rxa_flame_folded_write(const struct rxa_flame *f, FILE *out);
 /*
  * speedscope file format (https://www.speedscope.app/file-format-schema.json):
  * one "sampled" profile named name whose samples are the stacks and whose
  * weights are their self weights. 0, -EIO, -ENOMEM.
  */
-int rxr_flame_speedscope_write(const struct rxr_flame *f, FILE *out, const char *name,
+int rxa_flame_speedscope_write(const struct rxa_flame *f, FILE *out, const char *name,
 			       const char *unit);
 
 #ifdef __cplusplus

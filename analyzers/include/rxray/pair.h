@@ -23,18 +23,18 @@ extern "C" {
  * character when it does not fit n bytes); its content is unspecified
  * when they do not agree.
  */
-bool rxr_pair_agrees(const struct rxr_point *a, const struct rxr_point *b,
+bool rxa_pair_agrees(const struct rxa_point *a, const struct rxa_point *b,
 		     const char *const *skip, size_t nskip, char *rest, size_t n);
 
-/* rxr_pair_candidates flags */
-#define RXR_PAIR_UNORDERED 0x1u /* (i, j) with i < j only: each pair once */
-#define RXR_PAIR_ANY       0x2u /* every measured point may pair with every other */
+/* rxa_pair_candidates flags */
+#define RXA_PAIR_UNORDERED 0x1u /* (i, j) with i < j only: each pair once */
+#define RXA_PAIR_ANY       0x2u /* every measured point may pair with every other */
 
 /*
  * Candidate pairs (i, j), i != j, of measured points of s: i matches sa,
  * j matches sb (NULL matches every point), both in one group of
- * rxr_set_group(s, skip, nskip) unless RXR_PAIR_ANY. Without
- * RXR_PAIR_ANY a pair that rxr_pair_agrees accepts is always among them,
+ * rxa_set_group(s, skip, nskip) unless RXA_PAIR_ANY. Without
+ * RXA_PAIR_ANY a pair that rxa_pair_agrees accepts is always among them,
  * and the pass costs points x knobs, not points^2. The pairs come back
  * sorted by i then j, as a plain double loop visits them.
  *
@@ -43,8 +43,8 @@ bool rxr_pair_agrees(const struct rxr_point *a, const struct rxr_point *b,
  * @param nout  number of pairs
  * @return 0, or -ENOMEM (*out NULL, *nout 0)
  */
-int rxr_pair_candidates(const struct rxr_set *s, const char *const *skip, size_t nskip,
-			const struct rxr_sel *sa, const struct rxr_sel *sb, unsigned flags,
+int rxa_pair_candidates(const struct rxa_set *s, const char *const *skip, size_t nskip,
+			const struct rxa_sel *sa, const struct rxa_sel *sb, unsigned flags,
 			size_t **out, size_t *nout);
 
 #ifdef __cplusplus

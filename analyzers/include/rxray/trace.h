@@ -39,14 +39,14 @@ extern "C" {
  * Check r's gpu_trace member (absent is fine): 0, or -EINVAL with one line
  * naming the field ("gpu_trace.data[3][2]: ...") in err.
  */
-int rxr_trace_gpu_check(const struct rxr_result *r, char *err, size_t errlen);
+int rxa_trace_gpu_check(const struct rxr_result *r, char *err, size_t errlen);
 
 /*
  * Write runs[0..n-1] (names[i] labels process i; NULL = "run i") as one
  * trace document. 0, -EINVAL (n == 0, a run without clock hz or with a
  * malformed gpu_trace), -EIO, -ENOMEM.
  */
-int rxr_trace_write(const struct rxr_result *const *runs, const char *const *names, size_t n,
+int rxa_trace_write(const struct rxr_result *const *runs, const char *const *names, size_t n,
 		    FILE *out);
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
  * librxray_cupti.so (cupti/) is loaded by the CUDA driver when
  * CUDA_INJECTION64_PATH names it; it keeps CUPTI's kernel, memcpy and
  * memset records with CLOCK_MONOTONIC times and exports
- * RXR_CUPTI_TAKE_SYMBOL so the measured process can copy them out before
+ * RXC_CUPTI_TAKE_SYMBOL so the measured process can copy them out before
  * it writes its result. rxray never links CUPTI: rxr_result_add_gpu_trace
  * finds the library already loaded (dlopen RTLD_NOLOAD) or does nothing.
  */
@@ -19,18 +19,18 @@
 extern "C" {
 #endif
 
-enum rxr_cupti_kind { RXR_CUPTI_KERNEL = 0, RXR_CUPTI_MEMCPY, RXR_CUPTI_MEMSET };
+enum rxc_cupti_kind { RXC_CUPTI_KERNEL = 0, RXC_CUPTI_MEMCPY, RXC_CUPTI_MEMSET };
 
-#define RXR_CUPTI_NAME_MAX 96
+#define RXC_CUPTI_NAME_MAX 96
 
 /* One GPU activity record; times are CLOCK_MONOTONIC nanoseconds. */
-struct rxr_cupti_rec {
+struct rxc_cupti_rec {
 	uint64_t start_ns, end_ns;
 	uint64_t bytes;       /* copies and memsets; 0 for kernels */
 	uint32_t stream;      /* CUDA stream id */
 	uint32_t correlation; /* CUPTI correlation id (ties a launch to its API call) */
-	uint32_t kind;        /* enum rxr_cupti_kind */
-	char name[RXR_CUPTI_NAME_MAX]; /* kernel name, "memcpy HtoD", ... */
+	uint32_t kind;        /* enum rxc_cupti_kind */
+	char name[RXC_CUPTI_NAME_MAX]; /* kernel name, "memcpy HtoD", ... */
 };
 
 /*
@@ -38,8 +38,8 @@ struct rxr_cupti_rec {
  * to max, oldest first) into out, return how many; *dropped = records
  * CUPTI or the library's bound lost so far. Thread-safe.
  */
-typedef size_t (*rxr_cupti_take_fn)(struct rxr_cupti_rec *out, size_t max, uint64_t *dropped);
-#define RXR_CUPTI_TAKE_SYMBOL "rxray_cupti_take"
+typedef size_t (*rxc_cupti_take_fn)(struct rxc_cupti_rec *out, size_t max, uint64_t *dropped);
+#define RXC_CUPTI_TAKE_SYMBOL "rxray_cupti_take"
 
 struct rxr_result;
 

@@ -12,14 +12,14 @@
  *     system's -errno. It never reports through errno itself.
  *   - Where the failure can be caused by input (a file, an option, a spec,
  *     a parameter a user set), it takes `char *err, size_t errlen` last and
- *     fills one line there whenever it fails (rxr_errf below); err may be
+ *     fills one line there whenever it fails (rxp_errf below); err may be
  *     NULL with errlen 0.
  *   - A constructor is `int x_open(..., struct x **out[, char *err,
  *     size_t errlen])`: 0 with the new object in *out, which the caller
  *     owns and releases with the matching x_free / x_close (those accept
  *     NULL), or -errno with *out set to NULL. Constructors named for their
  *     source keep that verb with the same shape (rxr_result_read,
- *     rxr_result_parse, rxr_set_load, sweep_spec_load, rxr_ceiling_table).
+ *     rxr_result_parse, rxa_set_load, sweep_spec_load, rxa_ceiling_table).
  *     A constructor that only allocates takes no err: it fails with
  *     -ENOMEM alone.
  *   - Only tools/ turns a -errno into an exit code and prints the line.
@@ -36,46 +36,46 @@
 extern "C" {
 #endif
 
-#define RXR_EXIT_OK 0
-#define RXR_EXIT_RUNTIME 1
-#define RXR_EXIT_USAGE 2
+#define RXP_EXIT_OK 0
+#define RXP_EXIT_RUNTIME 1
+#define RXP_EXIT_USAGE 2
 
 /*
  * Parse an unsigned count with an optional decimal suffix k/K, m/M, g/G
  * (10^3, 10^6, 10^9) or binary Ki/Mi/Gi; fractions allowed with a suffix
  * ("1.5M"). Range-checked against [min, max]. 0 or -EINVAL / -ERANGE.
  */
-int rxr_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int rxp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* A rate in packets per second: "12M", "500k", "max" (-> 0). */
-int rxr_parse_rate(const char *s, double *pps);
+int rxp_parse_rate(const char *s, double *pps);
 /* A duration: "2", "2s", "500ms", "1.5s", "1m". Out in seconds. */
-int rxr_parse_seconds(const char *s, double min, double max, double *out);
+int rxp_parse_seconds(const char *s, double min, double max, double *out);
 /* A double in [min, max]. */
-int rxr_parse_double(const char *s, double min, double max, double *out);
+int rxp_parse_double(const char *s, double min, double max, double *out);
 
 /*
  * Print "rxray <verb>: <message>\n" to stderr. The project's one error
- * line; callers then return RXR_EXIT_USAGE or RXR_EXIT_RUNTIME.
+ * line; callers then return RXP_EXIT_USAGE or RXP_EXIT_RUNTIME.
  */
-void rxr_err(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Same, returning RXR_EXIT_USAGE, for option errors: "--frame: ..." */
-int rxr_usage_err(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rxp_err(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, returning RXP_EXIT_USAGE, for option errors: "--frame: ..." */
+int rxp_usage_err(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Format one error line into a caller's buffer (err NULL or errlen 0: no
- * text) and return rc, so `return rxr_errf(err, errlen, -EINVAL, ...)`
+ * text) and return rc, so `return rxp_errf(err, errlen, -EINVAL, ...)`
  * reports and fails in one statement. The helper every library with the
  * "0 or -errno plus a line in err" rule uses.
  */
-int rxr_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+int rxp_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Pin the calling thread to core (>= 0). 0 or -errno. */
-int rxr_pin_self(int core);
+int rxp_pin_self(int core);
 /* Number of cores this process may run on. */
-int rxr_cores_available(void);
+int rxp_cores_available(void);
 /* The i-th core of this process's affinity mask, or -1. */
-int rxr_core_nth(int i);
+int rxp_core_nth(int i);
 
 /*
  * UTF-8 (RFC 3629): the length of the well-formed character at s (1..4;
@@ -83,16 +83,16 @@ int rxr_core_nth(int i);
  * continuation byte, an overlong form, a surrogate U+D800..DFFF, a code
  * point above U+10FFFF, or a character cut short by len).
  */
-size_t rxr_utf8_char(const char *s, size_t len);
+size_t rxp_utf8_char(const char *s, size_t len);
 /* Whether s[0..len) is well-formed UTF-8 without NUL bytes; on false,
  * *bad (may be NULL) gets the offset of the first bad byte. */
-bool rxr_utf8_valid(const char *s, size_t len, size_t *bad);
+bool rxp_utf8_valid(const char *s, size_t len, size_t *bad);
 /* The longest prefix of s[0..len) of at most max bytes that does not cut
  * a character (s assumed well-formed). */
-size_t rxr_utf8_prefix(const char *s, size_t len, size_t max);
+size_t rxp_utf8_prefix(const char *s, size_t len, size_t max);
 /* Cut a NUL-terminated s before a last character that snprintf (or any
  * byte-counting cut) left incomplete. */
-void rxr_utf8_trim(char *s);
+void rxp_utf8_trim(char *s);
 
 /*
  * Quote s for a POSIX shell so a pasted command passes it as one word,
@@ -101,10 +101,10 @@ void rxr_utf8_trim(char *s);
  * terminated). Returns the length the quoted form needs (as snprintf):
  * a result >= n means buf was too small and holds nothing usable.
  */
-size_t rxr_shell_quote(const char *s, char *buf, size_t n);
+size_t rxp_shell_quote(const char *s, char *buf, size_t n);
 
 /* Monotonic seconds (clock_gettime). */
-double rxr_mono_seconds(void);
+double rxp_mono_seconds(void);
 
 /*
  * Close every file descriptor from lowfd up, for a child between fork and
@@ -113,7 +113,7 @@ double rxr_mono_seconds(void);
  * (a kernel or an emulator without it) close(2) on each up to the open
  * files limit, at most 65536. Async-signal-safe.
  */
-void rxr_close_fds_from(int lowfd);
+void rxp_close_fds_from(int lowfd);
 
 #ifdef __cplusplus
 }

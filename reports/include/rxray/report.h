@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-struct rxr_report_opts {
+struct rxo_report_opts {
 	const char *title;   /* NULL = "rxray report" */
 	const char *rxray;   /* command name in reproduce lines; NULL = "rxray" */
 	const char *version; /* rxray version string for the header; NULL = none */
@@ -47,7 +47,7 @@ struct rxr_report_opts {
  * -errno with err "<path>: <what>" when a file cannot be written
  * (-EEXIST when dir exists and is not a directory), -ENOMEM.
  */
-int rxr_report_write(const struct rxr_set *s, const char *dir, const struct rxr_report_opts *o,
+int rxo_report_write(const struct rxa_set *s, const char *dir, const struct rxo_report_opts *o,
 		     char *err, size_t errlen);
 
 #ifdef __cplusplus

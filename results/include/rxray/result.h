@@ -94,13 +94,13 @@ struct rxr_stage_sum {
 	 * The lap sums of the stage's cost model (count, packets, cycles and
 	 * the accumulator's squares), written as "lap_sums" {"packets_sq",
 	 * "cycles_x_packets", "cycles_sq"} with the fit "lap_fit" {"basis",
-	 * "a", "b", "r2"} beside them (laps longer than RXR_LAPFIT_MAX_TICKS are
+	 * "a", "b", "r2"} beside them (laps longer than RXP_LAPFIT_MAX_TICKS are
  * left out of both and counted in "lap_sums" {"excluded_laps",
  * "excluded_packets", "excluded_cycles"}); has_laps is false for a result written
 	 * before they existed (the reader then leaves laps zero).
 	 */
 	bool has_laps;
-	struct rxr_lapsums laps;       /* of the laps the fit keeps */
+	struct rxp_lapsums laps;       /* of the laps the fit keeps */
 	uint64_t excl_count, excl_packets, excl_cycles; /* laps left out (preempted) */
 };
 
@@ -109,9 +109,9 @@ struct rxr_thread_result {
 	int core;
 	uint64_t packets;
 	uint64_t busy_cycles;
-	struct rxr_stage_sum st[RXR_ST_COUNT];
+	struct rxr_stage_sum st[RXP_ST_COUNT];
 	uint32_t stage_mask; /* bit s set when stage s was present/recorded */
-	struct rxr_sample *samples; /* owned; sampled laps (full mode) or NULL */
+	struct rxp_sample *samples; /* owned; sampled laps (full mode) or NULL */
 	size_t nsamples;
 };
 
@@ -149,7 +149,7 @@ void rxr_result_free(struct rxr_result *r);
  * copied, its samples are not. 0 or -ENOMEM. */
 int rxr_result_add_thread(struct rxr_result *r, const struct rxr_thread_result *src);
 /* Append a thread from a live probe (summarises its accumulators). */
-int rxr_result_add_probe(struct rxr_result *r, const struct rxr_probe *p);
+int rxr_result_add_probe(struct rxr_result *r, const struct rxp_probe *p);
 /* Mean lap length (ticks) under which per-lap figures mean nothing. */
 #define RXR_RESULT_MIN_LAP_TICKS 10
 /* Fill clock{} from the calibrated process clock. */
@@ -257,7 +257,7 @@ json_t *rxr_json_scan_runs(const char *text, size_t len, const char *const *run_
 			   struct rxr_result **runs);
 
 /* Name of a lap-fit basis: "none", "linear", "per_packet". */
-const char *rxr_lapfit_basis_name(enum rxr_lapfit_basis b);
+const char *rxr_lapfit_basis_name(enum rxp_lapfit_basis b);
 
 /* busy cycles per packet of a thread (0 when it handled none). */
 double rxr_thread_cycles_per_packet(const struct rxr_thread_result *t);

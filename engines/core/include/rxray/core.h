@@ -95,9 +95,9 @@ struct rx_config {
 	uint32_t mempool_cache; /* dpdk: per-lcore cache size, 0..RX_MEMPOOL_CACHE_MAX */
 	enum rx_cqe_comp cqe_comp; /* sim: CQE compression (default auto) */
 	enum rx_consumer consumer; /* verbs: CQ consumer (default devx) */
-	uint64_t inject[RXR_ST_COUNT]; /* cycles spun inside a stage */
+	uint64_t inject[RXP_ST_COUNT]; /* cycles spun inside a stage */
 	bool inject_ab;		       /* verification: inject one lap in four, report
-					* the halves apart (rxr_probe_set_inject_ab);
+					* the halves apart (rxp_probe_set_inject_ab);
 					* with an op_delay, delay the operations of
 					* one lap in four (rx_op_gate_stage) */
 	uint32_t coalesce;      /* calibration: the rx worker waits (lapped idle)
@@ -370,7 +370,7 @@ typedef int (*rx_worker_fn)(struct rx_worker *w, void *arg);
 struct rx_worker {
 	pthread_t tid;
 	int core;               /* -1 = unpinned */
-	struct rxr_probe *probe;
+	struct rxp_probe *probe;
 	rx_worker_fn fn;
 	void *arg;
 	int rc;                 /* fn's return (after join) */
@@ -387,7 +387,7 @@ struct rx_worker {
 };
 /*
  * --op-delay with --inject-ab: the stage of a worker of this role whose
- * laps perform the delayed operation and gate it (rxr_probe_set_op_gate):
+ * laps perform the delayed operation and gate it (rxp_probe_set_op_gate):
  * mempool: the rx refill (buf_alloc) and the app thread's free; mr: the
  * rx SGE set-up. -1: none (no A/B, no such operation, or another role).
  * *k (may be NULL): the gated operation's delay, 0 with no gate.

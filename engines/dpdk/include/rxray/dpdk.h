@@ -72,7 +72,7 @@ struct rxd_mpops_counts {
 int rxd_mpops_register(void);
 /*
  * Attribution ground truth (--op-delay mempool=K): every driver get and
- * put owes K clock cycles, paid by the lap it ran in (rxr_op_delay), so
+ * put owes K clock cycles, paid by the lap it ran in (rxp_op_delay), so
  * the stage that calls it grows by K a call. 0 = off (the default).
  * Process-wide; set before the workers start.
  */

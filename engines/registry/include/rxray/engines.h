@@ -19,13 +19,13 @@ extern "C" {
 #endif
 
 /* Engine by name, or NULL when unknown or not in this build. */
-const struct rx_engine_ops *rx_engine_find(const char *name);
+const struct rx_engine_ops *rxe_find(const char *name);
 /* Number of engines in this build, and the i-th (NULL past the end). */
-size_t rx_engine_count(void);
-const struct rx_engine_ops *rx_engine_at(size_t i);
+size_t rxe_count(void);
+const struct rx_engine_ops *rxe_at(size_t i);
 /* The names of the engines (test-only ones left out) joined by sep,
  * "verbs, dpdk" (or "none in this build"), into buf. Returns buf. */
-const char *rx_engine_list(char *buf, size_t len, const char *sep);
+const char *rxe_list(char *buf, size_t len, const char *sep);
 
 /*
  * A config checked as `rxray run` would check it before starting: the
@@ -33,7 +33,7 @@ const char *rx_engine_list(char *buf, size_t len, const char *sep);
  * placement; flags RX_CHECK_*). 0; -EINVAL with "<field>: <what>" in err (bad config or
  * unknown engine); another -errno from caps (device absent: runtime).
  */
-int rx_engine_check(const struct rx_config *c, unsigned flags, struct rx_caps *caps,
+int rxe_check(const struct rx_config *c, unsigned flags, struct rx_caps *caps,
 		    struct rx_placement *pl, char *err, size_t errlen);
 
 #ifdef __cplusplus

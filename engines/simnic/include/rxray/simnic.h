@@ -222,8 +222,8 @@ struct rxs_params {
 	int thread_core[RXS_MAX_QUEUES]; /* core of thread t >= 1 (-1 =
 				 * unpinned); [0] unused: thread 0 is on core */
 	unsigned sample_shift;  /* probe sampling (full probe mode) */
-	uint64_t inject[RXR_ST_COUNT]; /* NIC stages only */
-	bool inject_ab;		       /* inject one lap in four (rxr_probe_set_inject_ab) */
+	uint64_t inject[RXP_ST_COUNT]; /* NIC stages only */
+	bool inject_ab;		       /* inject one lap in four (rxp_probe_set_inject_ab) */
 	uint32_t op_delay_hdr;  /* --op-delay hdr_write=K: cycles per header (0 off) */
 	const volatile sig_atomic_t *stop; /* optional external stop flag */
 	bool cqe_comp;          /* write compressed sessions (off by default) */
@@ -406,9 +406,9 @@ uint32_t rxs_nic_threads(const struct rxs_nic *n);
 /* Figures of NIC thread t (0..threads-1); zeroed for a bad t. */
 void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t t, struct rxs_thread_stats *out);
 /* NIC thread 0's probe (role "nic"). Read it after rxs_nic_join. */
-const struct rxr_probe *rxs_nic_probe(const struct rxs_nic *n);
+const struct rxp_probe *rxs_nic_probe(const struct rxs_nic *n);
 /* NIC thread t's probe, NULL for a bad t. Read it after rxs_nic_join. */
-const struct rxr_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t);
+const struct rxp_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t);
 /*
  * Add the NIC to a result: one thread entry per NIC thread (role "nic"),
  * and r->extra "nic": {target_pps, achieved_mpps, seconds,
