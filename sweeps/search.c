@@ -194,11 +194,9 @@ static bool load_confirmed(const struct state *s, const struct load *ld)
 /*
  * Nothing failed: the bound is the generator's, at its best. Its speed
  * differs from one trial process to the next for reasons of the host
- * (measured on the 16-core host: the software NIC's hdr_write from 76 to
- * 196 cycles/packet between processes of one point, 6.6 to 12.6 Mpps
- * flat out), and the lowest of two draws moved 13-24% between sweeps.
- * The best of GEN_TRIALS clean trials moves by what the generator can
- * do, not by its worst process.
+ * (bench/sweep_repeatability/README.md, "Measurements behind
+ * constants"). The best of GEN_TRIALS clean trials moves by what the
+ * generator can do, not by its worst process.
  */
 #define GEN_TRIALS 3
 static bool load_confirmed_unpaced(const struct state *s, const struct load *ld)

@@ -34,10 +34,10 @@
 /* Lead time given to `rxray run` before the traffic command starts. */
 #define TRAFFIC_LEAD_S 0.5
 /*
- * Pause before each trial. Measured here: back to back, a trial of the
- * software NIC ran at a third of its rate (NIC ~550 vs ~160 cycles/packet)
- * while the host was still finishing the previous trial's exit and result
- * writeback on the same cores; 0.3 s of quiet restored the full rate.
+ * Pause before each trial: a trial must not start while the host still
+ * finishes the previous trial's exit and result writeback on the same
+ * cores (bench/sweep_repeatability/README.md, "Measurements behind
+ * constants").
  */
 #define TRIAL_SETTLE_S 0.3
 

@@ -250,11 +250,11 @@ __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 		// From mapped memory: the block takes a contiguous share of the
 		// batch and reads it a chunk at a time, one 8-byte word a
 		// thread, side by side, into shared memory; the header was read
-		// once a block. (Read by lane 0 of each warp, 64 words apart,
-		// the header by every thread, a batch of 64 took 130-270 us on
-		// the H200 host; this way 32 us. Still slow: a GPU read of a
-		// line the CPU has just written costs ~0.5-1 us there and such
-		// reads barely overlap, bench/gpu/README.md.)
+		// once a block: side by side, the reads of one chunk are in
+		// flight together. Still slow: a GPU read of a line the CPU has
+		// just written is a round trip over PCIe, and such reads barely
+		// overlap (bench/gpu/README.md, "Measurements behind the
+		// kernels").
 		__shared__ unsigned long long s_addr[RXG_WARPS * 32], s_seq[RXG_WARPS * 32];
 		const uint32_t per = (n + gridDim.x - 1) / gridDim.x;
 		const uint32_t lo = blockIdx.x * per, hi = lo + per < n ? lo + per : n;
@@ -312,8 +312,8 @@ template <unsigned P> __global__ static void rxg_k_param(const rxg_ctx c, const 
 // just put it (the graph's kernel node): every thread reads the header,
 // a warp a packet as in kernel mode. The copy engine reads the pinned
 // slot with many reads in flight; the kernel's own reads of mapped memory
-// that the CPU had just written took 0.5-1 us each and barely overlapped
-// (bench/gpu/README.md, bench_gpu_link).
+// that the CPU had just written barely overlap (bench/gpu/README.md,
+// bench_gpu_link).
 __global__ static void rxg_k_dev(const rxg_ctx c, const uint8_t *slots, size_t slot_bytes,
 				 uint32_t slot, uint32_t max_batch)
 {

@@ -508,8 +508,9 @@ static void wr_dma_submit(struct nic_thread *t)
 #endif
 
 /*
- * GPU payloads: a launch costs the writer 2.5-3.7 us (bench_gpu_link) and
- * launches from several threads do not add up, so runs do not each submit
+ * GPU payloads: a launch costs the writer microseconds (bench_gpu_link,
+ * bench/gpu/README.md) and launches from several threads do not add up,
+ * so runs do not each submit
  * their pieces: they stay staged until NIC_DMA_BATCH are, or `force` (the
  * writer has nothing due, found no WQE, or has every run slot waiting).
  * A run's completions wait for the ticket that carries its last pieces.

@@ -410,8 +410,8 @@ ALWAYS_INLINE uint32_t dp_outstanding(const struct verbs_queue *q)
  * that read `released` on every empty poll would keep that line shared
  * while the app's per-packet add wants it exclusive, and charge the app's
  * free stage a coherence miss per packet the real engine does not pay
- * (the calibration trials' app free read 81-99 cycles/packet against 28-44
- * saturated on the 16-core host, 2026-12-03). Below half the ring every
+ * (bench/costmodel/README.md, "Measurements behind constants"). Below
+ * half the ring every
  * idle poll reposts what is released, so a ring the app holds most of
  * (dropped bursts' slots wait for the next push) cannot stall.
  */

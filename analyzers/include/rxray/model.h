@@ -117,9 +117,8 @@ struct rxa_point_model {
 	 * 1 / RXA_MODEL_LOAD_FACTOR of the model at their mean burst there
 	 * (and by 5% of the thread's busy cycles), biggest saving first. What
 	 * a ratio above 1 comes with: the light-load trials cost more than
-	 * load did (on the 16-core host dpdk hds cache 0 inline's 64-packet
-	 * calibration laps cost rx buf_alloc 324 cycles/packet, its saturated
-	 * 64-packet laps 161). */
+	 * load did (bench/costmodel/README.md, "Measurements behind
+	 * constants"). */
 	size_t ncheaper;
 	struct rxa_loaddep cheaper[RXA_MODEL_MAX_NAMED];
 	/* The model at the NDR trial's own lap sizes (each stage at its mean
@@ -127,9 +126,7 @@ struct rxa_point_model {
 	 * it, and that thread's poll lap (packets per lap of its most lapped
 	 * stage). A ratio below 1 that this gives back is lap size, not load:
 	 * at its NDR the receiver polled small laps and lost packets before
-	 * they grew to B (on the 16-core host dpdk inline points lapped 3-8
-	 * packets at their NDR, where the model says 13.30 and 3.15 Mpps for
-	 * NDRs of 13.35 and 3.85; at B, 17.98 and 5.04). NAN without an NDR
+	 * they grew to B (bench/costmodel/README.md). NAN without an NDR
 	 * run. */
 	double ndr_laps_mpps;
 	double ndr_laps;
@@ -149,11 +146,9 @@ struct rxa_point_model {
  * packets, where its costs are still light-load costs; the trials that
  * lost are where they broke, and where one offered no more than the
  * prediction saturated the receiver at full bursts, a stage dearer there
- * is what kept the receiver below the prediction (on the 16-core host,
- * dpdk hds cache 256 lapped 6-9 packets at 4.3-6 Mpps NDRs, and 54-64
- * packets, 13-40% dearer than the model, in the lossy trials between
- * the NDR and the prediction). And the model at the NDR trial's lap
- * sizes (ndr_laps_mpps).
+ * is what kept the receiver below the prediction (bench/costmodel/
+ * README.md, "Measurements behind constants"). And the model at the
+ * NDR trial's lap sizes (ndr_laps_mpps).
  * Never fails: with no usable run, predicted_mpps is NAN.
  */
 void rxa_point_model_compute(const struct rxa_point *p, double light_frac,
