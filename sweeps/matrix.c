@@ -170,8 +170,10 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 		json_decref(seen);
 		return -ENOMEM;
 	}
-	/* the defaults by sweep index, looked up by name once per matrix */
+	/* the defaults by sweep index, and the knobs read below, looked up by
+	 * name once per matrix */
 	const struct sweep_value *def[SWEEP_KNOBS_CAP] = {NULL};
+	const int kengine = sweep_knob_find("engine"), kmode = sweep_knob_find("mode");
 	for (size_t d = 0; d < sizeof(defaults) / sizeof(defaults[0]); d++) {
 		int k = sweep_knob_find(defaults[d].knob);
 		if (k >= 0)
@@ -186,8 +188,8 @@ int sweep_matrix_expand(const struct sweep_spec *spec, struct sweep_point **pts,
 			p->k[k] = spec->axis[k].n ? &spec->axis[k].v[idx[k]] : def[k];
 		/* knobs the point's engine (or mode) does not take are dropped,
 		 * so such points collapse into one */
-		const char *engine = sweep_point_knob(p, "engine")->text;
-		bool hds = !strcmp(sweep_point_knob(p, "mode")->text, "hds");
+		const char *engine = p->k[kengine]->text;
+		bool hds = !strcmp(p->k[kmode]->text, "hds");
 		for (int k = 0; k < (int)sweep_knob_count(); k++) {
 			const struct rx_knob *rk = knob_of((size_t)k);
 			if (!rx_knob_applies(rk, engine) || (!hds && (rk->flags & RX_KNOB_HDS_ONLY)))
