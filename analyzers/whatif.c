@@ -156,6 +156,8 @@ int rxa_whatif_point(const struct rxa_point *p, double light_frac,
 		     const struct rxa_whatif_change *c, size_t n, struct rxa_whatif_point *out,
 		     char *err, size_t errlen)
 {
+	/* the NIC set the pace: whatever is computed below is no figure */
+	out->generator_limited = p->generator_limited;
 	struct rxa_point_model *pm = malloc(sizeof(*pm));
 	if (!pm)
 		return rxp_errf(err, errlen, -ENOMEM, "what-if: out of memory");
@@ -189,14 +191,14 @@ int rxa_whatif_table_model(const struct rxa_set *s, const struct rxa_point *cons
 	    "point",	     "before Mpps",	    "after Mpps",
 	    "change",	     "bottleneck before",   "bottleneck after",
 	    "basis",	     "at NDR: before Mpps", "at NDR: after Mpps",
-	    "at NDR: change"};
+	    "at NDR: change", "notes"};
 	size_t nvary = 0;
 	const char **vary = s ? rxa_set_varying(s, &nvary) : NULL;
 	char title[300];
 	snprintf(title, sizeof(title), "What if %s", changes ? changes : "");
 	struct rxa_table *t = NULL;
 	if (!s || vary)
-		rxa_table_open(title, 10, head, &t);
+		rxa_table_open(title, 11, head, &t);
 	for (size_t i = 0; t && i < n; i++) {
 		char label[512], b[32], a[32], ch[32], nb[32], na[32], nch[32];
 		if (s)
@@ -219,7 +221,8 @@ int rxa_whatif_table_model(const struct rxa_set *s, const struct rxa_point *cons
 		    rxa_table_cell(t, "%s", ch) || rxa_table_cell(t, "%s", bb) ||
 		    rxa_table_cell(t, "%s", ba) || rxa_table_cell(t, "%s", before->basis) ||
 		    rxa_table_cell(t, "%s", nb) || rxa_table_cell(t, "%s", na) ||
-		    rxa_table_cell(t, "%s", nch)) {
+		    rxa_table_cell(t, "%s", nch) ||
+		    rxa_table_cell(t, "%s", w[i].generator_limited ? RXA_GENLIM_MARK : "")) {
 			rxa_table_free(t);
 			t = NULL;
 		}

@@ -39,7 +39,10 @@ static void whatif_usage(FILE *f)
 		"in the NDR trial, and after a change that slows the receiver, at the\n"
 		"cost its rate implies (linear in the rate between light load and the\n"
 		"NDR trial), so a stage dearer under load costs less at a slower rate.\n"
-		"bench/whatif_check measures the same change by injection.\n"
+		"bench/whatif_check measures the same change by injection. A point\n"
+		"whose NDR is generator-limited (the software NIC set the pace, the\n"
+		"NDR is a lower bound) is no baseline: its row is marked\n"
+		"\"" RXA_GENLIM_MARK "\" and the exit status is 1.\n"
 		"\n"
 		"OPTIONS\n"
 		"  -s, --select SEL   only points matching knob=value[,knob=value]\n"
@@ -53,7 +56,8 @@ static void whatif_usage(FILE *f)
 		"  rxray whatif light.json buf_alloc=x0.5\n"
 		"  rxray whatif results/sweep -s engine=dpdk,mode=hds buf_alloc=-100 free=x0.5\n"
 		"\n"
-		"Exit codes: 0 ok, 1 runtime failure, 2 bad input.\n");
+		"Exit codes: 0 ok, 1 runtime failure or a generator-limited point (its\n"
+		"row is printed, marked), 2 bad input.\n");
 }
 
 int rxt_cmd_whatif(int argc, char **argv)
@@ -137,11 +141,14 @@ int rxt_cmd_whatif(int argc, char **argv)
 		ec = rxp_usage_err(VERB, "--select %s: no point matches", select);
 		goto out;
 	}
-	size_t applied = 0, modelled = 0;
+	size_t applied = 0, modelled = 0, genlim = 0;
+	const char *genlim_key = NULL;
 	char first_err[RXA_ERR_LEN] = "";
 	for (size_t i = 0; i < view.n; i++) {
 		pts[i] = &view.pts[i];
 		int rc = rxa_whatif_point(&view.pts[i], frac, ch, nch, &w[i], err, sizeof(err));
+		if (w[i].generator_limited && !genlim++)
+			genlim_key = view.pts[i].key;
 		if (rc == -ENODATA)
 			continue;
 		if (rc == 0 || rc == -ENOENT || rc == -EINVAL)
@@ -182,7 +189,7 @@ int rxt_cmd_whatif(int argc, char **argv)
 		goto out;
 	}
 	int rc = !strcmp(fmt, "csv") ? rxa_table_write_csv(t, af.f) : rxa_table_write_md(t, af.f);
-	if (!rc && strcmp(fmt, "csv"))
+	if (!rc && strcmp(fmt, "csv")) {
 		fprintf(af.f,
 			"\nCost model from light load (rxray ceiling: \"Cost model\"); '-' where "
 			"a point has no model or does not lap a changed stage. \"At NDR\": "
@@ -192,12 +199,25 @@ int rxt_cmd_whatif(int argc, char **argv)
 			"of the rate it predicts (linear in the rate between light load and "
 			"the NDR trial), so a stage dearer under load costs less again at a "
 			"slower rate.\n");
+		if (genlim)
+			fprintf(af.f, "\nNotes \"" RXA_GENLIM_MARK "\": the software NIC set the "
+				      "point's pace; its NDR is a lower bound, not the receiver's "
+				      "ceiling, so its what-if is not a figure.\n");
+	}
 	if (rc) {
 		rxr_afile_abort(&af);
 		rxp_err(VERB, "writing %s: %s", output, strerror(-rc));
 		ec = RXP_EXIT_RUNTIME;
 	} else if ((rc = rxr_afile_commit(&af))) {
 		rxp_err(VERB, "%s: %s", output, strerror(-rc));
+		ec = RXP_EXIT_RUNTIME;
+	} else if (genlim) { /* printed, marked; but a lower bound is no baseline */
+		rxp_err(VERB,
+			"%s: %zu of %zu points generator-limited (%s%s): the software NIC set "
+			"the pace, so the NDR is a lower bound, not a ceiling, and the what-if "
+			"on it is not a figure",
+			input, genlim, view.n, genlim_key ? genlim_key : "run",
+			genlim > 1 ? ", ..." : "");
 		ec = RXP_EXIT_RUNTIME;
 	}
 out:

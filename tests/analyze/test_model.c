@@ -2,7 +2,8 @@
 /*
  * The cost model on hand-built sweeps: light-load prediction from lap
  * sums, never from the NDR trial; load-dependent stages; what-if
- * arithmetic and bad what-if input through the CLI.
+ * arithmetic, bad what-if input and generator-limited baselines through
+ * the CLI.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -709,4 +710,106 @@ Test(model, fast_and_checked_loads_agree)
 	rxa_set_free(b);
 	tu_rmrf(dir);
 	tu_rmrf(d2);
+}
+
+/* The line of text holding `at` (a row of a table), into buf; "" when absent. */
+static const char *line_of(const char *text, const char *at, char *buf, size_t n)
+{
+	const char *p = text ? strstr(text, at) : NULL;
+	buf[0] = '\0';
+	if (!p)
+		return buf;
+	while (p > text && p[-1] != '\n')
+		p--;
+	size_t len = strcspn(p, "\n");
+	snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), p);
+	return buf;
+}
+
+/*
+ * Two points of one sweep in dir/<name>: "engine=dpdk" (generator-limited
+ * when asked: the summary line says "generator_limited": true, as the
+ * sweep's store writes it) and "engine=verbs", each mk_sweep's point.
+ */
+static void mk_pair_jsonl(const char *dir, const char *name, bool dpdk_genlim)
+{
+	char a[64], b[64], src[600], tmp[600], dst[600], cmd[2000];
+	rxa_set_free(mk_sweep(a, sizeof(a), 1, 1));
+	rxa_set_free(mk_sweep(b, sizeof(b), 1, 1));
+	snprintf(src, sizeof(src), "%s/results.jsonl", a);
+	snprintf(dst, sizeof(dst), "%s/%s.dpdk", dir, name);
+	if (dpdk_genlim)
+		rewrite(src, dst, "\"schema\":\"" RXA_POINT_SCHEMA "\",",
+			"\"schema\":\"" RXA_POINT_SCHEMA "\",\"generator_limited\":true,");
+	else
+		rewrite(src, dst, "\"engine=dpdk\"", "\"engine=dpdk\"");
+	snprintf(src, sizeof(src), "%s/results.jsonl", b);
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, name);
+	rewrite(src, tmp, "\"engine=dpdk\"", "\"engine=verbs\"");
+	snprintf(src, sizeof(src), "%s/%s.verbs", dir, name);
+	rewrite(tmp, src, "\"knobs\":{\"engine\":\"dpdk\"}", "\"knobs\":{\"engine\":\"verbs\"}");
+	snprintf(cmd, sizeof(cmd), "cat '%s' '%s' >'%s/%s.jsonl'", dst, src, dir, name);
+	cr_assert_eq(system(cmd), 0);
+	tu_rmrf(a);
+	tu_rmrf(b);
+}
+
+/*
+ * A what-if whose baseline is generator-limited is no figure: rxray
+ * whatif still prints the point's row, figures and all, marks it
+ * RXA_GENLIM_MARK (the generator-limited row only, in md and csv) and
+ * exits 1 with one line naming the point. Catches a flag the reader
+ * drops, a mark on every row or on the wrong one, a row left out, and an
+ * exit 0 over a lower bound.
+ */
+Test(whatif, generator_limited_baseline_is_marked_and_exits_1)
+{
+	char dir[64], cmd[700], row[2048], *out = NULL;
+	cr_assert(tu_tmpdir(dir, sizeof(dir)));
+	mk_pair_jsonl(dir, "genlim", true);
+	snprintf(cmd, sizeof(cmd), "%s whatif %s/genlim.jsonl buf_alloc=+150", RXRAY_BIN, dir);
+	cr_assert_eq(tu_run(cmd, &out), 1, "%s", out);
+	line_of(out, "| engine=dpdk |", row, sizeof(row));
+	cr_assert(strstr(row, RXA_GENLIM_MARK), "the generator-limited row unmarked: %s", out);
+	/* still the figure it printed before: the light model's 39.34 */
+	cr_assert(strstr(row, "| 39.34 |"), "the row's figures are gone: %s", row);
+	line_of(out, "| engine=verbs |", row, sizeof(row));
+	cr_assert(row[0], "the other point's row is gone: %s", out);
+	cr_assert(!strstr(row, RXA_GENLIM_MARK), "a point the receiver limits marked: %s", row);
+	cr_assert(strstr(out, "rxray whatif: ") &&
+		      strstr(out, "1 of 2 points generator-limited (engine=dpdk)"),
+		  "no error line naming the point: %s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s whatif -f csv %s/genlim.jsonl buf_alloc=+150 2>/dev/null",
+		 RXRAY_BIN, dir);
+	cr_assert_eq(tu_run(cmd, &out), 1, "%s", out);
+	line_of(out, "engine=dpdk,", row, sizeof(row));
+	/* quoted: the mark holds a comma */
+	cr_assert(strstr(row, ",\"" RXA_GENLIM_MARK "\""), "csv row unmarked: %s", out);
+	line_of(out, "engine=verbs,", row, sizeof(row));
+	cr_assert(row[0] && !strstr(row, "generator-limited"), "csv: %s", out);
+	free(out);
+	tu_rmrf(dir);
+}
+
+/* Neither point generator-limited: exit 0 and no mark anywhere. */
+Test(whatif, no_generator_limited_point_exits_0_unmarked)
+{
+	char dir[64], cmd[700], row[2048], *out = NULL;
+	cr_assert(tu_tmpdir(dir, sizeof(dir)));
+	mk_pair_jsonl(dir, "clean", false);
+	snprintf(cmd, sizeof(cmd), "%s whatif %s/clean.jsonl buf_alloc=+150", RXRAY_BIN, dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	cr_assert(!strstr(out, RXA_GENLIM_MARK), "marked: %s", out);
+	line_of(out, "| engine=dpdk |", row, sizeof(row));
+	cr_assert(strstr(row, "| 39.34 |"), "%s", out);
+	line_of(out, "| engine=verbs |", row, sizeof(row));
+	cr_assert(strstr(row, "| 39.34 |"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s whatif -f csv %s/clean.jsonl buf_alloc=+150", RXRAY_BIN,
+		 dir);
+	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
+	cr_assert(!strstr(out, "generator-limited"), "csv: %s", out);
+	free(out);
+	tu_rmrf(dir);
 }

@@ -231,6 +231,13 @@ int rxa_whatif_parse(const char *text, struct rxa_whatif_change *out, char *err,
 int rxa_model_apply(struct rxa_model *m, const struct rxa_whatif_change *c, size_t n, char *err,
 		    size_t errlen);
 
+/*
+ * The mark of a figure whose point is generator-limited (rxa_point): the
+ * software NIC set the pace, its NDR is a lower bound, so neither the
+ * point's ceiling nor a what-if on it is a figure.
+ */
+#define RXA_GENLIM_MARK "generator-limited: lower bound, not a ceiling"
+
 /* One point's what-if on both bases (rxray whatif, bench/whatif_check). */
 struct rxa_whatif_point {
 	struct rxa_model before, after;		/* the light-load model */
@@ -238,11 +245,14 @@ struct rxa_whatif_point {
 						 * (rxa_point_model_at_ndr);
 						 * NAN predictions where the
 						 * point has none */
+	bool generator_limited;			/* the point's: not a figure (RXA_GENLIM_MARK) */
 };
 /*
  * The what-if of point p: its light-load model (light_frac as in
  * rxa_point_model_compute) and that model calibrated at the NDR, each
- * before and after the n changes. 0; -ENODATA when p has no light-load
+ * before and after the n changes; out->generator_limited copies p's flag
+ * whatever the return (the caller marks or refuses such a point's
+ * figures, RXA_GENLIM_MARK). 0; -ENODATA when p has no light-load
  * model (every prediction NAN); rxa_model_apply's -EINVAL or -ENOENT with
  * one line in err (both afters NAN); -ENOMEM. A change the light model takes and the
  * calibrated one does not (a stage the NDR trial found cheaper, driven
@@ -284,7 +294,8 @@ int rxa_model_set_stage(struct rxa_model *m, const char *thread, int s, double c
  */
 int rxa_model_table(const struct rxa_set *s, const struct rxa_point_model *pm, size_t n,
 		    struct rxa_table **out);
-/* w: per point, from rxa_whatif_point (a NAN prediction prints '-'). */
+/* w: per point, from rxa_whatif_point (a NAN prediction prints '-'); its
+ * last column, notes, carries RXA_GENLIM_MARK where w is generator-limited. */
 int rxa_whatif_table_model(const struct rxa_set *s, const struct rxa_point *const *pts,
 			   const struct rxa_whatif_point *w, size_t n, const char *changes,
 			   struct rxa_table **out);
