@@ -74,11 +74,20 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		char tgt[32] = "max";
 		if (target > 0)
 			snprintf(tgt, sizeof(tgt), "%.3f Mpps", target / 1e6);
-		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s, %lld thread(s) x %lld DMA writer(s)%s\n",
+		/* auto (0 in the config): say what the placement chose */
+		json_t *asked = json_object_get(r->config, "dma_writers");
+		bool autow = json_is_integer(asked) && json_integer_value(asked) == 0;
+		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s, %lld thread(s) x %lld DMA writer(s)%s%s\n",
 			json_number_value(json_object_get(nic, "achieved_mpps")), tgt,
 			(long long)json_integer_value(json_object_get(nic, "nic_threads")),
 			(long long)json_integer_value(json_object_get(nic, "dma_writers")),
+			autow ? " (auto: the spare cores)" : "",
 			lim ? "; generator-limited (the NIC set the pace)" : "");
+		fprintf(f, "  arrivals: trains of %lld at a %.0f Gb/s line rate (%.2f Mpps), rx found %.1f packets a poll\n",
+			(long long)json_integer_value(json_object_get(nic, "train")),
+			json_number_value(json_object_get(nic, "line_gbps")),
+			json_number_value(json_object_get(nic, "line_mpps")),
+			json_number_value(json_object_get(nic, "rx_packets_per_poll")));
 	}
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct rxr_thread_result *t = &r->threads[i];

@@ -22,17 +22,32 @@
  * mempool cache make the consumer the slower side) and free of probe
  * cost: build with -DRXRAY_PROBES=off for that table.
  *
+ * The writers table (issue 41) asks whether the NIC's DMA writer count
+ * changes what the receiver pays: verbs single segment at fixed rates
+ * (--wrates, default 5.7M and 20M), app on a thread of its own, W = 1
+ * against each of --writer-counts (default 2,4,8): every receiver stage's
+ * cycles/packet, loss, packets per poll, and the NIC's cqe_write per
+ * writer; then a verdict per rate (every stage within 10%, or 2 cycles
+ * for stages under 20; loss within 0.1 points). Beside it, the host's
+ * physical reference: one core publishing runs of 32 (header line, 8-byte
+ * stamp, CQE line, owner bit last) to a consumer on another core that
+ * polls the owner bits, flat out: what one writer core can do here.
+ *
  * USAGE
  *   bench_sim_fidelity [--cores LIST] [--seconds S] [--runs N] [--rate PPS]
  *                      [--frame BYTES] [--ring N] [--ndr PPS]
- *                      [--only fixes|phasing|overload]
+ *                      [--wrates R1,R2] [--writer-counts W1,W2,...]
+ *                      [--only fixes|phasing|overload|writers]
  * EXAMPLES
  *   bench_sim_fidelity --runs 1 --seconds 0.3        # 2-core VM: a smoke run
  *   bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2
+ *   bench_sim_fidelity --cores 2-15 --runs 3 --seconds 1 --only writers
  */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +73,10 @@ struct opts {
 	uint32_t frame;
 	uint32_t ring;
 	char only[16];
+	double wrates[4];
+	int nwrates;
+	uint32_t wcounts[8];
+	int nwcounts;
 };
 
 /* One configuration: a discipline and which fixes are off. */
@@ -73,12 +92,16 @@ struct point {
 	const char *group;  /* RXRAY_SIM_SCALAR_GROUP, NULL = burst */
 	uint32_t cache;
 	bool sat; /* phasing point: tiny frames, no payload */
-	int rate; /* 0: --rate, 1: --ndr, 2: max */
+	int rate; /* 0: --rate, 1: --ndr, 2: max, 3: wrate */
+	uint32_t writers; /* DMA writers (0: auto) */
+	double wrate;     /* rate 3: this rate */
+	bool app_thread;  /* the app on a core of its own (else inline) */
 };
 
 #define DP(disc, lab, mode, d, comp, leg)                                                          \
 	{                                                                                          \
-		disc, lab, "dpdk", mode, d, RX_CONSUMER_DEVX, comp, leg, NULL, 256, false, 0       \
+		disc, lab, "dpdk", mode, d, RX_CONSUMER_DEVX, comp, leg, NULL, 256, false, 0, 0, 0, \
+		    false                                                                      \
 	}
 #define DPDK_ROWS(disc, mode, d)                                                                   \
 	DP(disc, "after", mode, d, RX_CQE_COMP_AUTO, NULL),                                        \
@@ -101,17 +124,17 @@ static const struct point fixes[] = {
     DPDK_ROWS("scalar hds", RX_MODE_HDS, RX_DISC_SCALAR),
     DP("scalar hds", "-ringsegs", RX_MODE_HDS, RX_DISC_SCALAR, RX_CQE_COMP_AUTO, "ringwqes"),
     {"verbs hds", "devx", "verbs", RX_MODE_HDS, RX_DISC_AUTO, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO,
-     NULL, NULL, 0, false, 0},
+     NULL, NULL, 0, false, 0, 0, 0, false},
     {"verbs hds", "rdma-core", "verbs", RX_MODE_HDS, RX_DISC_AUTO, RX_CONSUMER_RDMA_CORE,
-     RX_CQE_COMP_AUTO, NULL, NULL, 0, false, 0},
+     RX_CQE_COMP_AUTO, NULL, NULL, 0, false, 0, 0, 0, false},
     {"verbs hds", "devx -state,dbrec", "verbs", RX_MODE_HDS, RX_DISC_AUTO, RX_CONSUMER_DEVX,
-     RX_CQE_COMP_AUTO, "state,dbrec", NULL, 0, false, 0},
+     RX_CQE_COMP_AUTO, "state,dbrec", NULL, 0, false, 0, 0, 0, false},
 };
 
 #define PH(disc, lab, mode, grp)                                                                   \
 	{                                                                                          \
 		disc, lab, "dpdk", mode, RX_DISC_SCALAR, RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO, NULL, \
-		    grp, 0, true, 2                                                                \
+		    grp, 0, true, 2, 0, 0, false                                                   \
 	}
 static const struct point phasing[] = {
     PH("scalar single", "phased", RX_MODE_SINGLE, NULL),
@@ -128,7 +151,7 @@ static const struct point phasing[] = {
 #define OV(lab, leg, r)                                                                            \
 	{                                                                                          \
 		"hds c256", lab, "dpdk", RX_MODE_HDS, RX_DISC_SCALAR, RX_CONSUMER_DEVX,            \
-		    RX_CQE_COMP_AUTO, leg, NULL, 256, false, r                                     \
+		    RX_CQE_COMP_AUTO, leg, NULL, 256, false, r, 0, 0, false                        \
 	}
 static const struct point overload[] = {
     OV("after @ndr", NULL, 1),
@@ -145,8 +168,13 @@ static const enum rxp_stage cols[] = {RXP_ST_CQE_POLL, RXP_ST_BUF_ALLOC, RXP_ST_
 				      RXP_ST_CHAIN,    RXP_ST_DOORBELL,	 RXP_ST_HANDOFF,
 				      RXP_ST_HDR_READ, RXP_ST_FREE};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
-/* rx total, stages, nic, sat, mpps, loss, NIC doorbell-record fetches per offered packet */
-#define NVALS (NCOLS + 6)
+/* rx total, stages, nic, sat, mpps, loss, NIC doorbell-record fetches per
+ * offered packet, then (writers table) packets per poll, the NIC's
+ * cqe_write per writer, app total */
+#define NVALS (NCOLS + 9)
+#define V_PPP (NCOLS + 6)
+#define V_CQEW (NCOLS + 7)
+#define V_APP (NCOLS + 8)
 
 static int child_run(const struct opts *o, const struct point *pt, const char *path)
 {
@@ -167,9 +195,10 @@ static int child_run(const struct opts *o, const struct point *pt, const char *p
 	c.consumer = pt->consumer;
 	c.cqe_comp = pt->comp;
 	c.mempool_cache = pt->cache;
-	c.app = RX_APP_INLINE;
+	c.app = pt->app_thread ? RX_APP_THREAD : RX_APP_INLINE;
+	c.dma_writers = pt->writers;
 	c.seconds = o->seconds;
-	c.rate_pps = pt->rate == 2 ? 0 : pt->rate == 1 ? o->ndr : o->rate;
+	c.rate_pps = pt->rate == 3 ? pt->wrate : pt->rate == 2 ? 0 : pt->rate == 1 ? o->ndr : o->rate;
 	c.frame = pt->sat ? 128 : o->frame;
 	c.payload = pt->sat ? RX_PAYLOAD_NONE : c.payload;
 	c.ring = o->ring;
@@ -228,16 +257,28 @@ static int one_run(const struct opts *o, const struct point *pt, double *v)
 		return -EIO;
 	}
 	memset(v, 0, NVALS * sizeof(*v));
+	int nnic = 0;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct rxr_thread_result *t = &r->threads[i];
 		if (!strcmp(t->role, "rx")) {
 			v[0] = robust_busy(t);
 			for (size_t k = 0; k < NCOLS; k++)
 				v[1 + k] = robust(t, cols[k]);
+		} else if (!strcmp(t->role, "app")) {
+			v[V_APP] = robust_busy(t);
 		} else if (!strcmp(t->role, "nic")) {
-			v[1 + NCOLS] = robust_busy(t);
+			/* one writer's figures, averaged over the writers */
+			v[1 + NCOLS] += robust_busy(t);
+			v[V_CQEW] += robust(t, RXP_ST_CQE_WRITE);
+			nnic++;
 		}
 	}
+	if (nnic) {
+		v[1 + NCOLS] /= nnic;
+		v[V_CQEW] /= nnic;
+	}
+	v[V_PPP] = json_number_value(
+	    json_object_get(json_object_get(r->extra, "nic"), "rx_packets_per_poll"));
 	double hz = r->clock.hz > 0 ? r->clock.hz : rxp_clock_get()->hz;
 	v[2 + NCOLS] = r->rx_mpps > 0 && r->loss > 0.01 ? hz / (r->rx_mpps * 1e6) : 0;
 	v[3 + NCOLS] = r->rx_mpps;
@@ -298,25 +339,277 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 	return failed;
 }
 
+/*
+ * The physical reference: one writer core publishing runs of 32 to a
+ * consumer core, each packet a 64-byte header line, an 8-byte stamp in a
+ * 2 KiB payload slot and a 64-byte CQE line whose first word (the owner
+ * mark) is stored last with release; the consumer polls the marks in
+ * order, up to 64 at a time, and hands ring space back every 64.
+ */
+#define REF_N 8192u
+#define REF_RUN 32u
+#define REF_SLOT 2048u
+struct ref_line {
+	uint64_t w[8];
+} __attribute__((aligned(64)));
+struct ref_state {
+	struct ref_line *cq, *hdr;
+	uint8_t *pay;
+	_Alignas(64) uint64_t credit; /* consumer index, every 64 */
+	_Alignas(64) int stop;
+	uint64_t written, consumed;
+	int wcore, ccore;
+};
+
+static void ref_pin(int core)
+{
+	cpu_set_t s;
+	if (core < 0)
+		return;
+	CPU_ZERO(&s);
+	CPU_SET(core, &s);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
+}
+
+static void *ref_writer(void *arg)
+{
+	struct ref_state *st = arg;
+	ref_pin(st->wcore);
+	uint64_t i = 0;
+	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED)) {
+		if (i + REF_RUN - __atomic_load_n(&st->credit, __ATOMIC_ACQUIRE) > REF_N - 64)
+			continue; /* ring full */
+		for (uint64_t j = i; j < i + REF_RUN; j++) {
+			uint32_t s = (uint32_t)(j & (REF_N - 1));
+			for (int k = 0; k < 8; k++)
+				st->hdr[s].w[k] = j ^ (uint64_t)k;
+			memcpy(st->pay + (size_t)s * REF_SLOT + 64, &j, sizeof(j));
+			for (int k = 1; k < 8; k++)
+				st->cq[s].w[k] = j;
+			__atomic_store_n(&st->cq[s].w[0], ((j / REF_N) & 1) + 1, __ATOMIC_RELEASE);
+		}
+		i += REF_RUN;
+	}
+	st->written = i;
+	return NULL;
+}
+
+static void *ref_consumer(void *arg)
+{
+	struct ref_state *st = arg;
+	ref_pin(st->ccore);
+	uint64_t ci = 0, sum = 0;
+	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED)) {
+		uint32_t k = 0;
+		for (; k < 64; k++) {
+			uint64_t j = ci + k;
+			uint32_t s = (uint32_t)(j & (REF_N - 1));
+			if (__atomic_load_n(&st->cq[s].w[0], __ATOMIC_ACQUIRE) != ((j / REF_N) & 1) + 1)
+				break;
+			uint64_t stamp;
+			memcpy(&stamp, st->pay + (size_t)s * REF_SLOT + 64, sizeof(stamp));
+			sum += st->cq[s].w[1] + st->hdr[s].w[1] + stamp;
+		}
+		if (!k)
+			continue;
+		if ((ci + k) / 64 != ci / 64)
+			__atomic_store_n(&st->credit, ci + k, __ATOMIC_RELEASE);
+		ci += k;
+	}
+	st->consumed = ci + (sum == 42); /* keeps the reads */
+	return NULL;
+}
+
+/* One flat-out run of `seconds`; Mpps the consumer took, or -1. */
+static double ref_once(double seconds, int wcore, int ccore)
+{
+	struct ref_state st = {.wcore = wcore, .ccore = ccore};
+	double mpps = -1;
+	st.cq = aligned_alloc(64, REF_N * sizeof(struct ref_line));
+	st.hdr = aligned_alloc(64, REF_N * sizeof(struct ref_line));
+	st.pay = aligned_alloc(64, (size_t)REF_N * REF_SLOT);
+	pthread_t w, c;
+	if (!st.cq || !st.hdr || !st.pay)
+		goto out;
+	memset(st.cq, 0, REF_N * sizeof(struct ref_line));
+	memset(st.hdr, 0, REF_N * sizeof(struct ref_line));
+	memset(st.pay, 0, (size_t)REF_N * REF_SLOT);
+	if (pthread_create(&c, NULL, ref_consumer, &st))
+		goto out;
+	if (pthread_create(&w, NULL, ref_writer, &st)) {
+		__atomic_store_n(&st.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(c, NULL);
+		goto out;
+	}
+	uint64_t t0 = rxp_now();
+	rxp_spin_until(t0, (uint64_t)(seconds * rxp_clock_get()->hz));
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(w, NULL);
+	pthread_join(c, NULL);
+	mpps = (double)st.consumed / seconds / 1e6;
+out:
+	free(st.cq);
+	free(st.hdr);
+	free(st.pay);
+	return mpps;
+}
+
+/* The first two cores of --cores (or of the affinity mask). */
+static void ref_cores(const struct opts *o, int *wcore, int *ccore)
+{
+	struct rx_config c;
+	char err[256];
+	*wcore = *ccore = -1;
+	rx_config_defaults(&c);
+	if (o->cores[0] && rx_config_set(&c, "cores", o->cores, err, sizeof(err)) == 0 &&
+	    c.ncores >= 2) {
+		*ccore = c.cores[0];
+		*wcore = c.cores[1];
+	}
+}
+
+/* Receiver stages of the writers table (verbs single, app on a thread). */
+static const enum rxp_stage wcols[] = {RXP_ST_CQE_POLL, RXP_ST_HDR_READ, RXP_ST_DOORBELL,
+				       RXP_ST_HANDOFF, RXP_ST_SGE_SETUP};
+#define NWCOLS (sizeof(wcols) / sizeof(wcols[0]))
+
+static size_t col_of(enum rxp_stage s)
+{
+	for (size_t k = 0; k < NCOLS; k++)
+		if (cols[k] == s)
+			return k;
+	return 0;
+}
+
+/* Medians of --runs runs of one point into med[NVALS]; the runs done. */
+static int point_median(const struct opts *o, const struct point *pt, double *med)
+{
+	double v[NVALS][MAX_RUNS], one[NVALS];
+	int ok = 0;
+	for (int k = 0; k < o->runs; k++) {
+		if (one_run(o, pt, one))
+			continue;
+		for (size_t c = 0; c < NVALS; c++)
+			v[c][ok] = one[c];
+		ok++;
+	}
+	for (size_t c = 0; ok && c < NVALS; c++)
+		med[c] = median(v[c], ok);
+	return ok;
+}
+
+/* Within the issue's fidelity bound: 10%, or 2 cycles under 20. */
+static bool close_enough(double a, double b)
+{
+	if (a < 20 && b < 20)
+		return fabs(a - b) <= 2;
+	return fabs(a - b) <= 0.1 * fmax(a, b);
+}
+
+static int writers_table(const struct opts *o)
+{
+	int failed = 0, wc, cc;
+	ref_cores(o, &wc, &cc);
+	double ref[MAX_RUNS];
+	int nref = 0;
+	for (int k = 0; k < o->runs; k++) {
+		double m = ref_once(o->seconds, wc, cc);
+		if (m > 0)
+			ref[nref++] = m;
+	}
+	printf("\n## writers: does the DMA writer count change what the receiver pays?\n");
+	printf("# physical reference: one writer core publishing runs of 32 (header line, "
+	       "stamp, CQE line, owner bit last) to a polling consumer, flat out: %.1f Mpps "
+	       "(median of %d; writer core %d, consumer core %d)\n",
+	       nref ? median(ref, nref) : 0.0, nref, wc, cc);
+	printf("# verbs single %u B, app thread, fixed rates; cycles/packet (median lap x laps / "
+	       "packets); ppp = packets per poll that found any; nic = one writer's busy, "
+	       "cqe_w its cqe_write\n",
+	       o->frame);
+	printf("%-8s %3s %7s", "rate", "W", "rx");
+	for (size_t k = 0; k < NWCOLS; k++)
+		printf(" %9.9s", rxp_stage_name(wcols[k]));
+	printf(" %7s %6s %7s %7s %7s %7s\n", "app", "ppp", "loss", "rx_Mpps", "nic", "cqe_w");
+	for (int ri = 0; ri < o->nwrates; ri++) {
+		double base[NVALS] = {0};
+		bool have_base = false, all_close = true;
+		for (int wi = -1; wi < o->nwcounts; wi++) {
+			uint32_t w = wi < 0 ? 1 : o->wcounts[wi];
+			if (wi >= 0 && w == 1)
+				continue;
+			struct point pt = {"writers", "", "verbs", RX_MODE_SINGLE, RX_DISC_AUTO,
+					   RX_CONSUMER_DEVX, RX_CQE_COMP_AUTO, NULL, NULL, 0, false,
+					   3, w, o->wrates[ri], true};
+			double m[NVALS] = {0};
+			if (!point_median(o, &pt, m)) {
+				printf("%-8.2f %3u failed\n", o->wrates[ri] / 1e6, w);
+				failed++;
+				all_close = false;
+				continue;
+			}
+			printf("%-8.2f %3u %7.1f", o->wrates[ri] / 1e6, w, m[0]);
+			for (size_t k = 0; k < NWCOLS; k++)
+				printf(" %9.1f", m[1 + col_of(wcols[k])]);
+			printf(" %7.1f %6.1f %6.2f%% %7.3f %7.1f %7.1f\n", m[V_APP], m[V_PPP],
+			       100 * m[4 + NCOLS], m[3 + NCOLS], m[1 + NCOLS], m[V_CQEW]);
+			fflush(stdout);
+			if (wi < 0) {
+				memcpy(base, m, sizeof(base));
+				have_base = true;
+				continue;
+			}
+			if (!have_base)
+				continue;
+			bool ok = close_enough(base[0], m[0]) && close_enough(base[V_APP], m[V_APP]) &&
+				  fabs(base[4 + NCOLS] - m[4 + NCOLS]) <= 0.001;
+			for (size_t k = 0; k < NWCOLS; k++)
+				ok = ok && close_enough(base[1 + col_of(wcols[k])],
+							m[1 + col_of(wcols[k])]);
+			if (!ok) {
+				all_close = false;
+				printf("#   W=%u differs from W=1 beyond the bound at %.2f Mpps\n", w,
+				       o->wrates[ri] / 1e6);
+			}
+		}
+		printf("# %.2f Mpps: %s\n", o->wrates[ri] / 1e6,
+		       all_close ? "every W within the bound of W=1 (stages 10% or 2 cycles, "
+				   "loss 0.1 points)"
+				 : "NOT within the bound (above)");
+	}
+	return failed;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"USAGE\n  bench_sim_fidelity [--cores LIST] [--seconds S] [--runs N] [--rate PPS]\n"
 		"                     [--frame BYTES] [--ring N] [--ndr PPS]\n"
-		"                     [--only fixes|phasing|overload]\n"
+		"                     [--wrates R1,R2] [--writer-counts W1,W2,...]\n"
+		"                     [--only fixes|phasing|overload|writers]\n"
 		"EXAMPLES\n  bench_sim_fidelity --runs 1 --seconds 0.3\n"
-		"  bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2\n");
+		"  bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2\n"
+		"  bench_sim_fidelity --cores 2-15 --runs 3 --seconds 1 --only writers\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {
-	    .seconds = 0.5, .runs = 3, .rate = 0, .ndr = 6.5e6, .frame = 1064, .ring = 8192};
+	struct opts o = {.seconds = 0.5,
+			 .runs = 3,
+			 .rate = 0,
+			 .ndr = 6.5e6,
+			 .frame = 1064,
+			 .ring = 8192,
+			 .wrates = {5.7e6, 20e6},
+			 .nwrates = 2,
+			 .wcounts = {2, 4, 8},
+			 .nwcounts = 3};
+	bool bad_list = false;
 	static const struct option lo[] = {
 	    {"cores", required_argument, NULL, 'c'}, {"seconds", required_argument, NULL, 's'},
 	    {"runs", required_argument, NULL, 'n'},  {"rate", required_argument, NULL, 'r'},
 	    {"frame", required_argument, NULL, 'f'}, {"ring", required_argument, NULL, 'R'},
 	    {"only", required_argument, NULL, 'o'},  {"ndr", required_argument, NULL, 'N'},
+	    {"wrates", required_argument, NULL, 'W'}, {"writer-counts", required_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -335,18 +628,43 @@ int main(int argc, char **argv)
 			if (rxp_parse_rate(optarg, &o.ndr) < 0)
 				o.ndr = -1;
 			break;
+		case 'W':
+		case 'C': {
+			char buf[256], *save = NULL;
+			int n = 0;
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				uint64_t v;
+				if (ch == 'W' && n < 4 && rxp_parse_rate(t, &o.wrates[n]) == 0 &&
+				    o.wrates[n] > 0)
+					n++;
+				else if (ch == 'C' && n < 8 &&
+					 rxp_parse_u64(t, 1, RX_MAX_WRITERS, &v) == 0)
+					o.wcounts[n++] = (uint32_t)v;
+				else
+					bad_list = true;
+			}
+			if (!n)
+				bad_list = true;
+			if (ch == 'W')
+				o.nwrates = n;
+			else
+				o.nwcounts = n;
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (o.runs < 1 || o.runs > MAX_RUNS || o.seconds <= 0 || o.frame < 64 || o.ring < 4 ||
-	    o.ndr <= 0 ||
+	    o.ndr <= 0 || bad_list ||
 	    (o.only[0] && strcmp(o.only, "fixes") && strcmp(o.only, "phasing") &&
-	     strcmp(o.only, "overload"))) {
+	     strcmp(o.only, "overload") && strcmp(o.only, "writers"))) {
 		fprintf(stderr,
 			"bench_sim_fidelity: --runs 1..%d, --seconds > 0, --frame >= 64, "
-			"--ring >= 4, --rate/--ndr rates (e.g. 6.5M), --only "
-			"fixes|phasing|overload\n",
+			"--ring >= 4, --rate/--ndr rates (e.g. 6.5M), --wrates up to 4 rates, "
+			"--writer-counts up to 8 counts 1..16, --only "
+			"fixes|phasing|overload|writers\n",
 			MAX_RUNS);
 		return 2;
 	}
@@ -406,5 +724,7 @@ int main(int argc, char **argv)
 			 o.ndr / 1e6);
 		failed += table(&o, overload, sizeof(overload) / sizeof(overload[0]), t, NULL);
 	}
+	if (!o.only[0] || !strcmp(o.only, "writers"))
+		failed += writers_table(&o);
 	return failed ? 1 : 0;
 }

@@ -20,7 +20,7 @@ void rx_config_defaults(struct rx_config *c)
 	c->frame = 1064;
 	c->split = 64;
 	c->queues = 1;
-	c->dma_writers = 1;
+	c->dma_writers = 0; /* auto: the spare cores (rx_place) */
 	c->ring = 8192;
 	c->batch = 64;
 	c->burst = 64;
@@ -210,7 +210,7 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 		return verr(err, errlen,
 			    "nic-threads: %s has no software NIC threads (only device sim)",
 			    caps->name);
-	if (c->dma_writers != 1 && !caps->sim_nic)
+	if (c->dma_writers > 1 && !caps->sim_nic)
 		return verr(err, errlen,
 			    "dma-writers: %s has no software NIC writers (only device sim)",
 			    caps->name);

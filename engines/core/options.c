@@ -84,7 +84,7 @@ static const struct rx_knob rx_knobs[] = {
     {"dma-writers", RX_KT_UINT, "W", 1, RX_MAX_WRITERS, NULL, FIELD(dma_writers), RX_KNOB_AUTO0,
      NULL,
      "sim: DMA writer threads per NIC thread, all writing its queues in claimed runs, 1..16 "
-     "or auto (spare cores) (default 1)", 0, NULL},
+     "or auto (the spare cores, at most 4; the run says what it chose) (default auto)", 0, NULL},
     {"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
      "receive WQEs per queue, power of two (default 8192)",
      6, "rings"},

@@ -97,12 +97,12 @@ static int place_dev_writers(const struct rx_config *c, uint32_t *w, char *err, 
 		return 0;
 	char *save = NULL;
 	for (char *tok = strtok_r(d.args, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (!strncmp(tok, "writers=", 8) &&
+		if (!strncmp(tok, "writers=", 8) && strcmp(tok + 8, "auto") != 0 &&
 		    rxp_parse_u64(tok + 8, 1, RX_MAX_WRITERS, &v) < 0)
-			return perr(err, errlen, "device: writers=%s out of range 1..%d", tok + 8,
-				    RX_MAX_WRITERS);
-	/* the knob's default (1) yields to the device option */
-	if (v && c->dma_writers > 1 && v != c->dma_writers)
+			return perr(err, errlen, "device: writers=%s out of range 1..%d or auto",
+				    tok + 8, RX_MAX_WRITERS);
+	/* both given: they must agree (auto, 0, yields) */
+	if (v && c->dma_writers && v != c->dma_writers)
 		return perr(err, errlen, "dma-writers: %u disagrees with the device option writers=%u",
 			    c->dma_writers, (uint32_t)v);
 	if (v)
@@ -162,9 +162,12 @@ int rx_place_on(const struct rx_config *c, bool sim_nic, const int *cores, int a
 			return rc;
 		if (!w) {
 			/* auto: the cores every other role leaves, shared by the
-			 * NIC threads; a writer needs RXS_MIN_RUN (8) WQEs */
+			 * NIC threads, at most RX_AUTO_WRITERS each (a writer the
+			 * hypervisor stops holds back the packets behind its run,
+			 * so no more than the rate needs); a writer needs
+			 * RXS_MIN_RUN (8) WQEs */
 			int left = avail - nic - q - napp;
-			int cap = (int)(c->ring / 8) < RX_MAX_WRITERS ? (int)(c->ring / 8) : RX_MAX_WRITERS;
+			int cap = (int)(c->ring / 8) < RX_AUTO_WRITERS ? (int)(c->ring / 8) : RX_AUTO_WRITERS;
 			w = (uint32_t)(1 + (left > 0 ? left / nic : 0));
 			w = (int)w > cap ? (uint32_t)(cap > 0 ? cap : 1) : w;
 			while (nic * (int)w > RX_MAX_QUEUES)

@@ -134,6 +134,24 @@ static int run_workers_join(struct rx_run *run, char *err, size_t errlen)
 	return first;
 }
 
+/* The arrival pattern as the receiver saw it, beside the one the software
+ * NIC offered (extra "nic": train, line rate): completions per poll that
+ * found any, over the rx threads' cqe_poll laps. */
+static void run_nic_pattern(struct rxr_result *r)
+{
+	json_t *nic = json_object_get(r->extra, "nic");
+	uint64_t laps = 0, pkts = 0;
+	if (!nic)
+		return;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!strcmp(r->threads[i].role, "rx")) {
+			laps += r->threads[i].st[RXP_ST_CQE_POLL].count;
+			pkts += r->threads[i].st[RXP_ST_CQE_POLL].packets;
+		}
+	json_object_set_new(nic, "rx_packets_per_poll",
+			    json_real(laps ? (double)pkts / (double)laps : 0));
+}
+
 /* What the core adds to every result once the engine collected. */
 static int run_result(struct rx_run *run, struct rxr_result *r, bool interrupted)
 {
@@ -158,6 +176,7 @@ static int run_result(struct rx_run *run, struct rxr_result *r, bool interrupted
 	rxr_result_set_rates(r, run->seconds > 0 ? run->seconds : run->c->seconds);
 	if (!r->extra && !(r->extra = json_object()))
 		return -ENOMEM;
+	run_nic_pattern(r);
 	json_object_set_new(r->extra, "interrupted", json_boolean(interrupted));
 	json_object_set_new(r->extra, "caps", rx_caps_to_json(&run->caps));
 	/* threads sharing cores measure the scheduler too: never a ceiling */

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A NIC thread: wire + DMA engine for the queues it owns (q % threads ==
- * its index; no other thread touches them). Each burst takes the packets
- * that are due on its flows, fetches one posted WQE per packet (in order per queue), checks its
- * data segments against the memory-region registry like a NIC's MTT check,
- * scatters the header, then the payload, then writes the completions
- * (plain CQEs, or compressed sessions when asked). Stages are lapped per
- * burst, so the probe costs a few clock reads per burst rather than per
- * packet. While a queue's RQ is dry the NIC fetches its doorbell record
- * once per burst, not per due packet (a NIC's descriptor fetch is batched
- * and triggered, it does not poll host memory per dropped packet).
+ * The DMA writers: wire + DMA engine for a group's queues (q % groups ==
+ * group). A writer claims the next train of a queue with one
+ * compare-and-swap on the queue's producer word, which hands it the
+ * train's sequence numbers and the WQEs (and as many CQ entries) of its
+ * first m packets. It fetches and checks each WQE against the
+ * memory-region registry like a NIC's MTT check, writes the headers, the
+ * payloads and each CQE line whole, and stores each op_own itself, last,
+ * when its packet is due: no lock, and no second agent on publication.
+ * The CQ stays in order for the consumer because it polls in order, as
+ * with a NIC's many DMA engines. Stages are lapped per run, so the probe
+ * costs a few clock reads per run rather than per packet.
  */
 #include <errno.h>
 #include <string.h>
@@ -21,10 +22,11 @@
 #include "rxray/inject.h"
 #include "rxray/util.h"
 
-/* One packet in flight inside a burst. */
+/* One packet in flight inside a run. */
 struct nic_pkt {
 	struct nic_queue *q;
 	uint64_t seq;
+	uint64_t due;          /* its arrival (clock ticks): the CQE timestamp */
 	uint32_t flow;
 	uint32_t cqe_idx;      /* CQ producer index reserved for it */
 	uint16_t wqe_counter;
@@ -148,17 +150,28 @@ static void dma_flush(const struct nic_pkt *pk)
 
 static void dma_header(const struct rxs_nic *n, const struct nic_pkt *pk)
 {
-	uint8_t hdr[NIC_TMPL_SIZE];
 	uint32_t hl = n->p.frame < RXS_HDR_LEN ? n->p.frame : RXS_HDR_LEN;
-	memcpy(hdr, n->tmpl + (size_t)pk->flow * NIC_TMPL_SIZE, RXS_HDR_LEN);
+	const uint8_t *tmpl = n->tmpl + (size_t)pk->flow * NIC_TMPL_SIZE;
 	uint64_t be = htobe64(pk->seq);
+	if (!(pk->gpu_mask & 1u) && pk->seg_take[0] >= pk->hdr_len && hl == RXS_HDR_LEN) {
+		/* the common case, the header region in SGE0 in host memory:
+		 * one pass of stores over its lines, as a DMA write is */
+		char *d = pk->seg[0];
+		memcpy(d, tmpl, RXS_HDR_LEN);
+		memcpy(d + RXS_SEQ_OFF, &be, sizeof(be));
+		if (pk->hdr_len > hl)
+			memset(d + hl, (int)(pk->seq & 0xff), pk->hdr_len - hl);
+		return;
+	}
+	uint8_t hdr[NIC_TMPL_SIZE];
+	memcpy(hdr, tmpl, RXS_HDR_LEN);
 	memcpy(hdr + RXS_SEQ_OFF, &be, sizeof(be));
 	dma_scatter(pk, 0, hdr, hl, 0);
 	if (pk->hdr_len > hl)
 		dma_scatter(pk, hl, NULL, pk->hdr_len - hl, (int)(pk->seq & 0xff));
 }
 
-/* The headers of a burst's packets that found a buffer, each owing the
+/* The headers of a run's packets that found a buffer, each owing the
  * header write's --op-delay, pushed out of the caches for --dma memory. */
 static void dma_headers(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t np)
 {
@@ -193,7 +206,7 @@ static void dma_payload(const struct rxs_nic *n, const struct nic_pkt *pk)
 /* The fields of a good completion other than op_own (a plain CQE, or a
  * session's title, whose byte_cnt the caller then overwrites). */
 static void dma_cqe_good(const struct rxs_nic *n, struct mlx5_cqe64 *cqe, const struct nic_pkt *pk,
-			 uint32_t qi, uint64_t ts)
+			 uint32_t qi)
 {
 	uint32_t hash = htobe32(n->flow_hash[pk->flow]);
 	/* byte 0 carries the tunnel bits of the packet-type index: cleared,
@@ -205,14 +218,14 @@ static void dma_cqe_good(const struct rxs_nic *n, struct mlx5_cqe64 *cqe, const 
 	cqe->sop_drop_qpn = htobe32(qi);
 	cqe->wqe_counter = htobe16(pk->wqe_counter);
 	cqe->byte_cnt = htobe32(n->p.frame);
-	cqe->timestamp = htobe64(ts);
+	cqe->timestamp = htobe64(pk->due);
 }
 
 /* A completion's fields and counters; returns the op_own that makes it
  * visible, for the caller to store last (release). cnt: the counters to
  * add to (the queue's, or a writer's own for that queue). */
 static uint8_t dma_cqe_fill(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t qi,
-			    uint64_t ts, struct rxs_counters *cnt)
+			    struct rxs_counters *cnt)
 {
 	struct mlx5_cqe64 *cqe = &pk->q->cq_buf[pk->cqe_idx & (n->cq_depth - 1)];
 	uint8_t owner = (uint8_t)((pk->cqe_idx >> n->cq_shift) & 1);
@@ -227,20 +240,12 @@ static uint8_t dma_cqe_fill(const struct rxs_nic *n, const struct nic_pkt *pk, u
 		opcode = MLX5_CQE_RESP_ERR;
 		NIC_CNT_ADD(cnt->errors, 1);
 	} else {
-		dma_cqe_good(n, cqe, pk, qi, ts);
+		dma_cqe_good(n, cqe, pk, qi);
 		opcode = MLX5_CQE_RESP_SEND;
 		NIC_CNT_ADD(cnt->bytes, n->p.frame);
 	}
 	NIC_CNT_ADD(cnt->received, 1);
 	return (uint8_t)((opcode << 4) | owner);
-}
-
-static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t qi, uint64_t ts)
-{
-	uint8_t op = dma_cqe_fill(n, pk, qi, ts, &pk->q->cnt);
-	/* the completion becomes visible after everything it describes */
-	__atomic_store_n(&pk->q->cq_buf[pk->cqe_idx & (n->cq_depth - 1)].op_own, op,
-			 __ATOMIC_RELEASE);
 }
 
 /*
@@ -253,7 +258,7 @@ static void dma_cqe(const struct rxs_nic *n, const struct nic_pkt *pk, uint32_t 
  * ahead), the rest plainly.
  */
 static uint8_t dma_session_fill(const struct rxs_nic *n, struct nic_pkt *const *run, uint32_t k,
-				uint32_t qi, uint64_t ts, struct rxs_counters *cnt)
+				uint32_t qi, struct rxs_counters *cnt)
 {
 	struct nic_queue *q = run[0]->q;
 	uint32_t mask = n->cq_depth - 1;
@@ -272,193 +277,12 @@ static uint8_t dma_session_fill(const struct rxs_nic *n, struct nic_pkt *const *
 				 __ATOMIC_RELAXED);
 	}
 	struct mlx5_cqe64 *title = &q->cq_buf[s & mask];
-	dma_cqe_good(n, title, run[0], qi, ts);
+	dma_cqe_good(n, title, run[0], qi);
 	title->byte_cnt = htobe32(k);
 	NIC_CNT_ADD(cnt->bytes, (uint64_t)k * n->p.frame);
 	NIC_CNT_ADD(cnt->received, k);
 	uint8_t owner = (uint8_t)((s >> n->cq_shift) & 1);
 	return (uint8_t)((MLX5_CQE_RESP_SEND << 4) | (RXS_CQE_FORMAT_COMPRESSED << 2) | owner);
-}
-
-static void dma_cqe_session(const struct rxs_nic *n, struct nic_pkt *const *run, uint32_t k,
-			    uint32_t qi, uint64_t ts)
-{
-	uint8_t op = dma_session_fill(n, run, k, qi, ts, &run[0]->q->cnt);
-	__atomic_store_n(&run[0]->q->cq_buf[run[0]->cqe_idx & (n->cq_depth - 1)].op_own, op,
-			 __ATOMIC_RELEASE);
-}
-
-/*
- * Completions of a burst with compression on: per queue, each run of
- * consecutive good completions that stays inside the CQ (no wrap inside a
- * session, as hardware closes a session at the CQ's end) becomes one
- * session; a run of one, and every error, a plain CQE.
- */
-static void dma_cqes_compressed(const struct rxs_nic *n, struct nic_pkt *pk, uint32_t np,
-				uint64_t ts)
-{
-	uint8_t next[RXS_BURST], last[RXS_MAX_QUEUES];
-	bool done[RXS_BURST];
-	struct nic_pkt *run[RXS_BURST];
-	memset(last, 0xff, n->p.queues);
-	memset(done, 0, np);
-	for (uint32_t i = np; i-- > 0;) {
-		uint32_t qi = (uint32_t)(pk[i].q - n->q);
-		next[i] = last[qi];
-		last[qi] = (uint8_t)i;
-	}
-	for (uint32_t i = 0; i < np; i++) {
-		if (done[i])
-			continue;
-		uint32_t qi = (uint32_t)(pk[i].q - n->q);
-		if (pk[i].syndrome) {
-			dma_cqe(n, &pk[i], qi, ts);
-			continue;
-		}
-		uint32_t k = 0, room = n->cq_depth - (pk[i].cqe_idx & (n->cq_depth - 1));
-		for (uint32_t j = i; j != 0xff && !pk[j].syndrome && k < room; j = next[j]) {
-			run[k++] = &pk[j];
-			done[j] = true;
-		}
-		if (k == 1)
-			dma_cqe(n, run[0], qi, ts);
-		else
-			dma_cqe_session(n, run, k, qi, ts);
-	}
-}
-
-/*
- * Claim a WQE and a CQE for a packet due on q. Returns false (and counts
- * out_of_buffer) when either is missing; cq_full when only the CQ was.
- * Doorbell records are re-read only when the cached view says empty, as a
- * NIC caches its descriptors.
- */
-static bool dma_claim(const struct rxs_nic *n, struct nic_queue *q, struct nic_pkt *pk,
-		      uint64_t burst)
-{
-	uint16_t avail = (uint16_t)(q->rq_posted - q->rq_ci);
-	if (!avail) {
-		/* Back off while the RQ is dry: one fetch of the doorbell
-		 * record per burst, as a NIC's descriptor fetch runs once per
-		 * batch; re-reading it for every due packet would pull the
-		 * line the engine writes to this core all the time (traffic a
-		 * real NIC does not make). legacy_dbrec restores that. */
-		if (q->dry_burst == burst && !n->legacy_dbrec) {
-			NIC_CNT_ADD(q->cnt.out_of_buffer, 1);
-			return false;
-		}
-		q->rq_posted = be32toh(__atomic_load_n(&q->rq_dbrec[MLX5_RCV_DBR],
-						       __ATOMIC_ACQUIRE)) & 0xffffu;
-		NIC_CNT_ADD(q->cnt.dbrec_reads, 1);
-		avail = (uint16_t)(q->rq_posted - q->rq_ci);
-		if (!avail) {
-			q->dry_burst = burst;
-			NIC_CNT_ADD(q->cnt.out_of_buffer, 1);
-			return false;
-		}
-	}
-	/* a WQE is there; the CQ must have room too (a CQ overrun on real
-	 * hardware is fatal; here the packet is dropped and counted) */
-	uint32_t used = (q->cq_pi - q->cq_ci) & 0xffffffu;
-	if (used >= n->cq_depth) {
-		q->cq_ci = be32toh(__atomic_load_n(&q->cq_dbrec[RXS_CQ_SET_CI], __ATOMIC_ACQUIRE)) &
-			   0xffffffu;
-		used = (q->cq_pi - q->cq_ci) & 0xffffffu;
-		if (used >= n->cq_depth) {
-			NIC_CNT_ADD(q->cnt.cq_full, 1);
-			NIC_CNT_ADD(q->cnt.out_of_buffer, 1);
-			return false;
-		}
-	}
-	pk->wqe_counter = (uint16_t)q->rq_ci;
-	pk->cqe_idx = q->cq_pi;
-	const char *wqe = (const char *)q->rq_buf + (size_t)(q->rq_ci & (n->p.ring - 1)) * n->stride;
-	/* descriptors are fetched ahead of use, as a NIC's WQE cache does */
-	__builtin_prefetch((const char *)q->rq_buf +
-			   (size_t)((q->rq_ci + 16) & (n->p.ring - 1)) * n->stride);
-	q->rq_ci++;
-	q->cq_pi++;
-	dma_wqe_fetch(n, pk, wqe);
-	return true;
-}
-
-/* Offer k packets starting at the thread's packet number `first`; returns
- * how many found a buffer (good or error completion). */
-static uint32_t dma_burst(struct nic_thread *t, uint64_t first, uint32_t k, uint64_t ts)
-{
-	struct rxs_nic *n = t->n;
-	struct nic_pkt pk[RXS_BURST];
-	uint32_t np = 0, ngood = 0;
-	struct rxp_probe *p = t->probe;
-	uint32_t fi = (uint32_t)(first % t->nflows);
-	for (uint32_t i = 0; i < k; i++, fi = fi + 1 == t->nflows ? 0 : fi + 1) {
-		uint32_t flow = t->flows[fi];
-		struct nic_queue *q = &n->q[n->flow_q[flow]];
-		struct nic_pkt *x = &pk[np];
-		x->q = q;
-		x->flow = flow;
-		x->gd = NULL; /* GPU memory always takes the writer path (rxs_nic_start) */
-		x->ticket = NULL;
-		x->seq = q->seq++;
-		NIC_CNT_ADD(q->cnt.offered, 1);
-		if (!dma_claim(n, q, x, t->bursts + 1))
-			continue;
-		np++;
-		if (x->syndrome)
-			continue;
-		ngood++;
-		/* a DMA engine keeps many writes in flight: ask for the header
-		 * lines now, write them in the next pass */
-		__builtin_prefetch(x->seg[0], 1);
-	}
-	rxp_stage_begin(p, np ? RXP_ST_HDR_WRITE : RXP_ST_IDLE);
-	dma_headers(n, pk, np);
-	NIC_CNT_ADD(t->offered, k);
-	NIC_CNT_ADD(t->received, np);
-	NIC_CNT_ADD(t->out_of_buffer, k - np);
-	if (!np) {
-		/* nothing landed: the NIC only waited for buffers */
-		rxp_lap(p, RXP_ST_IDLE, 0);
-		rxp_burst_end(p, 0);
-		return 0;
-	}
-	rxp_lap(p, RXP_ST_HDR_WRITE, np);
-	if (n->p.payload != RX_PAYLOAD_NONE) {
-		rxp_stage_begin(p, RXP_ST_PAYLOAD_WRITE);
-		for (uint32_t i = 0; i < np; i++)
-			if (!pk[i].syndrome)
-				dma_payload(n, &pk[i]);
-		rxp_lap(p, RXP_ST_PAYLOAD_WRITE, ngood);
-	}
-	rxp_stage_begin(p, RXP_ST_CQE_WRITE);
-	if (n->p.cqe_comp)
-		dma_cqes_compressed(n, pk, np, ts);
-	else
-		for (uint32_t i = 0; i < np; i++)
-			dma_cqe(n, &pk[i], (uint32_t)(pk[i].q - n->q), ts);
-	rxp_lap(p, RXP_ST_CQE_WRITE, np);
-	rxp_burst_end(p, np);
-	return np;
-}
-
-/*
- * Unpaced ("max") runs: a packet dropped for want of a buffer still takes
- * its time on the wire. Without this, drops cost a counter update and a
- * NIC facing a slow consumer would "offer" hundreds of Mpps. The NIC
- * waits (idle) the average time it takes to deliver one packet, measured
- * over its recent full bursts, so max = the NIC's own delivery rate.
- */
-static void dma_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t np,
-			  double *avg)
-{
-	uint64_t t1 = rxp_now();
-	if (np == k) {
-		double per = (double)(t1 - t0) / k;
-		*avg = *avg > 0 ? *avg + (per - *avg) / 8 : per;
-	} else if (*avg > 0) {
-		rxp_spin_until(t1, (uint64_t)(*avg * (k - np)));
-		rxp_lap(t->probe, RXP_ST_IDLE, 0);
-	}
 }
 
 static bool dma_should_stop(const struct rxs_nic *n)
@@ -468,8 +292,6 @@ static bool dma_should_stop(const struct rxs_nic *n)
 	return n->p.stop && *n->p.stop;
 }
 
-/* ------------------------------------------------------ the writer path */
-
 #define WR_C_MASK 0xffffffu     /* the producer's WQE/CQ counter: 24 bits */
 #define WR_C_HALF 0x800000u
 
@@ -478,6 +300,18 @@ static inline int32_t wr_c_diff(uint32_t a, uint32_t b)
 {
 	uint32_t d = (a - b) & WR_C_MASK;
 	return d >= WR_C_HALF ? (int32_t)d - (int32_t)(WR_C_MASK + 1) : (int32_t)d;
+}
+
+/*
+ * When the queue's packet j of this phase arrives (simnic.h "Arrivals"):
+ * trains of n->train packets, one every q->ttrain ticks, and inside a
+ * train one packet per wire time at the line rate. The same for every
+ * writer count.
+ */
+static inline uint64_t wr_due(const struct rxs_nic *n, const struct nic_queue *q, uint64_t j)
+{
+	uint64_t tr = j / n->train;
+	return n->t0 + (uint64_t)((double)tr * q->ttrain + (double)(j - tr * n->train) * n->twire);
 }
 
 /* The completion gate's level: every ticket <= it is done. Polls only. */
@@ -510,11 +344,10 @@ static void wr_dma_submit(struct nic_thread *t)
 /*
  * GPU payloads: a launch costs the writer microseconds (bench_gpu_link,
  * bench/gpu/README.md) and launches from several threads do not add up,
- * so runs do not each submit
- * their pieces: they stay staged until NIC_DMA_BATCH are, or `force` (the
- * writer has nothing due, found no WQE, or has every run slot waiting).
- * A run's completions wait for the ticket that carries its last pieces.
- * Returns whether it submitted.
+ * so runs do not each submit their pieces: they stay staged until
+ * NIC_DMA_BATCH are, or `force` (the writer has nothing due, found no
+ * WQE, or has every run slot waiting). A run's completions wait for the
+ * ticket that carries its last pieces. Returns whether it submitted.
  */
 static bool wr_dma_kick(struct nic_thread *t, bool force)
 {
@@ -563,64 +396,45 @@ static uint64_t wr_gate_ticket(struct nic_thread *t)
 }
 
 /*
- * Publish queue q's CQ in order as far as runs are ready: whoever holds
- * the queue's publisher flag stores the op_owns of the ready run that
- * starts at `published`, then the next, so no run waits for its own
- * writer to come back. A writer that marks a run ready calls this; when
- * the flag is taken, the holder re-checks after dropping it (the marks
- * and the flag are sequentially consistent, so one of the two sees the
- * other), and nothing ready is left behind.
+ * Publish a written run: each op_own, in CQ order, by this writer, with
+ * a release store after everything the entry describes (buffers, CQE
+ * body, minis), and not before its packet is due. A run written ahead of
+ * its train waits out the wire time between its packets (idle); a late
+ * one publishes at once, with one clock read.
  */
-static void wr_publish(const struct rxs_nic *n, struct nic_queue *q)
+static void wr_publish(struct nic_thread *t, const struct nic_run *r)
 {
+	const struct rxs_nic *n = t->n;
+	struct nic_queue *q = r->q;
 	uint32_t mask = n->cq_depth - 1;
-	for (;;) {
-		if (__atomic_exchange_n(&q->pub_lock, 1, __ATOMIC_SEQ_CST))
-			return;
-		uint32_t pub = __atomic_load_n(&q->published, __ATOMIC_RELAXED);
-		for (;;) {
-			uint32_t rd = __atomic_load_n(&q->ready[pub & mask], __ATOMIC_ACQUIRE);
-			uint32_t m = rd & 0xffu;
-			if (rd >> 8 != pub || !m)
-				break;
-			/* cleared before the op_owns go out: the next mark at this
-			 * index comes after the consumer has seen them, and a mark
-			 * of a lap 2^24 entries back never matches again */
-			__atomic_store_n(&q->ready[pub & mask], 0, __ATOMIC_RELAXED);
-			/* the run's buffers and CQE bodies were written before its
-			 * mark; each op_own is stored last (release), in CQ order */
-			for (uint32_t i = 0; i < m; i++) {
-				uint8_t op = q->op_pend[(pub + i) & mask];
-				if (op)
-					__atomic_store_n(&q->cq_buf[(pub + i) & mask].op_own, op,
-							 __ATOMIC_RELEASE);
+	uint64_t now = rxp_now();
+	/* a run lies inside one train: its packets one wire time apart (the
+	 * CQE timestamps, wr_run, by the same sum) */
+	uint64_t due0 = wr_due(n, q, r->off);
+	bool early = now < due0 + (uint64_t)((r->m - 1) * n->twire);
+	for (uint32_t i = 0; i < r->m; i++) {
+		if (!r->op[i])
+			continue;
+		if (early) {
+			uint64_t due = due0 + (uint64_t)(r->at[i] * n->twire);
+			if (now < due) {
+				rxp_lap(t->probe, RXP_ST_CQE_WRITE, 0);
+				while ((now = rxp_now()) < due)
+					;
+				rxp_lap(t->probe, RXP_ST_IDLE, 0);
 			}
-			pub = (pub + m) & WR_C_MASK;
-			__atomic_store_n(&q->published, pub, __ATOMIC_RELEASE);
 		}
-		__atomic_store_n(&q->pub_lock, 0, __ATOMIC_SEQ_CST);
-		uint32_t rd = __atomic_load_n(&q->ready[pub & mask], __ATOMIC_SEQ_CST);
-		if (rd >> 8 != pub || !(rd & 0xffu))
-			return;
+		__atomic_store_n(&q->cq_buf[(r->c + i) & mask].op_own, r->op[i], __ATOMIC_RELEASE);
 	}
 }
 
-/* Mark a written run whose gate is done ready for publication. */
-static void wr_ready(const struct rxs_nic *n, const struct nic_run *r)
-{
-	__atomic_store_n(&r->q->ready[r->c & (n->cq_depth - 1)], (r->c << 8) | r->m,
-			 __ATOMIC_SEQ_CST);
-	wr_publish(n, r->q);
-}
-
 /*
- * Mark ready the runs at the head of this writer's list whose gate ticket
- * is done (tickets complete in order). Returns the runs marked. Never
- * waits.
+ * Publish the runs at the head of this writer's list whose gate ticket
+ * is done (tickets complete in order). Returns the runs published. Never
+ * waits for a gate.
  */
 static uint32_t wr_retire(struct nic_thread *t)
 {
-	const struct rxs_nic *n = t->n;
 	uint32_t done = 0;
 	uint64_t level = 0;
 	bool polled = false;
@@ -634,7 +448,7 @@ static uint32_t wr_retire(struct nic_thread *t)
 			if (level < r->ticket)
 				break;
 		}
-		wr_ready(n, r);
+		wr_publish(t, r);
 		t->run_head++;
 		done++;
 	}
@@ -647,7 +461,7 @@ static inline uint32_t wr_pending(const struct nic_thread *t)
 	return t->run_tail - t->run_head;
 }
 
-/* A claimed run: packets seq0.. of queue qi, the first m in WQEs/CQ
+/* A claimed run: packets off.. of queue qi, the first m in WQEs/CQ
  * entries c.., the other k - m dropped. */
 struct wr_claim {
 	uint64_t off;           /* the queue's packet number of the first */
@@ -655,11 +469,12 @@ struct wr_claim {
 };
 
 /*
- * Claim the next run of due packets on queue qi with one compare-and-swap
- * on its producer. Returns false when none is due (or the quota is
- * spent). A run takes up to RXS_BURST packets; WQEs are those this
- * writer last saw posted (the doorbell record is re-read only when they
- * do not cover the run), CQ room likewise from the consumer index.
+ * Claim the next train (or what is left of it) of queue qi with one
+ * compare-and-swap on its producer, once the train's first packet is
+ * due. Returns false when none is (or the quota is spent). WQEs are
+ * those this writer last saw posted (the doorbell record is re-read only
+ * when they do not cover the run), CQ room likewise from the consumer
+ * index.
  */
 static bool wr_claim(struct nic_thread *t, uint32_t qi, uint64_t now, struct wr_claim *cl)
 {
@@ -667,21 +482,25 @@ static bool wr_claim(struct nic_thread *t, uint32_t qi, uint64_t now, struct wr_
 	struct nic_queue *q = &n->q[qi];
 	struct rxs_counters *cnt = &t->qcnt[qi];
 	uint64_t w = __atomic_load_n(&q->prod, __ATOMIC_RELAXED);
+	if (now < n->t0)
+		return false;
+	/* the packets of every train that has begun */
+	uint64_t due = ((uint64_t)((double)(now - n->t0) / q->ttrain) + 1) * n->train;
+	if (n->p.max_packets && due > q->quota)
+		due = q->quota;
 	for (;;) {
 		uint64_t off = w >> 24;
 		uint32_t c = (uint32_t)w & WR_C_MASK;
-		uint64_t due = UINT64_MAX;
-		if (q->tpp > 0)
-			due = now > n->t0 ? (uint64_t)((double)(now - n->t0) / q->tpp) + 1 : 1;
-		if (n->p.max_packets && due > q->quota)
-			due = q->quota;
 		if (due <= off)
 			return false;
-		uint32_t k = due - off < RXS_BURST ? (uint32_t)(due - off) : RXS_BURST;
+		/* never across a train's end: a train is one writer's */
+		uint64_t left = n->train - off % n->train;
+		uint32_t k = (uint32_t)(due - off < left ? due - off : left);
 		/* WQEs: posted - c on 16 bits, valid while this writer's view
 		 * is no older than one ring (else it may have wrapped) */
 		uint32_t avail = (uint16_t)(t->rq_posted[qi] - c);
-		if (avail < k || avail > n->p.ring || wr_c_diff(c, t->rq_seen[qi]) > (int32_t)n->p.ring) {
+		if (n->legacy_dbrec || avail < k || avail > n->p.ring ||
+		    wr_c_diff(c, t->rq_seen[qi]) > (int32_t)n->p.ring) {
 			t->rq_posted[qi] = be32toh(__atomic_load_n(&q->rq_dbrec[MLX5_RCV_DBR],
 								   __ATOMIC_ACQUIRE)) & 0xffffu;
 			t->rq_seen[qi] = c;
@@ -720,20 +539,82 @@ static bool wr_claim(struct nic_thread *t, uint32_t qi, uint64_t now, struct wr_
 }
 
 /*
- * Write a claimed run: fetch and check each WQE, headers (hdr_write),
- * payloads (payload_write), GPU copies submitted (payload_dma), CQE bodies
- * and mini arrays (cqe_write), then queue it for publication. Returns the
- * packets that found a buffer.
+ * The CQE bodies and mini arrays of a run, and the op_own each entry
+ * will get (r->op, r->at). With compression, each stretch of
+ * consecutive good completions that stays inside the CQ becomes one
+ * session, published when its last packet is due (a NIC closes a
+ * session after its last completion); errors and stretches of one stay
+ * plain.
  */
-static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim *cl, uint64_t ts)
+static void wr_cqes(const struct rxs_nic *n, struct nic_run *r, struct nic_pkt *pk, uint32_t qi,
+		    struct rxs_counters *cnt)
+{
+	memset(r->op, 0, r->m);
+	if (!n->p.cqe_comp) {
+		for (uint32_t i = 0; i < r->m; i++) {
+			r->op[i] = dma_cqe_fill(n, &pk[i], qi, cnt);
+			r->at[i] = (uint8_t)i;
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < r->m;) {
+		uint32_t j = i;
+		uint32_t room = n->cq_depth - (pk[i].cqe_idx & (n->cq_depth - 1));
+		while (j < r->m && !pk[j].syndrome && j - i < room)
+			j++;
+		if (j - i >= 2) {
+			struct nic_pkt *run[RXS_BURST];
+			for (uint32_t x = i; x < j; x++)
+				run[x - i] = &pk[x];
+			r->op[i] = dma_session_fill(n, run, j - i, qi, cnt);
+			r->at[i] = (uint8_t)(j - 1);
+			i = j;
+		} else {
+			r->op[i] = dma_cqe_fill(n, &pk[i], qi, cnt);
+			r->at[i] = (uint8_t)i;
+			i++;
+		}
+	}
+}
+
+/*
+ * Test fault (params.fault_early_cqe): the run's completions go out
+ * before its data, and the data only once the consumer has passed them
+ * (bounded: a second, or a stop), so a consumer reads what was there
+ * before. The consumer's checks must catch it.
+ */
+static void wr_fault_early(struct nic_thread *t, const struct nic_run *r)
+{
+	const struct rxs_nic *n = t->n;
+	wr_publish(t, r);
+	uint64_t end = rxp_now() + (uint64_t)rxp_clock_get()->hz;
+	uint32_t past = (r->c + r->m) & WR_C_MASK;
+	while (rxp_now() < end && !dma_should_stop(n)) {
+		uint32_t ci = be32toh(__atomic_load_n(&r->q->cq_dbrec[RXS_CQ_SET_CI],
+						      __ATOMIC_ACQUIRE)) & WR_C_MASK;
+		if (wr_c_diff(ci, past) >= 0)
+			break;
+	}
+}
+
+/*
+ * Write a claimed run: fetch and check each WQE, headers (hdr_write),
+ * payloads (payload_write), GPU copies submitted (payload_dma), CQE
+ * bodies and mini arrays, then the op_owns (cqe_write), at once or, when
+ * a gate ticket is outstanding, once it is done. Returns the packets
+ * that found a buffer.
+ */
+static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim *cl)
 {
 	struct rxs_nic *n = t->n;
 	struct nic_queue *q = &n->q[qi];
 	struct rxs_counters *cnt = &t->qcnt[qi];
 	struct rxp_probe *p = t->probe;
 	struct nic_pkt pk[RXS_BURST];
-	uint32_t ngood = 0;
+	uint32_t ngood = 0, mask = n->cq_depth - 1;
 	uint32_t fi = (uint32_t)(cl->off % q->nwflows);
+	/* a run lies inside one train: its packets one wire time apart */
+	uint64_t due0 = wr_due(n, q, cl->off);
 	t->run_ticket = 0;
 	for (uint32_t i = 0; i < cl->m; i++, fi = fi + 1 == q->nwflows ? 0 : fi + 1) {
 		struct nic_pkt *x = &pk[i];
@@ -742,11 +623,15 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		x->gd = t->gdma;
 		x->ticket = &t->run_ticket;
 		x->seq = q->seq + cl->off + i;
+		x->due = due0 + (uint64_t)(i * n->twire);
 		x->wqe_counter = (uint16_t)(cl->c + i);
 		x->cqe_idx = (cl->c + i) & WR_C_MASK;
 		const char *wqe = (const char *)q->rq_buf +
 				  (size_t)((cl->c + i) & (n->p.ring - 1)) * n->stride;
 		dma_wqe_fetch(n, x, wqe);
+		/* a DMA engine keeps many writes in flight: ask for the lines
+		 * it will write (the CQE line and the header) now */
+		__builtin_prefetch(&q->cq_buf[x->cqe_idx & mask], 1);
 		if (x->syndrome)
 			continue;
 		ngood++;
@@ -762,6 +647,17 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		rxp_lap(p, RXP_ST_IDLE, 0);
 		return 0;
 	}
+	struct nic_run *r = &t->runs[t->run_tail % NIC_RUNS_MAX];
+	r->q = q;
+	r->off = cl->off;
+	r->c = cl->c;
+	r->m = cl->m;
+	r->ticket = 0;
+	bool early = n->p.fault_early_cqe && t->claims == n->p.fault_early_cqe && !t->gdma;
+	if (early) {
+		wr_cqes(n, r, pk, qi, cnt);
+		wr_fault_early(t, r);
+	}
 	rxp_stage_begin(p, RXP_ST_HDR_WRITE);
 	dma_headers(n, pk, cl->m);
 	rxp_lap(p, RXP_ST_HDR_WRITE, cl->m);
@@ -772,7 +668,10 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 				dma_payload(n, &pk[i]);
 		rxp_lap(p, RXP_ST_PAYLOAD_WRITE, ngood);
 	}
-	struct nic_run *r = &t->runs[t->run_tail % NIC_RUNS_MAX];
+	if (early) {
+		rxp_lap(p, RXP_ST_CQE_WRITE, cl->m);
+		return cl->m;
+	}
 #ifdef RXRAY_HAVE_GPU
 	bool gpu = t->gdma && rxg_dma_pending(t->gdma);
 	if (gpu)
@@ -784,47 +683,24 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		rxp_lap(p, RXP_ST_PAYLOAD_DMA, ngood);
 #endif
 	rxp_stage_begin(p, RXP_ST_CQE_WRITE);
-	r->q = q;
-	r->c = cl->c;
-	r->m = cl->m;
-	uint8_t *op = q->op_pend;
-	uint32_t mask = n->cq_depth - 1;
-	for (uint32_t i = 0; i < cl->m; i++)
-		op[(cl->c + i) & mask] = 0;
-	if (n->p.cqe_comp) {
-		/* runs of consecutive good completions become sessions (never
-		 * across the CQ's end); errors and runs of one stay plain */
-		for (uint32_t i = 0; i < cl->m;) {
-			uint32_t j = i;
-			uint32_t room = n->cq_depth - (pk[i].cqe_idx & (n->cq_depth - 1));
-			while (j < cl->m && !pk[j].syndrome && j - i < room)
-				j++;
-			if (j - i >= 2) {
-				struct nic_pkt *run[RXS_BURST];
-				for (uint32_t x = i; x < j; x++)
-					run[x - i] = &pk[x];
-				op[(cl->c + i) & mask] = dma_session_fill(n, run, j - i, qi, ts, cnt);
-				i = j;
-			} else {
-				op[(cl->c + i) & mask] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
-				i++;
-			}
-		}
+	wr_cqes(n, r, pk, qi, cnt);
+	if (!r->ticket && !wr_pending(t)) {
+		wr_publish(t, r); /* nothing to wait for: this writer publishes now */
 	} else {
-		for (uint32_t i = 0; i < cl->m; i++)
-			op[(cl->c + i) & mask] = dma_cqe_fill(n, &pk[i], qi, ts, cnt);
+		t->run_tail++;
+		wr_retire(t);
 	}
-	t->run_tail++;
-	wr_retire(t);
 	rxp_lap(p, RXP_ST_CQE_WRITE, cl->m);
 	return cl->m;
 }
 
 /*
- * Unpaced: packets a run dropped for want of WQEs take their wire time
- * (dma_wire_time's rule), at this writer's delivery time per packet. A
- * full run slower than 8x the average was preempted, not slow: it does
- * not move the average. The wait ends at the phase's end or a stop.
+ * Unpaced: packets a run dropped for want of WQEs take their wire time,
+ * at this writer's delivery time per packet (without it a NIC facing a
+ * slow consumer would "offer" hundreds of Mpps: drops cost a counter
+ * update). A full run slower than 8x the average was preempted, not
+ * slow: it does not move the average. The wait ends at the phase's end
+ * or a stop.
  */
 static void wr_wire_time(struct nic_thread *t, uint64_t t0, uint32_t k, uint32_t np,
 			 uint64_t tend, double *avg)
@@ -860,9 +736,9 @@ static bool wr_quota_spent(const struct nic_thread *t)
 	return true;
 }
 
-/* A DMA writer's loop (the writer path): claim due runs on the group's
- * queues round robin, write them, publish what is ready; at the end,
- * publish everything it wrote. */
+/* A DMA writer's loop: claim due trains on the group's queues round
+ * robin, write them, publish what is ready; at the end, publish
+ * everything it wrote. */
 static void wr_loop(struct nic_thread *t)
 {
 	struct rxs_nic *n = t->n;
@@ -879,7 +755,7 @@ static void wr_loop(struct nic_thread *t)
 		if (now >= tend || dma_should_stop(n) || !nq || wr_quota_spent(t))
 			break;
 		if (wr_pending(t) >= NIC_RUNS_MAX) {
-			/* every slot awaits publication: only retiring helps */
+			/* every slot awaits its gate: only retiring helps */
 			wr_dma_kick_lap(t);
 			if (!wr_retire(t))
 				rxp_lap(p, RXP_ST_IDLE, 0);
@@ -896,20 +772,18 @@ static void wr_loop(struct nic_thread *t)
 			continue;
 		}
 		rxp_burst_begin(p);
-		uint32_t np = wr_run(t, qi, &cl, now);
+		uint32_t np = wr_run(t, qi, &cl);
 		rxp_burst_end(p, np);
 		if (!np) {
-			/* no WQE at all: they are all in runs awaiting publication
+			/* no WQE at all: they are all in runs awaiting their gate
 			 * (or with the engine). Send what is staged, and retire
-			 * here too: runs written earlier are published only by a
-			 * retire, and a dry RQ writes no run that would call one
-			 * (that stalled the queue for good once their gate opened
-			 * after the RQ ran dry: GPU hds with 8 writers) */
+			 * here too: a dry RQ writes no run that would call one,
+			 * and gated runs would then never be published */
 			wr_dma_kick_lap(t);
 			if (wr_pending(t))
 				wr_retire(t);
 		}
-		if (n->q[qi].tpp == 0)
+		if (!n->q[qi].paced)
 			wr_wire_time(t, now, cl.k, np, tend, &t->avg_pkt);
 		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
 	}
@@ -929,7 +803,6 @@ void *nic_thread_main(void *arg)
 	struct nic_thread *t = arg;
 	struct rxs_nic *n = t->n;
 	struct rxp_probe *p = t->probe;
-	double hz = rxp_clock_get()->hz;
 	if (t->core >= 0) {
 		int rc = rxp_pin_self(t->core);
 		if (rc < 0) {
@@ -941,46 +814,11 @@ void *nic_thread_main(void *arg)
 	/* a generator kept off its CPU offers late, then in bursts: the
 	 * window says so, as a worker's does (worker.c) */
 	bool valid = rxr_valid_thread_begin(&t->valid, "nic", t->core, NULL, 0) == 0;
-	double tpp = t->rate_pps > 0 ? hz / t->rate_pps : 0;
-	uint64_t t0 = rxp_now();
-	uint64_t tend = n->p.seconds > 0 ? t0 + (uint64_t)(n->p.seconds * hz) : UINT64_MAX;
-	uint64_t sent = 0;
-	double avg_pkt = 0; /* ticks per delivered packet, unpaced runs */
-	__atomic_store_n(&t->t_start, t0, __ATOMIC_RELEASE);
+	/* its time runs from the phase's origin, where the arrival schedule
+	 * starts, whenever the thread got going */
+	__atomic_store_n(&t->t_start, n->t0, __ATOMIC_RELEASE);
 	rxp_lap_start(p);
-	/* a thread whose queues got no flow, or no quota, offers nothing */
-	bool idle = !t->nflows || (t->limited && !t->max_packets);
-	if (n->writer_path) {
-		wr_loop(t);
-		idle = true;
-	}
-	for (; !idle;) {
-		uint64_t now = rxp_now();
-		if (now >= tend || dma_should_stop(n))
-			break;
-		uint64_t k = RXS_BURST;
-		if (tpp > 0) {
-			uint64_t due = (uint64_t)((double)(now - t0) / tpp) + 1;
-			if (due <= sent) {
-				rxp_lap(p, RXP_ST_IDLE, 0);
-				continue;
-			}
-			if (due - sent < k)
-				k = due - sent;
-		}
-		if (t->limited) {
-			if (sent >= t->max_packets)
-				break;
-			if (t->max_packets - sent < k)
-				k = t->max_packets - sent;
-		}
-		rxp_burst_begin(p);
-		uint32_t np = dma_burst(t, sent, (uint32_t)k, now);
-		if (tpp == 0)
-			dma_wire_time(t, now, (uint32_t)k, np, &avg_pkt);
-		sent += k;
-		__atomic_store_n(&t->bursts, t->bursts + 1, __ATOMIC_RELAXED);
-	}
+	wr_loop(t);
 	__atomic_store_n(&t->t_end, rxp_now(), __ATOMIC_RELEASE);
 	t->valid_ok = valid && rxr_valid_thread_end(&t->valid) == 0;
 out:

@@ -47,9 +47,12 @@ static int nic_params_check(const struct rxs_params *p, char *err, size_t errlen
 	else if ((p->threads ? p->threads : 1) * (p->writers ? p->writers : 1) > RXS_MAX_QUEUES)
 		nerr(err, errlen, "dma-writers: %u NIC threads x %u writers exceed %u threads",
 		     p->threads, p->writers, RXS_MAX_QUEUES);
-	else if ((p->gate_fn || p->gate_polls || p->fault_dup_claim) &&
-		 !(p->writer_path || p->writers > 1))
-		nerr(err, errlen, "simnic: a completion gate or claim fault needs the writer path");
+	else if (p->train > RXS_BURST)
+		nerr(err, errlen, "train: %u packets out of range 1..%u", p->train, RXS_BURST);
+	else if (p->line_gbps != 0 && !(p->line_gbps >= RXS_MIN_LINE_GBPS &&
+					p->line_gbps <= RXS_MAX_LINE_GBPS))
+		nerr(err, errlen, "line: %g Gb/s out of range %g..%g", p->line_gbps,
+		     RXS_MIN_LINE_GBPS, RXS_MAX_LINE_GBPS);
 	else if (p->threads > p->queues)
 		nerr(err, errlen,
 		     "nic-threads: %u NIC threads for %u queues; each thread needs a queue of its own",
@@ -79,22 +82,6 @@ static void *nic_zalloc(size_t len)
 	if (p)
 		memset(p, 0, alen);
 	return p;
-}
-
-/* The writer path's publication state per queue (nic_priv.h). 0 or
- * -ENOMEM. */
-static int nic_pub_alloc(struct rxs_nic *n)
-{
-	for (uint32_t i = 0; i < n->p.queues; i++) {
-		struct nic_queue *q = &n->q[i];
-		if (q->ready)
-			continue;
-		q->ready = nic_zalloc(sizeof(*q->ready) * n->cq_depth);
-		q->op_pend = nic_zalloc(n->cq_depth);
-		if (!q->ready || !q->op_pend)
-			return -ENOMEM; /* zeroed: a mark of 0 entries is none */
-	}
-	return 0;
 }
 
 int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, size_t errlen)
@@ -139,8 +126,11 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		goto fail;
 	n->groups = p->threads ? p->threads : 1;
 	n->writers = p->writers ? p->writers : 1;
-	n->writer_path = p->writer_path || n->writers > 1;
 	n->nthreads = n->groups * n->writers;
+	n->train = p->train ? p->train : RXS_BURST;
+	double gbps = p->line_gbps > 0 ? p->line_gbps : NIC_LINE_GBPS_DEFAULT;
+	n->line_pps = gbps * 1e9 / (8.0 * (p->frame + NIC_WIRE_OVERHEAD));
+	n->twire = rxp_clock_get()->hz / n->line_pps;
 	n->t = nic_zalloc(sizeof(*n->t) * n->nthreads);
 	if (!n->t)
 		goto fail;
@@ -175,16 +165,8 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		if (!p->inject_ab && p->op_delay_hdr && rxp_probe_set_op_pay(t->probe) < 0)
 			goto fail;
 	}
-	if (n->writer_path && nic_pub_alloc(n) < 0)
+	if (nic_queues_share(n) < 0)
 		goto fail;
-	/* the classic loop's shares: one thread per group */
-	n->nthreads = n->writer_path ? n->groups : n->nthreads;
-	rc = nic_threads_share(n);
-	n->nthreads = n->groups * n->writers;
-	if (rc < 0 || nic_queues_share(n) < 0) {
-		rc = -ENOMEM;
-		goto fail;
-	}
 	*out = n;
 	return 0;
 fail:
@@ -209,8 +191,6 @@ void rxs_nic_free(struct rxs_nic *n)
 			free(n->q[i].cq_buf);
 			free(n->q[i].cq_dbrec);
 			free(n->q[i].wflows);
-			free(n->q[i].ready);
-			free(n->q[i].op_pend);
 		}
 	free(n->q);
 	free(n->tmpl);
@@ -218,7 +198,6 @@ void rxs_nic_free(struct rxs_nic *n)
 	free(n->flow_hash);
 	if (n->t)
 		for (uint32_t i = 0; i < n->nthreads; i++) {
-			free(n->t[i].flows);
 			free(n->t[i].qcnt);
 			free(n->t[i].rq_posted);
 			free(n->t[i].rq_seen);
@@ -314,15 +293,6 @@ int rxs_nic_start(struct rxs_nic *n)
 		return -EBUSY;
 	int rc = 0;
 #ifdef RXRAY_HAVE_GPU
-	/* GPU copies complete asynchronously: only the writer path defers
-	 * completions until they land (one writer per thread keeps the
-	 * thread -> queue map) */
-	if (n->gpu_mrs)
-		n->writer_path = true;
-#endif
-	if (n->writer_path && nic_pub_alloc(n) < 0)
-		return -ENOMEM;
-#ifdef RXRAY_HAVE_GPU
 	/* every thread's DMA engine before any thread runs, on this thread:
 	 * a pinned or device allocation waits for the GPU's work in flight,
 	 * and a persistent GPU consumer is in flight for as long as packets
@@ -340,7 +310,7 @@ int rxs_nic_start(struct rxs_nic *n)
 #endif
 	for (uint32_t i = 0; i < n->nthreads; i++)
 		__atomic_store_n(&n->t[i].state, NIC_RUNNING, __ATOMIC_RELEASE);
-	/* the writer path's pacing origin, shared by a queue's writers */
+	/* the arrival schedule's origin, shared by a queue's writers */
 	n->t0 = rxp_now();
 	for (uint32_t i = 0; i < n->nthreads && !rc; i++) {
 		rc = pthread_create(&n->t[i].tid, NULL, nic_thread_main, &n->t[i]);
@@ -376,7 +346,6 @@ int rxs_nic_rearm(struct rxs_nic *n, double seconds)
 	 * they are: only the counters and the run's clock start again */
 	for (uint32_t i = 0; i < n->p.queues; i++) {
 		struct nic_queue *q = &n->q[i];
-		memset(&q->cnt, 0, sizeof(q->cnt));
 		/* the phase's offered packets move into the sequence base;
 		 * the WQE/CQ counter carries on */
 		uint64_t w = __atomic_load_n(&q->prod, __ATOMIC_RELAXED);
@@ -447,9 +416,9 @@ void rxs_nic_counters(const struct rxs_nic *n, uint32_t qi, struct rxs_counters 
 	for (uint32_t i = 0; i < n->p.queues; i++) {
 		if (qi != UINT32_MAX && i != qi)
 			continue;
-		/* the queue's own (classic loop) and each writer's share */
-		for (uint32_t w = 0; w <= n->nthreads; w++) {
-			const struct rxs_counters *c = w == 0 ? &n->q[i].cnt : &n->t[w - 1].qcnt[i];
+		/* each writer's part of the queue */
+		for (uint32_t w = 0; w < n->nthreads; w++) {
+			const struct rxs_counters *c = &n->t[w].qcnt[i];
 			out->offered += __atomic_load_n(&c->offered, __ATOMIC_RELAXED);
 			out->received += __atomic_load_n(&c->received, __ATOMIC_RELAXED);
 			out->out_of_buffer += __atomic_load_n(&c->out_of_buffer, __ATOMIC_RELAXED);
@@ -504,24 +473,15 @@ void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t ti, struct rxs_threa
 	const struct nic_thread *t = &n->t[ti];
 	double hz = rxp_clock_get()->hz;
 	out->core = t->core;
-	out->flows = t->nflows;
-	out->target_pps = t->rate_pps;
-	if (n->writer_path) {
-		/* a writer offers its group's flows with the other writers */
-		out->flows = 0;
-		for (uint32_t q = 0; q < n->p.queues; q++)
-			if (nic_thread_owns(n, ti, q))
-				out->flows += n->q[q].nwflows;
-		out->target_pps = n->p.rate_pps * out->flows / n->nflows / n->writers;
-	}
+	/* a writer offers its group's flows with the other writers */
+	for (uint32_t q = 0; q < n->p.queues; q++)
+		if (nic_thread_owns(n, ti, q))
+			out->flows += n->q[q].nwflows;
+	out->target_pps = n->p.rate_pps * out->flows / n->nflows / n->writers;
 	for (uint32_t q = 0; q < n->p.queues; q++) {
 		if (!nic_thread_owns(n, ti, q))
 			continue;
-		struct rxs_counters c;
-		if (n->writer_path)
-			c = t->qcnt[q]; /* this writer's part of the queue */
-		else
-			rxs_nic_counters(n, q, &c);
+		const struct rxs_counters c = t->qcnt[q]; /* this writer's part of the queue */
 		out->queues++;
 		out->cnt.cq_full += c.cq_full;
 		out->cnt.errors += c.errors;
@@ -661,7 +621,12 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "core", json_integer(n->p.core));
 	json_object_set_new(o, "nic_threads", json_integer(n->groups));
 	json_object_set_new(o, "dma_writers", json_integer(n->writers));
-	json_object_set_new(o, "writer_path", json_boolean(n->writer_path));
+	/* the arrival pattern (simnic.h "Arrivals"), the same for every
+	 * writer count */
+	json_object_set_new(o, "train", json_integer(n->train));
+	json_object_set_new(o, "line_gbps", json_real(n->p.line_gbps > 0 ? n->p.line_gbps
+								     : NIC_LINE_GBPS_DEFAULT));
+	json_object_set_new(o, "line_mpps", json_real(n->line_pps / 1e6));
 	json_object_set_new(o, "writer_threads", json_integer(n->nthreads));
 	json_object_set_new(o, "cqe_comp", json_boolean(n->p.cqe_comp));
 	json_object_set_new(o, "threads", ts);

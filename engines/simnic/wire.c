@@ -106,33 +106,6 @@ int nic_flows_build(struct rxs_nic *n)
 	return 0;
 }
 
-int nic_threads_share(struct rxs_nic *n)
-{
-	uint32_t done = 0; /* flows of threads before this one */
-	for (uint32_t i = 0; i < n->nthreads; i++) {
-		struct nic_thread *t = &n->t[i];
-		uint32_t mine = 0;
-		for (uint32_t f = 0; f < n->nflows; f++)
-			mine += n->flow_q[f] % n->nthreads == i;
-		t->flows = calloc(mine ? mine : 1, sizeof(*t->flows));
-		if (!t->flows)
-			return -ENOMEM;
-		for (uint32_t f = 0; f < n->nflows; f++)
-			if (n->flow_q[f] % n->nthreads == i)
-				t->flows[t->nflows++] = f;
-		/* every flow keeps rate / flows: the thread's share is its flows */
-		t->rate_pps = n->p.rate_pps * t->nflows / n->nflows;
-		/* quotas by cumulative share, so they add up to max_packets */
-		t->limited = n->p.max_packets > 0;
-		uint64_t lo = (uint64_t)((unsigned __int128)n->p.max_packets * done / n->nflows);
-		uint64_t hi = (uint64_t)((unsigned __int128)n->p.max_packets * (done + t->nflows) /
-					 n->nflows);
-		t->max_packets = hi - lo;
-		done += t->nflows;
-	}
-	return 0;
-}
-
 int nic_queues_share(struct rxs_nic *n)
 {
 	double hz = rxp_clock_get()->hz;
@@ -149,9 +122,15 @@ int nic_queues_share(struct rxs_nic *n)
 		for (uint32_t f = 0; f < n->nflows; f++)
 			if (n->flow_q[f] == qi)
 				q->wflows[q->nwflows++] = f;
-		/* every flow keeps rate / flows: the queue's share is its flows */
-		double rate = n->p.rate_pps * q->nwflows / n->nflows;
-		q->tpp = rate > 0 ? hz / rate : 0;
+		/* every flow keeps rate / flows: the queue's share is its flows.
+		 * Unpaced, or asked above the line rate: the line rate. Trains
+		 * of n->train packets at that rate; inside one, a packet per
+		 * wire time (n->twire, the port's line rate) */
+		double port = n->p.rate_pps > 0 && n->p.rate_pps < n->line_pps ? n->p.rate_pps
+										: n->line_pps;
+		double rate = port * q->nwflows / n->nflows;
+		q->paced = n->p.rate_pps > 0;
+		q->ttrain = rate > 0 ? n->train * hz / rate : 0;
 		uint64_t lo = (uint64_t)((unsigned __int128)n->p.max_packets * done / n->nflows);
 		uint64_t hi = (uint64_t)((unsigned __int128)n->p.max_packets *
 					 (done + q->nwflows) / n->nflows);
@@ -241,14 +220,35 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 			return werr(err, errlen, "device: nics=%s out of range 1..%u", val,
 				    RXS_MAX_QUEUES);
 		p->threads = (uint32_t)v;
+	} else if (!strcmp(key, "line")) {
+		/* Gb/s, the unit written or not: 400G, 100 */
+		char *end = NULL;
+		errno = 0;
+		double g = strtod(val, &end);
+		if (end == val || errno || (strcmp(end, "") && strcmp(end, "G") && strcmp(end, "g")) ||
+		    !(g >= RXS_MIN_LINE_GBPS && g <= RXS_MAX_LINE_GBPS))
+			return werr(err, errlen,
+				    "device: line=%s is not a line rate %g..%gG (e.g. 400G, 100G)", val,
+				    RXS_MIN_LINE_GBPS, RXS_MAX_LINE_GBPS);
+		p->line_gbps = g;
+	} else if (!strcmp(key, "train")) {
+		if (rxp_parse_u64(val, 1, RXS_BURST, &v) < 0)
+			return werr(err, errlen, "device: train=%s out of range 1..%u packets", val,
+				    RXS_BURST);
+		p->train = (uint32_t)v;
 	} else if (!strcmp(key, "writers")) {
+		if (!strcmp(val, "auto")) {
+			p->writers = 0; /* the placement decides (rxs_params_place) */
+			return 0;
+		}
 		if (rxp_parse_u64(val, 1, RXS_MAX_WRITERS, &v) < 0)
-			return werr(err, errlen, "device: writers=%s out of range 1..%u", val,
+			return werr(err, errlen, "device: writers=%s out of range 1..%u or auto", val,
 				    RXS_MAX_WRITERS);
 		p->writers = (uint32_t)v;
 	} else {
 		return werr(err, errlen,
-			    "device: unknown sim option '%s' (rate, flows, cq, nics, writers)", key);
+			    "device: unknown sim option '%s' (rate, flows, cq, nics, writers, line, train)",
+			    key);
 	}
 	return 0;
 }
@@ -309,8 +309,8 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 			    c->nic_threads, p->queues);
 	if (!p->threads)
 		p->threads = c->nic_threads ? c->nic_threads : 1;
-	/* the knob's default (1) yields to the device option */
-	if (p->writers && c->dma_writers > 1 && p->writers != c->dma_writers)
+	/* both given: they must agree (auto, 0, yields) */
+	if (p->writers && c->dma_writers && p->writers != c->dma_writers)
 		return werr(err, errlen, "dma-writers: %u disagrees with the device option writers=%u",
 			    c->dma_writers, p->writers);
 	if (!p->writers)

@@ -187,6 +187,7 @@ Test(place, more_cores_give_app_threads)
 	rx_config_defaults(&c);
 	c.queues = 2;
 	c.nic_threads = 1; /* auto would give the spare cores to NIC threads */
+	c.dma_writers = 1; /* and to DMA writers */
 	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(pl.app, RX_APP_THREAD);
 	cr_assert_eq(pl.nic_core, 0);
@@ -312,6 +313,7 @@ Test(place, auto_nic_threads_take_the_spare_cores)
 	for (int i = 0; i < 16; i++)
 		sixteen[i] = i;
 	rx_config_defaults(&c);
+	c.dma_writers = 1; /* NIC threads here; auto writers: test_simnic */
 	/* 2 cores, 1 queue: one NIC thread, nothing changes */
 	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(pl.nic_threads, 1);

@@ -32,6 +32,7 @@ struct tc_queue {
 	uint64_t bad_ptype;  /* parser fields (packet-type index) not UDP/IPv4 */
 	uint64_t bad_wqe;    /* wqe_counter not the next WQE posted (16 bits) */
 	uint64_t bad_order;  /* a later CQ entry published before entry ci */
+	uint64_t seen_early; /* a CQE seen before its timestamp (its arrival) */
 };
 
 struct tc {
@@ -43,6 +44,8 @@ struct tc {
 	uint32_t hkey, pkey;
 	uint64_t spin_per_pkt; /* clock ticks of "app work" per packet */
 	bool check_order;    /* plain CQEs: look ahead for out-of-order ones */
+	uint64_t *ts_log;    /* plain CQEs of queue 0: timestamp by sequence number */
+	uint32_t ts_cap;
 	struct tc_queue q[RXS_MAX_QUEUES];
 };
 
@@ -215,10 +218,17 @@ static inline int tc_poll_one(struct tc *t, uint32_t qi)
 		if (cqe->l4_hdr_type_etc != ((RXS_CQE_L4_UDP << 4) | (MLX5_CQE_L3_HDR_TYPE_IPV4 << 2)) ||
 		    (((const uint8_t *)cqe)[0] & 3) != 0)
 			q->bad_ptype++;
-		if (rxs_cqe_compressed(cqe))
+		if (rxs_cqe_compressed(cqe)) {
 			k = tc_session(t, qi, cqe);
-		else
+		} else {
+			/* the NIC stamps each CQE with its packet's arrival */
+			uint64_t ts = be64toh(cqe->timestamp), seq = rxs_hdr_seq(tc_hdr_slot(t, qi, s));
+			if (rxp_now() < ts)
+				q->seen_early++;
+			if (t->ts_log && qi == 0 && seq < t->ts_cap)
+				t->ts_log[seq] = ts;
 			tc_good(t, qi, s, be32toh(cqe->byte_cnt));
+		}
 		tc_hash(t, qi, rxs_cqe_hash(cqe));
 	} else {
 		q->errors++;

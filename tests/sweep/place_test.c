@@ -54,7 +54,10 @@ Test(sweep_place, auto_app_takes_a_core_when_there_is_one)
 	struct sweep_place pl;
 	sweep_place_point(&f.pts[0], cores, 4, false, &pl);
 	cr_expect(pl.feasible);
-	cr_expect_eq(pl.needed, 3);
+	/* rx + app + the NIC thread's first writer leave one core: a second
+	 * DMA writer (--dma-writers auto, the default) */
+	cr_expect_eq(pl.needed, 4);
+	cr_expect_eq(pl.nic, 2);
 	cr_expect_str_eq(pl.app_mode, "thread");
 	/* 2 queues on 4 cores: 1 nic + 2 rx fit, 2 app threads do not; the
 	 * core left over goes to a second NIC thread */
@@ -63,9 +66,11 @@ Test(sweep_place, auto_app_takes_a_core_when_there_is_one)
 	cr_expect_eq(pl.needed, 4);
 	cr_expect_eq(pl.nic, 2);
 	cr_expect_str_eq(pl.app_mode, "inline");
+	/* 2 queues on 8: 2 rx + 2 app + 2 NIC threads, and the 2 cores left
+	 * a second writer each */
 	sweep_place_point(&f.pts[1], cores, 8, false, &pl);
-	cr_expect_eq(pl.needed, 6);
-	cr_expect_eq(pl.nic, 2);
+	cr_expect_eq(pl.needed, 8);
+	cr_expect_eq(pl.nic, 4);
 	cr_expect_eq(pl.app, 2);
 	/* 2 queues on 5 cores: apps fit, nothing left for a second NIC thread */
 	sweep_place_point(&f.pts[1], cores, 5, false, &pl);

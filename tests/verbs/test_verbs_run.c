@@ -289,6 +289,9 @@ Test(verbs_run, inject_raises_the_stage)
 	cfg_base(&c, RX_MODE_HDS);
 	c.rate_pps = 50e3;
 	c.inject_ab = true;
+	/* one packet a train: every burst holds one packet, so hdr_read laps
+	 * per burst and sge_setup per batch, as the pairing below expects */
+	snprintf(c.device, sizeof(c.device), "sim:train=1");
 	enum rxp_stage st[] = {RXP_ST_HDR_READ, RXP_ST_SGE_SETUP};
 	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
 		struct rx_config ci = c;

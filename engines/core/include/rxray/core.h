@@ -277,11 +277,12 @@ bool rx_dev_caps_offline(const char *device);
  * available is an error naming the roles unless c->allow_oversubscribe.
  * DMA writers (sim): each NIC thread has c->dma_writers writer threads
  * ("sim:writers=W" likewise), each on a core of its own, NIC thread t's
- * writer w on nic_cores[t * dma_writers + w]; auto (0) = 1 + the cores
- * left after every other role / NIC threads, at most RX_MAX_WRITERS and
- * ring / 8 (1 on a 2-core machine).
+ * writer w on nic_cores[t * dma_writers + w]; auto (0, the default) =
+ * 1 + the cores left after every other role / NIC threads, at most
+ * RX_AUTO_WRITERS and ring / 8 (1 on a 2-core machine).
  */
 #define RX_MAX_WRITERS 16
+#define RX_AUTO_WRITERS 4
 struct rx_placement {
 	int nic_core;            /* -1 when no software NIC; = nic_cores[0] */
 	int nic_threads;         /* 0 when no software NIC */

@@ -94,46 +94,53 @@
  *
  * Flows: `flows` UDP flows (source port varies); each packet goes to flow
  * n % flows and to queue toeplitz(5-tuple, default RSS key) % queues.
- * NIC threads: `threads` (1..queues) threads, each pinned to its own core,
- * each owning a disjoint set of queues: queue q belongs to thread
- * q % threads, and only that thread reads the queue's RQ/doorbells and
- * writes its CQ, buffers and counters. Thread t offers the flows whose
- * queue it owns, in flow order (with one thread: flow n % flows for its
- * n-th packet), so every flow keeps rate / flows and thread t's share of
- * the offered rate (and of max_packets) is (its flows) / flows: the
- * flow-hash share of its queues, an even split when RSS spreads evenly. A
- * thread whose queues got no flow offers nothing.
- * Pacing, per thread: its packet n is due at start + n / share on the
- * probe clock (rate 0 = as fast as that thread can). A due packet that
- * finds no posted WQE is an out_of_buffer. Each thread works in bursts of
- * up to RXS_BURST due packets.
+ * Queue q offers the flows hashed to it, in flow order, at rate x (its
+ * flows) / flows (every flow keeps rate / flows), and its share of
+ * max_packets likewise. A queue that got no flow offers nothing.
  *
- * Writer path (params.writers W > 1, or params.writer_path): each of the
- * `threads` NIC threads becomes a group of W DMA writer threads (thread
- * index = group * W + writer, each pinned to its own core) that all
- * write the group's queues (q % threads == group), as a NIC's many DMA
- * engines write one queue. A writer claims the next run of up to
- * RXS_BURST due packets of a queue with one compare-and-swap on the
- * queue's producer word, which hands it the packets' sequence numbers
- * and the WQEs (and as many CQ entries) for the first m of them; the
- * other k - m found no posted WQE (or no CQ room) and are out_of_buffer.
- * It writes the run's headers, payloads and CQE bodies (a run with
- * compression on is one or more whole sessions, never shared with
- * another writer), then publishes them: the op_own stores happen once
- * the run's completion-gate ticket is done (GPU copies landed) and the
- * queue's published count has reached the run's first entry, so the CQ
- * fills strictly in order. A writer never waits for either: it keeps up
- * to NIC_RUNS_MAX runs awaiting publication and claims the next run
- * meanwhile. Pacing per queue: the queue's packet j (flow j % its flows)
- * is due at start + j * flows / (rate * queue's flows); writers claim
- * only due packets, so together they hold the queue's rate. Unpaced, a
- * writer whose run lost packets for want of WQEs waits their wire time.
- * W * RXS_MIN_RUN must not exceed the ring.
+ * Arrivals (the same for every writer count, so the writer count
+ * changes the NIC's capacity and never what the receiver sees): a
+ * queue's packets come in trains of `train` packets (default RXS_BURST),
+ * one train every train / (queue's rate) seconds, and inside a train one
+ * packet per wire time at the line rate `line_gbps` (default 400 Gb/s, a
+ * ConnectX-7 port: frame + 24 bytes of preamble, FCS and gap a packet, so
+ * 45.96 Mpps at 1064 B). Packet j of the phase is due at
+ * start + (j / train) x train-interval + (j % train) x wire-time. Rate 0
+ * ("max") or a rate above the line rate: the line rate, and unpaced, a
+ * packet that found no WQE takes the writer's delivery time per packet
+ * (a slow consumer does not make the NIC "offer" hundreds of Mpps of
+ * drops). A due packet that finds no posted WQE (or no CQ room) is an
+ * out_of_buffer.
+ *
+ * DMA writers: `threads` NIC threads (groups), each of `writers` DMA
+ * writer threads (thread index = group * writers + writer, each pinned
+ * to its own core). Group g owns the queues q % threads == g; every
+ * writer of the group writes all of them, as a NIC's many DMA engines
+ * write one queue. One writer runs the same path as several. A writer
+ * claims the next train of a queue (never across a train's end) with one
+ * compare-and-swap on the queue's producer word once the train's first
+ * packet is due; that hands it the packets' sequence numbers and the
+ * WQEs (and as many CQ entries) for the first m of them; the other k - m
+ * found no posted WQE (or no CQ room) and are out_of_buffer. It writes
+ * the run's headers, payloads, CQE bodies and minis (with compression on
+ * a run is one or more whole sessions, never shared with another
+ * writer), then stores each entry's op_own itself, in CQ order, not
+ * before the packet is due (a session's title when its last packet is):
+ * each CQE line is written whole, owner bit last, by one core, with no
+ * lock and no second agent. Entries of different writers may become
+ * visible out of CQ order; the consumer polls in order (ownership at its
+ * consumer index), so it sees them in order, as with a NIC. A writer
+ * that owns a run with a completion-gate ticket outstanding (GPU copies
+ * in flight) keeps it, up to NIC_RUNS_MAX, and publishes it once the
+ * ticket is done; it never waits for one and claims the next meanwhile.
+ * A descheduled writer holds back, in order, the packets behind its run:
+ * its validity window says so. W * RXS_MIN_RUN must not exceed the ring.
  *
  * NIC probes (role "nic", one per thread, on the thread's core):
  * hdr_write (WQE fetch, SGE checks, header bytes, flush), payload_write,
- * cqe_write, idle (pacing wait, and bursts in which no packet found a
- * buffer). Injection applies to the three write stages only. A probe's
+ * cqe_write (CQE bodies, minis and the op_own stores), idle (waiting for a
+ * train, or for a packet's wire time inside one, and runs in which no
+ * packet found a buffer). Injection applies to the three write stages only. A probe's
  * packet count is the packets its thread offered.
  *
  * Lifecycle: rxs_nic_open -> rxs_mr_reg ... -> engine posts WQEs ->
@@ -174,6 +181,8 @@ extern "C" {
 #define RXS_BURST 32u
 #define RXS_MAX_WRITERS 16u   /* DMA writers per NIC thread */
 #define RXS_MIN_RUN 8u        /* WQEs a writer's run needs, at least */
+#define RXS_MIN_LINE_GBPS 1.0    /* line rate range (device option line=) */
+#define RXS_MAX_LINE_GBPS 1600.0
 #define RXS_TAG_OFF 42u       /* 14 eth + 20 ipv4 + 8 udp */
 #define RXS_SEQ_OFF RXS_TAG_OFF
 #define RXS_QUEUE_OFF (RXS_TAG_OFF + 8u)
@@ -227,12 +236,13 @@ struct rxs_params {
 	uint32_t op_delay_hdr;  /* --op-delay hdr_write=K: cycles per header (0 off) */
 	const volatile sig_atomic_t *stop; /* optional external stop flag */
 	bool cqe_comp;          /* write compressed sessions (off by default) */
-	/* DMA writers per NIC thread (the writer path, below); 0 = 1 */
+	/* DMA writers per NIC thread; 0 = 1 */
 	uint32_t writers;
-	/* take the writer path even with one writer (it defers completions
-	 * through the completion gate; the classic loop publishes at once) */
-	bool writer_path;
-	/* Completion gate (writer path): a run's completions are published
+	/* Arrival pattern: packets per train (1..RXS_BURST, 0 = RXS_BURST)
+	 * and the line rate inside a train (Gb/s, 0 = 400) */
+	uint32_t train;
+	double line_gbps;
+	/* Completion gate: a run's completions are published
 	 * only once its gate ticket is done. gate_polls > 0: a host run's
 	 * ticket is done gate_polls polls after it was issued. gate_fn
 	 * (tests): ticket t of the writer with thread index w is done when
@@ -245,6 +255,11 @@ struct rxs_params {
 	 * without advancing the producer, so the next claim uses them again
 	 * (0 = off). The counters and consumer checks must catch it. */
 	uint32_t fault_dup_claim;
+	/* Fault injection (tests): each writer's n-th claim publishes its
+	 * CQEs before it writes the run's headers and payloads, which it
+	 * writes only once the consumer has passed them (0 = off). A consumer
+	 * must catch the stale data. */
+	uint32_t fault_early_cqe;
 };
 
 /* One completion of a compressed session (the mlx5 "mini CQE", hash
@@ -283,9 +298,8 @@ struct rxs_stats {
 /* One NIC thread's figures (after rxs_nic_join). offered, received and
  * out_of_buffer are the thread's own tally (kept apart from the per-queue
  * counters, so summing them checks that a thread touched only its queues);
- * cq_full, errors, bytes are the sums over its queues (on the writer
- * path: this writer's part of them; flows are its group's, target_pps
- * the group's share / writers). */
+ * cq_full, errors, bytes are this writer's part of its queues'; flows
+ * are its group's, target_pps the group's share / writers. */
 struct rxs_thread_stats {
 	int core;                   /* -1 = unpinned */
 	uint32_t queues;            /* queues it owns (q % threads == t) */
@@ -400,8 +414,8 @@ int rxs_nic_join(struct rxs_nic *n);
 /* Counters of queue q, or totals when q == UINT32_MAX. */
 void rxs_nic_counters(const struct rxs_nic *n, uint32_t q, struct rxs_counters *out);
 void rxs_nic_stats(const struct rxs_nic *n, struct rxs_stats *out);
-/* Number of NIC threads: params.threads, times params.writers on the
- * writer path (each writer is a thread with its probe and figures). */
+/* Number of NIC threads: params.threads x params.writers (each writer
+ * is a thread with its probe and figures). */
 uint32_t rxs_nic_threads(const struct rxs_nic *n);
 /* Figures of NIC thread t (0..threads-1); zeroed for a bad t. */
 void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t t, struct rxs_thread_stats *out);
@@ -414,7 +428,7 @@ const struct rxp_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t
  * and r->extra "nic": {target_pps, achieved_mpps, seconds,
  * busy_cycles_per_packet, generator_limited, dma, payload, flows, sges,
  * cq_depth, core (thread 0's), totals, per-queue counters, nic_threads,
- * dma_writers, writer_path, writer_threads,
+ * dma_writers, writer_threads, train, line_gbps, line_mpps,
  * threads: [{thread, group, writer, core, queues: [q...], flows, target_pps,
  * achieved_mpps, seconds, busy_cycles_per_packet, bursts, offered,
  * received, out_of_buffer}]}. Sets r->c.offered and r->c.out_of_buffer
