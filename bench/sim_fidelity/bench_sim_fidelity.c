@@ -302,6 +302,23 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Medians of --runs runs of one point into med[NVALS]; the runs done. */
+static int point_median(const struct opts *o, const struct point *pt, double *med)
+{
+	double v[NVALS][MAX_RUNS], one[NVALS];
+	int ok = 0;
+	for (int k = 0; k < o->runs; k++) {
+		if (one_run(o, pt, one))
+			continue;
+		for (size_t c = 0; c < NVALS; c++)
+			v[c][ok] = one[c];
+		ok++;
+	}
+	for (size_t c = 0; ok && c < NVALS; c++)
+		med[c] = median(v[c], ok);
+	return ok;
+}
+
 static int table(const struct opts *o, const struct point *pts, size_t n, const char *title,
 		 double *sat)
 {
@@ -312,28 +329,19 @@ static int table(const struct opts *o, const struct point *pts, size_t n, const 
 		printf(" %9.9s", rxp_stage_name(cols[k]));
 	printf(" %7s %7s %7s %6s %7s\n", "nic", "sat", "rx_Mpps", "loss", "dbrec/p");
 	for (size_t i = 0; i < n; i++) {
-		double v[NVALS][MAX_RUNS], one[NVALS];
-		int ok = 0;
-		for (int k = 0; k < o->runs; k++) {
-			if (one_run(o, &pts[i], one))
-				continue;
-			for (size_t c = 0; c < NVALS; c++)
-				v[c][ok] = one[c];
-			ok++;
-		}
-		if (!ok) {
+		double m[NVALS] = {0};
+		if (!point_median(o, &pts[i], m)) {
 			printf("%-14s %-18s failed\n", pts[i].disc, pts[i].label);
 			failed++;
 			continue;
 		}
 		if (sat)
-			sat[i] = median(v[2 + NCOLS], ok);
-		printf("%-14s %-18s %7.1f", pts[i].disc, pts[i].label, median(v[0], ok));
+			sat[i] = m[2 + NCOLS];
+		printf("%-14s %-18s %7.1f", pts[i].disc, pts[i].label, m[0]);
 		for (size_t c = 0; c < NCOLS; c++)
-			printf(" %9.1f", median(v[1 + c], ok));
-		printf(" %7.1f %7.1f %7.3f %5.1f%% %7.3f\n", median(v[1 + NCOLS], ok),
-		       median(v[2 + NCOLS], ok), median(v[3 + NCOLS], ok),
-		       100 * median(v[4 + NCOLS], ok), median(v[5 + NCOLS], ok));
+			printf(" %9.1f", m[1 + c]);
+		printf(" %7.1f %7.1f %7.3f %5.1f%% %7.3f\n", m[1 + NCOLS], m[2 + NCOLS],
+		       m[3 + NCOLS], 100 * m[4 + NCOLS], m[5 + NCOLS]);
 		fflush(stdout);
 	}
 	return failed;
@@ -479,23 +487,6 @@ static size_t col_of(enum rxp_stage s)
 		if (cols[k] == s)
 			return k;
 	return 0;
-}
-
-/* Medians of --runs runs of one point into med[NVALS]; the runs done. */
-static int point_median(const struct opts *o, const struct point *pt, double *med)
-{
-	double v[NVALS][MAX_RUNS], one[NVALS];
-	int ok = 0;
-	for (int k = 0; k < o->runs; k++) {
-		if (one_run(o, pt, one))
-			continue;
-		for (size_t c = 0; c < NVALS; c++)
-			v[c][ok] = one[c];
-		ok++;
-	}
-	for (size_t c = 0; ok && c < NVALS; c++)
-		med[c] = median(v[c], ok);
-	return ok;
 }
 
 /* Within the fidelity bound: 10%, or 2 cycles under 20. */
