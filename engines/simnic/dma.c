@@ -482,10 +482,19 @@ static bool wr_claim(struct nic_thread *t, uint32_t qi, uint64_t now, struct wr_
 	struct nic_queue *q = &n->q[qi];
 	struct rxs_counters *cnt = &t->qcnt[qi];
 	uint64_t w = __atomic_load_n(&q->prod, __ATOMIC_RELAXED);
-	if (now < n->t0)
+	/* the packets of every train that begins within this writer's lead:
+	 * it writes a train before the train arrives, so that each CQE can
+	 * go out at its own due time (wr_publish), as on the wire */
+	uint64_t ahead = now + (uint64_t)t->lead;
+	if (n->p.seconds > 0) {
+		/* never a train that begins after the phase's end */
+		uint64_t tend = n->t0 + (uint64_t)(n->p.seconds * rxp_clock_get()->hz);
+		if (ahead >= tend)
+			ahead = now > tend - 1 ? now : tend - 1;
+	}
+	if (ahead < n->t0)
 		return false;
-	/* the packets of every train that has begun */
-	uint64_t due = ((uint64_t)((double)(now - n->t0) / q->ttrain) + 1) * n->train;
+	uint64_t due = ((uint64_t)((double)(ahead - n->t0) / q->ttrain) + 1) * n->train;
 	if (n->p.max_packets && due > q->quota)
 		due = q->quota;
 	for (;;) {
@@ -598,13 +607,29 @@ static void wr_fault_early(struct nic_thread *t, const struct nic_run *r)
 }
 
 /*
+ * The lead a writer claims trains with: the time it took to write a run
+ * (claim to its first op_own), per train, a moving average. A run much
+ * slower than the average was preempted, not slow: it does not move it.
+ */
+static void wr_lead(struct nic_thread *t, uint64_t t_claim, uint32_t m)
+{
+	const struct rxs_nic *n = t->n;
+	double took = (double)(rxp_now() - t_claim) * n->train / m;
+	if (!(t->lead > 0))
+		t->lead = took;
+	else if (took < 8 * t->lead)
+		t->lead += (took - t->lead) / 8;
+}
+
+/*
  * Write a claimed run: fetch and check each WQE, headers (hdr_write),
  * payloads (payload_write), GPU copies submitted (payload_dma), CQE
  * bodies and mini arrays, then the op_owns (cqe_write), at once or, when
  * a gate ticket is outstanding, once it is done. Returns the packets
  * that found a buffer.
  */
-static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim *cl)
+static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim *cl,
+		       uint64_t t_claim)
 {
 	struct rxs_nic *n = t->n;
 	struct nic_queue *q = &n->q[qi];
@@ -685,6 +710,7 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	rxp_stage_begin(p, RXP_ST_CQE_WRITE);
 	wr_cqes(n, r, pk, qi, cnt);
 	if (!r->ticket && !wr_pending(t)) {
+		wr_lead(t, t_claim, cl->m);
 		wr_publish(t, r); /* nothing to wait for: this writer publishes now */
 	} else {
 		t->run_tail++;
@@ -772,7 +798,7 @@ static void wr_loop(struct nic_thread *t)
 			continue;
 		}
 		rxp_burst_begin(p);
-		uint32_t np = wr_run(t, qi, &cl);
+		uint32_t np = wr_run(t, qi, &cl, now);
 		rxp_burst_end(p, np);
 		if (!np) {
 			/* no WQE at all: they are all in runs awaiting their gate

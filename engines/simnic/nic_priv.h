@@ -96,6 +96,8 @@ struct nic_thread {
 	uint64_t run_ticket;          /* GPU copies: the run's last ticket */
 	uint64_t gate_polls;          /* host gate: polls so far */
 	uint64_t claims;              /* runs claimed (the fault switches count them) */
+	double lead;                  /* ticks a train is claimed before it begins
+				       * (wr_lead), kept across phases */
 	double avg_pkt;               /* unpaced: ticks per delivered packet, kept
 				       * across phases (a measured phase may start
 				       * on a dry RQ) */
