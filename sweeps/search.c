@@ -445,6 +445,17 @@ static void result_fill(struct state *s, const int gstate[G_N])
 	/* an NDR the NIC could not offer more than is the NIC's */
 	if (r->nic_max_pps > 0 && r->ndr_pps >= r->nic_max_pps)
 		r->generator_limited = true;
+	/* the wire's rate, as the software NIC's trials recorded it; a
+	 * bound at it (within the NIC's 2% shortfall) is the line's */
+	r->line_pps = 0;
+	for (size_t i = 0; i < r->ntrials; i++) {
+		json_t *nic = r->trials[i].doc ? json_object_get(r->trials[i].doc, "nic") : NULL;
+		double l = json_number_value(json_object_get(nic, "line_mpps")) * 1e6;
+		if (l > r->line_pps)
+			r->line_pps = l;
+	}
+	r->line_limited = r->generator_limited && r->line_pps > 0 &&
+			  fmax(r->nic_max_pps, r->max_offered_pps) >= 0.98 * r->line_pps;
 }
 
 /* The host's verdict on a trial that carries a run result. */
@@ -623,6 +634,11 @@ int sweep_search_run(const struct sweep_search_cfg *cfg, sweep_trial_fn fn, void
 			snprintf(r->reason, sizeof(r->reason),
 				 "%s: the generator did not sustain even min_rate %.0f pps (host too "
 				 "busy?)", g ? "PDR" : "NDR", cfg->min_rate);
+	} else if (r->status == SWEEP_POINT_OK && !r->reason[0] && r->line_limited) {
+		snprintf(r->reason, sizeof(r->reason),
+			 "line-rate-limited: the receiver took the line rate (%.3f Mpps), its "
+			 "ceiling is above it (a lower bound)",
+			 r->line_pps / 1e6);
 	} else if (r->status == SWEEP_POINT_OK && !r->reason[0] && r->generator_limited) {
 		snprintf(r->reason, sizeof(r->reason),
 			 "generator-limited: %s, the ceiling is a lower bound",

@@ -288,13 +288,14 @@ json_t *sweep_summary_json(const struct sweep_point *p, const struct sweep_searc
 {
 	json_t *ndr = r->ndr_trial >= 0 ? r->trials[r->ndr_trial].doc : NULL;
 	json_t *top = r->top_trial >= 0 ? r->trials[r->top_trial].doc : NULL;
-	return json_pack("{s:s, s:s, s:o, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:i, "
-			 "s:O, s:O}",
+	return json_pack("{s:s, s:s, s:o, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:f, "
+			 "s:i, s:O, s:O}",
 			 "schema", SWEEP_POINT_SCHEMA, "key", p->key, "knobs", sweep_point_knobs(p),
 			 "status", sweep_point_status_name(r->status), "reason", r->reason,
 			 "ndr_mpps", r->ndr_pps / 1e6, "pdr_mpps", r->pdr_pps / 1e6, "ndr_loss",
 			 cfg->ndr_loss, "pdr_loss", cfg->pdr_loss, "max_offered_mpps",
 			 r->max_offered_pps / 1e6, "nic_max_mpps", r->nic_max_pps / 1e6,
-			 "generator_limited", r->generator_limited, "trials", (int)r->ntrials,
+			 "generator_limited", r->generator_limited, "line_limited", r->line_limited,
+			 "line_mpps", r->line_pps / 1e6, "trials", (int)r->ntrials,
 			 "ndr_run", ndr ? ndr : json_null(), "top_run", top ? top : json_null());
 }

@@ -88,7 +88,9 @@ static void flags_text(json_t *sum, bool gl, char *out, size_t len)
 		if (has_flag(sum, names[i]) && o < len)
 			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? ", " : "", names[i]);
 	if (gl && o < len)
-		snprintf(out + o, len - o, "%sgenerator-limited", o ? ", " : "");
+		snprintf(out + o, len - o, "%s%s", o ? ", " : "",
+			 json_is_true(json_object_get(sum, "line_limited")) ? "line-rate-limited"
+									  : "generator-limited");
 	long long nd = json_integer_value(json_object_get(sum, "disturbed_trials"));
 	o = strlen(out);
 	if (nd > 0 && o < len)
@@ -195,7 +197,9 @@ int sweep_table_print(FILE *f, const char *results_path)
 			   "[lower, upper] and its relative width. Flags: unresolved (wider than "
 			   "the precision goal), disturbed (a bound rests on trials the host "
 			   "disturbed), oversubscribed (threads shared cores: never a ceiling), "
-			   "generator-limited (the NIC's rate, not the receiver's). NIC flat-out: "
+			   "generator-limited (the NIC's rate, not the receiver's), "
+			   "line-rate-limited (the receiver took the wire's line rate: its ceiling "
+			   "is above it). NIC flat-out: "
 			   "the highest rate the software NIC offered in the point's trials at max "
 			   "(with its DMA writers); an NDR at or above it is generator-limited.\n");
 	json_decref(rows);

@@ -21,6 +21,7 @@ struct model {
 	double knee_loss;
 	bool collapse;      /* received rate falls as offered rises past C */
 	bool broken_at_top; /* trials above 1.5 C crash */
+	double line;        /* the line rate each trial's "nic" records, 0 = none */
 	int calls;
 	double seconds_sum;
 };
@@ -50,6 +51,8 @@ static int model_trial(void *ctx, struct sweep_trial *t)
 	t->offered_pps = x;
 	t->loss = model_loss(m, x);
 	t->rx_pps = x * (1 - t->loss);
+	if (m->line > 0)
+		t->doc = json_pack("{s:{s:f}}", "nic", "line_mpps", m->line / 1e6);
 	return 0;
 }
 
@@ -928,4 +931,30 @@ Test(sweep_search, invariants_hold_on_random_devices_and_hosts)
 		sweep_search_result_free(&r);
 		seed = m.rng;
 	}
+}
+
+/* A bound at the wire's line rate is the line's, not the NIC's: marked
+ * line-rate-limited (still a lower bound); the same bound below a faster
+ * line stays generator-limited, and a receiver below the line is neither. */
+Test(sweep_search, a_bound_at_the_line_rate_is_line_rate_limited)
+{
+	struct sweep_search_cfg c = cfg_default();
+	struct sweep_search_result r;
+	struct model at = {.C = 20e6, .G = 12.23e6, .line = 12.231e6};
+	cr_assert_eq(sweep_search_run(&c, model_trial, &at, &r), 0);
+	cr_expect(r.generator_limited && r.line_limited, "%s", r.reason);
+	cr_expect_float_eq(r.line_pps, 12.231e6, 1);
+	cr_expect(strncmp(r.reason, "line-rate-limited", 17) == 0, "%s", r.reason);
+	sweep_search_result_free(&r);
+
+	struct model below = {.C = 20e6, .G = 12.23e6, .line = 45.96e6};
+	cr_assert_eq(sweep_search_run(&c, model_trial, &below, &r), 0);
+	cr_expect(r.generator_limited && !r.line_limited, "%s", r.reason);
+	cr_expect(strncmp(r.reason, "generator-limited", 17) == 0, "%s", r.reason);
+	sweep_search_result_free(&r);
+
+	struct model rx = {.C = 3e6, .G = 12.23e6, .line = 12.231e6};
+	cr_assert_eq(sweep_search_run(&c, model_trial, &rx, &r), 0);
+	cr_expect(!r.generator_limited && !r.line_limited, "%s", r.reason);
+	sweep_search_result_free(&r);
 }

@@ -92,6 +92,9 @@
  *       "max" (flat out against this receiver; an NDR at or above it is
  *       generator-limited),
  *       "generator_limited": bool (the ceiling is a lower bound),
+ *       "line_limited": bool (generator-limited at the line rate the
+ *       software NIC's trials recorded: the receiver took the wire's
+ *       rate), "line_mpps": that line rate (0 = none recorded),
  *       "trials": n, "ndr_run": <trial line at the NDR> | null,
  *       "top_run": <trial line of the highest-rate trial> | null,
  *       the intervals (ndr_mpps/pdr_mpps are their lower ends):
@@ -371,6 +374,11 @@ struct sweep_search_result {
 	double ndr_hi_pps, pdr_hi_pps; /* upper ends, 0 = none (lower bound) */
 	double max_offered_pps, nic_max_pps;
 	bool generator_limited;
+	/* generator-limited at the wire's rate: the NIC offered its line
+	 * rate (the trials' "nic" line_mpps, line_pps) and the receiver
+	 * took it, so the ceiling is above the line rate, not the NIC's */
+	bool line_limited;
+	double line_pps;
 	bool generator_unsteady;   /* generator-limited, and its clean
 				    * flat-out trials differ by > 5% (or 2x
 				    * precision): left unresolved */
