@@ -118,8 +118,10 @@
  * writer of the group writes all of them, as a NIC's many DMA engines
  * write one queue. One writer runs the same path as several. A writer
  * claims the next train of a queue (never across a train's end) with one
- * compare-and-swap on the queue's producer word once the train's first
- * packet is due; that hands it the packets' sequence numbers and the
+ * compare-and-swap on the queue's producer word once the train begins
+ * within the writer's lead (the time it takes that writer to write a
+ * train, a moving average: it writes the train before it arrives, as the
+ * data is invisible until its CQE); that hands it the packets' sequence numbers and the
  * WQEs (and as many CQ entries) for the first m of them; the other k - m
  * found no posted WQE (or no CQ room) and are out_of_buffer. It writes
  * the run's headers, payloads, CQE bodies and minis (with compression on
