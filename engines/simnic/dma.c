@@ -419,7 +419,8 @@ static void wr_publish(struct nic_thread *t, const struct nic_run *r)
 			uint64_t due = due0 + (uint64_t)(r->at[i] * n->twire);
 			if (now < due) {
 				rxp_lap(t->probe, RXP_ST_CQE_WRITE, 0);
-				while ((now = rxp_now()) < due)
+				/* a stop ends the wait: the run is published as is */
+				while ((now = rxp_now()) < due && !dma_should_stop(n))
 					;
 				rxp_lap(t->probe, RXP_ST_IDLE, 0);
 			}
@@ -485,7 +486,9 @@ static bool wr_claim(struct nic_thread *t, uint32_t qi, uint64_t now, struct wr_
 	/* the packets of every train that begins within this writer's lead:
 	 * it writes a train before the train arrives, so that each CQE can
 	 * go out at its own due time (wr_publish), as on the wire */
-	uint64_t ahead = now + (uint64_t)t->lead;
+	/* at most one train interval ahead: a lead measured over a preempted
+	 * run would otherwise park the writer on a train far in the future */
+	uint64_t ahead = now + (uint64_t)(t->lead < q->ttrain ? t->lead : q->ttrain);
 	if (n->p.seconds > 0) {
 		/* never a train that begins after the phase's end */
 		uint64_t tend = n->t0 + (uint64_t)(n->p.seconds * rxp_clock_get()->hz);
