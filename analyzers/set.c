@@ -16,6 +16,12 @@
  * takes the checked path (jansson), which names what is wrong. Inputs
  * are checked (rxray/input.h) and every figure read is range-checked,
  * naming file, line and field.
+ *
+ * One meaning however a file is written (issue 43): a trial line that is
+ * not in the store's compact shape is parsed in full, and then deferred
+ * like a skimmed one, so the same rules (trial_replay) pick what it
+ * gives; knobs take no order from a JSON object (knobs_ordered); two
+ * summaries of one point are refused.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -44,6 +50,7 @@ struct loader {
 	 * sweep with 100,000 trials must not search its points per line.
 	 */
 	json_t *pkeys, *pidx;
+	json_t *psum; /* key -> [file, line] of its summary line: one a point */
 	/* trials of points without a summary line, by key */
 	struct pending {
 		char *key;
@@ -131,16 +138,80 @@ const struct rxr_result *rxa_point_run(const struct rxa_point *p)
 	return p->ndr_run ? p->ndr_run : p->top_run;
 }
 
-/* Knobs of a standalone run: the config's scalar members. */
-static json_t *knobs_from_config(const json_t *config)
+/*
+ * Knob order is meaning (labels, the varying columns, a diff's heading
+ * and the reproduce commands follow it); a JSON object's member order is
+ * not (jq, Python and a reversed writer keep the same object). So knobs
+ * are ordered by what survives any re-writing: a sweep point's by where
+ * each sits in its key (a string: the spec's axis order), a run's by
+ * main_knobs, then the rest by name; a knob the key does not name comes
+ * after those it names, by name.
+ */
+static const char *const main_knobs[] = {"engine", "mode", "frame", "queues"};
+
+struct knob_at {
+	const char *name;
+	size_t rank;
+};
+
+static int knob_at_cmp(const void *a, const void *b)
 {
+	const struct knob_at *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Where "name=" starts a term of key ("a=1,b=x"), SIZE_MAX when none does. */
+static size_t key_rank(const char *key, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *t = key; t; t = strchr(t, ',')) {
+		if (*t == ',')
+			t++;
+		if (!strncmp(t, name, n) && t[n] == '=')
+			return (size_t)(t - key);
+	}
+	return SIZE_MAX;
+}
+
+static size_t main_rank(const char *name)
+{
+	for (size_t i = 0; i < sizeof(main_knobs) / sizeof(main_knobs[0]); i++)
+		if (!strcmp(name, main_knobs[i]))
+			return i;
+	return SIZE_MAX;
+}
+
+/*
+ * The members of src that are knobs (scalars only, with scalars_only)
+ * in knob order (key: a point's key, NULL for a run), a new object;
+ * NULL on ENOMEM.
+ */
+static json_t *knobs_ordered(const json_t *src, const char *key, bool scalars_only)
+{
+	size_t n = 0, cap = json_object_size(src);
+	struct knob_at *at = malloc((cap ? cap : 1) * sizeof(*at));
 	json_t *k = json_object();
+	if (!at || !k)
+		goto fail;
 	const char *name;
 	json_t *v;
-	json_object_foreach((json_t *)config, name, v)
-		if (json_is_string(v) || json_is_number(v) || json_is_boolean(v))
-			json_object_set(k, name, v);
+	json_object_foreach((json_t *)src, name, v)
+		if (!scalars_only || json_is_string(v) || json_is_number(v) || json_is_boolean(v))
+			at[n++] = (struct knob_at){name, key ? key_rank(key, name) : main_rank(name)};
+	qsort(at, n, sizeof(*at), knob_at_cmp);
+	for (size_t i = 0; i < n; i++) {
+		json_t *c = json_deep_copy(json_object_get(src, at[i].name));
+		if (!c || json_object_set_new(k, at[i].name, c))
+			goto fail;
+	}
+	free(at);
 	return k;
+fail:
+	free(at);
+	json_decref(k);
+	return NULL;
 }
 
 static char *key_from_knobs(const json_t *knobs)
@@ -315,6 +386,22 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line,
 		return rxp_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: status: unknown '%.64s' (expected ok, infeasible or failed)", src,
 				line, json_string_value(status));
+	/* two summaries of one point: which is it? Neither is taken */
+	const char *k = json_string_value(key);
+	json_t *first = json_object_get(L->psum, k);
+	if (first) {
+		const char *fsrc = json_string_value(json_array_get(first, 0));
+		int fline = (int)json_integer_value(json_array_get(first, 1));
+		if (!strcmp(fsrc, src))
+			return rxp_errf(L->err, L->errlen, -EINVAL,
+					"%s:%d: key: a second summary of point '%.160s' (the first at "
+					"line %d); keep one", src, line, k, fline);
+		return rxp_errf(L->err, L->errlen, -EINVAL,
+				"%s:%d: key: a second summary of point '%.160s' (the first at %s:%d); "
+				"keep one", src, line, k, fsrc, fline);
+	}
+	if (json_object_set_new_nocheck(L->psum, k, json_pack("[si]", src, line)))
+		return -ENOMEM;
 	struct rxa_point *p = point_add(L);
 	if (!p)
 		return -ENOMEM;
@@ -322,7 +409,7 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line,
 	    map_put(L->pkeys, json_string_value(key), L->s->n - 1))
 		return -ENOMEM;
 	p->key = strdup(json_string_value(key));
-	p->knobs = json_deep_copy(knobs);
+	p->knobs = knobs_ordered(knobs, json_string_value(key), false);
 	if (!p->key || !p->knobs)
 		return -ENOMEM;
 	snprintf(p->status, sizeof(p->status), "%s", json_string_value(status));
@@ -486,7 +573,7 @@ static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 	}
 	p->ndr_run = p->top_run = NULL;
 	p->top_run = r;
-	p->knobs = knobs_from_config(r->config);
+	p->knobs = knobs_ordered(r->config, NULL, true);
 	p->key = p->knobs ? key_from_knobs(p->knobs) : NULL;
 	if (!p->key)
 		return -ENOMEM;
@@ -527,44 +614,58 @@ static int doc_dispatch(struct loader *L, json_t *doc, const char *src, int line
 }
 
 /*
- * The "trial" object of a trial line (a "rxray.run/1" result with
- * "trial": {...}, as the sweep store writes it) without parsing the rest
- * of the line: NULL when the line does not have that shape (it is then
- * parsed as any other). Inside a JSON string every '"' is escaped, so the
+ * The "trial" object of a trial line in the store's own shape (a
+ * "rxray.run/1" result whose first member is the schema and whose last is
+ * "trial": {...}) without parsing the rest of the line: NULL when the line
+ * does not have that shape (it is then parsed in full, and its trial
+ * object taken from the tree: line_trial_of; either way the line is
+ * deferred alike). Inside a JSON string every '"' is escaped, so the
  * unescaped pattern can only be structure; jansson reads just the object
- * (JSON_DISABLE_EOF_CHECK stops after it).
+ * (JSON_DISABLE_EOF_CHECK stops after it). Only the closing brace of the
+ * line may follow it, so it is the outermost object's member, not one
+ * nested deeper (the caller holds the line to one JSON object).
  */
 static json_t *fast_trial(const char *line, size_t len)
 {
 	static const char run[] = "\"schema\":\"" RXR_RUN_SCHEMA "\"";
-	static const char point[] = "\"schema\":\"" RXA_POINT_SCHEMA "\"";
 	static const char pat[] = "\"trial\":{";
-	const char *t = NULL;
-	/* the store's shape: schema first, the trial object last (looked for
-	 * from the end, so a 3 KB line is not scanned three times) */
-	if (len > sizeof(run) && !memcmp(line + 1, run, sizeof(run) - 1)) {
-		size_t tail = len > 1024 ? 1024 : len;
-		t = memmem(line + len - tail, tail, pat, sizeof(pat) - 1);
-	}
-	if (!t) {
-		if (!memmem(line, len, run, sizeof(run) - 1) || memmem(line, len, point, sizeof(point) - 1))
-			return NULL;
-		t = memmem(line, len, pat, sizeof(pat) - 1);
-		if (!t)
-			return NULL;
-	}
+	/* the trial object last: looked for from the end, so a 3 KB line is
+	 * not scanned three times */
+	if (len <= sizeof(run) || line[0] != '{' || memcmp(line + 1, run, sizeof(run) - 1))
+		return NULL;
+	size_t tail = len > 1024 ? 1024 : len;
+	const char *t = memmem(line + len - tail, tail, pat, sizeof(pat) - 1);
+	if (!t)
+		return NULL;
 	t += sizeof(pat) - 2; /* at the '{' */
-	size_t used;
-	json_t *o = rxr_json_scan(t, len - (size_t)(t - line), &used);
+	size_t used = 0, left = len - (size_t)(t - line);
+	json_t *o = rxr_json_scan(t, left, &used);
 	json_error_t je;
-	if (!o)
-		o = json_loadb(t, len - (size_t)(t - line), JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
-			       &je);
-	if (o && !json_is_string(json_object_get(o, "key"))) {
+	if (!o && (o = json_loadb(t, left, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &je)))
+		used = (size_t)je.position;
+	size_t end = used;
+	while (end < left && strchr(" \t\r\n", t[end]))
+		end++;
+	bool last = end < left && t[end] == '}';
+	for (end++; last && end < left; end++)
+		last = strchr(" \t\r\n", t[end]) != NULL;
+	if (o && (!last || !json_is_string(json_object_get(o, "key")))) {
 		json_decref(o);
 		return NULL;
 	}
 	return o;
+}
+
+/* The trial object of a parsed trial line ("rxray.run/1" with a "trial"
+ * whose key is a string), borrowed; NULL for any other line. */
+static json_t *line_trial_of(json_t *doc)
+{
+	json_t *tr = json_object_get(doc, "trial");
+	if (!json_is_object(tr) || !json_is_string(json_object_get(tr, "key")) ||
+	    !json_is_string(json_object_get(doc, "schema")) ||
+	    strcmp(json_string_value(json_object_get(doc, "schema")), RXR_RUN_SCHEMA))
+		return NULL;
+	return tr;
 }
 
 /* Count a trial line and remember where it is; parsed only if its point has no summary. */
@@ -830,7 +931,13 @@ static int load_jsonl(struct loader *L, const char *path)
 			rc = json_refused(L, path, lr.line, buf, len, &je);
 			break;
 		}
-		rc = doc_dispatch(L, doc, path, lr.line, true);
+		/* a trial line read in full is deferred as a skimmed one is:
+		 * which reader took it must not change what it means */
+		json_t *tr_full = line_trial_of(doc);
+		if (tr_full && !(rc = trial_check(L, tr_full, path, lr.line)))
+			rc = trial_defer(L, tr_full, fi, lr.line, lr.off, len);
+		else if (!tr_full)
+			rc = doc_dispatch(L, doc, path, lr.line, true);
 		json_decref(doc);
 	}
 	if (!rc && got < 0)
@@ -1022,7 +1129,8 @@ int rxa_set_load(const char *path, struct rxa_set **out, char *err, size_t errle
 	L.s = calloc(1, sizeof(*L.s));
 	L.pkeys = json_object();
 	L.pidx = json_object();
-	if (!L.s || !L.pkeys || !L.pidx || !(L.s->src = strdup(path))) {
+	L.psum = json_object();
+	if (!L.s || !L.pkeys || !L.pidx || !L.psum || !(L.s->src = strdup(path))) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -1071,6 +1179,7 @@ fail:
 	free(L.files);
 	json_decref(L.pkeys);
 	json_decref(L.pidx);
+	json_decref(L.psum);
 	rxa_set_free(L.s);
 	return rc;
 }

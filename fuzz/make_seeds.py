@@ -47,6 +47,18 @@ put("set", "sweep_small.jsonl", b"\0" + small[: small.rfind(b"\n") + 1])
 for rel in runs:
     put("set", os.path.basename(rel), b"\1" + read(rel))
 
+# forms (fuzz_forms.c, the same first byte): the set's seeds, and a point
+# whose trials the loader once read two ways: an unpaced trial that
+# passed, a search trial and the same as a calibration trial, its summary
+for name in sorted(os.listdir(os.path.join(seeds, "set"))):
+    with open(os.path.join(seeds, "set", name), "rb") as f:
+        put("forms", name, f.read())
+cal = json.loads(sweep[4])
+cal["trial"]["n"] = 3
+cal["trial"]["purpose"] = "calibration"
+put("forms", "point_calib.jsonl", b"\0" + b"".join(
+    [sweep[3], sweep[4], json.dumps(cal, separators=(",", ":")).encode() + b"\n", sweep[5]]))
+
 # folded stacks
 put("folded", "basic.folded", "main;rx_burst;cqe_poll 120\nmain;rx_burst;buf_alloc 40\nmain;app 7\n")
 put("folded", "comments.folded", "# comment\n\nworker#0;free 3.5\nworker#1;free 0.25\n")

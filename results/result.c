@@ -85,6 +85,48 @@ json_t *rxr_json_real_or_null(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+json_t *rxr_json_by_name(json_t *j)
+{
+	json_t *o = NULL, *v;
+	if (json_is_array(j)) {
+		size_t i;
+		o = json_array();
+		json_array_foreach(j, i, v)
+			if (!o || json_array_append_new(o, rxr_json_by_name(v)))
+				goto fail;
+		return o;
+	}
+	if (!json_is_object(j))
+		return json_incref(j);
+	size_t n = json_object_size(j), i = 0;
+	const char **names = malloc((n ? n : 1) * sizeof(*names));
+	const char *k;
+	o = json_object();
+	if (!names || !o) {
+		free(names);
+		goto fail;
+	}
+	json_object_foreach(j, k, v)
+		names[i++] = k;
+	qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++)
+		if (json_object_set_new_nocheck(o, names[i],
+						rxr_json_by_name(json_object_get(j, names[i])))) {
+			free(names);
+			goto fail;
+		}
+	free(names);
+	return o;
+fail:
+	json_decref(o);
+	return NULL;
+}
+
 /*
  * Inject A/B (rxp_probe_set_inject_ab): per injected, gated (op_gate: the
  * operation delays of its laps, rxp_probe_set_op_gate) or observed stage
@@ -847,10 +889,17 @@ static struct rxr_result *from_json(const json_t *doc, struct rd *d)
 		goto fail;
 	json_decref(r->config);
 	json_decref(r->env);
-	/* shared, not copied: a read result never changes them, and a sweep
-	 * of 10,000 points would copy 20,000 objects for nothing */
+	/* config shared, not copied: a read result never changes it, and a
+	 * sweep of 10,000 points would copy 20,000 objects for nothing. env
+	 * is listed member by member (the report), so it is kept in name
+	 * order: the same, however the text ordered it */
 	r->config = json_incref(config);
-	r->env = json_incref(env);
+	r->env = rxr_json_by_name(env);
+	if (!r->env) {
+		d->rc = -ENOMEM;
+		rd_fail(d, "env", "out of memory");
+		goto fail;
+	}
 	struct rxr_counters *c = &r->c;
 	if (get_u64(d, ctr, "counters", "offered", &c->offered) ||
 	    get_u64(d, ctr, "counters", "received", &c->received) ||

@@ -587,6 +587,11 @@ static bool top_member(struct scan *c, struct span k, void *arg)
 		if (!peek(c, '{'))
 			return false;
 		json_t *o = value(c, 1);
+		if (o && !cfg) { /* env in name order, as the checked path keeps it */
+			json_t *byname = rxr_json_by_name(o);
+			json_decref(o);
+			o = byname;
+		}
 		if (!o)
 			return false;
 		json_decref(cfg ? r->config : r->env);

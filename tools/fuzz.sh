@@ -16,7 +16,7 @@
 #     FUZZ_NO_BUILD=1 tools/fuzz.sh $t 3600 10000000 & done; wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(spec result set folded telemetry options)
+targets=(spec result set folded telemetry options forms)
 usage() { echo "usage: tools/fuzz.sh TARGET|all|list SECONDS [RUNS] (targets: ${targets[*]})" >&2; exit 2; }
 
 [ $# -ge 1 ] || usage

@@ -50,7 +50,9 @@ extern "C" {
 
 struct rxa_point {
 	char *key;           /* owned: "engine=verbs,mode=hds,frame=1064,..." */
-	json_t *knobs;       /* owned object: knob -> value */
+	/* owned object: knob -> value, in the key's order (a run's: engine,
+	 * mode, frame, queues, then by name), never the input's member order */
+	json_t *knobs;
 	char status[16];     /* ok | infeasible | failed | partial | run */
 	char *reason;        /* owned or NULL */
 	double ndr_mpps;     /* NAN when unknown */
@@ -75,10 +77,13 @@ struct rxa_point {
 	json_t *top_doc;     /* owned raw JSON of top_run for a partial point, else NULL
 				(a large sweep does not keep 10,000 documents twice) */
 	/*
-	 * Passing trials (no loss) of a sweep point, search and calibration
-	 * ("trial": {"purpose": "calibration"}) alike, in file order: what
-	 * the cost model (rxray/model.h) pools its light-load fit from.
-	 * Owned; empty for points that are single runs.
+	 * Passing trials (no loss) of a sweep point, in file order: what the
+	 * cost model (rxray/model.h) pools its light-load fit from. A point
+	 * with a summary line keeps its calibration trials ("trial":
+	 * {"purpose": "calibration"}) and the search trials asked for a rate
+	 * (target_pps > 0) at most its NDR; a point without one, every
+	 * passing trial. The same however the lines are written (whitespace,
+	 * key order). Owned; empty for points that are single runs.
 	 */
 	struct rxr_result **light;
 	size_t nlight;
@@ -115,9 +120,14 @@ struct rxa_set {
 
 /*
  * Load a sweep folder, a .jsonl file, a run result or a folder of run
- * results. 0 and *out (free with rxa_set_free); -EINVAL with err on bad
- * input (a line that is not JSON, a wrong schema, a missing field, no
- * results at all); -ENOENT/-EACCES/... with err "<path>: <strerror>".
+ * results. One meaning whatever the bytes: a file re-written with other
+ * whitespace or its keys in another order loads to the same set (the
+ * loader skims the store's own compact trial lines, and defers any other
+ * trial line to the same rules). 0 and *out (free with rxa_set_free);
+ * -EINVAL with err on bad input (a line that is not JSON, a wrong schema,
+ * a missing field, two summary lines of one point - err names both
+ * lines -, no results at all); -ENOENT/-EACCES/... with err "<path>:
+ * <strerror>".
  */
 int rxa_set_load(const char *path, struct rxa_set **out, char *err, size_t errlen);
 void rxa_set_free(struct rxa_set *s);

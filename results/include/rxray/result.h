@@ -246,6 +246,13 @@ int rxr_json_dup_find(const char *text, size_t len, char *path, size_t pathlen);
 /* A JSON real, or null for a NAN or infinite value (a new reference). */
 json_t *rxr_json_real_or_null(double v);
 /*
+ * j with every object's members in name order, nested ones too (a new
+ * reference; arrays keep their order). Member order means nothing in
+ * JSON, so what a reader lists member by member (a run's env) it keeps
+ * in this order: the same whatever order the text gave. NULL on ENOMEM.
+ */
+json_t *rxr_json_by_name(json_t *j);
+/*
  * The fast path for a line that embeds run documents (a sweep's summary
  * line): the object at text[0..len) (nothing after it but whitespace),
  * whose members named run_keys[0..nrun) are each an object, parsed with
