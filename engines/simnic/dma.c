@@ -423,6 +423,9 @@ static void wr_publish(struct nic_thread *t, const struct nic_run *r)
 				while ((now = rxp_now()) < due && !dma_should_stop(n))
 					;
 				rxp_lap(t->probe, RXP_ST_IDLE, 0);
+				/* the stores that follow are cqe_write again (a range
+				 * of their own in full mode) */
+				rxp_stage_begin(t->probe, RXP_ST_CQE_WRITE);
 			}
 		}
 		__atomic_store_n(&q->cq_buf[(r->c + i) & mask].op_own, r->op[i], __ATOMIC_RELEASE);
