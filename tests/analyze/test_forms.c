@@ -262,22 +262,6 @@ static const char *const sweep_cmds[] = {
 
 #define HZ 3.0e9
 
-/* Lap sums of `laps` laps of n packets each costing a + b x n. */
-static void laps_add(struct rxr_stage_sum *st, double laps, double n, double a, double b)
-{
-	double c = a + b * n;
-	st->count += (uint64_t)laps;
-	st->packets += (uint64_t)(laps * n);
-	st->cycles += (uint64_t)(laps * c);
-	st->laps.n += laps;
-	st->laps.sx += laps * n;
-	st->laps.sy += laps * c;
-	st->laps.sxx += laps * n * n;
-	st->laps.sxy += laps * c * n;
-	st->laps.syy += laps * c * c;
-	st->has_laps = true;
-	st->min = 3, st->p50 = 5, st->p90 = 7, st->p99 = 11, st->max = 13;
-}
 
 /*
  * A run of `mode`: a nic thread and an rx thread (cqe_poll a=300 b=20 in
@@ -312,13 +296,13 @@ static struct rxr_result *mk_run(const char *mode, double offered_mpps, double l
 	snprintf(rx->role, sizeof(rx->role), "rx");
 	double pk = 64000;
 	nic->packets = (uint64_t)pk;
-	laps_add(&nic->st[RXP_ST_HDR_WRITE], pk / n, n, 0, 9000);
+	tu_laps_add(&nic->st[RXP_ST_HDR_WRITE], pk / n, n, 0, 9000);
 	nic->stage_mask = 1u << RXP_ST_HDR_WRITE;
 	nic->busy_cycles = nic->st[RXP_ST_HDR_WRITE].cycles;
 	rx->packets = (uint64_t)pk;
-	laps_add(&rx->st[RXP_ST_CQE_POLL], pk / n, n, 300 * skew, 20 * skew);
-	laps_add(&rx->st[RXP_ST_BUF_ALLOC], pk / n, n, 0, 50 * load);
-	laps_add(&rx->st[RXP_ST_HANDOFF], pk / 64, 64, 0, 100.0 / 64);
+	tu_laps_add(&rx->st[RXP_ST_CQE_POLL], pk / n, n, 300 * skew, 20 * skew);
+	tu_laps_add(&rx->st[RXP_ST_BUF_ALLOC], pk / n, n, 0, 50 * load);
+	tu_laps_add(&rx->st[RXP_ST_HANDOFF], pk / 64, 64, 0, 100.0 / 64);
 	rx->stage_mask = 1u << RXP_ST_CQE_POLL | 1u << RXP_ST_BUF_ALLOC | 1u << RXP_ST_HANDOFF;
 	for (int s = 0; s < RXP_ST_COUNT; s++)
 		rx->busy_cycles += rx->st[s].cycles;

@@ -15,24 +15,6 @@
 
 #define HZ 3.0e9
 
-/* Lap sums of `laps` laps of n packets each costing a + b x n. */
-static void laps_add(struct rxr_stage_sum *st, double laps, double n, double a, double b)
-{
-	double c = a + b * n;
-	st->count += (uint64_t)laps;
-	st->packets += (uint64_t)(laps * n);
-	st->cycles += (uint64_t)(laps * c);
-	st->laps.n += laps;
-	st->laps.sx += laps * n;
-	st->laps.sy += laps * c;
-	st->laps.sxx += laps * n * n;
-	st->laps.sxy += laps * c * n;
-	st->laps.syy += laps * c * c;
-	st->has_laps = true;
-	st->cycles_per_packet = 0;
-	/* distinct, so a reader that swaps two of them is caught */
-	st->min = 3, st->p50 = 5, st->p90 = 7, st->p99 = 11, st->max = 13;
-}
 
 /*
  * A run: nic thread (never the bottleneck), rx thread with cqe_poll
@@ -64,13 +46,13 @@ static struct rxr_result *mk_run(double offered_mpps, double loss, double n, dou
 	snprintf(rx->role, sizeof(rx->role), "rx");
 	double pk = 64000; /* packets per run */
 	nic->packets = (uint64_t)pk;
-	laps_add(&nic->st[RXP_ST_HDR_WRITE], pk / n, n, 0, 9000);
+	tu_laps_add(&nic->st[RXP_ST_HDR_WRITE], pk / n, n, 0, 9000);
 	nic->stage_mask = 1u << RXP_ST_HDR_WRITE;
 	nic->busy_cycles = nic->st[RXP_ST_HDR_WRITE].cycles;
 	rx->packets = (uint64_t)pk;
-	laps_add(&rx->st[RXP_ST_CQE_POLL], pk / n, n, 300, 20);
-	laps_add(&rx->st[RXP_ST_BUF_ALLOC], pk / n, n, 0, 50 * load_factor);
-	laps_add(&rx->st[RXP_ST_HANDOFF], pk / 64, 64, 0, 100.0 / 64);
+	tu_laps_add(&rx->st[RXP_ST_CQE_POLL], pk / n, n, 300, 20);
+	tu_laps_add(&rx->st[RXP_ST_BUF_ALLOC], pk / n, n, 0, 50 * load_factor);
+	tu_laps_add(&rx->st[RXP_ST_HANDOFF], pk / 64, 64, 0, 100.0 / 64);
 	rx->stage_mask = 1u << RXP_ST_CQE_POLL | 1u << RXP_ST_BUF_ALLOC | 1u << RXP_ST_HANDOFF;
 	for (int s = 0; s < RXP_ST_COUNT; s++)
 		rx->busy_cycles += rx->st[s].cycles;
@@ -514,8 +496,8 @@ Test(model, headroom_of_one_run)
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
 	/* one run alone: laps of 2 only, but the fit of a + b x n is exact */
 	r->threads[1].st[RXP_ST_CQE_POLL] = (struct rxr_stage_sum){0};
-	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
-	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
+	tu_laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
+	tu_laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
 	double pred, head;
 	rxa_run_headroom(r, NULL, &pred, &head);
 	cr_assert_float_eq(pred, expected_mpps(), 1e-6 * expected_mpps());
@@ -527,8 +509,8 @@ Test(whatif, arithmetic)
 {
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
 	r->threads[1].st[RXP_ST_CQE_POLL] = (struct rxr_stage_sum){0};
-	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
-	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
+	tu_laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
+	tu_laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
 	struct rxa_model m;
 	double pred, head;
 	rxa_run_headroom(r, &m, &pred, &head);
@@ -603,8 +585,8 @@ Test(whatif, set_stage_to_another_configs_cost)
 {
 	struct rxr_result *r = mk_run(1.0, 0, 2, 1);
 	r->threads[1].st[RXP_ST_CQE_POLL] = (struct rxr_stage_sum){0};
-	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
-	laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
+	tu_laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 1, 300, 20);
+	tu_laps_add(&r->threads[1].st[RXP_ST_CQE_POLL], 16000, 3, 300, 20);
 	struct rxa_model m;
 	double pred, head;
 	char err[256] = "";

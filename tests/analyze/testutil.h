@@ -9,7 +9,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rxray/result.h"
+
 #define FIXTURES RXRAY_SRC_DIR "/tests/analyze/data"
+
+/* Lap sums of `laps` laps of n packets each costing a + b x n, added to
+ * st, with distinct order statistics (a reader that swaps two of them is
+ * caught). */
+static inline void tu_laps_add(struct rxr_stage_sum *st, double laps, double n, double a,
+			       double b)
+{
+	double c = a + b * n;
+	st->count += (uint64_t)laps;
+	st->packets += (uint64_t)(laps * n);
+	st->cycles += (uint64_t)(laps * c);
+	st->laps.n += laps;
+	st->laps.sx += laps * n;
+	st->laps.sy += laps * c;
+	st->laps.sxx += laps * n * n;
+	st->laps.sxy += laps * c * n;
+	st->laps.syy += laps * c * c;
+	st->has_laps = true;
+	st->cycles_per_packet = 0;
+	st->min = 3, st->p50 = 5, st->p90 = 7, st->p99 = 11, st->max = 13;
+}
 
 /* Whole file into a malloc'd string (NULL when unreadable). */
 static inline char *tu_slurp(const char *path)
