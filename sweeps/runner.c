@@ -59,7 +59,9 @@ static void goal_str(const json_t *sum, const char *goal, char *out, size_t len)
 	double v = json_number_value(json_object_get(sum, f));
 	snprintf(f, sizeof(f), "%s_upper_mpps", goal);
 	double hi = json_number_value(json_object_get(sum, f));
-	if (v > 0)
+	if (v > 0 && hi > 0)
+		snprintf(out, len, "[%.4f, %.4f] Mpps", v, hi);
+	else if (v > 0)
 		snprintf(out, len, "%.3f Mpps", v);
 	else if (hi > 0)
 		snprintf(out, len, "none found (< %.3f Mpps)", hi);
@@ -76,8 +78,12 @@ static void progress_point(const struct progress *pg, const json_t *sum, double 
 	/* 0 is "no load passed" (the search stopped first), not a rate */
 	goal_str(sum, "ndr", ndr, sizeof(ndr));
 	goal_str(sum, "pdr", pdr, sizeof(pdr));
+	const char *gen = json_string_value(json_object_get(json_object_get(sum, "generator"), "name"));
+	char by[96] = "";
+	if (gen)
+		snprintf(by, sizeof(by), " (driven by generator %.60s)", gen);
 	if (status && !strcmp(status, "ok"))
-		snprintf(line, sizeof(line), "NDR %s, PDR %s%s%s%s%s, %d trials, %.1f s", ndr, pdr,
+		snprintf(line, sizeof(line), "NDR %s, PDR %s%s%s%s%s, %d trials, %.1f s%s", ndr, pdr,
 			 json_is_true(json_object_get(sum, "generator_limited"))
 			     ? " (generator-limited)"
 			     : "",
@@ -86,7 +92,7 @@ static void progress_point(const struct progress *pg, const json_t *sum, double 
 			 json_is_true(json_object_get(sum, "oversubscribed"))
 			     ? " (oversubscribed: not a ceiling)"
 			     : "",
-			 (int)json_integer_value(json_object_get(sum, "trials")), secs);
+			 (int)json_integer_value(json_object_get(sum, "trials")), secs, by);
 	else
 		snprintf(line, sizeof(line), "%s: %s", status ? status : "?",
 			 json_string_value(json_object_get(sum, "reason")));
@@ -281,7 +287,7 @@ static int calibrate_point(struct trial_ctx *c, const struct sweep_search_result
 {
 	double frac = c->x.spec->search.calibration_frac;
 	if (r->status != SWEEP_POINT_OK || !(r->ndr_pps > 0) || !(frac > 0) ||
-	    c->x.spec->traffic_cmd[0] || r->ndr_trial < 0 || (size_t)r->ndr_trial >= r->ntrials ||
+	    c->x.spec->traffic_cmd[0] || c->x.spec->have_gen || r->ndr_trial < 0 || (size_t)r->ndr_trial >= r->ntrials ||
 	    !calib_has_laps(r->trials[r->ndr_trial].doc))
 		return 0;
 	const struct sweep_value *bv = sweep_point_knob(c->x.point, "burst");
@@ -344,6 +350,12 @@ static int run_point(const struct sweep_spec *spec, const struct sweep_search_cf
 		json_decref(*sum);
 		*sum = NULL;
 	}
+	/* what drove every figure of the point: a reader never guesses */
+	if (*sum && spec->have_gen &&
+	    json_object_set_new(*sum, "generator", sweep_gen_identity(&spec->gen)) < 0) {
+		json_decref(*sum);
+		*sum = NULL;
+	}
 	/* more threads than cores (allow_oversubscribe): disturbed by
 	 * construction, so the summary says so for every reader */
 	if (*sum && pl->feasible && pl->oversubscribed &&
@@ -376,7 +388,7 @@ static double point_share(const struct sweep_spec *spec, size_t left, double ela
 	if (!(c->total_budget_seconds > 0))
 		return 0;
 	double secs = c->initial_seconds > 0 ? c->initial_seconds : c->trial_seconds;
-	double calib = spec->traffic_cmd[0] || !(c->calibration_frac > 0)
+	double calib = spec->traffic_cmd[0] || spec->have_gen || !(c->calibration_frac > 0)
 			   ? 0
 			   : CALIB_TRIALS * (secs + SWEEP_TRIAL_OVERHEAD_S);
 	double share = (c->total_budget_seconds - elapsed) / (double)(left ? left : 1) - calib;

@@ -16,6 +16,7 @@
 #include "rxray/probe.h"
 #include "rxray/sweep.h"
 #include "rxray/util.h"
+#include "spec_int.h"
 
 /*
  * The spec's knobs are the knob table's sweep rows (rx_knob.sweep, in key
@@ -125,7 +126,7 @@ static const char *known_fields(char *buf, size_t n)
 			len += (size_t)snprintf(buf + len, n - len, "%s, ", sweep_knob_name(k));
 	if (len < n)
 		snprintf(buf + len, n - len,
-			 "cores, allow_oversubscribe, output, traffic_cmd, search");
+			 "cores, allow_oversubscribe, output, traffic_cmd, generator, search");
 	return buf;
 }
 
@@ -208,6 +209,22 @@ static int parse_value(struct ctx *c, size_t k, const yaml_node_t *n,
 	if ((int)k == sweep_knob_find("inject") && !strcmp(s, "none")) {
 		snprintf(v->text, sizeof(v->text), "none");
 		return 0;
+	}
+	if ((int)k == sweep_knob_find("inject")) {
+		/* the run's parser skips empty entries: "a=1," would run as
+		 * "a=1", and "," with nothing, keyed "inject=+" */
+		size_t e = 1;
+		for (const char *p = s;; p++, e++) {
+			size_t len = strcspn(p, ",+");
+			if (!len)
+				return fail(c, n, name,
+					    "entry %zu of '%s' is empty (STAGE=CYCLES entries "
+					    "joined by ',', or none)",
+					    e, s);
+			p += len;
+			if (!*p)
+				break;
+		}
 	}
 	struct rx_config cfg;
 	char e[SWEEP_ERR_LEN];
@@ -487,8 +504,8 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 	if (root->type != YAML_MAPPING_NODE)
 		return fail(c, root, "spec", "expected a mapping of fields, got %s", node_kind(root));
 	bool seen_over = false, seen_out = false, seen_cmd = false, seen_cores = false,
-	     seen_search = false;
-	const yaml_node_t *cmd_node = NULL;
+	     seen_search = false, seen_gen = false;
+	const yaml_node_t *cmd_node = NULL, *gen_node = NULL;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
 	     p++) {
 		const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
@@ -525,6 +542,13 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 						  "unknown placeholder {%s} (known: {rate_pps} "
 						  "{frame} {seconds})", probe);
 			}
+		} else if (!strcmp(name, "generator")) {
+			seen = &seen_gen;
+			gen_node = k;
+			rc = seen_gen ? 0
+				      : sweep_gen_from_node(c->doc, v, c->file, &sp->gen, c->err,
+							    c->errlen);
+			sp->have_gen = !seen_gen && rc == 0;
 		} else if (!strcmp(name, "search")) {
 			seen = &seen_search;
 			rc = seen_search ? 0 : parse_search(c, v);
@@ -540,19 +564,25 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
 		if (rc < 0)
 			return rc;
 	}
-	if (sp->traffic_cmd[0]) {
+	if (sp->traffic_cmd[0] && sp->have_gen)
+		return fail(c, gen_node, "generator",
+			    "traffic_cmd and generator are two ways to send a trial's traffic: "
+			    "keep one (generator counts what it sent)");
+	const yaml_node_t *src = sp->have_gen ? gen_node : cmd_node;
+	const char *what = sp->have_gen ? "generator" : "traffic_cmd";
+	if (src) {
 		struct sweep_axis *dev = &sp->axis[sweep_knob_find("device")];
 		for (size_t i = 0; i < dev->n; i++)
 			if (!strncmp(dev->v[i].text, "sim", 3))
-				return fail(c, cmd_node, "traffic_cmd",
+				return fail(c, src, what,
 					    "needs a real device (mlx5:... or dpdk:...); device '%s' "
 					    "generates its own traffic", dev->v[i].text);
 		if (!dev->n)
-			return fail(c, cmd_node, "traffic_cmd",
+			return fail(c, src, what,
 				    "needs a real device (mlx5:... or dpdk:...); the default "
 				    "device sim generates its own traffic");
 		if (sp->search.max_rate <= 0)
-			return fail(c, cmd_node, "traffic_cmd",
+			return fail(c, src, what,
 				    "needs search.max_rate (the rate the first trial asks of the "
 				    "traffic source)");
 	}
@@ -568,8 +598,7 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
  * "<name>:<line>:<col>: yaml: nesting deeper than N".
  */
 #define SWEEP_SPEC_MAX_DEPTH 32
-static int spec_depth_check(const char *text, size_t len, const char *name, char *err,
-			    size_t errlen)
+int sweep_yaml_check(const char *text, size_t len, const char *name, char *err, size_t errlen)
 {
 	yaml_parser_t p;
 	yaml_event_t ev;
@@ -617,7 +646,7 @@ int sweep_spec_parse(const char *text, size_t len, const char *name, struct swee
 	int drc = sweep_knobs_check(err, errlen);
 	if (drc < 0)
 		return drc;
-	drc = spec_depth_check(text, len, name, err, errlen);
+	drc = sweep_yaml_check(text, len, name, err, errlen);
 	if (drc < 0)
 		return drc;
 	struct sweep_spec *sp = calloc(1, sizeof(*sp));
@@ -669,8 +698,10 @@ out_free:
 	return rc;
 }
 
-int sweep_spec_load(const char *path, struct sweep_spec **out, char *err, size_t errlen)
+int sweep_file_read(const char *path, char **bufp, size_t *lenp, char *err, size_t errlen)
 {
+	*bufp = NULL;
+	*lenp = 0;
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		int e = errno;
@@ -695,7 +726,7 @@ int sweep_spec_load(const char *path, struct sweep_spec **out, char *err, size_t
 			}
 			buf = nb;
 		}
-		size_t got = fread(buf + len, 1, cap - len, f);
+		size_t got = fread(buf + len, 1, cap - len - 1, f);
 		len += got;
 		if (got == 0)
 			break;
@@ -705,8 +736,25 @@ int sweep_spec_load(const char *path, struct sweep_spec **out, char *err, size_t
 		snprintf(err, errlen, "%s: read error", path);
 	}
 	fclose(f);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	if (!buf && !(buf = malloc(1)))
+		return -ENOMEM;
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+int sweep_spec_load(const char *path, struct sweep_spec **out, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int rc = sweep_file_read(path, &buf, &len, err, errlen);
 	if (!rc)
-		rc = sweep_spec_parse(buf ? buf : "", len, path, out, err, errlen);
+		rc = sweep_spec_parse(buf, len, path, out, err, errlen);
 	free(buf);
 	return rc;
 }

@@ -149,6 +149,12 @@ int sweep_table_print(FILE *f, const char *results_path)
 		}
 	if (any)
 		fprintf(f, "\n\n");
+	/* what drove the figures (a real port's external generator) */
+	json_t *gen = json_object_get(json_array_get(rows, 0), "generator");
+	if (json_is_object(gen))
+		fprintf(f, "load: generator %s (%s), offered = what it sent\n\n",
+			json_string_value(json_object_get(gen, "name")),
+			json_string_value(json_object_get(gen, "kind")));
 	fprintf(f, "|");
 	for (int k = 0; k < (int)sweep_knob_count(); k++)
 		if (vary[k])

@@ -41,28 +41,28 @@
  */
 #define TRIAL_SETTLE_S 0.3
 
-int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, double seconds,
-			  char *out, size_t outlen)
+int sweep_tmpl_expand(const char *tmpl, sweep_tmpl_field_fn field, void *ctx, char *out,
+		      size_t outlen)
 {
 	size_t o = 0;
 	for (const char *p = tmpl; *p;) {
-		char piece[64];
+		char piece[600];
 		const char *add = NULL;
 		size_t skip = 1;
-		if (*p == '{') {
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+			/* a brace the command itself needs (trafgen's packets, JSON) */
+			piece[0] = p[0];
+			piece[1] = '\0';
+			add = piece;
+			skip = 2;
+		} else if (*p == '{') {
 			const char *end = strchr(p, '}');
-			size_t nl = end ? (size_t)(end - p - 1) : 0;
 			if (!end) {
 				snprintf(out, outlen, "%s", "(unclosed)");
 				return -EINVAL;
 			}
-			if (nl == 8 && !strncmp(p + 1, "rate_pps", nl))
-				snprintf(piece, sizeof(piece), "%.0f", rate_pps);
-			else if (nl == 5 && !strncmp(p + 1, "frame", nl))
-				snprintf(piece, sizeof(piece), "%llu", (unsigned long long)frame);
-			else if (nl == 7 && !strncmp(p + 1, "seconds", nl))
-				snprintf(piece, sizeof(piece), "%g", seconds);
-			else {
+			size_t nl = (size_t)(end - p - 1);
+			if (field(p + 1, nl, piece, sizeof(piece), ctx) < 0) {
 				snprintf(out, outlen, "%.*s", (int)nl, p + 1);
 				return -EINVAL;
 			}
@@ -80,6 +80,32 @@ int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, dou
 		return -ENOSPC;
 	out[o] = '\0';
 	return 0;
+}
+
+struct traffic_vals {
+	double rate_pps, seconds;
+	uint64_t frame;
+};
+
+static int traffic_field(const char *nm, size_t nl, char *piece, size_t len, void *ctx)
+{
+	const struct traffic_vals *v = ctx;
+	if (sweep_tmpl_is(nm, nl, "rate_pps"))
+		snprintf(piece, len, "%.0f", v->rate_pps);
+	else if (sweep_tmpl_is(nm, nl, "frame"))
+		snprintf(piece, len, "%llu", (unsigned long long)v->frame);
+	else if (sweep_tmpl_is(nm, nl, "seconds"))
+		snprintf(piece, len, "%g", v->seconds);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, double seconds,
+			  char *out, size_t outlen)
+{
+	struct traffic_vals v = {rate_pps, seconds, frame};
+	return sweep_tmpl_expand(tmpl, traffic_field, &v, out, outlen);
 }
 
 void sweep_argv_free(char **argv)
@@ -135,6 +161,8 @@ int sweep_trial_argv(const struct sweep_exec *x, double target_pps, double secon
 		for (char *t = strtok_r(val, "+", &save); !rc && t; t = strtok_r(NULL, "+", &save))
 			rc = argv_add(&argv, &n, opt, t);
 	}
+	if (!rc && x->spec->have_gen)
+		rc = argv_add(&argv, &n, "--generator", x->spec->path);
 	if (!rc && !traffic) {
 		if (target_pps > 0)
 			snprintf(val, sizeof(val), "%.0f", target_pps);
@@ -436,6 +464,22 @@ int sweep_trial_from_doc(const struct sweep_spec *spec, struct sweep_trial *t, j
 		return -EINVAL;
 	const bool traffic = spec->traffic_cmd[0] != '\0';
 	double secs = traffic ? t->seconds : r->seconds;
+	json_t *gen = json_object_get(doc, "generator");
+	if (spec->have_gen || gen) {
+		/* a real port fed by a generator: offered is what it sent
+		 * (rxray/generator.h), lost before the port included */
+		if (!json_is_object(gen)) {
+			snprintf(err, errlen, "%s: no \"generator\" object in a generator trial", src);
+			rxr_result_free(r);
+			return -EINVAL;
+		}
+		t->offered_pps = json_number_value(json_object_get(gen, "offered_pps"));
+		t->rx_pps = json_number_value(json_object_get(gen, "rx_pps"));
+		t->loss = json_number_value(json_object_get(gen, "loss"));
+		t->status = SWEEP_TRIAL_OK;
+		rxr_result_free(r);
+		return 0;
+	}
 	if (!traffic && r->offered_mpps > 0) {
 		t->offered_pps = r->offered_mpps * 1e6;
 		t->rx_pps = r->rx_mpps * 1e6;

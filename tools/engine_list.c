@@ -20,11 +20,12 @@ void rxt_engine_opt_line(const char *err, char *out, size_t len)
 /* run's own options, past the knob table's */
 #define OPT_SAMPLE (OPT_BASE - 2)
 #define OPT_SAMPLE_FREQ (OPT_BASE - 1)
+#define OPT_GENERATOR (OPT_BASE - 3)
 
 int rxt_config_parse_argv(const char *verb, int argc, char **argv, struct rx_config *c,
 			  struct rxt_run_opts *ro)
 {
-	struct option opts[64];
+	struct option opts[68]; /* 60 knobs + 7 options + the end */
 	size_t n = 0;
 	for (size_t i = 0; i < rx_knob_count() && n < 60; i++, n++)
 		opts[n] = (struct option){rx_knob_at(i)->name,
@@ -37,6 +38,7 @@ int rxt_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 	if (ro) {
 		opts[n++] = (struct option){"sample", no_argument, NULL, OPT_SAMPLE};
 		opts[n++] = (struct option){"sample-freq", required_argument, NULL, OPT_SAMPLE_FREQ};
+		opts[n++] = (struct option){"generator", required_argument, NULL, OPT_GENERATOR};
 	}
 	opts[n] = (struct option){NULL, 0, NULL, 0};
 
@@ -57,6 +59,8 @@ int rxt_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 				return rxp_usage_err(verb, "--sample-freq: '%s' is not 1-20000 Hz",
 						     optarg);
 			ro->sample_hz = (unsigned)hz;
+		} else if (ch == OPT_GENERATOR && ro) {
+			ro->generator = optarg;
 		} else if (ch == 'q') {
 			c->quiet = true;
 		} else if (ch == 'o') {

@@ -26,6 +26,7 @@ void rxt_engine_opt_line(const char *err, char *out, size_t len);
 struct rxt_run_opts {
 	unsigned sample_hz; /* --sample / --sample-freq HZ: BPF stack samples of
 			     * the rx threads (tools/run_sample.h); 0 = off */
+	const char *generator; /* --generator FILE (tools/run_gen.h); NULL = none */
 };
 
 /*

@@ -21,6 +21,7 @@ PACKAGES=(
   libbpf-dev libelf-dev zlib1g-dev libdw-dev bpftool clang llvm
   libclang-rt-14-dev
   linux-perf libxml2-utils python3 procps iproute2
+  netsniff-ng
   chromium
 )
 

@@ -17,7 +17,7 @@
 	"engine, mode, frame, split, queues, ring, batch, burst, buffers, mempool_cache, free, "  \
 	"app, discipline, dma, payload, inject, payload_mem, gpu_work, device, "               \
 	"cores, "                                                                            \
-	"allow_oversubscribe, output, traffic_cmd, search"
+	"allow_oversubscribe, output, traffic_cmd, generator, search"
 #define SEARCH_KNOWN                                                                               \
 	"ndr_loss, pdr_loss, precision, trial_seconds, initial_seconds, max_trials, "              \
 	"min_rate, max_rate, timeout, exceed_ratio, budget, total_budget, max_retries, "           \
@@ -62,6 +62,16 @@ static const struct bad_spec {
      "3:13: split: 40 is below the device minimum 54"},
     {"app: eal\n", "1:6: app: eal is a dpdk placement; verbs takes thread or inline"},
     {"inject: foo=10\n", "1:9: inject: 'foo=10' is not STAGE=CYCLES with a known stage"},
+    /* an empty entry ran as if it were not there (issue 43: key inject=+) */
+    {"inject: \",\"\n", "1:9: inject: entry 1 of ',' is empty (STAGE=CYCLES entries joined by "
+			   "',', or none)"},
+    {"inject: [app=10, \"free=5,\"]\n",
+     "1:18: inject: entry 2 of 'free=5,' is empty (STAGE=CYCLES entries joined by ',', or "
+     "none)"},
+    {"inject: app=10,,free=5\n", "1:9: inject: entry 2 of 'app=10,,free=5' is empty "
+				  "(STAGE=CYCLES entries joined by ',', or none)"},
+    {"inject: \"\"\n", "1:9: inject: entry 1 of '' is empty (STAGE=CYCLES entries joined by "
+			  "',', or none)"},
     {"cores: 0-x\n", "1:8: cores: expected a core list like \"0-3,6\", got '0-x'"},
     {"cores: [0, 1, 1]\n", "1:15: cores: core 1 is listed twice"},
     {"allow_oversubscribe: maybe\n",
@@ -93,6 +103,21 @@ static const struct bad_spec {
     {"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: gen {rate_pps}\n",
      "3:14: traffic_cmd: needs search.max_rate (the rate the first trial asks of the traffic "
      "source)"},
+    {"generator:\n  start: gen {rate_pps}\n  count: echo 0\n",
+     "1:1: generator: needs a real device (mlx5:... or dpdk:...); the default device sim "
+     "generates its own traffic"},
+    {"engines: dpdk\ndevice: dpdk:--vdev=net_null0\n"
+     "generator:\n  start: gen\n  count: echo 0\n",
+     "3:1: generator: needs search.max_rate (the rate the first trial asks of the traffic "
+     "source)"},
+    {"engines: dpdk\ndevice: dpdk:--vdev=net_null0\ntraffic_cmd: a\n"
+     "generator:\n  start: gen\n  count: echo 0\nsearch: {max_rate: 1M}\n",
+     "4:1: generator: traffic_cmd and generator are two ways to send a trial's traffic: keep "
+     "one (generator counts what it sent)"},
+    {"engines: dpdk\ndevice: dpdk:--vdev=net_null0\n"
+     "generator:\n  start: gen {speed}\n  count: echo 0\n",
+     "4:10: generator.start: unknown placeholder {speed} (known: {rate_pps} {frame} {seconds} "
+     "{flows} {iface} {packets} {rate_bps} {gap_ns} {output})"},
     {"- a\n- b\n", "1:1: spec: expected a mapping of fields, got a list"},
     {"", "1:1: spec: empty document (expected a mapping)"},
     {"# only a comment\n", "1:1: spec: empty document (expected a mapping)"},

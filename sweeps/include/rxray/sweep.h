@@ -30,7 +30,7 @@
  *   app             auto | thread | inline | eal | non-eal | same-core
  *   discipline      auto | scalar | vector (dpdk; vector needs single)
  *   dma             cache | memory;  payload  none | stamp | full
- *   inject          "STAGE=CYCLES[,STAGE=CYCLES]" or "none"
+ *   inject          "STAGE=CYCLES[,STAGE=CYCLES]" or "none" (no empty entry)
  *   payload_mem     host | huge | gpu;  gpu_work  none | reorder | checksum
  *   cores           the cores trials may use: [0, 1] or "0-3,6"
  *                   (default: this process's affinity mask). Not an axis.
@@ -41,6 +41,16 @@
  *                   traffic, templated with {rate_pps} {frame} {seconds};
  *                   run per trial next to `rxray run`, which reads
  *                   received/missed from the port counters.
+ *   generator:      real-hardware mode with an external generator that
+ *                   says what it sent (rxray/generator.h): kind (command),
+ *                   name, start, count, iface, flows, drain, rx_iface.
+ *                   Each trial is `rxray run --rate R --generator <spec>`:
+ *                   the run starts the generator once the port receives
+ *                   and accounts against its count; the trial's offered
+ *                   rate, received rate and loss are the run result's
+ *                   "generator" figures. Needs a real device and
+ *                   search.max_rate; not with traffic_cmd. No calibration
+ *                   trials (they need the software NIC's rings).
  *   search:         ndr_loss (0), pdr_loss (0.005), precision (0.01,
  *                   relative bracket width), trial_seconds (final trials,
  *                   1s), initial_seconds (search trials, = trial_seconds),
@@ -106,7 +116,9 @@
  *       "generator_unsteady": bool (generator-limited, its clean flat-out
  *       trials more than 5% apart: unresolved, the reason gives the range),
  *       "flags": ["unresolved", "disturbed", "oversubscribed"] as they
- *       apply}
+ *       apply,
+ *       "generator": {"kind", "name", "start", "count"} with a generator
+ *       block (what drove every figure of the point), else absent}
  *    (sweep_summary_add_search; a trial is disturbed when its run result
  *    says "validity": {"disturbed": true} or "oversubscribed": true)
  * The key is the knobs in a fixed order, "name=value" joined by commas:
@@ -128,8 +140,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rxray/core.h"
+#include "rxray/generator.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -239,6 +253,8 @@ struct sweep_spec {
 	bool allow_oversubscribe;
 	char output[512];
 	char traffic_cmd[1024];    /* "" = none */
+	struct sweep_gen gen;      /* the `generator:` block, when have_gen */
+	bool have_gen;
 	struct sweep_search_cfg search;
 };
 
@@ -460,8 +476,22 @@ int sweep_trial_argv(const struct sweep_exec *x, double target_pps, double secon
 		     const char *json_path, char ***out);
 void sweep_argv_free(char **argv);
 /*
- * Expand {rate_pps} {frame} {seconds} in tmpl into out. 0, -ENOSPC when it
- * does not fit, -EINVAL on an unknown {name} (its name in out).
+ * A command template's expansion: each {name} replaced by what field
+ * writes for it into piece (0; -EINVAL for a name it does not know),
+ * "{{" and "}}" by one brace. 0, -ENOSPC when it does not fit, -EINVAL on
+ * an unknown or unclosed {name} (its name, or "(unclosed)", in out).
+ */
+typedef int (*sweep_tmpl_field_fn)(const char *name, size_t len, char *piece, size_t piecelen,
+				   void *ctx);
+int sweep_tmpl_expand(const char *tmpl, sweep_tmpl_field_fn field, void *ctx, char *out,
+		      size_t outlen);
+/* Whether the template field name[0..len) is word. */
+static inline bool sweep_tmpl_is(const char *name, size_t len, const char *word)
+{
+	return len == strlen(word) && !strncmp(name, word, len);
+}
+/*
+ * Expand {rate_pps} {frame} {seconds} in tmpl into out (sweep_tmpl_expand).
  */
 int sweep_template_expand(const char *tmpl, double rate_pps, uint64_t frame, double seconds,
 			  char *out, size_t outlen);

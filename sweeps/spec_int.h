@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* What spec.c and genspec.c share inside the sweep library. */
+#ifndef RXRAY_SWEEPS_SPEC_INT_H
+#define RXRAY_SWEEPS_SPEC_INT_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+#include "rxray/generator.h"
+
+/*
+ * The whole YAML stream parses, is one document and nests at most
+ * SWEEP_SPEC_MAX_DEPTH deep (libyaml's scanner is quadratic in a deep
+ * flow's depth). 0, or -EINVAL with "<name>:<line>:<col>: yaml: <what>".
+ */
+int sweep_yaml_check(const char *text, size_t len, const char *name, char *err, size_t errlen);
+
+/*
+ * A spec or generator file, whole, into *buf (malloc'd, NUL-terminated;
+ * *len bytes before the NUL). 0, or -errno with "<path>: <what>" (over 16
+ * MiB: -EFBIG).
+ */
+int sweep_file_read(const char *path, char **buf, size_t *len, char *err, size_t errlen);
+
+/*
+ * A `generator:` mapping node into g (sweep_gen_defaults first). 0, or
+ * -EINVAL with "<file>:<line>:<col>: generator[.<field>]: <what>".
+ */
+int sweep_gen_from_node(yaml_document_t *doc, const yaml_node_t *n, const char *file,
+			struct sweep_gen *g, char *err, size_t errlen);
+
+#endif
