@@ -250,15 +250,12 @@ bool rxa_run_oversubscribed(const struct rxr_result *r)
 
 bool rxa_point_clean(const struct rxa_point *p, const char **why)
 {
-	const struct rxr_result *r = rxa_point_run(p);
+	unsigned m = rxa_point_marks(p) & RXA_MARKS_UNCLEAN;
 	const char *w = NULL;
-	if (p->oversubscribed || rxa_run_oversubscribed(r))
-		w = "oversubscribed";
-	else if (p->disturbed ||
-		 (r && json_is_true(json_object_get(json_object_get(r->extra, "validity"), "disturbed"))))
-		w = "disturbed";
-	else if (p->unresolved)
-		w = "unresolved";
+	/* the first in the marks' order: oversubscribed, disturbed, unresolved, interrupted */
+	for (unsigned bit = 1; m && !w; bit <<= 1)
+		if (m & bit)
+			w = rxa_mark_word(bit);
 	if (why)
 		*why = w;
 	return !w;
@@ -299,18 +296,21 @@ static void family_fit(struct rxa_family *f, const struct rxa_ceiling *c)
 	for (size_t i = 0; x && yc && xr && yr && i < f->n; i++) {
 		const struct rxa_ceiling *k = &c[f->idx[i]];
 		double fr = rxa_knob_num(k->p->knobs, "frame", NAN);
-		/* disturbed, unresolved and oversubscribed points are marked, not fitted */
+		/* oversubscribed, disturbed, unresolved and interrupted points are marked, not fitted */
 		if (!isfinite(fr) || !rxa_point_clean(k->p, NULL))
 			continue;
+		unsigned mk = rxa_point_marks(k->p);
 		if (isfinite(k->predicted_mpps) && k->predicted_mpps > 0) {
 			x[nc] = fr;
 			yc[nc++] = 1000.0 / k->predicted_mpps;
+			f->cost_marks |= mk;
 		}
 		/* a generator-limited NDR is the generator's ceiling, not the receiver's */
 		double m = isfinite(k->p->ndr_mpps) && k->p->ndr_mpps > 0 ? k->p->ndr_mpps : k->top_rx_mpps;
 		if (isfinite(m) && m > 0 && !k->p->generator_limited) {
 			xr[nr] = fr;
 			yr[nr++] = 1000.0 / m;
+			f->rate_marks |= mk;
 		}
 	}
 	f->have_cost = x && yc && !rxa_bound_fit(x, yc, nc, &f->cost);

@@ -174,6 +174,16 @@ static int deltas_add(struct rxa_diff *d, const struct rxr_result *a, int ta, co
 	return 0;
 }
 
+/* One run's figure for the verdict: its accounting, or what a lossy run received. */
+static void diff_side(char *buf, size_t n, const char *label, double acct, double loss, double rx)
+{
+	if (loss > 0)
+		snprintf(buf, n, "%s lost %.1f%% (received %.2f Mpps: its own rate, not a ceiling)",
+			 label, 100 * loss, rx);
+	else
+		snprintf(buf, n, "%s %.2f Mpps", label, acct);
+}
+
 static void verdict_write(struct rxa_diff *d, const char *la, const char *lb)
 {
 	double delta = d->busy_b - d->busy_a;
@@ -189,9 +199,15 @@ static void verdict_write(struct rxa_diff *d, const char *la, const char *lb)
 					shown ? "," : ":", rxp_stage_name((enum rxp_stage)e->stage), e->delta);
 		shown++;
 	}
-	if (len < sizeof(d->verdict) && isfinite(d->pred_a) && isfinite(d->pred_b))
-		snprintf(d->verdict + len, sizeof(d->verdict) - len,
-			 "; predicted ceiling %.2f -> %.2f Mpps", d->pred_a, d->pred_b);
+	if (len >= sizeof(d->verdict) || !isfinite(d->acct_a) || !isfinite(d->acct_b))
+		return;
+	/* an accounting, not a prediction; a lossy run's is its own received
+	 * rate, so it is given as that */
+	char sa[128], sb[128];
+	diff_side(sa, sizeof(sa), la, d->acct_a, d->loss_a, d->rx_a);
+	diff_side(sb, sizeof(sb), lb, d->acct_b, d->loss_b, d->rx_b);
+	snprintf(d->verdict + len, sizeof(d->verdict) - len,
+		 "; accounting (clock / busy cycles per packet): %s -> %s", sa, sb);
 }
 
 int rxa_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,
@@ -203,8 +219,12 @@ int rxa_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 	int rc = 0;
 	double qa = rxa_run_queues(a, NULL), qb = rxa_run_queues(b, knobs_b);
 	int bb = -1, ba = -1;
-	out->pred_a = rxa_run_predict(a, NULL, qa, &ba);
-	out->pred_b = rxa_run_predict(b, NULL, qb, &bb);
+	out->acct_a = rxa_run_predict(a, NULL, qa, &ba);
+	out->acct_b = rxa_run_predict(b, NULL, qb, &bb);
+	out->loss_a = a->loss;
+	out->loss_b = b->loss;
+	out->rx_a = a->rx_mpps;
+	out->rx_b = b->rx_mpps;
 	/* threads of B, then threads only A has */
 	for (size_t t = 0; t < b->nthreads && !rc; t++) {
 		char l[24];
@@ -269,7 +289,7 @@ int rxa_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 
 	/* what-ifs on the slower run: one stage of its thread at the faster
 	 * run's cost */
-	bool slow_a = isfinite(out->pred_a) && isfinite(out->pred_b) && out->pred_a < out->pred_b;
+	bool slow_a = isfinite(out->acct_a) && isfinite(out->acct_b) && out->acct_a < out->acct_b;
 	const struct rxr_result *slow = slow_a ? a : b, *fast = slow_a ? b : a;
 	int ts = slow_a ? ta : tb, tf = slow_a ? tb : ta;
 	snprintf(out->whatif_thread, sizeof(out->whatif_thread), "%s", out->thread);

@@ -246,6 +246,14 @@ static char *key_from_knobs(const json_t *knobs)
 	return key;
 }
 
+/* A run reader's error ("<src>: <field>: <what>") without its "<src>: ",
+ * for a line that names the file and line itself. */
+static const char *run_err(const char *e, const char *src)
+{
+	size_t n = strlen(src);
+	return !strncmp(e, src, n) && e[n] == ':' && e[n + 1] == ' ' ? e + n + 2 : e;
+}
+
 /*
  * A run embedded in a summary line (ndr_run/top_run): null allowed.
  * *pre: the run already read by the fast path (rxr_json_scan_runs),
@@ -266,7 +274,7 @@ static int embedded_run(struct loader *L, json_t *doc, const char *field, const 
 	char e2[RXA_ERR_LEN];
 	rxr_result_from_json(j, src, out, e2, sizeof(e2));
 	if (!*out) {
-		snprintf(L->err, L->errlen, "%s:%d: %s: %s", src, line, field, e2);
+		snprintf(L->err, L->errlen, "%s:%d: %s: %s", src, line, field, run_err(e2, src));
 		return -EINVAL;
 	}
 	if (raw)
@@ -509,7 +517,7 @@ static int line_trial(struct loader *L, json_t *doc, const char *src, int line, 
 	struct rxr_result *r = NULL;
 	rxr_result_from_json(doc, src, &r, e2, sizeof(e2));
 	if (!r) {
-		snprintf(L->err, L->errlen, "%s:%d: %s", src, line, e2);
+		snprintf(L->err, L->errlen, "%s:%d: %s", src, line, run_err(e2, src));
 		return -EINVAL;
 	}
 	if (r->loss <= 0) {
@@ -561,7 +569,7 @@ static int line_run(struct loader *L, json_t *doc, const char *src, int line)
 	rxr_result_from_json(doc, src, &r, e2, sizeof(e2));
 	if (!r) {
 		if (line > 0)
-			snprintf(L->err, L->errlen, "%s:%d: %s", src, line, e2);
+			snprintf(L->err, L->errlen, "%s:%d: %s", src, line, run_err(e2, src));
 		else
 			snprintf(L->err, L->errlen, "%s", e2);
 		return -EINVAL;
@@ -707,7 +715,7 @@ static int light_add(struct loader *L, struct pending *q, const json_t *doc, con
 {
 	char e2[RXA_ERR_LEN];
 	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
-		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, e2);
+		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, run_err(e2, src));
 	if (above) {
 		/* kept only where it lost (a passing one broke nothing): the
 		 * first of its rate to lose */

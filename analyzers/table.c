@@ -279,15 +279,25 @@ int rxa_ceiling_table(const struct rxa_set *s, const struct rxa_ceiling *c, size
 		snprintf(top, sizeof(top), "%s -> %s, %s", o1, o2, l1);
 		char med[32];
 		rxa_fmt_num(med, sizeof(med), k->median_mpps, 2);
-		char notes[512];
+		char notes[2048], status[512];
 		size_t nl = 0;
 		notes[0] = '\0';
-		const char *why = NULL;
-		if (!rxa_point_clean(k->p, &why))
-			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl, "%s%s; ", why,
-					       !strcmp(why, "oversubscribed")
-						       ? ": more threads than cores, never a ceiling"
-						       : ": left out of fits");
+		/* a marked point's status says so, never a bare "ok"; its notes
+		 * give each mark's own reason */
+		unsigned mk = rxa_point_marks(k->p);
+		snprintf(status, sizeof(status), "%s", k->p->status);
+		if (mk) {
+			char words[384];
+			rxa_marks_phrase(k->p, mk, false, words, sizeof(words));
+			if (!strcmp(k->p->status, "ok") && (mk & RXA_MARKS_UNCLEAN))
+				snprintf(status, sizeof(status), "%s", words);
+			else
+				snprintf(status, sizeof(status), "%s; %s", k->p->status, words);
+			nl = rxa_marks_phrase(k->p, mk, true, notes, sizeof(notes) - 2);
+			notes[nl++] = ';';
+			notes[nl++] = ' ';
+			notes[nl] = '\0';
+		}
 		if (k->p->generator_limited && nl < sizeof(notes))
 			nl += (size_t)snprintf(notes + nl, sizeof(notes) - nl,
 					       "generator-limited: NDR is a lower bound; ");
@@ -303,7 +313,7 @@ int rxa_ceiling_table(const struct rxa_set *s, const struct rxa_ceiling *c, size
 		if (nl >= 2 && nl < sizeof(notes))
 			notes[nl - 2] = '\0';
 		if (rxa_table_row(t) || rxa_table_cell(t, "%s", label) ||
-		    rxa_table_cell(t, "%s", k->p->status) || rxa_table_cell(t, "%s", a) ||
+		    rxa_table_cell(t, "%s", status) || rxa_table_cell(t, "%s", a) ||
 		    rxa_table_cell(t, "%s", mo) || rxa_table_cell(t, "%s", mr) ||
 		    rxa_table_cell(t, "%s", b) || rxa_table_cell(t, "%s", p) ||
 		    rxa_table_cell(t, "%s", r) || rxa_table_cell(t, "%s", k->thread_label) ||
@@ -323,7 +333,7 @@ int rxa_seed_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t 
 		   struct rxa_table **out)
 {
 	static const char *const head[] = {"config", "frame", "TX offered", "RX received",
-					   "TX Mpps", "RX Mpps", "loss"};
+					   "TX Mpps", "RX Mpps", "loss", "marks"};
 	struct rxa_family *f = NULL;
 	size_t nf = 0;
 	if (rxa_families_build(s, c, n, &f, &nf)) {
@@ -331,7 +341,7 @@ int rxa_seed_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t 
 		return -ENOMEM;
 	}
 	struct rxa_table *t = NULL;
-	rxa_table_open("Highest-rate trial per point (the seed report's shape)", 7, head, &t);
+	rxa_table_open("Highest-rate trial per point (the seed report's shape)", 8, head, &t);
 	for (size_t j = 0; t && j < nf; j++) {
 		for (size_t i = 0; t && i < f[j].n; i++) {
 			const struct rxa_ceiling *k = &c[f[j].idx[i]];
@@ -347,10 +357,14 @@ int rxa_seed_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t 
 			rxa_fmt_num(tx, sizeof(tx), r->offered_mpps, 2);
 			rxa_fmt_num(rm, sizeof(rm), r->rx_mpps, 2);
 			fmt_pct(l, sizeof(l), r->loss);
+			/* the row's figures are that trial's: its own marks */
+			char mk[512];
+			rxa_marks_phrase(k->p, rxa_run_marks(r), false, mk, sizeof(mk));
 			if (rxa_table_row(t) || rxa_table_cell(t, "%s", f[j].label) ||
 			    rxa_table_cell(t, "%s", fr) || rxa_table_cell(t, "%s", off) ||
 			    rxa_table_cell(t, "%s", rx) || rxa_table_cell(t, "%s", tx) ||
-			    rxa_table_cell(t, "%s", rm) || rxa_table_cell(t, "%s", l)) {
+			    rxa_table_cell(t, "%s", rm) || rxa_table_cell(t, "%s", l) ||
+			    rxa_table_cell(t, "%s", mk[0] ? mk : "-")) {
 				rxa_table_free(t);
 				t = NULL;
 			}
@@ -362,9 +376,17 @@ int rxa_seed_table(const struct rxa_set *s, const struct rxa_ceiling *c, size_t 
 }
 
 static int bound_row(struct rxa_table *t, const struct rxa_family *f, const char *basis,
-		     const struct rxa_fit *x)
+		     const struct rxa_fit *x, unsigned marks)
 {
-	return rxa_table_row(t) || rxa_table_cell(t, "%s", f->label) ||
+	/* the marks of the figures the fit took (clean points: an external generator at most) */
+	char mk[256] = "";
+	for (unsigned bit = 1; bit < (1u << RXA_MARK_COUNT); bit <<= 1)
+		if (marks & bit)
+			snprintf(mk + strlen(mk), sizeof(mk) - strlen(mk), "%s%s", mk[0] ? ", " : " [",
+				 rxa_mark_word(bit));
+	if (mk[0])
+		snprintf(mk + strlen(mk), sizeof(mk) - strlen(mk), "]");
+	return rxa_table_row(t) || rxa_table_cell(t, "%s%s", f->label, mk) ||
 	       rxa_table_cell(t, "%s", basis) || rxa_table_cell(t, "%zu (%.0f-%.0f B)", x->n, x->xmin, x->xmax) ||
 	       rxa_table_cell(t, "%.1f", x->a) || rxa_table_cell(t, "%.4f", x->b) ||
 	       rxa_table_cell(t, "%.3f", x->r2) || rxa_table_cell(t, "%.2f", x->rms) ||
@@ -383,9 +405,11 @@ int rxa_bound_table(const struct rxa_family *f, size_t n, struct rxa_table **out
 	for (size_t i = 0; t && i < n; i++) {
 		int rc = 0;
 		if (f[i].have_cost)
-			rc = bound_row(t, &f[i], "receiver cost (1/predicted)", &f[i].cost);
+			rc = bound_row(t, &f[i], "receiver cost (1/NDR-trial accounting)", &f[i].cost,
+				       f[i].cost_marks);
 		if (!rc && f[i].have_rate)
-			rc = bound_row(t, &f[i], "measured (1/NDR, generator-limited points left out)", &f[i].rate);
+			rc = bound_row(t, &f[i], "measured (1/NDR, generator-limited points left out)",
+				       &f[i].rate, f[i].rate_marks);
 		if (rc) {
 			rxa_table_free(t);
 			t = NULL;
@@ -421,7 +445,9 @@ int rxa_diff_table(const struct rxa_diff *d, const char *la, const char *lb, siz
 int rxa_whatif_table(const struct rxa_diff *d, struct rxa_table **out)
 {
 	char h[256], hn[96], hf[96];
-	snprintf(h, sizeof(h), "%s's predicted Mpps if the stage cost what it costs in %s",
+	snprintf(h, sizeof(h),
+		 "%s's accounting Mpps (clock / busy cycles per packet) if the stage cost what it "
+		 "costs in %s",
 		 d->whatif_run, d->whatif_from);
 	snprintf(hn, sizeof(hn), "cycles/pkt in %s", d->whatif_run);
 	snprintf(hf, sizeof(hf), "cycles/pkt in %s", d->whatif_from);
@@ -483,10 +509,25 @@ json_t *rxa_ceiling_json(const struct rxa_set *s, const struct rxa_ceiling *c, s
 		if (o) {
 			json_object_set_new(o, "median_mpps",
 					    rxr_json_real_or_null(k->median_mpps));
-			/* predicted_mpps is the basis trial's accounting: named so */
+			/* predicted_mpps is the basis trial's accounting: named so, and
+			 * under its own name (predicted_mpps kept for older readers) */
 			json_object_set_new(o, "predicted_mpps_is",
 					    json_string("accounting of the basis trial: clock_hz / "
 							"its bottleneck's busy cycles per packet"));
+			json_object_set_new(o, "accounting_mpps",
+					    rxr_json_real_or_null(k->predicted_mpps));
+			json_t *ms = json_array();
+			unsigned mk = rxa_point_marks(k->p);
+			for (unsigned bit = 1; ms && bit < (1u << RXA_MARK_COUNT); bit <<= 1) {
+				char why[512];
+				if (!(mk & bit))
+					continue;
+				rxa_mark_reason(k->p, bit, true, why, sizeof(why));
+				json_array_append_new(ms, json_pack("{s:s,s:s}", "mark",
+								    rxa_mark_word(bit), "reason",
+								    why));
+			}
+			json_object_set_new(o, "marks", ms ? ms : json_null());
 			json_object_set_new(o, "model_mpps", rxr_json_real_or_null(k->model_mpps));
 			json_object_set_new(o, "model_ratio",
 					    rxr_json_real_or_null(k->model_ratio));
@@ -541,11 +582,14 @@ json_t *rxa_diff_json(const struct rxa_diff *d, const char *la, const char *lb)
 		json_array_append_new(
 		    ws, json_pack("{s:s,s:s,s:f,s:f,s:o}", "thread", d->w[i].thread, "stage",
 				  rxp_stage_name((enum rxp_stage)d->w[i].stage), "cycles_now",
-				  d->w[i].cpp_now, "cycles_fast", d->w[i].cpp_fast, "predicted_mpps",
+				  d->w[i].cpp_now, "cycles_fast", d->w[i].cpp_fast, "accounting_mpps",
 				  rxr_json_real_or_null(d->w[i].mpps)));
-	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o,s:o,s:s,s:s}", "a", la, "b", lb,
-			 "verdict", d->verdict, "thread", d->thread, "busy_a", d->busy_a, "busy_b",
-			 d->busy_b, "predicted_a", rxr_json_real_or_null(d->pred_a), "predicted_b",
-			 rxr_json_real_or_null(d->pred_b), "stages", ds, "what_if", ws,
+	/* accounting_*: clock / busy cycles per packet of that run, never a
+	 * prediction; of a lossy run it is the rate it received */
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:b,s:b,s:o,s:o,s:s,s:s}", "a", la,
+			 "b", lb, "verdict", d->verdict, "thread", d->thread, "busy_a", d->busy_a,
+			 "busy_b", d->busy_b, "accounting_a", rxr_json_real_or_null(d->acct_a),
+			 "accounting_b", rxr_json_real_or_null(d->acct_b), "lossy_a",
+			 d->loss_a > 0, "lossy_b", d->loss_b > 0, "stages", ds, "what_if", ws,
 			 "what_if_run", d->whatif_run, "what_if_costs_from", d->whatif_from);
 }

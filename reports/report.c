@@ -41,9 +41,11 @@ int rpt_save(struct rpt *R, const char *rel, char *text, size_t len)
 static void section_summary(struct rpt *R, struct doc *d)
 {
 	doc_h(d, 2, "summary", "Summary");
-	doc_p(d, "Source: %s (%zu points, %zu trials). Ceiling model: predicted Mpps = clock_hz / busy "
-		 "cycles per packet of the bottleneck thread (the software NIC excluded) x queues; "
-		 "bound: time/packet = a + b x frame bytes fitted per config.",
+	doc_p(d, "Source: %s (%zu points, %zu trials). Predicted: the light-load cost model's ceiling "
+		 "(it never reads the NDR trial). NDR-trial accounting: clock_hz / busy cycles per packet "
+		 "of the NDR trial's bottleneck thread (the software NIC excluded) x queues, the rate that "
+		 "trial received, not a prediction. Bound: time/packet = a + b x frame bytes fitted per "
+		 "config.",
 	      R->s->src, R->s->n, R->s->ntrials);
 	for (size_t j = 0; j < R->nf; j++) {
 		const struct rxa_family *f = &R->f[j];
@@ -63,11 +65,15 @@ static void section_summary(struct rpt *R, struct doc *d)
 		doc_ul_begin(d);
 		for (size_t k = 0; k < f->n; k++) {
 			const struct rxa_ceiling *c = &R->c[f->idx[k]];
-			char fb[32], nd[64], pr[32], mk[256];
+			char fb[32], nd[64], pr[32], mo[64], mk[1536];
 			const char *fr = rxa_result_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
 			rxa_fmt_interval(nd, sizeof(nd), c->p, false);
 			const char *mark = rpt_mark(c->p, mk, sizeof(mk));
 			rxa_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
+			if (isfinite(c->model_mpps))
+				snprintf(mo, sizeof(mo), "predicted (light-load model) %.2f Mpps", c->model_mpps);
+			else
+				snprintf(mo, sizeof(mo), "no light-load prediction");
 			if (c->thread < 0) {
 				doc_li(d, "warn", "frame %s B: %s%s%s", fr ? fr : "?", c->p->status,
 				       c->p->reason ? ": " : "", c->p->reason ? c->p->reason : "");
@@ -79,8 +85,9 @@ static void section_summary(struct rpt *R, struct doc *d)
 				len += (size_t)snprintf(stages + len, sizeof(stages) - len, "%s%s %.0f (%.0f%%)",
 							i ? ", " : "", rxp_stage_name((enum rxp_stage)c->top[i].stage),
 							c->top[i].cpp, 100 * c->top[i].share);
-			doc_li(d, mark ? "warn" : NULL, "frame %s B: NDR %s Mpps%s, predicted %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s%s%s",
+			doc_li(d, mark ? "warn" : NULL, "frame %s B: NDR %s Mpps%s, %s, %s %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s%s%s",
 			       fr ? fr : "?", nd, c->p->generator_limited ? " (generator-limited: lower bound)" : "",
+			       mo, isfinite(c->p->ndr_mpps) ? "NDR-trial accounting" : "highest-rate trial's accounting",
 			       pr, c->thread_label, c->cpp,
 			       c->ntop ? stages : "-",
 			       f->have_cost && !f->cost.declined ? rxa_bound_name(f->cost.bound) : "bound unknown",
@@ -96,7 +103,7 @@ static void section_warnings(struct rpt *R, struct doc *d)
 	for (size_t i = 0; i < R->s->n; i++) {
 		const struct rxa_point *p = &R->s->pts[i];
 		n += p->generator_limited || strcmp(p->status, "ok") || R->c[i].tail_ratio > RXA_TAIL_RATIO ||
-		     !rxa_point_clean(p, NULL);
+		     rxa_point_marks(p);
 	}
 	n += R->s->truncated_line != 0;
 	doc_h(d, 2, "warnings", "Warnings");
@@ -112,7 +119,7 @@ static void section_warnings(struct rpt *R, struct doc *d)
 		const struct rxa_point *p = &R->s->pts[i];
 		char label[512], a[32], b[32];
 		rxa_point_label(p, R->vary, R->nvary, label, sizeof(label));
-		char mk[256];
+		char mk[1536];
 		if (rpt_mark(p, mk, sizeof(mk))) {
 			char iv[64];
 			rxa_fmt_interval(iv, sizeof(iv), p, false);
@@ -122,16 +129,19 @@ static void section_warnings(struct rpt *R, struct doc *d)
 		if (p->generator_limited) {
 			rxa_fmt_num(a, sizeof(a), p->nic_max_mpps, 2);
 			rxa_fmt_num(b, sizeof(b), p->ndr_mpps, 2);
+			char mo[32];
+			rxa_fmt_num(mo, sizeof(mo), R->c[i].model_mpps, 2);
 			doc_li(d, "warn", "%s: generator-limited: the generator reached %s Mpps at most, so NDR %s Mpps "
-			       "is a lower bound on the receiver's ceiling (the predicted ceiling is %.2f Mpps)",
-			       label, a, b, R->c[i].predicted_mpps);
+			       "is a lower bound on the receiver's ceiling (predicted by the light-load model: %s "
+			       "Mpps)",
+			       label, a, b, mo);
 		}
 		if (R->c[i].tail_ratio > RXA_TAIL_RATIO) {
 			const struct rxa_ceiling *c = &R->c[i];
 			rxa_fmt_num(a, sizeof(a), c->median_mpps, 2);
 			doc_li(d, "warn", "%s: heavy tail: %s's mean lap on the %s thread is %.0fx its median, so a few "
 			       "laps (preemption, interrupts, a stalled core) dominate its cycles/packet; with median "
-			       "laps the predicted ceiling is %s Mpps instead of %.2f",
+			       "laps the trial's accounting is %s Mpps instead of %.2f",
 			       label, rxp_stage_name((enum rxp_stage)c->tail_stage), c->thread_label, c->tail_ratio,
 			       a, c->predicted_mpps);
 		}
@@ -258,7 +268,9 @@ static void section_tables(struct rpt *R, struct doc *d)
 		 "reads the NDR trial). NDR-trial accounting: clock_hz / the NDR trial's bottleneck "
 		 "cycles per packet, the rate that trial received, not a prediction (the highest-rate "
 		 "trial's where no NDR was found, and then no ratio). '>=' marks generator-limited "
-		 "points, whose NDR is a lower bound.");
+		 "points, whose NDR is a lower bound. A marked point's status names its marks "
+		 "(oversubscribed, disturbed, unresolved, interrupted, external generator) instead of "
+		 "'ok'; its notes give each mark's reason.");
 
 	rxa_bound_table(R->f, R->nf, &t);
 	doc_h(d, 2, "bounds", "Bound classification");
@@ -269,10 +281,12 @@ static void section_tables(struct rpt *R, struct doc *d)
 			 "points are left out): nothing to fit.");
 	rxa_table_free(t);
 	doc_p(d, "per-packet: under 25%% of the time per packet at the largest frame grows with bytes; "
-		 "per-byte: over 75%%; mixed between. 'receiver cost' fits 1/predicted (the bottleneck "
-		 "thread's cost), 'measured' fits 1/NDR without generator-limited points. Oversubscribed, "
-		 "disturbed and unresolved points are left out of both; with fewer than %d clean frame sizes, a "
-		 "poor fit or time/packet falling with bytes the classifier declines.", RXA_BOUND_MIN_POINTS);
+		 "per-byte: over 75%%; mixed between. 'receiver cost' fits 1/NDR-trial accounting (the "
+		 "bottleneck thread's cost), 'measured' fits 1/NDR without generator-limited points. "
+		 "Oversubscribed, disturbed, unresolved and interrupted points are left out of both; a "
+		 "config's other marks (an external generator) follow its name. With fewer than %d clean "
+		 "frame sizes, a poor fit or time/packet falling with bytes the classifier declines.",
+		 RXA_BOUND_MIN_POINTS);
 }
 
 /*

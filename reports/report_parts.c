@@ -52,9 +52,10 @@ int rpt_diffs_collect(struct rpt *R)
 			}
 			struct rpt_diff *e = &R->diffs[R->ndiffs];
 			memset(e, 0, sizeof(*e));
-			/* A = the faster point, so the verdict reads "B adds ...":
-			 * faster by the NDR measured; by the prediction only where
-			 * neither point has an NDR */
+			/* A = the point with the higher NDR lower end, so the verdict
+			 * reads "B adds ..."; by the NDR-trial accounting only where
+			 * neither point has an NDR (which is faster is said only where
+			 * the intervals separate: report_verdict.c) */
 			double pi = s->pts[i].ndr_mpps, pj = s->pts[j].ndr_mpps;
 			if (!isfinite(pi) && !isfinite(pj)) {
 				pi = R->c[i].predicted_mpps;
@@ -97,6 +98,27 @@ void rpt_diffs_free(struct rpt *R)
 	free(R->dflame[1]);
 }
 
+/* "[hds disturbed: ...; single unresolved: ...] ": the marks of both
+ * points of a diff, each with its reason; "" when neither has any. */
+static void diff_marks(const struct rpt *R, const struct rpt_diff *x, char *buf, size_t n)
+{
+	size_t o = 0;
+	const size_t side[2] = {x->ia, x->ib};
+	const char *lab[2] = {x->la, x->lb};
+	buf[0] = '\0';
+	for (int k = 0; k < 2 && o < n; k++) {
+		const struct rxa_point *p = &R->s->pts[side[k]];
+		unsigned m = rxa_point_marks(p);
+		char ph[1024];
+		if (!m)
+			continue;
+		rxa_marks_phrase(p, m, true, ph, sizeof(ph));
+		o += (size_t)snprintf(buf + o, n - o, "%s%s %s", o ? "; " : "[", lab[k], ph);
+	}
+	if (o && o < n)
+		snprintf(buf + o, n - o, "] ");
+}
+
 void rpt_section_diffs(struct rpt *R, struct doc *d)
 {
 	doc_h(d, 2, "diffs", "Biggest differences between modes and engines");
@@ -116,11 +138,17 @@ void rpt_section_diffs(struct rpt *R, struct doc *d)
 			continue;
 		doc_h(d, 3, ax ? "diff-engine" : "diff-mode", ax ? "Between engines" : "Between modes");
 		doc_ul_begin(d);
-		for (size_t i = first; i < first + n && i < first + 8; i++)
-			doc_li(d, NULL, "%s: %s", R->diffs[i].rest, R->diffs[i].d.verdict);
+		for (size_t i = first; i < first + n && i < first + 8; i++) {
+			char mk[2200];
+			diff_marks(R, &R->diffs[i], mk, sizeof(mk));
+			doc_li(d, mk[0] ? "warn" : NULL, "%s%s: %s", mk, R->diffs[i].rest,
+			       R->diffs[i].d.verdict);
+		}
 		doc_ul_end(d);
 		const struct rpt_diff *e = &R->diffs[first];
-		doc_p(d, "Largest change (%s vs %s at %s), stage by stage:", e->la, e->lb, e->rest);
+		char emk[2200];
+		diff_marks(R, e, emk, sizeof(emk));
+		doc_p(d, "%sLargest change (%s vs %s at %s), stage by stage:", emk, e->la, e->lb, e->rest);
 		struct rxa_table *t = NULL;
 		rxa_diff_table(&e->d, e->la, e->lb, 10, &t);
 		if (t)
@@ -134,10 +162,10 @@ void rpt_section_diffs(struct rpt *R, struct doc *d)
 		}
 		rxa_table_free(t);
 		if (R->dflame[ax]) {
-			char rel[64], cap[768];
+			char rel[64], cap[3072];
 			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
-			snprintf(cap, sizeof(cap), "Differential flame graph, %s -> %s at %s (red grows, blue shrinks)",
-				 e->la, e->lb, e->rest);
+			snprintf(cap, sizeof(cap), "%sDifferential flame graph, %s -> %s at %s (red grows, blue shrinks)",
+				 emk, e->la, e->lb, e->rest);
 			doc_svg(d, cap, rel, R->dflame[ax], 0);
 		}
 	}
@@ -174,8 +202,10 @@ static int lines_fn(FILE *o, void *vctx)
 	size_t ns = 0;
 	struct plot_series *s = calloc(2 * R->nf + 1, sizeof(*s));
 	double *buf = calloc(6 * R->s->n + 1, sizeof(double));
+	/* a series' name carries the marks of its points: "[marked: 512 B disturbed]" */
+	char (*names)[512] = calloc(R->nf + 1, sizeof(*names));
 	int rc = -ENOMEM;
-	if (!s || !buf)
+	if (!s || !buf || !names)
 		goto out;
 	double *p = buf;
 	for (size_t j = 0; j < R->nf; j++) {
@@ -188,6 +218,15 @@ static int lines_fn(FILE *o, void *vctx)
 			if (!c->p->top_run && !c->p->ndr_run)
 				continue;
 			x[k] = rxa_knob_num(c->p->knobs, "frame", NAN);
+			unsigned m = rxa_point_marks(c->p);
+			if (m) {
+				char w[256], fb[32];
+				const char *fr = rxa_result_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
+				size_t nl = strlen(names[j]);
+				rxa_marks_phrase(c->p, m, false, w, sizeof(w));
+				snprintf(names[j] + nl, sizeof(names[j]) - nl, "%s%s B %s", nl ? "; " : "",
+					 fr ? fr : "?", w);
+			}
 			if (L->which == 0) {
 				y[k] = isfinite(c->p->ndr_mpps) ? c->p->ndr_mpps : c->top_rx_mpps;
 				yo[k] = c->top_offered_mpps;
@@ -198,7 +237,14 @@ static int lines_fn(FILE *o, void *vctx)
 		}
 		if (!k)
 			continue;
-		s[ns++] = (struct plot_series){.name = f->label, .n = k, .x = x, .y = y, .colour = (unsigned)j};
+		if (names[j][0]) {
+			char tmp[512];
+			snprintf(tmp, sizeof(tmp), "%s [marked: %s]", f->label, names[j]);
+			memcpy(names[j], tmp, sizeof(tmp));
+		} else {
+			snprintf(names[j], sizeof(names[j]), "%s", f->label);
+		}
+		s[ns++] = (struct plot_series){.name = names[j], .n = k, .x = x, .y = y, .colour = (unsigned)j};
 		if (L->which == 0)
 			s[ns++] = (struct plot_series){.name = "offered (highest trial)", .n = k, .x = x, .y = yo,
 						       .dashed = true, .colour = (unsigned)j};
@@ -211,6 +257,7 @@ static int lines_fn(FILE *o, void *vctx)
 out:
 	free(s);
 	free(buf);
+	free(names);
 	return rc;
 }
 
@@ -239,7 +286,7 @@ static int stacked_fn(FILE *o, void *vctx)
 		const struct rxa_ceiling *c = &R->c[i];
 		if (c->thread < 0)
 			continue;
-		char lb[256];
+		char lb[512];
 		size_t len = 0;
 		lb[0] = '\0';
 		for (size_t k = 0; k < R->nvary && len < sizeof(lb); k++) {
@@ -248,7 +295,13 @@ static int stacked_fn(FILE *o, void *vctx)
 			len += (size_t)snprintf(lb + len, sizeof(lb) - len, "%s%s", k ? "/" : "", x ? x : "-");
 		}
 		if (len < sizeof(lb))
-			snprintf(lb + len, sizeof(lb) - len, " %s", c->thread_label);
+			len += (size_t)snprintf(lb + len, sizeof(lb) - len, " %s", c->thread_label);
+		unsigned m = rxa_point_marks(c->p);
+		if (m && len < sizeof(lb)) { /* the bar's figures carry the point's marks */
+			char w[200];
+			rxa_marks_phrase(c->p, m, false, w, sizeof(w));
+			snprintf(lb + len, sizeof(lb) - len, " [%s]", w);
+		}
 		if (!(labels[nbar] = strdup(lb)))
 			goto out;
 		for (size_t k = 0; k < nseg; k++)
@@ -342,10 +395,14 @@ int rpt_flames(struct rpt *R)
 		if (!r || !r->nthreads)
 			continue;
 		drawn++;
-		char label[512], rel[64], sub[160];
+		char label[512], rel[64], sub[1400], mk[1200] = "";
 		rxa_point_label(p, R->vary, R->nvary, label, sizeof(label));
 		snprintf(rel, sizeof(rel), "flames/point%zu.svg", i);
-		snprintf(sub, sizeof(sub), "widths: cycles per packet by thread and stage, from the %s run",
+		/* a marked point's graph says so, each mark with its reason */
+		if (rxa_point_marks(p))
+			rxa_marks_phrase(p, rxa_point_marks(p), true, mk, sizeof(mk));
+		snprintf(sub, sizeof(sub), "%s%s%swidths: cycles per packet by thread and stage, from the %s run",
+			 mk[0] ? "MARKED: " : "", mk, mk[0] ? "  |  " : "",
 			 r == p->ndr_run ? "NDR" : "highest-rate");
 		struct rxa_flame_svg_opts o = {.title = label, .subtitle = sub, .units = "cycles/packet"};
 		int rc = flame_one(R, NULL, r, &o, rel, &R->flame[i]);

@@ -94,56 +94,62 @@ static void short_label(const struct rpt *R, const struct rxa_point *p, char *bu
 	rxp_utf8_trim(buf);
 }
 
-/* The oversubscription the run recorded ("3 threads on 2 cores" of its
- * validity reason "oversubscribed: 3 threads on 2 cores"). */
-static const char *oversub_reason(const struct rxr_result *r)
-{
-	static const char pre[] = "oversubscribed: ";
-	json_t *rs = json_object_get(json_object_get(r ? r->extra : NULL, "validity"), "reasons");
-	size_t i;
-	json_t *v;
-	json_array_foreach(rs, i, v)
-		if (json_is_string(v) && !strncmp(json_string_value(v), pre, sizeof(pre) - 1))
-			return json_string_value(v) + sizeof(pre) - 1;
-	return "more threads than cores";
-}
-
 /*
- * The mark a point's verdict opens with, NULL when clean. The wording is
- * what a reader must not miss: an oversubscribed run measured the
- * scheduler too and is never a ceiling.
+ * The marks a point's lines open with, NULL when it has none: each mark
+ * with its own reason (rxa_marks_phrase). The wording is what a reader
+ * must not miss: an oversubscribed run measured the scheduler too and is
+ * never a ceiling; an unresolved search's ceiling lies in its interval.
  */
 const char *rpt_mark(const struct rxa_point *p, char *buf, size_t n)
 {
-	const char *why = NULL;
-	if (rxa_point_clean(p, &why))
+	unsigned m = rxa_point_marks(p);
+	if (!m || n < 3)
 		return NULL;
-	if (!strcmp(why, "oversubscribed"))
-		snprintf(buf, n, "[oversubscribed (%s): disturbed by construction, not a ceiling]",
-			 oversub_reason(rxa_point_run(p)));
-	else if (!strcmp(why, "disturbed"))
-		snprintf(buf, n, "[disturbed: the host interfered; left out of fits]");
-	else
-		snprintf(buf, n, "[unresolved: the search ended wider than its precision goal; left out of fits]");
+	buf[0] = '[';
+	size_t o = 1 + rxa_marks_phrase(p, m, true, buf + 1, n - 2);
+	buf[o] = ']';
+	buf[o + 1] = '\0';
 	return buf;
+}
+
+/* "light-load model predicts 63.79; NDR-trial accounting 32.56": the
+ * prediction is the cost model's alone, the accounting named as one */
+static void model_phrase(const struct rxa_ceiling *c, bool ndr, char *buf, size_t n)
+{
+	char mo[32], ac[32];
+	rxa_fmt_num(mo, sizeof(mo), c->model_mpps, 2);
+	rxa_fmt_num(ac, sizeof(ac), c->predicted_mpps, 2);
+	const char *what = ndr ? "NDR-trial accounting" : "accounting of the highest-rate trial";
+	if (isfinite(c->model_mpps))
+		snprintf(buf, n, "light-load model predicts %s; %s %s", mo, what, ac);
+	else
+		snprintf(buf, n, "no light-load prediction; %s %s", what, ac);
 }
 
 /* "ceiling NDR [3.80, 3.95] Mpps" or what stands in for it. */
 static void ceiling_phrase(const struct rxa_ceiling *c, bool clean, char *buf, size_t n)
 {
 	const struct rxa_point *p = c->p;
-	char iv[64], pr[32];
+	char iv[64], mp[160];
 	rxa_fmt_interval(iv, sizeof(iv), p, false);
-	rxa_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
 	const char *what = clean ? "ceiling NDR" : "NDR (not a ceiling)";
-	if (isfinite(p->ndr_mpps))
-		snprintf(buf, n, "%s %s Mpps%s (predicted %s)", what, iv,
-			 p->generator_limited ? " (generator-limited: a lower bound)" : "", pr);
-	else if (isfinite(c->top_rx_mpps))
-		snprintf(buf, n, "no NDR search: one run received %.2f of %.2f Mpps offered (%.1f%% loss); predicted %s",
-			 c->top_rx_mpps, c->top_offered_mpps, 100 * c->top_loss, pr);
-	else
-		snprintf(buf, n, "predicted %s Mpps", pr);
+	if (isfinite(p->ndr_mpps)) {
+		model_phrase(c, true, mp, sizeof(mp));
+		snprintf(buf, n, "%s %s Mpps (%s%s)", what, iv,
+			 p->generator_limited ? "generator-limited: a lower bound; " : "", mp);
+	} else if (isfinite(c->top_rx_mpps) && c->top_loss > 0) {
+		/* a lossy run's accounting is the rate it received: no second figure */
+		snprintf(buf, n, "no NDR search: one run received %.2f of %.2f Mpps offered (%.1f%% loss: "
+			 "saturated, so that rate is all it measured)",
+			 c->top_rx_mpps, c->top_offered_mpps, 100 * c->top_loss);
+	} else if (isfinite(c->top_rx_mpps)) {
+		model_phrase(c, false, mp, sizeof(mp));
+		snprintf(buf, n, "no NDR search: one run received %.2f of %.2f Mpps offered (no loss; %s)",
+			 c->top_rx_mpps, c->top_offered_mpps, mp);
+	} else {
+		model_phrase(c, false, mp, sizeof(mp));
+		snprintf(buf, n, "no NDR (%s)", mp);
+	}
 }
 
 static void bound_phrase(const struct rxa_family *f, char *buf, size_t n)
@@ -162,7 +168,7 @@ static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct r
 {
 	const struct rxa_ceiling *c = &R->c[i];
 	const struct rxa_point *p = c->p;
-	char label[256], mark[256], ceil[256], st[256], bnd[160], gpu[256] = "";
+	char label[256], mark[1536], ceil[384], st[256], bnd[160], gpu[256] = "";
 	short_label(R, p, label, sizeof(label));
 	if (c->thread < 0) {
 		doc_li(d, "warn", "%s: %s%s%s", label, p->status, p->reason ? ": " : "",
@@ -170,7 +176,7 @@ static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct r
 		return;
 	}
 	const char *m = rpt_mark(p, mark, sizeof(mark));
-	ceiling_phrase(c, !m, ceil, sizeof(ceil));
+	ceiling_phrase(c, rxa_point_clean(p, NULL), ceil, sizeof(ceil));
 	rxa_top_stages_phrase(c, st, sizeof(st));
 	bound_phrase(f, bnd, sizeof(bnd));
 	struct rpt_gpu g;
@@ -198,23 +204,94 @@ static void delta_phrase(const struct rxa_diff *df, char *buf, size_t n)
 	}
 }
 
-/* The measured ceiling of a comparison side: NDR lower end, ">=" when capped. */
+/* A point's marks as words, ", "-joined, into buf ("" when none). */
+static void mark_words(const struct rxa_point *p, char *buf, size_t n)
+{
+	unsigned m = rxa_point_marks(p);
+	size_t o = 0;
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit < (1u << RXA_MARK_COUNT) && o < n; bit <<= 1)
+		if (m & bit)
+			o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? ", " : "", rxa_mark_word(bit));
+}
+
+/* The measured ceiling of a comparison side: NDR lower end, ">=" when
+ * capped, with the marks of its figures. */
 static void side_ceiling(const struct rxa_ceiling *c, char *buf, size_t n)
 {
 	const struct rxa_point *p = c->p;
-	const char *why = NULL;
-	rxa_point_clean(p, &why);
-	char iv[64];
+	char iv[64], w[128];
+	mark_words(p, w, sizeof(w));
 	rxa_fmt_interval(iv, sizeof(iv), p, false);
 	/* a resolved interval reads as its lower end; the others as they are */
 	if (p->has_interval && !p->unresolved && p->ndr_mpps > 0 && isfinite(p->ndr_upper_mpps) &&
 	    !p->generator_limited)
 		snprintf(iv, sizeof(iv), "%.2f", p->ndr_mpps);
-	if (isfinite(p->ndr_mpps))
-		snprintf(buf, n, "%s%s%s%s", iv, why ? " (" : "", why ? why : "", why ? ")" : "");
+	if (!isfinite(p->ndr_mpps) && !strcmp(iv, "-")) {
+		if (c->top_loss > 0) /* a lossy run: what it received, nothing more */
+			snprintf(iv, sizeof(iv), "received %.2f (lossy, no NDR)", c->top_rx_mpps);
+		else
+			snprintf(iv, sizeof(iv), "accounting %.2f (no NDR)", c->predicted_mpps);
+	}
+	snprintf(buf, n, "%s%s%s%s", iv, w[0] ? " (" : "", w, w[0] ? ")" : "");
+}
+
+/*
+ * The NDR of p as [lo, hi] for ordering: lo 0 when no rate passed, hi
+ * +inf where only a lower bound is known (generator-limited, or no upper
+ * end). false without an NDR.
+ */
+static bool ndr_bounds(const struct rxa_point *p, double *lo, double *hi)
+{
+	double l = p->ndr_mpps, h = p->has_interval ? p->ndr_upper_mpps : p->ndr_mpps;
+	if (!(l > 0) && p->has_interval && isfinite(h))
+		l = 0; /* "< hi": nothing passed */
+	else if (!isfinite(l))
+		return false;
+	if (p->generator_limited || !isfinite(h))
+		h = INFINITY;
+	*lo = l;
+	*hi = h;
+	return true;
+}
+
+/*
+ * Which side is faster, said only when the NDR intervals separate;
+ * otherwise that they overlap, or that both are lower bounds.
+ */
+static void order_phrase(const struct rxa_point *pa, const char *la, const struct rxa_point *pb,
+			 const char *lb, char *buf, size_t n)
+{
+	double alo, ahi, blo, bhi;
+	bool ha = ndr_bounds(pa, &alo, &ahi), hb = ndr_bounds(pb, &blo, &bhi);
+	if (!ha || !hb)
+		snprintf(buf, n, "no NDR for %s: neither is shown faster", !ha ? la : lb);
+	else if (alo > bhi)
+		snprintf(buf, n, "%s is faster: the NDR intervals separate", la);
+	else if (blo > ahi)
+		snprintf(buf, n, "%s is faster: the NDR intervals separate", lb);
+	else if (isinf(ahi) && isinf(bhi))
+		snprintf(buf, n, "both are lower bounds: neither is shown faster");
 	else
-		snprintf(buf, n, "predicted %.2f%s%s%s", c->predicted_mpps, why ? " (" : "", why ? why : "",
-			 why ? ")" : "");
+		snprintf(buf, n, "the NDR intervals overlap: neither is shown faster");
+}
+
+/* "; marked: B: <reasons>; A: <reasons>" for the sides that carry marks. */
+static void pair_marks(const struct rxa_point *pa, const char *la, const struct rxa_point *pb,
+		       const char *lb, char *buf, size_t n)
+{
+	size_t o = 0;
+	const struct rxa_point *ps[2] = {pb, pa};
+	const char *ls[2] = {lb, la};
+	buf[0] = '\0';
+	for (int i = 0; i < 2 && o < n; i++) {
+		unsigned m = rxa_point_marks(ps[i]);
+		char ph[1024];
+		if (!m)
+			continue;
+		rxa_marks_phrase(ps[i], m, true, ph, sizeof(ph));
+		o += (size_t)snprintf(buf + o, n - o, "%s%s: %s", o ? " / " : "; marked: ", ls[i], ph);
+	}
 }
 
 void rpt_section_verdicts(struct rpt *R, struct doc *d)
@@ -222,8 +299,11 @@ void rpt_section_verdicts(struct rpt *R, struct doc *d)
 	doc_h(d, 2, "verdicts", "Verdicts");
 	doc_p(d, "The answer first; the evidence follows. Per configuration: its ceiling as the NDR search's "
 		 "interval [lower, upper] Mpps ('>=' where only a lower bound is known), the thread that sets "
-		 "it and that thread's top stages (cycles/packet, share). Marked points (oversubscribed, "
-		 "disturbed, unresolved) are not read as ceilings and are left out of every fit.");
+		 "it and that thread's top stages (cycles/packet, share); 'predicted' is the light-load cost "
+		 "model's alone, the NDR trial's own figure is named its accounting. Marked points "
+		 "(oversubscribed, disturbed, unresolved, interrupted) are not read as ceilings and are left "
+		 "out of every fit; every mark, an external generator's too, opens the point's line with its "
+		 "reason.");
 	size_t *fam = malloc((R->s->n ? R->s->n : 1) * sizeof(*fam));
 	for (size_t j = 0; fam && j < R->nf; j++)
 		for (size_t k = 0; k < R->f[j].n; k++)
@@ -243,24 +323,30 @@ void rpt_section_verdicts(struct rpt *R, struct doc *d)
 		doc_p(d, "No two measured points differ in mode or engine alone.");
 		return;
 	}
-	doc_p(d, "B vs A (A the faster): what B adds per packet on the thread that changed most, its biggest "
-		 "stage deltas, and the measured ceiling A -> B (NDR lower ends, Mpps).");
+	doc_p(d, "B vs A (A the one with the higher NDR lower end): what B adds per packet on the thread that "
+		 "changed most, its biggest stage deltas, the measured ceiling A -> B (NDR lower ends, Mpps), "
+		 "and which is faster, said only where the NDR intervals separate (else that they overlap, "
+		 "or that both are lower bounds). A side's marks follow, each with its reason.");
 	doc_ul_begin(d);
 	/* clean pairs first (biggest change first within each axis), marked ones after */
 	size_t shown_cmp = 0;
 	for (size_t k = 0; k < 2 * R->ndiffs && shown_cmp < RPT_MAX_COMPARISONS; k++) {
 		const struct rpt_diff *e = &R->diffs[k % R->ndiffs];
-		bool marked = !rxa_point_clean(&R->s->pts[e->ia], NULL) || !rxa_point_clean(&R->s->pts[e->ib], NULL);
+		const struct rxa_point *pa = &R->s->pts[e->ia], *pb = &R->s->pts[e->ib];
+		bool marked = !rxa_point_clean(pa, NULL) || !rxa_point_clean(pb, NULL);
 		if (marked != (k >= R->ndiffs))
 			continue;
 		shown_cmp++;
-		char la[256], lb[256], dl[384], ca[128], cb[128];
-		short_label(R, &R->s->pts[e->ia], la, sizeof(la));
-		short_label(R, &R->s->pts[e->ib], lb, sizeof(lb));
+		char la[256], lb[256], dl[384], ca[192], cb[192], ord[640], mk[2200];
+		short_label(R, pa, la, sizeof(la));
+		short_label(R, pb, lb, sizeof(lb));
 		delta_phrase(&e->d, dl, sizeof(dl));
 		side_ceiling(&R->c[e->ia], ca, sizeof(ca));
 		side_ceiling(&R->c[e->ib], cb, sizeof(cb));
-		doc_li(d, marked ? "warn" : NULL, "%s vs %s: %s; ceiling %s -> %s Mpps", lb, la, dl, ca, cb);
+		order_phrase(pa, la, pb, lb, ord, sizeof(ord));
+		pair_marks(pa, la, pb, lb, mk, sizeof(mk));
+		doc_li(d, marked || mk[0] ? "warn" : NULL, "%s vs %s: %s; ceiling %s -> %s Mpps; %s%s", lb, la,
+		       dl, ca, cb, ord, mk);
 	}
 	doc_ul_end(d);
 	if (R->ndiffs > shown_cmp)
@@ -288,8 +374,11 @@ void rpt_section_gpu(struct rpt *R, struct doc *d)
 		struct rpt_gpu g;
 		if (rpt_gpu_figures(&R->c[i], &g))
 			continue;
-		char label[256], ns[32], cy[32], mp[32];
+		char label[1800], ns[32], cy[32], mp[32], mk[1536];
 		short_label(R, R->c[i].p, label, sizeof(label));
+		/* the row's figures carry the point's marks */
+		if (rpt_mark(R->c[i].p, mk, sizeof(mk)))
+			snprintf(label + strlen(label), sizeof(label) - strlen(label), " %s", mk);
 		rxa_fmt_num(ns, sizeof(ns), g.kernel_ns, 1);
 		rxa_fmt_num(cy, sizeof(cy), g.kernel_cpp, 0);
 		rxa_fmt_num(mp, sizeof(mp), g.gpu_mpps, 2);

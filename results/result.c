@@ -429,9 +429,6 @@ void rxr_result_fill_env(struct rxr_result *r)
 #ifdef RXRAY_BUILD_PROBES
 	    {"probes", RXRAY_BUILD_PROBES},
 #endif
-#ifdef RXRAY_DPDK_VERSION
-	    {"dpdk", RXRAY_DPDK_VERSION},
-#endif
 #ifdef RXRAY_RDMA_CORE_VERSION
 	    {"rdma_core", RXRAY_RDMA_CORE_VERSION},
 #endif
@@ -442,6 +439,11 @@ void rxr_result_fill_env(struct rxr_result *r)
 	};
 	for (size_t i = 0; built_with[i].key; i++)
 		json_object_set_new(r->env, built_with[i].key, json_string(built_with[i].value));
+#ifdef RXRAY_DPDK_VERSION
+	/* an object for every engine, as the dpdk engine writes it (version,
+	 * eal_args, ...): one type per env field (rxr_result_check) */
+	json_object_set_new(r->env, "dpdk", json_pack("{s:s}", "version", RXRAY_DPDK_VERSION));
+#endif
 	json_object_set_new(r->env, "gpu", gpu_list());
 	time_t now = time(NULL);
 	struct tm tm;
@@ -985,9 +987,56 @@ static bool role_ok(const char *s)
 	return true;
 }
 
+/*
+ * The env members rxray writes, one JSON type each whichever engine wrote
+ * the result (docs/design.md "Formats"); absent is fine, other members
+ * are free. 'b' stands for a boolean.
+ */
+static const struct {
+	const char *key;
+	char type; /* 's' string, 'i' integer, 'b' boolean, 'o' object, 'a' array */
+} env_types[] = {
+	{"kernel", 's'},	{"machine", 's'},	 {"hostname", 's'}, {"cpu", 's'},
+	{"cores_online", 'i'},	{"cores_available", 'i'}, {"clock_note", 's'},
+	{"tsc_invariant", 'b'}, {"probes", 's'},	 {"dpdk", 'o'},	    {"rdma_core", 's'},
+	{"cuda", 's'},		{"gpu", 'a'},		 {"date", 's'},
+};
+
+static bool env_type_ok(const json_t *v, char t)
+{
+	switch (t) {
+	case 's': return json_is_string(v);
+	case 'i': return json_is_integer(v);
+	case 'b': return json_is_boolean(v);
+	case 'o': return json_is_object(v);
+	default: return json_is_array(v);
+	}
+}
+
+static const char *env_type_name(char t)
+{
+	switch (t) {
+	case 's': return "string";
+	case 'i': return "integer";
+	case 'b': return "boolean";
+	case 'o': return "object";
+	default: return "array";
+	}
+}
+
 int rxr_result_check(const struct rxr_result *r, char *field, size_t flen, char *what,
 		     size_t wlen)
 {
+	for (size_t i = 0; r->env && i < sizeof(env_types) / sizeof(env_types[0]); i++) {
+		const json_t *v = json_object_get(r->env, env_types[i].key);
+		char f[64];
+		if (!v || env_type_ok(v, env_types[i].type))
+			continue;
+		snprintf(f, sizeof(f), "env.%s", env_types[i].key);
+		return chk(field, flen, what, wlen, f, "expected %s, got %s (one type whichever engine "
+			   "wrote the result%s)", env_type_name(env_types[i].type), type_name(v),
+			   !strcmp(env_types[i].key, "dpdk") ? ": {\"version\": ...}" : "");
+	}
 	if (!(r->clock.hz >= RXR_CLOCK_HZ_MIN && r->clock.hz <= RXR_CLOCK_HZ_MAX))
 		return chk(field, flen, what, wlen, "clock",
 			   "hz: %g is no clock rxray reads (%g..%g)", r->clock.hz, RXR_CLOCK_HZ_MIN,

@@ -29,8 +29,12 @@ static void diff_usage(FILE *f)
 		"A and B select points by knobs: knob=value[,knob=value]. Points of A\n"
 		"and B are paired when every other knob is equal (mode=single vs\n"
 		"mode=hds pairs each frame size with itself); each pair gets its stage\n"
-		"deltas per thread (sorted by size), a verdict line, and B's predicted\n"
-		"ceiling if one stage cost what it costs in A. RESULTS as for ceiling.\n"
+		"deltas per thread (sorted by size), a verdict line, and what the side\n"
+		"with the lower accounting (clock / busy cycles per packet; never a\n"
+		"prediction) would account for if one stage cost what it costs in the\n"
+		"other. A side's marks\n"
+		"(oversubscribed, disturbed, unresolved, interrupted, external\n"
+		"generator) open the pair, each with its reason. RESULTS as for ceiling.\n"
 		"\n"
 		"OPTIONS\n"
 		"  -f, --format FMT   md (default) or json\n"
@@ -58,7 +62,7 @@ static size_t diff_skip(const struct rxa_sel *sa, const struct rxa_sel *sb, cons
 }
 
 /* Why a point's figures are not clean ("oversubscribed", "disturbed",
- * "unresolved"), or NULL. */
+ * "unresolved", "interrupted"), or NULL; each mark's reason: rxa_marks_phrase. */
 static const char *diff_mark(const struct rxa_point *p)
 {
 	const char *why = NULL;
@@ -79,9 +83,14 @@ static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxa_point *pa
 			json_object_set_new(j, "point_a", json_string(pa->key));
 			json_object_set_new(j, "point_b", json_string(pb->key));
 			const char *ma = diff_mark(pa), *mb = diff_mark(pb);
+			char ra[2048], rb[2048];
+			rxa_marks_phrase(pa, rxa_point_marks(pa), true, ra, sizeof(ra));
+			rxa_marks_phrase(pb, rxa_point_marks(pb), true, rb, sizeof(rb));
 			json_object_set_new(j, "marks",
-					    json_pack("{s:o,s:o}", "a", ma ? json_string(ma) : json_null(),
-						      "b", mb ? json_string(mb) : json_null()));
+					    json_pack("{s:o,s:o,s:o,s:o}", "a", ma ? json_string(ma) : json_null(),
+						      "b", mb ? json_string(mb) : json_null(), "a_reasons",
+						      ra[0] ? json_string(ra) : json_null(), "b_reasons",
+						      rb[0] ? json_string(rb) : json_null()));
 		}
 		rc = j ? json_array_append_new(arr, j) : -ENOMEM;
 		rxa_diff_free(&d);
@@ -96,12 +105,13 @@ static int diff_pair(FILE *o, bool json, json_t *arr, const struct rxa_point *pa
 		goto out;
 	}
 	fprintf(o, "## %s vs %s%s%s\n\n", la, lb, rest[0] ? " at " : "", rest);
-	const char *ma = diff_mark(pa), *mb = diff_mark(pb);
-	if (ma || mb)
-		fprintf(o, "> MARKED: %s%s%s%s%s%s%s: the host's share is in these figures; never "
-			   "read them as a ceiling\n\n",
-			ma ? la : "", ma ? " " : "", ma ? ma : "", ma && mb ? "; " : "", mb ? lb : "",
-			mb ? " " : "", mb ? mb : "");
+	/* each side's marks, each with its own reason (rxa_marks_phrase) */
+	char ra[2048], rb[2048];
+	rxa_marks_phrase(pa, rxa_point_marks(pa), true, ra, sizeof(ra));
+	rxa_marks_phrase(pb, rxa_point_marks(pb), true, rb, sizeof(rb));
+	if (ra[0] || rb[0])
+		fprintf(o, "> MARKED: %s%s%s%s%s%s%s\n\n", ra[0] ? la : "", ra[0] ? " " : "", ra,
+			ra[0] && rb[0] ? " / " : "", rb[0] ? lb : "", rb[0] ? " " : "", rb);
 	fprintf(o, "**%s**\n\n", d.verdict);
 	rc = rxa_table_write_md(t, o);
 	if (!rc && w->nrows) {

@@ -87,15 +87,21 @@ static bool sels_match(const struct rxa_sel *sel, size_t nsel, const json_t *kno
 	return true;
 }
 
-/* Why a point is not clean (oversubscribed, disturbed, unresolved), once
- * each, into marks ("" when all are clean). */
+/* The point's marks, each with its own reason (rxa_marks_phrase), once
+ * each, into marks ("" when none has any). */
 static void flame_mark(const struct rxa_point *p, char *marks, size_t len)
 {
-	const char *why = NULL;
-	if (!marks || rxa_point_clean(p, &why) || !why || strstr(marks, why))
-		return;
-	size_t o = strlen(marks);
-	snprintf(marks + o, len - o, "%s%s", o ? ", " : "", why);
+	char ph[1024];
+	unsigned m = marks ? rxa_point_marks(p) : 0;
+	for (unsigned bit = 1; m && bit < (1u << RXA_MARK_COUNT); bit <<= 1) {
+		if (!(m & bit))
+			continue;
+		rxa_mark_reason(p, bit, true, ph, sizeof(ph));
+		if (strstr(marks, ph))
+			continue;
+		size_t o = strlen(marks);
+		snprintf(marks + o, len - o, "%s%s", o ? "; " : "", ph);
+	}
 }
 
 /* Frames of the points of s matching every selector; count in *n; their
@@ -310,7 +316,7 @@ int rxt_cmd_flame(int argc, char **argv)
 	int ec = 0;
 	bool ppa = false, ppb = false;
 	const char *la = NULL, *lb = NULL;
-	char lab_a[128], lab_b[128], mark_a[64] = "", mark_b[64] = "";
+	char lab_a[128], lab_b[128], mark_a[2048] = "", mark_b[2048] = "";
 	if (!fb)
 		return RXP_EXIT_RUNTIME;
 	if (!strcmp(op.format, "trace")) {
@@ -384,13 +390,13 @@ int rxt_cmd_flame(int argc, char **argv)
 	if ((ec = rxt_cli_out_open(VERB, op.output, &af)))
 		goto out;
 	/* a figure from a disturbed or oversubscribed run says so on the graph */
-	char sub[512] = "";
+	char sub[4352] = "";
 	if (mark_a[0] || mark_b[0]) {
-		size_t o = (size_t)snprintf(sub, sizeof(sub), "MARKED (the host's share is in these figures):");
+		size_t o = (size_t)snprintf(sub, sizeof(sub), "MARKED:");
 		if (mark_a[0] && o < sizeof(sub))
 			o += (size_t)snprintf(sub + o, sizeof(sub) - o, " %s %s", la ? la : "A", mark_a);
 		if (mark_b[0] && o < sizeof(sub))
-			snprintf(sub + o, sizeof(sub) - o, "%s %s %s", mark_a[0] ? ";" : "",
+			snprintf(sub + o, sizeof(sub) - o, "%s %s %s", mark_a[0] ? " /" : "",
 				 fa ? (lb ? lb : "B") : argv[optind], mark_b);
 	}
 	ec = rxt_cli_out_finish(VERB, op.output, &af,

@@ -84,7 +84,7 @@ static const struct rx_knob rx_knobs[] = {
     {"dma-writers", RX_KT_UINT, "W", 1, RX_MAX_WRITERS, NULL, FIELD(dma_writers), RX_KNOB_AUTO0,
      NULL,
      "sim: DMA writer threads per NIC thread, all writing its queues in claimed runs, 1..16 "
-     "or auto (the spare cores, at most 4; the run says what it chose) (default auto)", 0, NULL},
+     "or auto (the spare cores, at most 8; the run says what it chose) (default auto)", 0, NULL},
     {"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
      "receive WQEs per queue, power of two (default 8192)",
      6, "rings"},
@@ -433,4 +433,23 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 		break;
 	}
 	return oerr(err, errlen, "%s: unknown option", key);
+}
+
+int rx_config_check_engine(const struct rx_config *c, char *err, size_t errlen)
+{
+	struct rx_config def;
+	rx_config_defaults(&def);
+	for (size_t i = 0; i < rx_knob_count(); i++) {
+		const struct rx_knob *k = rx_knob_at(i);
+		if (rx_knob_applies(k, c->engine))
+			continue;
+		const char *a = (const char *)c + k->offset, *b = (const char *)&def + k->offset;
+		bool same = k->type == RX_KT_STRING ? !strncmp(a, b, k->size) : !memcmp(a, b, k->size);
+		if (!same)
+			return oerr(err, errlen,
+				    "%s: the %s engine does not read it (an option of %s only); leave it "
+				    "out",
+				    k->name, c->engine, k->engines);
+	}
+	return 0;
 }

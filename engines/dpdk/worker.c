@@ -457,25 +457,30 @@ int rxd_rx_loop(struct rx_worker *w, void *arg)
 	 * queue (a real port never runs dry: nothing is taken there),
 	 * flushing the partial batch whenever a burst comes back empty so
 	 * the buffers it holds can be replenished; give up after 0.5 s
-	 * without progress */
+	 * without progress. A burst ends after every lap it caused (the
+	 * collection, a flush), as above: full mode's NVTX ranges are a
+	 * burst's laps, and a lap outside one has none */
 	double last = now_s();
 	while (run->be->pending(run, q)) {
 		rxp_burst_begin(p);
 		uint16_t n = q->burst_fn(q, p, pkts, (uint16_t)q->burst);
-		rxp_burst_end(p, n);
 		if (n) {
 			q->rx.delivered += n;
 			rx_collect(q, p, pkts, n);
 			last = now_s();
-			continue;
-		}
-		if (q->cur->n)
+		} else if (q->cur->n) {
 			q->handoff(q, p);
-		if (now_s() - last > 0.5)
+		}
+		rxp_burst_end(p, n);
+		if (!n && now_s() - last > 0.5)
 			break;
 	}
-	if (q->cur->n)
+	/* the last partial batch: a burst of its own */
+	if (q->cur->n) {
+		rxp_burst_begin(p);
 		q->handoff(q, p);
+		rxp_burst_end(p, 0);
+	}
 	rxd_mpops_bind(NULL);
 	rte_thread_unregister();
 	atomic_store_explicit(&q->rx_done, 1, memory_order_release);

@@ -394,7 +394,7 @@ Test(ceiling, cli_formats)
 
 	snprintf(cmd, sizeof(cmd), "%s ceiling %s/sweep --format csv --table seed", RXRAY_BIN, FIXTURES);
 	cr_assert_eq(tu_run(cmd, &out), 0);
-	cr_expect(!strncmp(out, "config,frame,TX offered,RX received,TX Mpps,RX Mpps,loss\n", 57), "%s", out);
+	cr_expect(!strncmp(out, "config,frame,TX offered,RX received,TX Mpps,RX Mpps,loss,marks\n", 63), "%s", out);
 	cr_expect(strstr(out, "engine=dpdk mode=hds queues=1,1064 B,\"23,062,731\",\"3,920,000\",23.06,3.92,83.0%"),
 		  "%s", out);
 	free(out);

@@ -43,8 +43,11 @@ struct cap {
 	json_t *result;
 };
 
-/* rxray run ARGS under the listener (and CUPTI when cupti != NULL). */
-static void capture(struct cap *c, const char *args, const char *cupti)
+/* The load of the sampled-burst checks: one burst in four sampled. */
+#define LOAD_SAMPLED "--rate 1M --seconds 0.3 --sample-shift 2"
+
+/* rxray run LOAD ARGS under the listener (and CUPTI when cupti != NULL). */
+static void capture_load(struct cap *c, const char *load, const char *args, const char *cupti)
 {
 	snprintf(c->dir, sizeof(c->dir), "/tmp/rxray-nvtx-XXXXXX");
 	cr_assert_not_null(mkdtemp(c->dir));
@@ -56,10 +59,10 @@ static void capture(struct cap *c, const char *args, const char *cupti)
 		snprintf(inj, sizeof(inj), "CUDA_INJECTION64_PATH=%s RXRAY_CUPTI_OUT=%s ", cupti,
 			 c->cupti);
 	snprintf(cmd, sizeof(cmd),
-		 "%sNVTX_INJECTION64_PATH=%s RXRAY_NVTX_OUT=%s %s run --device sim --rate 1M "
-		 "--seconds 0.3 --sample-shift 2 --allow-oversubscribe %s -o %s > %s/stdout 2>&1",
+		 "%sNVTX_INJECTION64_PATH=%s RXRAY_NVTX_OUT=%s %s run --device sim %s "
+		 "--allow-oversubscribe %s -o %s > %s/stdout 2>&1",
 		 inj, path_of("RXRAY_NVTX_LIB", NVTX_LIB), c->nvtx, path_of("RXRAY_BIN", RXRAY_BIN),
-		 args, c->run, c->dir);
+		 load, args, c->run, c->dir);
 	int st = system(cmd);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		char path[128], said[1024] = "";
@@ -80,6 +83,11 @@ static void capture(struct cap *c, const char *args, const char *cupti)
 	cr_assert(json_is_array(c->ranges));
 	c->result = json_load_file(c->run, 0, &je);
 	cr_assert_not_null(c->result, "no run result: %s", je.text);
+}
+
+static void capture(struct cap *c, const char *args, const char *cupti)
+{
+	capture_load(c, LOAD_SAMPLED, args, cupti);
 }
 
 static void cap_free(struct cap *c)
@@ -632,6 +640,334 @@ Test(nvtx_run, stage_ranges_dpdk_hds)
 		   {"rx", RXP_ST_DOORBELL}, {"rx", RXP_ST_HANDOFF});
 }
 
+/* ---------------------------------------------------- every lap, a range */
+
+/*
+ * Every lap, not only the sampled ones. With every burst sampled
+ * (--sample-shift 0) and no warm-up (one phase, whose threads reset their
+ * probes as they start: the result's laps are all the laps the listener
+ * saw), each lap other than idle is one range named by its stage, on its
+ * own thread. So, per thread and per stage, the stage ranges count the
+ * run result's laps (threads[].stages[].count) exactly, wherever a lap
+ * sits: inside a run's burst, in a drain after it, in a flush at the end.
+ *
+ * Excepted: idle laps, which have no range by design, and with them empty
+ * polls, which every engine laps as idle with 0 packets (dpdk's
+ * sim_scalar.c and sim_vector.c, verbs' dp_rx_loop; the software NIC's
+ * claim that found no WQE), so they are in no count here. A poll after a
+ * burst's first that comes back empty is a cqe_poll lap, announced, with
+ * its range. The GPU thread (role "gpu") has no CPU laps: its gpu_kernel
+ * laps are the batches retired, each a range gpu_kernel started at submit
+ * and ended at retire on the consumer's thread (kind "start"); counted
+ * over all GPU threads together (one queue here: the same thing).
+ *
+ * Which check catches what:
+ *  - dpdk's drain ended the burst before rx_collect, and handed the last
+ *    partial batch off outside any burst (engines/dpdk/worker.c): on the
+ *    rx thread, more handoff laps than ranges (the flush's, each drain
+ *    burst's collection), and with the app inline the flush's hdr_read,
+ *    app and free laps without theirs ("94 laps, 93 ranges"). Certain in
+ *    every_lap_dpdk_one_batch, whose packets are all one partial batch;
+ *    in the other dpdk cases whenever the drain finds packets.
+ *  - simnic's wr_dma_kick_lap lapped payload_dma between bursts: on the
+ *    nic thread, more payload_dma laps than ranges (GPU cases; with
+ *    launched copies, pieces stay staged until that kick sends them).
+ *  - the GPU batch's range named gpu_batch: a range named by no stage (the
+ *    names check), and gpu_kernel laps with no gpu_kernel range.
+ */
+#define LOAD_EVERY "--rate 200k --seconds 0.2 --sample-shift 0 --warmup off"
+#define EL_MAX_THREADS 64
+#define EL_MAX_TIDS 64
+#define EL_SEARCH_MAX 6 /* threads left to an exhaustive search */
+
+struct el_match {
+	size_t nt, ntid;
+	const char *role[EL_MAX_THREADS];
+	uint64_t laps[EL_MAX_THREADS][RXP_ST_COUNT];	/* CPU threads' laps, idle 0 */
+	json_int_t tid[EL_MAX_TIDS];			/* threads with stage ranges */
+	uint64_t ranges[EL_MAX_TIDS][RXP_ST_COUNT];	/* their pushed stage ranges */
+	int pick[EL_MAX_THREADS], best[EL_MAX_THREADS]; /* thread -> tid index or -1 */
+	bool used[EL_MAX_TIDS];
+	size_t left[EL_MAX_THREADS], nleft; /* threads the search assigns */
+	uint64_t best_cost;
+};
+
+/* Sum over stages of |a - b| (b NULL: of a). */
+static uint64_t el_dist(const uint64_t *a, const uint64_t *b)
+{
+	uint64_t d = 0;
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		uint64_t y = b ? b[s] : 0;
+		d += a[s] > y ? a[s] - y : y - a[s];
+	}
+	return d;
+}
+
+/* The assignment of the threads left to the tids left (one each, or
+ * none) whose counts disagree least, tids left over counted whole. */
+static void el_search(struct el_match *m, size_t k, uint64_t cost)
+{
+	if (cost >= m->best_cost)
+		return;
+	if (k == m->nleft) {
+		for (size_t t = 0; t < m->ntid; t++)
+			if (!m->used[t])
+				cost += el_dist(m->ranges[t], NULL);
+		if (cost < m->best_cost) {
+			m->best_cost = cost;
+			memcpy(m->best, m->pick, sizeof(m->best));
+		}
+		return;
+	}
+	size_t i = m->left[k];
+	m->pick[i] = -1;
+	el_search(m, k + 1, cost + el_dist(m->laps[i], NULL));
+	for (size_t t = 0; t < m->ntid; t++) {
+		if (m->used[t])
+			continue;
+		m->used[t] = true;
+		m->pick[i] = (int)t;
+		el_search(m, k + 1, cost + el_dist(m->laps[i], m->ranges[t]));
+		m->used[t] = false;
+	}
+}
+
+/*
+ * Which tid is which thread: threads with no laps have none, a thread
+ * whose counts some tid's equal takes it (in L1, an exact pair is in some
+ * best assignment), and the few left are searched through (many left:
+ * each takes its nearest). A code under test that is right has an exact
+ * assignment, found here, so whatever differs afterwards is a lap without
+ * its range or a range without its lap.
+ */
+static void el_assign(struct el_match *m)
+{
+	m->nleft = 0;
+	for (size_t i = 0; i < m->nt; i++) {
+		m->pick[i] = -1;
+		if (!el_dist(m->laps[i], NULL))
+			continue;
+		for (size_t t = 0; t < m->ntid && m->pick[i] < 0; t++)
+			if (!m->used[t] && !el_dist(m->laps[i], m->ranges[t])) {
+				m->used[t] = true;
+				m->pick[i] = (int)t;
+			}
+		if (m->pick[i] < 0)
+			m->left[m->nleft++] = i;
+	}
+	memcpy(m->best, m->pick, sizeof(m->best));
+	if (m->nleft <= EL_SEARCH_MAX) {
+		m->best_cost = UINT64_MAX;
+		el_search(m, 0, 0);
+		return;
+	}
+	for (size_t k = 0; k < m->nleft; k++) {
+		size_t i = m->left[k];
+		uint64_t d = el_dist(m->laps[i], NULL);
+		for (size_t t = 0; t < m->ntid; t++)
+			if (!m->used[t] && el_dist(m->laps[i], m->ranges[t]) < d) {
+				d = el_dist(m->laps[i], m->ranges[t]);
+				m->best[i] = (int)t;
+			}
+		if (m->best[i] >= 0)
+			m->used[m->best[i]] = true;
+	}
+}
+
+/* need[k].role NULL: any thread. */
+static void check_every_lap(const struct cap *c, const char *what, const struct need *need,
+			    size_t nneed)
+{
+	struct el_match m;
+	memset(&m, 0, sizeof(m));
+	uint64_t gpu_laps[RXP_ST_COUNT] = {0}, started[RXP_ST_COUNT] = {0};
+	size_t i, unnamed = 0;
+	const char *unnamed_first = NULL;
+	json_t *r;
+	json_array_foreach(c->ranges, i, r) {
+		const char *name = rname(r);
+		if (strcmp(json_string_value(json_object_get(r, "domain")), "rxray"))
+			continue;
+		int s = rxp_stage_from_name(name);
+		if (s < 0) {
+			/* range names are stage names (or the run, a burst) */
+			if (strcmp(name, "run") && strcmp(name, "burst") && !unnamed++)
+				unnamed_first = name;
+			continue;
+		}
+		if (strcmp(json_string_value(json_object_get(r, "kind")), "push")) {
+			started[s] += jint(r, "end_ns") > 0; /* a GPU batch, retired */
+			continue;
+		}
+		size_t t = 0;
+		while (t < m.ntid && m.tid[t] != jint(r, "tid"))
+			t++;
+		if (t == m.ntid) {
+			cr_assert_lt(m.ntid, EL_MAX_TIDS, "%s: too many threads with ranges", what);
+			m.tid[m.ntid++] = jint(r, "tid");
+		}
+		m.ranges[t][s]++;
+	}
+	cr_expect_eq(unnamed, 0, "%s: %zu ranges named by no stage (the first: %s)", what, unnamed,
+		     unnamed_first ? unnamed_first : "");
+
+	json_t *threads = json_object_get(c->result, "threads");
+	uint64_t any_laps[RXP_ST_COUNT] = {0};
+	bool needed[16] = {false};
+	cr_assert_leq(nneed, 16);
+	json_array_foreach(threads, i, r) {
+		const char *role = json_string_value(json_object_get(r, "role"));
+		json_t *stages = json_object_get(r, "stages");
+		bool gpu = !strcmp(role, "gpu");
+		uint64_t *laps = gpu_laps;
+		if (!gpu) {
+			cr_assert_lt(m.nt, EL_MAX_THREADS, "%s: too many threads", what);
+			m.role[m.nt] = role;
+			laps = m.laps[m.nt++];
+		}
+		const char *k;
+		json_t *st;
+		json_object_foreach(stages, k, st) {
+			int s = rxp_stage_from_name(k);
+			cr_assert_geq(s, 0, "%s: unknown stage %s in the result", what, k);
+			if (s == RXP_ST_IDLE) /* idle laps (empty polls among them): no range */
+				continue;
+			uint64_t n = (uint64_t)jint(st, "count");
+			laps[s] += n;
+			any_laps[s] += n;
+			for (size_t q = 0; q < nneed; q++)
+				needed[q] |= n && (int)need[q].stage == s &&
+					     (!need[q].role || !strcmp(need[q].role, role));
+		}
+	}
+	for (size_t q = 0; q < nneed; q++)
+		cr_expect(needed[q], "%s: no %s thread lapped %s: the case proves nothing of it",
+			  what, need[q].role ? need[q].role : "", rxp_stage_name(need[q].stage));
+
+	el_assign(&m);
+	uint64_t nr = 0, nl = 0;
+	for (size_t t = 0; t < m.nt; t++) {
+		const uint64_t *got = m.best[t] >= 0 ? m.ranges[m.best[t]] : NULL;
+		json_int_t tid = m.best[t] >= 0 ? m.tid[m.best[t]] : -1;
+		for (int s = 0; s < RXP_ST_COUNT; s++) {
+			uint64_t g = got ? got[s] : 0;
+			nr += g;
+			nl += m.laps[t][s];
+			cr_expect_eq(g, m.laps[t][s],
+				     "%s: %s thread (tid %lld): %s: %llu ranges for %llu laps",
+				     what, m.role[t], (long long)tid,
+				     rxp_stage_name((enum rxp_stage)s), (unsigned long long)g,
+				     (unsigned long long)m.laps[t][s]);
+		}
+	}
+	for (size_t t = 0; t < m.ntid; t++) {
+		bool taken = false;
+		for (size_t k = 0; k < m.nt; k++)
+			taken |= m.best[k] == (int)t;
+		cr_expect(taken, "%s: %llu stage ranges on tid %lld, a thread with no laps", what,
+			  (unsigned long long)el_dist(m.ranges[t], NULL), (long long)m.tid[t]);
+	}
+	for (int s = 0; s < RXP_ST_COUNT; s++) {
+		nr += started[s];
+		nl += gpu_laps[s];
+		cr_expect_eq(started[s], gpu_laps[s], "%s: gpu thread: %s: %llu ranges for %llu laps",
+			     what, rxp_stage_name((enum rxp_stage)s),
+			     (unsigned long long)started[s], (unsigned long long)gpu_laps[s]);
+	}
+	cr_log_info("nvtx %s: every lap: %llu ranges, %llu laps", what, (unsigned long long)nr,
+		    (unsigned long long)nl);
+}
+
+/* One engine and mode under the listener, every burst sampled. */
+__attribute__((unused)) static void every_case(const char *engine, const char *args,
+					       const struct need *need, size_t nneed)
+{
+	if (!rxe_find(engine))
+		cr_skip_test("needs the %s engine in this build", engine);
+	char full[256], what[256];
+	snprintf(full, sizeof(full), "--engine %s %s", engine, args);
+	snprintf(what, sizeof(what), "%s %s (every lap)", engine, args);
+	struct cap c;
+	capture_load(&c, LOAD_EVERY, full, NULL);
+	check_run_range(&c);
+	check_every_lap(&c, what, need, nneed);
+	cap_free(&c);
+}
+
+#if RXRAY_PROBE_MODE != RXP_MODE_FULL || !defined(RXRAY_HAVE_NVTX)
+#define EVERY_CASE(engine, args, ...) NEEDS_FULL()
+#else
+#define EVERY_CASE(engine, args, ...)                                                              \
+	do {                                                                                       \
+		const struct need need_[] = {__VA_ARGS__};                                         \
+		every_case(engine, args, need_, sizeof(need_) / sizeof(need_[0]));                 \
+	} while (0)
+#endif
+
+Test(nvtx_run, every_lap_verbs_single)
+{
+	EVERY_CASE("verbs", "--mode single --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
+		   {"rx", RXP_ST_CQE_POLL});
+}
+
+Test(nvtx_run, every_lap_verbs_hds)
+{
+	EVERY_CASE("verbs", "--mode hds --app thread", NEED_NIC, NEED_APP, {"rx", RXP_ST_CQE_POLL},
+		   {"rx", RXP_ST_HANDOFF});
+}
+
+Test(nvtx_run, every_lap_dpdk_single)
+{
+	EVERY_CASE("dpdk", "--mode single --app inline --dma-writers 2", NEED_NIC, NEED_INLINE,
+		   {"rx", RXP_ST_CQE_POLL}, {"rx", RXP_ST_HANDOFF});
+}
+
+Test(nvtx_run, every_lap_dpdk_hds)
+{
+	EVERY_CASE("dpdk", "--mode hds --app thread", NEED_NIC, NEED_APP, {"rx", RXP_ST_CQE_POLL},
+		   {"rx", RXP_ST_HANDOFF});
+}
+
+/* DPDK with a batch larger than the run (4,000 packets at 20 kpps for
+ * 0.2 s): no batch fills, so every packet is in the one partial batch
+ * the drain hands off at the end, with the app inline: its handoff,
+ * hdr_read, app and free laps are the drain's, whatever the timing. */
+Test(nvtx_run, every_lap_dpdk_one_batch)
+{
+	EVERY_CASE("dpdk", "--mode hds --app inline --rate 20k --batch 4096", NEED_NIC, NEED_INLINE,
+		   {"rx", RXP_ST_HANDOFF});
+}
+
+/* With a GPU: the NIC's copies into GPU memory (payload_dma) and the
+ * consumer's kernels (the gpu thread's gpu_kernel). Launched copies
+ * (sim:gpu_dma=launch) stage pieces until the writer kicks them between
+ * bursts (wr_dma_kick_lap); resident copies go with each run. */
+static void every_gpu_case(const char *engine, const char *args)
+{
+#if !defined(RXRAY_HAVE_GPU_TEST)
+	(void)engine;
+	(void)args;
+	cr_skip_test("needs a build with the CUDA toolkit (rxray_gpu)");
+#else
+	char why[160];
+	if (!rxg_available(why, sizeof(why)))
+		cr_skip_test("needs a CUDA GPU: %s", why);
+	EVERY_CASE(engine, args, {"nic", RXP_ST_PAYLOAD_DMA}, {"gpu", RXP_ST_GPU_KERNEL},
+		   {NULL, RXP_ST_GPU_LAUNCH});
+#endif
+}
+
+Test(nvtx_run, every_lap_gpu_verbs_launched_copies, .timeout = 120)
+{
+	every_gpu_case("verbs", "--device sim:gpu_dma=launch --mode hds --payload-mem gpu "
+				"--payload full --gpu-work reorder");
+}
+
+Test(nvtx_run, every_lap_gpu_dpdk, .timeout = 120)
+{
+	every_gpu_case("dpdk", "--mode hds --payload-mem gpu --payload full --gpu-work reorder");
+}
+
 /* Counters mode keeps its lap path free of NVTX: the run's range only. */
 Test(nvtx_run, counters_build_has_run_range_only)
 {
@@ -650,7 +986,7 @@ Test(nvtx_run, counters_build_has_run_range_only)
 }
 
 /* With a GPU: a range per GPU batch; under CUPTI, one reorder kernel each. */
-Test(nvtx_run, gpu_batches_and_kernels)
+Test(nvtx_run, gpu_batches_and_kernels, .timeout = 120)
 {
 #ifndef RXRAY_HAVE_GPU_TEST
 	cr_skip_test("needs a build with the CUDA toolkit (rxray_gpu)");
@@ -669,11 +1005,11 @@ Test(nvtx_run, gpu_batches_and_kernels)
 	size_t i, batches = 0;
 	json_t *r;
 	json_array_foreach(c.ranges, i, r) {
-		if (strcmp(rname(r), "gpu_batch"))
+		if (strcmp(rname(r), "gpu_kernel"))
 			continue;
 		batches += json_integer_value(json_object_get(r, "end_ns")) > 0;
 	}
-	cr_expect_gt(batches, 0, "no gpu_batch range");
+	cr_expect_gt(batches, 0, "no gpu_kernel range");
 	if (!cupti) {
 		cap_free(&c);
 		cr_skip_test("CUPTI part: librxray_cupti.so not built");
@@ -689,7 +1025,7 @@ Test(nvtx_run, gpu_batches_and_kernels)
 		if (cat && !strcmp(cat, "kernel") && strstr(rname(r), "rxg_k_param"))
 			kernels++;
 	}
-	cr_expect_eq(kernels, batches, "consumer kernels %zu, gpu_batch ranges %zu", kernels,
+	cr_expect_eq(kernels, batches, "consumer kernels %zu, gpu_kernel ranges %zu", kernels,
 		     batches);
 	json_decref(doc);
 	cap_free(&c);

@@ -14,13 +14,13 @@
  *    is one point whose knobs are its config's scalar members.
  *
  * Ceiling model: cycles/packet of a thread = its busy cycles / packets it
- * handled; the bottleneck is the non-nic thread with the most. Predicted
- * ceiling (Mpps) = clock_hz / bottleneck cycles/packet x parallel queues
- * (knob "queues", default 1). The prediction is taken from the NDR run
- * when there is one, else from the highest-rate run. (That run is
- * saturated, so this is a description of it; the ceiling predicted from
- * light load, the stages dearer under load and what-ifs are the cost
- * model's: rxray/model.h.)
+ * handled; the bottleneck is the non-nic thread with the most. The
+ * accounting (Mpps) = clock_hz / bottleneck cycles/packet x parallel
+ * queues (knob "queues", default 1), of the NDR run when there is one,
+ * else of the highest-rate run. That run is saturated, so this describes
+ * it and is never called a prediction (rxa_ceiling.predicted_mpps keeps
+ * its old name); "predicted" is the light-load cost model's alone, as are
+ * the stages dearer under load and what-ifs: rxray/model.h.
  *
  * Error rule: 0 or a negative errno; bad input (-EINVAL) comes with one
  * line "<file>:<line>: <field>: <what>" in err. Free functions accept NULL.
@@ -136,14 +136,66 @@ const struct rxr_result *rxa_point_run(const struct rxa_point *p);
 /*
  * Whether p may enter a fit: false when its search was unresolved or
  * disturbed, or its run says it was oversubscribed ("oversubscribed":
- * true, more threads than cores: disturbed by construction) or disturbed
- * ("validity": {"disturbed": true}). *why (may be NULL) gets a static
+ * true, more threads than cores: disturbed by construction), disturbed
+ * ("validity": {"disturbed": true}) or interrupted ("interrupted": true):
+ * rxa_point_marks & RXA_MARKS_UNCLEAN. *why (may be NULL) gets a static
  * word for the first that applies ("oversubscribed", "disturbed",
- * "unresolved"), NULL when clean.
+ * "unresolved", "interrupted"), NULL when clean. Each mark's own reason:
+ * rxa_marks_phrase.
  */
 bool rxa_point_clean(const struct rxa_point *p, const char **why);
 /* The run (may be NULL) was oversubscribed: extra "oversubscribed": true. */
 bool rxa_run_oversubscribed(const struct rxr_result *r);
+
+/* ---------------------------------------------------------------- marks */
+
+/*
+ * What a figure carries wherever it goes (run summary, ceiling table,
+ * diff, flame, report), each mark with its own reason. The first four
+ * keep a point out of fits and off the word "ceiling" (rxa_point_clean);
+ * an external generator is a fact about the figures, not a fault.
+ */
+enum rxa_mark {
+	RXA_MARK_OVERSUBSCRIBED = 1u << 0, /**< threads shared cores */
+	RXA_MARK_DISTURBED = 1u << 1,      /**< the host interfered (validity) */
+	RXA_MARK_UNRESOLVED = 1u << 2,     /**< the search ended wider than its goal */
+	RXA_MARK_INTERRUPTED = 1u << 3,    /**< the run was stopped early */
+	RXA_MARK_EXTERNAL = 1u << 4,       /**< the load came from an external generator */
+};
+#define RXA_MARK_COUNT 5
+/* The marks that make a point not clean (rxa_point_clean). */
+#define RXA_MARKS_UNCLEAN                                                                   \
+	(RXA_MARK_OVERSUBSCRIBED | RXA_MARK_DISTURBED | RXA_MARK_UNRESOLVED |               \
+	 RXA_MARK_INTERRUPTED)
+/*
+ * The run's marks (0 for NULL): extra "oversubscribed": true; "validity":
+ * {"disturbed": true} (of an oversubscribed run, only for a reason besides
+ * the oversubscription); "interrupted": true (or the generator object's
+ * "interrupted": true); a "generator" object whose "kind" is not the
+ * software NIC's.
+ */
+unsigned rxa_run_marks(const struct rxr_result *r);
+/* The point's marks: its run's, and its summary's oversubscribed,
+ * disturbed and unresolved. */
+unsigned rxa_point_marks(const struct rxa_point *p);
+/* The external generator's kind of r ("command", ...; "unknown" when the
+ * object has none), NULL when r has no generator object or it is the
+ * software NIC. Borrowed from r. */
+const char *rxa_run_generator(const struct rxr_result *r);
+/* A mark's word: "oversubscribed", "disturbed", "unresolved",
+ * "interrupted", "external generator"; "?" for anything else. */
+const char *rxa_mark_word(unsigned bit);
+/*
+ * One mark of p into buf (cut at n, as snprintf): with reason, its own
+ * reason ("unresolved: the search ended at NDR [a, b] Mpps, wider than its
+ * precision goal: ..."); without, its short form ("unresolved",
+ * "oversubscribed (3 threads on 2 cores)", "external generator: command").
+ */
+void rxa_mark_reason(const struct rxa_point *p, unsigned bit, bool reason, char *buf, size_t n);
+/* Every mark of marks for p in a fixed order, "; "-joined with reasons,
+ * ", "-joined without; empty when marks is 0. Returns the length written. */
+size_t rxa_marks_phrase(const struct rxa_point *p, unsigned marks, bool reasons, char *buf,
+			size_t n);
 
 /*
  * A knob's value as text (numbers without decimals when integral) into
@@ -308,8 +360,11 @@ struct rxa_family {
 	size_t *idx;     /* owned: indices into the ceiling array, by frame */
 	size_t n;
 	bool have_cost, have_rate;
-	struct rxa_fit cost; /* y = 1000 / predicted Mpps (receiver cost) */
+	struct rxa_fit cost; /* y = 1000 / NDR-trial accounting Mpps (receiver cost) */
 	struct rxa_fit rate; /* y = 1000 / measured Mpps (NDR, else top RX) */
+	/* the marks of the points each fit took (rxa_point_marks; clean
+	 * points carry at most RXA_MARK_EXTERNAL) */
+	unsigned cost_marks, rate_marks;
 };
 
 /* Group ceilings into families (>= 1 point each) and fit each. 0/-ENOMEM. */
@@ -331,7 +386,7 @@ struct rxa_whatif {
 	int stage;
 	double cpp_now;       /* the stage in the slower run */
 	double cpp_fast;      /* the stage in the faster run */
-	double mpps;          /* the slower run's predicted ceiling at cpp_fast */
+	double mpps;          /* the slower run's accounting (Mpps) at cpp_fast */
 };
 
 struct rxa_diff {
@@ -341,10 +396,15 @@ struct rxa_diff {
 	size_t nw;
 	char thread[24];           /* the thread the verdict is about */
 	double busy_a, busy_b;     /* its busy cycles/packet in A and B */
-	double pred_a, pred_b;     /* predicted ceilings (Mpps), NAN unknown */
+	/* clock / the bottleneck's busy cycles per packet x queues of each run
+	 * (Mpps, NAN unknown): an accounting, never a prediction; of a run
+	 * that lost packets it is the rate it received */
+	double acct_a, acct_b;
+	double loss_a, loss_b;     /* each run's loss ratio (> 0: saturated) */
+	double rx_a, rx_b;         /* each run's received Mpps */
 	char verdict[512];         /* one line */
-	/* the what-ifs change the slower run (lower predicted ceiling; B when
-	 * either is unknown), one stage at a time, to the faster one's cost */
+	/* the what-ifs change the slower run (lower accounting; B when either
+	 * is unknown), one stage at a time, to the faster one's cost */
 	char whatif_run[64], whatif_from[64]; /* their labels */
 	char whatif_thread[24];    /* the slower run's thread they change */
 };
@@ -353,10 +413,12 @@ struct rxa_diff {
  * Stage-by-stage delta of cycles/packet from run a to run b (threads
  * matched by label), the verdict line naming the thread with the largest
  * busy change (B's bottleneck when it exists in A) and its biggest stage
- * deltas, and what-ifs: what the slower run (by predicted ceiling) would
- * reach if one stage of its bottleneck thread cost what it costs in the
- * faster one, whichever order the runs come in. label_b names B in the
- * verdict ("hds").
+ * deltas, and what-ifs: what the slower run (by accounting: clock / busy
+ * cycles per packet) would reach if one stage of its bottleneck thread
+ * cost what it costs in the faster one, whichever order the runs come
+ * in. label_b names B in the verdict ("hds"). The verdict calls no
+ * figure a prediction: each run's accounting is named so, and a run
+ * that lost packets is given as the rate it received.
  * 0, -EINVAL (a run without threads), -ENOMEM.
  */
 int rxa_diff_compute(const struct rxr_result *a, const struct rxr_result *b, const json_t *knobs_b,

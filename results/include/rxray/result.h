@@ -202,9 +202,12 @@ int rxr_result_scan(const char *text, size_t len, size_t *used, struct rxr_resul
  * path and the fast scanner alike): a clock of RXR_CLOCK_HZ_MIN..MAX, at
  * least one thread, thread roles of 1-7 characters from [A-Za-z0-9_.-],
  * each stage's min <= p50 <= p90 <= p99 <= max (percentiles are unsigned
- * already), no counter above the offered count, and the loss the counters
- * give. 0, or -EINVAL with the field's path in field ("clock", "threads",
- * "threads[1].stages.buf_alloc", "counters") and what is wrong in what.
+ * already), no counter above the offered count, the loss the counters
+ * give, and each env member rxray writes of its one type whichever engine
+ * wrote it (env.dpdk an object, env.gpu an array, ...: docs/design.md
+ * "Formats"). 0, or -EINVAL with the field's path in field ("clock",
+ * "threads", "threads[1].stages.buf_alloc", "counters", "env.dpdk") and
+ * what is wrong in what.
  */
 #define RXR_CLOCK_HZ_MIN 1e6  /* 1 MHz: below any counter rxray reads */
 #define RXR_CLOCK_HZ_MAX 1e11 /* 100 GHz */

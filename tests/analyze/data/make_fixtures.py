@@ -64,7 +64,8 @@ def env():
     return {"kernel": "6.1.0-fixture", "machine": "x86_64", "hostname": "fixture",
             "cpu": "Fixture CPU @ 2.00GHz", "cores_online": 2, "cores_available": 2,
             "clock_note": "tsc (invariant)", "tsc_invariant": True, "probes": "counters",
-            "date": "2026-11-29T10:00:00Z", "dpdk": "22.11.5", "rdma_core": "44.0"}
+            # env.dpdk is an object whichever engine wrote the result (one type per field)
+            "date": "2026-11-29T10:00:00Z", "dpdk": {"version": "22.11.5"}, "rdma_core": "44.0"}
 
 
 def run(knobs, offered_mpps, rx_mpps, seconds=1.0, samples=False):
