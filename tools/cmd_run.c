@@ -6,13 +6,18 @@
  * runtime failure or counters that do not conserve exit 1.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "engine_list.h"
+#include "run_gen.h"
 #include "run_sample.h"
 #include "rxray/core.h"
 #include "rxray/util.h"
@@ -26,10 +31,51 @@
 
 static volatile sig_atomic_t run_stop;
 
+/*
+ * The stop deadline: SIGINT or SIGTERM ends the run within 2 s. The
+ * signal asks every loop to stop (run_stop); a watchdog thread, woken by
+ * the handler, gives the run RUN_STOP_S to stop. A run that stopped then
+ * prints and writes its result (marked interrupted, atomically: a
+ * temporary file renamed). A run still going (a GPU kernel or copy, or a
+ * thread, that does not return) is ended here: one line on stderr,
+ * nothing written, exit 1.
+ */
+#define RUN_STOP_S 1.6
+enum { RUN_GOING = 0, RUN_WRITING, RUN_FINISHED };
+static int run_state; /* atomic */
+static sem_t run_sig_sem;
+
 static void run_on_signal(int sig)
 {
 	(void)sig;
 	run_stop = 1;
+	sem_post(&run_sig_sem); /* async-signal-safe */
+}
+
+static void run_sleep_until_state(double secs, int past)
+{
+	for (double el = 0; el < secs && __atomic_load_n(&run_state, __ATOMIC_ACQUIRE) < past;
+	     el += 0.01) {
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void *run_watchdog(void *arg)
+{
+	(void)arg;
+	while (sem_wait(&run_sig_sem) < 0)
+		;
+	run_sleep_until_state(RUN_STOP_S, RUN_WRITING);
+	/* stopped: the summary and the result (milliseconds) are let finish */
+	if (__atomic_load_n(&run_state, __ATOMIC_ACQUIRE) != RUN_GOING)
+		return NULL;
+	static const char msg[] = "rxray run: interrupted, and the run did not stop within 2 s "
+				  "(a thread, GPU kernel or copy did not return): no result "
+				  "written\n";
+	ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)w;
+	_exit(RXP_EXIT_RUNTIME);
 }
 
 static void run_help(void)
@@ -39,6 +85,7 @@ static void run_help(void)
 	       "write the result JSON (rxray.run/1).\n\nOPTIONS\n");
 	rxt_config_print_options(stdout);
 	run_sample_help(stdout);
+	run_gen_help(stdout);
 	printf("\nEXAMPLES\n"
 	       "  rxray run --engine verbs --device sim --mode hds --frame 1064 --seconds 2\n"
 	       "  rxray run --device sim --rate 5M --ring 1024 --batch 32 -o run.json\n"
@@ -131,19 +178,30 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 	double pred = NAN, head = NAN;
 	if (c->rate_pps > 0)
 		rxa_run_headroom(r, NULL, &pred, &head);
-	if (isfinite(pred) && isfinite(head))
+	/* a lossy run was not light load: its "prediction" is its own received
+	 * rate, so none is printed as one */
+	if (isfinite(pred) && isfinite(head) && !(r->loss > 0))
 		fprintf(f, "  predicted ceiling %.3f Mpps (cost model from this run's laps%s), "
 			   "headroom %.2fx the offered %.3f Mpps\n",
 			pred, c->coalesce ? ", coalesced" : "", head, r->offered_mpps);
 	if (isfinite(pred) && r->loss > 0)
-		fprintf(f, "  (this run lost packets: it was not light load, so the prediction is "
-			   "no better than its own received rate)\n");
+		fprintf(f, "  no prediction: this run lost packets, so it was not light load; "
+			   "%.3f Mpps received is what it measured\n", r->rx_mpps);
+	const char *gen = rxa_run_generator(r);
+	if (gen)
+		fprintf(f, "  EXTERNAL GENERATOR: %s: the load came from outside rxray; offered is "
+			   "what that generator sent\n", gen);
 #endif
 }
 
 static void run_signals(void)
 {
 	struct sigaction sa;
+	pthread_t tid;
+	/* the watchdog first: the handler posts to its semaphore */
+	if (sem_init(&run_sig_sem, 0, 0) == 0 &&
+	    pthread_create(&tid, NULL, run_watchdog, NULL) == 0)
+		pthread_detach(tid);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = run_on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -167,7 +225,10 @@ int rxt_cmd_run(int argc, char **argv)
 	struct rxr_result *r = NULL;
 	struct rxt_run_opts ro = {0};
 	struct run_sample *smp = NULL;
-	struct rx_run_watch watch;
+	struct rx_run_watch watch, gwatch;
+	struct run_gen *gen = NULL;
+	volatile sig_atomic_t *gstop = NULL;
+	bool gen_ok = true;
 	char err[512];
 	int ex;
 
@@ -182,11 +243,16 @@ int rxt_cmd_run(int argc, char **argv)
 	/* before anything starts: a run that cannot be sampled never runs */
 	if (ro.sample_hz && (ex = run_sample_check(&c)))
 		return ex;
+	if (ro.generator && (ex = run_gen_open(ro.generator, &c, ro.sample_hz ? &watch : NULL,
+					       &run_stop, &gen, &gwatch, &gstop)))
+		return ex;
 	const struct rx_engine_ops *ops = rxe_find(c.engine);
 	err[0] = '\0';
 	int rc = rxe_check(&c, 0, &caps, NULL, err, sizeof(err));
-	if (rc < 0)
+	if (rc < 0) {
+		run_gen_close(gen);
 		return run_fail(rc, err);
+	}
 	rxr_result_open(&r);
 	if (!r) {
 		rxp_err(VERB, "out of memory");
@@ -199,7 +265,10 @@ int rxt_cmd_run(int argc, char **argv)
 	}
 	run_signals();
 	err[0] = '\0';
-	rc = rx_run_exec_watched(ops, &c, r, &run_stop, smp ? &watch : NULL, err, sizeof(err));
+	rc = rx_run_exec_watched(ops, &c, r, gen ? gstop : &run_stop,
+				 gen ? &gwatch : smp ? &watch : NULL, err, sizeof(err));
+	/* stopped: what is left (summary, result) takes milliseconds */
+	__atomic_store_n(&run_state, RUN_WRITING, __ATOMIC_RELEASE);
 	if (rc == -EINVAL) {
 		ex = run_fail(rc, err);
 		goto out;
@@ -214,12 +283,18 @@ int rxt_cmd_run(int argc, char **argv)
 		ex = RXP_EXIT_RUNTIME;
 		goto out;
 	}
+	if (gen && (ex = run_gen_finish(gen, r, &gen_ok)))
+		goto out;
 	bool conserved = rxr_counters_conserved(&r->c);
 	bool to_stdout = !strcmp(c.out, "-");
 	if (!c.quiet)
 		run_summary(to_stdout ? stderr : stdout, &c, &caps, r, conserved);
+	if (!c.quiet && gen)
+		run_gen_print(to_stdout ? stderr : stdout, r);
 	if (c.out[0]) {
+		__atomic_store_n(&run_state, RUN_WRITING, __ATOMIC_RELEASE);
 		rc = rxr_result_write(r, c.out);
+		__atomic_store_n(&run_state, RUN_FINISHED, __ATOMIC_RELEASE);
 		if (rc < 0) {
 			rxp_err(VERB, "%s: cannot write the result: %s", c.out, strerror(-rc));
 			ex = rxt_cli_out_exit_code(rc);
@@ -235,7 +310,14 @@ int rxt_cmd_run(int argc, char **argv)
 			(unsigned long long)r->c.app_dropped);
 		ex = RXP_EXIT_RUNTIME;
 	}
+	if (!gen_ok) {
+		rxp_err(VERB, "counters do not conserve against the generator's count (the "
+			      "result's generator.conservation says by how much)");
+		ex = RXP_EXIT_RUNTIME;
+	}
 out:
+	__atomic_store_n(&run_state, RUN_FINISHED, __ATOMIC_RELEASE);
+	run_gen_close(gen);
 	run_sample_close(smp);
 	rxr_result_free(r);
 	return ex;

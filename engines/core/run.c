@@ -36,6 +36,9 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, uns
 	int rc = rx_dev_parse(c->device, &dev, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* an option the engine does not read: refused before any device opens */
+	if ((rc = rx_config_check_engine(c, err, errlen)) < 0)
+		return rc;
 	memset(&k, 0, sizeof(k));
 	if (err && errlen)
 		err[0] = '\0';
@@ -75,11 +78,30 @@ static double run_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The process's first GPU stall (rxray/gpu.h rxg_stall): weak, so the
+ * core links without the GPU code; present whenever an engine uses it. */
+extern const char *rxg_stall(void) __attribute__((weak));
+
+static const char *run_gpu_stalled(void)
+{
+	return rxg_stall ? rxg_stall() : NULL;
+}
+
+/* A GPU kernel or copy that made no progress for 2 s is the run's
+ * failure, whatever else went wrong after it. */
+static int run_gpu_stall_rc(int rc, char *err, size_t errlen)
+{
+	const char *s = run_gpu_stalled();
+	if (!s)
+		return rc;
+	return rxp_errf(err, errlen, -ETIMEDOUT, "gpu stalled: %s", s);
+}
+
 /* The core's timer for engines without a wait hook. */
 static int run_wait_timer(struct rx_run *run)
 {
 	double t0 = run_now_s(), el = 0;
-	while (!*run->stop && (el = run_now_s() - t0) < run->c->seconds) {
+	while (!*run->stop && !run_gpu_stalled() && (el = run_now_s() - t0) < run->c->seconds) {
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
@@ -306,7 +328,7 @@ static int run_phase(struct rx_run *run, char *err, size_t errlen)
 		run->watch->end(run->watch->ctx);
 	ops->stop(run, rc < 0);
 	int jrc = run_workers_join(run, rc < 0 ? NULL : err, errlen);
-	return rc ? rc : jrc;
+	return run_gpu_stall_rc(rc ? rc : jrc, err, errlen);
 }
 
 /*
@@ -405,7 +427,7 @@ int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config 
 		run_validity_end(&run, v);
 	if (!rc) {
 		r->validity = v; /* a device's own threads (the NIC's) add their windows */
-		rc = ops->collect(&run, r, err, errlen);
+		rc = run_gpu_stall_rc(ops->collect(&run, r, err, errlen), err, errlen);
 		r->validity = NULL;
 		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
 			rxp_errf(err, errlen, rc, "result: %s", strerror(-rc));

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_int.cuh"
 #include "rxray/gpu.h"
@@ -20,6 +21,27 @@
 
 #define RXG_WARPS 4u            // packets per block: a warp each
 #define RXG_PARAM_MAX 1024u     // batches up to this ride in the parameters
+
+static char rxg_stall_line[400];
+static int rxg_stall_set; // 0 none, 1 being written, 2 there
+
+void rxg_stall_note(const char *fmt, ...)
+{
+	int none = 0;
+	if (!__atomic_compare_exchange_n(&rxg_stall_set, &none, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return; // the first stall is the one reported
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rxg_stall_line, sizeof(rxg_stall_line), fmt, ap);
+	va_end(ap);
+	__atomic_store_n(&rxg_stall_set, 2, __ATOMIC_RELEASE);
+}
+
+extern "C" const char *rxg_stall(void)
+{
+	return __atomic_load_n(&rxg_stall_set, __ATOMIC_ACQUIRE) == 2 ? rxg_stall_line : NULL;
+}
 
 int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
@@ -62,6 +84,12 @@ extern "C" int rxg_available(char *why, size_t whylen)
 		return 0;
 	}
 	dlclose(drv);
+	// every module loaded when the context starts: a kernel loaded on its
+	// first launch while another is resident (a persistent consumer, the
+	// NIC's resident copies) waits for the GPU to go idle, for ever. The
+	// kernels are also loaded by hand (rxg_dma_preload, rxg_consumer_open)
+	// where the context began before this was read.
+	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 	int n = 0, dv = 0, rv = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e == cudaErrorInsufficientDriver) {
@@ -158,6 +186,9 @@ __device__ static inline unsigned long long rxg_now(void)
 // shuffles, the sum folds to 16 bits and is swapped to network order
 // (the sum of byte-swapped words is the byte-swapped sum). A byte at an
 // odd address is the high byte of its little-endian pair.
+// CV: every load fetched again past the SM's cache (a resident kernel
+// reads buffers that other kernels rewrite while it runs).
+template <bool CV>
 __device__ static uint32_t rxg_warp_csum(const uint8_t *src, uint32_t len, unsigned lane)
 {
 	unsigned long long s = 0;
@@ -165,22 +196,22 @@ __device__ static uint32_t rxg_warp_csum(const uint8_t *src, uint32_t len, unsig
 	if (head > len)
 		head = len;
 	if (lane < head)
-		s += (unsigned long long)src[lane] << (((uintptr_t)(src + lane) & 1) * 8);
+		s += (unsigned long long)rxg_ld<CV>(src + lane) << (((uintptr_t)(src + lane) & 1) * 8);
 	const uint8_t *a = src + head;
 	uint32_t rest = len - head, nv = rest / 16;
 	const uint4 *v = (const uint4 *)a;
 	uint32_t i = lane;
 	for (; i + 32 < nv; i += 64) {
-		uint4 x = v[i], y = v[i + 32];
+		uint4 x = rxg_ld<CV>(v + i), y = rxg_ld<CV>(v + i + 32);
 		s += (unsigned long long)x.x + x.y + x.z + x.w;
 		s += (unsigned long long)y.x + y.y + y.z + y.w;
 	}
 	for (; i < nv; i += 32) {
-		uint4 x = v[i];
+		uint4 x = rxg_ld<CV>(v + i);
 		s += (unsigned long long)x.x + x.y + x.z + x.w;
 	}
 	for (uint32_t j = nv * 16 + lane; j < rest; j += 32)
-		s += (unsigned long long)a[j] << (((uintptr_t)(a + j) & 1) * 8);
+		s += (unsigned long long)rxg_ld<CV>(a + j) << (((uintptr_t)(a + j) & 1) * 8);
 	for (int o = 16; o > 0; o >>= 1)
 		s += __shfl_down_sync(0xffffffffu, s, o);
 	while (s >> 16)
@@ -196,28 +227,31 @@ __device__ static uint32_t rxg_warp_csum(const uint8_t *src, uint32_t len, unsig
 // memory (read once per packet, uncached).
 // The big-endian 64-bit sequence number at p (any alignment), by lane 0,
 // given to the whole warp.
+template <bool CV>
 __device__ static unsigned long long rxg_pkt_seq(const uint8_t *p, unsigned lane)
 {
 	unsigned long long q = 0;
 	if (lane == 0)
 		for (int i = 0; i < 8; i++)
-			q = q << 8 | p[i];
+			q = q << 8 | rxg_ld<CV>(p + i);
 	return __shfl_sync(0xffffffffu, q, 0);
 }
 
 // One packet by a warp: its sequence number (given, or read from the
-// packet by lane 0), its work, and the warp's statistics.
+// packet by lane 0), its work, and the warp's statistics. CV: the
+// resident kernel's loads of payloads (rxg_ld).
+template <bool CV>
 __device__ static inline void rxg_packet(const rxg_ctx &c, const uint8_t *src,
 					 unsigned long long q, uint32_t k, bool seq_in_pkt,
 					 unsigned lane, unsigned long long *wmin,
 					 unsigned long long *wmax, unsigned long long *wsum)
 {
 	if (seq_in_pkt)
-		q = rxg_pkt_seq(src + c.seq_at, lane);
+		q = rxg_pkt_seq<CV>(src + c.seq_at, lane);
 	if (c.work == RXG_WORK_REORDER) {
-		rxg_warp_copy(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
+		rxg_warp_copy<CV>(c.out + (size_t)(q & c.mask) * c.stride, src, c.bytes, lane);
 	} else {
-		uint32_t v = rxg_warp_csum(src, c.bytes, lane);
+		uint32_t v = rxg_warp_csum<CV>(src, c.bytes, lane);
 		if (lane == 0) {
 			c.csum[k] = v;
 			*wsum += v;
@@ -244,7 +278,7 @@ __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 		// sequence numbers are in the kernel's parameters.
 		const uint32_t stride = gridDim.x * RXG_WARPS;
 		for (uint32_t k = blockIdx.x * RXG_WARPS + warp; k < n; k += stride)
-			rxg_packet(c, (const uint8_t *)addr[k], seq_in_pkt ? 0 : seq[k], k, seq_in_pkt,
+			rxg_packet<false>(c, (const uint8_t *)addr[k], seq_in_pkt ? 0 : seq[k], k, seq_in_pkt,
 				   lane, &wmin, &wmax, &wsum);
 	} else {
 		// From mapped memory: the block takes a contiguous share of the
@@ -268,7 +302,7 @@ __device__ static void rxg_batch(const rxg_ctx &c, void *const *addr,
 			}
 			__syncthreads();
 			for (uint32_t j = warp; j < cn; j += RXG_WARPS)
-				rxg_packet(c, (const uint8_t *)s_addr[j], seq_in_pkt ? 0 : s_seq[j], c0 + j,
+				rxg_packet<true>(c, (const uint8_t *)s_addr[j], seq_in_pkt ? 0 : s_seq[j], c0 + j,
 					   seq_in_pkt, lane, &wmin, &wmax, &wsum);
 			__syncthreads();
 		}
@@ -514,6 +548,17 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 		goto fail;
 	}
 	CU(cudaSetDevice(p->device));
+	// every kernel the run may start, loaded before any is resident
+	{
+		cudaFuncAttributes fa;
+		CU(cudaFuncGetAttributes(&fa, (const void *)rxg_k_param<64>));
+		CU(cudaFuncGetAttributes(&fa, (const void *)rxg_k_param<256>));
+		CU(cudaFuncGetAttributes(&fa, (const void *)rxg_k_param<RXG_PARAM_MAX>));
+		CU(cudaFuncGetAttributes(&fa, (const void *)rxg_k_dev));
+		CU(cudaFuncGetAttributes(&fa, (const void *)rxg_k_persistent));
+		CU(cudaFuncGetAttributes(&fa, (const void *)rxg_k_scratch_init));
+		CU(rxg_dma_preload());
+	}
 	CU(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
 	CU(cudaHostAlloc((void **)&g->snap, p->depth * sizeof(rxg_snap), cudaHostAllocMapped));
 	memset(g->snap, 0, p->depth * sizeof(rxg_snap));
@@ -598,8 +643,29 @@ extern "C" void rxg_consumer_close(struct rxg_consumer *g)
 {
 	if (!g)
 		return;
-	if (g->running)
+	if (g->running) {
+		// the resident kernel returns once it sees quit with every
+		// posted batch done; bounded: a kernel that never returns is
+		// reported, and everything it might touch is left allocated
 		__atomic_store_n(&g->bell->quit, 1ull, __ATOMIC_RELEASE);
+		struct timespec t0, now;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (cudaStreamQuery(g->stream) == cudaErrorNotReady) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >
+			    RXG_STALL_S) {
+				rxg_stall_note("gpu_kernel: the persistent kernel did not return within "
+					       "%.0f s of its quit (batches posted %llu, retired %llu)",
+					       RXG_STALL_S,
+					       (unsigned long long)__atomic_load_n(&g->bell->posted,
+										   __ATOMIC_ACQUIRE),
+					       (unsigned long long)g->tail);
+				return;
+			}
+			struct timespec ts = {0, 100000};
+			nanosleep(&ts, NULL);
+		}
+	}
 	if (g->stream)
 		cudaStreamSynchronize(g->stream);
 	for (uint32_t s = 0; g->exec && s < g->p.depth; s++)
@@ -639,7 +705,7 @@ extern "C" int rxg_submit(struct rxg_consumer *g, void *const *payloads, const u
 	int rc = g->launch(g, payloads, seqs, n, slot, b);
 	if (rc)
 		return rc;
-	g->nvtx[slot] = rxp_nvtx_range_start("gpu_batch");
+	g->nvtx[slot] = rxp_nvtx_range_start("gpu_kernel");
 	g->head = b;
 	return 0;
 }
@@ -670,6 +736,10 @@ extern "C" int rxg_retire(struct rxg_consumer *g, bool block)
 	uint64_t b = g->tail + 1;
 	uint32_t slot = (uint32_t)(g->tail % g->p.depth);
 	rxg_snap *s = &g->snap[slot];
+	struct timespec t0 = {0, 0};
+	// after a stall anywhere in the process nothing more is waited for
+	if (block && rxg_stall() && __atomic_load_n(&s->batch, __ATOMIC_ACQUIRE) != b)
+		return -ETIMEDOUT;
 	for (uint32_t spin = 0;; spin++) {
 		if (__atomic_load_n(&s->batch, __ATOMIC_ACQUIRE) == b)
 			break;
@@ -682,6 +752,25 @@ extern "C" int rxg_retire(struct rxg_consumer *g, bool block)
 				return -EIO;
 			if (e == cudaSuccess && __atomic_load_n(&s->batch, __ATOMIC_ACQUIRE) != b)
 				return -EIO;
+			// no progress for RXG_STALL_S: say what was waited for
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (!t0.tv_sec && !t0.tv_nsec)
+				t0 = now;
+			else if ((double)(now.tv_sec - t0.tv_sec) +
+				     (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > RXG_STALL_S) {
+				rxg_stall_note(
+				    "gpu_kernel: batch %llu (slot %u, %u packets, launch %s, work %s) "
+				    "not complete after %.0f s; waited for its flag in mapped "
+				    "memory%s%llu), batches retired %llu",
+				    (unsigned long long)b, slot, g->n[slot], rxg_launch_name(g->p.launch),
+				    rxg_work_name(g->p.work), RXG_STALL_S,
+				    g->bell ? " (doorbell posted " : " (submitted ",
+				    g->bell ? __atomic_load_n(&g->bell->posted, __ATOMIC_ACQUIRE)
+					    : (unsigned long long)g->head,
+				    (unsigned long long)g->tail);
+				return -ETIMEDOUT;
+			}
 		}
 	}
 	rxp_nvtx_range_end(g->nvtx[slot]);

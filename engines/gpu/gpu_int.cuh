@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "rxray/gpu.h"
+
 // Writes the formatted line into err (may be NULL) and returns rc.
 int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -23,9 +25,26 @@ int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 		}                                                                            \
 	} while (0)
 
+// How long a GPU kernel or copy may make no progress before the wait on
+// it gives up and says what it waited for (rxg_stall_note).
+#define RXG_STALL_S 2.0
+
+// Every kernel of dma.cu loaded (rxg_dma_preload): before any resident one.
+extern "C" cudaError_t rxg_dma_preload(void);
+
+// A load from src: cached (CV false), or fetched again every time (CV
+// true: host memory that the CPU rewrites while a resident kernel reads it).
+template <bool CV, typename T> __device__ static inline T rxg_ld(const T *p)
+{
+	if (CV)
+		return __ldcv(p);
+	return *p;
+}
+
 // A warp copies len bytes: 16-byte loads and stores when both ends share
 // their offset mod 16 (bytes up to the first boundary, then vectors, four
 // in flight per lane before the first store), words or bytes otherwise.
+template <bool CV = false>
 __device__ static inline void rxg_warp_copy(uint8_t *dst, const uint8_t *src, uint32_t len,
 					    unsigned lane)
 {
@@ -35,7 +54,7 @@ __device__ static inline void rxg_warp_copy(uint8_t *dst, const uint8_t *src, ui
 		if (head > len)
 			head = len;
 		if (lane < head)
-			dst[lane] = src[lane];
+			dst[lane] = rxg_ld<CV>(src + lane);
 		dst += head;
 		src += head;
 		len -= head;
@@ -44,34 +63,49 @@ __device__ static inline void rxg_warp_copy(uint8_t *dst, const uint8_t *src, ui
 		uint32_t nv = len / 16;
 		uint32_t i = lane;
 		for (; i + 96 < nv; i += 128) {
-			uint4 a = s[i], b = s[i + 32], c = s[i + 64], e = s[i + 96];
+			uint4 a = rxg_ld<CV>(s + i), b = rxg_ld<CV>(s + i + 32), c = rxg_ld<CV>(s + i + 64),
+			      e = rxg_ld<CV>(s + i + 96);
 			d[i] = a;
 			d[i + 32] = b;
 			d[i + 64] = c;
 			d[i + 96] = e;
 		}
-		for (; i < nv; i += 32)
-			d[i] = s[i];
+		// the rest (under 2 KiB): its loads all issued before a store,
+		// so a piece read over PCIe costs one round trip, not one per
+		// 512 bytes
+		if (i < nv) {
+			bool hb = i + 32 < nv, hc = i + 64 < nv;
+			uint4 a = rxg_ld<CV>(s + i), b = a, c = a;
+			if (hb)
+				b = rxg_ld<CV>(s + i + 32);
+			if (hc)
+				c = rxg_ld<CV>(s + i + 64);
+			d[i] = a;
+			if (hb)
+				d[i + 32] = b;
+			if (hc)
+				d[i + 64] = c;
+		}
 		for (uint32_t j = nv * 16 + lane; j < len; j += 32)
-			dst[j] = src[j];
+			dst[j] = rxg_ld<CV>(src + j);
 	} else if ((mis & 3) == 0) {
 		uint32_t head = (uint32_t)((4 - ((uintptr_t)dst & 3)) & 3);
 		if (head > len)
 			head = len;
 		if (lane < head)
-			dst[lane] = src[lane];
+			dst[lane] = rxg_ld<CV>(src + lane);
 		dst += head;
 		src += head;
 		len -= head;
 		const uint32_t *s = (const uint32_t *)src;
 		uint32_t *d = (uint32_t *)dst;
 		for (uint32_t i = lane; i < len / 4; i += 32)
-			d[i] = s[i];
+			d[i] = rxg_ld<CV>(s + i);
 		for (uint32_t j = len / 4 * 4 + lane; j < len; j += 32)
-			dst[j] = src[j];
+			dst[j] = rxg_ld<CV>(src + j);
 	} else {
 		for (uint32_t j = lane; j < len; j += 32)
-			dst[j] = src[j];
+			dst[j] = rxg_ld<CV>(src + j);
 	}
 }
 

@@ -38,7 +38,15 @@ struct nic_pkt {
 	uint8_t gpu_mask;      /* bit i: seg[i] is GPU memory */
 	struct rxg_dma *gd;    /* the thread's DMA engine for those */
 	uint64_t *ticket;      /* asynchronous copies: the run's last ticket */
+	bool *stalled;         /* the writer's stall flag (nic_thread.stalled) */
+	bool lost;             /* test fault: its GPU bytes never land */
 };
+
+#ifdef RXRAY_HAVE_GPU
+/* Where a payload goes once its writer's copies stalled (nothing of the
+ * run is published after a stall). */
+static _Thread_local char dma_sink[RXS_MAX_FRAME];
+#endif
 
 static const struct nic_mr *dma_mr_find(const struct rxs_nic *n, uint32_t lkey)
 {
@@ -101,6 +109,14 @@ static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src,
 		uint32_t k = take - off < len ? take - off : len;
 		char *dst = pk->seg[i] + off;
 #ifdef RXRAY_HAVE_GPU
+		if ((pk->gpu_mask & (1u << i)) && pk->lost) {
+			/* test fault: the copy is never issued, the CQE goes out */
+			if (s)
+				s += k;
+			len -= k;
+			off = 0;
+			continue;
+		}
 		if (pk->gpu_mask & (1u << i)) {
 			/* GPU memory: into the DMA engine's staging area */
 			dst = rxg_dma_stage(pk->gd, dst, k);
@@ -111,10 +127,22 @@ static void dma_scatter(const struct nic_pkt *pk, uint32_t off, const void *src,
 				if (tk > 0 && pk->ticket)
 					*pk->ticket = (uint64_t)tk;
 			}
-			while (!dst) {
+			uint64_t t0 = dst || *pk->stalled ? 0 : rxp_now();
+			while (!dst && !*pk->stalled) {
 				(void)rxg_dma_done(pk->gd);
 				dst = rxg_dma_stage(pk->gd, pk->seg[i] + off, k);
+				if (!dst && (double)(rxp_now() - t0) > NIC_STALL_S * rxp_clock_get()->hz) {
+					rxg_stall_note("payload_dma: the staging ring stayed full "
+						       "for %.0f s (%llu tickets landed of %llu "
+						       "submitted)",
+						       NIC_STALL_S,
+						       (unsigned long long)rxg_dma_done(pk->gd),
+						       (unsigned long long)(rxg_dma_next_ticket(pk->gd) - 1));
+					*pk->stalled = true;
+				}
 			}
+			if (!dst)
+				dst = dma_sink;
 		}
 #endif
 		if (s)
@@ -364,11 +392,21 @@ static bool wr_dma_kick(struct nic_thread *t, bool force)
 }
 
 /* The same between runs: the launch is the NIC's payload_dma work (its
- * packets were counted where they were staged), not idle time. */
+ * packets were counted where they were staged), not idle time, and a
+ * burst of its own (full mode: the lap's NVTX range, as any burst's). */
 static void wr_dma_kick_lap(struct nic_thread *t)
 {
-	if (wr_dma_kick(t, true))
-		rxp_lap(t->probe, RXP_ST_PAYLOAD_DMA, 0);
+#ifdef RXRAY_HAVE_GPU
+	if (!t->gdma || !rxg_dma_pending(t->gdma)) /* wr_dma_kick's "nothing to send" */
+		return;
+	rxp_burst_begin(t->probe);
+	rxp_stage_begin(t->probe, RXP_ST_PAYLOAD_DMA);
+	wr_dma_kick(t, true);
+	rxp_lap(t->probe, RXP_ST_PAYLOAD_DMA, 0);
+	rxp_burst_end(t->probe, 0);
+#else
+	(void)t;
+#endif
 }
 
 /* A ticket for the run just written: what must land before it is
@@ -383,7 +421,8 @@ static uint64_t wr_gate_ticket(struct nic_thread *t)
 		/* the submit that will carry this run's last pieces: this one
 		 * when the batch is full, else a later one (wr_dma_kick) */
 		t->run_ticket = rxg_dma_next_ticket(t->gdma);
-		wr_dma_kick(t, false);
+		/* resident copies: a submit is a few stores, each run goes now */
+		wr_dma_kick(t, !t->n->p.gpu_dma_launch);
 		return t->run_ticket;
 	}
 #endif
@@ -433,18 +472,52 @@ static void wr_publish(struct nic_thread *t, const struct nic_run *r)
 }
 
 /*
+ * GPU copies that make no progress: the oldest run has waited for its
+ * ticket RXG_STALL_S with nothing published meanwhile. The writer says
+ * which run and ticket (rxg_stall), ends with -ETIMEDOUT and publishes
+ * nothing more. Test gates (gate_fn) are the test's to bound.
+ */
+static void wr_gate_stall(struct nic_thread *t)
+{
+#ifdef RXRAY_HAVE_GPU
+	if (!t->gdma || t->stalled)
+		return;
+	uint64_t now = rxp_now();
+	if (!t->gate_since) {
+		t->gate_since = now;
+		return;
+	}
+	if ((double)(now - t->gate_since) < NIC_STALL_S * rxp_clock_get()->hz)
+		return;
+	const struct nic_run *r = &t->runs[t->run_head % NIC_RUNS_MAX];
+	rxg_stall_note("payload_dma: NIC writer %u's run of %u packets (queue %u, CQE %u) waits "
+		       "for copy ticket %llu, not landed after %.0f s (%llu of %llu tickets "
+		       "landed)",
+		       t->idx, r->m, (unsigned)(r->q - t->n->q), r->c, (unsigned long long)r->ticket,
+		       NIC_STALL_S, (unsigned long long)rxg_dma_done(t->gdma),
+		       (unsigned long long)(rxg_dma_next_ticket(t->gdma) - 1));
+	t->stalled = true;
+	if (!t->rc)
+		t->rc = -ETIMEDOUT;
+#else
+	(void)t;
+#endif
+}
+
+/*
  * Publish the runs at the head of this writer's list whose gate ticket
  * is done (tickets complete in order). Returns the runs published. Never
  * waits for a gate.
  */
-static uint32_t wr_retire(struct nic_thread *t)
+static uint32_t wr_retire_from(struct nic_thread *t, bool polled, uint64_t level)
 {
 	uint32_t done = 0;
-	uint64_t level = 0;
-	bool polled = false;
+	/* test fault: a run's completions do not wait for its gate (GPU
+	 * copies have a fault of their own: nic_pkt.lost) */
+	bool gated = !t->n->p.fault_publish_early || t->gdma;
 	while (t->run_head != t->run_tail) {
 		struct nic_run *r = &t->runs[t->run_head % NIC_RUNS_MAX];
-		if (r->ticket) {
+		if (r->ticket && gated) {
 			if (!polled) {
 				level = wr_gate_level(t);
 				polled = true;
@@ -456,6 +529,44 @@ static uint32_t wr_retire(struct nic_thread *t)
 		t->run_head++;
 		done++;
 	}
+	if (done || t->run_head == t->run_tail)
+		t->gate_since = 0;
+	else
+		wr_gate_stall(t);
+	return done;
+}
+
+static uint32_t wr_retire(struct nic_thread *t)
+{
+	return wr_retire_from(t, false, 0);
+}
+
+/*
+ * The same between runs (the writer's loop, outside any burst): when the
+ * oldest run can go, its publication is a burst of its own, lapped as
+ * cqe_write (full mode: the NVTX ranges of its laps, as any burst's);
+ * when it cannot, nothing is lapped. The gate is polled once.
+ */
+static uint32_t wr_retire_burst(struct nic_thread *t)
+{
+	if (t->run_head == t->run_tail)
+		return 0;
+	const struct nic_run *r = &t->runs[t->run_head % NIC_RUNS_MAX];
+	bool gated = !t->n->p.fault_publish_early || t->gdma, polled = false;
+	uint64_t level = 0;
+	if (r->ticket && gated) {
+		level = wr_gate_level(t);
+		polled = true;
+		if (level < r->ticket) {
+			wr_gate_stall(t);
+			return 0;
+		}
+	}
+	rxp_burst_begin(t->probe);
+	rxp_stage_begin(t->probe, RXP_ST_CQE_WRITE);
+	uint32_t done = wr_retire_from(t, polled, level);
+	rxp_lap(t->probe, RXP_ST_CQE_WRITE, 0);
+	rxp_burst_end(t->probe, 0);
 	return done;
 }
 
@@ -653,6 +764,12 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		x->flow = q->wflows[fi];
 		x->gd = t->gdma;
 		x->ticket = &t->run_ticket;
+		x->stalled = &t->stalled;
+		/* test fault (params.fault_publish_early, GPU payloads): every
+		 * n-th run's copies are never issued and its completions go
+		 * out regardless, so a consumer reads stale bytes */
+		x->lost = t->gdma && n->p.fault_publish_early &&
+			  t->claims % n->p.fault_publish_early == 0;
 		x->seq = q->seq + cl->off + i;
 		x->due = due0 + (uint64_t)(i * n->twire);
 		x->wqe_counter = (uint16_t)(cl->c + i);
@@ -784,12 +901,12 @@ static void wr_loop(struct nic_thread *t)
 	uint32_t rr = t->writer; /* writers start on different queues */
 	for (;;) {
 		uint64_t now = rxp_now();
-		if (now >= tend || dma_should_stop(n) || !nq || wr_quota_spent(t))
+		if (now >= tend || dma_should_stop(n) || !nq || wr_quota_spent(t) || t->stalled)
 			break;
 		if (wr_pending(t) >= NIC_RUNS_MAX) {
 			/* every slot awaits its gate: only retiring helps */
 			wr_dma_kick_lap(t);
-			if (!wr_retire(t))
+			if (!wr_retire_burst(t))
 				rxp_lap(p, RXP_ST_IDLE, 0);
 			continue;
 		}
@@ -799,7 +916,7 @@ static void wr_loop(struct nic_thread *t)
 			/* nothing due: what is staged goes now */
 			wr_dma_kick_lap(t);
 			if (wr_pending(t))
-				wr_retire(t);
+				wr_retire_burst(t);
 			rxp_lap(p, RXP_ST_IDLE, 0);
 			continue;
 		}
@@ -813,7 +930,7 @@ static void wr_loop(struct nic_thread *t)
 			 * and gated runs would then never be published */
 			wr_dma_kick_lap(t);
 			if (wr_pending(t))
-				wr_retire(t);
+				wr_retire_burst(t);
 		}
 		if (!n->q[qi].paced)
 			wr_wire_time(t, now, cl.k, np, tend, &t->avg_pkt);
@@ -821,12 +938,16 @@ static void wr_loop(struct nic_thread *t)
 	}
 	/* every run written is published before the writer reports done */
 	wr_dma_kick_lap(t);
-	while (wr_pending(t))
-		if (!wr_retire(t))
+	if (t->stalled && !t->rc)
+		t->rc = -ETIMEDOUT;
+	while (wr_pending(t) && !t->stalled)
+		if (!wr_retire_burst(t))
 			rxp_lap(p, RXP_ST_IDLE, 0);
 #ifdef RXRAY_HAVE_GPU
-	if (t->gdma && rxg_dma_drain(t->gdma) < 0 && !t->rc)
-		t->rc = -EIO;
+	/* the resident copy kernel leaves the GPU until the next phase */
+	int drc;
+	if (t->gdma && !t->stalled && (drc = rxg_dma_park(t->gdma)) < 0 && !t->rc)
+		t->rc = drc;
 #endif
 }
 

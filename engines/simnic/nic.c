@@ -303,6 +303,7 @@ int rxs_nic_start(struct rxs_nic *n)
 			continue;
 		size_t bytes = (size_t)16 * NIC_DMA_BATCH * (n->p.frame + 16);
 		rc = rxg_dma_open(16 * NIC_DMA_BATCH, bytes < (16u << 20) ? bytes : (16u << 20),
+				  n->p.gpu_dma_launch ? RXG_DMA_LAUNCH : RXG_DMA_RESIDENT,
 				  &n->t[i].gdma, NULL, 0);
 		if (rc < 0)
 			return rc;
@@ -361,6 +362,7 @@ int rxs_nic_rearm(struct rxs_nic *n, double seconds)
 		t->offered = t->received = t->out_of_buffer = 0;
 		memset(t->qcnt, 0, sizeof(*t->qcnt) * n->p.queues);
 		t->claims = 0;
+		t->gate_since = 0;
 		t->valid_ok = false;
 		__atomic_store_n(&t->state, NIC_IDLE, __ATOMIC_RELEASE);
 	}
@@ -629,6 +631,11 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "line_mpps", json_real(n->line_pps / 1e6));
 	json_object_set_new(o, "writer_threads", json_integer(n->nthreads));
 	json_object_set_new(o, "cqe_comp", json_boolean(n->p.cqe_comp));
+	if (n->gpu_mrs)
+		json_object_set_new(o, "gpu_dma",
+				    json_string(n->p.gpu_dma_launch ? "launch" : "resident"));
+	if (n->p.fault_publish_early)
+		json_object_set_new(o, "fault", json_string("publish_before_landing"));
 	json_object_set_new(o, "threads", ts);
 	json_object_set_new(o, "totals", nic_counters_json(&tot));
 	json_object_set_new(o, "queues", qs);

@@ -58,7 +58,8 @@ struct nic_run {
 };
 
 #define NIC_RUNS_MAX 64u   /* runs a writer keeps awaiting publication */
-#define NIC_DMA_BATCH 128u /* GPU pieces a writer stages before it submits them */
+#define NIC_DMA_BATCH 128u /* launch: GPU pieces a writer stages before it submits them */
+#define NIC_STALL_S 2.0    /* GPU copies without progress this long: a stall */
 
 /*
  * One DMA writer thread: writer `writer` of NIC thread (group) `group`,
@@ -95,6 +96,10 @@ struct nic_thread {
 	uint64_t tickets;             /* gate tickets issued */
 	uint64_t run_ticket;          /* GPU copies: the run's last ticket */
 	uint64_t gate_polls;          /* host gate: polls so far */
+	uint64_t gate_since;          /* GPU copies: when the oldest run began
+				       * waiting for its ticket with nothing
+				       * published since (0: not waiting) */
+	bool stalled;                 /* a copy made no progress for 2 s */
 	uint64_t claims;              /* runs claimed (the fault switches count them) */
 	double lead;                  /* ticks a train is claimed before it begins
 				       * (wr_lead), kept across phases */

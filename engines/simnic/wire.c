@@ -245,9 +245,24 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 			return werr(err, errlen, "device: writers=%s out of range 1..%u or auto", val,
 				    RXS_MAX_WRITERS);
 		p->writers = (uint32_t)v;
+	} else if (!strcmp(key, "gpu_dma")) {
+		/* how GPU payloads' copies start (rxray/gpu.h rxg_dma_mode) */
+		if (!strcmp(val, "resident"))
+			p->gpu_dma_launch = false;
+		else if (!strcmp(val, "launch"))
+			p->gpu_dma_launch = true;
+		else
+			return werr(err, errlen, "device: gpu_dma=%s is not resident or launch", val);
+	} else if (!strcmp(key, "fault")) {
+		/* tests and benches: the NIC breaks a rule a consumer must catch */
+		if (!strcmp(val, "publish_before_landing"))
+			p->fault_publish_early = 64; /* GPU copies: every 64th run */
+		else
+			return werr(err, errlen, "device: fault=%s is not publish_before_landing", val);
 	} else {
 		return werr(err, errlen,
-			    "device: unknown sim option '%s' (rate, flows, cq, nics, writers, line, train)",
+			    "device: unknown sim option '%s' (rate, flows, cq, nics, writers, line, "
+			    "train, gpu_dma, fault)",
 			    key);
 	}
 	return 0;

@@ -84,19 +84,19 @@ static void reorder_in(enum rxg_launch launch)
 	cudaFree(d);
 }
 
-Test(gpu_stage, reorder_places_by_sequence_and_counts_gaps)
+Test(gpu_stage, reorder_places_by_sequence_and_counts_gaps, .timeout = 60)
 {
 	need_gpu();
 	reorder_in(RXG_LAUNCH_KERNEL);
 }
 
-Test(gpu_stage, reorder_through_a_graph)
+Test(gpu_stage, reorder_through_a_graph, .timeout = 60)
 {
 	need_gpu();
 	reorder_in(RXG_LAUNCH_GRAPH);
 }
 
-Test(gpu_stage, reorder_through_the_persistent_kernel)
+Test(gpu_stage, reorder_through_the_persistent_kernel, .timeout = 60)
 {
 	need_gpu();
 	reorder_in(RXG_LAUNCH_PERSISTENT);
@@ -154,14 +154,14 @@ static void checksum_in(enum rxg_launch launch, uint32_t len)
 	cudaFree(d);
 }
 
-Test(gpu_stage, checksum_matches_the_cpu)
+Test(gpu_stage, checksum_matches_the_cpu, .timeout = 60)
 {
 	need_gpu();
 	checksum_in(RXG_LAUNCH_KERNEL, PAY);
 	checksum_in(RXG_LAUNCH_KERNEL, 1001);
 }
 
-Test(gpu_stage, checksum_through_a_graph_and_the_persistent_kernel)
+Test(gpu_stage, checksum_through_a_graph_and_the_persistent_kernel, .timeout = 60)
 {
 	need_gpu();
 	checksum_in(RXG_LAUNCH_GRAPH, 1001);
@@ -170,7 +170,7 @@ Test(gpu_stage, checksum_through_a_graph_and_the_persistent_kernel)
 
 /* Many batches through each mode: every batch retires once, in order,
  * with its own packet count, and the sequence accounting sees no gap. */
-Test(gpu_stage, batches_stream_through_every_mode)
+Test(gpu_stage, batches_stream_through_every_mode, .timeout = 60)
 {
 	need_gpu();
 	static uint8_t host[NPKT * PAY];
@@ -213,8 +213,10 @@ Test(gpu_stage, batches_stream_through_every_mode)
 }
 
 /* The NIC's DMA engine: pieces of every alignment and length land at their
- * GPU addresses; tickets complete in order; a full ring refuses. */
-Test(gpu_stage, dma_pieces_land_where_they_were_sent)
+ * GPU addresses; tickets complete in order; a full ring refuses. Resident:
+ * the kernel is parked before each synchronous copy, and a submit after a
+ * park starts it again at the next ticket. */
+static void dma_pieces_land(enum rxg_dma_mode mode)
 {
 	need_gpu();
 	enum { BUF = 1 << 20 };
@@ -225,7 +227,7 @@ Test(gpu_stage, dma_pieces_land_where_they_were_sent)
 	memset(want, 0, BUF);
 	struct rxg_dma *dma = NULL;
 	char err[256];
-	cr_assert_eq(rxg_dma_open(256, 64 * 1024, &dma, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxg_dma_open(256, 64 * 1024, mode, &dma, err, sizeof(err)), 0, "%s", err);
 	uint64_t off = 0, last = 0;
 	for (uint32_t i = 0; i < 600; i++) {
 		uint32_t len = 1 + (i * 977) % 3000;
@@ -233,7 +235,10 @@ Test(gpu_stage, dma_pieces_land_where_they_were_sent)
 		if (off + len > BUF)
 			off = i % 16;
 		uint8_t *src;
-		while (!(src = rxg_dma_stage(dma, d + off, len))) {
+		/* bounded: copies that stop landing fail the test at once */
+		for (long spin = 0; !(src = rxg_dma_stage(dma, d + off, len)); spin++) {
+			cr_assert_lt(spin, 50000000L, "piece %u: the ring stayed full (%s)", i,
+				     rxg_stall() ? rxg_stall() : "no ticket landed");
 			if (rxg_dma_pending(dma)) {
 				int64_t t = rxg_dma_submit(dma);
 				cr_assert_gt(t, (int64_t)last, "tickets increase");
@@ -255,6 +260,7 @@ Test(gpu_stage, dma_pieces_land_where_they_were_sent)
 	cr_expect_eq(rxg_dma_pending(dma), 0);
 	cr_expect_geq(rxg_dma_done(dma), last);
 	cr_expect_eq(rxg_dma_submit(dma), 0, "nothing staged: no ticket");
+	cr_assert_eq(rxg_dma_park(dma), 0);
 	cr_assert_eq(cudaMemcpy(got, d, BUF, cudaMemcpyDeviceToHost), cudaSuccess);
 	for (size_t i = 0; i < BUF; i++)
 		if (got[i] != want[i])
@@ -264,13 +270,24 @@ Test(gpu_stage, dma_pieces_land_where_they_were_sent)
 	cr_assert_not_null(src);
 	memcpy(src, "hello", 5);
 	cr_expect_eq(rxg_dma_flush(dma), 0);
+	cr_assert_eq(rxg_dma_park(dma), 0);
 	cr_assert_eq(cudaMemcpy(got, d, 8, cudaMemcpyDeviceToHost), cudaSuccess);
 	cr_expect_eq(memcmp(got + 3, "hello", 5), 0);
 	rxg_dma_close(dma);
 	cudaFree(d);
 }
 
-Test(gpu_stage, depth_bounds_batches_in_flight)
+Test(gpu_stage, dma_pieces_land_where_they_were_sent_resident, .timeout = 60)
+{
+	dma_pieces_land(RXG_DMA_RESIDENT);
+}
+
+Test(gpu_stage, dma_pieces_land_where_they_were_sent_launch, .timeout = 60)
+{
+	dma_pieces_land(RXG_DMA_LAUNCH);
+}
+
+Test(gpu_stage, depth_bounds_batches_in_flight, .timeout = 60)
 {
 	need_gpu();
 	static uint8_t host[NPKT * PAY];
@@ -291,7 +308,7 @@ Test(gpu_stage, depth_bounds_batches_in_flight)
 	cudaFree(d);
 }
 
-Test(gpu_stage, bad_parameters_are_refused)
+Test(gpu_stage, bad_parameters_are_refused, .timeout = 60)
 {
 	struct rxg_params p = {RXG_WORK_REORDER, 64, 4, 64, 1000, 0, RXG_LAUNCH_KERNEL, 0}; /* window not 2^k */
 	struct rxg_consumer *g = NULL;
@@ -312,7 +329,7 @@ Test(gpu_stage, bad_parameters_are_refused)
 
 /* Single-segment GPUDirect: the headers are in GPU memory, so the kernel
  * reads each sequence number from its packet (big-endian at seq_at). */
-Test(gpu_stage, sequence_numbers_read_from_the_packets)
+Test(gpu_stage, sequence_numbers_read_from_the_packets, .timeout = 60)
 {
 	need_gpu();
 	enum { N = 64, FR = 200, AT = 42 };

@@ -1181,6 +1181,54 @@ Test(simnic, writers_cqe_before_data_is_caught)
 }
 
 /*
+ * The fault switch that publishes before landing (params.fault_publish_
+ * early) is caught by the check every gated test makes: with the gate
+ * closed (no copy has landed) and every run written, a CQE is visible.
+ * Without the fault none is (writers_publish_only_completed_runs too),
+ * for one writer and for several.
+ */
+static bool cqe_before_gate(uint32_t writers, uint32_t fault)
+{
+	struct rxs_params p;
+	struct tc t;
+	rxs_params_defaults(&p);
+	p.writers = writers;
+	p.ring = 256;
+	p.frame = 128;
+	p.seconds = 0;
+	p.max_packets = 128; /* four runs of 32 */
+	p.gate_fn = test_gate;
+	p.fault_publish_early = fault;
+	gate_level = 0;
+	cr_assert_eq(tc_init(&t, &p, 0), 0);
+	cr_assert_eq(rxs_nic_start(t.nic), 0);
+	struct rxs_counters c = {0};
+	for (long i = 0; i < 20000000 && c.received < 128; i++) {
+		rxs_nic_counters(t.nic, 0, &c);
+		sched_yield();
+	}
+	cr_assert_eq(c.received, 128, "W=%u: every run written while the gate is closed", writers);
+	/* the fault's CQE may trail the counter: wait for it (bounded); the
+	 * correct NIC's absence is checked at once, as the gated tests do */
+	bool seen = fault ? wait_cqe(&t, 0) : rxs_cq_peek(&t.q[0].r, 0) != NULL;
+	__atomic_store_n(&gate_level, UINT64_MAX, __ATOMIC_RELEASE);
+	tc_run(&t);
+	cr_assert_eq(rxs_nic_join(t.nic), 0);
+	tc_fini(&t);
+	return seen;
+}
+
+Test(simnic, writers_publish_before_landing_is_caught)
+{
+	static const uint32_t ws[] = {1, 3};
+	for (size_t i = 0; i < 2; i++) {
+		cr_assert(!cqe_before_gate(ws[i], 0), "W=%u: a CQE before its gate opened", ws[i]);
+		cr_assert(cqe_before_gate(ws[i], 1),
+			  "W=%u: the fault published before landing and no check saw it", ws[i]);
+	}
+}
+
+/*
  * The arrival pattern is the wire's, whatever the writer count: trains of
  * `train` packets, each claimed whole by one writer (so exactly
  * offered / train runs among all writers), the CQE timestamps of a

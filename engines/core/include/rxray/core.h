@@ -205,6 +205,14 @@ const struct rx_knob *rx_knob_find(const char *name);
 const char *rx_knob_value_name(const struct rx_knob *k, int value);
 /* Whether engine takes knob k (its engines list, or every engine). */
 bool rx_knob_applies(const struct rx_knob *k, const char *engine);
+/*
+ * An option c's engine does not read (its knob names other engines) set
+ * away from its default: it would be recorded as if it changed the run.
+ * A sweep drops such knobs per point (sweeps/matrix.c), so only an
+ * explicit value is caught. 0, or -EINVAL with "<knob>: the <engine>
+ * engine does not read it ..." in err. rx_run_check calls it.
+ */
+int rx_config_check_engine(const struct rx_config *c, char *err, size_t errlen);
 
 /*
  * Set one field from its knob name and text value, e.g. ("frame", "1064"),
@@ -282,7 +290,7 @@ bool rx_dev_caps_offline(const char *device);
  * RX_AUTO_WRITERS and ring / 8 (1 on a 2-core machine).
  */
 #define RX_MAX_WRITERS 16
-#define RX_AUTO_WRITERS 4
+#define RX_AUTO_WRITERS 8
 struct rx_placement {
 	int nic_core;            /* -1 when no software NIC; = nic_cores[0] */
 	int nic_threads;         /* 0 when no software NIC */

@@ -119,7 +119,9 @@ int rxg_submit(struct rxg_consumer *g, void *const *payloads, const uint64_t *se
  * returns its packet count (its buffers may go back now), 0 when it has
  * not completed (block == false) or nothing is in flight, -EIO on a CUDA
  * error (a faulted kernel). Without block it reads mapped memory only;
- * with block it spins on that, asking the stream for errors now and then.
+ * with block it spins on that, asking the stream for errors now and then,
+ * and gives up with -ETIMEDOUT when the batch made no progress for 2 s
+ * (rxg_stall says which batch and what it waited for).
  */
 int rxg_retire(struct rxg_consumer *g, bool block);
 
@@ -141,27 +143,39 @@ const void *rxg_consumer_output(const struct rxg_consumer *g);
  * How the software NIC writes into GPU memory, as a NIC's DMA engine would:
  * it stages the bytes in pinned host memory (rxg_dma_stage hands out the
  * space, a ring), and rxg_dma_submit issues every piece staged since the
- * last submit as one scatter kernel (warp per piece, 16-byte accesses,
- * reading the staging ring in place through mapped memory) on one of the
- * engine's streams, without waiting. The kernel's last block writes the
- * submit's ticket into mapped host memory once every byte has landed, so
- * rxg_dma_done is a memory read, no CUDA call. Tickets are reported in
- * order (rxg_dma_done never passes one that has not landed), but the
- * copies of different tickets run on several streams and may land in any
- * order: a destination is written again only after its ticket is done (as
- * a NIC reuses a buffer only after its completion). A ticket's staging
- * space is reused only once it has completed. The NIC
- * writes a burst's completions only when rxg_dma_done has reached the
- * ticket that carried its payloads (a NIC completes after its DMA write
- * is visible). One per NIC thread (or DMA writer); not thread-safe.
+ * last submit as one ticket, without waiting. The GPU reads the ring in
+ * place through mapped memory (a warp a piece, 16-byte accesses) and
+ * writes the ticket into mapped host memory once every byte has landed,
+ * so rxg_dma_done is a memory read, no CUDA call. Two ways to start the
+ * copies (enum rxg_dma_mode):
+ * - RXG_DMA_RESIDENT (the software NIC's default): a kernel that stays on
+ *   the GPU while the engine is in use takes tickets from a doorbell in
+ *   mapped memory, several at once; a submit is a few stores. It goes on
+ *   the GPU with the first submit after open or rxg_dma_park, and leaves
+ *   at rxg_dma_park: no pinned or device allocation may happen anywhere in
+ *   the process while it is there (one would wait for it).
+ * - RXG_DMA_LAUNCH: a submit is one scatter kernel launch on one of the
+ *   engine's streams (microseconds of the caller's time a submit).
+ * Tickets are reported in order (rxg_dma_done never passes one that has
+ * not landed), but the copies of different tickets may land in any order:
+ * a destination is written again only after its ticket is done (as a NIC
+ * reuses a buffer only after its completion). A ticket's staging space is
+ * reused only once it has completed. The NIC writes a burst's completions
+ * only when rxg_dma_done has reached the ticket that carried its payloads
+ * (a NIC completes after its DMA write is visible). One per NIC thread (or
+ * DMA writer); not thread-safe.
  */
 struct rxg_dma;
+
+enum rxg_dma_mode { RXG_DMA_RESIDENT = 0, RXG_DMA_LAUNCH = 1 };
+/* "resident", "launch"; NULL for anything else. */
+const char *rxg_dma_mode_name(enum rxg_dma_mode m);
 
 /* Room for max_pieces pieces and staging_bytes bytes in flight (staged or
  * submitted and not yet landed). 0, -EINVAL, -ENODEV, -ENOMEM, -EIO;
  * *out owned by the caller. */
-int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, struct rxg_dma **out, char *err,
-		 size_t errlen);
+int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, enum rxg_dma_mode mode,
+		 struct rxg_dma **out, char *err, size_t errlen);
 /* Drains what is in flight, frees everything. NULL ok. */
 void rxg_dma_close(struct rxg_dma *d);
 /* Staging space for len bytes bound for dst (GPU memory): write them there
@@ -182,10 +196,24 @@ int64_t rxg_dma_submit(struct rxg_dma *d);
 /* The highest ticket whose copies have landed (polls, never waits; no
  * CUDA call). Frees the staging space of every ticket up to it. */
 uint64_t rxg_dma_done(struct rxg_dma *d);
-/* Wait until every submitted ticket has landed (stop, teardown). 0 / -EIO. */
+/* Wait until every submitted ticket has landed (stop, teardown). 0, -EIO,
+ * or -ETIMEDOUT when a ticket made no progress for 2 s (rxg_stall says
+ * which). */
 int rxg_dma_drain(struct rxg_dma *d);
-/* Submit and wait for everything (the synchronous form). 0 / -EIO. */
+/* Drain, then take the resident kernel off the GPU (its writer is done
+ * until the next submit). 0, -EIO, -ETIMEDOUT (rxg_stall says why). */
+int rxg_dma_park(struct rxg_dma *d);
+/* Submit and wait for everything (the synchronous form). 0 / -EIO /
+ * -ETIMEDOUT. */
 int rxg_dma_flush(struct rxg_dma *d);
+
+/* The first GPU wait of this process that gave up (a kernel or copy that
+ * made no progress for 2 s), as one line: which stage, which batch or
+ * ticket, what it waited for. NULL while there was none. */
+const char *rxg_stall(void);
+/* Note a stall (printf-style, one line without a newline): the first one
+ * of the process is kept, later ones are dropped. Thread-safe. */
+void rxg_stall_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * The host <-> GPU link's own figures (engines/gpu/link.cu, printed by

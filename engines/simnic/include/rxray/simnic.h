@@ -262,6 +262,16 @@ struct rxs_params {
 	 * writes only once the consumer has passed them (0 = off). A consumer
 	 * must catch the stale data. */
 	uint32_t fault_early_cqe;
+	/* Fault injection (tests; `sim:fault=publish_before_landing` sets
+	 * 64): completions name data that has not landed. Test gates
+	 * (gate_fn, gate_polls): every run is published without waiting for
+	 * its gate ticket. GPU payloads: every n-th run's copies are never
+	 * issued, and its completions go out as if they had landed. A
+	 * consumer must catch the stale data (0 = off). */
+	uint32_t fault_publish_early;
+	/* GPU payloads: copies started by a kernel launch per submit instead
+	 * of the resident copy kernel (`sim:gpu_dma=launch`; rxray/gpu.h) */
+	bool gpu_dma_launch;
 };
 
 /* One completion of a compressed session (the mlx5 "mini CQE", hash
