@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,6 +31,7 @@
 #include "rxray/sweep.h"
 #include "rxray/result.h"
 #include "rxray/util.h"
+#include "spec_int.h"
 
 /* The receiving interface counts as quiet after this long unchanged. */
 #define GEN_QUIET_S 0.05
@@ -219,21 +219,8 @@ double sweep_gen_run_seconds(double seconds)
  * into outfd; it dies with this thread (the caller's, which outlives it). */
 static pid_t spawn_sh(const char *cmd, int outfd)
 {
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(127);
-	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul >= 0)
-		dup2(nul, STDIN_FILENO);
-	dup2(outfd, STDOUT_FILENO);
-	dup2(outfd, STDERR_FILENO);
-	rxp_close_fds_from(3);
-	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-	_exit(127);
+	char *const argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+	return sweep_spawn(argv, outfd, true);
 }
 
 static void nap_ms(long ms)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* What spec.c and genspec.c share inside the sweep library. */
+/* What the sweep library's files share among themselves. */
 #ifndef RXRAY_SWEEPS_SPEC_INT_H
 #define RXRAY_SWEEPS_SPEC_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <yaml.h>
 
 #include "rxray/generator.h"
@@ -28,5 +30,13 @@ int sweep_file_read(const char *path, char **buf, size_t *len, char *err, size_t
  */
 int sweep_gen_from_node(yaml_document_t *doc, const yaml_node_t *n, const char *file,
 			struct sweep_gen *g, char *err, size_t errlen);
+
+/*
+ * Start argv (argv[0] a path) in its own process group that dies with
+ * its parent (PR_SET_PDEATHSIG), stdin /dev/null, no descriptor of the
+ * parent's but stdio; outfd (>= 0) becomes its stderr, and with shell
+ * its stdout too (else /dev/null). The child's pid, or -1.
+ */
+pid_t sweep_spawn(char *const argv[], int outfd, bool shell);
 
 #endif

@@ -30,6 +30,7 @@
 #include "rxray/result.h"
 #include "rxray/sweep.h"
 #include "rxray/util.h"
+#include "spec_int.h"
 
 /* Lead time given to `rxray run` before the traffic command starts. */
 #define TRAFFIC_LEAD_S 0.5
@@ -334,11 +335,8 @@ int sweep_trial_reap(const char *tmpdir, char *note, size_t notelen, char *err,
 	return rc;
 }
 
-/*
- * Start argv in its own process group, stdin /dev/null; outfd (>= 0)
- * becomes its stderr, and with shell its stdout too (else /dev/null).
- */
-static pid_t spawn(char *const argv[], int outfd, bool shell)
+/* spec_int.h */
+pid_t sweep_spawn(char *const argv[], int outfd, bool shell)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -569,7 +567,7 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 		sweep_argv_free(argv);
 		return rc;
 	}
-	pid_t pid = spawn(argv, ep[1], false), tpid = -1;
+	pid_t pid = sweep_spawn(argv, ep[1], false), tpid = -1;
 	rc = pid < 0 ? -errno : 0;
 	sweep_argv_free(argv);
 	close(ep[1]);
@@ -587,7 +585,7 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 		snprintf(tlog, sizeof(tlog), "%s/traffic.log", x->tmpdir);
 		char *sh[] = {"/bin/sh", "-c", cmd, NULL};
 		int tfd = open(tlog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		tpid = spawn(sh, tfd, true);
+		tpid = sweep_spawn(sh, tfd, true);
 		if (tfd >= 0)
 			close(tfd);
 		pid_t both[2] = {pid, tpid};
