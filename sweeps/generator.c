@@ -403,6 +403,16 @@ int sweep_gen_run_open(const struct sweep_gen *g, const struct rx_config *c,
 		return rxp_errf(err, errlen, -EINVAL, "generator: rx_iface '%s': no such interface",
 				g->rx_iface);
 	}
+	if (gr->rx_iface[0] && !gr->ifindex) {
+		/* the device's iface=: the port would open nothing, and DPDK
+		 * would only say that no port came up */
+		sweep_gen_run_close(gr);
+		return rxp_errf(err, errlen, -ENODEV,
+				"device: iface=%s: no such network interface; set the link up "
+				"before the run (for examples/veth-trafgen.yaml: "
+				"examples/veth-setup.sh up)",
+				gr->rx_iface);
+	}
 	*watch = (struct rx_run_watch){gw_begin, gw_started, gw_end, gr};
 	*stop_out = &gr->run_stop;
 	*out = gr;

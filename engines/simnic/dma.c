@@ -13,6 +13,7 @@
  * costs a few clock reads per run rather than per packet.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "nic_priv.h"
@@ -960,10 +961,16 @@ void *nic_thread_main(void *arg)
 		int rc = rxp_pin_self(t->core);
 		if (rc < 0) {
 			t->rc = rc;
+			__atomic_fetch_add(&n->ready, 1, __ATOMIC_RELEASE);
 			goto out;
 		}
 	}
 	rxp_probe_reset(p);
+	/* at the start line: the schedule's origin is set once every NIC
+	 * thread is here (rxs_nic_start) */
+	__atomic_fetch_add(&n->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&n->go, __ATOMIC_ACQUIRE) && !dma_should_stop(n))
+		sched_yield();
 	/* a generator kept off its CPU offers late, then in bursts: the
 	 * window says so, as a worker's does (worker.c) */
 	bool valid = rxr_valid_thread_begin(&t->valid, "nic", t->core, NULL, 0) == 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nic_priv.h"
 #ifdef RXRAY_HAVE_GPU
@@ -287,6 +288,27 @@ int rxs_mr_dereg(struct rxs_nic *n, uint32_t lkey)
 	return 0;
 }
 
+/*
+ * The arrival schedule's origin, shared by every writer: once all NIC
+ * threads are running (pinned, at the start line), or NIC_START_WAIT_S
+ * after they were created. A thread the host starts late would otherwise
+ * find its phase's trains overdue, or the phase over (a short warm-up on a
+ * loaded host offered nothing), and the engine's timer, which starts when
+ * this returns, would count time the NIC never had.
+ */
+static void nic_start_line(struct rxs_nic *n)
+{
+	uint64_t hz = (uint64_t)rxp_clock_get()->hz, t = rxp_now();
+	while (__atomic_load_n(&n->ready, __ATOMIC_ACQUIRE) < (int)n->nthreads &&
+	       rxp_now() - t < (uint64_t)(NIC_START_WAIT_S * (double)hz) &&
+	       !__atomic_load_n(&n->stop_req, __ATOMIC_RELAXED)) {
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
+	n->t0 = rxp_now();
+	__atomic_store_n(&n->go, 1, __ATOMIC_RELEASE);
+}
+
 int rxs_nic_start(struct rxs_nic *n)
 {
 	if (n->started)
@@ -311,7 +333,8 @@ int rxs_nic_start(struct rxs_nic *n)
 #endif
 	for (uint32_t i = 0; i < n->nthreads; i++)
 		__atomic_store_n(&n->t[i].state, NIC_RUNNING, __ATOMIC_RELEASE);
-	/* the arrival schedule's origin, shared by a queue's writers */
+	__atomic_store_n(&n->ready, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->go, 0, __ATOMIC_RELAXED);
 	n->t0 = rxp_now();
 	for (uint32_t i = 0; i < n->nthreads && !rc; i++) {
 		rc = pthread_create(&n->t[i].tid, NULL, nic_thread_main, &n->t[i]);
@@ -335,6 +358,7 @@ int rxs_nic_start(struct rxs_nic *n)
 		__atomic_store_n(&n->ndone, 0, __ATOMIC_RELAXED);
 		return -rc;
 	}
+	nic_start_line(n);
 	n->started = true;
 	return 0;
 }

@@ -60,6 +60,7 @@ struct nic_run {
 #define NIC_RUNS_MAX 64u   /* runs a writer keeps awaiting publication */
 #define NIC_DMA_BATCH 128u /* launch: GPU pieces a writer stages before it submits them */
 #define NIC_STALL_S 2.0    /* GPU copies without progress this long: a stall */
+#define NIC_START_WAIT_S 1.0 /* rxs_nic_start waits this long at most for its threads */
 
 /*
  * One DMA writer thread: writer `writer` of NIC thread (group) `group`,
@@ -129,7 +130,10 @@ struct rxs_nic {
 	uint32_t train;               /* packets per train (arrival pattern) */
 	double line_pps;              /* the port's line rate at this frame */
 	double twire;                 /* clock ticks per packet at line rate */
-	uint64_t t0;                  /* the phase's clock origin */
+	uint64_t t0;                  /* the phase's clock origin: set once every
+				       * NIC thread is running (rxs_nic_start) */
+	int ready;                    /* NIC threads at the start line (atomic) */
+	int go;                       /* t0 is set: the threads start (atomic) */
 	bool started, joined;
 	/* Read by every polling engine thread (rxs_nic_done) and by the NIC
 	 * threads (stop_req) all the time, written once each: a cache line of
