@@ -89,4 +89,17 @@ static inline void tu_rmrf(const char *dir)
 	}
 }
 
+/* The line of text that starts with prefix, copied (NULL when none). */
+static inline char *tu_line_of(const char *text, const char *prefix)
+{
+	for (const char *p = text; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (!strncmp(p, prefix, strlen(prefix)))
+			return strndup(p, n);
+		p = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
 #endif

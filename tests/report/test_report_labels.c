@@ -210,19 +210,6 @@ static void teardown(void)
 
 TestSuite(report_labels, .init = setup, .fini = teardown, .timeout = 120);
 
-/* The line of text that starts with prefix, copied (NULL when none). */
-static char *line_of(const char *text, const char *prefix)
-{
-	for (const char *p = text; p && *p;) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (!strncmp(p, prefix, strlen(prefix)))
-			return strndup(p, n);
-		p = e ? e + 1 : NULL;
-	}
-	return NULL;
-}
-
 /* Cell c (0-based) of a markdown table row, copied. */
 static char *cell_of(const char *row, int c)
 {
@@ -242,20 +229,20 @@ static char *cell_of(const char *row, int c)
  */
 Test(report_labels, verdict_names_the_accounting_and_the_models_prediction)
 {
-	char *l = line_of(strstr(md, "### Configurations"), "- dpdk hds frame=1064:");
+	char *l = tu_line_of(strstr(md, "### Configurations"), "- dpdk hds frame=1064:");
 	cr_assert(l, "%s", md);
 	cr_expect(strstr(l, "ceiling NDR [10.00, 10.10] Mpps (light-load model predicts 39.34; "
 			    "NDR-trial accounting 23.47)"), "%s", l);
 	cr_expect(!strstr(l, "predicted 23.47"), "%s", l);
 	free(l);
 	/* the summary line too */
-	l = line_of(strstr(md, "## Summary"), "- frame 1064 B: NDR [10.00, 10.10]");
+	l = tu_line_of(strstr(md, "## Summary"), "- frame 1064 B: NDR [10.00, 10.10]");
 	cr_assert(l, "%s", strstr(md, "## Summary"));
 	cr_expect(strstr(l, "predicted (light-load model) 39.34 Mpps, NDR-trial accounting 23.47 Mpps"),
 		  "%s", l);
 	free(l);
 	/* without a light-load fit nothing is called predicted */
-	l = line_of(strstr(md, "### Configurations"), "- dpdk single frame=1064:");
+	l = tu_line_of(strstr(md, "### Configurations"), "- dpdk single frame=1064:");
 	cr_assert(l);
 	cr_expect(strstr(l, "no light-load prediction; NDR-trial accounting") && !strstr(l, "predicted"),
 		  "%s", l);
@@ -272,18 +259,18 @@ Test(report_labels, faster_only_where_the_intervals_separate)
 	const char *cmp = strstr(md, "### Comparisons");
 	cr_assert(cmp);
 	cr_expect(!strstr(md, "A the faster"), "the header still asserts A is the faster");
-	char *l = line_of(cmp, "- verbs hds frame=1064 vs verbs single frame=1064:");
+	char *l = tu_line_of(cmp, "- verbs hds frame=1064 vs verbs single frame=1064:");
 	cr_assert(l, "%s", cmp);
 	cr_expect(strstr(l, "ceiling >= 15.33 (unresolved) -> >= 4.86 (unresolved) Mpps"), "%s", l);
 	cr_expect(strstr(l, "both are lower bounds: neither is shown faster"), "%s", l);
 	cr_expect(!strstr(l, "is faster"), "%s", l);
 	free(l);
-	l = line_of(cmp, "- dpdk single frame=2064 vs dpdk hds frame=2064:");
+	l = tu_line_of(cmp, "- dpdk single frame=2064 vs dpdk hds frame=2064:");
 	cr_assert(l, "%s", cmp);
 	cr_expect(strstr(l, "the NDR intervals overlap: neither is shown faster"), "%s", l);
 	cr_expect(!strstr(l, "is faster"), "%s", l);
 	free(l);
-	l = line_of(cmp, "- dpdk single frame=1064 vs dpdk hds frame=1064:");
+	l = tu_line_of(cmp, "- dpdk single frame=1064 vs dpdk hds frame=1064:");
 	cr_assert(l, "%s", cmp);
 	cr_expect(strstr(l, "dpdk hds frame=1064 is faster: the NDR intervals separate"), "%s", l);
 	free(l);
@@ -298,7 +285,7 @@ Test(report_labels, ceiling_table_status_names_the_marks)
 {
 	const char *tab = strstr(md, "## Ceiling");
 	cr_assert(tab);
-	char *row = line_of(tab, "| engine=verbs mode=single frame=2064 ");
+	char *row = tu_line_of(tab, "| engine=verbs mode=single frame=2064 ");
 	cr_assert(row, "%s", tab);
 	char *st = cell_of(row, 1), *notes = cell_of(row, 13);
 	cr_expect_str_eq(st, "disturbed");
@@ -307,7 +294,7 @@ Test(report_labels, ceiling_table_status_names_the_marks)
 	free(notes);
 	free(row);
 	/* unresolved: its own reason, never the disturbed one */
-	row = line_of(tab, "| engine=verbs mode=hds frame=1064 ");
+	row = tu_line_of(tab, "| engine=verbs mode=hds frame=1064 ");
 	cr_assert(row);
 	st = cell_of(row, 1);
 	notes = cell_of(row, 13);
@@ -319,20 +306,20 @@ Test(report_labels, ceiling_table_status_names_the_marks)
 	free(notes);
 	free(row);
 	/* interrupted: marked and left out; an external generator: marked, still ok */
-	row = line_of(tab, "| engine=verbs mode=hds frame=4064 ");
+	row = tu_line_of(tab, "| engine=verbs mode=hds frame=4064 ");
 	cr_assert(row);
 	st = cell_of(row, 1);
 	cr_expect_str_eq(st, "interrupted");
 	free(st);
 	free(row);
-	row = line_of(tab, "| engine=verbs mode=single frame=4064 ");
+	row = tu_line_of(tab, "| engine=verbs mode=single frame=4064 ");
 	cr_assert(row);
 	st = cell_of(row, 1);
 	cr_expect_str_eq(st, "ok; external generator: command");
 	free(st);
 	free(row);
 	/* a clean point stays ok */
-	row = line_of(tab, "| engine=verbs mode=hds frame=2064 ");
+	row = tu_line_of(tab, "| engine=verbs mode=hds frame=2064 ");
 	cr_assert(row);
 	st = cell_of(row, 1);
 	cr_expect_str_eq(st, "ok");
@@ -370,30 +357,30 @@ Test(report_labels, comparison_lines_and_rows_carry_marks)
 {
 	const char *modes = strstr(md, "### Between modes");
 	cr_assert(modes);
-	char *l = line_of(modes, "- [single disturbed: the host interfered (steal: 30 ms in 1 s)");
+	char *l = tu_line_of(modes, "- [single disturbed: the host interfered (steal: 30 ms in 1 s)");
 	cr_assert(l, "%s", modes);
 	cr_expect(strstr(l, "] engine=verbs,frame=2064,queues=1,ring=1024: "), "%s", l);
 	free(l);
-	l = line_of(modes, "- [single unresolved: the search ended at NDR >= 15.33 Mpps");
+	l = tu_line_of(modes, "- [single unresolved: the search ended at NDR >= 15.33 Mpps");
 	cr_assert(l, "%s", modes);
 	cr_expect(strstr(l, "hds unresolved: the search ended at NDR >= 4.86 Mpps"), "%s", l);
 	free(l);
 	/* a clean pair stays unmarked */
-	char *c = line_of(modes, "- engine=dpdk,frame=1064,");
+	char *c = tu_line_of(modes, "- engine=dpdk,frame=1064,");
 	cr_expect(c != NULL, "%s", modes);
 	free(c);
 	/* the verdicts */
 	const char *cfg = strstr(md, "### Configurations");
-	l = line_of(cfg, "- [external generator: command (the load came from outside rxray");
+	l = tu_line_of(cfg, "- [external generator: command (the load came from outside rxray");
 	cr_assert(l, "%s", cfg);
 	cr_expect(strstr(l, "verbs single frame=4064: ceiling NDR [6.00, 6.10]"), "%s", l);
 	free(l);
-	l = line_of(cfg, "- [interrupted: stopped before its planned length");
+	l = tu_line_of(cfg, "- [interrupted: stopped before its planned length");
 	cr_assert(l, "%s", cfg);
 	cr_expect(strstr(l, "verbs hds frame=4064: NDR (not a ceiling)"), "%s", l);
 	free(l);
 	/* the comparison of those two names both marks with their reasons */
-	l = line_of(strstr(md, "### Comparisons"), "- verbs single frame=4064 vs verbs hds frame=4064:");
+	l = tu_line_of(strstr(md, "### Comparisons"), "- verbs single frame=4064 vs verbs hds frame=4064:");
 	cr_assert(l, "%s", strstr(md, "### Comparisons"));
 	cr_expect(strstr(l, "6.50 (interrupted) -> 6.00 (external generator) Mpps"), "%s", l);
 	cr_expect(strstr(l, "verbs single frame=4064: external generator: command (the load came") &&
@@ -430,13 +417,13 @@ Test(report_labels, diff_and_flame_give_the_unresolved_reason)
 	snprintf(cmd, sizeof(cmd), "%s diff %s engine=verbs,mode=single engine=verbs,mode=hds", RXRAY_BIN,
 		 sweep);
 	cr_assert_eq(tu_run(cmd, &out), 0, "%s", out);
-	char *l = line_of(strstr(out, "frame=1064"), "> MARKED: ");
+	char *l = tu_line_of(strstr(out, "frame=1064"), "> MARKED: ");
 	cr_assert(l, "%s", out);
 	cr_expect(strstr(l, "unresolved: the search ended at NDR >= 15.33 Mpps, wider than its precision "
 			    "goal"), "%s", l);
 	cr_expect(!strstr(l, "host"), "%s", l);
 	free(l);
-	l = line_of(strstr(out, "frame=2064"), "> MARKED: ");
+	l = tu_line_of(strstr(out, "frame=2064"), "> MARKED: ");
 	cr_assert(l, "%s", out);
 	cr_expect(strstr(l, "disturbed: the host interfered (steal: 30 ms in 1 s)"), "%s", l);
 	free(l);

@@ -216,19 +216,6 @@ static void teardown(void)
 
 TestSuite(report_verdict, .init = setup, .fini = teardown, .timeout = 120);
 
-/* The markdown line that starts with prefix (a list item), copied. */
-static char *line_of(const char *text, const char *prefix)
-{
-	for (const char *p = text; p && *p;) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (!strncmp(p, prefix, strlen(prefix)))
-			return strndup(p, n);
-		p = e ? e + 1 : NULL;
-	}
-	return NULL;
-}
-
 /* A fit of ceiling.json's "bounds" by config label; basis "cost" or "measured". */
 static json_t *fit_of(const char *label, const char *basis)
 {
@@ -249,27 +236,27 @@ Test(report_verdict, verdicts_come_first_and_name_the_bottleneck_stage)
 	cr_expect(strstr(md, "## Verdicts") < strstr(md, "## Summary"));
 	cr_expect(strstr(md, "## Verdicts") < strstr(md, "## Ceiling"));
 	/* dpdk hds 1064: the rx thread (500 cycles), buf_alloc its top stage, with its interval */
-	char *l = line_of(strstr(md, "### Configurations"), "- dpdk hds frame=1064:");
+	char *l = tu_line_of(strstr(md, "### Configurations"), "- dpdk hds frame=1064:");
 	cr_assert(l, "no verdict for dpdk hds 1064:\n%s", md);
 	cr_expect(strstr(l, "ceiling NDR [3.80, 3.90] Mpps"), "%s", l);
 	cr_expect(strstr(l, "set by the rx thread, 500 cycles/packet: buf_alloc 300 (60%), chain 100 (20%)"), "%s", l);
 	cr_expect(!strstr(l, "GPU"), "%s", l);
 	free(l);
 	/* verbs hds 1064: rx 80 > app 50, cqe_poll first */
-	l = line_of(strstr(md, "### Configurations"), "- verbs hds frame=1064:");
+	l = tu_line_of(strstr(md, "### Configurations"), "- verbs hds frame=1064:");
 	cr_assert(l);
 	cr_expect(strstr(l, "set by the rx thread, 80 cycles/packet: cqe_poll 50"), "%s", l);
 	cr_expect(strstr(l, "per-packet bound"), "%s", l);
 	free(l);
 	/* the comparison line: what dpdk adds over verbs at 1064 B, and both ceilings */
-	l = line_of(strstr(md, "### Comparisons"), "- dpdk hds frame=1064 vs verbs hds frame=1064:");
+	l = tu_line_of(strstr(md, "### Comparisons"), "- dpdk hds frame=1064 vs verbs hds frame=1064:");
 	cr_assert(l, "%s", md);
 	cr_expect(strstr(l, "+420 cycles/packet on the rx thread, buf_alloc +300, chain +100"), "%s", l);
 	cr_expect(strstr(l, "ceiling 10.00 -> 3.80 Mpps"), "%s", l);
 	free(l);
 	/* A is the faster by NDR: dpdk hds 4064 (NDR >= 3.00, predicted 4
 	 * Mpps) over dpdk single 4064 (NDR 2.00, predicted 5) */
-	l = line_of(strstr(md, "### Comparisons"), "- dpdk single frame=4064 vs dpdk hds frame=4064:");
+	l = tu_line_of(strstr(md, "### Comparisons"), "- dpdk single frame=4064 vs dpdk hds frame=4064:");
 	cr_assert(l, "%s", strstr(md, "### Comparisons"));
 	cr_expect(strstr(l, "ceiling [3.00, 3.90] (unresolved) -> 2.00 Mpps"), "%s", l);
 	free(l);
@@ -282,7 +269,7 @@ Test(report_verdict, intervals_rendered)
 	cr_expect(strstr(md, "| ok | [3.80, 3.90] | ") &&
 		  strstr(md, " | [3.80, 3.90] | "), "%s", strstr(md, "## Ceiling"));
 	/* the unresolved point shows both ends and is marked */
-	char *l = line_of(strstr(md, "### Configurations"), "- [unresolved");
+	char *l = tu_line_of(strstr(md, "### Configurations"), "- [unresolved");
 	cr_assert(l, "no unresolved mark");
 	cr_expect(strstr(l, "dpdk hds frame=4064") && strstr(l, "[3.00, 3.90]"), "%s", l);
 	cr_expect(strstr(l, "not a ceiling"), "%s", l);
@@ -292,7 +279,7 @@ Test(report_verdict, intervals_rendered)
 
 Test(report_verdict, disturbed_and_unresolved_marked_and_left_out_of_fits)
 {
-	char *l = line_of(strstr(md, "### Configurations"), "- [disturbed");
+	char *l = tu_line_of(strstr(md, "### Configurations"), "- [disturbed");
 	cr_assert(l, "no disturbed mark");
 	cr_expect(strstr(l, "frame=512") || strstr(l, "frame=8064"), "%s", l);
 	free(l);
@@ -380,14 +367,14 @@ Test(report_verdict, spec_newlines_render)
 
 Test(report_verdict, oversubscribed_marked_never_a_ceiling)
 {
-	char *l = line_of(strstr(md, "### Configurations"), "- [oversubscribed");
+	char *l = tu_line_of(strstr(md, "### Configurations"), "- [oversubscribed");
 	cr_assert(l, "no oversubscribed mark:\n%s", md);
 	cr_expect(strstr(l, "verbs single frame=1064"), "%s", l);
 	cr_expect(strstr(l, "3 threads on 2 cores") && strstr(l, "disturbed by construction, not a ceiling"), "%s", l);
 	cr_expect(!strstr(l, "ceiling NDR"), "read as a ceiling: %s", l);
 	free(l);
 	/* the comparison that uses it says so */
-	l = line_of(strstr(md, "### Comparisons"), "- verbs hds frame=1064 vs verbs single frame=1064:");
+	l = tu_line_of(strstr(md, "### Comparisons"), "- verbs hds frame=1064 vs verbs single frame=1064:");
 	cr_assert(l, "%s", strstr(md, "### Comparisons"));
 	cr_expect(strstr(l, "(oversubscribed)"), "%s", l);
 	free(l);
@@ -396,14 +383,14 @@ Test(report_verdict, oversubscribed_marked_never_a_ceiling)
 		  strstr(strstr(md, "## Ceiling"), "disturbed by construction, not a ceiling"),
 		  "%s", strstr(md, "## Ceiling"));
 	cr_expect(strstr(md, "## Warnings"));
-	char *w = line_of(strstr(md, "## Warnings"), "- engine=verbs mode=single frame=1064");
+	char *w = tu_line_of(strstr(md, "## Warnings"), "- engine=verbs mode=single frame=1064");
 	cr_expect(w && strstr(w, "[oversubscribed"), "%s", w ? w : "(no warning)");
 	free(w);
 }
 
 Test(report_verdict, gpu_bound_verdict_and_gpu_stage)
 {
-	char *l = line_of(strstr(md, "### Configurations"), "- dpdk hds frame=1064 payload_mem=gpu");
+	char *l = tu_line_of(strstr(md, "### Configurations"), "- dpdk hds frame=1064 payload_mem=gpu");
 	cr_assert(l, "%s", strstr(md, "### Configurations"));
 	cr_expect(strstr(l, "GPU-bound: ceiling NDR [0.95, 0.97] Mpps"), "%s", l);
 	cr_expect(strstr(l, "set by the gpu thread, 2000 cycles/packet: gpu_kernel 2000 (100%)"), "%s", l);
@@ -413,7 +400,7 @@ Test(report_verdict, gpu_bound_verdict_and_gpu_stage)
 	cr_expect(strstr(md, "## GPU stage"));
 	cr_expect(strstr(md, "| 1000.0 | 2000 | 1.00 | 200 | 400 | gpu | GPU-bound |"), "%s", strstr(md, "## GPU stage"));
 	/* a CPU-bound point is not called GPU-bound */
-	l = line_of(strstr(md, "### Configurations"), "- dpdk hds frame=2064");
+	l = tu_line_of(strstr(md, "### Configurations"), "- dpdk hds frame=2064");
 	cr_assert(l);
 	cr_expect(!strstr(l, "GPU"), "%s", l);
 	free(l);
@@ -461,7 +448,7 @@ Test(report_oversub, run_summary_sweep_table_and_report_mark_it, .timeout = 240)
 	snprintf(p, sizeof(p), "%s/rep/report.md", d);
 	char *rep = tu_slurp(p);
 	cr_assert(rep);
-	char *l = line_of(strstr(rep, "### Configurations"), "- [oversubscribed");
+	char *l = tu_line_of(strstr(rep, "### Configurations"), "- [oversubscribed");
 	cr_expect(l, "%s", rep);
 	cr_expect(l && !strstr(l, "ceiling NDR"), "%s", l);
 	free(l);
