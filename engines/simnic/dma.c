@@ -370,27 +370,27 @@ static void wr_dma_submit(struct nic_thread *t)
 }
 #endif
 
+#ifdef RXRAY_HAVE_GPU
 /*
- * GPU payloads: a launch costs the writer microseconds (bench_gpu_link,
- * bench/gpu/README.md) and launches from several threads do not add up,
- * so runs do not each submit their pieces: they stay staged until
- * NIC_DMA_BATCH are, or `force` (the writer has nothing due, found no
- * WQE, or has every run slot waiting). A run's completions wait for the
- * ticket that carries its last pieces. Returns whether it submitted.
+ * GPU payloads. Launched copies (sim:gpu_dma=launch): a launch costs the
+ * writer microseconds (bench_gpu_link, bench/gpu/README.md) and launches
+ * from several threads do not add up, so runs do not each submit their
+ * pieces: they stay staged until NIC_DMA_BATCH are, or `force` (the
+ * writer has nothing due, found no WQE, or has every run slot waiting).
+ * Resident copies: every run's pieces go at once (force). A run's
+ * completions wait for the ticket that carries its last pieces. Returns
+ * whether it submitted.
  */
 static bool wr_dma_kick(struct nic_thread *t, bool force)
 {
-#ifdef RXRAY_HAVE_GPU
 	if (t->gdma && rxg_dma_pending(t->gdma) &&
 	    (force || rxg_dma_pending(t->gdma) >= NIC_DMA_BATCH)) {
 		wr_dma_submit(t);
 		return true;
 	}
-#endif
-	(void)t;
-	(void)force;
 	return false;
 }
+#endif
 
 /* The same between runs: the launch is the NIC's payload_dma work (its
  * packets were counted where they were staged), not idle time, and a
