@@ -14,7 +14,7 @@
 #include "rxray/util.h"
 #include "spec_int.h"
 
-#define GEN_FIELDS "kind, name, start, count, iface, flows, drain, rx_iface"
+#define GEN_FIELDS "kind, name, start, count, iface, flows, drain, rx_iface, setup, teardown"
 #define GEN_PLACEHOLDERS                                                                           \
 	"{rate_pps} {frame} {seconds} {flows} {iface} {packets} {rate_bps} {gap_ns} {output}"
 
@@ -85,8 +85,8 @@ int sweep_gen_from_node(yaml_document_t *doc, const yaml_node_t *n, const char *
 			     n->type == YAML_SCALAR_NODE ? "a scalar" : "a list");
 	const yaml_node_t *start_v = NULL, *count_v = NULL, *iface_v = NULL;
 	unsigned seen = 0;
-	static const char *const names[] = {"kind",  "name",  "start", "count",
-					    "iface", "flows", "drain", "rx_iface"};
+	static const char *const names[] = {"kind",  "name",  "start",    "count", "iface",
+					    "flows", "drain", "rx_iface", "setup", "teardown"};
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
 		const yaml_node_t *k = yaml_document_get_node(doc, p->key);
 		const yaml_node_t *v = yaml_document_get_node(doc, p->value);
@@ -147,8 +147,14 @@ int sweep_gen_from_node(yaml_document_t *doc, const yaml_node_t *n, const char *
 					   "%s%s%s",
 					   s ? "'" : "", s ? s : "nothing", s ? "'" : "");
 			break;
-		default:
+		case 7:
 			rc = gstring(file, v, field, g->rx_iface, sizeof(g->rx_iface), err, errlen);
+			break;
+		case 8:
+			rc = gstring(file, v, field, g->setup, sizeof(g->setup), err, errlen);
+			break;
+		default:
+			rc = gstring(file, v, field, g->teardown, sizeof(g->teardown), err, errlen);
 			break;
 		}
 		if (rc < 0)

@@ -7,15 +7,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rxray/sweep.h"
 #include "rxray/util.h"
 #include "rxray/validity.h"
+#include "spec_int.h"
 
 struct progress {
 	bool tty, quiet;
@@ -395,6 +399,53 @@ static double point_share(const struct sweep_spec *spec, size_t left, double ela
 	return fmax(share, 1e-3); /* > 0: the point still runs its first trial */
 }
 
+/* How long a generator's setup or teardown may take. */
+#define GEN_STEP_TIMEOUT_S 120.0
+
+/*
+ * A generator's setup or teardown (sh -c cmd, output into dir/<what>.log):
+ * 0 when it exited 0 within GEN_STEP_TIMEOUT_S, else -EIO with one line
+ * in err naming it, its exit and its output's last line.
+ */
+static int gen_step(const char *what, const char *cmd, const char *dir, char *err,
+		    size_t errlen)
+{
+	char log[700], last[200] = "";
+	snprintf(log, sizeof(log), "%s/%s.log", dir, what);
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return rxp_errf(err, errlen, -errno, "generator.%s: %s: %s", what, log,
+				strerror(errno));
+	char *const argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+	pid_t pid = sweep_spawn(argv, fd, true);
+	close(fd);
+	if (pid < 0)
+		return rxp_errf(err, errlen, -EIO, "generator.%s: cannot start `%s`", what, cmd);
+	int st = 0;
+	double t0 = rxp_mono_seconds();
+	pid_t w;
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0 &&
+	       rxp_mono_seconds() - t0 < GEN_STEP_TIMEOUT_S) {
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+	if (w == 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	FILE *f = fopen(log, "r");
+	for (char line[200]; f && fgets(line, sizeof(line), f);)
+		if (line[0] != '\n')
+			snprintf(last, sizeof(last), "%s", line);
+	if (f)
+		fclose(f);
+	last[strcspn(last, "\n")] = '\0';
+	if (w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	return rxp_errf(err, errlen, -EIO, "generator.%s: `%s` %s%s%s (log %s)", what, cmd,
+			w == 0 ? "ran past 120 s" : "failed", last[0] ? ": " : "", last, log);
+}
+
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatile int *stop)
 {
 	char err[SWEEP_ERR_LEN], note[SWEEP_ERR_LEN], tmpdir[600];
@@ -404,6 +455,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	struct sweep_store st = {.fd = -1};
 	int cores[SWEEP_MAX_CORES];
 	int ret = -EIO;
+	bool set_up = false; /* the generator's setup ran: its teardown runs at the end */
 	int rc = sweep_matrix_expand(spec, &pts, &npts, err, sizeof(err));
 	if (rc < 0) {
 		rxp_err("sweep", "%s", rc == -EINVAL ? err : strerror(-rc));
@@ -457,6 +509,15 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		goto out;
 	}
 	canary_calibrate(o->quiet);
+	/* the generator's links and namespaces, once for the whole sweep */
+	if (spec->have_gen && spec->gen.setup[0]) {
+		if (gen_step("setup", spec->gen.setup, dir, err, sizeof(err)) < 0) {
+			rxp_err("sweep", "%s", err);
+			set_up = true; /* a half-done setup is undone too */
+			goto out;
+		}
+		set_up = true;
+	}
 	size_t skipped = 0, left = 0; /* left: points this run still has to run */
 	for (size_t i = 0; i < npts; i++)
 		left += !json_object_get(st.done, pts[i].key);
@@ -517,6 +578,12 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	}
 	ret = sweep_table_print(o->table ? o->table : stdout, st.path);
 out:
+	if (set_up && spec->gen.teardown[0] &&
+	    gen_step("teardown", spec->gen.teardown, dir, err, sizeof(err)) < 0) {
+		rxp_err("sweep", "%s", err);
+		if (!ret)
+			ret = -EIO;
+	}
 	sweep_store_close(&st);
 	free(pts);
 	return ret;

@@ -216,6 +216,58 @@ Test(sweep_generator, a_count_that_does_not_add_up_fails_the_run)
 	sw_rmtree(dir);
 }
 
+/*
+ * A generator's setup runs once before the sweep's first trial and its
+ * teardown once after its last, whatever the trials did (here each fails
+ * conservation); a setup that fails ends the sweep before any trial, and
+ * its teardown still runs (a half-made set-up is undone).
+ */
+Test(sweep_generator, setup_runs_before_the_first_trial_and_teardown_after_the_last)
+{
+	char why[400];
+#ifndef SWEEP_TEST_HAVE_DPDK
+	cr_skip_test("needs the dpdk engine: this build has no DPDK");
+#endif
+	cr_assert(sw_run_available("dpdk", "dpdk:--vdev=net_null0", why, sizeof(why)), "%s", why);
+	for (int fail = 0; fail < 2; fail++) {
+		char *dir = sw_tmpdir(), yaml[1500], out_dir[600], mark[700];
+		snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+		snprintf(yaml, sizeof(yaml),
+			 "engines: dpdk\ndevice: \"dpdk:--vdev=net_null0\"\nframes: [64]\n"
+			 "app: inline\n"
+			 "generator:\n  name: liar\n  start: echo {rate_pps}\n  count: echo 5\n"
+			 "  drain: 0\n"
+			 "  setup: echo set > %s/setup; exit %d\n"
+			 "  teardown: cat %s/out/results.jsonl 2>/dev/null | wc -l > %s/teardown\n"
+			 "search:\n  max_rate: 10k\n  min_rate: 1k\n  initial_seconds: 0.1\n"
+			 "  trial_seconds: 0.1\n  max_trials: 2\n",
+			 dir, fail ? 4 : 0, dir, dir);
+		char *spec = sw_write(dir, "spec.yaml", yaml);
+		char *argv[] = {RXRAY_BIN, "sweep", spec, "-o", out_dir, NULL};
+		char *out = NULL, *err = NULL;
+		int rc = sw_run(argv, &out, &err);
+		snprintf(mark, sizeof(mark), "%s/setup", dir);
+		cr_assert_eq(access(mark, F_OK), 0, "the setup never ran: %s", err);
+		snprintf(mark, sizeof(mark), "%s/teardown", dir);
+		char *td = sw_read(mark);
+		cr_assert_not_null(td, "the teardown never ran (fail %d): %s", fail, err);
+		if (fail) {
+			cr_expect_neq(rc, 0, "a failed setup ends the sweep: %s", err);
+			cr_expect(strstr(err, "generator.setup:"), "%s", err);
+			/* no trial ran: no result line when the teardown looked */
+			cr_expect_eq(atoi(td), 0, "%s", td);
+		} else {
+			/* the teardown came after the trials: their lines were there */
+			cr_expect_gt(atoi(td), 0, "%s", td);
+		}
+		free(td);
+		free(out);
+		free(err);
+		free(spec);
+		sw_rmtree(dir);
+	}
+}
+
 /* ------------------------------------------ trafgen over a veth pair */
 
 static char ns[24], rxif[16], txif[16];

@@ -76,6 +76,9 @@ struct sweep_gen {
 	double drain_s;         /**< grace after the interface went quiet */
 	char rx_iface[64];      /**< kernel interface at the port; "" = the
 				 *   device's iface= (net_af_packet) */
+	char setup[1024];       /**< a sweep runs it (sh -c) once before its
+				 *   first trial, "" none: links, namespaces */
+	char teardown[1024];    /**< and this once after its last, "" none */
 };
 
 /* What a trial asks of the generator. */
