@@ -63,13 +63,13 @@ Test(sweep_generator, bad_blocks_name_file_line_column_and_field)
 	     "script runs as a command, docs/generators.md)"},
 	    {"generator:\n  start: a\n  count: b\n  speed: 3\n",
 	     "4:3: generator.speed: unknown field (known: kind, name, start, count, iface, flows, "
-	     "drain, rx_iface)"},
+	     "drain, rx_iface, setup, teardown)"},
 	    {"generator:\n  start: a {iface}\n  count: b\n",
 	     "2:10: generator.start: uses {iface}, and the block has no iface"},
 	    {"generator:\n  start: a\n  count: b\n  flows: 0\n",
 	     "4:10: generator.flows: expected an integer in [1, 65535], got '0'"},
 	    {"generator: [a]\n", "1:12: generator: expected a mapping (kind, name, start, count, "
-				 "iface, flows, drain, rx_iface), got a list"},
+				 "iface, flows, drain, rx_iface, setup, teardown), got a list"},
 	    {"frames: 64\n", "1:1: generator: no generator block here (a spec's `generator:` "
 			     "field, or a file with start: and count:)"},
 	};
