@@ -55,31 +55,6 @@ static bool emulated(void)
 
 /* ------------------------------------------------------------ helpers */
 
-static void run_check(const struct rxr_result *r, void *arg)
-{
-	(void)arg;
-	cr_assert(rxr_counters_conserved(&r->c));
-	cr_assert_eq(r->c.errors, 0, "errors %lu", (unsigned long)r->c.errors);
-}
-
-static bool run_enough(const struct rxr_result *r, void *arg, char *why, size_t len)
-{
-	(void)arg;
-	return r->c.received > 100 ||
-	       dt_short_of(why, len,
-			   "received %lu of %lu offered in %.3f s (a host too busy "
-			   "to run it)",
-			   (unsigned long)r->c.received, (unsigned long)r->c.offered, r->seconds);
-}
-
-/* Run c (a copy: a host too busy to give the run its CPU gets a longer
- * one, dt_run_until); at least 100 packets received. */
-static struct rxr_result *run_ok(const struct rx_config *c)
-{
-	struct rx_config cc = *c;
-	return dt_run_until(&cc, run_check, run_enough, NULL);
-}
-
 static const struct rxr_thread_result *thread(const struct rxr_result *r, const char *role)
 {
 	for (size_t i = 0; i < r->nthreads; i++)
@@ -182,7 +157,7 @@ Test(attribution, vector_refill_get_in_buf_alloc_lookup_in_sge_setup, .timeout =
 	cr_assert_eq(rxp_clock_init(50), 0);
 	struct rx_config c;
 	cfg_vector(&c);
-	struct rxr_result *base = run_ok(&c);
+	struct rxr_result *base = dt_run_ok(&c);
 	cr_assert_str_eq(
 	    json_string_value(json_object_get(json_object_get(base->extra, "dpdk"), "discipline")),
 	    "vector", "--mode single's default routine");
@@ -192,7 +167,7 @@ Test(attribution, vector_refill_get_in_buf_alloc_lookup_in_sge_setup, .timeout =
 	 * app's puts (one per batch) in free */
 	cfg_vector(&c);
 	c.op_delay_mempool = (uint32_t)K;
-	struct rxr_result *mp = run_ok(&c);
+	struct rxr_result *mp = dt_run_ok(&c);
 	const struct rxr_thread_result *d = thread(mp, "rx");
 	double gets = dnum(mp, "mempool.rx.get_calls"), puts = dnum(mp, "mempool.rx.put_calls");
 	double refills = json_number_value(json_object_get(
@@ -210,7 +185,7 @@ Test(attribution, vector_refill_get_in_buf_alloc_lookup_in_sge_setup, .timeout =
 	/* MR lookup: one per WQE rewritten, in sge_setup */
 	cfg_vector(&c);
 	c.op_delay_mr = (uint32_t)K;
-	struct rxr_result *mr = run_ok(&c);
+	struct rxr_result *mr = dt_run_ok(&c);
 	d = thread(mr, "rx");
 	double lookups = dnum(mr, "mr_cache.lookups");
 	cr_assert_float_eq(lookups / (double)d->packets, 1.0, 0.05, "lookups per packet %.3f",
@@ -282,7 +257,7 @@ Test(attribution, rx_gets_in_rx_buf_alloc_app_puts_and_work_in_app, .timeout = 1
 	cr_assert_eq(rxp_clock_init(50), 0);
 	struct rx_config c;
 	cfg_roles(&c);
-	struct rxr_result *base = run_ok(&c);
+	struct rxr_result *base = dt_run_ok(&c);
 	const struct rxr_thread_result *brx = thread(base, "rx"), *bapp = thread(base, "app");
 	/* the roles' stages: the app's on the app thread only */
 	cr_assert(has(brx, RXP_ST_BUF_ALLOC) && has(brx, RXP_ST_CQE_POLL),
@@ -303,7 +278,7 @@ Test(attribution, rx_gets_in_rx_buf_alloc_app_puts_and_work_in_app, .timeout = 1
 	 * thread (free), each thread's counted apart */
 	cfg_roles(&c);
 	c.op_delay_mempool = (uint32_t)K;
-	struct rxr_result *mp = run_ok(&c);
+	struct rxr_result *mp = dt_run_ok(&c);
 	const struct rxr_thread_result *rx = thread(mp, "rx"), *app = thread(mp, "app");
 	cr_assert_eq(mp->c.app_dropped, 0, "the hand-off ring dropped %lu packets",
 		     (unsigned long)mp->c.app_dropped);
@@ -321,7 +296,7 @@ Test(attribution, rx_gets_in_rx_buf_alloc_app_puts_and_work_in_app, .timeout = 1
 	/* --inject app=K: K per packet in the app thread's app stage */
 	cfg_roles(&c);
 	c.inject[RXP_ST_APP] = (uint64_t)K;
-	struct rxr_result *inj = run_ok(&c);
+	struct rxr_result *inj = dt_run_ok(&c);
 	rx = thread(inj, "rx");
 	app = thread(inj, "app");
 	lands_in(bapp, app, RXP_ST_APP,
@@ -381,7 +356,7 @@ static void read_before_work(enum rx_app which, const char *role)
 	cr_assert_eq(rxp_clock_init(50), 0);
 	struct rx_config c;
 	cfg_read(&c, which);
-	struct rxr_result *r = run_ok(&c);
+	struct rxr_result *r = dt_run_ok(&c);
 	const struct rxr_thread_result *t = thread(r, role);
 	cr_assert(has(t, RXP_ST_HDR_READ) && has(t, RXP_ST_APP), "%s thread: no hdr_read or app",
 		  role);

@@ -90,35 +90,6 @@ static void cfg(struct rx_config *c)
 	c->quiet = true;
 }
 
-static void run_check(const struct rxr_result *r, void *arg)
-{
-	(void)arg;
-	cr_assert(rxr_counters_conserved(&r->c));
-}
-
-static bool run_enough(const struct rxr_result *r, void *arg, char *why, size_t len)
-{
-	(void)arg;
-	if (r->c.received > 100)
-		return true;
-	char *w = json_dumps(json_object_get(r->extra, "warmup"), JSON_COMPACT);
-	dt_short_of(why, len, "received %lu of %lu offered in %.3f s (warm-up %s; a host too "
-			      "busy to run it)",
-		    (unsigned long)r->c.received, (unsigned long)r->c.offered, r->seconds,
-		    w ? w : "none");
-	free(w);
-	return false;
-}
-
-/* Run c (a copy: a host too busy to give the run's NIC its CPU, which
- * once offered 4 packets in a second, gets a longer run, dt_run_until);
- * at least 100 packets received. */
-static struct rxr_result *run_cfg(const struct rx_config *c)
-{
-	struct rx_config cc = *c;
-	return dt_run_until(&cc, run_check, run_enough, NULL);
-}
-
 static const struct rxr_thread_result *thread(const struct rxr_result *r, const char *role)
 {
 	for (size_t i = 0; i < r->nthreads; i++)
@@ -172,12 +143,12 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	cr_assert_eq(rxp_clock_init(50), 0);
 	struct rx_config c;
 	cfg(&c);
-	struct rxr_result *base = run_cfg(&c);
+	struct rxr_result *base = dt_run_ok(&c);
 
 	/* mempool: 2 gets per packet (header, payload) in buf_alloc */
 	cfg(&c);
 	c.op_delay_mempool = (uint32_t)K;
-	struct rxr_result *mp = run_cfg(&c);
+	struct rxr_result *mp = dt_run_ok(&c);
 	const struct rxr_thread_result *rx = thread(mp, "rx");
 	double gets = num(mp, "mempool", "rx", "get_calls") / (double)rx->packets;
 	cr_assert_float_eq(gets, 2.0, 0.05, "gets per packet %.3f", gets);
@@ -200,7 +171,7 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	/* MR lookup: one per segment, in sge_setup */
 	cfg(&c);
 	c.op_delay_mr = (uint32_t)K;
-	struct rxr_result *mr = run_cfg(&c);
+	struct rxr_result *mr = dt_run_ok(&c);
 	rx = thread(mr, "rx");
 	double lookups = num(mr, "mr_cache", "lookups", NULL) / (double)rx->packets;
 	cr_assert_float_eq(lookups, 2.0, 0.05, "lookups per packet %.3f", lookups);
@@ -209,7 +180,7 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	/* NIC header write: one per packet, in the NIC's hdr_write */
 	cfg(&c);
 	c.op_delay_hdr_write = (uint32_t)K;
-	struct rxr_result *hw = run_cfg(&c);
+	struct rxr_result *hw = dt_run_ok(&c);
 	/* the NIC's laps are its runs (a train, one packet here): compare
 	 * its cost per packet (median lap x laps / packets) */
 	const struct rxr_thread_result *nb = thread(base, "nic"), *nd = thread(hw, "nic");
@@ -293,7 +264,7 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 	c.rate_pps = 4000; /* 2,000 pairs a run: the figures' noise halves */
 	c.inject_ab = true;
 	c.op_delay_mempool = (uint32_t)k;
-	struct rxr_result *mp = run_cfg(&c);
+	struct rxr_result *mp = dt_run_ok(&c);
 	const struct rxr_thread_result *rx = thread(mp, "rx");
 	double gets = num(mp, "mempool", "rx", "get_calls") / (double)rx->packets;
 	double puts = num(mp, "mempool", "rx", "put_calls") / (double)rx->packets;
@@ -323,7 +294,7 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 	c.rate_pps = 4000;
 	c.inject_ab = true;
 	c.op_delay_mr = (uint32_t)k;
-	struct rxr_result *mr = run_cfg(&c);
+	struct rxr_result *mr = dt_run_ok(&c);
 	rx = thread(mr, "rx");
 	double lookups = num(mr, "mr_cache", "lookups", NULL) / (double)rx->packets;
 	double s = ab_added(mr, "sge_setup"), b = ab_added(mr, "buf_alloc");
