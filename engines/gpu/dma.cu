@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dma_ring.h"
 #include "gpu_int.cuh"
@@ -231,13 +230,6 @@ fail:
 	return rc;
 }
 
-static double rxg_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 extern "C" int rxg_dma_park(struct rxg_dma *d)
 {
 	int rc = rxg_dma_drain(d);
@@ -245,19 +237,14 @@ extern "C" int rxg_dma_park(struct rxg_dma *d)
 		return rc;
 	// the kernel returns once it sees quit with nothing posted left
 	__atomic_store_n(&d->bell->quit, 1ull, __ATOMIC_RELEASE);
-	double t0 = rxg_now_s();
-	cudaError_t e;
-	while ((e = cudaStreamQuery(d->st[0])) == cudaErrorNotReady) {
-		if (rxg_now_s() - t0 > RXG_STALL_S) {
-			rxg_stall_note("payload_dma: the resident copy kernel did not return within "
-				       "%.0f s of its quit (tickets %llu landed of %llu posted)",
-				       RXG_STALL_S, (unsigned long long)d->r.done,
-				       (unsigned long long)d->r.submitted);
-			d->broken = 1;
-			return -ETIMEDOUT;
-		}
-		struct timespec ts = {0, 100000};
-		nanosleep(&ts, NULL);
+	cudaError_t e = rxg_resident_wait(d->st[0]);
+	if (e == cudaErrorNotReady) {
+		rxg_stall_note("payload_dma: the resident copy kernel did not return within %.0f s "
+			       "of its quit (tickets %llu landed of %llu posted)",
+			       RXG_STALL_S, (unsigned long long)d->r.done,
+			       (unsigned long long)d->r.submitted);
+		d->broken = 1;
+		return -ETIMEDOUT;
 	}
 	d->resident = false;
 	if (e != cudaSuccess) {

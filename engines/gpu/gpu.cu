@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu_int.cuh"
 #include "rxray/gpu.h"
@@ -648,22 +647,14 @@ extern "C" void rxg_consumer_close(struct rxg_consumer *g)
 		// posted batch done; bounded: a kernel that never returns is
 		// reported, and everything it might touch is left allocated
 		__atomic_store_n(&g->bell->quit, 1ull, __ATOMIC_RELEASE);
-		struct timespec t0, now;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (cudaStreamQuery(g->stream) == cudaErrorNotReady) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >
-			    RXG_STALL_S) {
-				rxg_stall_note("gpu_kernel: the persistent kernel did not return within "
-					       "%.0f s of its quit (batches posted %llu, retired %llu)",
-					       RXG_STALL_S,
-					       (unsigned long long)__atomic_load_n(&g->bell->posted,
-										   __ATOMIC_ACQUIRE),
-					       (unsigned long long)g->tail);
-				return;
-			}
-			struct timespec ts = {0, 100000};
-			nanosleep(&ts, NULL);
+		if (rxg_resident_wait(g->stream) == cudaErrorNotReady) {
+			rxg_stall_note("gpu_kernel: the persistent kernel did not return within %.0f s "
+				       "of its quit (batches posted %llu, retired %llu)",
+				       RXG_STALL_S,
+				       (unsigned long long)__atomic_load_n(&g->bell->posted,
+									   __ATOMIC_ACQUIRE),
+				       (unsigned long long)g->tail);
+			return;
 		}
 	}
 	if (g->stream)
@@ -736,7 +727,7 @@ extern "C" int rxg_retire(struct rxg_consumer *g, bool block)
 	uint64_t b = g->tail + 1;
 	uint32_t slot = (uint32_t)(g->tail % g->p.depth);
 	rxg_snap *s = &g->snap[slot];
-	struct timespec t0 = {0, 0};
+	double t0 = 0;
 	// after a stall anywhere in the process nothing more is waited for
 	if (block && rxg_stall() && __atomic_load_n(&s->batch, __ATOMIC_ACQUIRE) != b)
 		return -ETIMEDOUT;
@@ -753,12 +744,9 @@ extern "C" int rxg_retire(struct rxg_consumer *g, bool block)
 			if (e == cudaSuccess && __atomic_load_n(&s->batch, __ATOMIC_ACQUIRE) != b)
 				return -EIO;
 			// no progress for RXG_STALL_S: say what was waited for
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (!t0.tv_sec && !t0.tv_nsec)
-				t0 = now;
-			else if ((double)(now.tv_sec - t0.tv_sec) +
-				     (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > RXG_STALL_S) {
+			if (!t0)
+				t0 = rxg_now_s();
+			else if (rxg_now_s() - t0 > RXG_STALL_S) {
 				rxg_stall_note(
 				    "gpu_kernel: batch %llu (slot %u, %u packets, launch %s, work %s) "
 				    "not complete after %.0f s; waited for its flag in mapped "

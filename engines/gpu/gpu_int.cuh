@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "rxray/gpu.h"
 
@@ -31,6 +32,28 @@ int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 
 // Every kernel of dma.cu loaded (rxg_dma_preload): before any resident one.
 extern "C" cudaError_t rxg_dma_preload(void);
+
+// Monotonic seconds (the bounds of the GPU waits).
+static inline double rxg_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+// Wait for a resident kernel on stream st to return after its quit,
+// polling, RXG_STALL_S at most: its stream's state (cudaSuccess, an
+// error), or cudaErrorNotReady when it did not return in time.
+static inline cudaError_t rxg_resident_wait(cudaStream_t st)
+{
+	const double t0 = rxg_now_s();
+	cudaError_t e;
+	while ((e = cudaStreamQuery(st)) == cudaErrorNotReady && rxg_now_s() - t0 <= RXG_STALL_S) {
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+	return e;
+}
 
 // A load from src: cached (CV false), or fetched again every time (CV
 // true: host memory that the CPU rewrites while a resident kernel reads it).

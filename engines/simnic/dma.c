@@ -510,12 +510,18 @@ static void wr_gate_stall(struct nic_thread *t)
  * is done (tickets complete in order). Returns the runs published. Never
  * waits for a gate.
  */
+/* Whether runs wait for their gate ticket: always, but for the test
+ * fault that publishes before landing (GPU copies have a fault of their
+ * own: nic_pkt.lost). */
+static inline bool wr_gated(const struct nic_thread *t)
+{
+	return !t->n->p.fault_publish_early || t->gdma;
+}
+
 static uint32_t wr_retire_from(struct nic_thread *t, bool polled, uint64_t level)
 {
 	uint32_t done = 0;
-	/* test fault: a run's completions do not wait for its gate (GPU
-	 * copies have a fault of their own: nic_pkt.lost) */
-	bool gated = !t->n->p.fault_publish_early || t->gdma;
+	bool gated = wr_gated(t);
 	while (t->run_head != t->run_tail) {
 		struct nic_run *r = &t->runs[t->run_head % NIC_RUNS_MAX];
 		if (r->ticket && gated) {
@@ -553,9 +559,9 @@ static uint32_t wr_retire_burst(struct nic_thread *t)
 	if (t->run_head == t->run_tail)
 		return 0;
 	const struct nic_run *r = &t->runs[t->run_head % NIC_RUNS_MAX];
-	bool gated = !t->n->p.fault_publish_early || t->gdma, polled = false;
+	bool polled = false;
 	uint64_t level = 0;
-	if (r->ticket && gated) {
+	if (r->ticket && wr_gated(t)) {
 		level = wr_gate_level(t);
 		polled = true;
 		if (level < r->ticket) {

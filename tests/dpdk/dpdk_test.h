@@ -87,6 +87,17 @@ dt_run_until(struct rx_config *c, void (*check)(const struct rxr_result *r, void
 	return NULL;
 }
 
+/* The result's thread of that role (the first); fails the test when none. */
+static inline const struct rxr_thread_result *dt_thread(const struct rxr_result *r,
+							 const char *role)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!strcmp(r->threads[i].role, role))
+			return &r->threads[i];
+	cr_assert_fail("no %s thread", role);
+	return NULL;
+}
+
 /* A correct run: it conserves and had no errors (dt_run_ok's check). */
 static inline void dt_check_correct(const struct rxr_result *r, void *arg)
 {

@@ -55,15 +55,6 @@ static bool emulated(void)
 
 /* ------------------------------------------------------------ helpers */
 
-static const struct rxr_thread_result *thread(const struct rxr_result *r, const char *role)
-{
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (!strcmp(r->threads[i].role, role))
-			return &r->threads[i];
-	cr_assert_fail("no %s thread", role);
-	return NULL;
-}
-
 static bool has(const struct rxr_thread_result *t, int s)
 {
 	return (t->stage_mask & (1u << s)) && t->st[s].count;
@@ -161,14 +152,14 @@ Test(attribution, vector_refill_get_in_buf_alloc_lookup_in_sge_setup, .timeout =
 	cr_assert_str_eq(
 	    json_string_value(json_object_get(json_object_get(base->extra, "dpdk"), "discipline")),
 	    "vector", "--mode single's default routine");
-	const struct rxr_thread_result *b = thread(base, "rx");
+	const struct rxr_thread_result *b = dt_thread(base, "rx");
 
 	/* mempool: one driver get per refill, in buf_alloc; the inline
 	 * app's puts (one per batch) in free */
 	cfg_vector(&c);
 	c.op_delay_mempool = (uint32_t)K;
 	struct rxr_result *mp = dt_run_ok(&c);
-	const struct rxr_thread_result *d = thread(mp, "rx");
+	const struct rxr_thread_result *d = dt_thread(mp, "rx");
 	double gets = dnum(mp, "mempool.rx.get_calls"), puts = dnum(mp, "mempool.rx.put_calls");
 	double refills = json_number_value(json_object_get(
 	    json_array_get(json_object_get(json_object_get(mp->extra, "dpdk"), "sim_queues"), 0),
@@ -186,7 +177,7 @@ Test(attribution, vector_refill_get_in_buf_alloc_lookup_in_sge_setup, .timeout =
 	cfg_vector(&c);
 	c.op_delay_mr = (uint32_t)K;
 	struct rxr_result *mr = dt_run_ok(&c);
-	d = thread(mr, "rx");
+	d = dt_thread(mr, "rx");
 	double lookups = dnum(mr, "mr_cache.lookups");
 	cr_assert_float_eq(lookups / (double)d->packets, 1.0, 0.05, "lookups per packet %.3f",
 			   lookups / (double)d->packets);
@@ -258,7 +249,7 @@ Test(attribution, rx_gets_in_rx_buf_alloc_app_puts_and_work_in_app, .timeout = 1
 	struct rx_config c;
 	cfg_roles(&c);
 	struct rxr_result *base = dt_run_ok(&c);
-	const struct rxr_thread_result *brx = thread(base, "rx"), *bapp = thread(base, "app");
+	const struct rxr_thread_result *brx = dt_thread(base, "rx"), *bapp = dt_thread(base, "app");
 	/* the roles' stages: the app's on the app thread only */
 	cr_assert(has(brx, RXP_ST_BUF_ALLOC) && has(brx, RXP_ST_CQE_POLL),
 		  "the thread named rx never polled or allocated: not the rx loop");
@@ -279,7 +270,7 @@ Test(attribution, rx_gets_in_rx_buf_alloc_app_puts_and_work_in_app, .timeout = 1
 	cfg_roles(&c);
 	c.op_delay_mempool = (uint32_t)K;
 	struct rxr_result *mp = dt_run_ok(&c);
-	const struct rxr_thread_result *rx = thread(mp, "rx"), *app = thread(mp, "app");
+	const struct rxr_thread_result *rx = dt_thread(mp, "rx"), *app = dt_thread(mp, "app");
 	cr_assert_eq(mp->c.app_dropped, 0, "the hand-off ring dropped %lu packets",
 		     (unsigned long)mp->c.app_dropped);
 	double gets = dnum(mp, "mempool.rx.get_calls"), puts = dnum(mp, "mempool.app.put_calls");
@@ -297,8 +288,8 @@ Test(attribution, rx_gets_in_rx_buf_alloc_app_puts_and_work_in_app, .timeout = 1
 	cfg_roles(&c);
 	c.inject[RXP_ST_APP] = (uint64_t)K;
 	struct rxr_result *inj = dt_run_ok(&c);
-	rx = thread(inj, "rx");
-	app = thread(inj, "app");
+	rx = dt_thread(inj, "rx");
+	app = dt_thread(inj, "app");
 	lands_in(bapp, app, RXP_ST_APP,
 		 (double)app->st[RXP_ST_APP].packets / (double)app->st[RXP_ST_APP].count, WAKE_APP,
 		 "inject app");
@@ -357,7 +348,7 @@ static void read_before_work(enum rx_app which, const char *role)
 	struct rx_config c;
 	cfg_read(&c, which);
 	struct rxr_result *r = dt_run_ok(&c);
-	const struct rxr_thread_result *t = thread(r, role);
+	const struct rxr_thread_result *t = dt_thread(r, role);
 	cr_assert(has(t, RXP_ST_HDR_READ) && has(t, RXP_ST_APP), "%s thread: no hdr_read or app",
 		  role);
 	/* one lap of each per batch, with the batch's packets */

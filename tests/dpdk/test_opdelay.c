@@ -90,15 +90,6 @@ static void cfg(struct rx_config *c)
 	c->quiet = true;
 }
 
-static const struct rxr_thread_result *thread(const struct rxr_result *r, const char *role)
-{
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (!strcmp(r->threads[i].role, role))
-			return &r->threads[i];
-	cr_assert_fail("no %s thread", role);
-	return NULL;
-}
-
 /* Median lap x laps / thread packets: a stage's typical cost per packet. */
 static double med_cpp(const struct rxr_thread_result *t, int s)
 {
@@ -149,21 +140,21 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	cfg(&c);
 	c.op_delay_mempool = (uint32_t)K;
 	struct rxr_result *mp = dt_run_ok(&c);
-	const struct rxr_thread_result *rx = thread(mp, "rx");
+	const struct rxr_thread_result *rx = dt_thread(mp, "rx");
 	double gets = num(mp, "mempool", "rx", "get_calls") / (double)rx->packets;
 	cr_assert_float_eq(gets, 2.0, 0.05, "gets per packet %.3f", gets);
 	/* the same delay on the free side: puts land in free */
 	double puts = num(mp, "mempool", "rx", "put_calls") / (double)rx->packets;
-	double rise_alloc = med_cpp(rx, RXP_ST_BUF_ALLOC) - med_cpp(thread(base, "rx"), RXP_ST_BUF_ALLOC);
+	double rise_alloc = med_cpp(rx, RXP_ST_BUF_ALLOC) - med_cpp(dt_thread(base, "rx"), RXP_ST_BUF_ALLOC);
 	cr_assert_lt(fabs(rise_alloc - K * gets), OD_TOL * K * gets,
 		     "mempool: buf_alloc rose by %.0f, want K x gets = %.0f", rise_alloc, K * gets);
-	double rise_free = med_cpp(rx, RXP_ST_FREE) - med_cpp(thread(base, "rx"), RXP_ST_FREE);
+	double rise_free = med_cpp(rx, RXP_ST_FREE) - med_cpp(dt_thread(base, "rx"), RXP_ST_FREE);
 	cr_assert_lt(fabs(rise_free - K * puts), OD_TOL * K * puts,
 		     "mempool: free rose by %.0f, want K x puts = %.0f", rise_free, K * puts);
 	for (int s = 0; s < RXP_ST_COUNT; s++) {
 		if (s == RXP_ST_BUF_ALLOC || s == RXP_ST_FREE || s == RXP_ST_IDLE)
 			continue;
-		double mv = med_cpp(rx, s) - med_cpp(thread(base, "rx"), s);
+		double mv = med_cpp(rx, s) - med_cpp(dt_thread(base, "rx"), s);
 		cr_assert_lt(fabs(mv), 0.05 * K * gets, "mempool: %s moved by %.0f",
 			     rxp_stage_name((enum rxp_stage)s), mv);
 	}
@@ -172,10 +163,10 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	cfg(&c);
 	c.op_delay_mr = (uint32_t)K;
 	struct rxr_result *mr = dt_run_ok(&c);
-	rx = thread(mr, "rx");
+	rx = dt_thread(mr, "rx");
 	double lookups = num(mr, "mr_cache", "lookups", NULL) / (double)rx->packets;
 	cr_assert_float_eq(lookups, 2.0, 0.05, "lookups per packet %.3f", lookups);
-	check(thread(base, "rx"), rx, RXP_ST_SGE_SETUP, K * lookups, "mr");
+	check(dt_thread(base, "rx"), rx, RXP_ST_SGE_SETUP, K * lookups, "mr");
 
 	/* NIC header write: one per packet, in the NIC's hdr_write */
 	cfg(&c);
@@ -183,7 +174,7 @@ Test(opdelay, each_delay_lands_in_the_stage_that_performs_the_operation, .timeou
 	struct rxr_result *hw = dt_run_ok(&c);
 	/* the NIC's laps are its runs (a train, one packet here): compare
 	 * its cost per packet (median lap x laps / packets) */
-	const struct rxr_thread_result *nb = thread(base, "nic"), *nd = thread(hw, "nic");
+	const struct rxr_thread_result *nb = dt_thread(base, "nic"), *nd = dt_thread(hw, "nic");
 	double rise = med_cpp(nd, RXP_ST_HDR_WRITE) - med_cpp(nb, RXP_ST_HDR_WRITE);
 	cr_assert_lt(fabs(rise - K), OD_TOL * K, "hdr_write: cost per packet rose by %.0f, want %.0f",
 		     rise, K);
@@ -265,7 +256,7 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 	c.inject_ab = true;
 	c.op_delay_mempool = (uint32_t)k;
 	struct rxr_result *mp = dt_run_ok(&c);
-	const struct rxr_thread_result *rx = thread(mp, "rx");
+	const struct rxr_thread_result *rx = dt_thread(mp, "rx");
 	double gets = num(mp, "mempool", "rx", "get_calls") / (double)rx->packets;
 	double puts = num(mp, "mempool", "rx", "put_calls") / (double)rx->packets;
 	cr_assert(json_is_true(json_object_get(ab_entry(mp, "rx", "buf_alloc"), "op_gate")));
@@ -295,7 +286,7 @@ Test(opdelay, ab_pairs_delayed_and_plain_laps_in_one_run, .timeout = 120)
 	c.inject_ab = true;
 	c.op_delay_mr = (uint32_t)k;
 	struct rxr_result *mr = dt_run_ok(&c);
-	rx = thread(mr, "rx");
+	rx = dt_thread(mr, "rx");
 	double lookups = num(mr, "mr_cache", "lookups", NULL) / (double)rx->packets;
 	double s = ab_added(mr, "sge_setup"), b = ab_added(mr, "buf_alloc");
 	cr_log_info("mr=%.0f: sge_setup %.0f (K x lookups %.0f), buf_alloc %.0f", k, s, k * lookups,
