@@ -54,8 +54,9 @@ static double now_s(void)
 
 /* ------------------------------------------------------ per thread */
 
-/* Field 2 of schedstat: ns spent runnable on a run queue, not running. */
-static int schedstat_wait(uint64_t *ns)
+/* Fields 1 and 2 of schedstat: ns spent running, and runnable on a run
+ * queue but not running. */
+static int schedstat_read(uint64_t *run_ns, uint64_t *wait_ns)
 {
 	FILE *f = fopen("/proc/thread-self/schedstat", "re");
 	if (!f)
@@ -65,7 +66,8 @@ static int schedstat_wait(uint64_t *ns)
 	fclose(f);
 	if (n != 2)
 		return -EINVAL;
-	*ns = wait;
+	*run_ns = run;
+	*wait_ns = wait;
 	return 0;
 }
 
@@ -135,10 +137,10 @@ int rxr_valid_thread_begin(struct rxr_valid_thread *t, const char *role, int cor
 		t->mig_source = sched_migrations(&t->mig0) == 0 ? RXR_MIG_SCHED : RXR_MIG_GETCPU;
 	}
 	/* wait0_ns == UINT64_MAX marks schedstat as missing */
-	if (schedstat_wait(&t->wait0_ns) < 0)
-		t->wait0_ns = UINT64_MAX;
 	t->cpu_begin = sched_getcpu();
 	t->begun = true;
+	if (schedstat_read(&t->run0_ns, &t->wait0_ns) < 0)
+		t->wait0_ns = UINT64_MAX;
 	/* last, so the bookkeeping above is outside the window */
 	t->t_begin = now_s();
 	return 0;
@@ -149,15 +151,20 @@ int rxr_valid_thread_end(struct rxr_valid_thread *t)
 	if (!t || !t->begun || t->ended)
 		return -EINVAL;
 	t->t_end = now_s();
+	/* first after the window's end, as it was last before its start:
+	 * run + wait then span the window and little else */
+	uint64_t w = 0, run = 0;
+	if (t->wait0_ns != UINT64_MAX && schedstat_read(&run, &w) == 0) {
+		t->wait_s = (double)(w - t->wait0_ns) * 1e-9;
+		t->run_s = (double)(run - t->run0_ns) * 1e-9;
+		t->run_known = true;
+	}
 	t->cpu_end = sched_getcpu();
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
 		t->nvcsw = ru.ru_nvcsw - t->nvcsw0;
 		t->nivcsw = ru.ru_nivcsw - t->nivcsw0;
 	}
-	uint64_t w = 0;
-	if (t->wait0_ns != UINT64_MAX && schedstat_wait(&w) == 0)
-		t->wait_s = (double)(w - t->wait0_ns) * 1e-9;
 	uint64_t m = 0;
 	switch (t->mig_source) {
 	case RXR_MIG_PERF:
@@ -207,7 +214,17 @@ struct rxr_validity {
 	struct rxr_valid_thread th[RXR_VALID_MAX_THREADS];
 	size_t nreasons;
 	char reasons[RXR_VALID_MAX_REASONS][RXR_VALID_REASON_LEN];
+	bool loss_noted;             /* rxr_validity_note_loss */
+	uint64_t lost;
 };
+
+void rxr_validity_note_loss(struct rxr_validity *v, uint64_t lost)
+{
+	if (!v)
+		return;
+	v->loss_noted = true;
+	v->lost = lost;
+}
 
 int rxr_validity_open(const struct rxr_valid_limits *lim, struct rxr_validity **out, char *err,
 		      size_t errlen)
@@ -628,6 +645,15 @@ static double thread_wait_limit(const struct rxr_validity *v, const struct rxr_v
 	return fmax(lim, v->lim.wait_floor_s);
 }
 
+/* Seconds of the window the thread neither ran nor waited to run, < 0
+ * unknown. */
+static double thread_offcpu_s(const struct rxr_valid_thread *t)
+{
+	if (!t->run_known || t->wait_s < 0)
+		return -1;
+	return fmax(0, t->t_end - t->t_begin - t->run_s - t->wait_s);
+}
+
 struct reasons {
 	size_t n;
 	char r[4][RXR_VALID_REASON_LEN];
@@ -659,6 +685,14 @@ static void thread_judge(const struct rxr_validity *v, const struct rxr_valid_th
 			   "preempted: %ld involuntary switches in %.0f ms (limit %.0f/s; no "
 			   "schedstat)",
 			   t->nivcsw, win * 1e3, v->lim.nivcsw_per_s);
+	/* off its CPU, neither running nor waiting to run: the host's (a
+	 * thread that slept on its own says nothing by it) */
+	double off = thread_offcpu_s(t);
+	double off_lim = v->loss_noted && !v->lost ? fmax(v->lim.wait_share * win, lim) : lim;
+	if (off >= 0 && !t->nvcsw && off > off_lim)
+		reason_add(rs, "off its CPU %.2f ms, not running nor waiting (steal, interrupts; "
+			   "limit %.2f ms)",
+			   off * 1e3, off_lim * 1e3);
 	if (t->migrations > 0)
 		reason_add(rs, "migrated %llu time%s (%s)", (unsigned long long)t->migrations,
 			   t->migrations > 1 ? "s" : "", rxr_mig_source_name(t->mig_source));
@@ -734,12 +768,14 @@ static json_t *thread_json(const struct rxr_validity *v, const struct rxr_valid_
 		json_array_append_new(r, json_string(rs.r[k]));
 	long long st = core_steal_ticks(v, t->core);
 	return json_pack(
-	    "{s:s, s:i, s:f, s:I, s:I, s:I, s:s, s:o, s:s, s:o, s:f, s:b, s:o}", "role", t->role,
+	    "{s:s, s:i, s:f, s:I, s:I, s:I, s:s, s:o, s:s, s:o, s:o, s:f, s:b, s:o}", "role",
+	    t->role,
 	    "core", t->core, "window_s", t->t_end - t->t_begin, "voluntary_switches",
 	    (json_int_t)t->nvcsw, "involuntary_switches", (json_int_t)t->nivcsw, "migrations",
 	    (json_int_t)t->migrations, "migrations_source", rxr_mig_source_name(t->mig_source),
 	    "runqueue_wait_ms", ms_or_null(t->wait_s), "wait_source",
-	    t->wait_s >= 0 ? "schedstat" : "none", "steal_ms",
+	    t->wait_s >= 0 ? "schedstat" : "none", "offcpu_ms", ms_or_null(thread_offcpu_s(t)),
+	    "steal_ms",
 	    st >= 0 ? json_real((double)st * steal_tick_s() * 1e3) : json_null(), "wait_limit_ms",
 	    thread_wait_limit(v, t) * 1e3, "disturbed", rs.n > 0, "reasons", r);
 }

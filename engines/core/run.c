@@ -436,8 +436,11 @@ int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config 
 		if (g < 0)
 			rc = rxp_errf(err, errlen, g, "result: gpu_trace: %s", strerror(-g));
 	}
-	if (!rc && v)
+	if (!rc && v) {
+		/* off-CPU time is judged by whether the run lost anything */
+		rxr_validity_note_loss(v, r->c.out_of_buffer + r->c.nombuf + r->c.app_dropped);
 		json_object_set_new(r->extra, "validity", rxr_validity_json(v));
+	}
 	rxr_validity_free(v);
 	if (!rc) {
 		if (!warm)

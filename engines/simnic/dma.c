@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "nic_priv.h"
 #ifdef RXRAY_HAVE_GPU
@@ -470,6 +471,32 @@ static void wr_publish(struct nic_thread *t, const struct nic_run *r)
 		}
 		__atomic_store_n(&q->cq_buf[(r->c + i) & mask].op_own, r->op[i], __ATOMIC_RELEASE);
 	}
+	if (!early && q->paced) {
+		/* how long after its last packet was due it went out */
+		uint64_t last = due0 + (uint64_t)((r->m - 1) * n->twire);
+		uint64_t late = now > last ? now - last : 0;
+		if (late > t->late_pub_max)
+			t->late_pub_max = late;
+		if (late > q->late_ticks)
+			t->late_runs++;
+	}
+}
+
+/* Late (simnic.h): this writer's oldest unpublished packet on queue q,
+ * after the runs before `from` went out: the next pending run's first,
+ * or none. */
+static void wr_hol_next(struct nic_thread *t, const struct nic_queue *q, uint32_t from)
+{
+	const struct rxs_nic *n = t->n;
+	uint64_t due = UINT64_MAX;
+	for (uint32_t i = from; i != t->run_tail; i++) {
+		const struct nic_run *r = &t->runs[i % NIC_RUNS_MAX];
+		if (r->q == q) {
+			due = wr_due(n, q, r->off);
+			break;
+		}
+	}
+	__atomic_store_n(&t->hol[q - n->q], due, __ATOMIC_RELAXED);
 }
 
 /*
@@ -534,6 +561,7 @@ static uint32_t wr_retire_from(struct nic_thread *t, bool polled, uint64_t level
 		}
 		wr_publish(t, r);
 		t->run_head++;
+		wr_hol_next(t, r->q, t->run_head);
 		done++;
 	}
 	if (done || t->run_head == t->run_tail)
@@ -731,6 +759,45 @@ static void wr_fault_early(struct nic_thread *t, const struct nic_run *r)
 }
 
 /*
+ * Late drops (simnic.h "Late"): the claim found no WQE for k - m packets.
+ * They are the generator's when the oldest packet the NIC has not
+ * published on the queue (any writer's of the group, or the first one
+ * dropped here) was due more than the queue's late limit before now.
+ * Runs only on a drop; the other writers' words are read relaxed.
+ */
+static void wr_late_drops(struct nic_thread *t, uint32_t qi, const struct wr_claim *cl,
+			  uint64_t now)
+{
+	const struct rxs_nic *n = t->n;
+	const struct nic_queue *q = &n->q[qi];
+	uint64_t oldest = wr_due(n, q, cl->off + cl->m);
+	for (uint32_t w = 0; w < n->writers; w++) {
+		const struct nic_thread *u = &n->t[t->group * n->writers + w];
+		uint64_t h = __atomic_load_n(&u->hol[qi], __ATOMIC_RELAXED);
+		if (h < oldest)
+			oldest = h;
+	}
+	if (now <= oldest || now - oldest <= q->late_ticks)
+		return;
+	NIC_CNT_ADD(t->qcnt[qi].late_drops, cl->k - cl->m);
+	if (now - oldest > t->late_drop_max)
+		t->late_drop_max = now - oldest;
+}
+
+/* Test fault (params.fault_stall_train): the writer stops, a run written
+ * and not published, as a descheduled writer does (bounded; a stop ends
+ * it). */
+static void wr_fault_stall(struct nic_thread *t)
+{
+	const struct rxs_nic *n = t->n;
+	uint64_t end = rxp_now() + (uint64_t)(n->p.fault_stall_us * 1e-6 * rxp_clock_get()->hz);
+	struct timespec ts = {0, 100000};
+	while (rxp_now() < end && !dma_should_stop(n))
+		nanosleep(&ts, NULL);
+	rxp_lap(t->probe, RXP_ST_IDLE, 0); /* off its work, as if descheduled */
+}
+
+/*
  * The lead a writer claims trains with: the time it took to write a run
  * (claim to its first op_own), per train, a moving average. A run much
  * slower than the average was preempted, not slow: it does not move it.
@@ -792,6 +859,8 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 		ngood++;
 		__builtin_prefetch(x->seg[0], 1);
 	}
+	if (cl->k > cl->m && q->paced)
+		wr_late_drops(t, qi, cl, t_claim);
 	NIC_CNT_ADD(cnt->offered, cl->k);
 	NIC_CNT_ADD(cnt->out_of_buffer, cl->k - cl->m);
 	NIC_CNT_ADD(cnt->cq_full, cl->cq_full);
@@ -808,10 +877,15 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	r->c = cl->c;
 	r->m = cl->m;
 	r->ticket = 0;
+	/* Late: the run is this writer's oldest unpublished on the queue
+	 * unless an earlier one still waits */
+	if (__atomic_load_n(&t->hol[qi], __ATOMIC_RELAXED) == UINT64_MAX)
+		__atomic_store_n(&t->hol[qi], due0, __ATOMIC_RELAXED);
 	bool early = n->p.fault_early_cqe && t->claims == n->p.fault_early_cqe && !t->gdma;
 	if (early) {
 		wr_cqes(n, r, pk, qi, cnt);
 		wr_fault_early(t, r);
+		wr_hol_next(t, q, t->run_head);
 	}
 	rxp_stage_begin(p, RXP_ST_HDR_WRITE);
 	dma_headers(n, pk, cl->m);
@@ -832,6 +906,10 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	if (gpu)
 		rxp_stage_begin(p, RXP_ST_PAYLOAD_DMA);
 #endif
+	/* the first run from the n-th train on that found a WQE, once */
+	if (n->p.fault_stall_train && cl->off / n->train + 1 >= n->p.fault_stall_train &&
+	    !__atomic_exchange_n(&q->fault_stalled, 1, __ATOMIC_RELAXED))
+		wr_fault_stall(t);
 	r->ticket = wr_gate_ticket(t);
 #ifdef RXRAY_HAVE_GPU
 	if (gpu)
@@ -842,6 +920,7 @@ static uint32_t wr_run(struct nic_thread *t, uint32_t qi, const struct wr_claim 
 	if (!r->ticket && !wr_pending(t)) {
 		wr_lead(t, t_claim, cl->m);
 		wr_publish(t, r); /* nothing to wait for: this writer publishes now */
+		__atomic_store_n(&t->hol[qi], UINT64_MAX, __ATOMIC_RELAXED);
 	} else {
 		t->run_tail++;
 		wr_retire(t);

@@ -76,6 +76,13 @@ bool rxs_sim_legacy(const char *what)
 	return false;
 }
 
+/* Clock ticks as microseconds. */
+static double nic_ticks_us(uint64_t ticks)
+{
+	double hz = rxp_clock_get()->hz;
+	return hz > 0 ? (double)ticks * 1e6 / hz : 0;
+}
+
 static void *nic_zalloc(size_t len)
 {
 	size_t alen = (len + 63) & ~(size_t)63;
@@ -148,8 +155,12 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		t->cq_ci = nic_zalloc(sizeof(uint32_t) * p->queues);
 		t->cq_seen = nic_zalloc(sizeof(uint32_t) * p->queues);
 		t->runs = nic_zalloc(sizeof(*t->runs) * NIC_RUNS_MAX);
-		if (!t->qcnt || !t->rq_posted || !t->rq_seen || !t->cq_ci || !t->cq_seen || !t->runs)
+		t->hol = nic_zalloc(sizeof(uint64_t) * p->queues);
+		if (!t->qcnt || !t->rq_posted || !t->rq_seen || !t->cq_ci || !t->cq_seen ||
+		    !t->runs || !t->hol)
 			goto fail;
+		for (uint32_t q = 0; q < p->queues; q++)
+			t->hol[q] = UINT64_MAX;
 		if (rxp_probe_open("nic", t->core, p->sample_shift, 0, &t->probe, NULL, 0) < 0)
 			goto fail;
 		for (int s = 0; s < RXP_ST_COUNT; s++)
@@ -205,6 +216,7 @@ void rxs_nic_free(struct rxs_nic *n)
 			free(n->t[i].cq_ci);
 			free(n->t[i].cq_seen);
 			free(n->t[i].runs);
+			free(n->t[i].hol);
 			rxp_probe_free(n->t[i].probe);
 #ifdef RXRAY_HAVE_GPU
 			rxg_dma_close(n->t[i].gdma);
@@ -376,6 +388,7 @@ int rxs_nic_rearm(struct rxs_nic *n, double seconds)
 		uint64_t w = __atomic_load_n(&q->prod, __ATOMIC_RELAXED);
 		q->seq += w >> 24;
 		__atomic_store_n(&q->prod, w & 0xffffffu, __ATOMIC_RELAXED);
+		q->fault_stalled = 0;
 	}
 	for (uint32_t i = 0; i < n->nthreads; i++) {
 		struct nic_thread *t = &n->t[i];
@@ -387,6 +400,9 @@ int rxs_nic_rearm(struct rxs_nic *n, double seconds)
 		memset(t->qcnt, 0, sizeof(*t->qcnt) * n->p.queues);
 		t->claims = 0;
 		t->gate_since = 0;
+		t->late_pub_max = t->late_runs = t->late_drop_max = 0;
+		for (uint32_t q = 0; q < n->p.queues; q++)
+			t->hol[q] = UINT64_MAX;
 		t->valid_ok = false;
 		__atomic_store_n(&t->state, NIC_IDLE, __ATOMIC_RELEASE);
 	}
@@ -452,6 +468,7 @@ void rxs_nic_counters(const struct rxs_nic *n, uint32_t qi, struct rxs_counters 
 			out->errors += __atomic_load_n(&c->errors, __ATOMIC_RELAXED);
 			out->bytes += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
 			out->dbrec_reads += __atomic_load_n(&c->dbrec_reads, __ATOMIC_RELAXED);
+			out->late_drops += __atomic_load_n(&c->late_drops, __ATOMIC_RELAXED);
 		}
 	}
 }
@@ -512,6 +529,7 @@ void rxs_nic_thread_stats(const struct rxs_nic *n, uint32_t ti, struct rxs_threa
 		out->cnt.cq_full += c.cq_full;
 		out->cnt.errors += c.errors;
 		out->cnt.bytes += c.bytes;
+		out->cnt.late_drops += c.late_drops;
 	}
 	out->cnt.offered = __atomic_load_n(&t->offered, __ATOMIC_RELAXED);
 	out->cnt.received = __atomic_load_n(&t->received, __ATOMIC_RELAXED);
@@ -548,6 +566,7 @@ static json_t *nic_counters_json(const struct rxs_counters *c)
 	json_object_set_new(o, "errors", json_integer((json_int_t)c->errors));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
 	json_object_set_new(o, "dbrec_reads", json_integer((json_int_t)c->dbrec_reads));
+	json_object_set_new(o, "late_drops", json_integer((json_int_t)c->late_drops));
 	return o;
 }
 
@@ -584,15 +603,33 @@ static json_t *nic_threads_json(const struct rxs_nic *n)
 		json_object_set_new(o, "received", json_integer((json_int_t)ts.cnt.received));
 		json_object_set_new(o, "out_of_buffer",
 				    json_integer((json_int_t)ts.cnt.out_of_buffer));
+		/* Late (simnic.h): how far behind its schedule it fell */
+		json_object_set_new(o, "late_drops", json_integer((json_int_t)ts.cnt.late_drops));
+		json_object_set_new(o, "late_runs", json_integer((json_int_t)n->t[i].late_runs));
+		json_object_set_new(o, "late_publish_max_us",
+				    json_real(nic_ticks_us(n->t[i].late_pub_max)));
 		json_array_append_new(a, o);
 	}
 	return a;
 }
 
+/* The smallest late limit of the paced queues, in ticks (UINT64_MAX: none). */
+static uint64_t nic_late_limit(const struct rxs_nic *n)
+{
+	uint64_t lim = UINT64_MAX;
+	for (uint32_t q = 0; q < n->p.queues; q++)
+		if (n->q[q].nwflows && n->q[q].late_ticks < lim)
+			lim = n->q[q].late_ticks;
+	return lim;
+}
+
 int rxs_nic_validity_add(const struct rxs_nic *n, struct rxr_validity *v)
 {
 	int added = 0;
+	uint64_t worst = 0;
 	for (uint32_t i = 0; v && i < n->nthreads; i++) {
+		if (n->t[i].late_drop_max > worst)
+			worst = n->t[i].late_drop_max;
 		/* the thread ended (joined by the caller): its window is final */
 		if (!n->t[i].valid_ok)
 			continue;
@@ -600,6 +637,20 @@ int rxs_nic_validity_add(const struct rxs_nic *n, struct rxr_validity *v)
 		if (rc < 0)
 			return rc;
 		added++;
+	}
+	struct rxs_counters tot;
+	rxs_nic_counters(n, UINT32_MAX, &tot);
+	/* the generator's own loss (simnic.h "Late"): a receiver is never
+	 * judged by it */
+	if (v && tot.late_drops) {
+		int rc = rxr_validity_add_reason(
+		    v,
+		    "nic: %llu of %llu drops while the NIC ran up to %.0f us behind its schedule "
+		    "(limit %.0f us): the generator's loss, not the receiver's",
+		    (unsigned long long)tot.late_drops, (unsigned long long)tot.out_of_buffer,
+		    nic_ticks_us(worst), nic_ticks_us(nic_late_limit(n)));
+		if (rc < 0)
+			return rc;
 	}
 	return added;
 }
@@ -655,6 +706,11 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "line_mpps", json_real(n->line_pps / 1e6));
 	json_object_set_new(o, "writer_threads", json_integer(n->nthreads));
 	json_object_set_new(o, "cqe_comp", json_boolean(n->p.cqe_comp));
+	uint64_t lim = nic_late_limit(n);
+	json_object_set_new(o, "late_limit_us",
+			    lim == UINT64_MAX ? json_null() : json_real(nic_ticks_us(lim)));
+	if (n->p.fault_stall_train)
+		json_object_set_new(o, "fault", json_string("writer_stall"));
 	if (n->gpu_mrs)
 		json_object_set_new(o, "gpu_dma",
 				    json_string(n->p.gpu_dma_launch ? "launch" : "resident"));

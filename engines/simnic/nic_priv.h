@@ -35,6 +35,9 @@ struct nic_queue {
 	uint32_t nwflows;
 	bool paced;            /* an offered rate was asked (else: the NIC's best) */
 	double ttrain;         /* clock ticks from one train's start to the next */
+	uint64_t late_ticks;   /* paced: the late limit (simnic.h "Late"); else
+				* UINT64_MAX */
+	int fault_stalled;     /* params.fault_stall_train fired this phase (atomic) */
 	uint64_t quota;        /* share of p.max_packets (limited only) */
 	/* The producer, the one word writers claim runs with (one CAS):
 	 * bits 63..24 = packets offered in this phase (seq = seq + that),
@@ -61,6 +64,7 @@ struct nic_run {
 #define NIC_DMA_BATCH 128u /* launch: GPU pieces a writer stages before it submits them */
 #define NIC_STALL_S 2.0    /* GPU copies without progress this long: a stall */
 #define NIC_START_WAIT_S 1.0 /* rxs_nic_start waits this long at most for its threads */
+#define NIC_LATE_MIN_S 10e-6 /* the late limit's floor (simnic.h "Late") */
 
 /*
  * One DMA writer thread: writer `writer` of NIC thread (group) `group`,
@@ -104,6 +108,13 @@ struct nic_thread {
 	uint64_t claims;              /* runs claimed (the fault switches count them) */
 	double lead;                  /* ticks a train is claimed before it begins
 				       * (wr_lead), kept across phases */
+	/* Late (simnic.h): per queue, the due tick of this writer's oldest
+	 * claimed, unpublished packet (UINT64_MAX: none), read by the other
+	 * writers of its group at a drop (relaxed atomics) */
+	uint64_t *hol;
+	uint64_t late_pub_max;        /* ticks: latest publication after its due */
+	uint64_t late_runs;           /* runs published later than the limit */
+	uint64_t late_drop_max;       /* ticks the NIC was behind at a late drop */
 	double avg_pkt;               /* unpaced: ticks per delivered packet, kept
 				       * across phases (a measured phase may start
 				       * on a dry RQ) */

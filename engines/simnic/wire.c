@@ -7,6 +7,7 @@
  * derived from a run config.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,11 @@ int nic_queues_share(struct rxs_nic *n)
 		double rate = port * q->nwflows / n->nflows;
 		q->paced = n->p.rate_pps > 0;
 		q->ttrain = rate > 0 ? n->train * hz / rate : 0;
+		/* late limit: a tenth of the time the ring covers at this
+		 * queue's packet interval, at least NIC_LATE_MIN_S */
+		double cover = rate > 0 ? (double)n->p.ring * hz / rate : 0;
+		double lim = fmax(cover / 10, NIC_LATE_MIN_S * hz);
+		q->late_ticks = q->paced && rate > 0 ? (uint64_t)lim : UINT64_MAX;
 		uint64_t lo = (uint64_t)((unsigned __int128)n->p.max_packets * done / n->nflows);
 		uint64_t hi = (uint64_t)((unsigned __int128)n->p.max_packets *
 					 (done + q->nwflows) / n->nflows);
@@ -255,10 +261,16 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 			return werr(err, errlen, "device: gpu_dma=%s is not resident or launch", val);
 	} else if (!strcmp(key, "fault")) {
 		/* tests and benches: the NIC breaks a rule a consumer must catch */
-		if (!strcmp(val, "publish_before_landing"))
+		if (!strcmp(val, "publish_before_landing")) {
 			p->fault_publish_early = 64; /* GPU copies: every 64th run */
-		else
-			return werr(err, errlen, "device: fault=%s is not publish_before_landing", val);
+		} else if (!strcmp(val, "writer_stall")) {
+			p->fault_stall_train = 64; /* each queue's 64th train waits 20 ms */
+			p->fault_stall_us = 20000;
+		} else {
+			return werr(err, errlen,
+				    "device: fault=%s is not publish_before_landing or writer_stall",
+				    val);
+		}
 	} else {
 		return werr(err, errlen,
 			    "device: unknown sim option '%s' (rate, flows, cq, nics, writers, line, "

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rxray/util.h"
@@ -255,6 +256,105 @@ Test(validity, the_limits_judge_wait_switches_and_migrations)
 	rxr_validity_free(v);
 	struct rxr_valid_thread never = {.perf_fd = -1};
 	cr_expect_eq(rxr_valid_thread_end(&never), -EINVAL);
+}
+
+/* The judgement of one synthetic thread after noting the run's loss
+ * (lost < 0: nothing noted); *why gets its first reason. */
+static bool judged_loss(const struct rxr_valid_limits *lim, struct rxr_valid_thread t,
+			long long lost, char *why, size_t len)
+{
+	struct rxr_validity *v;
+	cr_assert_eq(rxr_validity_open(lim, &v, NULL, 0), 0);
+	cr_assert_eq(rxr_validity_add_thread(v, &t), 0);
+	if (lost >= 0)
+		rxr_validity_note_loss(v, (uint64_t)lost);
+	bool d = rxr_validity_disturbed(v);
+	json_t *j = rxr_validity_json(v);
+	json_t *r0 = json_array_get(json_object_get(j, "reasons"), 0);
+	snprintf(why, len, "%s", r0 ? json_string_value(r0) : "");
+	json_decref(j);
+	rxr_validity_free(v);
+	return d;
+}
+
+/*
+ * Off-CPU time (schedstat: the window less run time less run-queue wait)
+ * is what a hypervisor's steal looks like from inside, where /proc/stat
+ * counts steal in 10 ms ticks. The ring covers 2 ms here: a run that
+ * lost packets is disturbed by 3 ms off-CPU (it could have emptied the
+ * ring), one that lost nothing only past 1% of its window (its figures
+ * moved), and a thread that slept on its own is not judged by it.
+ */
+Test(validity, off_cpu_time_is_judged_by_the_runs_loss)
+{
+	struct rxr_valid_limits lim;
+	rxr_valid_limits_default(&lim);
+	lim.ring_cover_s = 0.002;
+	char why[256];
+	struct rxr_valid_thread t = synthetic(1.0, 0.0005, 0, 0);
+	t.run_known = true;
+	t.run_s = 1.0 - 0.0005 - 0.003; /* 3 ms neither running nor waiting */
+	/* catches: off-CPU time not measured at all */
+	cr_expect(judged_loss(&lim, t, 100, why, sizeof(why)), "3 ms off-CPU, lossy: clean");
+	cr_expect(strstr(why, "rx on core -1: off its CPU 3.00 ms") != NULL, "%s", why);
+	cr_expect(judged_loss(&lim, t, -1, why, sizeof(why)), "nothing noted: the strict limit");
+	/* catches: a loss-free run failed for time that moved it 0.3% */
+	cr_expect(!judged_loss(&lim, t, 0, why, sizeof(why)), "3 ms, no loss: %s", why);
+	t.run_s = 1.0 - 0.0005 - 0.012;
+	cr_expect(judged_loss(&lim, t, 0, why, sizeof(why)), "12 ms off-CPU, no loss: clean");
+	/* catches: sleep counted as stolen time */
+	t.nvcsw = 3;
+	cr_expect(!judged_loss(&lim, t, 100, why, sizeof(why)), "a sleeper: %s", why);
+	t.nvcsw = 0;
+	/* catches: run time ignored (the whole window read as off-CPU) */
+	t.run_s = 1.0 - 0.0005 - 0.001;
+	cr_expect(!judged_loss(&lim, t, 100, why, sizeof(why)), "1 ms off-CPU: %s", why);
+	/* without schedstat's run time nothing is judged by it */
+	t.run_known = false;
+	cr_expect(!judged_loss(&lim, t, 100, why, sizeof(why)), "unknown: %s", why);
+}
+
+/* A real spinning thread: its off-CPU time is measured (a number, never
+ * negative, at most its window). */
+static void *spin_window(void *arg)
+{
+	struct rxr_valid_thread *t = arg;
+	if (rxr_valid_thread_begin(t, "rx", -1, NULL, 0) < 0)
+		return NULL;
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9 < 0.05);
+	rxr_valid_thread_end(t);
+	return NULL;
+}
+
+Test(validity, a_threads_off_cpu_time_is_recorded)
+{
+	if (access("/proc/thread-self/schedstat", R_OK) != 0)
+		cr_skip_test("needs /proc/thread-self/schedstat (CONFIG_SCHED_INFO)");
+	struct rxr_valid_thread t;
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, spin_window, &t), 0);
+	pthread_join(th, NULL);
+	cr_assert(t.ended && t.run_known);
+	/* catches: run time read from the wrong field (wait) or not at all */
+	cr_expect_gt(t.run_s, 0);
+	/* the two reads bracket the window closely on a real CPU; an
+	 * emulator's file reads take milliseconds of their own */
+	if (!getenv("RXRAY_EMULATOR"))
+		cr_expect_leq(t.run_s, t.t_end - t.t_begin + 0.001);
+	struct rxr_validity *v;
+	cr_assert_eq(rxr_validity_open(NULL, &v, NULL, 0), 0);
+	cr_assert_eq(rxr_validity_add_thread(v, &t), 0);
+	json_t *j = rxr_validity_json(v);
+	json_t *off = json_object_get(json_array_get(json_object_get(j, "threads"), 0), "offcpu_ms");
+	cr_expect(json_is_number(off), "offcpu_ms: %s", json_dumps(j, 0));
+	cr_expect_geq(json_number_value(off), 0);
+	cr_expect_leq(json_number_value(off), 50.5);
+	json_decref(j);
+	rxr_validity_free(v);
 }
 
 Test(validity, the_canary_compares_with_its_calibration)

@@ -135,12 +135,18 @@ struct rxr_valid_thread {
 	uint64_t migrations;
 	enum rxr_mig_source mig_source;
 	double wait_s;		/* run-queue wait over the window, < 0 unknown */
+	/* time it ran over the window (schedstat), when run_known: the rest
+	 * of the window, less wait_s, it was neither running nor waiting to
+	 * run (hypervisor steal and interrupt time, which the kernel leaves
+	 * out of a task's run time, or sleep) */
+	double run_s;
+	bool run_known;
 	int cpu_begin, cpu_end; /* sched_getcpu at both ends */
 	bool begun, ended;
 	/* private to begin/end */
 	int perf_fd;
 	long nvcsw0, nivcsw0;
-	uint64_t mig0, wait0_ns;
+	uint64_t mig0, wait0_ns, run0_ns;
 };
 
 /*
@@ -190,6 +196,16 @@ int rxr_validity_canary_after(struct rxr_validity *v, char *err, size_t errlen);
 void rxr_validity_set_calibration(struct rxr_validity *v, double mem_ns, double cpu_ns,
 				  const char *source);
 
+/*
+ * What the run lost (out_of_buffer + nombuf + app_dropped), once known.
+ * Off-CPU time (rxr_valid_thread.run_s) is judged against the thread's
+ * wait limit when the run lost packets (or nothing was noted): a thread
+ * off its CPU longer than the ring covers can empty the ring. A run that
+ * lost nothing is judged against wait_share of the window only: stolen
+ * time then shifts its figures, it cannot have caused a loss.
+ */
+void rxr_validity_note_loss(struct rxr_validity *v, uint64_t lost);
+
 /* Judge the run: true when disturbed. */
 bool rxr_validity_disturbed(const struct rxr_validity *v);
 /*
@@ -205,7 +221,8 @@ bool rxr_validity_disturbed(const struct rxr_validity *v);
  *    "threads": [{"role", "core", "window_s", "voluntary_switches",
  *                 "involuntary_switches", "migrations", "migrations_source":
  *                 "perf"|"sched"|"getcpu"|"none", "runqueue_wait_ms" | null,
- *                 "wait_source": "schedstat"|"none", "steal_ms" | null,
+ *                 "wait_source": "schedstat"|"none", "offcpu_ms" | null,
+ *                 "steal_ms" | null,
  *                 "wait_limit_ms", "disturbed", "reasons": [..]}]}
  * Reasons name the thread ("rx on core 3: preempted: waited 4.10 ms for
  * its CPU (1.4% of 300 ms; limit 3.00 ms)"), the canary ("canary 1.72x

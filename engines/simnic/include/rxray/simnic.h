@@ -135,8 +135,21 @@
  * that owns a run with a completion-gate ticket outstanding (GPU copies
  * in flight) keeps it, up to NIC_RUNS_MAX, and publishes it once the
  * ticket is done; it never waits for one and claims the next meanwhile.
- * A descheduled writer holds back, in order, the packets behind its run:
- * its validity window says so. W * RXS_MIN_RUN must not exceed the ring.
+ * A descheduled writer holds back, in order, the packets behind its run.
+ * W * RXS_MIN_RUN must not exceed the ring.
+ *
+ * Late: a NIC does not fall behind the wire, a software one can (a writer
+ * descheduled, steal). Paced, each queue has a late limit: a tenth of
+ * the time its ring covers at its rate (ring x its packet interval), at
+ * least 10 us. A drop is a late_drop when, at the claim that found no
+ * WQE, the oldest packet the NIC had not yet published on that queue
+ * (any writer's run, or this claim's first dropped packet) was due more
+ * than the limit ago: the receiver was waiting on the NIC, or was handed
+ * overdue packets in a burst, so the loss is the generator's. Each
+ * writer also keeps the most any of its runs was published after its
+ * last packet was due, and how many runs went out later than the limit.
+ * A run with late drops is disturbed, with a reason naming the NIC
+ * (rxs_nic_validity_add). Unpaced queues have no schedule to be late on.
  *
  * NIC probes (role "nic", one per thread, on the thread's core):
  * hdr_write (WQE fetch, SGE checks, header bytes, flush), payload_write,
@@ -269,6 +282,14 @@ struct rxs_params {
 	 * issued, and its completions go out as if they had landed. A
 	 * consumer must catch the stale data (0 = off). */
 	uint32_t fault_publish_early;
+	/* Fault injection (tests; `sim:fault=writer_stall` sets 64 and
+	 * 20000): the writer of the first run, from the n-th train of a
+	 * queue on (this phase's, from 1), that found a WQE stops for
+	 * fault_stall_us between writing that run and publishing it, as a
+	 * descheduled writer does; once a queue and phase (0 = off). The
+	 * drops it causes must count as late_drops. */
+	uint32_t fault_stall_train;
+	uint32_t fault_stall_us;
 	/* GPU payloads: copies started by a kernel launch per submit instead
 	 * of the resident copy kernel (`sim:gpu_dma=launch`; rxray/gpu.h) */
 	bool gpu_dma_launch;
@@ -291,6 +312,10 @@ struct rxs_counters {
 	uint64_t bytes;         /* frame bytes delivered in good CQEs */
 	uint64_t dbrec_reads;   /* RQ doorbell-record fetches (at most one per
 				 * burst while the RQ is dry) */
+	uint64_t late_drops;    /* subset of out_of_buffer: dropped while the
+				 * NIC itself was behind its schedule on the
+				 * queue ("Late", above): the generator's loss,
+				 * not the receiver's */
 };
 
 /* The whole NIC's figures, all threads together (after rxs_nic_join). */
