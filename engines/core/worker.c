@@ -58,6 +58,7 @@ static void *worker_main(void *arg)
 	rxp_probe_reset(w->probe);
 	/* the validity window is fn's: was the thread preempted or moved? */
 	bool valid = rxr_valid_thread_begin(&w->valid, w->role, w->core, NULL, 0) == 0;
+	__atomic_store_n(&w->entered, 1, __ATOMIC_RELEASE);
 	w->rc = w->fn(w, w->arg);
 	w->valid_ok = valid && rxr_valid_thread_end(&w->valid) == 0;
 	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);

@@ -8,9 +8,11 @@
  * doorbell.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_lcore.h>
@@ -84,6 +86,8 @@ static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, c
 /* ------------------------------------------------------------------ MRs */
 
 #define SIM_MAX_CHUNKS 512
+/* sim_start waits this long at most for the RX loops to poll */
+#define SIM_RX_START_S 10.0
 
 struct mr_ctx {
 	struct rxd_mr_chunk r[SIM_MAX_CHUNKS];
@@ -408,8 +412,26 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 static int sim_start(struct rxd_run *run, char *err, size_t errlen)
 {
 	struct sim_priv *sp = run->be_priv;
-	/* the software NIC's queues can be polled before it runs */
+	/* the software NIC's queues can be polled before it runs: every RX
+	 * loop polls (it naps until `live`) before the first arrival, so
+	 * the ring is not charged with the loops' wake-up (bounded) */
 	atomic_store_explicit(&run->live, 1, memory_order_release);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t i = 0; i < run->nq; i++)
+		while (!atomic_load_explicit(&run->q[i].rx_started, memory_order_acquire) &&
+		       !atomic_load_explicit(&run->q[i].rx_done, memory_order_acquire)) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9 >
+			    SIM_RX_START_S) {
+				snprintf(err, errlen,
+					 "device: queue %u's RX loop did not start polling within "
+					 "%.0f s",
+					 i, SIM_RX_START_S);
+				return -ETIMEDOUT;
+			}
+			sched_yield();
+		}
 	int rc = rxs_nic_start(sp->nic);
 	if (rc)
 		snprintf(err, errlen, "device: cannot start the software NIC: %s", strerror(-rc));

@@ -55,6 +55,53 @@ Test(null_engine, core_run_sequence_assembles_the_result)
 	rxr_result_free(r);
 }
 
+/* The null engine with a start hook that notes whether every worker was
+ * already in its loop when the device started. */
+static int entered_at_start = -1;
+
+static int start_sees_workers(struct rx_run *run, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	int all = 1;
+	for (uint32_t i = 0; i < run->nq; i++)
+		if (run->q[i].rxw.started && !__atomic_load_n(&run->q[i].rxw.entered, __ATOMIC_ACQUIRE))
+			all = 0;
+	entered_at_start = all;
+	return 0;
+}
+
+/*
+ * The core starts the device only once every worker is about to run its
+ * loop: a software NIC's arrivals begin at its start, and a receiver
+ * still being pinned and set up would find its ring full (catches: start
+ * right after the threads are created, which loses the first ring's
+ * worth of a fast run and charges it to the receiver). Four workers, for
+ * the warm-up phase and the measured one.
+ */
+Test(null_engine, the_device_starts_once_every_worker_is_in_its_loop)
+{
+	struct rx_engine_ops ops = *rxe_find("null");
+	ops.start = start_sees_workers;
+	struct rx_config c;
+	char err[256] = "";
+	rx_config_defaults(&c);
+	snprintf(c.engine, sizeof(c.engine), "null");
+	c.seconds = 0.02;
+	c.queues = 4;
+	c.app = RX_APP_INLINE;
+	c.allow_oversubscribe = true;
+	for (int k = 0; k < 3; k++) {
+		struct rxr_result *r = NULL;
+		rxr_result_open(&r);
+		cr_assert_not_null(r);
+		entered_at_start = -1;
+		cr_assert_eq(rx_run_exec(&ops, &c, r, NULL, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(entered_at_start, 1, "run %d: the device started before its workers", k);
+		rxr_result_free(r);
+	}
+}
+
 /* exit status of a shell command */
 static int sh(const char *cmd)
 {

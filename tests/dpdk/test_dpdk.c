@@ -477,6 +477,35 @@ Test(dpdk, ring_cover_counts_the_packets_a_queue_holds)
 	}
 }
 
+/*
+ * A software-NIC run's rates are over the NIC's own phase, the time its
+ * offered packets were due in: offered_mpps is the NIC's achieved rate
+ * and the asked rate. Over the RX loops' clock (which starts when the
+ * last loop polls, after the NIC) the 16-core host read dpdk single 4064
+ * B as 12.63 Mpps offered for 12.24 asked (catches: the rates' seconds
+ * taken from the RX loops' wait).
+ */
+Test(dpdk, a_sim_runs_rates_are_over_the_nics_phase)
+{
+	struct rx_config c;
+	cfg_base(&c, "sim");
+	c.rate_pps = 2e6;
+	c.seconds = 0.1;
+	struct rxr_result *r = dt_run(&c);
+	assert_conserved(r);
+	json_t *nic = json_object_get(r->extra, "nic");
+	double nic_s = json_number_value(json_object_get(nic, "seconds"));
+	double nic_mpps = json_number_value(json_object_get(nic, "achieved_mpps"));
+	cr_assert_gt(nic_s, 0);
+	cr_expect(fabs(r->seconds - nic_s) < 1e-9, "run %.6f s, NIC %.6f s", r->seconds, nic_s);
+	cr_expect(fabs(r->offered_mpps - nic_mpps) < 1e-6 * nic_mpps, "offered %.6f, NIC %.6f",
+		  r->offered_mpps, nic_mpps);
+	/* and that is the rate asked (trains of 32 round a queue's count up) */
+	cr_expect(fabs(r->offered_mpps - 2.0) < 0.02, "offered %.4f Mpps for 2 asked",
+		  r->offered_mpps);
+	rxr_result_free(r);
+}
+
 /* ------------------------------------------------ the MR plan, by layout */
 
 #define MIB ((uintptr_t)1 << 20)

@@ -385,6 +385,10 @@ struct rx_worker {
 	int rc;                 /* fn's return (after join) */
 	int finished;           /* set (atomically) once the thread is done,
 				 * fn run or not: read with __atomic_load_n */
+	int entered;            /* set (atomically) just before fn runs: the
+				 * core starts the device only once every
+				 * worker has (run_phase), so no traffic
+				 * arrives before its receiver polls */
 	struct rxr_valid_thread valid; /* switches, migrations, run-queue wait
 					* over fn's window (rxray/validity.h) */
 	bool valid_ok;          /* valid was begun and ended on the thread */
