@@ -1051,14 +1051,16 @@ void *nic_thread_main(void *arg)
 		}
 	}
 	rxp_probe_reset(p);
+	/* a generator kept off its CPU offers late, then in bursts: the
+	 * window says so, as a worker's does (worker.c). Opened before the
+	 * start line: its system calls would make every writer late at the
+	 * schedule's origin, its first trains a burst */
+	bool valid = rxr_valid_thread_begin(&t->valid, "nic", t->core, NULL, 0) == 0;
 	/* at the start line: the schedule's origin is set once every NIC
 	 * thread is here (rxs_nic_start) */
 	__atomic_fetch_add(&n->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&n->go, __ATOMIC_ACQUIRE) && !dma_should_stop(n))
 		sched_yield();
-	/* a generator kept off its CPU offers late, then in bursts: the
-	 * window says so, as a worker's does (worker.c) */
-	bool valid = rxr_valid_thread_begin(&t->valid, "nic", t->core, NULL, 0) == 0;
 	/* its time runs from the phase's origin, where the arrival schedule
 	 * starts, whenever the thread got going */
 	__atomic_store_n(&t->t_start, n->t0, __ATOMIC_RELEASE);
