@@ -121,9 +121,9 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		char tgt[32] = "max";
 		if (target > 0)
 			snprintf(tgt, sizeof(tgt), "%.3f Mpps", target / 1e6);
-		/* auto (0 in the config): say what the placement chose */
-		json_t *asked = json_object_get(r->config, "dma_writers");
-		bool autow = json_is_integer(asked) && json_integer_value(asked) == 0;
+		/* auto (neither --dma-writers nor the device's writers=): say
+		 * that the placement chose */
+		bool autow = json_is_true(json_object_get(nic, "dma_writers_auto"));
 		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s, %lld thread(s) x %lld DMA writer(s)%s%s\n",
 			json_number_value(json_object_get(nic, "achieved_mpps")), tgt,
 			(long long)json_integer_value(json_object_get(nic, "nic_threads")),

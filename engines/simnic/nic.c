@@ -698,6 +698,7 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "core", json_integer(n->p.core));
 	json_object_set_new(o, "nic_threads", json_integer(n->groups));
 	json_object_set_new(o, "dma_writers", json_integer(n->writers));
+	json_object_set_new(o, "dma_writers_auto", json_boolean(n->p.writers_auto));
 	/* the arrival pattern (simnic.h "Arrivals"), the same for every
 	 * writer count */
 	json_object_set_new(o, "train", json_integer(n->train));

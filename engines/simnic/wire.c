@@ -340,6 +340,8 @@ int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_p
 	if (p->writers && c->dma_writers && p->writers != c->dma_writers)
 		return werr(err, errlen, "dma-writers: %u disagrees with the device option writers=%u",
 			    c->dma_writers, p->writers);
+	/* neither --dma-writers nor writers= asked: the placement decides */
+	p->writers_auto = !p->writers && !c->dma_writers;
 	if (!p->writers)
 		p->writers = c->dma_writers ? c->dma_writers : 1; /* auto: rxs_params_place */
 	if (p->writers * RXS_MIN_RUN > p->ring)

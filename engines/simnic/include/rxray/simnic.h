@@ -253,6 +253,9 @@ struct rxs_params {
 	bool cqe_comp;          /* write compressed sessions (off by default) */
 	/* DMA writers per NIC thread; 0 = 1 */
 	uint32_t writers;
+	/* writers is the placement's choice: neither --dma-writers nor the
+	 * device's writers= asked for a count (recorded as dma_writers_auto) */
+	bool writers_auto;
 	/* Arrival pattern: packets per train (1..RXS_BURST, 0 = RXS_BURST)
 	 * and the line rate inside a train (Gb/s, 0 = 400) */
 	uint32_t train;
