@@ -42,9 +42,26 @@ static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, 
 	return 0;
 }
 
+/* The ring the software NIC gets: mlx5 counts an RQ's descriptors in
+ * segments, so a ring of N with two segments per packet is N/2 WQEs, as
+ * the ethdev backend's queue gets (RXRAY_SIM_LEGACY=ringwqes: N WQEs of
+ * two segments, as before). */
+static uint32_t sim_nic_ring(const struct rx_config *c)
+{
+	return c->mode == RX_MODE_HDS && !rxs_sim_legacy("ringwqes") ? c->ring / 2 : c->ring;
+}
+
 static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 			size_t errlen)
 {
+	/* the device string's options and the NIC's own checks, on the ring
+	 * it will get, before anything opens (caps says what run would) */
+	struct rx_config nc = *c;
+	nc.ring = sim_nic_ring(c);
+	struct rxs_params prm;
+	int rc = rxs_params_from_config(&nc, -1, &prm, err, errlen);
+	if (rc < 0)
+		return rc;
 	if (c->discipline == RX_DISC_VECTOR && c->mode == RX_MODE_HDS) {
 		snprintf(err, errlen,
 			 "discipline: vector needs a single segment per WQE; buffer "
@@ -389,11 +406,7 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 	sp->prm.seconds = run->nic_seconds; /* the warm-up first, when there is one */
 	/* the PMD asks for compressed CQEs unless told not to */
 	sp->prm.cqe_comp = c->cqe_comp != RX_CQE_COMP_OFF;
-	/* mlx5 counts an RQ's descriptors in segments: a ring of N with two
-	 * segments per packet is N/2 WQEs, as the ethdev backend's queue gets
-	 * (RXRAY_SIM_LEGACY=ringwqes: N WQEs of two segments, as before) */
-	if (c->mode == RX_MODE_HDS && !rxs_sim_legacy("ringwqes"))
-		sp->prm.ring = c->ring / 2;
+	sp->prm.ring = sim_nic_ring(c);
 	rxd_ptype_table_init();
 	rc = rxs_nic_open(&sp->prm, &sp->nic, err, errlen);
 	if (rc < 0)

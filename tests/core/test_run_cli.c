@@ -213,6 +213,24 @@ Test(run_cli, dma_writers_run_and_conserve)
 	writers_run("--engine dpdk --mode hds --cqe-comp off --payload none");
 }
 
+/* caps says what run would: the dpdk software NIC's device options and
+ * its ring (hds: N/2 WQEs of two segments) are checked before anything
+ * opens (catches: "config fits" from caps for a device string or a writer
+ * count that run then refuses). */
+Test(run_cli, dpdk_caps_refuses_what_run_refuses)
+{
+	char line[512];
+	if (rxray("caps --engine dpdk --device sim", line, sizeof(line)) == 2 &&
+	    strstr(line, "not an engine of this build"))
+		cr_skip_test("needs the dpdk engine in this build");
+	expect_usage("caps --engine dpdk --device sim:bogus=1", "--device");
+	expect_usage("run --engine dpdk --device sim:bogus=1", "--device");
+	expect_usage("caps --engine dpdk --mode hds --ring 64 --dma-writers 8 --allow-oversubscribe",
+		     "--dma-writers");
+	expect_usage("run --engine dpdk --mode hds --ring 64 --dma-writers 8 --allow-oversubscribe",
+		     "--dma-writers");
+}
+
 /* The summary says "auto" only where nothing asked for a writer count:
  * the device's writers= asks as --dma-writers does (catches: the label
  * read from --dma-writers alone, so sim:writers=2 printed "auto"). */
