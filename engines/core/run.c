@@ -311,15 +311,12 @@ static int run_watch_begin(struct rx_run *run, char *err, size_t errlen)
 	return run->watch->begin(run->watch->ctx, tids, n, err, errlen);
 }
 
-/* One phase: workers, traffic, wait, stop, join. */
 /*
  * Every worker started is in its loop (or ended, unable to pin) before
  * the device starts: a software NIC's arrivals begin at its start, and a
  * receiver still being set up (a new thread pinned, its validity window
  * opened) would find the ring full and lose packets the run would charge
- * to it (the 16-core host lost 0.1-0.2% of each verbs trial that way, a
- * constant ~0.6 ms gap). Bounded: a worker that never gets there fails
- * the run.
+ * to it. Bounded: a worker that never gets there fails the run.
  */
 static int run_workers_entered(struct rx_run *run, char *err, size_t errlen)
 {
@@ -342,6 +339,7 @@ static int run_workers_entered(struct rx_run *run, char *err, size_t errlen)
 	return 0;
 }
 
+/* One phase: workers, traffic, wait, stop, join. */
 static int run_phase(struct rx_run *run, char *err, size_t errlen)
 {
 	const struct rx_engine_ops *ops = run->ops;

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rte_lcore.h>
@@ -429,14 +428,11 @@ static int sim_start(struct rxd_run *run, char *err, size_t errlen)
 	 * loop polls (it naps until `live`) before the first arrival, so
 	 * the ring is not charged with the loops' wake-up (bounded) */
 	atomic_store_explicit(&run->live, 1, memory_order_release);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = rxp_mono_seconds();
 	for (uint32_t i = 0; i < run->nq; i++)
 		while (!atomic_load_explicit(&run->q[i].rx_started, memory_order_acquire) &&
 		       !atomic_load_explicit(&run->q[i].rx_done, memory_order_acquire)) {
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			if ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9 >
-			    SIM_RX_START_S) {
+			if (rxp_mono_seconds() - t0 > SIM_RX_START_S) {
 				snprintf(err, errlen,
 					 "device: queue %u's RX loop did not start polling within "
 					 "%.0f s",
