@@ -69,8 +69,8 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, uns
 	return 0;
 }
 
-/* How long a watched phase waits for its rx workers to start running. */
-#define RX_WATCH_START_S 10.0
+/* How long a phase waits for its workers to reach their loops. */
+#define RX_WORKERS_START_S 10.0
 
 static double run_now_s(void)
 {
@@ -284,28 +284,23 @@ static void run_validity_end(struct rx_run *run, struct rxr_validity *v)
 
 /*
  * The watch's begin: the rx workers' kernel thread ids, each set on its
- * thread as it starts (bounded wait: a worker that never runs is a
- * failure), then the watcher's own begin.
+ * thread as it starts (after run_workers_entered), then the watcher's own
+ * begin.
  */
 static int run_watch_begin(struct rx_run *run, char *err, size_t errlen)
 {
 	int tids[RX_MAX_QUEUES];
 	uint32_t n = 0;
-	double t0 = run_now_s();
 	for (uint32_t i = 0; i < run->nq && n < RX_MAX_QUEUES; i++) {
 		const struct rx_worker *w = &run->q[i].rxw;
-		int tid = 0;
 		if (!w->started)
 			continue;
-		while (!(tid = __atomic_load_n(&w->ktid, __ATOMIC_ACQUIRE)) &&
-		       run_now_s() - t0 < RX_WATCH_START_S) {
-			struct timespec ts = {0, 1000000};
-			nanosleep(&ts, NULL);
-		}
+		/* set before the worker entered its loop or ended, which
+		 * run_workers_entered waited for */
+		int tid = __atomic_load_n(&w->ktid, __ATOMIC_ACQUIRE);
 		if (!tid)
-			return rxp_errf(err, errlen, -ETIMEDOUT,
-					"queue %u: the rx worker did not start within %.0f s", i,
-					RX_WATCH_START_S);
+			return rxp_errf(err, errlen, -EINVAL,
+					"queue %u: the rx worker has no thread id", i);
 		tids[n++] = tid;
 	}
 	return run->watch->begin(run->watch->ctx, tids, n, err, errlen);
@@ -327,11 +322,11 @@ static int run_workers_entered(struct rx_run *run, char *err, size_t errlen)
 			const struct rx_worker *w = ws[k];
 			while (w->started && !__atomic_load_n(&w->entered, __ATOMIC_ACQUIRE) &&
 			       !__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE)) {
-				if (run_now_s() - t0 > RX_WATCH_START_S)
+				if (run_now_s() - t0 > RX_WORKERS_START_S)
 					return rxp_errf(err, errlen, -ETIMEDOUT,
 							"queue %u: the %s worker on core %d did not "
 							"start within %.0f s",
-							i, w->role, w->core, RX_WATCH_START_S);
+							i, w->role, w->core, RX_WORKERS_START_S);
 				sched_yield();
 			}
 		}
