@@ -25,16 +25,22 @@ Test(null_engine, registry_finds_it_and_lists_hide_it)
 	cr_expect_null(strstr(rxe_list(list, sizeof(list), ", "), "null"), "%s", list);
 }
 
+/* A null-engine run of `seconds` on `queues` queues, app inline. */
+static void null_config(struct rx_config *c, double seconds, uint32_t queues)
+{
+	rx_config_defaults(c);
+	snprintf(c->engine, sizeof(c->engine), "null");
+	c->seconds = seconds;
+	c->queues = queues;
+	c->app = RX_APP_INLINE;
+	c->allow_oversubscribe = true;
+}
+
 Test(null_engine, core_run_sequence_assembles_the_result)
 {
 	struct rx_config c;
 	char err[256] = "";
-	rx_config_defaults(&c);
-	snprintf(c.engine, sizeof(c.engine), "null");
-	c.seconds = 0.05;
-	c.queues = 1;
-	c.app = RX_APP_INLINE;
-	c.allow_oversubscribe = true;
+	null_config(&c, 0.05, 1);
 	struct rxr_result *r = NULL;
 	rxr_result_open(&r);
 	cr_assert_not_null(r);
@@ -85,12 +91,7 @@ Test(null_engine, the_device_starts_once_every_worker_is_in_its_loop)
 	ops.start = start_sees_workers;
 	struct rx_config c;
 	char err[256] = "";
-	rx_config_defaults(&c);
-	snprintf(c.engine, sizeof(c.engine), "null");
-	c.seconds = 0.02;
-	c.queues = 4;
-	c.app = RX_APP_INLINE;
-	c.allow_oversubscribe = true;
+	null_config(&c, 0.02, 4);
 	for (int k = 0; k < 3; k++) {
 		struct rxr_result *r = NULL;
 		rxr_result_open(&r);
