@@ -71,7 +71,7 @@ void rxa_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n)
 		snprintf(buf, n, "%s#%zu", role, idx);
 	else
 		snprintf(buf, n, "%s", role);
-	rxp_utf8_trim(buf);
+	rxu_utf8_trim(buf);
 }
 
 double rxa_run_queues(const struct rxr_result *r, const json_t *knobs)
@@ -376,7 +376,7 @@ int rxa_families_build(const struct rxa_set *s, const struct rxa_ceiling *c, siz
 				if (len >= sizeof(label))
 					break;
 			}
-			rxp_utf8_trim(label);
+			rxu_utf8_trim(label);
 			fam[nf].label = strdup(len ? label : "all");
 			nf++;
 		} else {

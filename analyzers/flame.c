@@ -15,7 +15,7 @@
 #include "rxray/result.h"
 #include "rxray/util.h"
 
-uint32_t flame_hash(const char *s, size_t len)
+uint32_t rxa_flame_hash(const char *s, size_t len)
 {
 	uint32_t h = 2166136261u;
 	for (size_t i = 0; i < len; i++) {
@@ -96,7 +96,7 @@ static int name_rehash(struct rxa_flame *f)
 	if (!t)
 		return -ENOMEM;
 	for (uint32_t id = 0; id < f->nnames; id++) {
-		uint32_t i = flame_hash(flame_name(f, id), f->name_len[id]) & (cap - 1);
+		uint32_t i = rxa_flame_hash(flame_name(f, id), f->name_len[id]) & (cap - 1);
 		while (t[i])
 			i = (i + 1) & (cap - 1);
 		t[i] = id + 1;
@@ -111,7 +111,7 @@ static int name_rehash(struct rxa_flame *f)
 static int64_t name_intern(struct rxa_flame *f, const char *s, size_t len)
 {
 	uint32_t mask = f->name_hash_cap - 1;
-	uint32_t i = flame_hash(s, len) & mask;
+	uint32_t i = rxa_flame_hash(s, len) & mask;
 	while (f->name_hash[i]) {
 		uint32_t id = f->name_hash[i] - 1;
 		if (f->name_len[id] == len && !memcmp(flame_name(f, id), s, len))
@@ -228,11 +228,11 @@ static int64_t child_get(struct rxa_flame *f, uint32_t parent, uint32_t name)
 	return n;
 }
 
-uint32_t flame_child_find(const struct rxa_flame *f, uint32_t parent, const char *name,
+uint32_t rxa_flame_child_find(const struct rxa_flame *f, uint32_t parent, const char *name,
 			  size_t len)
 {
 	uint32_t mask = f->name_hash_cap - 1;
-	for (uint32_t i = flame_hash(name, len) & mask; f->name_hash[i]; i = (i + 1) & mask) {
+	for (uint32_t i = rxa_flame_hash(name, len) & mask; f->name_hash[i]; i = (i + 1) & mask) {
 		uint32_t c = f->name_hash[i] - 1;
 		if (f->name_len[c] == len && !memcmp(flame_name(f, c), name, len))
 			return child_lookup(f, parent, c);
@@ -473,7 +473,7 @@ int rxa_flame_add_result(struct rxa_flame *f, const struct rxr_result *r, const 
 		for (char *c = role; *c; c++)
 			if (*c == ';' || *c == '\n' || *c == '\r')
 				*c = '_';
-		rxp_utf8_trim(role);
+		rxu_utf8_trim(role);
 		for (int s = 0; s < RXP_ST_COUNT; s++) {
 			if (s == RXP_ST_IDLE || !(th->stage_mask & (1u << s)) || !th->st[s].cycles)
 				continue;
@@ -518,7 +518,7 @@ static int name_cmp(const void *a, const void *b, void *ctx)
 		      flame_name(f, f->nodes[*(const uint32_t *)b].name));
 }
 
-uint32_t *flame_children_sorted(const struct rxa_flame *f, uint32_t node, uint32_t *n)
+uint32_t *rxa_flame_children_sorted(const struct rxa_flame *f, uint32_t node, uint32_t *n)
 {
 	uint32_t cnt = 0;
 	for (uint32_t c = f->nodes[node].child; c != FLAME_NONE; c = f->nodes[c].sibling)

@@ -34,7 +34,7 @@ static int dfs_walk(const struct rxa_flame *f, dfs_visit_fn visit, void *ctx)
 	}
 	size_t sp = 0;
 	st[sp].node = 0;
-	st[sp].kids = flame_children_sorted(f, 0, &st[sp].nk);
+	st[sp].kids = rxa_flame_children_sorted(f, 0, &st[sp].nk);
 	if (st[sp].nk && !st[sp].kids) {
 		rc = -ENOMEM;
 		goto out;
@@ -54,7 +54,7 @@ static int dfs_walk(const struct rxa_flame *f, dfs_visit_fn visit, void *ctx)
 			rc = visit(f, path, (uint32_t)sp, ctx);
 		st[sp].node = c;
 		st[sp].k = 0;
-		st[sp].kids = flame_children_sorted(f, c, &st[sp].nk);
+		st[sp].kids = rxa_flame_children_sorted(f, c, &st[sp].nk);
 		if (st[sp].nk && !st[sp].kids)
 			rc = -ENOMEM;
 		sp++;

@@ -60,11 +60,11 @@ static inline const char *flame_name(const struct rxa_flame *f, uint32_t id)
 }
 
 /* Child of parent with this name, or FLAME_NONE. */
-uint32_t flame_child_find(const struct rxa_flame *f, uint32_t parent, const char *name,
+uint32_t rxa_flame_child_find(const struct rxa_flame *f, uint32_t parent, const char *name,
 			  size_t len);
 /* Children of node sorted by name; caller frees. NULL on ENOMEM (n=0: NULL ok). */
-uint32_t *flame_children_sorted(const struct rxa_flame *f, uint32_t node, uint32_t *n);
+uint32_t *rxa_flame_children_sorted(const struct rxa_flame *f, uint32_t node, uint32_t *n);
 /* Name hash (FNV-1a), also used for colours. */
-uint32_t flame_hash(const char *s, size_t len);
+uint32_t rxa_flame_hash(const char *s, size_t len);
 
 #endif

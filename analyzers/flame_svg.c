@@ -67,7 +67,7 @@ static int layout_build(const struct rxa_flame *f, const struct rxa_flame *a, do
 		if (p.merged)
 			continue;
 		uint32_t nc;
-		uint32_t *kids = flame_children_sorted(f, p.node, &nc);
+		uint32_t *kids = rxa_flame_children_sorted(f, p.node, &nc);
 		if (nc && !kids)
 			return -ENOMEM;
 		double x = p.x, mv = 0, ma = 0;
@@ -79,7 +79,7 @@ static int layout_build(const struct rxa_flame *f, const struct rxa_flame *a, do
 			uint32_t an = FLAME_NONE;
 			if (a && p.anode != FLAME_NONE) {
 				const char *nm = flame_name(f, c->name);
-				an = flame_child_find(a, p.anode, nm, f->name_len[c->name]);
+				an = rxa_flame_child_find(a, p.anode, nm, f->name_len[c->name]);
 			}
 			if (c->total < min_w) {
 				mv += c->total;
@@ -103,7 +103,7 @@ static int layout_build(const struct rxa_flame *f, const struct rxa_flame *a, do
 
 static void colour_hot(const char *name, size_t len, char *buf, size_t n)
 {
-	uint32_t h = flame_hash(name, len);
+	uint32_t h = rxa_flame_hash(name, len);
 	unsigned r = 205 + (h & 0xff) * 50 / 255;
 	unsigned g = ((h >> 8) & 0xff) * 230 / 255;
 	unsigned b = ((h >> 16) & 0xff) * 55 / 255;

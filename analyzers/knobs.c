@@ -36,7 +36,7 @@ const char *rxa_result_knob_str(const json_t *knobs, const char *name, char *buf
 		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
 	else
 		return NULL;
-	rxp_utf8_trim(buf); /* a long value is cut at a character, never inside one */
+	rxu_utf8_trim(buf); /* a long value is cut at a character, never inside one */
 	return buf;
 }
 
@@ -210,7 +210,7 @@ void rxa_point_label(const struct rxa_point *p, const char *const *vary, size_t 
 	}
 	if (!len)
 		snprintf(buf, n, "%s", p->key ? p->key : "-");
-	rxp_utf8_trim(buf);
+	rxu_utf8_trim(buf);
 }
 
 bool rxa_pair_agrees(const struct rxa_point *a, const struct rxa_point *b,
@@ -235,7 +235,7 @@ bool rxa_pair_agrees(const struct rxa_point *a, const struct rxa_point *b,
 			len += (size_t)snprintf(rest + len, n - len, "%s%s=%s", len ? "," : "", k, x);
 	}
 	if (n)
-		rxp_utf8_trim(rest); /* a long list is cut at a character */
+		rxu_utf8_trim(rest); /* a long list is cut at a character */
 	return true;
 }
 

@@ -294,10 +294,10 @@ static int num_field(struct loader *L, const json_t *o, const char *k, double lo
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_number(v))
-		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: expected a number", src, line, k);
+		return rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: expected a number", src, line, k);
 	double d = json_number_value(v);
 	if (!(d >= lo && d <= hi))
-		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: %g is out of range [%g, %g]", src,
+		return rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: %g is out of range [%g, %g]", src,
 				line, k, d, lo, hi);
 	*out = d;
 	return 0;
@@ -340,13 +340,13 @@ static int point_figures(struct loader *L, json_t *doc, const char *src, int lin
 	/* NDR is the best rate at the stricter loss: above PDR it is not an NDR */
 	if (isfinite(p->ndr_mpps) && isfinite(p->pdr_mpps) &&
 	    p->ndr_mpps > p->pdr_mpps * (1 + 1e-9) + 1e-12)
-		return rxp_errf(L->err, L->errlen, -EINVAL,
+		return rxu_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: ndr_mpps: %g is above pdr_mpps %g (NDR <= PDR)", src, line,
 				p->ndr_mpps, p->pdr_mpps);
 	json_t *tr = json_object_get(doc, "trials");
 	if (tr && !json_is_null(tr) &&
 	    (!json_is_integer(tr) || json_integer_value(tr) < 0 || json_integer_value(tr) > INT_MAX))
-		return rxp_errf(L->err, L->errlen, -EINVAL,
+		return rxu_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: trials: expected a count in 0..%d", src, line, INT_MAX);
 	p->trials = json_is_integer(tr) ? (int)json_integer_value(tr) : 0;
 	return 0;
@@ -374,9 +374,9 @@ static int json_refused(struct loader *L, const char *src, int line, const char 
 	char field[160];
 	if (json_error_code(je) == json_error_duplicate_key &&
 	    rxr_json_dup_find(text, len, field, sizeof(field)) == 1)
-		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice", src, line,
+		return rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice", src, line,
 				field);
-	return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, line, je->text);
+	return rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: (json): %s", src, line, je->text);
 }
 
 /* A summary line; pre: its ndr_run and top_run read by the fast path, or NULL. */
@@ -391,7 +391,7 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line,
 		return -EINVAL;
 	}
 	if (!known(json_string_value(status), point_statuses, 3))
-		return rxp_errf(L->err, L->errlen, -EINVAL,
+		return rxu_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: status: unknown '%.64s' (expected ok, infeasible or failed)", src,
 				line, json_string_value(status));
 	/* two summaries of one point: which is it? Neither is taken */
@@ -401,10 +401,10 @@ static int line_point(struct loader *L, json_t *doc, const char *src, int line,
 		const char *fsrc = json_string_value(json_array_get(first, 0));
 		int fline = (int)json_integer_value(json_array_get(first, 1));
 		if (!strcmp(fsrc, src))
-			return rxp_errf(L->err, L->errlen, -EINVAL,
+			return rxu_errf(L->err, L->errlen, -EINVAL,
 					"%s:%d: key: a second summary of point '%.160s' (the first at "
 					"line %d); keep one", src, line, k, fline);
-		return rxp_errf(L->err, L->errlen, -EINVAL,
+		return rxu_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: key: a second summary of point '%.160s' (the first at %s:%d); "
 				"keep one", src, line, k, fsrc, fline);
 	}
@@ -475,12 +475,12 @@ static int trial_check(struct loader *L, const json_t *trial, const char *src, i
 {
 	json_t *st = json_object_get(trial, "status");
 	if (st && (!json_is_string(st) || !known(json_string_value(st), trial_statuses, 4)))
-		return rxp_errf(L->err, L->errlen, -EINVAL,
+		return rxu_errf(L->err, L->errlen, -EINVAL,
 				"%s:%d: trial.status: unknown '%.64s' (expected ok, timeout, crashed or "
 				"failed)", src, line, json_is_string(st) ? json_string_value(st) : "?");
 	json_t *n = json_object_get(trial, "n");
 	if (n && (!json_is_integer(n) || json_integer_value(n) < 0 || json_integer_value(n) > INT_MAX))
-		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.n: expected a count", src, line);
+		return rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.n: expected a count", src, line);
 	double tv;
 	int rc;
 	if ((rc = num_field(L, trial, "target_pps", 0, 1e12, src, line, &tv)) ||
@@ -715,7 +715,7 @@ static int light_add(struct loader *L, struct pending *q, const json_t *doc, con
 {
 	char e2[RXA_ERR_LEN];
 	if (!r && rxr_result_from_json(doc, src, &r, e2, sizeof(e2)))
-		return rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, run_err(e2, src));
+		return rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s", src, line, run_err(e2, src));
 	if (above) {
 		/* kept only where it lost (a passing one broke nothing): the
 		 * first of its rate to lose */
@@ -809,7 +809,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 			cap = t->len + 1;
 		}
 		if (fseeko(f, (off_t)t->off, SEEK_SET) || fread(buf, 1, t->len, f) != t->len) {
-			rc = rxp_errf(L->err, L->errlen, -EIO, "%s:%d: read error (file changed?)", src,
+			rc = rxu_errf(L->err, L->errlen, -EIO, "%s:%d: read error (file changed?)", src,
 				      t->line);
 			break;
 		}
@@ -833,7 +833,7 @@ static int trial_replay(struct loader *L, struct pending *q, double light_below)
 		}
 		const char *k = json_string_value(json_object_get(json_object_get(doc, "trial"), "key"));
 		if (!k || strcmp(k, q->key))
-			rc = rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
+			rc = rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: trial.key: not a plain string",
 				      src, t->line);
 		else if (light_below >= 0)
 			rc = light_add(L, q, doc, src, t->line, NULL, above);
@@ -917,7 +917,7 @@ static int load_jsonl(struct loader *L, const char *path)
 			char field[160];
 			int dup = rxr_json_dup_find(buf, len, field, sizeof(field));
 			if (dup > 0)
-				rc = rxp_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice",
+				rc = rxu_errf(L->err, L->errlen, -EINVAL, "%s:%d: %s: key given twice",
 					      path, lr.line, field);
 			else if (!dup && !(rc = trial_check(L, tr, path, lr.line)))
 				rc = trial_defer(L, tr, fi, lr.line, lr.off, len);

@@ -31,31 +31,31 @@ int rxa_trace_gpu_check(const struct rxr_result *r, char *err, size_t errlen)
 	const json_t *clk = json_object_get(g, "clock");
 	const json_t *data = json_object_get(g, "data");
 	if (!json_is_object(g) || !json_is_object(clk))
-		return rxp_errf(err, errlen, -EINVAL, "gpu_trace.clock: expected an object");
+		return rxu_errf(err, errlen, -EINVAL, "gpu_trace.clock: expected an object");
 	if (!json_is_integer(json_object_get(clk, "anchor_ticks")) ||
 	    !json_is_integer(json_object_get(clk, "anchor_ns")))
-		return rxp_errf(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 				"gpu_trace.clock: anchor_ticks and anchor_ns (integers) expected");
 	if (!json_is_array(data))
-		return rxp_errf(err, errlen, -EINVAL, "gpu_trace.data: expected an array");
+		return rxu_errf(err, errlen, -EINVAL, "gpu_trace.data: expected an array");
 	size_t i;
 	const json_t *row;
 	json_array_foreach(data, i, row) {
 		if (!json_is_array(row) || json_array_size(row) != GT_NCOL ||
 		    !json_is_string(json_array_get(row, GT_KIND)) ||
 		    !json_is_string(json_array_get(row, GT_NAME)))
-			return rxp_errf(err, errlen, -EINVAL,
+			return rxu_errf(err, errlen, -EINVAL,
 					"gpu_trace.data[%zu]: expected [kind, name, start_ns, end_ns, "
 					"stream, bytes, correlation]",
 					i);
 		for (int c = GT_START; c < GT_NCOL; c++)
 			if (!json_is_integer(json_array_get(row, c)) ||
 			    json_integer_value(json_array_get(row, c)) < 0)
-				return rxp_errf(err, errlen, -EINVAL,
+				return rxu_errf(err, errlen, -EINVAL,
 						"gpu_trace.data[%zu][%d]: expected an integer >= 0", i, c);
 		if (json_integer_value(json_array_get(row, GT_END)) <
 		    json_integer_value(json_array_get(row, GT_START)))
-			return rxp_errf(err, errlen, -EINVAL,
+			return rxu_errf(err, errlen, -EINVAL,
 					"gpu_trace.data[%zu]: end_ns before start_ns", i);
 	}
 	return 0;

@@ -24,15 +24,15 @@ int rxa_whatif_parse(const char *text, struct rxa_whatif_change *out, char *err,
 	const char *eq = text ? strchr(text, '=') : NULL;
 	char name[32];
 	if (!eq || eq == text || (size_t)(eq - text) >= sizeof(name))
-		return rxp_errf(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 				"'%s' is not STAGE=+K, STAGE=-K or STAGE=xF", text ? text : "");
 	memcpy(name, text, (size_t)(eq - text));
 	name[eq - text] = '\0';
 	int s = rxp_stage_from_name(name);
 	if (s < 0)
-		return rxp_errf(err, errlen, -EINVAL, "%s: unknown stage '%s'", text, name);
+		return rxu_errf(err, errlen, -EINVAL, "%s: unknown stage '%s'", text, name);
 	if (s == RXP_ST_IDLE)
-		return rxp_errf(err, errlen, -EINVAL, "%s: idle is waiting, not a cost", text);
+		return rxu_errf(err, errlen, -EINVAL, "%s: idle is waiting, not a cost", text);
 	const char *v = eq + 1;
 	char *end = NULL;
 	out->stage = s;
@@ -40,18 +40,18 @@ int rxa_whatif_parse(const char *text, struct rxa_whatif_change *out, char *err,
 		out->op = RXA_WHATIF_MUL;
 		out->v = strtod(v + 1, &end);
 		if (end == v + 1 || *end || !isfinite(out->v))
-			return rxp_errf(err, errlen, -EINVAL, "%s: '%s' is not a factor (x0.5, x2)", text, v);
+			return rxu_errf(err, errlen, -EINVAL, "%s: '%s' is not a factor (x0.5, x2)", text, v);
 		if (!(out->v > 0))
-			return rxp_errf(err, errlen, -EINVAL,
+			return rxu_errf(err, errlen, -EINVAL,
 					"%s: factor must be > 0 (x0 would make the stage free)", text);
 		return 0;
 	}
 	if (*v != '+' && *v != '-')
-		return rxp_errf(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 				"%s: say +K, -K (cycles per packet) or xF (factor)", text);
 	uint64_t k = 0;
-	if (rxp_parse_u64(v + 1, 0, 1000000000ull, &k) < 0)
-		return rxp_errf(err, errlen, -EINVAL, "%s: '%s' is not a cycle count", text, v + 1);
+	if (rxu_parse_u64(v + 1, 0, 1000000000ull, &k) < 0)
+		return rxu_errf(err, errlen, -EINVAL, "%s: '%s' is not a cycle count", text, v + 1);
 	out->op = RXA_WHATIF_ADD;
 	out->v = *v == '-' ? -(double)k : (double)k;
 	return 0;
@@ -73,7 +73,7 @@ int rxa_model_apply(struct rxa_model *m, const struct rxa_whatif_change *c, size
 			else
 				t->delta_b[s] += c[i].v;
 			if (rxa_model_stage_cpp(t, s, 0) < 0)
-				return rxp_errf(err, errlen, -EINVAL,
+				return rxu_errf(err, errlen, -EINVAL,
 						"%s=%+g: drives %s on thread %s below zero (it costs %.1f "
 						"cycles/packet in the model)",
 						rxp_stage_name((enum rxp_stage)s), c[i].v,
@@ -81,7 +81,7 @@ int rxa_model_apply(struct rxa_model *m, const struct rxa_whatif_change *c, size
 						rxa_model_stage_cpp(t, s, 0) - t->share[s] * t->delta_b[s]);
 		}
 		if (!hit)
-			return rxp_errf(err, errlen, -ENOENT, "%s: no receive thread laps this stage",
+			return rxu_errf(err, errlen, -ENOENT, "%s: no receive thread laps this stage",
 					rxp_stage_name((enum rxp_stage)s));
 	}
 	rxa_model_finish(m, m->queues);
@@ -160,7 +160,7 @@ int rxa_whatif_point(const struct rxa_point *p, double light_frac,
 	out->generator_limited = p->generator_limited;
 	struct rxa_point_model *pm = malloc(sizeof(*pm));
 	if (!pm)
-		return rxp_errf(err, errlen, -ENOMEM, "what-if: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "what-if: out of memory");
 	rxa_point_model_compute(p, light_frac, pm);
 	out->before = out->after = pm->m;
 	/* calibrated at the NDR where the receiver limits the point */
@@ -236,7 +236,7 @@ int rxa_model_set_stage(struct rxa_model *m, const char *thread, int s, double c
 			size_t errlen)
 {
 	if (s < 0 || s >= RXP_ST_COUNT || !(cpp >= 0))
-		return rxp_errf(err, errlen, -EINVAL, "stage %d: cost %.1f out of range", s, cpp);
+		return rxu_errf(err, errlen, -EINVAL, "stage %d: cost %.1f out of range", s, cpp);
 	bool hit = false;
 	for (size_t k = 0; k < m->nthreads; k++) {
 		struct rxa_model_thread *t = &m->th[k];
@@ -247,7 +247,7 @@ int rxa_model_set_stage(struct rxa_model *m, const char *thread, int s, double c
 		hit = true;
 	}
 	if (!hit)
-		return rxp_errf(err, errlen, -EINVAL, "%s: not lapped by %s",
+		return rxu_errf(err, errlen, -EINVAL, "%s: not lapped by %s",
 				rxp_stage_name((enum rxp_stage)s), thread ? thread : "any receive thread");
 	rxa_model_finish(m, m->queues);
 	return 0;

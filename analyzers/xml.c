@@ -10,7 +10,7 @@
 /*
  * XML-escape, replacing what XML 1.0 cannot hold with '?': control
  * characters but tab and newline, ill-formed UTF-8 (overlong forms, surrogates, code points
- * above U+10FFFF, cut characters: rxp_utf8_char's rules) and U+FFFE/FFFF.
+ * above U+10FFFF, cut characters: rxu_utf8_char's rules) and U+FFFE/FFFF.
  */
 void rxa_xml_put(FILE *o, const char *s, size_t len)
 {
@@ -29,7 +29,7 @@ void rxa_xml_put(FILE *o, const char *s, size_t len)
 			}
 			continue;
 		}
-		size_t n = rxp_utf8_char(s + i, len - i);
+		size_t n = rxu_utf8_char(s + i, len - i);
 		if (!n || (n == 3 && c == 0xef && u[i + 1] == 0xbf && u[i + 2] >= 0xbe)) {
 			fputc('?', o);
 			continue;

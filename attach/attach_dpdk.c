@@ -64,10 +64,10 @@ static int sym_find_cb(Dwfl_Module *mod, void **ud, const char *mname, Dwarf_Add
 
 	if (sf->addr && (sf->in_exe || !exe))
 		return DWARF_CB_OK;
-	if (syms_module_find(mod, sf->name, is_data, &sym, &addr)) {
+	if (rxb_syms_module_find(mod, sf->name, is_data, &sym, &addr)) {
 		sf->addr = addr;
 		sf->size = sym.st_size;
-		sf->dso = syms_base_name(mname);
+		sf->dso = rxb_syms_base_name(mname);
 		sf->in_exe = exe;
 	}
 	return DWARF_CB_OK;
@@ -134,7 +134,7 @@ static struct pending *pending_add(struct collect *c, uint64_t addr, enum rxb_dp
 static const char *addr_dso(struct rxb_syms *sy, uint64_t addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(sy->dwfl, addr);
-	return mod ? syms_base_name(dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL))
+	return mod ? rxb_syms_base_name(dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL))
 		   : NULL;
 }
 
@@ -363,7 +363,7 @@ const struct rxb_dpdk_label *rxb_syms_dpdk_labels(const struct rxb_syms *sy, siz
 	return sy->dpdk;
 }
 
-const struct rxb_dpdk_label *syms_dpdk_find(const struct rxb_syms *sy, uint64_t addr)
+const struct rxb_dpdk_label *rxb_syms_dpdk_find(const struct rxb_syms *sy, uint64_t addr)
 {
 	size_t lo = 0, hi = sy->ndpdk;
 

@@ -444,7 +444,7 @@ int rxb_lapsamp_start(struct rxb_lapsamp *ls, char *err, size_t errlen)
 		return rc;
 	}
 	ls->started = true;
-	ls->t0 = rxp_mono_seconds();
+	ls->t0 = rxu_mono_seconds();
 	return 0;
 }
 
@@ -465,7 +465,7 @@ void rxb_lapsamp_stop(struct rxb_lapsamp *ls)
 	if (ls->labels_rc >= 0)
 		ls->labels_rc = has_rx_burst_label(ls->sy) ? 0 : -ENOENT;
 	if (ls->started)
-		ls->seconds = rxp_mono_seconds() - ls->t0;
+		ls->seconds = rxu_mono_seconds() - ls->t0;
 	rxb_sampler_stop(ls->s); /* dwarf: what is left in the ring, unwound here */
 }
 

@@ -17,13 +17,13 @@
 
 #include "attach_syms_int.h"
 
-const char *syms_base_name(const char *path)
+const char *rxb_syms_base_name(const char *path)
 {
 	const char *s = path ? strrchr(path, '/') : NULL;
 	return s ? s + 1 : path;
 }
 
-bool syms_module_find(Dwfl_Module *mod, const char *name, bool (*keep)(const GElf_Sym *sym),
+bool rxb_syms_module_find(Dwfl_Module *mod, const char *name, bool (*keep)(const GElf_Sym *sym),
 		      GElf_Sym *sym, GElf_Addr *addr)
 {
 	size_t l = strlen(name);
@@ -262,7 +262,7 @@ static void debug_find(struct rxb_syms *sy, struct mod_names *m, Dwfl_Module *mo
 	debug_open(m, path, "debuglink");
 }
 
-struct mod_names *mod_names_get(struct rxb_syms *sy, Dwfl_Module *mod, Elf *elf)
+struct mod_names *rxb_mod_names_get(struct rxb_syms *sy, Dwfl_Module *mod, Elf *elf)
 {
 	void **slot = NULL;
 	struct mod_names *m;
@@ -286,7 +286,7 @@ struct mod_names *mod_names_get(struct rxb_syms *sy, Dwfl_Module *mod, Elf *elf)
 	return m;
 }
 
-void mod_names_free(struct mod_names *m)
+void rxb_mod_names_free(struct mod_names *m)
 {
 	if (!m)
 		return;
@@ -301,7 +301,7 @@ void mod_names_free(struct mod_names *m)
 	free(m);
 }
 
-enum rxb_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
+enum rxb_name_src rxb_mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
 				   uint64_t *start)
 {
 	const struct name_table *tabs[3] = {m->symtab, m->debug, m->dynsym};

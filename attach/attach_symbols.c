@@ -80,7 +80,7 @@ fail:
 
 static int mod_free(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
 {
-	mod_names_free(*ud);
+	rxb_mod_names_free(*ud);
 	*ud = NULL;
 	return DWARF_CB_OK;
 }
@@ -116,14 +116,14 @@ int rxb_syms_user(struct rxb_syms *sy, uint64_t addr, struct rxb_frame *f)
 	if (!elf) /* a mapping that is no ELF object (memfd, deleted file) */
 		return -ENOENT;
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	f->dso = syms_base_name(name);
+	f->dso = rxb_syms_base_name(name);
 	f->off = addr - bias;
-	m = mod_names_get(sy, mod, elf);
+	m = rxb_mod_names_get(sy, mod, elf);
 	if (!m)
 		return 0; /* out of memory: dso+0xaddress */
-	f->src = mod_names_lookup(m, f->off, &f->sym, &start);
+	f->src = rxb_mod_names_lookup(m, f->off, &f->sym, &start);
 	/* the DPDK tables hold entries: the role holds whoever named it */
-	dl = syms_dpdk_find(sy, start + bias);
+	dl = rxb_syms_dpdk_find(sy, start + bias);
 	if (dl)
 		f->role = dl->role;
 	if (f->src == RXB_NAME_NONE) {
@@ -306,7 +306,7 @@ static int locate_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Ad
 			 void *arg)
 {
 	struct locate *lc = arg;
-	const char *base = syms_base_name(name);
+	const char *base = rxb_syms_base_name(name);
 	Dwarf_Addr bias = 0;
 	GElf_Sym sym;
 	GElf_Addr addr;
@@ -320,7 +320,7 @@ static int locate_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Ad
 	}
 	if (!dwfl_module_getelf(mod, &bias))
 		return DWARF_CB_OK;
-	if (!syms_module_find(mod, lc->sym, is_func, &sym, &addr))
+	if (!rxb_syms_module_find(mod, lc->sym, is_func, &sym, &addr))
 		return DWARF_CB_OK;
 	lc->found = mod;
 	lc->vaddr = addr - bias;

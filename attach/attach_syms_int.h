@@ -53,27 +53,27 @@ struct rxb_syms {
 	struct rxb_dpdk_label dpdk[RXB_ATTACH_MAX_DPDK]; /* sorted by addr */
 };
 
-const char *syms_base_name(const char *path);
+const char *rxb_syms_base_name(const char *path);
 /*
  * The first symbol in mod's symbol table named name (or name@VERSION) that
  * keep accepts, into *sym and *addr (its address in the process): true, or
  * false when there is none.
  */
-bool syms_module_find(Dwfl_Module *mod, const char *name, bool (*keep)(const GElf_Sym *sym),
+bool rxb_syms_module_find(Dwfl_Module *mod, const char *name, bool (*keep)(const GElf_Sym *sym),
 		      GElf_Sym *sym, GElf_Addr *addr);
 
 /* The module's tables (built on first call), or NULL when out of memory. */
-struct mod_names *mod_names_get(struct rxb_syms *sy, Dwfl_Module *mod, Elf *elf);
-void mod_names_free(struct mod_names *m);
+struct mod_names *rxb_mod_names_get(struct rxb_syms *sy, Dwfl_Module *mod, Elf *elf);
+void rxb_mod_names_free(struct mod_names *m);
 /*
  * Name of the function holding ELF vaddr from the first source that has
  * one; *start receives its entry. RXB_NAME_NONE: none (then *start is the
  * .eh_frame_hdr function start, or vaddr).
  */
-enum rxb_name_src mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
+enum rxb_name_src rxb_mod_names_lookup(struct mod_names *m, uint64_t vaddr, const char **name,
 				   uint64_t *start);
 
 /* The DPDK label at entry addr (target address space), or NULL. */
-const struct rxb_dpdk_label *syms_dpdk_find(const struct rxb_syms *sy, uint64_t addr);
+const struct rxb_dpdk_label *rxb_syms_dpdk_find(const struct rxb_syms *sy, uint64_t addr);
 
 #endif

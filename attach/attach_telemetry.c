@@ -340,7 +340,7 @@ int rxb_tele_snapshot(struct rxb_tele *tl, struct rxb_tele_snap *s)
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->t = rxp_mono_seconds();
+	s->t = rxu_mono_seconds();
 	rc = rxb_tele_query(tl, "/ethdev/list", &list);
 	if (rc && rc != -ENOENT)
 		return rc;
@@ -363,6 +363,6 @@ int rxb_tele_snapshot(struct rxb_tele *tl, struct rxb_tele_snap *s)
 	}
 	json_decref(list);
 	/* time the middle of the reads, not their start */
-	s->t = (s->t + rxp_mono_seconds()) / 2;
+	s->t = (s->t + rxu_mono_seconds()) / 2;
 	return 0;
 }

@@ -14,7 +14,7 @@
  *
  * Timestamps are CLOCK_MONOTONIC nanoseconds (a CUPTI timestamp callback;
  * where CUPTI lacks it, an offset measured at take time), so the measured
- * process can put GPU records on its own clock: rxray_cupti_take (see
+ * process can put GPU records on its own clock: rxc_cupti_take (see
  * rxray/cupti.h) hands the newest kernel/copy/memset records to the rxray
  * run, which stores them in its result for `rxray flame --format trace`.
  * NVTX ranges: point NVTX_INJECTION64_PATH at this library too. NVTX then
@@ -260,10 +260,10 @@ static uint64_t CUPTIAPI mono_ns(void)
 
 static int ts_mono; /* CUPTI timestamps are mono_ns() already */
 
-__attribute__((visibility("default"))) size_t rxray_cupti_take(struct rxc_cupti_rec *out,
+__attribute__((visibility("default"))) size_t rxc_cupti_take(struct rxc_cupti_rec *out,
 								size_t max, uint64_t *dropped);
 
-size_t rxray_cupti_take(struct rxc_cupti_rec *out, size_t max, uint64_t *dropped)
+size_t rxc_cupti_take(struct rxc_cupti_rec *out, size_t max, uint64_t *dropped)
 {
 	if (!st.ready)
 		return 0;

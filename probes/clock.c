@@ -335,7 +335,7 @@ static enum rxp_clock_source pick_source(void)
 #endif
 }
 
-int rxp_clock_init(unsigned calib_ms)
+int rxp_clock_pick(unsigned calib_ms)
 {
 	struct rxp_clock c;
 	memset(&c, 0, sizeof(c));
@@ -389,8 +389,12 @@ int rxp_clock_init(unsigned calib_ms)
 			snprintf(c.note, sizeof(c.note), "TSC is not invariant: forced");
 	}
 	active = c;
-	active.lap_cost_cycles = rxp_probe_measure_lap_cost(0);
 	return 0;
+}
+
+void rxp_clock_set_lap_cost(double cycles)
+{
+	active.lap_cost_cycles = cycles;
 }
 
 const struct rxp_clock *rxp_clock_get(void)

@@ -364,7 +364,7 @@ int rxp_inject_parse(const char *spec, enum rxp_stage *s, uint64_t *cycles)
 	if (id < 0)
 		return -EINVAL;
 	uint64_t v;
-	if (rxp_parse_u64(eq + 1, 0, 1000000000ull, &v) < 0)
+	if (rxu_parse_u64(eq + 1, 0, 1000000000ull, &v) < 0)
 		return -EINVAL;
 	*s = (enum rxp_stage)id;
 	*cycles = v;

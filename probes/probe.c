@@ -178,14 +178,14 @@ int rxp_probe_open(const char *role, int core, unsigned sample_shift, uint32_t r
 {
 	*out = NULL;
 	if (!role || strlen(role) >= sizeof(((struct rxp_probe *)0)->role))
-		return rxp_errf(err, errlen, -EINVAL, "probe: role \"%s\" missing or > %zu bytes",
+		return rxu_errf(err, errlen, -EINVAL, "probe: role \"%s\" missing or > %zu bytes",
 				role ? role : "(null)", sizeof(((struct rxp_probe *)0)->role) - 1);
 	if (sample_shift > 31)
-		return rxp_errf(err, errlen, -EINVAL, "probe: sample shift %u is above 31",
+		return rxu_errf(err, errlen, -EINVAL, "probe: sample shift %u is above 31",
 				sample_shift);
 	struct rxp_probe *p = aligned_alloc(64, sizeof(*p));
 	if (!p)
-		return rxp_errf(err, errlen, -ENOMEM, "probe: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "probe: out of memory");
 	memset(p, 0, sizeof(*p));
 	snprintf(p->role, sizeof(p->role), "%s", role);
 	p->core = core;
@@ -202,7 +202,7 @@ int rxp_probe_open(const char *role, int core, unsigned sample_shift, uint32_t r
 		p->ring = calloc(pow2, sizeof(*p->ring));
 		if (!p->ring) {
 			free(p);
-			return rxp_errf(err, errlen, -ENOMEM, "probe: out of memory");
+			return rxu_errf(err, errlen, -ENOMEM, "probe: out of memory");
 		}
 		p->ring_size = pow2;
 	}
@@ -284,6 +284,15 @@ static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+int rxp_clock_init(unsigned calib_ms)
+{
+	int rc = rxp_clock_pick(calib_ms);
+	if (rc)
+		return rc;
+	rxp_clock_set_lap_cost(rxp_probe_measure_lap_cost(0));
+	return 0;
 }
 
 double rxp_probe_measure_lap_cost(unsigned iters)

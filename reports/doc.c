@@ -20,7 +20,7 @@ static const char css[] =
 	"li.warn{color:#9a4a00}figure{margin:12px 0}figcaption{font-size:12px;color:#555}\n"
 	"details{margin:6px 0}summary{cursor:pointer}nav{margin:8px 0 16px;font-size:13px}\n";
 
-void doc_open(struct doc *d, const char *title)
+void rxo_doc_open(struct doc *d, const char *title)
 {
 	fprintf(d->md, "# %s\n\n", title);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", d->html);
@@ -30,12 +30,12 @@ void doc_open(struct doc *d, const char *title)
 	fputs("</h1>\n", d->html);
 }
 
-void doc_close(struct doc *d)
+void rxo_doc_close(struct doc *d)
 {
 	fputs("</body>\n</html>\n", d->html);
 }
 
-void doc_h(struct doc *d, int level, const char *id, const char *text)
+void rxo_doc_h(struct doc *d, int level, const char *id, const char *text)
 {
 	fprintf(d->md, "\n%.*s %s\n\n", level, "####", text);
 	fprintf(d->html, "<h%d id=\"%s\">", level, id);
@@ -51,7 +51,7 @@ static char *vfmt(const char *fmt, va_list ap)
 	return s;
 }
 
-void doc_p(struct doc *d, const char *fmt, ...)
+void rxo_doc_p(struct doc *d, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -66,12 +66,12 @@ void doc_p(struct doc *d, const char *fmt, ...)
 	free(s);
 }
 
-void doc_ul_begin(struct doc *d)
+void rxo_doc_ul_begin(struct doc *d)
 {
 	fputs("<ul>\n", d->html);
 }
 
-void doc_li(struct doc *d, const char *cls, const char *fmt, ...)
+void rxo_doc_li(struct doc *d, const char *cls, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -89,13 +89,13 @@ void doc_li(struct doc *d, const char *cls, const char *fmt, ...)
 	free(s);
 }
 
-void doc_ul_end(struct doc *d)
+void rxo_doc_ul_end(struct doc *d)
 {
 	fputs("\n", d->md);
 	fputs("</ul>\n", d->html);
 }
 
-void doc_code(struct doc *d, const char *text)
+void rxo_doc_code(struct doc *d, const char *text)
 {
 	/* a spec written on Windows ends its lines in CR LF: the CR is not
 	 * text (the escaper would show it as '?'), the line break is */
@@ -115,7 +115,7 @@ void doc_code(struct doc *d, const char *text)
 	free(lf);
 }
 
-int doc_table(struct doc *d, const struct rxa_table *t)
+int rxo_doc_table(struct doc *d, const struct rxa_table *t)
 {
 	int rc = rxa_table_write_md(t, d->md);
 	fputc('\n', d->md);
@@ -132,7 +132,7 @@ int doc_table(struct doc *d, const struct rxa_table *t)
 	return rc;
 }
 
-void doc_svg(struct doc *d, const char *caption, const char *rel, const char *svg, int collapsed)
+void rxo_doc_svg(struct doc *d, const char *caption, const char *rel, const char *svg, int collapsed)
 {
 	fprintf(d->md, "![%s](%s)\n\n", caption, rel);
 	const char *p = svg;
@@ -154,7 +154,7 @@ void doc_svg(struct doc *d, const char *caption, const char *rel, const char *sv
 		fputs("</details>\n", d->html);
 }
 
-void doc_nav(struct doc *d, const char *const *ids, const char *const *names, size_t n)
+void rxo_doc_nav(struct doc *d, const char *const *ids, const char *const *names, size_t n)
 {
 	fputs("<nav>", d->html);
 	for (size_t i = 0; i < n; i++) {

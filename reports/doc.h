@@ -14,27 +14,27 @@ struct doc {
 	FILE *md, *html;
 };
 
-/* <head>, inline CSS and the page title; doc_close ends the page. */
-void doc_open(struct doc *d, const char *title);
-void doc_close(struct doc *d);
+/* <head>, inline CSS and the page title; rxo_doc_close ends the page. */
+void rxo_doc_open(struct doc *d, const char *title);
+void rxo_doc_close(struct doc *d);
 /* Heading of level 1..3 with an HTML id (anchor). */
-void doc_h(struct doc *d, int level, const char *id, const char *text);
+void rxo_doc_h(struct doc *d, int level, const char *id, const char *text);
 /* A paragraph (plain text, escaped). */
-void doc_p(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rxo_doc_p(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Bulleted list items; cls marks HTML items ("warn") or NULL. */
-void doc_ul_begin(struct doc *d);
-void doc_li(struct doc *d, const char *cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void doc_ul_end(struct doc *d);
+void rxo_doc_ul_begin(struct doc *d);
+void rxo_doc_li(struct doc *d, const char *cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void rxo_doc_ul_end(struct doc *d);
 /* Preformatted text (a spec, commands). */
-void doc_code(struct doc *d, const char *text);
+void rxo_doc_code(struct doc *d, const char *text);
 /* A table: md pipes / HTML <table class="t">. */
-int doc_table(struct doc *d, const struct rxa_table *t);
+int rxo_doc_table(struct doc *d, const struct rxa_table *t);
 /*
  * A figure: markdown links rel (a file next to report.md), HTML inlines
  * svg (an <svg> element, prolog stripped). collapsed: HTML <details>.
  */
-void doc_svg(struct doc *d, const char *caption, const char *rel, const char *svg, int collapsed);
+void rxo_doc_svg(struct doc *d, const char *caption, const char *rel, const char *svg, int collapsed);
 /* HTML only: a line of links to sections (ids[i] labelled names[i]). */
-void doc_nav(struct doc *d, const char *const *ids, const char *const *names, size_t n);
+void rxo_doc_nav(struct doc *d, const char *const *ids, const char *const *names, size_t n);
 
 #endif

@@ -21,7 +21,8 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"
 				      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 				      "#393b79", "#ad494a", "#637939", "#e7ba52"};
 
-const char *plot_colour(unsigned i)
+/* Palette colour i as "#rrggbb". */
+static const char *plot_colour(unsigned i)
 {
 	return palette[i % (sizeof(palette) / sizeof(palette[0]))];
 }
@@ -81,7 +82,7 @@ static void legend(FILE *o, size_t i, const char *name, const char *colour, bool
 	fputs("</text>\n", o);
 }
 
-int plot_lines_svg(FILE *o, const char *title, const char *xlabel, const char *ylabel,
+int rxo_plot_lines_svg(FILE *o, const char *title, const char *xlabel, const char *ylabel,
 		   const struct plot_series *s, size_t ns, bool ypercent)
 {
 	double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
@@ -163,7 +164,7 @@ int plot_lines_svg(FILE *o, const char *title, const char *xlabel, const char *y
 	return ferror(o) ? -EIO : 0;
 }
 
-int plot_stacked_svg(FILE *o, const char *title, const char *ylabel, const char *const *segs,
+int rxo_plot_stacked_svg(FILE *o, const char *title, const char *ylabel, const char *const *segs,
 		     size_t nseg, const char *const *bars, const double *values, size_t nbar)
 {
 	double ymax = 0;

@@ -20,14 +20,11 @@ struct plot_series {
 	unsigned colour;     /* palette index */
 };
 
-int plot_lines_svg(FILE *o, const char *title, const char *xlabel, const char *ylabel,
+int rxo_plot_lines_svg(FILE *o, const char *title, const char *xlabel, const char *ylabel,
 		   const struct plot_series *s, size_t ns, bool ypercent);
 
 /* values[b * nseg + k]: bar b, segment k (stacked bottom-up). */
-int plot_stacked_svg(FILE *o, const char *title, const char *ylabel, const char *const *segs,
+int rxo_plot_stacked_svg(FILE *o, const char *title, const char *ylabel, const char *const *segs,
 		     size_t nseg, const char *const *bars, const double *values, size_t nbar);
-
-/* Palette colour i as "#rrggbb". */
-const char *plot_colour(unsigned i);
 
 #endif

@@ -28,7 +28,7 @@ static int mkdir_p(const char *dir)
 }
 
 /* Render into memory with fn, then save as dir/rel and keep the text. */
-int rpt_save(struct rpt *R, const char *rel, char *text, size_t len)
+int rxo_rpt_save(struct rpt *R, const char *rel, char *text, size_t len)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", R->dir, rel);
@@ -40,8 +40,8 @@ int rpt_save(struct rpt *R, const char *rel, char *text, size_t len)
 
 static void section_summary(struct rpt *R, struct doc *d)
 {
-	doc_h(d, 2, "summary", "Summary");
-	doc_p(d, "Source: %s (%zu points, %zu trials). Predicted: the light-load cost model's ceiling "
+	rxo_doc_h(d, 2, "summary", "Summary");
+	rxo_doc_p(d, "Source: %s (%zu points, %zu trials). Predicted: the light-load cost model's ceiling "
 		 "(it never reads the NDR trial). NDR-trial accounting: clock_hz / busy cycles per packet "
 		 "of the NDR trial's bottleneck thread (the software NIC excluded) x queues, the rate that "
 		 "trial received, not a prediction. Bound: time/packet = a + b x frame bytes fitted per "
@@ -60,22 +60,22 @@ static void section_summary(struct rpt *R, struct doc *d)
 		else
 			snprintf(head, sizeof(head), "%s: bound not classified (needs %d or more clean frame sizes)",
 				 f->label, RXA_BOUND_MIN_POINTS);
-		rxp_utf8_trim(head);
-		doc_h(d, 3, "", head);
-		doc_ul_begin(d);
+		rxu_utf8_trim(head);
+		rxo_doc_h(d, 3, "", head);
+		rxo_doc_ul_begin(d);
 		for (size_t k = 0; k < f->n; k++) {
 			const struct rxa_ceiling *c = &R->c[f->idx[k]];
 			char fb[32], nd[64], pr[32], mo[64], mk[1536];
 			const char *fr = rxa_result_knob_str(c->p->knobs, "frame", fb, sizeof(fb));
 			rxa_fmt_interval(nd, sizeof(nd), c->p, false);
-			const char *mark = rpt_mark(c->p, mk, sizeof(mk));
+			const char *mark = rxo_rpt_mark(c->p, mk, sizeof(mk));
 			rxa_fmt_num(pr, sizeof(pr), c->predicted_mpps, 2);
 			if (isfinite(c->model_mpps))
 				snprintf(mo, sizeof(mo), "predicted (light-load model) %.2f Mpps", c->model_mpps);
 			else
 				snprintf(mo, sizeof(mo), "no light-load prediction");
 			if (c->thread < 0) {
-				doc_li(d, "warn", "frame %s B: %s%s%s", fr ? fr : "?", c->p->status,
+				rxo_doc_li(d, "warn", "frame %s B: %s%s%s", fr ? fr : "?", c->p->status,
 				       c->p->reason ? ": " : "", c->p->reason ? c->p->reason : "");
 				continue;
 			}
@@ -85,7 +85,7 @@ static void section_summary(struct rpt *R, struct doc *d)
 				len += (size_t)snprintf(stages + len, sizeof(stages) - len, "%s%s %.0f (%.0f%%)",
 							i ? ", " : "", rxp_stage_name((enum rxp_stage)c->top[i].stage),
 							c->top[i].cpp, 100 * c->top[i].share);
-			doc_li(d, mark ? "warn" : NULL, "frame %s B: NDR %s Mpps%s, %s, %s %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s%s%s",
+			rxo_doc_li(d, mark ? "warn" : NULL, "frame %s B: NDR %s Mpps%s, %s, %s %s Mpps; bottleneck %s thread, %.0f cycles/packet, top stages %s; %s%s%s",
 			       fr ? fr : "?", nd, c->p->generator_limited ? " (generator-limited: lower bound)" : "",
 			       mo, isfinite(c->p->ndr_mpps) ? "NDR-trial accounting" : "highest-rate trial's accounting",
 			       pr, c->thread_label, c->cpp,
@@ -93,7 +93,7 @@ static void section_summary(struct rpt *R, struct doc *d)
 			       f->have_cost && !f->cost.declined ? rxa_bound_name(f->cost.bound) : "bound unknown",
 			       mark ? " " : "", mark ? mark : "");
 		}
-		doc_ul_end(d);
+		rxo_doc_ul_end(d);
 	}
 }
 
@@ -106,24 +106,24 @@ static void section_warnings(struct rpt *R, struct doc *d)
 		     rxa_point_marks(p);
 	}
 	n += R->s->truncated_line != 0;
-	doc_h(d, 2, "warnings", "Warnings");
+	rxo_doc_h(d, 2, "warnings", "Warnings");
 	if (!n) {
-		doc_p(d, "None: every point was searched to completion and no NDR was capped by the generator.");
+		rxo_doc_p(d, "None: every point was searched to completion and no NDR was capped by the generator.");
 		return;
 	}
-	doc_ul_begin(d);
+	rxo_doc_ul_begin(d);
 	if (R->s->truncated_line)
-		doc_li(d, "warn", "%s: the last line (%d) was truncated (a sweep killed mid-write?) and was skipped",
+		rxo_doc_li(d, "warn", "%s: the last line (%d) was truncated (a sweep killed mid-write?) and was skipped",
 		       R->s->src, R->s->truncated_line);
 	for (size_t i = 0; i < R->s->n; i++) {
 		const struct rxa_point *p = &R->s->pts[i];
 		char label[512], a[32], b[32];
 		rxa_point_label(p, R->vary, R->nvary, label, sizeof(label));
 		char mk[1536];
-		if (rpt_mark(p, mk, sizeof(mk))) {
+		if (rxo_rpt_mark(p, mk, sizeof(mk))) {
 			char iv[64];
 			rxa_fmt_interval(iv, sizeof(iv), p, false);
-			doc_li(d, "warn", "%s: %s%s%s%s", label, mk, strcmp(iv, "-") ? "; NDR " : "",
+			rxo_doc_li(d, "warn", "%s: %s%s%s%s", label, mk, strcmp(iv, "-") ? "; NDR " : "",
 			       strcmp(iv, "-") ? iv : "", strcmp(iv, "-") ? " Mpps" : "");
 		}
 		if (p->generator_limited) {
@@ -131,7 +131,7 @@ static void section_warnings(struct rpt *R, struct doc *d)
 			rxa_fmt_num(b, sizeof(b), p->ndr_mpps, 2);
 			char mo[32];
 			rxa_fmt_num(mo, sizeof(mo), R->c[i].model_mpps, 2);
-			doc_li(d, "warn", "%s: generator-limited: the generator reached %s Mpps at most, so NDR %s Mpps "
+			rxo_doc_li(d, "warn", "%s: generator-limited: the generator reached %s Mpps at most, so NDR %s Mpps "
 			       "is a lower bound on the receiver's ceiling (predicted by the light-load model: %s "
 			       "Mpps)",
 			       label, a, b, mo);
@@ -139,20 +139,20 @@ static void section_warnings(struct rpt *R, struct doc *d)
 		if (R->c[i].tail_ratio > RXA_TAIL_RATIO) {
 			const struct rxa_ceiling *c = &R->c[i];
 			rxa_fmt_num(a, sizeof(a), c->median_mpps, 2);
-			doc_li(d, "warn", "%s: heavy tail: %s's mean lap on the %s thread is %.0fx its median, so a few "
+			rxo_doc_li(d, "warn", "%s: heavy tail: %s's mean lap on the %s thread is %.0fx its median, so a few "
 			       "laps (preemption, interrupts, a stalled core) dominate its cycles/packet; with median "
 			       "laps the trial's accounting is %s Mpps instead of %.2f",
 			       label, rxp_stage_name((enum rxp_stage)c->tail_stage), c->thread_label, c->tail_ratio,
 			       a, c->predicted_mpps);
 		}
 		if (strcmp(p->status, "ok") && strcmp(p->status, "run"))
-			doc_li(d, "warn", "%s: %s%s%s", label, p->status, p->reason ? ": " : "",
+			rxo_doc_li(d, "warn", "%s: %s%s%s", label, p->status, p->reason ? ": " : "",
 			       p->reason ? p->reason : "");
 		if (!strcmp(p->status, "run") && isfinite(R->c[i].top_loss) && R->c[i].top_loss > 0)
-			doc_li(d, "warn", "%s: a single run, not a search: %.1f%% loss, no NDR", label,
+			rxo_doc_li(d, "warn", "%s: a single run, not a search: %.1f%% loss, no NDR", label,
 			       100 * R->c[i].top_loss);
 	}
-	doc_ul_end(d);
+	rxo_doc_ul_end(d);
 }
 
 /* One environment entry as a cell: a scalar as it is; an object (env.dpdk:
@@ -192,12 +192,12 @@ static const char *env_cell(json_t *env, const char *key, char *b, size_t n)
 
 static void section_env(struct rpt *R, struct doc *d)
 {
-	doc_h(d, 2, "environment", "Environment");
+	rxo_doc_h(d, 2, "environment", "Environment");
 	const struct rxr_result *r = NULL;
 	for (size_t i = 0; i < R->s->n && !r; i++)
 		r = rxa_point_run(&R->s->pts[i]);
 	if (!r) {
-		doc_p(d, "No measured run: environment not recorded.");
+		rxo_doc_p(d, "No measured run: environment not recorded.");
 		return;
 	}
 	static const char *const head[] = {"item", "value"};
@@ -240,31 +240,31 @@ static void section_env(struct rpt *R, struct doc *d)
 		rxa_table_cell(t, "%s", k);
 		rxa_table_cell(t, "%s", b);
 	}
-	doc_table(d, t);
+	rxo_doc_table(d, t);
 	rxa_table_free(t);
 }
 
 static void section_tables(struct rpt *R, struct doc *d)
 {
-	doc_h(d, 2, "spec", "Sweep spec");
+	rxo_doc_h(d, 2, "spec", "Sweep spec");
 	if (R->s->spec_text)
-		doc_code(d, R->s->spec_text);
+		rxo_doc_code(d, R->s->spec_text);
 	else
-		doc_p(d, "No spec.yaml next to the results (single runs or a bare .jsonl).");
+		rxo_doc_p(d, "No spec.yaml next to the results (single runs or a bare .jsonl).");
 
 	struct rxa_table *t = NULL;
 	rxa_seed_table(R->s, R->c, R->s->n, &t);
-	doc_h(d, 2, "seed", "Results in the seed report's shape (highest-rate trial per point)");
+	rxo_doc_h(d, 2, "seed", "Results in the seed report's shape (highest-rate trial per point)");
 	if (t)
-		doc_table(d, t);
+		rxo_doc_table(d, t);
 	rxa_table_free(t);
 
 	rxa_ceiling_table(R->s, R->c, R->s->n, &t);
-	doc_h(d, 2, "ceiling", "Ceiling: measured vs predicted");
+	rxo_doc_h(d, 2, "ceiling", "Ceiling: measured vs predicted");
 	if (t)
-		doc_table(d, t);
+		rxo_doc_table(d, t);
 	rxa_table_free(t);
-	doc_p(d, "NDR: the measured ceiling. Model: the light-load cost model's prediction (it never "
+	rxo_doc_p(d, "NDR: the measured ceiling. Model: the light-load cost model's prediction (it never "
 		 "reads the NDR trial). NDR-trial accounting: clock_hz / the NDR trial's bottleneck "
 		 "cycles per packet, the rate that trial received, not a prediction (the highest-rate "
 		 "trial's where no NDR was found, and then no ratio). '>=' marks generator-limited "
@@ -273,14 +273,14 @@ static void section_tables(struct rpt *R, struct doc *d)
 		 "'ok'; its notes give each mark's reason.");
 
 	rxa_bound_table(R->f, R->nf, &t);
-	doc_h(d, 2, "bounds", "Bound classification");
+	rxo_doc_h(d, 2, "bounds", "Bound classification");
 	if (t && t->nrows)
-		doc_table(d, t);
+		rxo_doc_table(d, t);
 	else
-		doc_p(d, "No config has two or more clean frame sizes (oversubscribed, disturbed and unresolved "
+		rxo_doc_p(d, "No config has two or more clean frame sizes (oversubscribed, disturbed and unresolved "
 			 "points are left out): nothing to fit.");
 	rxa_table_free(t);
-	doc_p(d, "per-packet: under 25%% of the time per packet at the largest frame grows with bytes; "
+	rxo_doc_p(d, "per-packet: under 25%% of the time per packet at the largest frame grows with bytes; "
 		 "per-byte: over 75%%; mixed between. 'receiver cost' fits 1/NDR-trial accounting (the "
 		 "bottleneck thread's cost), 'measured' fits 1/NDR without generator-limited points. "
 		 "Oversubscribed, disturbed, unresolved and interrupted points are left out of both; a "
@@ -290,14 +290,14 @@ static void section_tables(struct rpt *R, struct doc *d)
 }
 
 /*
- * One shell word: s as the shell must see it (rxp_shell_quote: left bare
+ * One shell word: s as the shell must see it (rxu_shell_quote: left bare
  * when it holds only safe characters, else single-quoted), after a space.
  * A value with ';', spaces or quotes pastes as exactly that value.
  */
 static void put_word(FILE *m, const char *s)
 {
 	char small[256];
-	size_t need = rxp_shell_quote(s, small, sizeof(small));
+	size_t need = rxu_shell_quote(s, small, sizeof(small));
 	fputc(' ', m);
 	if (need < sizeof(small)) {
 		fputs(small, m);
@@ -305,7 +305,7 @@ static void put_word(FILE *m, const char *s)
 	}
 	char *big = malloc(need + 1);
 	if (big) {
-		rxp_shell_quote(s, big, need + 1);
+		rxu_shell_quote(s, big, need + 1);
 		fputs(big, m);
 	} else {
 		fputs("''", m); /* no memory: an empty word, never an unquoted one */
@@ -386,8 +386,8 @@ static void section_repro(struct rpt *R, struct doc *d)
 		fprintf(m, " --seconds %.3g -o point%zu.json\n", secs, i);
 	}
 	fclose(m);
-	doc_h(d, 2, "reproduce", "Reproduce");
-	doc_code(d, s);
+	rxo_doc_h(d, 2, "reproduce", "Reproduce");
+	rxo_doc_code(d, s);
 	free(s);
 }
 
@@ -396,7 +396,7 @@ static void ctx_free(struct rpt *R)
 	rxa_families_free(R->f, R->nf);
 	free(R->c);
 	free(R->vary);
-	rpt_diffs_free(R);
+	rxo_rpt_diffs_free(R);
 }
 
 int rxo_report_write(const struct rxa_set *s, const char *dir, const struct rxo_report_opts *o,
@@ -433,11 +433,11 @@ int rxo_report_write(const struct rxa_set *s, const char *dir, const struct rxo_
 	}
 	if (rxa_families_build(s, R.c, s->n, &R.f, &R.nf))
 		goto nomem;
-	if (rpt_diffs_collect(&R))
+	if (rxo_rpt_diffs_collect(&R))
 		goto nomem;
 
 	/* files next to the report first: plots, flames, ceiling.json */
-	if ((rc = rpt_plots(&R)) || (rc = rpt_flames(&R)))
+	if ((rc = rxo_rpt_plots(&R)) || (rc = rxo_rpt_flames(&R)))
 		goto out;
 	json_t *cj = rxa_ceiling_json(s, R.c, s->n, R.f, R.nf);
 	/* indented for a reader; a large sweep's is for programs (compact dumps faster) */
@@ -445,7 +445,7 @@ int rxo_report_write(const struct rxa_set *s, const char *dir, const struct rxo_
 	json_decref(cj);
 	if (!cjs)
 		goto nomem;
-	rc = rpt_save(&R, "ceiling.json", cjs, strlen(cjs));
+	rc = rxo_rpt_save(&R, "ceiling.json", cjs, strlen(cjs));
 	free(cjs);
 	if (rc)
 		goto out;
@@ -461,8 +461,8 @@ int rxo_report_write(const struct rxa_set *s, const char *dir, const struct rxo_
 		goto out;
 	}
 	struct doc d = {md.f, html.f};
-	doc_open(&d, R.o.title ? R.o.title : "rxray report");
-	doc_p(&d, "Generated by rxray%s%s from %s.", R.o.version ? " " : "", R.o.version ? R.o.version : "",
+	rxo_doc_open(&d, R.o.title ? R.o.title : "rxray report");
+	rxo_doc_p(&d, "Generated by rxray%s%s from %s.", R.o.version ? " " : "", R.o.version ? R.o.version : "",
 	      s->src);
 	static const char *const nav_id[] = {"verdicts", "summary", "warnings", "environment", "spec", "seed",
 					     "ceiling", "bounds", "gpu", "diffs", "plots", "flames", "reproduce"};
@@ -472,26 +472,26 @@ int rxo_report_write(const struct rxa_set *s, const char *dir, const struct rxo_
 	const char *ids[16], *names[16];
 	size_t nn = 0, ngpu = 0;
 	for (size_t i = 0; i < s->n; i++)
-		ngpu += rpt_has_gpu(R.c[i].basis);
+		ngpu += rxo_rpt_has_gpu(R.c[i].basis);
 	for (size_t i = 0; i < sizeof(nav_id) / sizeof(nav_id[0]); i++)
 		if (ngpu || strcmp(nav_id[i], "gpu")) { /* the GPU section exists only with GPU points */
 			ids[nn] = nav_id[i];
 			names[nn++] = nav_name[i];
 		}
-	doc_nav(&d, ids, names, nn);
+	rxo_doc_nav(&d, ids, names, nn);
 	/* the answer first (docs/design.md "Formats": a report leads with its
 	 * verdicts), then the evidence */
-	rpt_section_verdicts(&R, &d);
+	rxo_rpt_section_verdicts(&R, &d);
 	section_summary(&R, &d);
 	section_warnings(&R, &d);
 	section_env(&R, &d);
 	section_tables(&R, &d);
-	rpt_section_gpu(&R, &d);
-	rpt_section_diffs(&R, &d);
-	rpt_section_plots(&R, &d);
-	rpt_section_flames(&R, &d);
+	rxo_rpt_section_gpu(&R, &d);
+	rxo_rpt_section_diffs(&R, &d);
+	rxo_rpt_section_plots(&R, &d);
+	rxo_rpt_section_flames(&R, &d);
 	section_repro(&R, &d);
-	doc_close(&d);
+	rxo_doc_close(&d);
 	rc = rxr_afile_commit(&md);
 	if (!rc)
 		rc = rxr_afile_commit(&html);

@@ -23,7 +23,7 @@ static int diff_cmp(const void *a, const void *b)
 	return (dx < dy) - (dx > dy);
 }
 
-int rpt_diffs_collect(struct rpt *R)
+int rxo_rpt_diffs_collect(struct rpt *R)
 {
 	const struct rxa_set *s = R->s;
 	size_t cap = 0;
@@ -84,7 +84,7 @@ int rpt_diffs_collect(struct rpt *R)
 	return 0;
 }
 
-void rpt_diffs_free(struct rpt *R)
+void rxo_rpt_diffs_free(struct rpt *R)
 {
 	for (size_t i = 0; i < R->ndiffs; i++)
 		rxa_diff_free(&R->diffs[i].d);
@@ -119,11 +119,11 @@ static void diff_marks(const struct rpt *R, const struct rpt_diff *x, char *buf,
 		snprintf(buf + o, n - o, "] ");
 }
 
-void rpt_section_diffs(struct rpt *R, struct doc *d)
+void rxo_rpt_section_diffs(struct rpt *R, struct doc *d)
 {
-	doc_h(d, 2, "diffs", "Biggest differences between modes and engines");
+	rxo_doc_h(d, 2, "diffs", "Biggest differences between modes and engines");
 	if (!R->ndiffs) {
-		doc_p(d, "No two measured points differ in mode or engine alone.");
+		rxo_doc_p(d, "No two measured points differ in mode or engine alone.");
 		return;
 	}
 	for (size_t ax = 0; ax < 2; ax++) {
@@ -136,29 +136,29 @@ void rpt_section_diffs(struct rpt *R, struct doc *d)
 			}
 		if (!n)
 			continue;
-		doc_h(d, 3, ax ? "diff-engine" : "diff-mode", ax ? "Between engines" : "Between modes");
-		doc_ul_begin(d);
+		rxo_doc_h(d, 3, ax ? "diff-engine" : "diff-mode", ax ? "Between engines" : "Between modes");
+		rxo_doc_ul_begin(d);
 		for (size_t i = first; i < first + n && i < first + 8; i++) {
 			char mk[2200];
 			diff_marks(R, &R->diffs[i], mk, sizeof(mk));
-			doc_li(d, mk[0] ? "warn" : NULL, "%s%s: %s", mk, R->diffs[i].rest,
+			rxo_doc_li(d, mk[0] ? "warn" : NULL, "%s%s: %s", mk, R->diffs[i].rest,
 			       R->diffs[i].d.verdict);
 		}
-		doc_ul_end(d);
+		rxo_doc_ul_end(d);
 		const struct rpt_diff *e = &R->diffs[first];
 		char emk[2200];
 		diff_marks(R, e, emk, sizeof(emk));
-		doc_p(d, "%sLargest change (%s vs %s at %s), stage by stage:", emk, e->la, e->lb, e->rest);
+		rxo_doc_p(d, "%sLargest change (%s vs %s at %s), stage by stage:", emk, e->la, e->lb, e->rest);
 		struct rxa_table *t = NULL;
 		rxa_diff_table(&e->d, e->la, e->lb, 10, &t);
 		if (t)
-			doc_table(d, t);
+			rxo_doc_table(d, t);
 		rxa_table_free(t);
 		rxa_whatif_table(&e->d, &t);
 		if (t && t->nrows) {
-			doc_p(d, "What %s would reach if one stage of its %s thread cost what it costs in %s:",
+			rxo_doc_p(d, "What %s would reach if one stage of its %s thread cost what it costs in %s:",
 			      e->d.whatif_run, e->d.whatif_thread, e->d.whatif_from);
-			doc_table(d, t);
+			rxo_doc_table(d, t);
 		}
 		rxa_table_free(t);
 		if (R->dflame[ax]) {
@@ -166,7 +166,7 @@ void rpt_section_diffs(struct rpt *R, struct doc *d)
 			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
 			snprintf(cap, sizeof(cap), "%sDifferential flame graph, %s -> %s at %s (red grows, blue shrinks)",
 				 emk, e->la, e->lb, e->rest);
-			doc_svg(d, cap, rel, R->dflame[ax], 0);
+			rxo_doc_svg(d, cap, rel, R->dflame[ax], 0);
 		}
 	}
 }
@@ -250,9 +250,9 @@ static int lines_fn(FILE *o, void *vctx)
 						       .dashed = true, .colour = (unsigned)j};
 	}
 	rc = L->which == 0
-		     ? plot_lines_svg(o, "RX rate vs frame size (solid: NDR; dashed: offered)", "frame size (bytes)",
+		     ? rxo_plot_lines_svg(o, "RX rate vs frame size (solid: NDR; dashed: offered)", "frame size (bytes)",
 				      "Mpps", s, ns, false)
-		     : plot_lines_svg(o, "Loss at the highest-rate trial vs frame size", "frame size (bytes)",
+		     : rxo_plot_lines_svg(o, "Loss at the highest-rate trial vs frame size", "frame size (bytes)",
 				      "loss", s, ns, true);
 out:
 	free(s);
@@ -308,7 +308,7 @@ static int stacked_fn(FILE *o, void *vctx)
 			v[nbar * nseg + k] = rxa_thread_stage_cpp(&c->basis->threads[c->thread], segid[k]);
 		nbar++;
 	}
-	rc = plot_stacked_svg(o, "Cycles per packet of the bottleneck thread, by stage", "cycles/packet", segs,
+	rc = rxo_plot_stacked_svg(o, "Cycles per packet of the bottleneck thread, by stage", "cycles/packet", segs,
 			      nseg, (const char *const *)labels, v, nbar);
 out:
 	for (size_t i = 0; labels && i < nbar; i++)
@@ -318,7 +318,7 @@ out:
 	return rc;
 }
 
-int rpt_plots(struct rpt *R)
+int rxo_rpt_plots(struct rpt *R)
 {
 	static const char *const rel[RPT_PLOTS] = {"plots/rx_mpps.svg", "plots/loss.svg", "plots/cycles.svg"};
 	struct lines_ctx l0 = {R, 0}, l1 = {R, 1};
@@ -334,7 +334,7 @@ int rpt_plots(struct rpt *R)
 		char *xml = NULL;
 		if (asprintf(&xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n%s", R->plot[i]) < 0)
 			return -ENOMEM;
-		rc = rpt_save(R, rel[i], xml, strlen(xml));
+		rc = rxo_rpt_save(R, rel[i], xml, strlen(xml));
 		free(xml);
 		if (rc)
 			return rc;
@@ -372,7 +372,7 @@ static int flame_one(struct rpt *R, const struct rxr_result *a, const struct rxr
 	struct flame_ctx F = {fa, fb, *o};
 	*out = mem_render(flame_fn, &F, &rc);
 	if (!rc)
-		rc = rpt_save(R, rel, *out, strlen(*out));
+		rc = rxo_rpt_save(R, rel, *out, strlen(*out));
 	else
 		snprintf(R->err, R->errlen, "%s: %s", rel, strerror(-rc));
 out:
@@ -384,7 +384,7 @@ out:
 	return rc;
 }
 
-int rpt_flames(struct rpt *R)
+int rxo_rpt_flames(struct rpt *R)
 {
 	R->flame = calloc(R->s->n + 1, sizeof(char *));
 	if (!R->flame)
@@ -417,7 +417,7 @@ int rpt_flames(struct rpt *R)
 			char rel[64], title[768];
 			snprintf(rel, sizeof(rel), "flames/diff_%s.svg", diff_axes[ax]);
 			snprintf(title, sizeof(title), "%s -> %s at %s", e->la, e->lb, e->rest);
-			rxp_utf8_trim(title);
+			rxu_utf8_trim(title);
 			struct rxa_flame_svg_opts o = {.title = title, .units = "cycles/packet",
 						       .label_a = e->la, .label_b = e->lb};
 			int rc = flame_one(R, rxa_point_run(&R->s->pts[e->ia]), rxa_point_run(&R->s->pts[e->ib]),
@@ -430,29 +430,29 @@ int rpt_flames(struct rpt *R)
 	return 0;
 }
 
-void rpt_section_plots(struct rpt *R, struct doc *d)
+void rxo_rpt_section_plots(struct rpt *R, struct doc *d)
 {
 	static const char *const rel[RPT_PLOTS] = {"plots/rx_mpps.svg", "plots/loss.svg", "plots/cycles.svg"};
 	static const char *const cap[RPT_PLOTS] = {
 		"RX Mpps vs frame size, with the offered rate",
 		"Loss at the highest-rate trial vs frame size",
 		"Stacked cycles/packet per stage of each point's bottleneck thread"};
-	doc_h(d, 2, "plots", "Plots");
+	rxo_doc_h(d, 2, "plots", "Plots");
 	for (int i = 0; i < RPT_PLOTS; i++)
 		if (R->plot[i])
-			doc_svg(d, cap[i], rel[i], R->plot[i], 0);
+			rxo_doc_svg(d, cap[i], rel[i], R->plot[i], 0);
 }
 
-void rpt_section_flames(struct rpt *R, struct doc *d)
+void rxo_rpt_section_flames(struct rpt *R, struct doc *d)
 {
-	doc_h(d, 2, "flames", "Flame graphs");
-	doc_p(d, "One per measured point: frames are thread roles and their stages, widths are cycles per "
+	rxo_doc_h(d, 2, "flames", "Flame graphs");
+	rxo_doc_p(d, "One per measured point: frames are thread roles and their stages, widths are cycles per "
 		 "packet. In the HTML report: hover for details, click to zoom, Search to highlight.");
 	size_t measured = 0;
 	for (size_t i = 0; i < R->s->n; i++)
 		measured += rxa_point_run(&R->s->pts[i]) != NULL;
 	if (measured > RPT_MAX_POINT_FLAMES)
-		doc_p(d, "The first %d of %zu measured points (a report stays readable); draw any other "
+		rxo_doc_p(d, "The first %d of %zu measured points (a report stays readable); draw any other "
 			 "with: rxray flame RESULTS -s knob=value,... -o flame.svg",
 		      RPT_MAX_POINT_FLAMES, measured);
 	for (size_t i = 0; i < R->s->n; i++) {
@@ -461,6 +461,6 @@ void rpt_section_flames(struct rpt *R, struct doc *d)
 		char label[512], rel[64];
 		rxa_point_label(&R->s->pts[i], R->vary, R->nvary, label, sizeof(label));
 		snprintf(rel, sizeof(rel), "flames/point%zu.svg", i);
-		doc_svg(d, label, rel, R->flame[i], 1);
+		rxo_doc_svg(d, label, rel, R->flame[i], 1);
 	}
 }

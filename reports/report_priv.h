@@ -38,17 +38,17 @@ struct rpt {
 };
 
 /* Save text as dir/rel atomically; err filled on failure. 0 or -errno. */
-int rpt_save(struct rpt *R, const char *rel, char *text, size_t len);
+int rxo_rpt_save(struct rpt *R, const char *rel, char *text, size_t len);
 /* Pairs differing in mode or engine only, with their diffs. 0/-ENOMEM. */
-int rpt_diffs_collect(struct rpt *R);
+int rxo_rpt_diffs_collect(struct rpt *R);
 /* Frees diffs, plots and flames. */
-void rpt_diffs_free(struct rpt *R);
+void rxo_rpt_diffs_free(struct rpt *R);
 /* Write the plot and flame SVG files (kept in R for the HTML). 0/-errno. */
-int rpt_plots(struct rpt *R);
-int rpt_flames(struct rpt *R);
-void rpt_section_diffs(struct rpt *R, struct doc *d);
-void rpt_section_plots(struct rpt *R, struct doc *d);
-void rpt_section_flames(struct rpt *R, struct doc *d);
+int rxo_rpt_plots(struct rpt *R);
+int rxo_rpt_flames(struct rpt *R);
+void rxo_rpt_section_diffs(struct rpt *R, struct doc *d);
+void rxo_rpt_section_plots(struct rpt *R, struct doc *d);
+void rxo_rpt_section_flames(struct rpt *R, struct doc *d);
 
 /* report_verdict.c: the opening verdicts and the GPU stage. */
 struct rpt_gpu {
@@ -58,12 +58,10 @@ struct rpt_gpu {
 	bool bound;                   /* the gpu thread is the bottleneck */
 };
 /* The run has a gpu thread or gpu_* stages. */
-bool rpt_has_gpu(const struct rxr_result *r);
-/* GPU figures of a point's basis run: 0, or -1 when it has no GPU stage. */
-int rpt_gpu_figures(const struct rxa_ceiling *c, struct rpt_gpu *g);
+bool rxo_rpt_has_gpu(const struct rxr_result *r);
 /* "[oversubscribed: ...]" etc. into buf for a point that is not clean, else NULL. */
-const char *rpt_mark(const struct rxa_point *p, char *buf, size_t n);
-void rpt_section_verdicts(struct rpt *R, struct doc *d);
-void rpt_section_gpu(struct rpt *R, struct doc *d);
+const char *rxo_rpt_mark(const struct rxa_point *p, char *buf, size_t n);
+void rxo_rpt_section_verdicts(struct rpt *R, struct doc *d);
+void rxo_rpt_section_gpu(struct rpt *R, struct doc *d);
 
 #endif

@@ -30,7 +30,7 @@ static int thread_of(const struct rxr_result *r, const char *role)
 	return -1;
 }
 
-bool rpt_has_gpu(const struct rxr_result *r)
+bool rxo_rpt_has_gpu(const struct rxr_result *r)
 {
 	if (!r)
 		return false;
@@ -54,12 +54,13 @@ static double cpu_stage_cpp(const struct rxr_result *r, int st)
 	return v;
 }
 
-int rpt_gpu_figures(const struct rxa_ceiling *c, struct rpt_gpu *g)
+/* GPU figures of a point's basis run: 0, or -1 when it has no GPU stage. */
+static int rpt_gpu_figures(const struct rxa_ceiling *c, struct rpt_gpu *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->kernel_cpp = g->kernel_ns = g->gpu_mpps = NAN;
 	const struct rxr_result *r = c->basis;
-	if (!rpt_has_gpu(r))
+	if (!rxo_rpt_has_gpu(r))
 		return -1;
 	int t = thread_of(r, "gpu");
 	if (t >= 0) {
@@ -91,7 +92,7 @@ static void short_label(const struct rpt *R, const struct rxa_point *p, char *bu
 	}
 	if (!len)
 		rxa_point_label(p, R->vary, R->nvary, buf, n);
-	rxp_utf8_trim(buf);
+	rxu_utf8_trim(buf);
 }
 
 /*
@@ -100,7 +101,7 @@ static void short_label(const struct rpt *R, const struct rxa_point *p, char *bu
  * must not miss: an oversubscribed run measured the scheduler too and is
  * never a ceiling; an unresolved search's ceiling lies in its interval.
  */
-const char *rpt_mark(const struct rxa_point *p, char *buf, size_t n)
+const char *rxo_rpt_mark(const struct rxa_point *p, char *buf, size_t n)
 {
 	unsigned m = rxa_point_marks(p);
 	if (!m || n < 3)
@@ -171,11 +172,11 @@ static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct r
 	char label[256], mark[1536], ceil[384], st[256], bnd[160], gpu[256] = "";
 	short_label(R, p, label, sizeof(label));
 	if (c->thread < 0) {
-		doc_li(d, "warn", "%s: %s%s%s", label, p->status, p->reason ? ": " : "",
+		rxo_doc_li(d, "warn", "%s: %s%s%s", label, p->status, p->reason ? ": " : "",
 		       p->reason ? p->reason : "");
 		return;
 	}
-	const char *m = rpt_mark(p, mark, sizeof(mark));
+	const char *m = rxo_rpt_mark(p, mark, sizeof(mark));
 	ceiling_phrase(c, rxa_point_clean(p, NULL), ceil, sizeof(ceil));
 	rxa_top_stages_phrase(c, st, sizeof(st));
 	bound_phrase(f, bnd, sizeof(bnd));
@@ -184,7 +185,7 @@ static void verdict_point(struct rpt *R, struct doc *d, size_t i, const struct r
 		snprintf(gpu, sizeof(gpu), "; GPU stage gpu_kernel %.0f ns/packet (GPU alone: %.2f Mpps), "
 			 "gpu_launch %.0f and gpu_wait %.0f cycles/packet on the CPU",
 			 g.kernel_ns, g.gpu_mpps, g.launch_cpp, g.wait_cpp);
-	doc_li(d, m ? "warn" : NULL, "%s%s%s: %s%s; set by the %s thread, %.0f cycles/packet: %s%s%s", m ? m : "",
+	rxo_doc_li(d, m ? "warn" : NULL, "%s%s%s: %s%s; set by the %s thread, %.0f cycles/packet: %s%s%s", m ? m : "",
 	       m ? " " : "", label, g.bound ? "GPU-bound: " : "", ceil, c->thread_label, c->cpp,
 	       c->ntop ? st : "-", gpu, bnd);
 }
@@ -294,10 +295,10 @@ static void pair_marks(const struct rxa_point *pa, const char *la, const struct 
 	}
 }
 
-void rpt_section_verdicts(struct rpt *R, struct doc *d)
+void rxo_rpt_section_verdicts(struct rpt *R, struct doc *d)
 {
-	doc_h(d, 2, "verdicts", "Verdicts");
-	doc_p(d, "The answer first; the evidence follows. Per configuration: its ceiling as the NDR search's "
+	rxo_doc_h(d, 2, "verdicts", "Verdicts");
+	rxo_doc_p(d, "The answer first; the evidence follows. Per configuration: its ceiling as the NDR search's "
 		 "interval [lower, upper] Mpps ('>=' where only a lower bound is known), the thread that sets "
 		 "it and that thread's top stages (cycles/packet, share); 'predicted' is the light-load cost "
 		 "model's alone, the NDR trial's own figure is named its accounting. Marked points "
@@ -308,26 +309,26 @@ void rpt_section_verdicts(struct rpt *R, struct doc *d)
 	for (size_t j = 0; fam && j < R->nf; j++)
 		for (size_t k = 0; k < R->f[j].n; k++)
 			fam[R->f[j].idx[k]] = j;
-	doc_h(d, 3, "verdict-configs", "Configurations");
-	doc_ul_begin(d);
+	rxo_doc_h(d, 3, "verdict-configs", "Configurations");
+	rxo_doc_ul_begin(d);
 	size_t shown = 0;
 	for (size_t i = 0; i < R->s->n && shown < RPT_MAX_VERDICTS; i++, shown++)
 		verdict_point(R, d, i, fam && R->nf ? &R->f[fam[i]] : NULL);
-	doc_ul_end(d);
+	rxo_doc_ul_end(d);
 	free(fam);
 	if (R->s->n > shown)
-		doc_p(d, "... and %zu more configurations: every point is in the ceiling table below.",
+		rxo_doc_p(d, "... and %zu more configurations: every point is in the ceiling table below.",
 		      R->s->n - shown);
-	doc_h(d, 3, "verdict-comparisons", "Comparisons");
+	rxo_doc_h(d, 3, "verdict-comparisons", "Comparisons");
 	if (!R->ndiffs) {
-		doc_p(d, "No two measured points differ in mode or engine alone.");
+		rxo_doc_p(d, "No two measured points differ in mode or engine alone.");
 		return;
 	}
-	doc_p(d, "B vs A (A the one with the higher NDR lower end): what B adds per packet on the thread that "
+	rxo_doc_p(d, "B vs A (A the one with the higher NDR lower end): what B adds per packet on the thread that "
 		 "changed most, its biggest stage deltas, the measured ceiling A -> B (NDR lower ends, Mpps), "
 		 "and which is faster, said only where the NDR intervals separate (else that they overlap, "
 		 "or that both are lower bounds). A side's marks follow, each with its reason.");
-	doc_ul_begin(d);
+	rxo_doc_ul_begin(d);
 	/* clean pairs first (biggest change first within each axis), marked ones after */
 	size_t shown_cmp = 0;
 	for (size_t k = 0; k < 2 * R->ndiffs && shown_cmp < RPT_MAX_COMPARISONS; k++) {
@@ -345,23 +346,23 @@ void rpt_section_verdicts(struct rpt *R, struct doc *d)
 		side_ceiling(&R->c[e->ib], cb, sizeof(cb));
 		order_phrase(pa, la, pb, lb, ord, sizeof(ord));
 		pair_marks(pa, la, pb, lb, mk, sizeof(mk));
-		doc_li(d, marked || mk[0] ? "warn" : NULL, "%s vs %s: %s; ceiling %s -> %s Mpps; %s%s", lb, la,
+		rxo_doc_li(d, marked || mk[0] ? "warn" : NULL, "%s vs %s: %s; ceiling %s -> %s Mpps; %s%s", lb, la,
 		       dl, ca, cb, ord, mk);
 	}
-	doc_ul_end(d);
+	rxo_doc_ul_end(d);
 	if (R->ndiffs > shown_cmp)
-		doc_p(d, "... and %zu more comparisons under 'Biggest differences'.", R->ndiffs - shown_cmp);
+		rxo_doc_p(d, "... and %zu more comparisons under 'Biggest differences'.", R->ndiffs - shown_cmp);
 }
 
-void rpt_section_gpu(struct rpt *R, struct doc *d)
+void rxo_rpt_section_gpu(struct rpt *R, struct doc *d)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < R->s->n; i++)
-		n += rpt_has_gpu(R->c[i].basis);
+		n += rxo_rpt_has_gpu(R->c[i].basis);
 	if (!n)
 		return; /* no GPU in this set: no section */
-	doc_h(d, 2, "gpu", "GPU stage");
-	doc_p(d, "Points with a GPU consumer: gpu_kernel is the GPU's time per packet (thread role 'gpu', from "
+	rxo_doc_h(d, 2, "gpu", "GPU stage");
+	rxo_doc_p(d, "Points with a GPU consumer: gpu_kernel is the GPU's time per packet (thread role 'gpu', from "
 		 "CUDA events), gpu_launch and gpu_wait the CPU's cost of preparing a batch and waiting for it. "
 		 "'GPU alone' is the ceiling the GPU stage allows by itself; GPU-bound when the gpu thread is "
 		 "the bottleneck.");
@@ -377,7 +378,7 @@ void rpt_section_gpu(struct rpt *R, struct doc *d)
 		char label[1800], ns[32], cy[32], mp[32], mk[1536];
 		short_label(R, R->c[i].p, label, sizeof(label));
 		/* the row's figures carry the point's marks */
-		if (rpt_mark(R->c[i].p, mk, sizeof(mk)))
+		if (rxo_rpt_mark(R->c[i].p, mk, sizeof(mk)))
 			snprintf(label + strlen(label), sizeof(label) - strlen(label), " %s", mk);
 		rxa_fmt_num(ns, sizeof(ns), g.kernel_ns, 1);
 		rxa_fmt_num(cy, sizeof(cy), g.kernel_cpp, 0);
@@ -392,6 +393,6 @@ void rpt_section_gpu(struct rpt *R, struct doc *d)
 		}
 	}
 	if (t)
-		doc_table(d, t);
+		rxo_doc_table(d, t);
 	rxa_table_free(t);
 }

@@ -147,7 +147,7 @@ int rxr_afile_open_err(struct rxr_afile *af, const char *path, char *err, size_t
 {
 	memset(af, 0, sizeof(*af));
 	if (!path || !*path)
-		return rxp_errf(err, errlen, -ENOENT, "(output): empty path");
+		return rxu_errf(err, errlen, -ENOENT, "(output): empty path");
 	if (!strcmp(path, "-")) {
 		af->f = stdout;
 		af->kind = RXR_AFILE_STDOUT;
@@ -180,8 +180,8 @@ int rxr_afile_open_err(struct rxr_afile *af, const char *path, char *err, size_t
 fail:
 	rxr_afile_abort(af);
 	if (rc == -EISDIR)
-		return rxp_errf(err, errlen, rc, "%s: is a directory (a file is expected)", path);
-	return rxp_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
+		return rxu_errf(err, errlen, rc, "%s: is a directory (a file is expected)", path);
+	return rxu_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
 }
 
 int rxr_afile_open(struct rxr_afile *af, const char *path)

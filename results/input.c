@@ -12,7 +12,7 @@
 
 int rxr_in_exit_code(int rc)
 {
-	return rc == -ENOMEM || rc == -EIO ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
+	return rc == -ENOMEM || rc == -EIO ? RXU_EXIT_RUNTIME : RXU_EXIT_USAGE;
 }
 
 static const char *kind_of(mode_t m)
@@ -33,13 +33,13 @@ static int judge(const char *path, const struct stat *st, bool dir_ok, uint64_t 
 	if (S_ISDIR(st->st_mode)) {
 		if (dir_ok)
 			return 0;
-		return rxp_errf(err, errlen, -EISDIR, "%s: is a directory (a file is expected)", path);
+		return rxu_errf(err, errlen, -EISDIR, "%s: is a directory (a file is expected)", path);
 	}
 	if (!S_ISREG(st->st_mode))
-		return rxp_errf(err, errlen, -EINVAL, "%s: is %s (a regular file is expected)", path,
+		return rxu_errf(err, errlen, -EINVAL, "%s: is %s (a regular file is expected)", path,
 				kind_of(st->st_mode));
 	if (max_size && (uint64_t)st->st_size > max_size)
-		return rxp_errf(err, errlen, -EFBIG, "%s: %lld bytes, over the %llu-byte cap", path,
+		return rxu_errf(err, errlen, -EFBIG, "%s: %lld bytes, over the %llu-byte cap", path,
 				(long long)st->st_size, (unsigned long long)max_size);
 	return 0;
 }
@@ -49,10 +49,10 @@ int rxr_in_check(const char *path, bool dir_ok, uint64_t max_size, bool *is_dir,
 {
 	struct stat st;
 	if (!path || !*path)
-		return rxp_errf(err, errlen, -ENOENT, "(input): empty path");
+		return rxu_errf(err, errlen, -ENOENT, "(input): empty path");
 	if (stat(path, &st)) {
 		int e = errno;
-		return rxp_errf(err, errlen, -e, "%s: %s", path, strerror(e));
+		return rxu_errf(err, errlen, -e, "%s: %s", path, strerror(e));
 	}
 	return judge(path, &st, dir_ok, max_size, is_dir, err, errlen);
 }
@@ -65,18 +65,18 @@ int rxr_in_open(const char *path, uint64_t max_size, FILE **out, char *err, size
 		return 0;
 	}
 	if (!path || !*path)
-		return rxp_errf(err, errlen, -ENOENT, "(input): empty path");
+		return rxu_errf(err, errlen, -ENOENT, "(input): empty path");
 	/* O_NONBLOCK: opening a FIFO with no writer must not block before the check */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		return rxp_errf(err, errlen, -e, "%s: %s", path, strerror(e));
+		return rxu_errf(err, errlen, -e, "%s: %s", path, strerror(e));
 	}
 	struct stat st;
 	int rc;
 	if (fstat(fd, &st)) {
 		rc = -errno;
-		rxp_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
+		rxu_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
 		goto fail;
 	}
 	if ((rc = judge(path, &st, false, max_size, NULL, err, errlen)))
@@ -84,13 +84,13 @@ int rxr_in_open(const char *path, uint64_t max_size, FILE **out, char *err, size
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
 		rc = -errno;
-		rxp_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
+		rxu_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
 		goto fail;
 	}
 	*out = fdopen(fd, "r");
 	if (!*out) {
 		rc = -errno;
-		rxp_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
+		rxu_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
 		goto fail;
 	}
 	return 0;
@@ -111,20 +111,20 @@ int rxr_in_read_all(const char *path, uint64_t max_size, char **buf, size_t *len
 	size_t cap = 4096, n = 0;
 	char *b = malloc(cap);
 	if (!b) {
-		rc = rxp_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+		rc = rxu_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 	for (;;) {
 		if (cap - n < 2) {
 			/* the size was checked at open; a file growing past the cap is refused too */
 			if (max_size && cap > max_size) {
-				rc = rxp_errf(err, errlen, -EFBIG, "%s: over the %llu-byte cap", path,
+				rc = rxu_errf(err, errlen, -EFBIG, "%s: over the %llu-byte cap", path,
 					      (unsigned long long)max_size);
 				goto out;
 			}
 			char *nb = realloc(b, cap * 2);
 			if (!nb) {
-				rc = rxp_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
+				rc = rxu_errf(err, errlen, -ENOMEM, "%s: out of memory", path);
 				goto out;
 			}
 			b = nb;
@@ -135,7 +135,7 @@ int rxr_in_read_all(const char *path, uint64_t max_size, char **buf, size_t *len
 		if (k)
 			continue;
 		if (ferror(f)) {
-			rc = rxp_errf(err, errlen, -EIO, "%s: read error", path);
+			rc = rxu_errf(err, errlen, -EIO, "%s: read error", path);
 			goto out;
 		}
 		break;
@@ -168,7 +168,7 @@ static int lines_append(struct rxr_lines *L, size_t *n, const char *p, size_t k,
 			size_t errlen)
 {
 	if (*n + k > L->max)
-		return rxp_errf(err, errlen, -E2BIG, "%s:%d: line longer than %zu bytes (the cap)",
+		return rxu_errf(err, errlen, -E2BIG, "%s:%d: line longer than %zu bytes (the cap)",
 				L->src, L->line, L->max);
 	if (*n + k + 1 > L->cap) {
 		size_t ncap = L->cap ? L->cap : 256;
@@ -176,7 +176,7 @@ static int lines_append(struct rxr_lines *L, size_t *n, const char *p, size_t k,
 			ncap *= 2;
 		char *nb = realloc(L->buf, ncap);
 		if (!nb)
-			return rxp_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src, L->line);
+			return rxu_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src, L->line);
 		L->buf = nb;
 		L->cap = ncap;
 	}
@@ -194,14 +194,14 @@ int rxr_lines_next(struct rxr_lines *L, size_t *len, bool *nl, char *err, size_t
 	L->line++;
 	L->off = L->pos;
 	if (!L->rb && !(L->rb = malloc(LINES_BLOCK)))
-		return rxp_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src, L->line);
+		return rxu_errf(err, errlen, -ENOMEM, "%s:%d: out of memory", L->src, L->line);
 	for (;;) {
 		if (L->rpos == L->rlen) {
 			L->rpos = 0;
 			L->rlen = fread(L->rb, 1, LINES_BLOCK, L->in);
 			if (!L->rlen) {
 				if (ferror(L->in))
-					return rxp_errf(err, errlen, -EIO, "%s:%d: read error", L->src,
+					return rxu_errf(err, errlen, -EIO, "%s:%d: read error", L->src,
 							L->line);
 				break; /* end of input */
 			}

@@ -418,7 +418,7 @@ void rxr_result_fill_env(struct rxr_result *r)
 		read_first_line("/proc/cpuinfo", "CPU part", cpu, sizeof(cpu));
 	json_object_set_new(r->env, "cpu", json_string(cpu[0] ? cpu : "unknown"));
 	json_object_set_new(r->env, "cores_online", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_set_new(r->env, "cores_available", json_integer(rxp_cores_available()));
+	json_object_set_new(r->env, "cores_available", json_integer(rxu_cores_available()));
 	const struct rxp_clock *c = rxp_clock_get();
 	json_object_set_new(r->env, "clock_note", json_string(c->note));
 	json_object_set_new(r->env, "tsc_invariant", json_boolean(rxp_clock_tsc_invariant()));

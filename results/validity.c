@@ -123,7 +123,7 @@ int rxr_valid_thread_begin(struct rxr_valid_thread *t, const char *role, int cor
 	t->wait_s = -1;
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) < 0)
-		return rxp_errf(err, errlen, -errno, "getrusage(RUSAGE_THREAD): %s",
+		return rxu_errf(err, errlen, -errno, "getrusage(RUSAGE_THREAD): %s",
 				strerror(errno));
 	t->nvcsw0 = ru.ru_nvcsw;
 	t->nivcsw0 = ru.ru_nivcsw;
@@ -234,7 +234,7 @@ int rxr_validity_open(const struct rxr_valid_limits *lim, struct rxr_validity **
 	if (!v || !a) {
 		free(v);
 		free(a);
-		return rxp_errf(err, errlen, -ENOMEM, "validity: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "validity: out of memory");
 	}
 	v->canary_cpu = v->cpu_seen[0] = v->cpu_seen[1] = -1;
 	if (lim)
@@ -525,7 +525,7 @@ int rxr_canary_cal_parse(const char *s, struct rxr_canary_cal *cal, char *err, s
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 		char part[64];
 		if (n >= sizeof(part))
-			return rxp_errf(err, errlen, -EINVAL, "%s: part too long: %.40s",
+			return rxu_errf(err, errlen, -EINVAL, "%s: part too long: %.40s",
 					RXR_CANARY_ENV, p);
 		memcpy(part, p, n);
 		part[n] = '\0';
@@ -539,13 +539,13 @@ int rxr_canary_cal_parse(const char *s, struct rxr_canary_cal *cal, char *err, s
 			 l <= RXR_CANARY_MAX_LOG2)
 			cal->mem_ns[l - RXR_CANARY_MIN_LOG2] = ns;
 		else
-			return rxp_errf(err, errlen, -EINVAL,
+			return rxu_errf(err, errlen, -EINVAL,
 					"%s: '%s': expected cpu=<ns> or m<18..26>=<ns>",
 					RXR_CANARY_ENV, part);
 		p = comma ? comma + 1 : NULL;
 	}
 	if (!(cal->cpu_ns > 0))
-		return rxp_errf(err, errlen, -EINVAL, "%s: no cpu=<ns>", RXR_CANARY_ENV);
+		return rxu_errf(err, errlen, -EINVAL, "%s: no cpu=<ns>", RXR_CANARY_ENV);
 	return 0;
 }
 
@@ -569,7 +569,7 @@ int rxr_validity_canary_before(struct rxr_validity *v, size_t working_set_bytes,
 	v->buf = canary_alloc(v->bytes);
 	if (!v->buf) {
 		canary_pin_leave(&pin);
-		return rxp_errf(err, errlen, -ENOMEM, "canary: cannot allocate %zu bytes",
+		return rxu_errf(err, errlen, -ENOMEM, "canary: cannot allocate %zu bytes",
 				v->bytes);
 	}
 	if (!(v->cal_mem_ns > 0 && v->cal_cpu_ns > 0)) {
@@ -603,7 +603,7 @@ int rxr_validity_canary_before(struct rxr_validity *v, size_t working_set_bytes,
 int rxr_validity_canary_after(struct rxr_validity *v, char *err, size_t errlen)
 {
 	if (!v->canary_before || !v->buf)
-		return rxp_errf(err, errlen, -EINVAL, "canary: after without before");
+		return rxu_errf(err, errlen, -EINVAL, "canary: after without before");
 	struct canary_pin pin;
 	canary_pin_enter(&pin, v->canary_cpu); /* the CPU of the first timing */
 	canary_best(v->buf, v->bytes, CANARY_REPS, &v->after_mem_ns, &v->after_cpu_ns);

@@ -192,7 +192,7 @@ struct sweep_gen_run {
 
 static double now_s(void)
 {
-	return rxp_mono_seconds();
+	return rxu_mono_seconds();
 }
 
 /* The device's iface= (net_af_packet's devarg), or "". */
@@ -315,20 +315,20 @@ static int gw_started(void *ctx, char *err, size_t errlen)
 	}
 	int fd = open(gr->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return rxp_errf(err, errlen, -errno, "generator: %s: %s", gr->output,
+		return rxu_errf(err, errlen, -errno, "generator: %s: %s", gr->output,
 				strerror(errno));
 	gr->t_start = now_s();
 	gr->pid = spawn_sh(gr->start_cmd, fd);
 	int e = errno;
 	close(fd);
 	if (gr->pid < 0)
-		return rxp_errf(err, errlen, -e, "generator: cannot start: %s", strerror(e));
+		return rxu_errf(err, errlen, -e, "generator: cannot start: %s", strerror(e));
 	int rc = pthread_create(&gr->mon, NULL, gen_monitor, gr);
 	if (rc) {
 		kill(-gr->pid, SIGKILL);
 		waitpid(gr->pid, &gr->status, 0);
 		gr->exited = true;
-		return rxp_errf(err, errlen, -rc, "generator: cannot start its monitor: %s",
+		return rxu_errf(err, errlen, -rc, "generator: cannot start its monitor: %s",
 				strerror(rc));
 	}
 	gr->mon_started = true;
@@ -357,15 +357,15 @@ int sweep_gen_run_open(const struct sweep_gen *g, const struct rx_config *c,
 {
 	*out = NULL;
 	if (!strncmp(c->device, "sim", 3))
-		return rxp_errf(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 				"generator: needs a real device (dpdk:... or mlx5:...); device '%s' "
 				"generates its own traffic",
 				c->device);
 	if (!(c->rate_pps > 0))
-		return rxp_errf(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 				"generator: needs --rate (the rate asked of the generator)");
 	if (!g->start[0] || !g->count[0])
-		return rxp_errf(err, errlen, -EINVAL, "generator: needs start and count commands");
+		return rxu_errf(err, errlen, -EINVAL, "generator: needs start and count commands");
 	struct sweep_gen_run *gr = calloc(1, sizeof(*gr));
 	if (!gr)
 		return -ENOMEM;
@@ -378,7 +378,7 @@ int sweep_gen_run_open(const struct sweep_gen *g, const struct rx_config *c,
 	if (!mkdtemp(gr->dir)) {
 		int e = errno;
 		free(gr);
-		return rxp_errf(err, errlen, -e, "generator: cannot make a work folder: %s",
+		return rxu_errf(err, errlen, -e, "generator: cannot make a work folder: %s",
 				strerror(e));
 	}
 	snprintf(gr->output, sizeof(gr->output), "%s/output", gr->dir);
@@ -388,7 +388,7 @@ int sweep_gen_run_open(const struct sweep_gen *g, const struct rx_config *c,
 	if (rc < 0) {
 		snprintf(what, sizeof(what), "%.60s", gr->start_cmd);
 		sweep_gen_run_close(gr);
-		return rxp_errf(err, errlen, rc == -ENOSPC ? -EINVAL : rc,
+		return rxu_errf(err, errlen, rc == -ENOSPC ? -EINVAL : rc,
 				"generator: start: %s%s%s", rc == -ENOSPC ? "too long once expanded"
 								    : "unknown placeholder {",
 				rc == -ENOSPC ? "" : what, rc == -ENOSPC ? "" : "}");
@@ -400,14 +400,14 @@ int sweep_gen_run_open(const struct sweep_gen *g, const struct rx_config *c,
 	gr->ifindex = gr->rx_iface[0] ? if_nametoindex(gr->rx_iface) : 0;
 	if (g->rx_iface[0] && !gr->ifindex) {
 		sweep_gen_run_close(gr);
-		return rxp_errf(err, errlen, -EINVAL, "generator: rx_iface '%s': no such interface",
+		return rxu_errf(err, errlen, -EINVAL, "generator: rx_iface '%s': no such interface",
 				g->rx_iface);
 	}
 	if (gr->rx_iface[0] && !gr->ifindex) {
 		/* the device's iface=: the port would open nothing, and DPDK
 		 * would only say that no port came up */
 		sweep_gen_run_close(gr);
-		return rxp_errf(err, errlen, -ENODEV,
+		return rxu_errf(err, errlen, -ENODEV,
 				"device: iface=%s: no such network interface; set the link up "
 				"before the run (for examples/veth-trafgen.yaml: "
 				"examples/veth-setup.sh up)",
@@ -454,15 +454,15 @@ static int gen_count(struct sweep_gen_run *gr, uint64_t *sent, double *secs, cha
 	char cmd[2048], path[128], line[600];
 	int rc = sweep_gen_expand(gr->g.count, &gr->g, &gr->ask, cmd, sizeof(cmd));
 	if (rc < 0)
-		return rxp_errf(err, errlen, -EINVAL, "generator: count does not expand");
+		return rxu_errf(err, errlen, -EINVAL, "generator: count does not expand");
 	snprintf(path, sizeof(path), "%s/count", gr->dir);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return rxp_errf(err, errlen, -errno, "generator: %s: %s", path, strerror(errno));
+		return rxu_errf(err, errlen, -errno, "generator: %s: %s", path, strerror(errno));
 	pid_t pid = spawn_sh(cmd, fd);
 	close(fd);
 	if (pid < 0)
-		return rxp_errf(err, errlen, -errno, "generator: cannot run count");
+		return rxu_errf(err, errlen, -errno, "generator: cannot run count");
 	int st = 0;
 	const double deadline = now_s() + GEN_COUNT_TIMEOUT_S;
 	for (;;) {
@@ -472,7 +472,7 @@ static int gen_count(struct sweep_gen_run *gr, uint64_t *sent, double *secs, cha
 		if (now_s() > deadline) {
 			kill(-pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			return rxp_errf(err, errlen, -ETIMEDOUT,
+			return rxu_errf(err, errlen, -ETIMEDOUT,
 					"generator: count gave no answer in %.0f s",
 					GEN_COUNT_TIMEOUT_S);
 		}
@@ -483,7 +483,7 @@ static int gen_count(struct sweep_gen_run *gr, uint64_t *sent, double *secs, cha
 	const char *last = strrchr(line, '\n');
 	last = last ? last + 1 : line;
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		return rxp_errf(err, errlen, -EIO, "generator: count %s %d: %.200s",
+		return rxu_errf(err, errlen, -EIO, "generator: count %s %d: %.200s",
 				WIFEXITED(st) ? "exited" : "killed by signal",
 				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), last);
 	*secs = 0;
@@ -501,7 +501,7 @@ static int gen_count(struct sweep_gen_run *gr, uint64_t *sent, double *secs, cha
 		}
 		json_decref(j);
 		if (!ok)
-			return rxp_errf(err, errlen, -EINVAL,
+			return rxu_errf(err, errlen, -EINVAL,
 					"generator: count printed '%.200s', not {\"sent\": N[, "
 					"\"seconds\": S]}", last);
 		return 0;
@@ -510,8 +510,8 @@ static int gen_count(struct sweep_gen_run *gr, uint64_t *sent, double *secs, cha
 	char num[64];
 	snprintf(num, sizeof(num), "%.63s", last);
 	num[strcspn(num, " \t\r")] = '\0';
-	if (rxp_parse_u64(num, 0, UINT64_MAX, &v) < 0 || strspn(num, "0123456789") != strlen(num))
-		return rxp_errf(err, errlen, -EINVAL,
+	if (rxu_parse_u64(num, 0, UINT64_MAX, &v) < 0 || strspn(num, "0123456789") != strlen(num))
+		return rxu_errf(err, errlen, -EINVAL,
 				"generator: count printed '%.200s', not a packet count or a JSON line",
 				last);
 	*sent = v;
@@ -528,7 +528,7 @@ int sweep_gen_run_finish(struct sweep_gen_run *gr, struct rxr_result *r, bool *c
 {
 	*conserved = false;
 	if (gr->t_start <= 0)
-		return rxp_errf(err, errlen, -EIO, "generator: it never started (the port did not)");
+		return rxu_errf(err, errlen, -EIO, "generator: it never started (the port did not)");
 	atomic_store(&gr->quit, 1); /* the run may have ended without the monitor */
 	if (gr->mon_started) {
 		pthread_join(gr->mon, NULL);
@@ -538,14 +538,14 @@ int sweep_gen_run_finish(struct sweep_gen_run *gr, struct rxr_result *r, bool *c
 	file_tail(gr->output, tail, sizeof(tail), 300);
 	if (gr->timed_out) {
 		const char *l = strrchr(tail, '\n');
-		return rxp_errf(err, errlen, -ETIMEDOUT,
+		return rxu_errf(err, errlen, -ETIMEDOUT,
 				"generator: still running %.0f s after it should have ended; killed "
 				"(its output ends: %.150s)",
 				gr->asked_seconds + 8, l ? l + 1 : tail);
 	}
 	if (!gr->killed && (!WIFEXITED(gr->status) || WEXITSTATUS(gr->status))) {
 		const char *l = strrchr(tail, '\n');
-		return rxp_errf(err, errlen, -EIO, "generator: start %s %d: %.200s",
+		return rxu_errf(err, errlen, -EIO, "generator: start %s %d: %.200s",
 				WIFEXITED(gr->status) ? "exited" : "killed by signal",
 				WIFEXITED(gr->status) ? WEXITSTATUS(gr->status)
 						      : WTERMSIG(gr->status),
@@ -606,7 +606,7 @@ int sweep_gen_run_finish(struct sweep_gen_run *gr, struct rxr_result *r, bool *c
 		json_decref(tl);
 		json_decref(asked);
 		json_decref(rxif);
-		return rxp_errf(err, errlen, -ENOMEM, "generator: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "generator: out of memory");
 	}
 	json_object_set_new(gen, "asked", asked);
 	json_object_set_new(gen, "sent", json_integer((json_int_t)sent));
@@ -628,7 +628,7 @@ int sweep_gen_run_finish(struct sweep_gen_run *gr, struct rxr_result *r, bool *c
 	json_object_set_new(gen, "output_tail", json_string(tail));
 	if (!r->extra && !(r->extra = json_object())) {
 		json_decref(gen);
-		return rxp_errf(err, errlen, -ENOMEM, "generator: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "generator: out of memory");
 	}
 	json_object_set_new(r->extra, "generator", gen);
 	/* the timer's bound was the run's; what was asked is the generator's */

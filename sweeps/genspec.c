@@ -132,7 +132,7 @@ int sweep_gen_from_node(yaml_document_t *doc, const yaml_node_t *n, const char *
 			break;
 		case 5: {
 			uint64_t f;
-			if (!s || rxp_parse_u64(s, 1, 65535, &f) < 0)
+			if (!s || rxu_parse_u64(s, 1, 65535, &f) < 0)
 				rc = gfail(file, v, field, err, errlen,
 					   "expected an integer in [1, 65535], got %s%s%s",
 					   s ? "'" : "", s ? s : "nothing", s ? "'" : "");
@@ -141,7 +141,7 @@ int sweep_gen_from_node(yaml_document_t *doc, const yaml_node_t *n, const char *
 			break;
 		}
 		case 6:
-			if (!s || rxp_parse_seconds(s, 0, 60, &g->drain_s) < 0)
+			if (!s || rxu_parse_seconds(s, 0, 60, &g->drain_s) < 0)
 				rc = gfail(file, v, field, err, errlen,
 					   "expected a duration in [0, 60s] like 0.2 or 200ms, got "
 					   "%s%s%s",

@@ -18,40 +18,6 @@
 #include "rxray/sweep.h"
 #include "rxray/util.h"
 
-int sweep_cores_parse(const char *s, int *cores, int max)
-{
-	int n = 0;
-	if (!s || !*s)
-		return -EINVAL;
-	while (*s) {
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
-		if (*end == '-') {
-			if (!isdigit((unsigned char)end[1]))
-				return -EINVAL;
-			b = strtol(end + 1, &end, 10);
-		}
-		if (a < 0 || b < a || b > 4095)
-			return -EINVAL;
-		for (long c = a; c <= b; c++) {
-			if (n >= max)
-				return -EINVAL;
-			for (int j = 0; j < n; j++)
-				if (cores[j] == c)
-					return -EINVAL;
-			cores[n++] = (int)c;
-		}
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -EINVAL;
-		s = end;
-	}
-	return n;
-}
-
 int sweep_cores_available(const struct sweep_spec *spec, int *cores, int max)
 {
 	if (spec && spec->ncores > 0) {
@@ -59,12 +25,12 @@ int sweep_cores_available(const struct sweep_spec *spec, int *cores, int max)
 		memcpy(cores, spec->cores, (size_t)n * sizeof(*cores));
 		return n;
 	}
-	int n = rxp_cores_available();
+	int n = rxu_cores_available();
 	if (n > max)
 		n = max;
 	int got = 0;
 	for (int i = 0; i < n; i++) {
-		int c = rxp_core_nth(i);
+		int c = rxu_core_nth(i);
 		if (c >= 0)
 			cores[got++] = c;
 	}
@@ -99,7 +65,7 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 	}
 	if (rc < 0) {
 		/* cut at the reason's size, never mid-character */
-		size_t n = rxp_utf8_prefix(err, strlen(err), sizeof(pl->reason) - 1);
+		size_t n = rxu_utf8_prefix(err, strlen(err), sizeof(pl->reason) - 1);
 		memcpy(pl->reason, err, n);
 		pl->reason[n] = '\0';
 		return 0;

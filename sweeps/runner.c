@@ -162,10 +162,10 @@ static int trial_run(void *ctx, struct sweep_trial *t)
 	json_decref(c->replay);
 	c->replay = NULL;
 	progress_trial(c->pg);
-	double t0 = rxp_mono_seconds();
+	double t0 = rxu_mono_seconds();
 	int rc = sweep_trial_exec(&c->x, t);
 	/* the search's time budget counts what a trial really costs */
-	t->wall_seconds = rxp_mono_seconds() - t0;
+	t->wall_seconds = rxu_mono_seconds() - t0;
 	if (rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG)
 		write_failed(c, rc, c->x.tmpdir, "a trial could not write its result");
 	if (rc < 0)
@@ -414,18 +414,18 @@ static int gen_step(const char *what, const char *cmd, const char *dir, char *er
 	snprintf(log, sizeof(log), "%s/%s.log", dir, what);
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return rxp_errf(err, errlen, -errno, "generator.%s: %s: %s", what, log,
+		return rxu_errf(err, errlen, -errno, "generator.%s: %s: %s", what, log,
 				strerror(errno));
 	char *const argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
 	pid_t pid = sweep_spawn(argv, fd, true);
 	close(fd);
 	if (pid < 0)
-		return rxp_errf(err, errlen, -EIO, "generator.%s: cannot start `%s`", what, cmd);
+		return rxu_errf(err, errlen, -EIO, "generator.%s: cannot start `%s`", what, cmd);
 	int st = 0;
-	double t0 = rxp_mono_seconds();
+	double t0 = rxu_mono_seconds();
 	pid_t w;
 	while ((w = waitpid(pid, &st, WNOHANG)) == 0 &&
-	       rxp_mono_seconds() - t0 < GEN_STEP_TIMEOUT_S) {
+	       rxu_mono_seconds() - t0 < GEN_STEP_TIMEOUT_S) {
 		struct timespec ts = {0, 20000000};
 		nanosleep(&ts, NULL);
 	}
@@ -442,7 +442,7 @@ static int gen_step(const char *what, const char *cmd, const char *dir, char *er
 	last[strcspn(last, "\n")] = '\0';
 	if (w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	return rxp_errf(err, errlen, -EIO, "generator.%s: `%s` %s%s%s (log %s)", what, cmd,
+	return rxu_errf(err, errlen, -EIO, "generator.%s: `%s` %s%s%s (log %s)", what, cmd,
 			w == 0 ? "ran past 120 s" : "failed", last[0] ? ": " : "", last, log);
 }
 
@@ -458,16 +458,16 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	bool set_up = false; /* the generator's setup ran: its teardown runs at the end */
 	int rc = sweep_matrix_expand(spec, &pts, &npts, err, sizeof(err));
 	if (rc < 0) {
-		rxp_err("sweep", "%s", rc == -EINVAL ? err : strerror(-rc));
+		rxu_err("sweep", "%s", rc == -EINVAL ? err : strerror(-rc));
 		return rc;
 	}
 	int ncores = sweep_cores_available(spec, cores, SWEEP_MAX_CORES);
 	if (ncores <= 0) {
-		rxp_err("sweep", "no cores available");
+		rxu_err("sweep", "no cores available");
 		goto out;
 	}
 	struct progress pg = {.tty = isatty(STDERR_FILENO), .quiet = o->quiet, .n = npts,
-			      .t0 = rxp_mono_seconds()};
+			      .t0 = rxu_mono_seconds()};
 	pg.est_point = 6 * (spec->search.initial_seconds + 0.3);
 	struct trial_ctx c = {.x = {.runner = o->runner, .tmpdir = tmpdir, .spec = spec,
 				    .stop = stop},
@@ -486,33 +486,33 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	}
 	rc = sweep_store_open(&st, dir, o->resume, note, sizeof(note), err, sizeof(err));
 	if (rc < 0) {
-		rxp_err("sweep", "%s", err);
+		rxu_err("sweep", "%s", err);
 		ret = rc == -EEXIST ? -EINVAL : rc;
 		goto out;
 	}
 	if (note[0])
-		rxp_err("sweep", "%s", note);
+		rxu_err("sweep", "%s", note);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/.trial", dir);
 	/* a SIGKILL'd sweep's trial may still run (and hold its cores) */
 	if (sweep_trial_reap(tmpdir, note, sizeof(note), err, sizeof(err)) < 0) {
-		rxp_err("sweep", "%s", err);
+		rxu_err("sweep", "%s", err);
 		goto out;
 	}
 	if (note[0])
-		rxp_err("sweep", "%s", note);
+		rxu_err("sweep", "%s", note);
 	if (mkdir(tmpdir, 0755) < 0 && errno != EEXIST) {
-		rxp_err("sweep", "%s: %s", tmpdir, strerror(errno));
+		rxu_err("sweep", "%s: %s", tmpdir, strerror(errno));
 		goto out;
 	}
 	if (copy_spec(spec->path, dir, err, sizeof(err)) < 0) {
-		rxp_err("sweep", "%s", err);
+		rxu_err("sweep", "%s", err);
 		goto out;
 	}
 	canary_calibrate(o->quiet);
 	/* the generator's links and namespaces, once for the whole sweep */
 	if (spec->have_gen && spec->gen.setup[0]) {
 		if (gen_step("setup", spec->gen.setup, dir, err, sizeof(err)) < 0) {
-			rxp_err("sweep", "%s", err);
+			rxu_err("sweep", "%s", err);
 			set_up = true; /* a half-done setup is undone too */
 			goto out;
 		}
@@ -521,7 +521,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	size_t skipped = 0, left = 0; /* left: points this run still has to run */
 	for (size_t i = 0; i < npts; i++)
 		left += !json_object_get(st.done, pts[i].key);
-	const double sweep_t0 = rxp_mono_seconds();
+	const double sweep_t0 = rxu_mono_seconds();
 	for (size_t i = 0; i < npts && !(stop && *stop); i++) {
 		const struct sweep_point *p = &pts[i];
 		pg.i = i + 1;
@@ -538,7 +538,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		c.replay = json_incref(json_object_get(st.partial, p->key));
 		c.replayed = 0;
 		c.err[0] = '\0';
-		double t0 = rxp_mono_seconds();
+		double t0 = rxu_mono_seconds();
 		struct sweep_search_cfg scfg = spec->search;
 		scfg.budget_cap_seconds = point_share(spec, left--, t0 - sweep_t0);
 		json_t *sum = NULL;
@@ -548,10 +548,10 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 		if (rc < 0) {
 			json_decref(sum);
 			if (rc != -EINTR)
-				rxp_err("sweep", "%s", c.err[0] ? c.err : strerror(-rc));
+				rxu_err("sweep", "%s", c.err[0] ? c.err : strerror(-rc));
 			break;
 		}
-		double secs = rxp_mono_seconds() - t0;
+		double secs = rxu_mono_seconds() - t0;
 		if (pl.feasible) {
 			pg.ran++;
 			pg.spent += secs;
@@ -572,7 +572,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 	}
 	if (!o->quiet) {
 		char el[16];
-		fmt_eta(rxp_mono_seconds() - pg.t0, el, sizeof(el));
+		fmt_eta(rxu_mono_seconds() - pg.t0, el, sizeof(el));
 		fprintf(stderr, "rxray sweep: %zu points (%zu from an earlier run) in %s; results in "
 				"%s\n", npts, skipped, el, st.path);
 	}
@@ -580,7 +580,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *o, volatil
 out:
 	if (set_up && spec->gen.teardown[0] &&
 	    gen_step("teardown", spec->gen.teardown, dir, err, sizeof(err)) < 0) {
-		rxp_err("sweep", "%s", err);
+		rxu_err("sweep", "%s", err);
 		if (!ret)
 			ret = -EIO;
 	}

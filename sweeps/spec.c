@@ -326,10 +326,10 @@ static int parse_cores(struct ctx *c, const yaml_node_t *n)
 {
 	struct sweep_spec *sp = c->spec;
 	if (n->type == YAML_SCALAR_NODE) {
-		int cnt = sweep_cores_parse(scalar(n), sp->cores, SWEEP_MAX_CORES);
+		char why[160];
+		int cnt = rxu_cores_parse(scalar(n), sp->cores, SWEEP_MAX_CORES, why, sizeof(why));
 		if (cnt <= 0)
-			return fail(c, n, "cores", "expected a core list like \"0-3,6\", got '%s'",
-				    scalar(n));
+			return fail(c, n, "cores", "%s", why + strlen("cores: "));
 		sp->ncores = cnt;
 		return 0;
 	}
@@ -344,7 +344,7 @@ static int parse_cores(struct ctx *c, const yaml_node_t *n)
 		const yaml_node_t *it = yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
 		uint64_t v;
 		const char *s = scalar(it);
-		if (!s || rxp_parse_u64(s, 0, 4095, &v) < 0)
+		if (!s || rxu_parse_u64(s, 0, 4095, &v) < 0)
 			return fail(c, it, "cores", "expected a core number 0..4095, got %s%s%s",
 				    s ? "'" : "", s ? s : node_kind(it), s ? "'" : "");
 		for (size_t j = 0; j < i; j++)
@@ -361,7 +361,7 @@ static int parse_ratio(struct ctx *c, const yaml_node_t *n, const char *field, d
 		       double max, double *out)
 {
 	const char *s = scalar(n);
-	if (!s || rxp_parse_double(s, min, max, out) < 0)
+	if (!s || rxu_parse_double(s, min, max, out) < 0)
 		return fail(c, n, field, "expected a number in [%g, %g], got %s%s%s", min, max,
 			    s ? "'" : "", s ? s : node_kind(n), s ? "'" : "");
 	return 0;
@@ -407,14 +407,14 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 			double *dst = name[0] == 't' && name[1] == 'r' ? &s->trial_seconds
 				      : name[0] == 'i'		   ? &s->initial_seconds
 									   : &s->timeout;
-			rc = (!sv || rxp_parse_seconds(sv, 0.01, 3600, dst) < 0)
+			rc = (!sv || rxu_parse_seconds(sv, 0.01, 3600, dst) < 0)
 				     ? fail(c, v, field,
 					    "expected a duration in [10ms, 1h] like 0.25, 250ms or "
 					    "2s, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
 		} else if (!strcmp(name, "total_budget")) {
-			rc = (!sv || rxp_parse_seconds(sv, 0, 7 * 86400, &s->total_budget_seconds) < 0)
+			rc = (!sv || rxu_parse_seconds(sv, 0, 7 * 86400, &s->total_budget_seconds) < 0)
 				     ? fail(c, v, field,
 					    "expected a duration in [0, 7 days] like 170s or 3600, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
@@ -422,14 +422,14 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 		} else if (!strcmp(name, "budget")) {
 			/* time per point: the trials' wall time (0 = max_trials x
 			 * (trial_seconds + 0.7 s)) */
-			rc = (!sv || rxp_parse_seconds(sv, 0, 86400, &s->budget_seconds) < 0)
+			rc = (!sv || rxu_parse_seconds(sv, 0, 86400, &s->budget_seconds) < 0)
 				     ? fail(c, v, field,
 					    "expected a duration in [0, 24h] like 30 or 90s, got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
 		} else if (!strcmp(name, "max_retries")) {
 			uint64_t t;
-			rc = (!sv || rxp_parse_u64(sv, 0, 100, &t) < 0)
+			rc = (!sv || rxu_parse_u64(sv, 0, 100, &t) < 0)
 				     ? fail(c, v, field, "expected an integer in [0, 100], got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
@@ -437,7 +437,7 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 				s->max_retries = (unsigned)t;
 		} else if (!strcmp(name, "max_trials")) {
 			uint64_t t;
-			rc = (!sv || rxp_parse_u64(sv, 1, 1000, &t) < 0)
+			rc = (!sv || rxu_parse_u64(sv, 1, 1000, &t) < 0)
 				     ? fail(c, v, field, "expected an integer in [1, 1000], got %s%s%s",
 					    sv ? "'" : "", sv ? sv : node_kind(v), sv ? "'" : "")
 				     : 0;
@@ -445,7 +445,7 @@ static int parse_search(struct ctx *c, const yaml_node_t *n)
 				s->max_trials = (unsigned)t;
 		} else if (!strcmp(name, "min_rate") || !strcmp(name, "max_rate")) {
 			double *dst = name[1] == 'i' ? &s->min_rate : &s->max_rate;
-			rc = (!sv || rxp_parse_rate(sv, dst) < 0 || (name[1] == 'i' && *dst <= 0))
+			rc = (!sv || rxu_parse_rate(sv, dst) < 0 || (name[1] == 'i' && *dst <= 0))
 				     ? fail(c, v, field,
 					    "expected a rate in packets/s like 500k or 12M%s, got %s%s%s",
 					    name[1] == 'a' ? " or max" : "", sv ? "'" : "",

@@ -304,9 +304,9 @@ int sweep_trial_reap(const char *tmpdir, char *note, size_t notelen, char *err,
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		/* bounded: SIGKILL cannot be caught, only a process in D state lingers */
-		double deadline = rxp_mono_seconds() + 10;
+		double deadline = rxu_mono_seconds() + 10;
 		struct timespec nap = {0, 2000000};
-		while (group_alive(pid) && rxp_mono_seconds() < deadline)
+		while (group_alive(pid) && rxu_mono_seconds() < deadline)
 			nanosleep(&nap, NULL);
 		if (group_alive(pid)) {
 			rc = -EBUSY;
@@ -355,7 +355,7 @@ pid_t sweep_spawn(char *const argv[], int outfd, bool shell)
 		dup2(outfd, STDERR_FILENO);
 	/* nothing of the sweep's but stdio: a trial or a traffic command's
 	 * child left alive must not hold the sweep's (or its parent's) pipes */
-	rxp_close_fds_from(3);
+	rxu_close_fds_from(3);
 	execv(argv[0], argv);
 	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -409,7 +409,7 @@ static int wait_child(pid_t pid, double deadline, volatile int *stop, int *st, s
 			return 0;
 		if (w < 0 && errno != EINTR)
 			return 0;
-		bool late = rxp_mono_seconds() > deadline, stopped = stop && *stop;
+		bool late = rxu_mono_seconds() > deadline, stopped = stop && *stop;
 		if (late || stopped) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
@@ -558,7 +558,7 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 	struct timespec settle = {0, (long)(TRIAL_SETTLE_S * 1e9)};
 	while (nanosleep(&settle, &settle) && errno == EINTR && !(x->stop && *x->stop))
 		;
-	double deadline = rxp_mono_seconds() + x->spec->search.timeout;
+	double deadline = rxu_mono_seconds() + x->spec->search.timeout;
 	int st = 0, rc = 0, tst = 0;
 	struct errtail et = {.fd = -1, .n = 0};
 	int ep[2];
@@ -626,7 +626,7 @@ int sweep_trial_exec(void *ctx, struct sweep_trial *t)
 		t->status = SWEEP_TRIAL_CRASHED;
 		snprintf(t->reason, sizeof(t->reason), "killed by signal %d (%.20s)%s%.200s", WTERMSIG(st),
 			 strsignal(WTERMSIG(st)), line[0] ? ": " : "", line);
-	} else if (WEXITSTATUS(st) == RXP_EXIT_USAGE) {
+	} else if (WEXITSTATUS(st) == RXU_EXIT_USAGE) {
 		t->status = SWEEP_TRIAL_REJECTED;
 		snprintf(t->reason, sizeof(t->reason), "%s", line[0] ? line : "rejected (exit 2)");
 	} else if (WEXITSTATUS(st) != 0) {

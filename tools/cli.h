@@ -35,12 +35,12 @@ struct rxa_set;
  * option (unknown, ambiguous or missing its value) prints one line naming
  * it as the user wrote it ("rxray diff: --form: unknown option or missing
  * value (rxray diff --help)", "rxray diff: -o: needs a value ...") and
- * returns RXT_CLI_BADOPT; the verb then returns RXP_EXIT_USAGE. Never
+ * returns RXT_CLI_BADOPT; the verb then returns RXU_EXIT_USAGE. Never
  * prints the usage text. shorts as getopt's (a leading ':' is implied and
  * may be given; no '+'/'-' flags). Set optind = 1 before the loop.
  *
  *   while ((c = rxt_cli_getopt(VERB, argc, argv, "o:h", lo)) != -1)
- *           switch (c) { ...; default: return RXP_EXIT_USAGE; }
+ *           switch (c) { ...; default: return RXU_EXIT_USAGE; }
  */
 #define RXT_CLI_BADOPT (-2)
 int rxt_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
@@ -63,7 +63,7 @@ int rxt_cli_out_open(const char *verb, const char *path, struct rxr_afile *af);
  * 2 for a directory, a missing folder, a name too long or a link loop. */
 int rxt_cli_out_exit_code(int rc);
 /* --light-frac F (the cost model's light-load fraction, 0 < F <= 1) into
- * *out: 0, or RXP_EXIT_USAGE after one line naming the option. */
+ * *out: 0, or RXU_EXIT_USAGE after one line naming the option. */
 int rxt_cli_light_frac(const char *verb, const char *arg, double *out);
 /*
  * The tail: wrc is the result of writing (0 or -errno). 0 -> commit; else

@@ -36,7 +36,7 @@ int rxt_cli_getopt(const char *verb, int argc, char **argv, const char *shorts,
 		snprintf(name, sizeof(name), "%.60s", arg);
 	}
 	/* the wording sweep has always used (its tests hold it) */
-	rxp_err(verb, "%s: %s (rxray %s --help)", name,
+	rxu_err(verb, "%s: %s (rxray %s --help)", name,
 		c == ':' ? "needs a value" : "unknown option or missing value", verb);
 	return RXT_CLI_BADOPT;
 }
@@ -45,11 +45,11 @@ int rxt_cli_in_check(const char *verb, const char *path, bool dir_ok)
 {
 	char err[RXT_CLI_ERR_LEN];
 	if (!strcmp(path, "-"))
-		return RXP_EXIT_OK;
+		return RXU_EXIT_OK;
 	int rc = rxr_in_check(path, dir_ok, 0, NULL, err, sizeof(err));
 	if (rc)
-		rxp_err(verb, "%s", err);
-	return rc ? rxr_in_exit_code(rc) : RXP_EXIT_OK;
+		rxu_err(verb, "%s", err);
+	return rc ? rxr_in_exit_code(rc) : RXU_EXIT_OK;
 }
 
 /* Bad output paths are the user's to fix (exit 2); a full disk is not. */
@@ -61,9 +61,9 @@ int rxt_cli_out_exit_code(int rc)
 	case ENOTDIR:
 	case ENAMETOOLONG:
 	case ELOOP:
-		return RXP_EXIT_USAGE;
+		return RXU_EXIT_USAGE;
 	default:
-		return RXP_EXIT_RUNTIME;
+		return RXU_EXIT_RUNTIME;
 	}
 }
 
@@ -72,8 +72,8 @@ int rxt_cli_out_open(const char *verb, const char *path, struct rxr_afile *af)
 	char err[RXT_CLI_ERR_LEN];
 	int rc = rxr_afile_open_err(af, path, err, sizeof(err));
 	if (!rc)
-		return RXP_EXIT_OK;
-	rxp_err(verb, "-o %s", err);
+		return RXU_EXIT_OK;
+	rxu_err(verb, "-o %s", err);
 	return rxt_cli_out_exit_code(rc);
 }
 
@@ -84,15 +84,15 @@ int rxt_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af,
 		if (wrc == -EIO)
 			wrc = rxr_afile_write_error(af);
 		rxr_afile_abort(af);
-		rxp_err(verb, "writing %s: %s", path, strerror(wrc < 0 ? -wrc : EIO));
-		return RXP_EXIT_RUNTIME;
+		rxu_err(verb, "writing %s: %s", path, strerror(wrc < 0 ? -wrc : EIO));
+		return RXU_EXIT_RUNTIME;
 	}
 	int rc = rxr_afile_commit(af);
 	if (rc) {
-		rxp_err(verb, "%s: %s", path, strerror(-rc));
-		return RXP_EXIT_RUNTIME;
+		rxu_err(verb, "%s: %s", path, strerror(-rc));
+		return RXU_EXIT_RUNTIME;
 	}
-	return RXP_EXIT_OK;
+	return RXU_EXIT_OK;
 }
 
 int rxt_cli_light_frac(const char *verb, const char *arg, double *out)
@@ -100,7 +100,7 @@ int rxt_cli_light_frac(const char *verb, const char *arg, double *out)
 	char *end = NULL;
 	double f = strtod(arg, &end);
 	if (end == arg || *end || !(f > 0) || f > 1)
-		return rxp_usage_err(verb, "--light-frac: '%s' (expected 0 < F <= 1)", arg);
+		return rxu_usage_err(verb, "--light-frac: '%s' (expected 0 < F <= 1)", arg);
 	*out = f;
 	return 0;
 }

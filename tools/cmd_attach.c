@@ -168,13 +168,13 @@ static int tids_parse(const char *s)
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 		if (opts.ntids == RXB_ATTACH_MAX_THREADS)
-			return rxp_usage_err(VERB, "--tid: at most %d threads", RXB_ATTACH_MAX_THREADS);
-		if (rxp_parse_u64(tok, 1, 4194304, &v))
-			return rxp_usage_err(VERB, "--tid: '%s' is not a thread id", tok);
+			return rxu_usage_err(VERB, "--tid: at most %d threads", RXB_ATTACH_MAX_THREADS);
+		if (rxu_parse_u64(tok, 1, 4194304, &v))
+			return rxu_usage_err(VERB, "--tid: '%s' is not a thread id", tok);
 		opts.tids[opts.ntids++] = (int)v;
 	}
 	if (!opts.ntids)
-		return rxp_usage_err(VERB, "--tid: empty list");
+		return rxu_usage_err(VERB, "--tid: empty list");
 	return 0;
 }
 
@@ -208,13 +208,13 @@ static int opts_parse(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (rxp_parse_u64(optarg, 1, 4194304, &v))
-				return rxp_usage_err(VERB, "--pid: '%s' is not a process id", optarg);
+			if (rxu_parse_u64(optarg, 1, 4194304, &v))
+				return rxu_usage_err(VERB, "--pid: '%s' is not a process id", optarg);
 			opts.pid = (int)v;
 			break;
 		case 'l':
-			if (rxp_parse_u64(optarg, 0, 1023, &v))
-				return rxp_usage_err(VERB, "--lcore: '%s' is not a core (0-1023)", optarg);
+			if (rxu_parse_u64(optarg, 0, 1023, &v))
+				return rxu_usage_err(VERB, "--lcore: '%s' is not a core (0-1023)", optarg);
 			opts.lcore = (int)v;
 			break;
 		case 't':
@@ -222,35 +222,35 @@ static int opts_parse(int argc, char **argv)
 				return rc;
 			break;
 		case 'F':
-			if (rxp_parse_u64(optarg, 1, 20000, &v))
-				return rxp_usage_err(VERB, "--freq: '%s' is not 1-20000 Hz", optarg);
+			if (rxu_parse_u64(optarg, 1, 20000, &v))
+				return rxu_usage_err(VERB, "--freq: '%s' is not 1-20000 Hz", optarg);
 			opts.freq = (unsigned)v;
 			break;
 		case 's':
-			if (rxp_parse_seconds(optarg, 0.05, 3600, &opts.seconds))
-				return rxp_usage_err(VERB, "--seconds: '%s' is not 0.05-3600 s", optarg);
+			if (rxu_parse_seconds(optarg, 0.05, 3600, &opts.seconds))
+				return rxu_usage_err(VERB, "--seconds: '%s' is not 0.05-3600 s", optarg);
 			break;
 		case 'P':
 			if (!*optarg || strchr(optarg, '/'))
-				return rxp_usage_err(VERB, "--file-prefix: '%s' is not a prefix", optarg);
+				return rxu_usage_err(VERB, "--file-prefix: '%s' is not a prefix", optarg);
 			opts.prefix = optarg;
 			break;
 		case 'u':
 			opts.uprobes = optarg;
 			break;
 		case 'd':
-			if (rxp_parse_double(optarg, 1, 100, &d))
-				return rxp_usage_err(VERB, "--uprobe-duty: '%s' is not 1-100 (%%)", optarg);
+			if (rxu_parse_double(optarg, 1, 100, &d))
+				return rxu_usage_err(VERB, "--uprobe-duty: '%s' is not 1-100 (%%)", optarg);
 			opts.duty = d / 100;
 			break;
 		case 'o':
 			if (!*optarg)
-				return rxp_usage_err(VERB, "--out: empty path");
+				return rxu_usage_err(VERB, "--out: empty path");
 			opts.out = optarg;
 			break;
 		case 'T':
-			if (rxp_parse_u64(optarg, 1, 1000, &v))
-				return rxp_usage_err(VERB, "--top: '%s' is not 1-1000", optarg);
+			if (rxu_parse_u64(optarg, 1, 1000, &v))
+				return rxu_usage_err(VERB, "--top: '%s' is not 1-1000", optarg);
 			opts.top = (unsigned)v;
 			break;
 		case 'q':
@@ -262,11 +262,11 @@ static int opts_parse(int argc, char **argv)
 			else if (!strcmp(optarg, "dwarf"))
 				opts.stacks = RXB_STACKS_DWARF;
 			else
-				return rxp_usage_err(VERB, "--stacks: '%s' is not fp or dwarf", optarg);
+				return rxu_usage_err(VERB, "--stacks: '%s' is not fp or dwarf", optarg);
 			break;
 		case 'B':
-			if (rxp_parse_u64(optarg, 512, 8192, &v) || v % 512)
-				return rxp_usage_err(VERB, "--stack-bytes: '%s' is not 512-8192 in steps "
+			if (rxu_parse_u64(optarg, 512, 8192, &v) || v % 512)
+				return rxu_usage_err(VERB, "--stack-bytes: '%s' is not 512-8192 in steps "
 						     "of 512", optarg);
 			opts.stack_bytes = (unsigned)v;
 			break;
@@ -276,32 +276,32 @@ static int opts_parse(int argc, char **argv)
 			else if (!strcmp(optarg, "cpus"))
 				opts.scope = RXB_SCOPE_CPUS;
 			else
-				return rxp_usage_err(VERB, "--sample-on: '%s' is not threads or cpus",
+				return rxu_usage_err(VERB, "--sample-on: '%s' is not threads or cpus",
 						     optarg);
 			break;
 		case 'D':
 			if (!*optarg)
-				return rxp_usage_err(VERB, "--debug-dir: empty path");
+				return rxu_usage_err(VERB, "--debug-dir: empty path");
 			opts.debug_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			return -1;
 		case ':':
-			return rxp_usage_err(VERB, "%s needs a value", argv[optind - 1]);
+			return rxu_usage_err(VERB, "%s needs a value", argv[optind - 1]);
 		default:
-			return rxp_usage_err(VERB, "unknown option '%s' (rxray attach --help)",
+			return rxu_usage_err(VERB, "unknown option '%s' (rxray attach --help)",
 					     argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return rxp_usage_err(VERB, "unexpected argument '%s'", argv[optind]);
+		return rxu_usage_err(VERB, "unexpected argument '%s'", argv[optind]);
 	if (opts.pid < 0)
-		return rxp_usage_err(VERB, "--pid: required");
+		return rxu_usage_err(VERB, "--pid: required");
 	if (opts.ntids && opts.lcore >= 0)
-		return rxp_usage_err(VERB, "--tid and --lcore: give one of them");
+		return rxu_usage_err(VERB, "--tid and --lcore: give one of them");
 	if (opts.scope == RXB_SCOPE_THREADS && !opts.ntids && opts.lcore < 0)
-		return rxp_usage_err(VERB, "--sample-on threads: needs --lcore or --tid");
+		return rxu_usage_err(VERB, "--sample-on threads: needs --lcore or --tid");
 	return 0;
 }
 
@@ -318,7 +318,7 @@ static void wait_until(struct rxb_sampler *s, double until)
 {
 	double now;
 
-	while (!stop_requested && (now = rxp_mono_seconds()) < until) {
+	while (!stop_requested && (now = rxu_mono_seconds()) < until) {
 		double left = until - now;
 		rxb_sampler_poll(s, left < 0.1 ? (int)(left * 1000) + 1 : 100);
 	}
@@ -340,7 +340,7 @@ static int window_run(struct rxb_sampler *s, struct rxb_tele *tl,
 	if (p->nuprobes && tl && !(snap = malloc(sizeof(*snap))))
 		return -ENOMEM;
 	while (!stop_requested) {
-		double now = rxp_mono_seconds();
+		double now = rxu_mono_seconds();
 		if (now >= end)
 			break;
 		if (!rxb_attach_target_alive(t)) {
@@ -360,25 +360,25 @@ static int window_run(struct rxb_sampler *s, struct rxb_tele *tl,
 		if (on > end - now)
 			on = end - now;
 		uint64_t k0 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-		double t0 = rxp_mono_seconds();
+		double t0 = rxu_mono_seconds();
 		rc = rxb_sampler_uprobes_set(s, true);
 		if (rc)
 			break;
 		wait_until(s, t0 + on);
 		uint64_t k1 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-		double t1 = rxp_mono_seconds();
+		double t1 = rxu_mono_seconds();
 		rxb_sampler_uprobes_set(s, false);
 		on_s += t1 - t0;
 		on_pk += (double)(k1 - k0);
 		if (period_end > end)
 			period_end = end;
-		now = rxp_mono_seconds();
+		now = rxu_mono_seconds();
 		if (period_end - now > 0.02 && !stop_requested) {
 			uint64_t k2 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-			double t2 = rxp_mono_seconds();
+			double t2 = rxu_mono_seconds();
 			wait_until(s, period_end);
 			uint64_t k3 = snap && !rxb_tele_snapshot(tl, snap) ? ports_packets(snap) : 0;
-			off_s += rxp_mono_seconds() - t2;
+			off_s += rxu_mono_seconds() - t2;
 			off_pk += (double)(k3 - k2);
 		}
 	}
@@ -421,11 +421,11 @@ int rxt_cmd_attach(int argc, char **argv)
 	uint64_t up_off[RXB_ATTACH_MAX_UPROBES];
 	size_t nup = 0;
 	uint64_t ns0 = 0, ns1 = 0;
-	int rc, ret = RXP_EXIT_RUNTIME;
+	int rc, ret = RXU_EXIT_RUNTIME;
 
 	rc = opts_parse(argc, argv);
 	if (rc)
-		return rc < 0 ? RXP_EXIT_OK : rc;
+		return rc < 0 ? RXU_EXIT_OK : rc;
 	/* from here on a signal ends the window; cleanup detaches */
 	stop_requested = 0;
 	sigaction(SIGINT, &sa, NULL);
@@ -434,32 +434,32 @@ int rxt_cmd_attach(int argc, char **argv)
 	t = calloc(1, sizeof(*t));
 	rxb_profile_open(&p);
 	if (!t || !p) {
-		rxp_err(VERB, "out of memory");
+		rxu_err(VERB, "out of memory");
 		goto cleanup;
 	}
 	rc = rxb_attach_target_resolve(opts.pid, opts.tids, opts.ntids, opts.lcore, t, err,
 				       sizeof(err));
 	if (rc) {
-		rxp_err(VERB, "%s", err);
-		ret = RXP_EXIT_USAGE;
+		rxu_err(VERB, "%s", err);
+		ret = RXU_EXIT_USAGE;
 		goto cleanup;
 	}
 	rc = rxb_attach_caps_check(err, sizeof(err));
 	if (rc) {
-		rxp_err(VERB, "needs root or CAP_BPF+CAP_PERFMON: missing %s", err);
+		rxu_err(VERB, "needs root or CAP_BPF+CAP_PERFMON: missing %s", err);
 		goto cleanup;
 	}
 	rxb_tele_open(opts.pid, opts.prefix, &tl, err, sizeof(err));
 	if (!tl && opts.prefix) {
-		rxp_err(VERB, "%s", err);
-		ret = RXP_EXIT_USAGE;
+		rxu_err(VERB, "%s", err);
+		ret = RXU_EXIT_USAGE;
 		goto cleanup;
 	}
 	if (!tl)
 		fprintf(stderr, "rxray attach: warning: %s; reporting shares without packets\n", err);
 	rxb_syms_open(opts.pid, opts.debug_dir, &sy, err, sizeof(err));
 	if (!sy) {
-		rxp_err(VERB, "%s", err);
+		rxu_err(VERB, "%s", err);
 		goto cleanup;
 	}
 	/* DPDK labels now, so --uprobes may name them; read again after the window */
@@ -468,14 +468,14 @@ int rxt_cmd_attach(int argc, char **argv)
 	for (char *save = NULL, *tok = opts.uprobes ? strtok_r(opts.uprobes, ",", &save) : NULL;
 	     tok; tok = strtok_r(NULL, ",", &save)) {
 		if (nup == RXB_ATTACH_MAX_UPROBES) {
-			ret = rxp_usage_err(VERB, "--uprobes: at most %d symbols",
+			ret = rxu_usage_err(VERB, "--uprobes: at most %d symbols",
 					    RXB_ATTACH_MAX_UPROBES);
 			goto cleanup;
 		}
 		if (rxb_syms_locate(sy, tok, up_path[nup], sizeof(up_path[0]), &up_off[nup], err,
 				    sizeof(err))) {
-			rxp_err(VERB, "%s", err);
-			ret = RXP_EXIT_USAGE;
+			rxu_err(VERB, "%s", err);
+			ret = RXU_EXIT_USAGE;
 			goto cleanup;
 		}
 		snprintf(p->uprobes[nup].spec, sizeof(p->uprobes[0].spec), "%s", tok);
@@ -510,7 +510,7 @@ int rxt_cmd_attach(int argc, char **argv)
 		rxb_sampler_open(&so, &s, err, sizeof(err));
 	}
 	if (!s) {
-		rxp_err(VERB, "%s", err);
+		rxu_err(VERB, "%s", err);
 		goto cleanup;
 	}
 	snprintf(p->stack_mode, sizeof(p->stack_mode), "%s",
@@ -525,9 +525,9 @@ int rxt_cmd_attach(int argc, char **argv)
 		rxb_tele_close(tl);
 		tl = NULL;
 	}
-	double w0 = rxp_mono_seconds();
+	double w0 = rxu_mono_seconds();
 	if (rxb_attach_target_cpu_ns(t, &ns0)) {
-		rxp_err(VERB, "pid %d exited", t->pid);
+		rxu_err(VERB, "pid %d exited", t->pid);
 		goto cleanup;
 	}
 	/* a long window shows it has begun (and a script can wait for this line) */
@@ -536,15 +536,15 @@ int rxt_cmd_attach(int argc, char **argv)
 			"early\n", t->pid, t->nthreads, t->nthreads == 1 ? "" : "s", opts.seconds);
 	rc = window_run(s, tl, t, p, w0);
 	if (rc == -ESRCH || rxb_attach_target_cpu_ns(t, &ns1)) {
-		rxp_err(VERB, "pid %d exited during the window", t->pid);
+		rxu_err(VERB, "pid %d exited during the window", t->pid);
 		goto cleanup;
 	}
 	if (rc) {
-		rxp_err(VERB, "failed to attach uprobes: %s", strerror(-rc));
+		rxu_err(VERB, "failed to attach uprobes: %s", strerror(-rc));
 		goto cleanup;
 	}
 	p->have_tele = tl && !rxb_tele_snapshot(tl, &p->t1);
-	p->seconds = (p->have_tele ? p->t1.t : rxp_mono_seconds()) - (tl ? p->t0.t : w0);
+	p->seconds = (p->have_tele ? p->t1.t : rxu_mono_seconds()) - (tl ? p->t0.t : w0);
 	rxb_sampler_stop(s);
 	p->interrupted = stop_requested != 0;
 	p->busy_ns = ns1 - ns0;
@@ -569,7 +569,7 @@ int rxt_cmd_attach(int argc, char **argv)
 
 	rc = rxb_profile_fold(p, s, sy, t);
 	if (rc) {
-		rxp_err(VERB, "failed to read the samples: %s", strerror(-rc));
+		rxu_err(VERB, "failed to read the samples: %s", strerror(-rc));
 		goto cleanup;
 	}
 	rxb_profile_finish(p);
@@ -583,7 +583,7 @@ int rxt_cmd_attach(int argc, char **argv)
 	if (!rc)
 		rc = rxb_profile_write(p, outdir, err, sizeof(err));
 	if (rc) {
-		rxp_err(VERB, "failed to write %s", err);
+		rxu_err(VERB, "failed to write %s", err);
 		goto cleanup;
 	}
 	if (!opts.quiet) {
@@ -591,7 +591,7 @@ int rxt_cmd_attach(int argc, char **argv)
 		printf("\nfiles       %s/stacks.folded, %s/attach.json, %s/flame.svg (%s)\n", outdir,
 		       outdir, outdir, p->packets ? "cycles per packet" : "samples");
 	}
-	ret = RXP_EXIT_OK;
+	ret = RXU_EXIT_OK;
 cleanup:
 	rxb_sampler_close(s);
 	rxb_syms_close(sy);

@@ -81,20 +81,20 @@ int rxt_cmd_caps(int argc, char **argv)
 	int ex = rxt_config_parse_argv(VERB, argc, argv, &c, NULL);
 	if (ex < 0) {
 		caps_help();
-		return RXP_EXIT_OK;
+		return RXU_EXIT_OK;
 	}
 	if (ex)
 		return ex;
 	const struct rx_engine_ops *ops = rxe_find(c.engine);
 	if (!ops)
-		return rxp_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
+		return rxu_usage_err(VERB, "--engine: '%s' is not an engine of this build (%s)",
 				     c.engine, rxe_list(list, sizeof(list), ", "));
 	memset(&k, 0, sizeof(k));
 	int rc = ops->caps(&c, &k, err, sizeof(err));
 	if (rc < 0) {
 		rxt_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
-		rxp_err(VERB, "%s", line);
-		return rc == -EINVAL ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s", line);
+		return rc == -EINVAL ? RXU_EXIT_USAGE : RXU_EXIT_RUNTIME;
 	}
 	/* the same check `rxray run` and the sweep's --dry-run make */
 	bool placed = rx_run_check(ops, &c, 0, NULL, &pl, err, sizeof(err)) == 0;
@@ -124,10 +124,10 @@ int rxt_cmd_caps(int argc, char **argv)
 		rxt_engine_opt_line(err, line, sizeof(line));
 	if (c.out[0] && (rc = caps_write(c.out, &c, &k, placed ? &pl : NULL,
 					 placed ? NULL : line)) < 0) {
-		rxp_err(VERB, "%s: cannot write: %s", c.out, strerror(-rc));
-		return RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s: cannot write: %s", c.out, strerror(-rc));
+		return RXU_EXIT_RUNTIME;
 	}
 	if (!placed)
-		return rxp_usage_err(VERB, "%s", line);
-	return RXP_EXIT_OK;
+		return rxu_usage_err(VERB, "%s", line);
+	return RXU_EXIT_OK;
 }

@@ -167,20 +167,20 @@ int rxt_cmd_ceiling(int argc, char **argv)
 		case 's': select = optarg; break;
 		case 'L':
 			if (rxt_cli_light_frac(VERB, optarg, &ceiling_light_frac))
-				return RXP_EXIT_USAGE;
+				return RXU_EXIT_USAGE;
 			break;
-		case 'h': ceiling_usage(stdout); return RXP_EXIT_OK;
-		default: return RXP_EXIT_USAGE;
+		case 'h': ceiling_usage(stdout); return RXU_EXIT_OK;
+		default: return RXU_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
-		return rxp_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
+		return rxu_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
 	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed") &&
 	    strcmp(table, "model"))
-		return rxp_usage_err(VERB, "--table: '%s' (expected ceiling, bounds, seed or model)",
+		return rxu_usage_err(VERB, "--table: '%s' (expected ceiling, bounds, seed or model)",
 				     table);
 	if (argc - optind != 1)
-		return rxp_usage_err(VERB, "expected one RESULTS path, got %d (rxray ceiling --help)",
+		return rxu_usage_err(VERB, "expected one RESULTS path, got %d (rxray ceiling --help)",
 				     argc - optind);
 	char err[RXA_ERR_LEN];
 	struct rxa_set *s = NULL, view = {0};
@@ -194,7 +194,7 @@ int rxt_cmd_ceiling(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (select && rxa_sel_parse(select, &sel, err, sizeof(err))) {
-		ec = rxp_usage_err(VERB, "--select: %s", err);
+		ec = rxu_usage_err(VERB, "--select: %s", err);
 		goto out;
 	}
 	/* a view of the selected points (borrowed), so labels show what varies among them */
@@ -202,7 +202,7 @@ int rxt_cmd_ceiling(int argc, char **argv)
 	view.pts = calloc(s->n, sizeof(*view.pts));
 	cs = calloc(s->n, sizeof(*cs));
 	if (!cs || !view.pts) {
-		ec = RXP_EXIT_RUNTIME;
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	view.n = 0;
@@ -214,11 +214,11 @@ int rxt_cmd_ceiling(int argc, char **argv)
 		rxa_ceiling_model(&cs[n++], ceiling_light_frac);
 	}
 	if (!n) {
-		ec = rxp_usage_err(VERB, "--select %s: no point matches", select);
+		ec = rxu_usage_err(VERB, "--select %s: no point matches", select);
 		goto out;
 	}
 	if (rxa_families_build(&view, cs, n, &f, &nf)) {
-		ec = RXP_EXIT_RUNTIME;
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	if ((ec = rxt_cli_out_open(VERB, output, &af)))

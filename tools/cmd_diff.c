@@ -148,7 +148,7 @@ static int diff_emit(const struct rxa_point *pa, const struct rxa_point *pb, con
 	json_t *arr = json ? json_array() : NULL;
 	int rc;
 	if (json && !arr)
-		return RXP_EXIT_RUNTIME;
+		return RXU_EXIT_RUNTIME;
 	if ((rc = rxt_cli_out_open(VERB, output, &af))) {
 		json_decref(arr);
 		return rc;
@@ -168,7 +168,7 @@ static int diff_emit(const struct rxa_point *pa, const struct rxa_point *pb, con
 static int diff_files(const char *fa, const char *fb, bool json, const char *output, size_t rows)
 {
 	struct rxa_set *sa = NULL, *sb = NULL;
-	int ec = RXP_EXIT_OK;
+	int ec = RXU_EXIT_OK;
 	const char *files[2] = {fa, fb};
 	struct rxa_set **sets[2] = {&sa, &sb};
 	const struct rxa_point *p[2] = {NULL, NULL};
@@ -178,7 +178,7 @@ static int diff_files(const char *fa, const char *fb, bool json, const char *out
 			goto out;
 		p[i] = only_point(*sets[i], &n);
 		if (!p[i]) {
-			ec = rxp_usage_err(VERB,
+			ec = rxu_usage_err(VERB,
 					   "%s: holds %zu measured points; name them: rxray diff "
 					   "RESULTS A B",
 					   files[i], n);
@@ -210,20 +210,20 @@ int rxt_cmd_diff(int argc, char **argv)
 		case 'f': fmt = optarg; break;
 		case 'o': output = optarg; break;
 		case 'n':
-			if (rxp_parse_u64(optarg, 0, 100000, &rows))
-				return rxp_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
+			if (rxu_parse_u64(optarg, 0, 100000, &rows))
+				return rxu_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
 			break;
-		case 'h': diff_usage(stdout); return RXP_EXIT_OK;
-		default: return RXP_EXIT_USAGE;
+		case 'h': diff_usage(stdout); return RXU_EXIT_OK;
+		default: return RXU_EXIT_USAGE;
 		}
 	}
 	if (strcmp(fmt, "md") && strcmp(fmt, "json"))
-		return rxp_usage_err(VERB, "--format: '%s' (expected md or json)", fmt);
+		return rxu_usage_err(VERB, "--format: '%s' (expected md or json)", fmt);
 	if (argc - optind == 2)
 		return diff_files(argv[optind], argv[optind + 1], !strcmp(fmt, "json"), output,
 				  (size_t)rows);
 	if (argc - optind != 3)
-		return rxp_usage_err(VERB, "expected RUN_A RUN_B or RESULTS A B, got %d argument%s "
+		return rxu_usage_err(VERB, "expected RUN_A RUN_B or RESULTS A B, got %d argument%s "
 					   "(rxray diff --help)", argc - optind, argc - optind == 1 ? "" : "s");
 	char err[RXA_ERR_LEN];
 	struct rxa_set *s = NULL;
@@ -233,7 +233,7 @@ int rxt_cmd_diff(int argc, char **argv)
 	int ec = 0, rc;
 	if (rxa_sel_parse(argv[optind + 1], &sa, err, sizeof(err)) ||
 	    rxa_sel_parse(argv[optind + 2], &sb, err, sizeof(err))) {
-		ec = rxp_usage_err(VERB, "%s", err);
+		ec = rxu_usage_err(VERB, "%s", err);
 		goto out;
 	}
 	if ((ec = rxt_cli_set_load(VERB, argv[optind], &s)))
@@ -246,14 +246,14 @@ int rxt_cmd_diff(int argc, char **argv)
 		nb += rxa_sel_match(&sb, s->pts[i].knobs) && rxa_point_run(&s->pts[i]);
 	}
 	if (!na || !nb) {
-		ec = rxp_usage_err(VERB, "%s: no measured point matches %s", argv[optind],
+		ec = rxu_usage_err(VERB, "%s: no measured point matches %s", argv[optind],
 				   !na ? sa.text : sb.text);
 		goto out;
 	}
 	bool json = !strcmp(fmt, "json");
 	arr = json ? json_array() : NULL;
 	if (json && !arr) {
-		ec = RXP_EXIT_RUNTIME;
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	if ((ec = rxt_cli_out_open(VERB, output, &af)))
@@ -265,8 +265,8 @@ int rxt_cmd_diff(int argc, char **argv)
 	if ((rc = rxa_pair_candidates(s, skip, nskip, &sa, &sb, any ? RXA_PAIR_ANY : 0, &cand,
 				      &ncand))) {
 		rxr_afile_abort(&af);
-		ec = RXP_EXIT_RUNTIME;
-		rxp_err(VERB, "%s", strerror(-rc));
+		ec = RXU_EXIT_RUNTIME;
+		rxu_err(VERB, "%s", strerror(-rc));
 		goto out;
 	}
 	for (size_t q = 0; q < ncand && !rc; q++) {
@@ -280,7 +280,7 @@ int rxt_cmd_diff(int argc, char **argv)
 	free(cand);
 	if (!rc && !pairs) {
 		rxr_afile_abort(&af);
-		ec = rxp_usage_err(VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
+		ec = rxu_usage_err(VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
 				   argv[optind], sa.text, sb.text);
 		goto out;
 	}

@@ -92,7 +92,7 @@ static long read_long_file(const char *path)
 static void check_cores(struct doctor *d)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	int avail = rxp_cores_available();
+	int avail = rxu_cores_available();
 	if (avail >= 3)
 		report(d, OK, "cores", NULL, "%ld online, %d available to this process", online,
 		       avail);
@@ -319,22 +319,22 @@ int rxt_cmd_doctor(int argc, char **argv)
 		switch (opt) {
 		case 'j': o.json = true; break;
 		case 'c':
-			if (rxp_parse_u64(optarg, 10, 5000, &v))
-				return rxp_usage_err("doctor", "--calib-ms: expected 10..5000, got '%s'",
+			if (rxu_parse_u64(optarg, 10, 5000, &v))
+				return rxu_usage_err("doctor", "--calib-ms: expected 10..5000, got '%s'",
 						     optarg);
 			o.calib_ms = (unsigned)v;
 			break;
-		case 'h': usage(stdout); return RXP_EXIT_OK;
+		case 'h': usage(stdout); return RXU_EXIT_OK;
 		default:
-			return RXP_EXIT_USAGE;
+			return RXU_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
-		return rxp_usage_err("doctor", "unexpected argument '%s'", argv[optind]);
+		return rxu_usage_err("doctor", "unexpected argument '%s'", argv[optind]);
 
 	struct doctor d = {.checks = json_array(), .json = o.json, .worst = OK};
 	if (!d.checks)
-		return RXP_EXIT_RUNTIME;
+		return RXU_EXIT_RUNTIME;
 	check_cores(&d);
 	check_clock(&d, o.calib_ms);
 	check_hugepages(&d);
@@ -353,5 +353,5 @@ int rxt_cmd_doctor(int argc, char **argv)
 		json_decref(d.checks);
 		printf("doctor: %s\n", d.worst == FAIL ? "FAIL" : d.worst == WARN ? "usable, with warnings" : "OK");
 	}
-	return d.worst == FAIL ? RXP_EXIT_RUNTIME : RXP_EXIT_OK;
+	return d.worst == FAIL ? RXU_EXIT_RUNTIME : RXU_EXIT_OK;
 }

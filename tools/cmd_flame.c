@@ -144,8 +144,8 @@ static int flame_load(struct rxa_flame *f, const char *path, const char *selecto
 	if (!is_results_path(path)) {
 		int rc = rxa_flame_read_folded_file(f, path, err, sizeof(err));
 		if (rc) {
-			rxp_err(VERB, "%s", err);
-			return rc == -ENOMEM || rc == -EIO ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
+			rxu_err(VERB, "%s", err);
+			return rc == -ENOMEM || rc == -EIO ? RXU_EXIT_RUNTIME : RXU_EXIT_USAGE;
 		}
 		*per_packet = false;
 		return 0;
@@ -158,16 +158,16 @@ static int flame_load(struct rxa_flame *f, const char *path, const char *selecto
 		return rc;
 	if ((selector && rxa_sel_parse(selector, &sel[0], err, sizeof(err))) ||
 	    (side && rxa_sel_parse(side, &sel[1], err, sizeof(err)))) {
-		ec = rxp_usage_err(VERB, "%s", err);
+		ec = rxu_usage_err(VERB, "%s", err);
 		goto out;
 	}
 	size_t n = 0;
 	rc = flame_from_set(f, s, sel, 2, &n, marks, mlen);
 	if (rc) {
-		rxp_err(VERB, "%s: %s", path, strerror(-rc));
-		ec = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s: %s", path, strerror(-rc));
+		ec = RXU_EXIT_RUNTIME;
 	} else if (!n || !(rxa_flame_total(f) > 0)) {
-		ec = rxp_usage_err(VERB, "%s: no point%s with a measured run and stage cycles", path,
+		ec = rxu_usage_err(VERB, "%s: no point%s with a measured run and stage cycles", path,
 				   selector || side ? " matching the selectors" : "");
 	}
 	*per_packet = true;
@@ -188,12 +188,12 @@ static int flame_trace(const char *path, const char *selector, FILE *o)
 	size_t n = 0;
 	int ec = 0, rc;
 	if (!is_results_path(path))
-		return rxp_usage_err(VERB, "%s: --format trace needs run results (.json, .jsonl or a folder)", path);
+		return rxu_usage_err(VERB, "%s: --format trace needs run results (.json, .jsonl or a folder)", path);
 	rc = rxt_cli_set_load(VERB, path, &s);
 	if (rc)
 		return rc;
 	if (selector && rxa_sel_parse(selector, &sel, err, sizeof(err))) {
-		ec = rxp_usage_err(VERB, "--select: %s", err);
+		ec = rxu_usage_err(VERB, "--select: %s", err);
 		goto out;
 	}
 	size_t nvary = 0;
@@ -202,7 +202,7 @@ static int flame_trace(const char *path, const char *selector, FILE *o)
 	names = calloc(s->n, sizeof(*names));
 	if (!vary || !runs || !names) {
 		free(vary);
-		ec = RXP_EXIT_RUNTIME;
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	for (size_t i = 0; i < s->n; i++) {
@@ -212,7 +212,7 @@ static int flame_trace(const char *path, const char *selector, FILE *o)
 			continue;
 		if (rxa_trace_gpu_check(r, err, sizeof(err))) {
 			free(vary);
-			ec = rxp_usage_err(VERB, "%s: %s", path, err);
+			ec = rxu_usage_err(VERB, "%s: %s", path, err);
 			goto out;
 		}
 		char label[512];
@@ -222,13 +222,13 @@ static int flame_trace(const char *path, const char *selector, FILE *o)
 	}
 	free(vary);
 	if (!n) {
-		ec = rxp_usage_err(VERB, "%s: no run with a clock rate to trace", path);
+		ec = rxu_usage_err(VERB, "%s: no run with a clock rate to trace", path);
 		goto out;
 	}
 	rc = rxa_trace_write(runs, (const char *const *)names, n, o);
 	if (rc) {
-		rxp_err(VERB, "writing trace: %s", strerror(-rc));
-		ec = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "writing trace: %s", strerror(-rc));
+		ec = RXU_EXIT_RUNTIME;
 	}
 out:
 	for (size_t i = 0; names && i < n; i++)
@@ -280,35 +280,35 @@ int rxt_cmd_flame(int argc, char **argv)
 		case 's': op.select = optarg; break;
 		case 'd': op.diff = true; break;
 		case 'w':
-			if (rxp_parse_u64(optarg, 200, 100000, &u))
-				return rxp_usage_err(VERB, "--width: '%s' is not a pixel count in 200..100000", optarg);
+			if (rxu_parse_u64(optarg, 200, 100000, &u))
+				return rxu_usage_err(VERB, "--width: '%s' is not a pixel count in 200..100000", optarg);
 			op.width = (int)u;
 			break;
 		case 'm':
-			if (rxp_parse_double(optarg, 0.01, 100, &op.min_px))
-				return rxp_usage_err(VERB, "--min-px: '%s' is not a number in 0.01..100", optarg);
+			if (rxu_parse_double(optarg, 0.01, 100, &op.min_px))
+				return rxu_usage_err(VERB, "--min-px: '%s' is not a number in 0.01..100", optarg);
 			break;
 		case 'A':
 		case 'B':
-			if (rxp_parse_u64(optarg, 1, UINT64_MAX, &u))
-				return rxp_usage_err(VERB, "--packets-%c: '%s' is not a count >= 1",
+			if (rxu_parse_u64(optarg, 1, UINT64_MAX, &u))
+				return rxu_usage_err(VERB, "--packets-%c: '%s' is not a count >= 1",
 						     c == 'A' ? 'a' : 'b', optarg);
 			*(c == 'A' ? &op.packets_a : &op.packets_b) = (double)u;
 			break;
-		case 'h': flame_usage(stdout); return RXP_EXIT_OK;
-		default: return RXP_EXIT_USAGE;
+		case 'h': flame_usage(stdout); return RXU_EXIT_OK;
+		default: return RXU_EXIT_USAGE;
 		}
 	}
 	if (strcmp(op.format, "svg") && strcmp(op.format, "folded") && strcmp(op.format, "speedscope") &&
 	    strcmp(op.format, "trace"))
-		return rxp_usage_err(VERB, "--format: '%s' (expected svg, folded, speedscope or trace)", op.format);
+		return rxu_usage_err(VERB, "--format: '%s' (expected svg, folded, speedscope or trace)", op.format);
 	int npos = argc - optind;
 	if (op.diff ? (npos != 2 && npos != 3) : npos != 1)
-		return rxp_usage_err(VERB, "expected %s, got %d argument%s (rxray flame --help)",
+		return rxu_usage_err(VERB, "expected %s, got %d argument%s (rxray flame --help)",
 				     op.diff ? "A B or RESULTS SEL_A SEL_B" : "one INPUT", npos,
 				     npos == 1 ? "" : "s");
 	if (op.diff && strcmp(op.format, "svg"))
-		return rxp_usage_err(VERB, "--diff writes SVG only (got --format %s)", op.format);
+		return rxu_usage_err(VERB, "--diff writes SVG only (got --format %s)", op.format);
 
 	struct rxa_flame *fa = NULL, *fb = NULL;
 	rxa_flame_open(&fb);
@@ -318,7 +318,7 @@ int rxt_cmd_flame(int argc, char **argv)
 	const char *la = NULL, *lb = NULL;
 	char lab_a[128], lab_b[128], mark_a[2048] = "", mark_b[2048] = "";
 	if (!fb)
-		return RXP_EXIT_RUNTIME;
+		return RXU_EXIT_RUNTIME;
 	if (!strcmp(op.format, "trace")) {
 		if ((ec = rxt_cli_in_check(VERB, argv[optind], true)) ||
 		    (ec = rxt_cli_out_open(VERB, op.output, &af)))
@@ -329,7 +329,7 @@ int rxt_cmd_flame(int argc, char **argv)
 	if (op.diff) {
 		rxa_flame_open(&fa);
 		if (!fa) {
-			ec = RXP_EXIT_RUNTIME;
+			ec = RXU_EXIT_RUNTIME;
 			goto out;
 		}
 		const char *in_a = argv[optind], *in_b = argv[optind + 1], *sa = NULL, *sb = NULL;
@@ -342,12 +342,12 @@ int rxt_cmd_flame(int argc, char **argv)
 			char err[RXA_ERR_LEN];
 			struct rxa_sel xa, xb;
 			if (rxa_sel_parse(sa, &xa, err, sizeof(err))) {
-				ec = rxp_usage_err(VERB, "%s", err);
+				ec = rxu_usage_err(VERB, "%s", err);
 				goto out;
 			}
 			if (rxa_sel_parse(sb, &xb, err, sizeof(err))) {
 				rxa_sel_free(&xa);
-				ec = rxp_usage_err(VERB, "%s", err);
+				ec = rxu_usage_err(VERB, "%s", err);
 				goto out;
 			}
 			rxa_sel_labels(&xa, &xb, lab_a, lab_b, sizeof(lab_a));
@@ -362,12 +362,12 @@ int rxt_cmd_flame(int argc, char **argv)
 		if (ec)
 			goto out;
 		if (ppa != ppb) {
-			ec = rxp_usage_err(VERB, "--diff: compare run results with run results, folded with folded");
+			ec = rxu_usage_err(VERB, "--diff: compare run results with run results, folded with folded");
 			goto out;
 		}
 		if (!ppa) {
 			if (isfinite(op.packets_a) != isfinite(op.packets_b)) {
-				ec = rxp_usage_err(VERB, "--packets-a and --packets-b go together");
+				ec = rxu_usage_err(VERB, "--packets-a and --packets-b go together");
 				goto out;
 			}
 			if (isfinite(op.packets_a)) {
@@ -384,7 +384,7 @@ int rxt_cmd_flame(int argc, char **argv)
 			goto out;
 	}
 	if (!(rxa_flame_total(fb) > 0)) {
-		ec = rxp_usage_err(VERB, "%s: no weight in the input (empty or all counts 0)", argv[argc - 1]);
+		ec = rxu_usage_err(VERB, "%s: no weight in the input (empty or all counts 0)", argv[argc - 1]);
 		goto out;
 	}
 	if ((ec = rxt_cli_out_open(VERB, op.output, &af)))

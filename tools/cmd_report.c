@@ -68,14 +68,14 @@ static int report_to_stdout(const struct rxa_set *s, struct rxo_report_opts *o)
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, sizeof(dir), "%s/rxray-report-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir)) {
-		rxp_err(VERB, "%s: %s", dir, strerror(errno));
-		return RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s: %s", dir, strerror(errno));
+		return RXU_EXIT_RUNTIME;
 	}
-	int ec = RXP_EXIT_OK;
+	int ec = RXU_EXIT_OK;
 	int rc = rxo_report_write(s, dir, o, err, sizeof(err));
 	if (rc) {
-		rxp_err(VERB, "%s", err);
-		ec = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s", err);
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/report.html", dir);
@@ -86,8 +86,8 @@ static int report_to_stdout(const struct rxa_set *s, struct rxo_report_opts *o)
 		if (fwrite(buf, 1, n, stdout) != n)
 			break;
 	if (!in || ferror(in) || fflush(stdout) || ferror(stdout)) {
-		rxp_err(VERB, "writing the report to stdout: %s", strerror(errno ? errno : EIO));
-		ec = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "writing the report to stdout: %s", strerror(errno ? errno : EIO));
+		ec = RXU_EXIT_RUNTIME;
 	}
 	if (in)
 		fclose(in);
@@ -109,15 +109,15 @@ int rxt_cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
-		case 'h': report_usage(stdout); return RXP_EXIT_OK;
-		default: return RXP_EXIT_USAGE;
+		case 'h': report_usage(stdout); return RXU_EXIT_OK;
+		default: return RXU_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1)
-		return rxp_usage_err(VERB, "expected one RESULTS path, got %d (rxray report --help)",
+		return rxu_usage_err(VERB, "expected one RESULTS path, got %d (rxray report --help)",
 				     argc - optind);
 	if (!out || !*out)
-		return rxp_usage_err(VERB, "-o DIR: the output folder is required");
+		return rxu_usage_err(VERB, "-o DIR: the output folder is required");
 	char err[RXA_ERR_LEN];
 	struct rxa_set *s = NULL;
 	int rc = rxt_cli_set_load(VERB, argv[optind], &s);
@@ -133,9 +133,9 @@ int rxt_cmd_report(int argc, char **argv)
 	rc = rxo_report_write(s, out, &o, err, sizeof(err));
 	rxa_set_free(s);
 	if (rc) {
-		rxp_err(VERB, "%s", err);
-		return rc == -EEXIST ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s", err);
+		return rc == -EEXIST ? RXU_EXIT_USAGE : RXU_EXIT_RUNTIME;
 	}
 	printf("rxray report: wrote %s/report.md and %s/report.html\n", out, out);
-	return RXP_EXIT_OK;
+	return RXU_EXIT_OK;
 }

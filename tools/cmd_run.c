@@ -75,7 +75,7 @@ static void *run_watchdog(void *arg)
 				  "written\n";
 	ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	(void)w;
-	_exit(RXP_EXIT_RUNTIME);
+	_exit(RXU_EXIT_RUNTIME);
 }
 
 static void run_help(void)
@@ -84,8 +84,8 @@ static void run_help(void)
 	       "Run one configuration on an engine, print where the cycles went, and\n"
 	       "write the result JSON (rxray.run/1).\n\nOPTIONS\n");
 	rxt_config_print_options(stdout);
-	run_sample_help(stdout);
-	run_gen_help(stdout);
+	rxt_run_sample_help(stdout);
+	rxt_run_gen_help(stdout);
 	printf("\nEXAMPLES\n"
 	       "  rxray run --engine verbs --device sim --mode hds --frame 1064 --seconds 2\n"
 	       "  rxray run --device sim --rate 5M --ring 1024 --batch 32 -o run.json\n"
@@ -154,7 +154,7 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 			}
 		fputc('\n', f);
 	}
-	run_sample_print(f, r->extra ? json_object_get(r->extra, RXR_RESULT_SAMPLED) : NULL);
+	rxt_run_sample_print(f, r->extra ? json_object_get(r->extra, RXR_RESULT_SAMPLED) : NULL);
 	json_t *val = r->extra ? json_object_get(r->extra, "validity") : NULL;
 	if (json_is_true(json_object_get(val, "disturbed"))) {
 		json_t *why = json_object_get(val, "reasons");
@@ -214,8 +214,8 @@ static int run_fail(int rc, const char *err)
 {
 	char line[520];
 	rxt_engine_opt_line(err[0] ? err : strerror(-rc), line, sizeof(line));
-	rxp_err(VERB, "%s", line);
-	return rc == -EINVAL ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
+	rxu_err(VERB, "%s", line);
+	return rc == -EINVAL ? RXU_EXIT_USAGE : RXU_EXIT_RUNTIME;
 }
 
 int rxt_cmd_run(int argc, char **argv)
@@ -236,31 +236,31 @@ int rxt_cmd_run(int argc, char **argv)
 	ex = rxt_config_parse_argv(VERB, argc, argv, &c, &ro);
 	if (ex < 0) {
 		run_help();
-		return RXP_EXIT_OK;
+		return RXU_EXIT_OK;
 	}
 	if (ex)
 		return ex;
 	/* before anything starts: a run that cannot be sampled never runs */
-	if (ro.sample_hz && (ex = run_sample_check(&c)))
+	if (ro.sample_hz && (ex = rxt_run_sample_check(&c)))
 		return ex;
-	if (ro.generator && (ex = run_gen_open(ro.generator, &c, ro.sample_hz ? &watch : NULL,
+	if (ro.generator && (ex = rxt_run_gen_open(ro.generator, &c, ro.sample_hz ? &watch : NULL,
 					       &run_stop, &gen, &gwatch, &gstop)))
 		return ex;
 	const struct rx_engine_ops *ops = rxe_find(c.engine);
 	err[0] = '\0';
 	int rc = rxe_check(&c, 0, &caps, NULL, err, sizeof(err));
 	if (rc < 0) {
-		run_gen_close(gen);
+		rxt_run_gen_close(gen);
 		return run_fail(rc, err);
 	}
 	rxr_result_open(&r);
 	if (!r) {
-		rxp_err(VERB, "out of memory");
-		return RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "out of memory");
+		return RXU_EXIT_RUNTIME;
 	}
-	if (ro.sample_hz && run_sample_open(ro.sample_hz, &smp, &watch) < 0) {
-		rxp_err(VERB, "out of memory");
-		ex = RXP_EXIT_RUNTIME;
+	if (ro.sample_hz && rxt_run_sample_open(ro.sample_hz, &smp, &watch) < 0) {
+		rxu_err(VERB, "out of memory");
+		ex = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	run_signals();
@@ -274,51 +274,51 @@ int rxt_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (rc < 0) {
-		rxp_err(VERB, "%s: %s", c.engine, err[0] ? err : strerror(-rc));
-		ex = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s: %s", c.engine, err[0] ? err : strerror(-rc));
+		ex = RXU_EXIT_RUNTIME;
 		goto out;
 	}
-	if (smp && (rc = run_sample_finish(smp, r, err, sizeof(err))) < 0) {
-		rxp_err(VERB, "%s", err);
-		ex = RXP_EXIT_RUNTIME;
+	if (smp && (rc = rxt_run_sample_finish(smp, r, err, sizeof(err))) < 0) {
+		rxu_err(VERB, "%s", err);
+		ex = RXU_EXIT_RUNTIME;
 		goto out;
 	}
-	if (gen && (ex = run_gen_finish(gen, r, &gen_ok)))
+	if (gen && (ex = rxt_run_gen_finish(gen, r, &gen_ok)))
 		goto out;
 	bool conserved = rxr_counters_conserved(&r->c);
 	bool to_stdout = !strcmp(c.out, "-");
 	if (!c.quiet)
 		run_summary(to_stdout ? stderr : stdout, &c, &caps, r, conserved);
 	if (!c.quiet && gen)
-		run_gen_print(to_stdout ? stderr : stdout, r);
+		rxt_run_gen_print(to_stdout ? stderr : stdout, r);
 	if (c.out[0]) {
 		__atomic_store_n(&run_state, RUN_WRITING, __ATOMIC_RELEASE);
 		rc = rxr_result_write(r, c.out);
 		__atomic_store_n(&run_state, RUN_FINISHED, __ATOMIC_RELEASE);
 		if (rc < 0) {
-			rxp_err(VERB, "%s: cannot write the result: %s", c.out, strerror(-rc));
+			rxu_err(VERB, "%s: cannot write the result: %s", c.out, strerror(-rc));
 			ex = rxt_cli_out_exit_code(rc);
 			goto out;
 		}
 	}
-	ex = RXP_EXIT_OK;
+	ex = RXU_EXIT_OK;
 	if (!conserved) {
-		rxp_err(VERB,
+		rxu_err(VERB,
 			"counters do not conserve: offered %llu != received %llu + out_of_buffer %llu + nombuf %llu + app_dropped %llu",
 			(unsigned long long)r->c.offered, (unsigned long long)r->c.received,
 			(unsigned long long)r->c.out_of_buffer, (unsigned long long)r->c.nombuf,
 			(unsigned long long)r->c.app_dropped);
-		ex = RXP_EXIT_RUNTIME;
+		ex = RXU_EXIT_RUNTIME;
 	}
 	if (!gen_ok) {
-		rxp_err(VERB, "counters do not conserve against the generator's count (the "
+		rxu_err(VERB, "counters do not conserve against the generator's count (the "
 			      "result's generator.conservation says by how much)");
-		ex = RXP_EXIT_RUNTIME;
+		ex = RXU_EXIT_RUNTIME;
 	}
 out:
 	__atomic_store_n(&run_state, RUN_FINISHED, __ATOMIC_RELEASE);
-	run_gen_close(gen);
-	run_sample_close(smp);
+	rxt_run_gen_close(gen);
+	rxt_run_sample_close(smp);
 	rxr_result_free(r);
 	return ex;
 }

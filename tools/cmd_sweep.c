@@ -82,14 +82,14 @@ static int sweep_default_load(struct sweep_spec **spec, char *tmp, size_t tmplen
 	size_t len = strlen(rxt_default_spec);
 	int rc = sweep_spec_parse(rxt_default_spec, len, name, spec, err, sizeof(err));
 	if (rc < 0) {
-		rxp_err("sweep", "%s", err);
-		return RXP_EXIT_RUNTIME; /* the binary's own spec: not the user's input */
+		rxu_err("sweep", "%s", err);
+		return RXU_EXIT_RUNTIME; /* the binary's own spec: not the user's input */
 	}
 	const char *dir = getenv("TMPDIR");
 	snprintf(tmp, tmplen, "%s/rxray-default-XXXXXX.yaml", dir && *dir ? dir : "/tmp");
 	int fd = mkstemps(tmp, 5);
 	if (fd < 0 || write(fd, rxt_default_spec, len) != (ssize_t)len) {
-		rxp_err("sweep", "%s: %s", tmp, strerror(errno));
+		rxu_err("sweep", "%s: %s", tmp, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
@@ -97,11 +97,11 @@ static int sweep_default_load(struct sweep_spec **spec, char *tmp, size_t tmplen
 		tmp[0] = '\0';
 		sweep_spec_free(*spec);
 		*spec = NULL;
-		return RXP_EXIT_RUNTIME;
+		return RXU_EXIT_RUNTIME;
 	}
 	close(fd);
 	snprintf((*spec)->path, sizeof((*spec)->path), "%s", tmp);
-	return RXP_EXIT_OK;
+	return RXU_EXIT_OK;
 }
 
 /* A spec file: checked (a regular file under the cap) and parsed. */
@@ -112,16 +112,16 @@ static int sweep_file_load(const char *path, struct sweep_spec **spec)
 	size_t len = 0;
 	int rc = rxr_in_read_all(path, RXR_IN_MAX_SPEC, &text, &len, err, sizeof(err));
 	if (rc < 0) {
-		rxp_err("sweep", "%s", err);
+		rxu_err("sweep", "%s", err);
 		return rxr_in_exit_code(rc);
 	}
 	rc = sweep_spec_parse(text, len, path, spec, err, sizeof(err));
 	free(text);
 	if (rc < 0) {
-		rxp_err("sweep", "%s", err);
-		return rc == -ENOMEM ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
+		rxu_err("sweep", "%s", err);
+		return rc == -ENOMEM ? RXU_EXIT_RUNTIME : RXU_EXIT_USAGE;
 	}
-	return RXP_EXIT_OK;
+	return RXU_EXIT_OK;
 }
 
 /*
@@ -135,16 +135,16 @@ static int sweep_table(const char *dir)
 	bool is_dir = false;
 	int rc = rxr_in_check(dir, true, 0, &is_dir, err, sizeof(err));
 	if (!rc && !is_dir)
-		rc = rxp_errf(err, sizeof(err), -ENOTDIR, "--table %s: not a folder (a sweep's result folder is expected)", dir);
+		rc = rxu_errf(err, sizeof(err), -ENOTDIR, "--table %s: not a folder (a sweep's result folder is expected)", dir);
 	if (!rc)
 		rc = sweep_knobs_check(err, sizeof(err));
 	if (rc) {
-		rxp_err("sweep", "%s", err);
+		rxu_err("sweep", "%s", err);
 		return rxr_in_exit_code(rc);
 	}
 	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
 	if ((rc = rxr_in_check(path, false, 0, NULL, err, sizeof(err)))) {
-		rxp_err("sweep", "%s", err);
+		rxu_err("sweep", "%s", err);
 		return rxr_in_exit_code(rc);
 	}
 	struct rxa_set *s = NULL;
@@ -153,10 +153,10 @@ static int sweep_table(const char *dir)
 	rxa_set_free(s);
 	rc = sweep_table_print(stdout, path);
 	if (rc < 0) {
-		rxp_err("sweep", "%s: %s", path, strerror(-rc));
-		return RXP_EXIT_RUNTIME;
+		rxu_err("sweep", "%s: %s", path, strerror(-rc));
+		return RXU_EXIT_RUNTIME;
 	}
-	return RXP_EXIT_OK;
+	return RXU_EXIT_OK;
 }
 
 int rxt_cmd_sweep(int argc, char **argv)
@@ -197,31 +197,31 @@ int rxt_cmd_sweep(int argc, char **argv)
 			break;
 		case 'h':
 			sweep_usage(stdout);
-			return RXP_EXIT_OK;
+			return RXU_EXIT_OK;
 		default:
-			return RXP_EXIT_USAGE;
+			return RXU_EXIT_USAGE;
 		}
 	}
 	if (optind < argc - 1)
-		return rxp_usage_err("sweep", "one spec at most, got '%s' and '%s'", argv[optind],
+		return rxu_usage_err("sweep", "one spec at most, got '%s' and '%s'", argv[optind],
 				     argv[optind + 1]);
 	if (print_default) {
 		fputs(rxt_default_spec, stdout);
-		return fflush(stdout) ? RXP_EXIT_RUNTIME : RXP_EXIT_OK;
+		return fflush(stdout) ? RXU_EXIT_RUNTIME : RXU_EXIT_OK;
 	}
 	if (o.table)
 		return sweep_table(o.table);
 	if (o.output && !strcmp(o.output, "-"))
-		return rxp_usage_err("sweep", "-o -: a sweep writes a result folder, not a stream "
+		return rxu_usage_err("sweep", "-o -: a sweep writes a result folder, not a stream "
 					      "(rxray sweep --table DIR prints its table)");
 	if (o.output) {
 		/* a result folder: an existing file, FIFO or device there is the user's to fix */
 		struct stat st;
 		if (!stat(o.output, &st) && !S_ISDIR(st.st_mode))
-			return rxp_usage_err("sweep", "-o %s: exists and is not a folder", o.output);
+			return rxu_usage_err("sweep", "-o %s: exists and is not a folder", o.output);
 	}
 	if (o.runner && access(o.runner, X_OK))
-		return rxp_usage_err("sweep", "--runner: %s: %s", o.runner, strerror(errno));
+		return rxu_usage_err("sweep", "--runner: %s: %s", o.runner, strerror(errno));
 
 	struct sweep_spec *spec = NULL;
 	char tmp[PATH_MAX] = "";
@@ -247,5 +247,5 @@ int rxt_cmd_sweep(int argc, char **argv)
 	sweep_spec_free(spec);
 	if (tmp[0])
 		unlink(tmp);
-	return rc == 0 ? RXP_EXIT_OK : rc == -EINVAL ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
+	return rc == 0 ? RXU_EXIT_OK : rc == -EINVAL ? RXU_EXIT_USAGE : RXU_EXIT_RUNTIME;
 }

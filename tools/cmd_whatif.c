@@ -82,15 +82,15 @@ int rxt_cmd_whatif(int argc, char **argv)
 		case 's': select = optarg; break;
 		case 'L':
 			if (rxt_cli_light_frac(VERB, optarg, &frac))
-				return RXP_EXIT_USAGE;
+				return RXU_EXIT_USAGE;
 			break;
-		case 'h': whatif_usage(stdout); return RXP_EXIT_OK;
-		default: return RXP_EXIT_USAGE;
+		case 'h': whatif_usage(stdout); return RXU_EXIT_OK;
+		default: return RXU_EXIT_USAGE;
 		}
 	}
 	if (argc - optind < 2) {
 		whatif_usage(stderr);
-		return RXP_EXIT_USAGE;
+		return RXU_EXIT_USAGE;
 	}
 	const char *input = argv[optind];
 	struct rxa_whatif_change ch[WHATIF_MAX_CHANGES];
@@ -99,18 +99,18 @@ int rxt_cmd_whatif(int argc, char **argv)
 	size_t cl = 0;
 	for (int i = optind + 1; i < argc; i++) {
 		if (nch == WHATIF_MAX_CHANGES)
-			return rxp_usage_err(VERB, "more than %d changes", WHATIF_MAX_CHANGES);
+			return rxu_usage_err(VERB, "more than %d changes", WHATIF_MAX_CHANGES);
 		if (rxa_whatif_parse(argv[i], &ch[nch], err, sizeof(err)))
-			return rxp_usage_err(VERB, "%s", err);
+			return rxu_usage_err(VERB, "%s", err);
 		nch++;
 		if (cl < sizeof(changes))
 			cl += (size_t)snprintf(changes + cl, sizeof(changes) - cl, "%s%s", cl ? " " : "",
 					       argv[i]);
 	}
 	if (!nch)
-		return rxp_usage_err(VERB, "no CHANGE given (e.g. buf_alloc=-100)");
+		return rxu_usage_err(VERB, "no CHANGE given (e.g. buf_alloc=-100)");
 	if (strcmp(fmt, "md") && strcmp(fmt, "csv"))
-		return rxp_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
+		return rxu_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
 
 	struct rxa_set *s = NULL, view = {0};
 	struct rxa_sel sel = {0};
@@ -122,7 +122,7 @@ int rxt_cmd_whatif(int argc, char **argv)
 	if (ec)
 		return ec;
 	if (select && rxa_sel_parse(select, &sel, err, sizeof(err))) {
-		ec = rxp_usage_err(VERB, "--select: %s", err);
+		ec = rxu_usage_err(VERB, "--select: %s", err);
 		goto out;
 	}
 	view = *s;
@@ -130,7 +130,7 @@ int rxt_cmd_whatif(int argc, char **argv)
 	pts = calloc(s->n, sizeof(*pts));
 	w = calloc(s->n, sizeof(*w));
 	if (!view.pts || !pts || !w) {
-		ec = RXP_EXIT_RUNTIME;
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	view.n = 0;
@@ -138,7 +138,7 @@ int rxt_cmd_whatif(int argc, char **argv)
 		if (!select || rxa_sel_match(&sel, s->pts[i].knobs))
 			view.pts[view.n++] = s->pts[i];
 	if (!view.n) {
-		ec = rxp_usage_err(VERB, "--select %s: no point matches", select);
+		ec = rxu_usage_err(VERB, "--select %s: no point matches", select);
 		goto out;
 	}
 	size_t applied = 0, modelled = 0, genlim = 0;
@@ -156,36 +156,36 @@ int rxt_cmd_whatif(int argc, char **argv)
 		if (rc == 0) {
 			applied++;
 		} else if (rc == -EINVAL) { /* a change no point can take */
-			ec = rxp_usage_err(VERB, "%s: %s", input, err);
+			ec = rxu_usage_err(VERB, "%s: %s", input, err);
 			goto out;
 		} else if (rc == -ENOENT) { /* bad input only when no point laps the stage */
 			if (!first_err[0])
 				snprintf(first_err, sizeof(first_err), "%s", err);
 		} else if (rc < 0) {
-			ec = RXP_EXIT_RUNTIME;
+			ec = RXU_EXIT_RUNTIME;
 			if (rc != -ENOMEM)
-				rxp_err(VERB, "%s: %s", input, err);
+				rxu_err(VERB, "%s: %s", input, err);
 			goto out;
 		}
 	}
 	if (!modelled) {
-		ec = rxp_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "
+		ec = rxu_usage_err(VERB, "%s: no point has light-load laps to model (lap sums are "
 					 "written by this version's rxray run; sweep points need "
 					 "passing trials at or below %g x NDR)", input, frac);
 		goto out;
 	}
 	if (!applied) {
-		ec = rxp_usage_err(VERB, "%s: %s", input, first_err);
+		ec = rxu_usage_err(VERB, "%s: %s", input, first_err);
 		goto out;
 	}
 	rxa_whatif_table_model(&view, pts, w, view.n, changes, &t);
 	if (!t) {
-		ec = RXP_EXIT_RUNTIME;
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	if (rxr_afile_open(&af, output)) {
-		rxp_err(VERB, "%s: %s", output, strerror(errno));
-		ec = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s: %s", output, strerror(errno));
+		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
 	int rc = !strcmp(fmt, "csv") ? rxa_table_write_csv(t, af.f) : rxa_table_write_md(t, af.f);
@@ -206,19 +206,19 @@ int rxt_cmd_whatif(int argc, char **argv)
 	}
 	if (rc) {
 		rxr_afile_abort(&af);
-		rxp_err(VERB, "writing %s: %s", output, strerror(-rc));
-		ec = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "writing %s: %s", output, strerror(-rc));
+		ec = RXU_EXIT_RUNTIME;
 	} else if ((rc = rxr_afile_commit(&af))) {
-		rxp_err(VERB, "%s: %s", output, strerror(-rc));
-		ec = RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s: %s", output, strerror(-rc));
+		ec = RXU_EXIT_RUNTIME;
 	} else if (genlim) { /* printed, marked; but a lower bound is no baseline */
-		rxp_err(VERB,
+		rxu_err(VERB,
 			"%s: %zu of %zu points generator-limited (%s%s): the software NIC set "
 			"the pace, so the NDR is a lower bound, not a ceiling, and the what-if "
 			"on it is not a figure",
 			input, genlim, view.n, genlim_key ? genlim_key : "run",
 			genlim > 1 ? ", ..." : "");
-		ec = RXP_EXIT_RUNTIME;
+		ec = RXU_EXIT_RUNTIME;
 	}
 out:
 	rxa_table_free(t);

@@ -55,8 +55,8 @@ int rxt_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 			if (!ro->sample_hz)
 				ro->sample_hz = RXT_RUN_SAMPLE_HZ;
 		} else if (ch == OPT_SAMPLE_FREQ && ro) {
-			if (rxp_parse_u64(optarg, 1, 20000, &hz) < 0)
-				return rxp_usage_err(verb, "--sample-freq: '%s' is not 1-20000 Hz",
+			if (rxu_parse_u64(optarg, 1, 20000, &hz) < 0)
+				return rxu_usage_err(verb, "--sample-freq: '%s' is not 1-20000 Hz",
 						     optarg);
 			ro->sample_hz = (unsigned)hz;
 		} else if (ch == OPT_GENERATOR && ro) {
@@ -65,18 +65,18 @@ int rxt_config_parse_argv(const char *verb, int argc, char **argv, struct rx_con
 			c->quiet = true;
 		} else if (ch == 'o') {
 			if (!*optarg || strlen(optarg) >= sizeof(c->out))
-				return rxp_usage_err(verb, "--out: bad path '%s'", optarg);
+				return rxu_usage_err(verb, "--out: bad path '%s'", optarg);
 			snprintf(c->out, sizeof(c->out), "%s", optarg);
 		} else if (ch >= OPT_BASE && ch < OPT_BASE + (int)rx_knob_count()) {
 			const char *key = rx_knob_at((size_t)(ch - OPT_BASE))->name;
 			if (rx_config_set(c, key, optarg, err, sizeof(err)) < 0)
-				return rxp_usage_err(verb, "--%s", err);
+				return rxu_usage_err(verb, "--%s", err);
 		} else {
-			return RXP_EXIT_USAGE; /* the line is printed */
+			return RXU_EXIT_USAGE; /* the line is printed */
 		}
 	}
 	if (optind < argc)
-		return rxp_usage_err(verb, "%s: unexpected argument (options only)", argv[optind]);
+		return rxu_usage_err(verb, "%s: unexpected argument (options only)", argv[optind]);
 	return 0;
 }
 

@@ -32,7 +32,7 @@ struct rxt_run_opts {
 /*
  * Parse `rxray run`/`rxray caps` options (the knob table rx_knobs plus -o/--out,
  * -q/--quiet, -h/--help; with ro, run's own: --sample, --sample-freq) into
- * c, already holding defaults. Returns 0, RXP_EXIT_USAGE after one line
+ * c, already holding defaults. Returns 0, RXU_EXIT_USAGE after one line
  * "rxray <verb>: --<opt>: <what>", or -1 when --help was asked for (the
  * caller prints its help, exits 0).
  */

@@ -82,25 +82,25 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stderr);
-		return RXP_EXIT_USAGE;
+		return RXU_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return RXP_EXIT_OK;
+		return RXU_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("rxray %s\n", RXRAY_VERSION);
-		return RXP_EXIT_OK;
+		return RXU_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		if (strcmp(argv[1], verbs[i].name))
 			continue;
 		if (!verbs[i].fn) {
 			fprintf(stderr, "rxray %s: not available in this build\n", verbs[i].name);
-			return RXP_EXIT_RUNTIME;
+			return RXU_EXIT_RUNTIME;
 		}
 		return verbs[i].fn(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "rxray: unknown verb '%s' (rxray --help lists them)\n", argv[1]);
-	return RXP_EXIT_USAGE;
+	return RXU_EXIT_USAGE;
 }

@@ -17,7 +17,7 @@ struct run_gen {
 	struct sweep_gen_run *gr;
 };
 
-int run_gen_open(const char *file, struct rx_config *c, const struct rx_run_watch *inner,
+int rxt_run_gen_open(const char *file, struct rx_config *c, const struct rx_run_watch *inner,
 		 volatile sig_atomic_t *user_stop, struct run_gen **out, struct rx_run_watch *w,
 		 volatile sig_atomic_t **stop)
 {
@@ -26,37 +26,37 @@ int run_gen_open(const char *file, struct rx_config *c, const struct rx_run_watc
 	*out = NULL;
 	int rc = sweep_gen_load(file, &g, err, sizeof(err));
 	if (rc < 0) {
-		rxp_err(VERB, "--generator: %s", err);
-		return rc == -ENOMEM ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
+		rxu_err(VERB, "--generator: %s", err);
+		return rc == -ENOMEM ? RXU_EXIT_RUNTIME : RXU_EXIT_USAGE;
 	}
 	struct run_gen *rg = calloc(1, sizeof(*rg));
 	if (!rg) {
-		rxp_err(VERB, "out of memory");
-		return RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "out of memory");
+		return RXU_EXIT_RUNTIME;
 	}
 	rc = sweep_gen_run_open(&g, c, inner, user_stop, &rg->gr, w, stop, err, sizeof(err));
 	if (rc < 0) {
 		free(rg);
 		/* "generator: <what>" -> "--generator: <what>" */
-		rxp_err(VERB, "--%s", err);
-		return rc == -EINVAL ? RXP_EXIT_USAGE : RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "--%s", err);
+		return rc == -EINVAL ? RXU_EXIT_USAGE : RXU_EXIT_RUNTIME;
 	}
 	c->seconds = sweep_gen_run_seconds(c->seconds);
 	*out = rg;
 	return 0;
 }
 
-int run_gen_finish(struct run_gen *g, struct rxr_result *r, bool *conserved)
+int rxt_run_gen_finish(struct run_gen *g, struct rxr_result *r, bool *conserved)
 {
 	char err[640];
 	if (sweep_gen_run_finish(g->gr, r, conserved, err, sizeof(err)) < 0) {
-		rxp_err(VERB, "%s", err);
-		return RXP_EXIT_RUNTIME;
+		rxu_err(VERB, "%s", err);
+		return RXU_EXIT_RUNTIME;
 	}
 	return 0;
 }
 
-void run_gen_close(struct run_gen *g)
+void rxt_run_gen_close(struct run_gen *g)
 {
 	if (!g)
 		return;
@@ -64,40 +64,40 @@ void run_gen_close(struct run_gen *g)
 	free(g);
 }
 
-void run_gen_print(FILE *f, const struct rxr_result *r)
+void rxt_run_gen_print(FILE *f, const struct rxr_result *r)
 {
 	sweep_gen_print(f, r->extra ? json_object_get(r->extra, "generator") : NULL);
 }
 #else
-int run_gen_open(const char *file, struct rx_config *c, const struct rx_run_watch *inner,
+int rxt_run_gen_open(const char *file, struct rx_config *c, const struct rx_run_watch *inner,
 		 volatile sig_atomic_t *user_stop, struct run_gen **out, struct rx_run_watch *w,
 		 volatile sig_atomic_t **stop)
 {
 	(void)file, (void)c, (void)inner, (void)user_stop, (void)w, (void)stop;
 	*out = NULL;
-	rxp_err(VERB, "--generator: not available in this build (it needs libyaml)");
-	return RXP_EXIT_USAGE;
+	rxu_err(VERB, "--generator: not available in this build (it needs libyaml)");
+	return RXU_EXIT_USAGE;
 }
 
-int run_gen_finish(struct run_gen *g, struct rxr_result *r, bool *conserved)
+int rxt_run_gen_finish(struct run_gen *g, struct rxr_result *r, bool *conserved)
 {
 	(void)g, (void)r;
 	*conserved = false;
-	return RXP_EXIT_RUNTIME;
+	return RXU_EXIT_RUNTIME;
 }
 
-void run_gen_close(struct run_gen *g)
+void rxt_run_gen_close(struct run_gen *g)
 {
 	(void)g;
 }
 
-void run_gen_print(FILE *f, const struct rxr_result *r)
+void rxt_run_gen_print(FILE *f, const struct rxr_result *r)
 {
 	(void)f, (void)r;
 }
 #endif
 
-void run_gen_help(FILE *f)
+void rxt_run_gen_help(FILE *f)
 {
 	fprintf(f, "  %-28s %s\n", "--generator FILE",
 		"traffic from an external generator: FILE's `generator:` block (a sweep spec or "

@@ -20,21 +20,21 @@ struct run_gen; /* the generator of one run */
  * Before the run: read FILE's generator block, check c (a real device, a
  * rate), and wrap inner (NULL: none) into *w. c->seconds becomes the
  * run's bound (the generator ends the phase). *stop is the flag to hand
- * the run. 0, RXP_EXIT_USAGE after one line naming --generator (bad
- * input), or RXP_EXIT_RUNTIME.
+ * the run. 0, RXU_EXIT_USAGE after one line naming --generator (bad
+ * input), or RXU_EXIT_RUNTIME.
  */
-int run_gen_open(const char *file, struct rx_config *c, const struct rx_run_watch *inner,
+int rxt_run_gen_open(const char *file, struct rx_config *c, const struct rx_run_watch *inner,
 		 volatile sig_atomic_t *user_stop, struct run_gen **out, struct rx_run_watch *w,
 		 volatile sig_atomic_t **stop);
 /*
  * After a run that returned 0: the generator's count and account into
- * r ("generator"). 0 and *conserved, or RXP_EXIT_RUNTIME after a line.
+ * r ("generator"). 0 and *conserved, or RXU_EXIT_RUNTIME after a line.
  */
-int run_gen_finish(struct run_gen *g, struct rxr_result *r, bool *conserved);
-void run_gen_close(struct run_gen *g);
+int rxt_run_gen_finish(struct run_gen *g, struct rxr_result *r, bool *conserved);
+void rxt_run_gen_close(struct run_gen *g);
 /* The summary's lines for r's "generator" (nothing without one). */
-void run_gen_print(FILE *f, const struct rxr_result *r);
+void rxt_run_gen_print(FILE *f, const struct rxr_result *r);
 /* run --help's line for --generator. */
-void run_gen_help(FILE *f);
+void rxt_run_gen_help(FILE *f);
 
 #endif

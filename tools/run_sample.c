@@ -22,11 +22,11 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-int run_sample_check(const struct rx_config *c)
+int rxt_run_sample_check(const struct rx_config *c)
 {
 	bool verbs = strcmp(c->engine, "dpdk") != 0;
 	if (verbs || strncmp(c->device, "dpdk:", 5))
-		return rxp_usage_err(
+		return rxu_usage_err(
 		    VERB,
 		    "--sample: samples the PMD inside rte_eth_rx_burst, for --engine dpdk on a "
 		    "real port (--device dpdk:<eal args>); with %s%s every stage is rxray's own "
@@ -35,13 +35,13 @@ int run_sample_check(const struct rx_config *c)
 #ifdef RXRAY_RUN_SAMPLE
 	char why[160];
 	if (rxb_attach_caps_check(why, sizeof(why)))
-		return rxp_usage_err(VERB,
+		return rxu_usage_err(VERB,
 				     "--sample: cannot load the BPF sampler: needs root or "
 				     "CAP_BPF+CAP_PERFMON, missing %s",
 				     why);
 	return 0;
 #else
-	return rxp_usage_err(VERB,
+	return rxu_usage_err(VERB,
 			     "--sample: not available in this build (the BPF sampler, "
 			     "attach/, was not built: cmake's \"rxray: attach\" line says why)");
 #endif
@@ -80,7 +80,7 @@ static void sample_end(void *ctx)
 	rxb_lapsamp_stop(s->ls);
 }
 
-int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w)
+int rxt_run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w)
 {
 	struct run_sample *s = calloc(1, sizeof(*s));
 	*out = s;
@@ -92,7 +92,7 @@ int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w
 	return 0;
 }
 
-int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen)
+int rxt_run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen)
 {
 	struct rxb_lapsplit *sp = malloc(sizeof(*sp));
 	char why[400] = "";
@@ -114,7 +114,7 @@ int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, siz
 	return rc;
 }
 
-void run_sample_close(struct run_sample *s)
+void rxt_run_sample_close(struct run_sample *s)
 {
 	if (!s)
 		return;
@@ -122,7 +122,7 @@ void run_sample_close(struct run_sample *s)
 	free(s);
 }
 #else
-int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w)
+int rxt_run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w)
 {
 	(void)hz;
 	(void)w;
@@ -130,7 +130,7 @@ int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w
 	return -EOPNOTSUPP;
 }
 
-int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen)
+int rxt_run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen)
 {
 	(void)s;
 	(void)r;
@@ -138,7 +138,7 @@ int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, siz
 	return -EOPNOTSUPP;
 }
 
-void run_sample_close(struct run_sample *s)
+void rxt_run_sample_close(struct run_sample *s)
 {
 	(void)s;
 }
@@ -158,7 +158,7 @@ static const char *pct(const json_t *v, char *buf, size_t len)
 	return buf;
 }
 
-void run_sample_print(FILE *f, const json_t *smp)
+void rxt_run_sample_print(FILE *f, const json_t *smp)
 {
 	char a[16], b[16], c[16];
 	if (!json_is_object(smp))
@@ -219,7 +219,7 @@ void run_sample_print(FILE *f, const json_t *smp)
 		   "samples x their counted cycles / packet\n");
 }
 
-void run_sample_help(FILE *f)
+void rxt_run_sample_help(FILE *f)
 {
 	fprintf(f, "  %-28s %s\n  %-28s %s\n", "--sample",
 		"dpdk on a real port: sample the rx threads' stacks with attach's BPF sampler "

@@ -20,27 +20,27 @@ struct run_sample; /* the sampling of one run */
 /*
  * Whether this run can be sampled, asked before anything starts: a real
  * DPDK port (--engine dpdk --device dpdk:...), a build with the BPF
- * sampler, the privileges to load it. 0, or RXP_EXIT_USAGE after one
+ * sampler, the privileges to load it. 0, or RXU_EXIT_USAGE after one
  * line "rxray run: --sample: <why>".
  */
-int run_sample_check(const struct rx_config *c);
+int rxt_run_sample_check(const struct rx_config *c);
 
 /*
  * A sampling at hz for one run: its watch (begin: the sampler on the rx
  * threads; end: sampling stopped) in *w. 0 or -ENOMEM.
  */
-int run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w);
+int rxt_run_sample_open(unsigned hz, struct run_sample **out, struct rx_run_watch *w);
 /*
  * After the run: the samples folded and put beside the counted figures
  * as r->extra "cqe_poll_sampled". 0, or -errno with a line in err.
  */
-int run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen);
-void run_sample_close(struct run_sample *s);
+int rxt_run_sample_finish(struct run_sample *s, struct rxr_result *r, char *err, size_t errlen);
+void rxt_run_sample_close(struct run_sample *s);
 
 /* The summary's lines for a "cqe_poll_sampled" member (nothing for NULL). */
-void run_sample_print(FILE *f, const json_t *smp);
+void rxt_run_sample_print(FILE *f, const json_t *smp);
 
 /* run --help's lines for --sample and --sample-freq. */
-void run_sample_help(FILE *f);
+void rxt_run_sample_help(FILE *f);
 
 #endif

@@ -13,15 +13,15 @@ int rxt_cli_set_load(const char *verb, const char *path, struct rxa_set **out)
 	size_t bad;
 	*out = NULL;
 	/* the path is written into JSON, Markdown and HTML, which all need UTF-8 */
-	if (!rxp_utf8_valid(path, strlen(path), &bad)) {
-		rxp_err(verb, "%.*s...: the path is not valid UTF-8 (byte %zu); rename it or link to it",
+	if (!rxu_utf8_valid(path, strlen(path), &bad)) {
+		rxu_err(verb, "%.*s...: the path is not valid UTF-8 (byte %zu); rename it or link to it",
 			(int)bad, path, bad + 1);
-		return RXP_EXIT_USAGE;
+		return RXU_EXIT_USAGE;
 	}
 	int rc = rxa_set_load(path, out, err, sizeof(err));
 	if (rc) {
-		rxp_err(verb, "%s", err);
-		return rc == -ENOMEM ? RXP_EXIT_RUNTIME : RXP_EXIT_USAGE;
+		rxu_err(verb, "%s", err);
+		return rc == -ENOMEM ? RXU_EXIT_RUNTIME : RXU_EXIT_USAGE;
 	}
 	/* a torn tail is for `rxray sweep --resume` to drop (sweeps/store.c),
 	 * saying so; a reader takes no file with bytes that are not a record */
@@ -29,10 +29,10 @@ int rxt_cli_set_load(const char *verb, const char *path, struct rxa_set **out)
 		int line = (*out)->truncated_line;
 		rxa_set_free(*out);
 		*out = NULL;
-		return rxp_usage_err(verb,
+		return rxu_usage_err(verb,
 				     "%s: line %d is not a whole record (no newline after it: a sweep "
 				     "killed mid-write?); rxray sweep --resume drops it, or cut it",
 				     path, line);
 	}
-	return RXP_EXIT_OK;
+	return RXU_EXIT_OK;
 }

@@ -697,7 +697,7 @@ int main(int argc, char **argv)
 		case 'S': self_test = true; break;
 		case 'F':
 			ndr_knobs = true;
-			if (rxp_parse_rate(optarg, &o.ndr_floor) || !(o.ndr_floor > 0)) {
+			if (rxu_parse_rate(optarg, &o.ndr_floor) || !(o.ndr_floor > 0)) {
 				fprintf(stderr,
 					"bench_gpudirect: --ndr-floor: '%s' is not a rate > 0 "
 					"(e.g. 1M, "
@@ -713,7 +713,7 @@ int main(int argc, char **argv)
 			bool pct = len && optarg[len - 1] == '%';
 			ndr_knobs = true;
 			snprintf(buf, sizeof(buf), "%.*s", (int)(pct ? len - 1 : len), optarg);
-			if (rxp_parse_double(buf, pct ? 0.01 : 1e-4, pct ? 50 : 0.5,
+			if (rxu_parse_double(buf, pct ? 0.01 : 1e-4, pct ? 50 : 0.5,
 					     &o.ndr_precision)) {
 				fprintf(
 				    stderr,
@@ -729,7 +729,7 @@ int main(int argc, char **argv)
 		case 'T': {
 			uint64_t v;
 			ndr_knobs = true;
-			if (rxp_parse_u64(optarg, 2, NDR_MAX_TRIALS, &v)) {
+			if (rxu_parse_u64(optarg, 2, NDR_MAX_TRIALS, &v)) {
 				fprintf(stderr,
 					"bench_gpudirect: --ndr-trials: '%s' is not in 2..%d\n",
 					optarg, NDR_MAX_TRIALS);

@@ -609,14 +609,14 @@ int main(int argc, char **argv)
 		case 's': o.seconds = atof(optarg); break;
 		case 'n': o.runs = atoi(optarg); break;
 		case 'r':
-			if (rxp_parse_rate(optarg, &o.rate) < 0)
+			if (rxu_parse_rate(optarg, &o.rate) < 0)
 				o.seconds = -1; /* reported below */
 			break;
 		case 'f': o.frame = (uint32_t)atoi(optarg); break;
 		case 'R': o.ring = (uint32_t)atoi(optarg); break;
 		case 'o': snprintf(o.only, sizeof(o.only), "%s", optarg); break;
 		case 'N':
-			if (rxp_parse_rate(optarg, &o.ndr) < 0)
+			if (rxu_parse_rate(optarg, &o.ndr) < 0)
 				o.ndr = -1;
 			break;
 		case 'W':
@@ -626,11 +626,11 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof(buf), "%s", optarg);
 			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 				uint64_t v;
-				if (ch == 'W' && n < 4 && rxp_parse_rate(t, &o.wrates[n]) == 0 &&
+				if (ch == 'W' && n < 4 && rxu_parse_rate(t, &o.wrates[n]) == 0 &&
 				    o.wrates[n] > 0)
 					n++;
 				else if (ch == 'C' && n < 8 &&
-					 rxp_parse_u64(t, 1, RX_MAX_WRITERS, &v) == 0)
+					 rxu_parse_u64(t, 1, RX_MAX_WRITERS, &v) == 0)
 					o.wcounts[n++] = (uint32_t)v;
 				else
 					bad_list = true;

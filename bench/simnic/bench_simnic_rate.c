@@ -86,9 +86,9 @@ static void *bench_warm_main(void *arg)
 {
 	int core = *(const int *)arg;
 	if (core >= 0)
-		rxp_pin_self(core);
-	double t = rxp_mono_seconds();
-	while (rxp_mono_seconds() - t < 0.005)
+		rxu_pin_self(core);
+	double t = rxu_mono_seconds();
+	while (rxu_mono_seconds() - t < 0.005)
 		;
 	return NULL;
 }
@@ -314,29 +314,29 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
-			if (rxp_parse_seconds(optarg, 0.01, 60, &o.seconds) < 0)
-				return rxp_usage_err("bench_simnic_rate", "--seconds: bad '%s'", optarg);
+			if (rxu_parse_seconds(optarg, 0.01, 60, &o.seconds) < 0)
+				return rxu_usage_err("bench_simnic_rate", "--seconds: bad '%s'", optarg);
 			break;
 		case 'r':
-			if (rxp_parse_u64(optarg, 1, 99, &v) < 0)
-				return rxp_usage_err("bench_simnic_rate", "--runs: bad '%s'", optarg);
+			if (rxu_parse_u64(optarg, 1, 99, &v) < 0)
+				return rxu_usage_err("bench_simnic_rate", "--runs: bad '%s'", optarg);
 			o.runs = (int)v;
 			break;
 		case 'S':
-			if (rxp_parse_u64(optarg, 1, 99, &v) < 0)
-				return rxp_usage_err("bench_simnic_rate", "--solo-reps: bad '%s'", optarg);
+			if (rxu_parse_u64(optarg, 1, 99, &v) < 0)
+				return rxu_usage_err("bench_simnic_rate", "--solo-reps: bad '%s'", optarg);
 			o.solo_reps = (int)v;
 			break;
 		case 'R':
-			if (rxp_parse_u64(optarg, 64, RXS_MAX_RING, &v) < 0 || (v & (v - 1)))
-				return rxp_usage_err("bench_simnic_rate", "--ring: bad '%s'", optarg);
+			if (rxu_parse_u64(optarg, 64, RXS_MAX_RING, &v) < 0 || (v & (v - 1)))
+				return rxu_usage_err("bench_simnic_rate", "--ring: bad '%s'", optarg);
 			o.ring = (uint32_t)v;
 			break;
 		case 'p':
 		case 'm':
 			if (rx_config_set(&cfg, ch == 'p' ? "payload" : "mode", optarg, err,
 					  sizeof(err)) < 0)
-				return rxp_usage_err("bench_simnic_rate", "--%s", err);
+				return rxu_usage_err("bench_simnic_rate", "--%s", err);
 			if (ch == 'p') {
 				o.payload = cfg.payload;
 				o.payload_set = true;
@@ -349,8 +349,8 @@ int main(int argc, char **argv)
 			nframes = 0;
 			for (char *t = strtok_r(buf, ",", &save); t && nframes < 32;
 			     t = strtok_r(NULL, ",", &save)) {
-				if (rxp_parse_u64(t, RXS_MIN_FRAME, RXS_MAX_FRAME, &v) < 0)
-					return rxp_usage_err("bench_simnic_rate", "--frames: bad '%s'", t);
+				if (rxu_parse_u64(t, RXS_MIN_FRAME, RXS_MAX_FRAME, &v) < 0)
+					return rxu_usage_err("bench_simnic_rate", "--frames: bad '%s'", t);
 				frames[nframes++] = (uint32_t)v;
 			}
 			break;
@@ -360,8 +360,8 @@ int main(int argc, char **argv)
 			snprintf(buf, sizeof(buf), "%s", optarg);
 			o.nwriters = 0;
 			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (o.nwriters == 8 || rxp_parse_u64(t, 1, RXS_MAX_WRITERS, &v) < 0)
-					return rxp_usage_err("bench_simnic_rate",
+				if (o.nwriters == 8 || rxu_parse_u64(t, 1, RXS_MAX_WRITERS, &v) < 0)
+					return rxu_usage_err("bench_simnic_rate",
 							     "--writers: bad '%s' (up to 8 counts, 1..%u)",
 							     t, RXS_MAX_WRITERS);
 				o.writers[o.nwriters++] = (uint32_t)v;
@@ -370,8 +370,8 @@ int main(int argc, char **argv)
 		}
 		case 'n':
 		case 'x':
-			if (rxp_parse_u64(optarg, 0, 4095, &v) < 0)
-				return rxp_usage_err("bench_simnic_rate", "--%s: bad '%s'",
+			if (rxu_parse_u64(optarg, 0, 4095, &v) < 0)
+				return rxu_usage_err("bench_simnic_rate", "--%s: bad '%s'",
 						     ch == 'n' ? "nic-core" : "rx-core", optarg);
 			*(ch == 'n' ? &o.nic_core : &o.rx_core) = (int)v;
 			break;
@@ -379,26 +379,26 @@ int main(int argc, char **argv)
 			bench_usage();
 			return 0;
 		default:
-			return rxp_usage_err("bench_simnic_rate", "unknown option (see --help)");
+			return rxu_usage_err("bench_simnic_rate", "unknown option (see --help)");
 		}
 	}
 	if (rxp_clock_init(0) < 0) {
 		fprintf(stderr, "bench_simnic_rate: clock init failed\n");
 		return 1;
 	}
-	int ncores = rxp_cores_available();
+	int ncores = rxu_cores_available();
 	for (int i = 0; i < ncores && o.ncores < 256; i++)
-		o.cores[o.ncores++] = rxp_core_nth(i);
+		o.cores[o.ncores++] = rxu_core_nth(i);
 	if (o.nic_core < 0)
-		o.nic_core = rxp_core_nth(0);
+		o.nic_core = rxu_core_nth(0);
 	if (o.rx_core < 0)
-		o.rx_core = rxp_cores_available() > 1 ? rxp_core_nth(1) : rxp_core_nth(0);
+		o.rx_core = rxu_cores_available() > 1 ? rxu_core_nth(1) : rxu_core_nth(0);
 	if (o.rx_core >= 0)
-		rxp_pin_self(o.rx_core);
+		rxu_pin_self(o.rx_core);
 	if (o.nwriters) {
 		for (int i = 0; i < o.nwriters; i++)
 			if (o.ring < RXS_MIN_RUN * o.writers[i])
-				return rxp_usage_err("bench_simnic_rate",
+				return rxu_usage_err("bench_simnic_rate",
 						     "--ring: %u WQEs too few for %u writers (%u each)",
 						     o.ring, o.writers[i], RXS_MIN_RUN);
 		bench_writers_table(&o, frames, nframes, ncores);

@@ -39,7 +39,7 @@ static void *bt_consume_main(void *arg)
 	struct bt_consumer *c = arg;
 	uint32_t ci = 0, posted = c->r.wqe_cnt;
 	if (c->core >= 0)
-		rxp_pin_self(c->core);
+		rxu_pin_self(c->core);
 	for (;;) {
 		bool done = rxs_nic_done(c->n);
 		uint32_t k = 32;
@@ -70,7 +70,7 @@ static int bt_once(const struct bt_opts *o, uint32_t threads, struct bt_point *p
 	pthread_t tid[RXS_MAX_QUEUES];
 	uint32_t started = 0, key = 0;
 	char err[256] = "";
-	int rc = -ENOMEM, ncores = rxp_cores_available();
+	int rc = -ENOMEM, ncores = rxu_cores_available();
 	uint32_t slot = (o->frame + 63) & ~63u;
 	rxs_params_defaults(&p);
 	p.queues = o->queues;
@@ -80,7 +80,7 @@ static int bt_once(const struct bt_opts *o, uint32_t threads, struct bt_point *p
 	p.seconds = o->seconds;
 	p.rate_pps = 0;
 	for (uint32_t t = 0; t < threads; t++)
-		*(t == 0 ? &p.core : &p.thread_core[t]) = rxp_core_nth((int)t % ncores);
+		*(t == 0 ? &p.core : &p.thread_core[t]) = rxu_core_nth((int)t % ncores);
 	struct rxs_nic *n = NULL;
 	rxs_nic_open(&p, &n, err, sizeof(err));
 	size_t len = (size_t)slot * p.ring * p.queues;
@@ -93,7 +93,7 @@ static int bt_once(const struct bt_opts *o, uint32_t threads, struct bt_point *p
 	for (uint32_t q = 0; q < p.queues; q++) {
 		struct bt_consumer *c = &cons[q];
 		c->n = n;
-		c->core = rxp_core_nth((int)(threads + q) % ncores);
+		c->core = rxu_core_nth((int)(threads + q) % ncores);
 		rxs_nic_ring(n, q, &c->r);
 		char *base = buf + (size_t)slot * p.ring * q;
 		for (uint32_t i = 0; i < p.ring; i++)
@@ -143,7 +143,7 @@ static double bt_median(double *v, int n)
 
 static void bt_table(const struct bt_opts *o)
 {
-	int ncores = rxp_cores_available();
+	int ncores = rxu_cores_available();
 	printf("# software NIC scaling: %u queues, frame %u, ring %u, unpaced, median of %d "
 	       "runs x %.2f s, %d cores\n",
 	       o->queues, o->frame, o->ring, o->runs, o->seconds, ncores);
@@ -191,27 +191,27 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
-			if (rxp_parse_seconds(optarg, 0.01, 60, &o.seconds) < 0)
-				return rxp_usage_err("bench_simnic_threads", "--seconds: bad '%s'", optarg);
+			if (rxu_parse_seconds(optarg, 0.01, 60, &o.seconds) < 0)
+				return rxu_usage_err("bench_simnic_threads", "--seconds: bad '%s'", optarg);
 			break;
 		case 'r':
-			if (rxp_parse_u64(optarg, 1, 99, &v) < 0)
-				return rxp_usage_err("bench_simnic_threads", "--runs: bad '%s'", optarg);
+			if (rxu_parse_u64(optarg, 1, 99, &v) < 0)
+				return rxu_usage_err("bench_simnic_threads", "--runs: bad '%s'", optarg);
 			o.runs = (int)v;
 			break;
 		case 'q':
-			if (rxp_parse_u64(optarg, 1, RXS_MAX_QUEUES, &v) < 0)
-				return rxp_usage_err("bench_simnic_threads", "--queues: bad '%s'", optarg);
+			if (rxu_parse_u64(optarg, 1, RXS_MAX_QUEUES, &v) < 0)
+				return rxu_usage_err("bench_simnic_threads", "--queues: bad '%s'", optarg);
 			o.queues = (uint32_t)v;
 			break;
 		case 'f':
-			if (rxp_parse_u64(optarg, RXS_MIN_FRAME, RXS_MAX_FRAME, &v) < 0)
-				return rxp_usage_err("bench_simnic_threads", "--frame: bad '%s'", optarg);
+			if (rxu_parse_u64(optarg, RXS_MIN_FRAME, RXS_MAX_FRAME, &v) < 0)
+				return rxu_usage_err("bench_simnic_threads", "--frame: bad '%s'", optarg);
 			o.frame = (uint32_t)v;
 			break;
 		case 'R':
-			if (rxp_parse_u64(optarg, 64, RXS_MAX_RING, &v) < 0 || (v & (v - 1)))
-				return rxp_usage_err("bench_simnic_threads", "--ring: bad '%s'", optarg);
+			if (rxu_parse_u64(optarg, 64, RXS_MAX_RING, &v) < 0 || (v & (v - 1)))
+				return rxu_usage_err("bench_simnic_threads", "--ring: bad '%s'", optarg);
 			o.ring = (uint32_t)v;
 			break;
 		case 'h':
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 			       "[--seconds T] [--runs N]\n\nEXAMPLES\n  bench_simnic_threads --queues 4\n");
 			return 0;
 		default:
-			return rxp_usage_err("bench_simnic_threads", "unknown option (see --help)");
+			return rxu_usage_err("bench_simnic_threads", "unknown option (see --help)");
 		}
 	}
 	if (rxp_clock_init(0) < 0) {

@@ -99,7 +99,7 @@ static int sweep_once(const struct rep_opts *o, const char *dir, double *secs)
 	argv[n++] = (char *)dir;
 	argv[n++] = "--quiet";
 	argv[n] = NULL;
-	double t0 = rxp_mono_seconds();
+	double t0 = rxu_mono_seconds();
 	fflush(stdout); /* or the child's freopen flushes our buffer a second time */
 	pid_t pid = fork();
 	if (pid < 0)
@@ -116,7 +116,7 @@ static int sweep_once(const struct rep_opts *o, const char *dir, double *secs)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
-	*secs = rxp_mono_seconds() - t0;
+	*secs = rxu_mono_seconds() - t0;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
@@ -364,7 +364,7 @@ static void wall_write(const char *dir, const struct rep_opts *o, double secs)
 	snprintf(path, sizeof(path), "%s/bench.json", dir);
 	json_t *b = json_pack("{s:f, s:s, s:s, s:i}", "wall_seconds", secs, "rxray", o->rxray,
 			      "spec", o->spec ? o->spec : "default", "cores",
-			      rxp_cores_available());
+			      rxu_cores_available());
 	if (!b || json_dump_file(b, path, JSON_COMPACT) < 0)
 		fprintf(stderr, "bench_sweep_repeatability: cannot write %s\n", path);
 	json_decref(b);
@@ -477,14 +477,14 @@ int main(int argc, char **argv)
 		case 'T': o.table = true; break;
 		case 'r': reread = ""; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return RXP_EXIT_USAGE;
+		default: usage(stderr); return RXU_EXIT_USAGE;
 		}
 	}
 	bool table = o.table || reread;
 	if (!(o.tol > 0) || o.runs < 1 || o.runs > MAX_RUNS ||
 	    (o.table ? optind >= argc : reread ? !o.out || optind != argc : optind != argc - 1)) {
 		usage(stderr);
-		return RXP_EXIT_USAGE;
+		return RXU_EXIT_USAGE;
 	}
 	static struct run_info ri[MAX_RUNS];
 	int nri = 0;
@@ -497,7 +497,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench_sweep_repeatability: %s: %s\n", d,
 					rc == -E2BIG ? "more than 16 runs in all"
 						     : "no results.jsonl and no runK/ folders");
-				return RXP_EXIT_USAGE;
+				return RXU_EXIT_USAGE;
 			}
 		}
 		printf("# sweep repeatability: %d sweeps read back\n\n", nri);
@@ -506,13 +506,13 @@ int main(int argc, char **argv)
 		if (access(o.rxray, X_OK) != 0) {
 			fprintf(stderr, "bench_sweep_repeatability: %s: %s\n", o.rxray,
 				strerror(errno));
-			return RXP_EXIT_USAGE;
+			return RXU_EXIT_USAGE;
 		}
 		char tmpl[] = "/tmp/rxray-repeat-XXXXXX";
 		const char *out = o.out;
 		if (!out && !(out = mkdtemp(tmpl))) {
 			perror("mkdtemp");
-			return RXP_EXIT_RUNTIME;
+			return RXU_EXIT_RUNTIME;
 		}
 		mkdir(out, 0755);
 		/* earlier pieces first; new runs numbered after the last */
@@ -522,7 +522,7 @@ int main(int argc, char **argv)
 		if (nri + o.runs > MAX_RUNS) {
 			fprintf(stderr, "bench_sweep_repeatability: %s holds %d runs; %d more "
 					"exceed 16\n", out, have, o.runs);
-			return RXP_EXIT_USAGE;
+			return RXU_EXIT_USAGE;
 		}
 		printf("# sweep repeatability: %d new sweep%s of %s with %s, results under %s "
 		       "(%d there before)\n\n",
@@ -539,7 +539,7 @@ int main(int argc, char **argv)
 				fprintf(stderr,
 					"bench_sweep_repeatability: sweep %d failed (%s); see %s\n",
 					r + 1, strerror(-rc), x->dir);
-				return RXP_EXIT_RUNTIME;
+				return RXU_EXIT_RUNTIME;
 			}
 			wall_write(x->dir, &o, secs);
 			fprintf(stderr, "bench_sweep_repeatability: sweep %d took %.0f s\n", r + 1,
@@ -553,7 +553,7 @@ int main(int argc, char **argv)
 		if (read_run(&ri[r], r, pts, &npts) < 0) {
 			fprintf(stderr, "bench_sweep_repeatability: %s/results.jsonl: %s\n", ri[r].dir,
 				strerror(errno));
-			return RXP_EXIT_RUNTIME;
+			return RXU_EXIT_RUNTIME;
 		}
 	table_print(&o, ri, nri, pts, npts);
 	return 0;

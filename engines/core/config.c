@@ -169,8 +169,8 @@ json_t *rx_caps_to_json(const struct rx_caps *caps)
 	return o;
 }
 
-/* one error line, -EINVAL (rxp_errf) */
-#define verr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxu_errf) */
+#define verr(err, errlen, ...) rxu_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 static bool is_pow2(uint32_t v)
 {

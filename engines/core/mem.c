@@ -16,8 +16,8 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
-/* one error line (rxp_errf) */
-#define merr(err, errlen, ...) ((void)rxp_errf(err, errlen, 0, __VA_ARGS__))
+/* one error line (rxu_errf) */
+#define merr(err, errlen, ...) ((void)rxu_errf(err, errlen, 0, __VA_ARGS__))
 
 /* Default huge page size from /proc/meminfo (bytes), 2 MiB if unknown. */
 static size_t mem_hugepage_size(void)

@@ -203,8 +203,8 @@ int rx_knob_register(const struct rx_knob *k)
 	return 0;
 }
 
-/* one error line, -EINVAL (rxp_errf) */
-#define oerr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxu_errf) */
+#define oerr(err, errlen, ...) rxu_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 const struct rx_knob *rx_knob_find(const char *name)
 {
@@ -259,7 +259,7 @@ static int knob_uint(const struct rx_knob *k, const char *val, void *field, char
 		*(uint32_t *)field = 0;
 		return 0;
 	}
-	int rc = rxp_parse_u64(val, k->min, k->max, &v);
+	int rc = rxu_parse_u64(val, k->min, k->max, &v);
 	if (rc == -ERANGE)
 		return oerr(err, errlen, "%s: %s is out of range [%llu, %llu]", k->name, val,
 			    (unsigned long long)k->min, (unsigned long long)k->max);
@@ -290,37 +290,9 @@ static int knob_enum(const struct rx_knob *k, const char *val, void *field, char
 
 static int knob_cores(const char *val, struct rx_config *c, char *err, size_t errlen)
 {
-	char buf[1024];
-	int n = 0;
-	if (strlen(val) >= sizeof(buf) || !*val)
-		return oerr(err, errlen, "cores: expected a core list like \"0-3,6\", got '%s'",
-			    val);
-	snprintf(buf, sizeof(buf), "%s", val);
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
-		uint64_t lo = 0, hi = 0;
-		if (dash)
-			*dash = '\0';
-		if (rxp_parse_u64(tok, 0, 4095, &lo) < 0 ||
-		    (dash && rxp_parse_u64(dash + 1, 0, 4095, &hi) < 0))
-			return oerr(err, errlen,
-				    "cores: expected a core list like \"0-3,6\", got '%s'", val);
-		if (!dash)
-			hi = lo;
-		if (hi < lo)
-			return oerr(err, errlen, "cores: range %llu-%llu runs backwards",
-				    (unsigned long long)lo, (unsigned long long)hi);
-		for (uint64_t k = lo; k <= hi; k++) {
-			for (int j = 0; j < n; j++)
-				if (c->cores[j] == (int)k)
-					return oerr(err, errlen, "cores: core %llu is listed twice",
-						    (unsigned long long)k);
-			if (n >= RX_MAX_CORES)
-				return oerr(err, errlen, "cores: more than %d cores", RX_MAX_CORES);
-			c->cores[n++] = (int)k;
-		}
-	}
+	int n = rxu_cores_parse(val, c->cores, RX_MAX_CORES, err, errlen);
+	if (n < 0)
+		return -EINVAL;
 	c->ncores = n;
 	return 0;
 }
@@ -362,7 +334,7 @@ static int knob_op_delay(const char *val, struct rx_config *c, char *err, size_t
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(t, '=');
 		uint64_t v = 0;
-		if (!eq || rxp_parse_u64(eq + 1, 0, 1000000, &v) < 0)
+		if (!eq || rxu_parse_u64(eq + 1, 0, 1000000, &v) < 0)
 			return oerr(err, errlen, "op-delay: '%s' is not OP=CYCLES (0..1M)", t);
 		*eq = '\0';
 		if (!strcmp(t, "mempool"))
@@ -411,14 +383,14 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 	case RX_KT_ENUM:
 		return knob_enum(k, val, field, err, errlen);
 	case RX_KT_RATE:
-		if (rxp_parse_rate(val, (double *)field) < 0)
+		if (rxu_parse_rate(val, (double *)field) < 0)
 			return oerr(err, errlen,
 				    "%s: expected a rate in packets/s like 500k or 12M, or max, got "
 				    "'%s'",
 				    k->name, val);
 		return 0;
 	case RX_KT_SECONDS:
-		if (rxp_parse_seconds(val, 0.001, 86400, (double *)field) < 0)
+		if (rxu_parse_seconds(val, 0.001, 86400, (double *)field) < 0)
 			return oerr(err, errlen,
 				    "%s: expected a duration in [1ms, 24h] like 2, 500ms, got '%s'",
 				    k->name, val);

@@ -15,8 +15,8 @@
 #include "rxray/core.h"
 #include "rxray/util.h"
 
-/* one error line, -EINVAL (rxp_errf) */
-#define perr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxu_errf) */
+#define perr(err, errlen, ...) rxu_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* The cores a run may use: --cores, else the affinity mask. */
 static int place_cores(const struct rx_config *c, int *out, char *err, size_t errlen)
@@ -77,7 +77,7 @@ static int place_dev_nics(const struct rx_config *c, uint32_t *n, char *err, siz
 		if (strncmp(tok, "nics=", 5) != 0)
 			continue;
 		uint64_t v = 0;
-		if (rxp_parse_u64(tok + 5, 1, RX_MAX_QUEUES, &v) < 0)
+		if (rxu_parse_u64(tok + 5, 1, RX_MAX_QUEUES, &v) < 0)
 			return perr(err, errlen, "device: nics=%s out of range 1..%d", tok + 5,
 				    RX_MAX_QUEUES);
 		*n = (uint32_t)v;
@@ -98,7 +98,7 @@ static int place_dev_writers(const struct rx_config *c, uint32_t *w, char *err, 
 	char *save = NULL;
 	for (char *tok = strtok_r(d.args, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		if (!strncmp(tok, "writers=", 8) && strcmp(tok + 8, "auto") != 0 &&
-		    rxp_parse_u64(tok + 8, 1, RX_MAX_WRITERS, &v) < 0)
+		    rxu_parse_u64(tok + 8, 1, RX_MAX_WRITERS, &v) < 0)
 			return perr(err, errlen, "device: writers=%s out of range 1..%d or auto",
 				    tok + 8, RX_MAX_WRITERS);
 	/* both given: they must agree (auto, 0, yields) */

@@ -24,7 +24,7 @@ int rx_clock_once(char *err, size_t errlen)
 		return 0;
 	int rc = rxp_clock_init(RX_CLOCK_CALIB_MS);
 	if (rc < 0)
-		return rxp_errf(err, errlen, rc, "clock: cannot calibrate: %s", strerror(-rc));
+		return rxu_errf(err, errlen, rc, "clock: cannot calibrate: %s", strerror(-rc));
 	return 0;
 }
 
@@ -95,7 +95,7 @@ static int run_gpu_stall_rc(int rc, char *err, size_t errlen)
 	const char *s = run_gpu_stalled();
 	if (!s)
 		return rc;
-	return rxp_errf(err, errlen, -ETIMEDOUT, "gpu stalled: %s", s);
+	return rxu_errf(err, errlen, -ETIMEDOUT, "gpu stalled: %s", s);
 }
 
 /* The core's timer for engines without a wait hook. */
@@ -120,13 +120,13 @@ static int run_workers_start(struct rx_run *run, char *err, size_t errlen)
 			rc = rx_worker_start(&q->appw, "app", q->app_core, run->c,
 					     run->ops->app_loop, q->priv);
 			if (rc < 0)
-				return rxp_errf(err, errlen, rc,
+				return rxu_errf(err, errlen, rc,
 						"queue %u: cannot start the app thread: %s", i,
 						strerror(-rc));
 		}
 		rc = rx_worker_start(&q->rxw, "rx", q->rx_core, run->c, run->ops->rx_loop, q->priv);
 		if (rc < 0)
-			return rxp_errf(err, errlen, rc, "queue %u: cannot start the rx worker: %s", i,
+			return rxu_errf(err, errlen, rc, "queue %u: cannot start the rx worker: %s", i,
 					strerror(-rc));
 	}
 	return 0;
@@ -149,7 +149,7 @@ static int run_workers_join(struct rx_run *run, char *err, size_t errlen)
 			if (rc < 0 && !first) {
 				first = rc;
 				run->ops->stop(run, true);
-				rxp_errf(err, errlen, rc, "queue %u: %s thread on core %d: %s", i,
+				rxu_errf(err, errlen, rc, "queue %u: %s thread on core %d: %s", i,
 					 w->role, w->core, strerror(-rc));
 			}
 		}
@@ -299,7 +299,7 @@ static int run_watch_begin(struct rx_run *run, char *err, size_t errlen)
 		 * run_workers_entered waited for */
 		int tid = __atomic_load_n(&w->ktid, __ATOMIC_ACQUIRE);
 		if (!tid)
-			return rxp_errf(err, errlen, -EINVAL,
+			return rxu_errf(err, errlen, -EINVAL,
 					"queue %u: the rx worker has no thread id", i);
 		tids[n++] = tid;
 	}
@@ -323,7 +323,7 @@ static int run_workers_entered(struct rx_run *run, char *err, size_t errlen)
 			while (w->started && !__atomic_load_n(&w->entered, __ATOMIC_ACQUIRE) &&
 			       !__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE)) {
 				if (run_now_s() - t0 > RX_WORKERS_START_S)
-					return rxp_errf(err, errlen, -ETIMEDOUT,
+					return rxu_errf(err, errlen, -ETIMEDOUT,
 							"queue %u: the %s worker on core %d did not "
 							"start within %.0f s",
 							i, w->role, w->core, RX_WORKERS_START_S);
@@ -367,7 +367,7 @@ static int run_warmup(struct rx_run *run, json_t **warm, char *err, size_t errle
 	struct rxr_result *w = NULL;
 	rxr_result_open(&w);
 	if (!w)
-		return rxp_errf(err, errlen, -ENOMEM, "warm-up: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "warm-up: out of memory");
 	run->warming = true;
 	int rc = run_phase(run, err, errlen);
 	run->warming = false;
@@ -425,7 +425,7 @@ int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config 
 	run.nq = c->queues;
 	run.q = calloc(run.nq, sizeof(*run.q));
 	if (!run.q)
-		return rxp_errf(err, errlen, -ENOMEM, "queues: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "queues: out of memory");
 	for (uint32_t i = 0; i < run.nq; i++) {
 		struct rx_queue *q = &run.q[i];
 		q->index = i;
@@ -456,11 +456,11 @@ int rx_run_exec_watched(const struct rx_engine_ops *ops, const struct rx_config 
 		rc = run_gpu_stall_rc(ops->collect(&run, r, err, errlen), err, errlen);
 		r->validity = NULL;
 		if (!rc && (rc = run_result(&run, r, *run.stop != 0)) < 0)
-			rxp_errf(err, errlen, rc, "result: %s", strerror(-rc));
+			rxu_errf(err, errlen, rc, "result: %s", strerror(-rc));
 		/* GPU kernels and copies when the CUPTI library was injected */
 		int g = rc ? 0 : rxr_result_add_gpu_trace(r, 0);
 		if (g < 0)
-			rc = rxp_errf(err, errlen, g, "result: gpu_trace: %s", strerror(-g));
+			rc = rxu_errf(err, errlen, g, "result: gpu_trace: %s", strerror(-g));
 	}
 	if (!rc && v) {
 		/* off-CPU time is judged by whether the run lost anything */

@@ -48,7 +48,7 @@ static void *worker_main(void *arg)
 	/* who watches the phase (rx_run_watch) needs the kernel's thread id */
 	__atomic_store_n(&w->ktid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	if (w->core >= 0) {
-		int rc = rxp_pin_self(w->core);
+		int rc = rxu_pin_self(w->core);
 		if (rc < 0) {
 			w->rc = rc;
 			__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);

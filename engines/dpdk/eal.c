@@ -149,10 +149,10 @@ static int eal_split(char *s, char **v, int max)
 static int eal_cpuset_str(char *out, size_t len)
 {
 	size_t o = 0;
-	int n = rxp_cores_available();
+	int n = rxu_cores_available();
 	o += (size_t)snprintf(out + o, len - o, "(");
 	for (int i = 0; i < n && o < len; i++)
-		o += (size_t)snprintf(out + o, len - o, "%s%d", i ? "," : "", rxp_core_nth(i));
+		o += (size_t)snprintf(out + o, len - o, "%s%d", i ? "," : "", rxu_core_nth(i));
 	if (o + 2 > len)
 		return -E2BIG;
 	snprintf(out + o, len - o, ")");

@@ -86,7 +86,7 @@ static int dpdk_validate(const struct rx_config *c, const struct rx_caps *caps, 
 			 size_t errlen)
 {
 	if (c->op_delay_repost || c->op_delay_dbrec || c->op_delay_hdr_read)
-		return rxp_errf(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 			    "op-delay: %s is an operation of the verbs engine; the dpdk engine's "
 			    "are mempool, mr (and hdr_write on the software NIC)",
 			    c->op_delay_repost ? "repost" : c->op_delay_dbrec ? "dbrec" : "hdr_read");
@@ -143,7 +143,7 @@ static int engine_gpu(struct rxd_run *run, char *err, size_t errlen)
 		q->gaddr = calloc(c->batch, sizeof(*q->gaddr));
 		q->gseq = calloc(c->batch, sizeof(*q->gseq));
 		if (!q->gaddr || !q->gseq)
-			return rxp_errf(err, errlen, -ENOMEM, "gpu-work: out of memory");
+			return rxu_errf(err, errlen, -ENOMEM, "gpu-work: out of memory");
 		int rc = rxg_consumer_open(&gp, &q->gpu, err, errlen);
 		if (rc)
 			return rc;
@@ -151,7 +151,7 @@ static int engine_gpu(struct rxd_run *run, char *err, size_t errlen)
 	return 0;
 #else
 	(void)run;
-	return rxp_errf(err, errlen, -EINVAL,
+	return rxu_errf(err, errlen, -EINVAL,
 			"gpu-work: this build has no CUDA (nvcc was not found)");
 #endif
 }
@@ -383,7 +383,7 @@ static int dpdk_open(struct rx_run *core, char *err, size_t errlen)
 	run->run_id = __atomic_fetch_add(&engine_runs, 1, __ATOMIC_RELAXED);
 	rc = engine_queues(run, core);
 	if (rc)
-		return rxp_errf(err, errlen, rc, "queues: out of memory");
+		return rxu_errf(err, errlen, rc, "queues: out of memory");
 	if (c->gpu_work != RX_GPU_WORK_NONE && (rc = engine_gpu(run, err, errlen)))
 		return rc;
 	if (!run->be->rearm)
@@ -461,7 +461,7 @@ static int dpdk_collect(struct rx_run *core, struct rxr_result *r, char *err, si
 	engine_config_json(run, r);
 	int rc = engine_gpu_result(run, r);
 	if (rc)
-		return rxp_errf(err, errlen, rc, "result: %s", strerror(-rc));
+		return rxu_errf(err, errlen, rc, "result: %s", strerror(-rc));
 	rc = engine_result(run, r, err, errlen);
 	/* the backend's collect may give the phase's length better than the
 	 * RX loops' clock (the software NIC's own: what it offered was in

@@ -428,11 +428,11 @@ static int sim_start(struct rxd_run *run, char *err, size_t errlen)
 	 * loop polls (it naps until `live`) before the first arrival, so
 	 * the ring is not charged with the loops' wake-up (bounded) */
 	atomic_store_explicit(&run->live, 1, memory_order_release);
-	double t0 = rxp_mono_seconds();
+	double t0 = rxu_mono_seconds();
 	for (uint32_t i = 0; i < run->nq; i++)
 		while (!atomic_load_explicit(&run->q[i].rx_started, memory_order_acquire) &&
 		       !atomic_load_explicit(&run->q[i].rx_done, memory_order_acquire)) {
-			if (rxp_mono_seconds() - t0 > SIM_RX_START_S) {
+			if (rxu_mono_seconds() - t0 > SIM_RX_START_S) {
 				snprintf(err, errlen,
 					 "device: queue %u's RX loop did not start polling within "
 					 "%.0f s",
@@ -462,7 +462,7 @@ static int sim_rearm(struct rxd_run *run, double seconds, char *err, size_t errl
 	}
 	int rc = rxs_nic_rearm(sp->nic, seconds);
 	if (rc)
-		return rxp_errf(err, errlen, rc, "device: cannot rearm the software NIC: %s",
+		return rxu_errf(err, errlen, rc, "device: cannot rearm the software NIC: %s",
 				strerror(-rc));
 	for (uint32_t i = 0; i < run->nq; i++) {
 		struct rxd_simq *s = &sp->sq[i];

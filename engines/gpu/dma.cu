@@ -173,21 +173,21 @@ extern "C" int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, enum rxg_
 	*out = NULL;
 	if (!max_pieces || !staging_bytes || staging_bytes > UINT32_MAX / 2 ||
 	    !rxg_dma_mode_name(mode))
-		return rxg_err(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 			       "payload-mem: gpu: DMA engine needs pieces > 0, 1 B..2 GiB of "
 			       "staging and a mode (resident or launch)");
 	char why[160];
 	if (!rxg_available(why, sizeof(why)))
-		return rxg_err(err, errlen, -ENODEV, "payload-mem: gpu: %s", why);
+		return rxu_errf(err, errlen, -ENODEV, "payload-mem: gpu: %s", why);
 	rxg_dma *g = (rxg_dma *)calloc(1, sizeof(*g));
 	if (!g)
-		return rxg_err(err, errlen, -ENOMEM, "payload-mem: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "payload-mem: out of memory");
 	g->mode = mode;
 	// slack for each piece's 16-byte alignment at both ends
 	size_t bcap = staging_bytes + (size_t)32 * max_pieces;
 	g->slot = (rxg_ring_slot *)calloc(RXG_DMA_TICKETS, sizeof(*g->slot));
 	if (!g->slot) {
-		rc = rxg_err(err, errlen, -ENOMEM, "payload-mem: out of memory");
+		rc = rxu_errf(err, errlen, -ENOMEM, "payload-mem: out of memory");
 		goto fail;
 	}
 	rxg_ring_init(&g->r, bcap, max_pieces, RXG_DMA_TICKETS, g->slot);
@@ -217,7 +217,7 @@ extern "C" int rxg_dma_open(uint32_t max_pieces, size_t staging_bytes, enum rxg_
 	} else {
 		g->pieces = (rxg_dma_piece *)calloc(max_pieces, sizeof(*g->pieces));
 		if (!g->pieces) {
-			rc = rxg_err(err, errlen, -ENOMEM, "payload-mem: out of memory");
+			rc = rxu_errf(err, errlen, -ENOMEM, "payload-mem: out of memory");
 			goto fail;
 		}
 		CU(cudaMalloc((void **)&g->d_blocks, RXG_DMA_STREAMS * sizeof(unsigned)));

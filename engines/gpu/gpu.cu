@@ -42,17 +42,6 @@ extern "C" const char *rxg_stall(void)
 	return __atomic_load_n(&rxg_stall_set, __ATOMIC_ACQUIRE) == 2 ? rxg_stall_line : NULL;
 }
 
-int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 extern "C" const char *rxg_work_name(enum rxg_work w)
 {
 	switch (w) {
@@ -79,7 +68,7 @@ extern "C" int rxg_available(char *why, size_t whylen)
 	 * for the driver library first, so the reason names what is absent */
 	void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!drv) {
-		rxg_err(why, whylen, 0, "no NVIDIA driver: libcuda.so.1 cannot be loaded");
+		rxu_errf(why, whylen, 0, "no NVIDIA driver: libcuda.so.1 cannot be loaded");
 		return 0;
 	}
 	dlclose(drv);
@@ -94,13 +83,13 @@ extern "C" int rxg_available(char *why, size_t whylen)
 	if (e == cudaErrorInsufficientDriver) {
 		cudaDriverGetVersion(&dv);
 		cudaRuntimeGetVersion(&rv);
-		rxg_err(why, whylen, 0,
+		rxu_errf(why, whylen, 0,
 			"the NVIDIA driver supports CUDA %d.%d, rxray was built with CUDA %d.%d",
 			dv / 1000, dv % 1000 / 10, rv / 1000, rv % 1000 / 10);
 		return 0;
 	}
 	if (e != cudaSuccess || n < 1) {
-		rxg_err(why, whylen, 0, "no CUDA device (%s)",
+		rxu_errf(why, whylen, 0, "no CUDA device (%s)",
 			e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
 		return 0;
 	}
@@ -521,29 +510,29 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 	    p->payload_bytes < 1 || (p->work == RXG_WORK_REORDER &&
 				     (!p->window || (p->window & (p->window - 1)))) ||
 	    !rxg_work_name(p->work))
-		return rxg_err(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 			       "gpu-work: bad consumer parameters (batch 1..65536, depth 1..64, "
 			       "payload > 0, reorder window a power of two)");
 	if (!rxg_launch_name(p->launch))
-		return rxg_err(err, errlen, -EINVAL, "gpu-launch: unknown launch mode %d",
+		return rxu_errf(err, errlen, -EINVAL, "gpu-launch: unknown launch mode %d",
 			       (int)p->launch);
 	if (p->launch == RXG_LAUNCH_KERNEL && p->work != RXG_WORK_NONE &&
 	    p->max_batch > RXG_PARAM_MAX)
-		return rxg_err(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 			       "gpu-launch: kernel passes a batch in its parameters: batch %u > %u "
 			       "(use graph or persistent)",
 			       p->max_batch, RXG_PARAM_MAX);
 	char why[160];
 	if (!rxg_available(why, sizeof(why)))
-		return rxg_err(err, errlen, -ENODEV, "gpu-work: %s", why);
+		return rxu_errf(err, errlen, -ENODEV, "gpu-work: %s", why);
 	rxg_consumer *g = (rxg_consumer *)calloc(1, sizeof(*g));
 	if (!g)
-		return rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "gpu-work: out of memory");
 	g->p = *p;
 	g->n = (uint32_t *)calloc(p->depth, sizeof(*g->n));
 	g->nvtx = (uint64_t *)calloc(p->depth, sizeof(*g->nvtx));
 	if (!g->n || !g->nvtx) {
-		rc = rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+		rc = rxu_errf(err, errlen, -ENOMEM, "gpu-work: out of memory");
 		goto fail;
 	}
 	CU(cudaSetDevice(p->device));
@@ -582,7 +571,7 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 	if (p->launch == RXG_LAUNCH_KERNEL) {
 		g->arg = calloc(1, rxg_arg_bytes(p->max_batch));
 		if (!g->arg) {
-			rc = rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+			rc = rxu_errf(err, errlen, -ENOMEM, "gpu-work: out of memory");
 			goto fail;
 		}
 		g->launch = rxg_param_fn(p->max_batch);
@@ -602,7 +591,7 @@ extern "C" int rxg_consumer_open(const struct rxg_params *p, struct rxg_consumer
 	if (p->launch == RXG_LAUNCH_GRAPH) {
 		g->exec = (cudaGraphExec_t *)calloc(p->depth, sizeof(*g->exec));
 		if (!g->exec) {
-			rc = rxg_err(err, errlen, -ENOMEM, "gpu-work: out of memory");
+			rc = rxu_errf(err, errlen, -ENOMEM, "gpu-work: out of memory");
 			goto fail;
 		}
 		// each slot's graph: a copy node (the pinned slot into device

@@ -10,17 +10,14 @@
 #include <time.h>
 
 #include "rxray/gpu.h"
-
-// Writes the formatted line into err (may be NULL) and returns rc.
-int rxg_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+#include "rxray/util.h" // rxu_errf: the error line every room writes
 
 // In a function with `int rc`, `char *err, size_t errlen` and a fail label.
 #define CU(call)                                                                             \
 	do {                                                                                 \
 		cudaError_t e_ = (call);                                                     \
 		if (e_ != cudaSuccess) {                                                     \
-			rc = rxg_err(err, errlen, -EIO, "gpu: %s: %s", #call,                \
+			rc = rxu_errf(err, errlen, -EIO, "gpu: %s: %s", #call,                \
 				     cudaGetErrorString(e_));                                \
 			goto fail;                                                           \
 		}                                                                            \

@@ -28,7 +28,7 @@ struct null_run {
 static int null_caps(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen)
 {
 	if (strcmp(c->device, "null") && strcmp(c->device, "sim"))
-		return rxp_errf(err, errlen, -EINVAL,
+		return rxu_errf(err, errlen, -EINVAL,
 				"device: '%s' is not a null engine device (null or sim)", c->device);
 	snprintf(caps->name, sizeof(caps->name), "null");
 	caps->max_ring = 1u << 16;
@@ -46,7 +46,7 @@ static int null_open(struct rx_run *core, char *err, size_t errlen)
 		run->q = calloc(core->nq, sizeof(*run->q));
 	core->priv = run;
 	if (!run || !run->q)
-		return rxp_errf(err, errlen, -ENOMEM, "queues: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "queues: out of memory");
 	for (uint32_t i = 0; i < core->nq; i++) {
 		run->q[i].done = &run->done;
 		core->q[i].priv = &run->q[i];
@@ -82,7 +82,7 @@ static int null_collect(struct rx_run *core, struct rxr_result *r, char *err, si
 		polls += run->q[i].polls;
 	memset(&r->c, 0, sizeof(r->c)); /* nothing offered, nothing lost */
 	if (!r->extra && !(r->extra = json_object()))
-		return rxp_errf(err, errlen, -ENOMEM, "result: out of memory");
+		return rxu_errf(err, errlen, -ENOMEM, "result: out of memory");
 	json_object_set_new(r->extra, "null", json_pack("{s:I}", "polls", (json_int_t)polls));
 	return 0;
 }

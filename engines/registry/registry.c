@@ -61,7 +61,7 @@ int rxe_check(const struct rx_config *c, unsigned flags, struct rx_caps *caps,
 	const struct rx_engine_ops *ops = rxe_find(c->engine);
 	if (!ops) {
 		char list[128];
-		return rxp_errf(err, errlen, -EINVAL, "engine: '%s' is not an engine of this build (%s)",
+		return rxu_errf(err, errlen, -EINVAL, "engine: '%s' is not an engine of this build (%s)",
 				c->engine, rxe_list(list, sizeof(list), ", "));
 	}
 	return rx_run_check(ops, c, flags, caps, pl, err, errlen);

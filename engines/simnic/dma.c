@@ -1037,13 +1037,13 @@ static void wr_loop(struct nic_thread *t)
 #endif
 }
 
-void *nic_thread_main(void *arg)
+void *rxs_nic_thread_main(void *arg)
 {
 	struct nic_thread *t = arg;
 	struct rxs_nic *n = t->n;
 	struct rxp_probe *p = t->probe;
 	if (t->core >= 0) {
-		int rc = rxp_pin_self(t->core);
+		int rc = rxu_pin_self(t->core);
 		if (rc < 0) {
 			t->rc = rc;
 			__atomic_fetch_add(&n->ready, 1, __ATOMIC_RELEASE);

@@ -17,8 +17,8 @@
 #include "rxray/inject.h"
 #include "rxray/util.h"
 
-/* one error line (rxp_errf) */
-#define nerr(err, errlen, ...) ((void)rxp_errf(err, errlen, 0, __VA_ARGS__))
+/* one error line (rxu_errf) */
+#define nerr(err, errlen, ...) ((void)rxu_errf(err, errlen, 0, __VA_ARGS__))
 
 static bool pow2(uint32_t v)
 {
@@ -130,7 +130,7 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		for (uint32_t k = 0; k < n->cq_depth; k++)
 			q->cq_buf[k].op_own = MLX5_CQE_INVALID << 4;
 	}
-	if (nic_flows_build(n) < 0)
+	if (rxs_nic_flows_build(n) < 0)
 		goto fail;
 	n->groups = p->threads ? p->threads : 1;
 	n->writers = p->writers ? p->writers : 1;
@@ -177,7 +177,7 @@ int rxs_nic_open(const struct rxs_params *p, struct rxs_nic **out, char *err, si
 		if (!p->inject_ab && p->op_delay_hdr && rxp_probe_set_op_pay(t->probe) < 0)
 			goto fail;
 	}
-	if (nic_queues_share(n) < 0)
+	if (rxs_nic_queues_share(n) < 0)
 		goto fail;
 	*out = n;
 	return 0;
@@ -349,7 +349,7 @@ int rxs_nic_start(struct rxs_nic *n)
 	__atomic_store_n(&n->go, 0, __ATOMIC_RELAXED);
 	n->t0 = rxp_now();
 	for (uint32_t i = 0; i < n->nthreads && !rc; i++) {
-		rc = pthread_create(&n->t[i].tid, NULL, nic_thread_main, &n->t[i]);
+		rc = pthread_create(&n->t[i].tid, NULL, rxs_nic_thread_main, &n->t[i]);
 		n->t[i].started = rc == 0;
 		if (!rc) { /* "rxray-nic0", ...: what top, perf and /proc show */
 			char name[16];

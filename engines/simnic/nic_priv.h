@@ -167,18 +167,16 @@ struct rxg_dma;
 #define NIC_CNT_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
 
 /* wire.c: build flow templates and the flow -> queue table. 0 or -ENOMEM. */
-int nic_flows_build(struct rxs_nic *n);
-/* Toeplitz hash of the bytes in with the default 40-byte RSS key. */
-uint32_t nic_toeplitz(const uint8_t *in, size_t len);
+int rxs_nic_flows_build(struct rxs_nic *n);
 /* wire.c: each queue's flow list, arrival schedule and quota (after
- * nic_flows_build). 0 or -ENOMEM. */
-int nic_queues_share(struct rxs_nic *n);
+ * rxs_nic_flows_build). 0 or -ENOMEM. */
+int rxs_nic_queues_share(struct rxs_nic *n);
 /* True when NIC thread t writes queue q. */
 static inline bool nic_thread_owns(const struct rxs_nic *n, uint32_t t, uint32_t q)
 {
 	return q % n->groups == t / n->writers;
 }
 /* dma.c: a NIC thread's body (arg: its struct nic_thread). */
-void *nic_thread_main(void *arg);
+void *rxs_nic_thread_main(void *arg);
 
 #endif

@@ -25,7 +25,8 @@ static const uint8_t nic_rss_key[40] = {
 	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 };
 
-uint32_t nic_toeplitz(const uint8_t *in, size_t len)
+/* Toeplitz hash of the bytes in with the default 40-byte RSS key. */
+static uint32_t nic_toeplitz(const uint8_t *in, size_t len)
 {
 	uint32_t h = 0;
 	/* window = the 32 key bits starting at the current input bit */
@@ -57,7 +58,7 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-int nic_flows_build(struct rxs_nic *n)
+int rxs_nic_flows_build(struct rxs_nic *n)
 {
 	n->tmpl = calloc(n->nflows, NIC_TMPL_SIZE);
 	n->flow_q = calloc(n->nflows, 1);
@@ -107,7 +108,7 @@ int nic_flows_build(struct rxs_nic *n)
 	return 0;
 }
 
-int nic_queues_share(struct rxs_nic *n)
+int rxs_nic_queues_share(struct rxs_nic *n)
 {
 	double hz = rxp_clock_get()->hz;
 	uint32_t done = 0; /* flows of queues before this one */
@@ -202,8 +203,8 @@ void rxs_caps(struct rx_caps *caps)
 	caps->sim_nic = true;
 }
 
-/* one error line, -EINVAL (rxp_errf) */
-#define werr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxu_errf) */
+#define werr(err, errlen, ...) rxu_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* One "key=value" device option. */
 static int wire_dev_option(struct rxs_params *p, const char *key, const char *val, char *err,
@@ -211,18 +212,18 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 {
 	uint64_t v;
 	if (!strcmp(key, "rate")) {
-		if (rxp_parse_rate(val, &p->rate_pps) < 0)
+		if (rxu_parse_rate(val, &p->rate_pps) < 0)
 			return werr(err, errlen, "device: rate=%s is not a rate (e.g. 12M, max)", val);
 	} else if (!strcmp(key, "flows")) {
-		if (rxp_parse_u64(val, 1, 1u << 20, &v) < 0)
+		if (rxu_parse_u64(val, 1, 1u << 20, &v) < 0)
 			return werr(err, errlen, "device: flows=%s out of range 1..1Mi", val);
 		p->flows = (uint32_t)v;
 	} else if (!strcmp(key, "cq")) {
-		if (rxp_parse_u64(val, 2, 1u << 22, &v) < 0 || (v & (v - 1)))
+		if (rxu_parse_u64(val, 2, 1u << 22, &v) < 0 || (v & (v - 1)))
 			return werr(err, errlen, "device: cq=%s must be a power of two 2..4Mi", val);
 		p->cq_depth = (uint32_t)v;
 	} else if (!strcmp(key, "nics")) {
-		if (rxp_parse_u64(val, 1, RXS_MAX_QUEUES, &v) < 0)
+		if (rxu_parse_u64(val, 1, RXS_MAX_QUEUES, &v) < 0)
 			return werr(err, errlen, "device: nics=%s out of range 1..%u", val,
 				    RXS_MAX_QUEUES);
 		p->threads = (uint32_t)v;
@@ -238,7 +239,7 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 				    RXS_MIN_LINE_GBPS, RXS_MAX_LINE_GBPS);
 		p->line_gbps = g;
 	} else if (!strcmp(key, "train")) {
-		if (rxp_parse_u64(val, 1, RXS_BURST, &v) < 0)
+		if (rxu_parse_u64(val, 1, RXS_BURST, &v) < 0)
 			return werr(err, errlen, "device: train=%s out of range 1..%u packets", val,
 				    RXS_BURST);
 		p->train = (uint32_t)v;
@@ -247,7 +248,7 @@ static int wire_dev_option(struct rxs_params *p, const char *key, const char *va
 			p->writers = 0; /* the placement decides (rxs_params_place) */
 			return 0;
 		}
-		if (rxp_parse_u64(val, 1, RXS_MAX_WRITERS, &v) < 0)
+		if (rxu_parse_u64(val, 1, RXS_MAX_WRITERS, &v) < 0)
 			return werr(err, errlen, "device: writers=%s out of range 1..%u or auto", val,
 				    RXS_MAX_WRITERS);
 		p->writers = (uint32_t)v;

@@ -21,11 +21,11 @@
 
 #define VERBS_SLOT_ALIGN 64u
 
-/* one error line, -EINVAL (rxp_errf) */
-#define verr(err, errlen, ...) rxp_errf(err, errlen, -EINVAL, __VA_ARGS__)
+/* one error line, -EINVAL (rxu_errf) */
+#define verr(err, errlen, ...) rxu_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* Same, returning rc (a runtime -errno) instead of -EINVAL. */
-#define verr_rc(rc, err, errlen, ...) rxp_errf(err, errlen, rc, __VA_ARGS__)
+#define verr_rc(rc, err, errlen, ...) rxu_errf(err, errlen, rc, __VA_ARGS__)
 
 const struct verbs_backend_ops *verbs_backend_find(const char *kind)
 {

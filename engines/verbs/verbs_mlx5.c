@@ -74,11 +74,11 @@ static int mlx5_opts_parse(const char *args, struct mlx5_opts *o, char *err, siz
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 		if (!strncmp(t, "udp=", 4)) {
-			if (rxp_parse_u64(t + 4, 1, 65535, &v) < 0)
+			if (rxu_parse_u64(t + 4, 1, 65535, &v) < 0)
 				goto bad;
 			o->udp = (uint16_t)v;
 		} else if (!strncmp(t, "port=", 5)) {
-			if (rxp_parse_u64(t + 5, 1, 255, &v) < 0)
+			if (rxu_parse_u64(t + 5, 1, 255, &v) < 0)
 				goto bad;
 			o->port = (uint8_t)v;
 		} else if (!o->dev[0] && !strchr(t, '=')) {
@@ -431,10 +431,10 @@ static int mlx5_wait(struct verbs_run *run, volatile sig_atomic_t *stop, double 
 {
 	struct mlx5_be *b = run->be_priv;
 	const struct timespec tick = {0, 1000000};
-	double t0 = rxp_mono_seconds();
-	while (!*stop && rxp_mono_seconds() - t0 < run->c->seconds)
+	double t0 = rxu_mono_seconds();
+	while (!*stop && rxu_mono_seconds() - t0 < run->c->seconds)
 		nanosleep(&tick, NULL);
-	*seconds = rxp_mono_seconds() - t0;
+	*seconds = rxu_mono_seconds() - t0;
 	if (b->flow) {
 		ibv_destroy_flow(b->flow);
 		b->flow = NULL;

@@ -37,7 +37,7 @@ static void expect_reject(const struct rx_config *c, const struct rx_caps *caps,
 static void one_core_config(struct rx_config *c)
 {
 	rx_config_defaults(c);
-	c->cores[0] = rxp_core_nth(0);
+	c->cores[0] = rxu_core_nth(0);
 	c->ncores = 1;
 }
 
@@ -235,8 +235,8 @@ Test(place, explicit_cores_checked)
 	struct rx_placement pl;
 	char err[256] = "";
 	rx_config_defaults(&c);
-	c.cores[0] = rxp_core_nth(0);
-	c.cores[1] = rxp_core_nth(0);
+	c.cores[0] = rxu_core_nth(0);
+	c.cores[1] = rxu_core_nth(0);
 	c.ncores = 2;
 	cr_assert_eq(rx_place(&c, true, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "twice") != NULL, "%s", err);
@@ -295,7 +295,7 @@ Test(worker, runs_pinned_with_probe)
 	int ran = 0;
 	cr_assert_eq(rxp_clock_init(20), 0);
 	rx_config_defaults(&c);
-	cr_assert_eq(rx_worker_start(&w, "rx", rxp_core_nth(0), &c, worker_body, &ran), 0);
+	cr_assert_eq(rx_worker_start(&w, "rx", rxu_core_nth(0), &c, worker_body, &ran), 0);
 	cr_assert_eq(rx_worker_join(&w), 7);
 	cr_assert_eq(ran, 1);
 	cr_assert_str_eq(w.probe->role, "rx");

@@ -371,7 +371,7 @@ static void signal_stops(int sig)
 	}
 	/* wait until rxray catches the signal (handler installed = the run started) */
 	bool caught = false;
-	for (double end = rxp_mono_seconds() + 20; !caught && rxp_mono_seconds() < end;) {
+	for (double end = rxu_mono_seconds() + 20; !caught && rxu_mono_seconds() < end;) {
 		char spath[64], buf[256];
 		snprintf(spath, sizeof(spath), "/proc/%d/status", (int)pid);
 		FILE *f = fopen(spath, "r");
@@ -387,17 +387,17 @@ static void signal_stops(int sig)
 	/* then until its rx worker has run (named "rxray-rx", some CPU time
 	 * spent): the run is under way, on a host of any speed */
 	bool running = false;
-	for (double end = rxp_mono_seconds() + 30; !running && rxp_mono_seconds() < end;) {
+	for (double end = rxu_mono_seconds() + 30; !running && rxu_mono_seconds() < end;) {
 		running = rx_thread_ran(pid);
 		if (!running)
 			usleep(50 * 1000); /* the poll interval */
 	}
 	cr_assert(running, "rxray's rx worker never ran");
-	double t0 = rxp_mono_seconds();
+	double t0 = rxu_mono_seconds();
 	kill(pid, sig);
 	int st = 0;
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	double took = rxp_mono_seconds() - t0;
+	double took = rxu_mono_seconds() - t0;
 	cr_assert_lt(took, 3.0, "signal %d: the run took %.2f s to end (deadline 2 s)", sig, took);
 	cr_assert(WIFEXITED(st), "signal %d: ended by a signal, status %d", sig, st);
 	/* the directory holds the result or nothing: no temporary left */

@@ -69,7 +69,7 @@ static pid_t hog_start(int core)
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
 		close(fd[0]);
-		if (rxp_pin_self(core) < 0)
+		if (rxu_pin_self(core) < 0)
 			_exit(1);
 		while (sched_getcpu() != core)
 			;
@@ -94,7 +94,7 @@ static pid_t hog_start(int core)
 
 Test(core_validity, every_run_records_the_nic_threads_window)
 {
-	if (rxp_cores_available() < 2)
+	if (rxu_cores_available() < 2)
 		cr_skip_test("needs 2 cores (the NIC thread and the RX worker each on its own)");
 	struct rx_config c;
 	config(&c);
@@ -114,7 +114,7 @@ Test(core_validity, every_run_records_the_nic_threads_window)
 
 Test(core_validity, a_busy_process_on_the_nic_core_flags_the_trial_naming_the_nic_thread)
 {
-	if (rxp_cores_available() < 2)
+	if (rxu_cores_available() < 2)
 		cr_skip_test("needs 2 cores (the NIC thread and the RX worker each on its own)");
 	if (access("/proc/thread-self/schedstat", R_OK) != 0)
 		cr_skip_test("needs /proc/thread-self/schedstat (CONFIG_SCHED_INFO)");

@@ -6,10 +6,10 @@
 
 #include "rxray/cupti.h"
 
-__attribute__((visibility("default"))) size_t rxray_cupti_take(struct rxc_cupti_rec *out,
+__attribute__((visibility("default"))) size_t rxc_cupti_take(struct rxc_cupti_rec *out,
 								size_t max, uint64_t *dropped);
 
-size_t rxray_cupti_take(struct rxc_cupti_rec *out, size_t max, uint64_t *dropped)
+size_t rxc_cupti_take(struct rxc_cupti_rec *out, size_t max, uint64_t *dropped)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

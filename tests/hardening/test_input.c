@@ -506,38 +506,38 @@ Test(input, line_reader_caps_and_reports_instead_of_ending)
 
 Test(input, utf8_rules)
 {
-	cr_expect_eq(rxp_utf8_char("\xc3\xa9", 2), 2);
-	cr_expect_eq(rxp_utf8_char("\xf0\x9f\x98\x80", 4), 4);
-	cr_expect_eq(rxp_utf8_char("\xc0\xaf", 2), 0, "overlong");
-	cr_expect_eq(rxp_utf8_char("\xe0\x80\xaf", 3), 0, "overlong");
-	cr_expect_eq(rxp_utf8_char("\xed\xa0\x80", 3), 0, "surrogate");
-	cr_expect_eq(rxp_utf8_char("\xf4\x90\x80\x80", 4), 0, "above U+10FFFF");
-	cr_expect_eq(rxp_utf8_char("\xe2\x82", 2), 0, "cut");
-	cr_expect_eq(rxp_utf8_char("\x80", 1), 0, "stray continuation");
+	cr_expect_eq(rxu_utf8_char("\xc3\xa9", 2), 2);
+	cr_expect_eq(rxu_utf8_char("\xf0\x9f\x98\x80", 4), 4);
+	cr_expect_eq(rxu_utf8_char("\xc0\xaf", 2), 0, "overlong");
+	cr_expect_eq(rxu_utf8_char("\xe0\x80\xaf", 3), 0, "overlong");
+	cr_expect_eq(rxu_utf8_char("\xed\xa0\x80", 3), 0, "surrogate");
+	cr_expect_eq(rxu_utf8_char("\xf4\x90\x80\x80", 4), 0, "above U+10FFFF");
+	cr_expect_eq(rxu_utf8_char("\xe2\x82", 2), 0, "cut");
+	cr_expect_eq(rxu_utf8_char("\x80", 1), 0, "stray continuation");
 	size_t bad = 99;
-	cr_expect(!rxp_utf8_valid("ab\xff", 3, &bad));
+	cr_expect(!rxu_utf8_valid("ab\xff", 3, &bad));
 	cr_expect_eq(bad, 2);
 	char s[] = "ab\xe2\x82";
-	rxp_utf8_trim(s);
+	rxu_utf8_trim(s);
 	cr_expect_str_eq(s, "ab");
 	char t[] = "ab\xc3\xa9";
-	rxp_utf8_trim(t);
+	rxu_utf8_trim(t);
 	cr_expect_str_eq(t, "ab\xc3\xa9");
-	cr_expect_eq(rxp_utf8_prefix("a\xc3\xa9", 3, 2), 1);
+	cr_expect_eq(rxu_utf8_prefix("a\xc3\xa9", 3, 2), 1);
 }
 
 Test(input, shell_quote)
 {
 	char b[64];
-	rxp_shell_quote("plain-1.5M,x=y", b, sizeof(b));
+	rxu_shell_quote("plain-1.5M,x=y", b, sizeof(b));
 	cr_expect_str_eq(b, "plain-1.5M,x=y");
-	rxp_shell_quote("a b;c", b, sizeof(b));
+	rxu_shell_quote("a b;c", b, sizeof(b));
 	cr_expect_str_eq(b, "'a b;c'");
-	rxp_shell_quote("it's", b, sizeof(b));
+	rxu_shell_quote("it's", b, sizeof(b));
 	cr_expect_str_eq(b, "'it'\\''s'");
-	rxp_shell_quote("", b, sizeof(b));
+	rxu_shell_quote("", b, sizeof(b));
 	cr_expect_str_eq(b, "''");
-	cr_expect_eq(rxp_shell_quote("$(x)", b, 4), 6, "needed length reported");
+	cr_expect_eq(rxu_shell_quote("$(x)", b, 4), 6, "needed length reported");
 }
 
 /* A run result's meaning, checked by every reader (one rule,

@@ -56,15 +56,15 @@ static void *victim_main(void *arg)
 {
 	struct victim *v = arg;
 	char err[200];
-	v->rc = rxp_pin_self(v->core);
+	v->rc = rxu_pin_self(v->core);
 	if (v->rc < 0)
 		return NULL;
 	v->rc = rxr_valid_thread_begin(&v->t, "rx", v->core, err, sizeof(err));
 	if (v->rc < 0)
 		return NULL;
 	uint64_t w0 = wait_ns_now();
-	double dl = rxp_mono_seconds() + 20;
-	while (rxp_mono_seconds() < dl) {
+	double dl = rxu_mono_seconds() + 20;
+	while (rxu_mono_seconds() < dl) {
 		if ((double)(wait_ns_now() - w0) * 1e-9 > v->limit_s) {
 			v->reached = true;
 			break;
@@ -76,16 +76,16 @@ static void *victim_main(void *arg)
 
 Test(validity, a_thread_preempted_by_a_busy_process_on_its_core_is_flagged)
 {
-	if (rxp_cores_available() < 2)
+	if (rxu_cores_available() < 2)
 		cr_skip_test("needs 2 cores (a busy process shares the measured thread's core)");
 	if (access("/proc/thread-self/schedstat", R_OK) != 0)
 		cr_skip_test("needs /proc/thread-self/schedstat (CONFIG_SCHED_INFO)");
-	int core = rxp_core_nth(1);
+	int core = rxu_core_nth(1);
 	pid_t hog = fork();
 	cr_assert(hog >= 0);
 	if (hog == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
-		rxp_pin_self(core);
+		rxu_pin_self(core);
 		for (;;)
 			;
 	}
@@ -134,13 +134,13 @@ static void *mover_main(void *arg)
 {
 	struct mover *m = arg;
 	char err[200];
-	if ((m->rc = rxp_pin_self(m->from)) < 0)
+	if ((m->rc = rxu_pin_self(m->from)) < 0)
 		return NULL;
 	if ((m->rc = rxr_valid_thread_begin(&m->t, "app", m->from, err, sizeof(err))) < 0)
 		return NULL;
-	m->rc = rxp_pin_self(m->to); /* returns on the new core */
-	double dl = rxp_mono_seconds() + 5;
-	while (sched_getcpu() != m->to && rxp_mono_seconds() < dl)
+	m->rc = rxu_pin_self(m->to); /* returns on the new core */
+	double dl = rxu_mono_seconds() + 5;
+	while (sched_getcpu() != m->to && rxu_mono_seconds() < dl)
 		sched_yield();
 	int rc = rxr_valid_thread_end(&m->t);
 	m->rc = m->rc ? m->rc : rc;
@@ -151,7 +151,7 @@ static void migrate_once(const char *no_perf, enum rxr_mig_source *src, uint64_t
 {
 	if (no_perf)
 		setenv("RXRAY_VALIDITY_NO_PERF", no_perf, 1);
-	struct mover m = {.from = rxp_core_nth(0), .to = rxp_core_nth(1)};
+	struct mover m = {.from = rxu_core_nth(0), .to = rxu_core_nth(1)};
 	pthread_t th;
 	cr_assert_eq(pthread_create(&th, NULL, mover_main, &m), 0);
 	pthread_join(th, NULL);
@@ -170,7 +170,7 @@ static void migrate_once(const char *no_perf, enum rxr_mig_source *src, uint64_t
 
 Test(validity, a_thread_moved_to_another_core_is_flagged_as_migrated)
 {
-	if (rxp_cores_available() < 2)
+	if (rxu_cores_available() < 2)
 		cr_skip_test("needs 2 cores (the thread moves from one to the other)");
 	enum rxr_mig_source src;
 	uint64_t n;

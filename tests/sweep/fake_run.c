@@ -40,9 +40,9 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--frame"))
 			frame = strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--rate"))
-			rxp_parse_rate(argv[++i], &rate);
+			rxu_parse_rate(argv[++i], &rate);
 		else if (!strcmp(argv[i], "--seconds"))
-			rxp_parse_seconds(argv[++i], 0.001, 100, &secs);
+			rxu_parse_seconds(argv[++i], 0.001, 100, &secs);
 		else if (!strcmp(argv[i], "--mode"))
 			mode = argv[++i];
 		else if (!strcmp(argv[i], "-o"))

@@ -77,10 +77,10 @@ static pid_t child_running(pid_t parent, const char *exe)
 /* Poll cond(arg) every 5 ms for at most secs; its last answer. */
 static bool wait_for(bool (*cond)(void *), void *arg, double secs)
 {
-	double end = rxp_mono_seconds() + secs;
+	double end = rxu_mono_seconds() + secs;
 	struct timespec nap = {0, 5000000};
 	bool ok;
-	while (!(ok = cond(arg)) && rxp_mono_seconds() < end)
+	while (!(ok = cond(arg)) && rxu_mono_seconds() < end)
 		nanosleep(&nap, NULL); /* the poll interval */
 	return ok;
 }
@@ -156,7 +156,7 @@ Test(sweep_orphans, a_sigkilled_sweep_leaves_no_trial_running)
 	close(leak);
 	struct child_q q = {.parent = sweep};
 	bool started = wait_for(trial_started, &q, 60);
-	/* the trial holds nothing of the sweep's but stdio (rxp_close_fds_from):
+	/* the trial holds nothing of the sweep's but stdio (rxu_close_fds_from):
 	 * a pipe it inherited would stay open in a trial left behind. Waited
 	 * for, bounded: the trial's runtime may hold a file of its own for a
 	 * moment as it starts (ASan's, read once in CI), where an inherited

@@ -128,15 +128,8 @@ Test(sweep_place, real_devices_need_no_nic_core)
 
 Test(sweep_place, core_lists)
 {
+	/* the parser itself is tests/common's: here, the spec reaches it */
 	int c[16];
-	cr_expect_eq(sweep_cores_parse("0-3,6", c, 16), 5);
-	cr_expect_eq(c[3], 3);
-	cr_expect_eq(c[4], 6);
-	cr_expect_eq(sweep_cores_parse("5", c, 16), 1);
-	cr_expect_lt(sweep_cores_parse("3-1", c, 16), 0);
-	cr_expect_lt(sweep_cores_parse("0,0", c, 16), 0);
-	cr_expect_lt(sweep_cores_parse("", c, 16), 0);
-	cr_expect_lt(sweep_cores_parse("0-20", c, 4), 0);
 	cr_expect_gt(sweep_cores_available(NULL, c, 16), 0);
 }
 

@@ -544,7 +544,7 @@ Test(sweep_run, resume_after_sigkill_loses_at_most_the_trial_in_flight)
 	pid_t pid = sw_spawn(argv);
 	/* kill it once a point is done and the next one has trials (polled
 	 * every 5 ms, for at most 60 s) */
-	for (double end = rxp_mono_seconds() + 60; rxp_mono_seconds() < end;) {
+	for (double end = rxu_mono_seconds() + 60; rxu_mono_seconds() < end;) {
 		size_t pts = sw_count_lines(res, SWEEP_POINT_SCHEMA);
 		size_t all = sw_count_lines(res, NULL);
 		if (pts >= 2 && all > pts + 9 + 2)

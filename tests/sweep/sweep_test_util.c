@@ -90,7 +90,7 @@ int sw_run(char *const argv[], char **out, char **err)
 	if (!pid) {
 		dup2(ofd, STDOUT_FILENO);
 		dup2(efd, STDERR_FILENO);
-		rxp_close_fds_from(3); /* nothing of Criterion's (see sw_spawn) */
+		rxu_close_fds_from(3); /* nothing of Criterion's (see sw_spawn) */
 		struct rlimit fl = {(rlim_t)sw_run_fsize, (rlim_t)sw_run_fsize};
 		if (sw_run_fsize > 0 && setrlimit(RLIMIT_FSIZE, &fl))
 			_exit(126);
@@ -100,12 +100,12 @@ int sw_run(char *const argv[], char **out, char **err)
 	/* a hung child must not hang the test: kill it after sw_run_timeout_ms
 	 * (polled every 5 ms against the monotonic clock) */
 	int st = 0;
-	const double deadline = rxp_mono_seconds() + sw_run_timeout_ms / 1e3;
+	const double deadline = rxu_mono_seconds() + sw_run_timeout_ms / 1e3;
 	for (;;) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			break;
-		if (rxp_mono_seconds() > deadline) {
+		if (rxu_mono_seconds() > deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;
@@ -136,9 +136,9 @@ pid_t sw_spawn_keeping(char *const argv[], int keep)
 		/* nothing of Criterion's worker (its stdin pipe's both ends, its
 		 * arena) in a sweep or what the sweep's trials leave behind */
 		if (keep > 2 && dup2(keep, 3) == 3)
-			rxp_close_fds_from(4);
+			rxu_close_fds_from(4);
 		else
-			rxp_close_fds_from(3);
+			rxu_close_fds_from(3);
 		execv(argv[0], argv);
 		_exit(127);
 	}

@@ -39,7 +39,7 @@ struct rxc_cupti_rec {
  * CUPTI or the library's bound lost so far. Thread-safe.
  */
 typedef size_t (*rxc_cupti_take_fn)(struct rxc_cupti_rec *out, size_t max, uint64_t *dropped);
-#define RXC_CUPTI_TAKE_SYMBOL "rxray_cupti_take"
+#define RXC_CUPTI_TAKE_SYMBOL "rxc_cupti_take"
 
 struct rxr_result;
 

@@ -114,6 +114,11 @@ struct rxp_clock {
  * tick, so resolution_ns matters there.
  */
 int rxp_clock_init(unsigned calib_ms);
+/* rxp_clock_init's two halves (clock.c): pick and calibrate the clock and
+ * make it active with lap_cost_cycles 0, then record the lap cost that
+ * probe.c measured on it. rxp_clock_init (probe.c) calls both. */
+int rxp_clock_pick(unsigned calib_ms);
+void rxp_clock_set_lap_cost(double cycles);
 /* The active clock: clock_gettime at 1 GHz with lap_cost_cycles 0 until
  * rxp_clock_init succeeds (callers may test lap_cost_cycles == 0). */
 const struct rxp_clock *rxp_clock_get(void);

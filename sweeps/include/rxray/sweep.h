@@ -340,8 +340,6 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 		      struct sweep_place *pl);
 /* The cores to use: spec->cores, or this process's affinity mask. */
 int sweep_cores_available(const struct sweep_spec *spec, int *cores, int max);
-/* Parse "0-3,6" into cores (at most max). Count, or -EINVAL. */
-int sweep_cores_parse(const char *s, int *cores, int max);
 
 /* -------------------------------------------------------------- search */
 

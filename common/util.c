@@ -54,7 +54,7 @@ static int parse_scaled(const char *s, double *out, bool allow_frac_plain)
 	return 0;
 }
 
-int rxp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int rxu_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	double v;
 	if (parse_scaled(s, &v, false) < 0)
@@ -67,7 +67,7 @@ int rxp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int rxp_parse_rate(const char *s, double *pps)
+int rxu_parse_rate(const char *s, double *pps)
 {
 	if (s && (!strcmp(s, "max") || !strcmp(s, "0"))) {
 		*pps = 0;
@@ -82,7 +82,7 @@ int rxp_parse_rate(const char *s, double *pps)
 	return 0;
 }
 
-int rxp_parse_seconds(const char *s, double min, double max, double *out)
+int rxu_parse_seconds(const char *s, double min, double max, double *out)
 {
 	if (!s || !*s || *s == '-' || *s == '+')
 		return -EINVAL;
@@ -107,7 +107,7 @@ int rxp_parse_seconds(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-int rxp_parse_double(const char *s, double min, double max, double *out)
+int rxu_parse_double(const char *s, double min, double max, double *out)
 {
 	if (!s || !*s)
 		return -EINVAL;
@@ -136,7 +136,7 @@ static void verr(const char *verb, const char *fmt, va_list ap)
 		fprintf(stderr, "rxray: %s\n", msg);
 }
 
-void rxp_err(const char *verb, const char *fmt, ...)
+void rxu_err(const char *verb, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -144,16 +144,16 @@ void rxp_err(const char *verb, const char *fmt, ...)
 	va_end(ap);
 }
 
-int rxp_usage_err(const char *verb, const char *fmt, ...)
+int rxu_usage_err(const char *verb, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	verr(verb, fmt, ap);
 	va_end(ap);
-	return RXP_EXIT_USAGE;
+	return RXU_EXIT_USAGE;
 }
 
-int rxp_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+int rxu_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -164,7 +164,7 @@ int rxp_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-int rxp_pin_self(int core)
+int rxu_pin_self(int core)
 {
 	if (core < 0)
 		return -EINVAL;
@@ -175,7 +175,7 @@ int rxp_pin_self(int core)
 	return rc ? -rc : 0;
 }
 
-int rxp_cores_available(void)
+int rxu_cores_available(void)
 {
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof(set), &set))
@@ -183,7 +183,51 @@ int rxp_cores_available(void)
 	return CPU_COUNT(&set);
 }
 
-int rxp_core_nth(int i)
+/* Decimal digits at *s into *v (at most 4095). The end, or NULL. */
+static const char *core_num(const char *s, long *v)
+{
+	if (!isdigit((unsigned char)*s))
+		return NULL;
+	long n = 0;
+	for (; isdigit((unsigned char)*s); s++)
+		if ((n = n * 10 + (*s - '0')) > 4095)
+			return NULL;
+	*v = n;
+	return s;
+}
+
+int rxu_cores_parse(const char *s, int *cores, int max, char *err, size_t errlen)
+{
+	const char *at = s ? s : "";
+	int n = 0;
+	if (!*at)
+		return rxu_errf(err, errlen, -EINVAL, "cores: expected a core list like \"0-3,6\", got ''");
+	while (*at) {
+		long a, b;
+		const char *end = core_num(at, &a);
+		if (end && *end == '-')
+			end = core_num(end + 1, &b);
+		else
+			b = a;
+		if (!end || (*end && (*end != ',' || !end[1])))
+			return rxu_errf(err, errlen, -EINVAL,
+					"cores: expected a core list like \"0-3,6\", got '%s'", s);
+		if (b < a)
+			return rxu_errf(err, errlen, -EINVAL, "cores: range %ld-%ld runs backwards", a, b);
+		for (long c = a; c <= b; c++) {
+			for (int j = 0; j < n; j++)
+				if (cores[j] == c)
+					return rxu_errf(err, errlen, -EINVAL, "cores: core %ld is listed twice", c);
+			if (n >= max)
+				return rxu_errf(err, errlen, -ERANGE, "cores: more than %d cores", max);
+			cores[n++] = (int)c;
+		}
+		at = *end ? end + 1 : end;
+	}
+	return n;
+}
+
+int rxu_core_nth(int i)
 {
 	cpu_set_t set;
 	if (i < 0 || sched_getaffinity(0, sizeof(set), &set))
@@ -194,7 +238,7 @@ int rxp_core_nth(int i)
 	return -1;
 }
 
-size_t rxp_utf8_char(const char *s, size_t len)
+size_t rxu_utf8_char(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	if (!len)
@@ -231,10 +275,10 @@ size_t rxp_utf8_char(const char *s, size_t len)
 	return n;
 }
 
-bool rxp_utf8_valid(const char *s, size_t len, size_t *bad)
+bool rxu_utf8_valid(const char *s, size_t len, size_t *bad)
 {
 	for (size_t i = 0; i < len;) {
-		size_t k = s[i] ? rxp_utf8_char(s + i, len - i) : 0;
+		size_t k = s[i] ? rxu_utf8_char(s + i, len - i) : 0;
 		if (!k) {
 			if (bad)
 				*bad = i;
@@ -245,7 +289,7 @@ bool rxp_utf8_valid(const char *s, size_t len, size_t *bad)
 	return true;
 }
 
-size_t rxp_utf8_prefix(const char *s, size_t len, size_t max)
+size_t rxu_utf8_prefix(const char *s, size_t len, size_t max)
 {
 	if (len <= max)
 		return len;
@@ -256,7 +300,7 @@ size_t rxp_utf8_prefix(const char *s, size_t len, size_t max)
 	return i;
 }
 
-void rxp_utf8_trim(char *s)
+void rxu_utf8_trim(char *s)
 {
 	size_t len = strlen(s), i = len;
 	/* the last lead byte is at most 3 bytes back */
@@ -271,7 +315,7 @@ void rxp_utf8_trim(char *s)
 		s[i] = '\0';
 }
 
-size_t rxp_shell_quote(const char *s, char *buf, size_t n)
+size_t rxu_shell_quote(const char *s, char *buf, size_t n)
 {
 	bool plain = *s != '\0';
 	for (const char *c = s; *c && plain; c++)
@@ -306,14 +350,14 @@ size_t rxp_shell_quote(const char *s, char *buf, size_t n)
 	return len;
 }
 
-double rxp_mono_seconds(void)
+double rxu_mono_seconds(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void rxp_close_fds_from(int lowfd)
+void rxu_close_fds_from(int lowfd)
 {
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0u) == 0)
