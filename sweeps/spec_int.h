@@ -10,6 +10,11 @@
 
 #include "rxray/generator.h"
 
+struct rx_knob;
+
+/* The knob table's row at sweep index k, or NULL (knobs.c). */
+const struct rx_knob *sweep_row(size_t k);
+
 /*
  * The whole YAML stream parses, is one document and nests at most
  * SWEEP_SPEC_MAX_DEPTH deep (libyaml's scanner is quadratic in a deep
