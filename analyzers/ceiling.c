@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ceiling model (docs/method.md "The ceiling model") and the bound classifier.
- * A stage's share of a thread is charged per packet of the thread (stage
- * cycles / thread packets), so a thread's stages add up to its busy
- * cycles/packet and the flame graph's widths read the same numbers.
+ * It reads a thread's cycles per packet through point.c, where a stage's
+ * share of a thread is charged per packet of the thread, so the shares
+ * here and the flame graph's widths read the same numbers.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,20 +13,6 @@
 #include "rxray/analyze.h"
 #include "rxray/model.h"
 #include "rxray/util.h"
-
-double rxa_thread_stage_cpp(const struct rxr_thread_result *t, int s)
-{
-	if (s < 0 || s >= RXP_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
-		return 0;
-	return (double)t->st[s].cycles / (double)t->packets;
-}
-
-double rxa_thread_stage_median_cpp(const struct rxr_thread_result *t, int s)
-{
-	if (s < 0 || s >= RXP_ST_COUNT || !t->packets || !(t->stage_mask & (1u << s)))
-		return 0;
-	return (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets;
-}
 
 /* Median-lap view of a run: predicted Mpps with stages at p50 x laps. */
 static double predict_median(const struct rxr_result *r, double queues)
@@ -41,45 +27,6 @@ static double predict_median(const struct rxr_result *r, double queues)
 	double m = rxa_run_predict(r, cpp, queues, NULL);
 	free(cpp);
 	return m;
-}
-
-double rxa_thread_busy_cpp(const struct rxr_thread_result *t)
-{
-	if (!t->packets)
-		return 0;
-	if (t->busy_cycles)
-		return (double)t->busy_cycles / (double)t->packets;
-	double sum = 0;
-	for (int s = 0; s < RXP_ST_COUNT; s++)
-		if (s != RXP_ST_IDLE)
-			sum += rxa_thread_stage_cpp(t, s);
-	return sum;
-}
-
-void rxa_thread_label(const struct rxr_result *r, size_t t, char *buf, size_t n)
-{
-	const char *role = r->threads[t].role[0] ? r->threads[t].role : "thread";
-	size_t same = 0, idx = 0;
-	for (size_t u = 0; u < r->nthreads; u++) {
-		if (strcmp(r->threads[u].role, r->threads[t].role))
-			continue;
-		if (u < t)
-			idx++;
-		same++;
-	}
-	if (same > 1)
-		snprintf(buf, n, "%s#%zu", role, idx);
-	else
-		snprintf(buf, n, "%s", role);
-	rxu_utf8_trim(buf);
-}
-
-double rxa_run_queues(const struct rxr_result *r, const json_t *knobs)
-{
-	double q = rxa_knob_num(knobs, "queues", NAN);
-	if (!isfinite(q) && r)
-		q = rxa_knob_num(r->config, "queues", NAN);
-	return isfinite(q) && q >= 1 ? q : 1;
 }
 
 double rxa_run_predict(const struct rxr_result *r, const double *cpp, double queues, int *bottleneck)
@@ -241,11 +188,6 @@ int rxa_bound_fit(const double *x, const double *y, size_t n, struct rxa_fit *ou
 	if (out->declined)
 		out->bound = RXA_BOUND_UNKNOWN;
 	return 0;
-}
-
-bool rxa_run_oversubscribed(const struct rxr_result *r)
-{
-	return r && json_is_true(json_object_get(r->extra, "oversubscribed"));
 }
 
 bool rxa_point_clean(const struct rxa_point *p, const char **why)

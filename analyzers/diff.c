@@ -4,9 +4,11 @@
  * runs: per thread (matched by label), per stage, cycles/packet in A and
  * B, sorted by the size of the change; a one-line verdict; and what-ifs
  * that put one of B's stages back at A's cost and re-run the ceiling model.
+ * The diff's tables and JSON (stage deltas, what-ifs) are here too.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,4 +344,78 @@ int rxa_diff_compute(const struct rxr_result *a, const struct rxr_result *b, con
 fail:
 	rxa_diff_free(out);
 	return rc;
+}
+
+int rxa_diff_table(const struct rxa_diff *d, const char *la, const char *lb, size_t max,
+		   struct rxa_table **out)
+{
+	char ha[64], hb[64];
+	snprintf(ha, sizeof(ha), "%s cycles/pkt", la);
+	snprintf(hb, sizeof(hb), "%s cycles/pkt", lb);
+	const char *head[] = {"thread", "stage", ha, hb, "delta"};
+	struct rxa_table *t = NULL;
+	rxa_table_open("Stage deltas (sorted by size)", 5, head, &t);
+	for (size_t i = 0; t && i < d->n && (!max || i < max); i++) {
+		const struct rxa_stage_delta *e = &d->d[i];
+		if (rxa_table_row(t) || rxa_table_cell(t, "%s", e->thread) ||
+		    rxa_table_cell(t, "%s", rxp_stage_name((enum rxp_stage)e->stage)) ||
+		    rxa_table_cell(t, "%.1f", e->a) || rxa_table_cell(t, "%.1f", e->b) ||
+		    rxa_table_cell(t, "%+.1f", e->delta)) {
+			rxa_table_free(t);
+			t = NULL;
+		}
+	}
+	*out = t;
+	return t ? 0 : -ENOMEM;
+}
+
+int rxa_whatif_table(const struct rxa_diff *d, struct rxa_table **out)
+{
+	char h[256], hn[96], hf[96];
+	snprintf(h, sizeof(h),
+		 "%s's accounting Mpps (clock / busy cycles per packet) if the stage cost what it "
+		 "costs in %s",
+		 d->whatif_run, d->whatif_from);
+	snprintf(hn, sizeof(hn), "cycles/pkt in %s", d->whatif_run);
+	snprintf(hf, sizeof(hf), "cycles/pkt in %s", d->whatif_from);
+	const char *head[] = {"thread", "stage", hn, hf, h};
+	struct rxa_table *t = NULL;
+	rxa_table_open("What if", 5, head, &t);
+	for (size_t i = 0; t && i < d->nw; i++) {
+		const struct rxa_whatif *w = &d->w[i];
+		char m[32];
+		rxa_fmt_num(m, sizeof(m), w->mpps, 2);
+		if (rxa_table_row(t) || rxa_table_cell(t, "%s", w->thread) ||
+		    rxa_table_cell(t, "%s", rxp_stage_name((enum rxp_stage)w->stage)) ||
+		    rxa_table_cell(t, "%.1f", w->cpp_now) || rxa_table_cell(t, "%.1f", w->cpp_fast) ||
+		    rxa_table_cell(t, "%s", m)) {
+			rxa_table_free(t);
+			t = NULL;
+		}
+	}
+	*out = t;
+	return t ? 0 : -ENOMEM;
+}
+
+json_t *rxa_diff_json(const struct rxa_diff *d, const char *la, const char *lb)
+{
+	json_t *ds = json_array(), *ws = json_array();
+	for (size_t i = 0; ds && i < d->n; i++)
+		json_array_append_new(ds, json_pack("{s:s,s:s,s:f,s:f,s:f}", "thread", d->d[i].thread, "stage",
+						    rxp_stage_name((enum rxp_stage)d->d[i].stage), "a",
+						    d->d[i].a, "b", d->d[i].b, "delta", d->d[i].delta));
+	for (size_t i = 0; ws && i < d->nw; i++)
+		json_array_append_new(
+		    ws, json_pack("{s:s,s:s,s:f,s:f,s:o}", "thread", d->w[i].thread, "stage",
+				  rxp_stage_name((enum rxp_stage)d->w[i].stage), "cycles_now",
+				  d->w[i].cpp_now, "cycles_fast", d->w[i].cpp_fast, "accounting_mpps",
+				  rxr_json_real_or_null(d->w[i].mpps)));
+	/* accounting_*: clock / busy cycles per packet of that run, never a
+	 * prediction; of a lossy run it is the rate it received */
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:b,s:b,s:o,s:o,s:s,s:s}", "a", la,
+			 "b", lb, "verdict", d->verdict, "thread", d->thread, "busy_a", d->busy_a,
+			 "busy_b", d->busy_b, "accounting_a", rxr_json_real_or_null(d->acct_a),
+			 "accounting_b", rxr_json_real_or_null(d->acct_b), "lossy_a",
+			 d->loss_a > 0, "lossy_b", d->loss_b > 0, "stages", ds, "what_if", ws,
+			 "what_if_run", d->whatif_run, "what_if_costs_from", d->whatif_from);
 }

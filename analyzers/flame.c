@@ -258,6 +258,14 @@ static bool name_ok(const char *s, size_t len)
 	return true;
 }
 
+/* One frame down from node: its name interned, the child made if new.
+ * The child's id (>= 0), or -errno. */
+static int64_t descend(struct rxa_flame *f, uint32_t node, const char *name, size_t len)
+{
+	int64_t id = name_intern(f, name, len);
+	return id < 0 ? id : child_get(f, node, (uint32_t)id);
+}
+
 int rxa_flame_add(struct rxa_flame *f, const char *const *frames, size_t n, double w)
 {
 	if (!f || (n && !frames) || !isfinite(w) || w < 0)
@@ -267,10 +275,7 @@ int rxa_flame_add(struct rxa_flame *f, const char *const *frames, size_t n, doub
 			return -EINVAL;
 	uint32_t node = 0;
 	for (size_t i = 0; i < n; i++) {
-		int64_t id = name_intern(f, frames[i], strlen(frames[i]));
-		if (id < 0)
-			return (int)id;
-		int64_t c = child_get(f, node, (uint32_t)id);
+		int64_t c = descend(f, node, frames[i], strlen(frames[i]));
 		if (c < 0)
 			return (int)c;
 		node = (uint32_t)c;
@@ -362,10 +367,7 @@ int rxa_flame_add_folded(struct rxa_flame *f, const char *line, size_t len, char
 			f->pl_n = 0;
 			return -EINVAL;
 		}
-		int64_t id = name_intern(f, line + start, i - start);
-		if (id < 0)
-			return (int)id;
-		int64_t c = child_get(f, node, (uint32_t)id);
+		int64_t c = descend(f, node, line + start, i - start);
 		if (c < 0)
 			return (int)c;
 		node = (uint32_t)c;

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Knob values of loaded points (see rxray/analyze.h): as text and as
- * numbers, which knobs vary across a set, groups of points that agree on
- * the shared knobs, point labels, and the pairing of points that agree
- * (rxray/pair.h) built on those groups. Every pass here is points x
- * knobs, never points^2: a sweep can hold 10,000 points.
+ * Groups of loaded points that agree on the shared knobs (see
+ * rxray/analyze.h), and the pairing of points that agree (rxray/pair.h)
+ * built on those groups; a knob's value as text, the varying knobs and
+ * point labels are point.c's. Every pass here is points x knobs, never
+ * points^2: a sweep can hold 10,000 points.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,96 +15,6 @@
 #include "rxray/analyze.h"
 #include "rxray/pair.h"
 #include "rxray/util.h"
-
-const char *rxa_result_knob_str(const json_t *knobs, const char *name, char *buf, size_t n)
-{
-	json_t *v = json_object_get(knobs, name);
-	if (!v || json_is_null(v))
-		return NULL;
-	if (json_is_string(v))
-		snprintf(buf, n, "%s", json_string_value(v));
-	else if (json_is_integer(v))
-		snprintf(buf, n, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v)) {
-		double d = json_real_value(v);
-		if (d == floor(d) && fabs(d) < 1e15)
-			snprintf(buf, n, "%.0f", d);
-		else
-			snprintf(buf, n, "%g", d);
-	} else if (json_is_boolean(v))
-		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
-	else
-		return NULL;
-	rxu_utf8_trim(buf); /* a long value is cut at a character, never inside one */
-	return buf;
-}
-
-double rxa_knob_num(const json_t *knobs, const char *name, double def)
-{
-	json_t *v = json_object_get(knobs, name);
-	if (json_is_number(v))
-		return json_number_value(v);
-	if (json_is_string(v)) {
-		char *end;
-		double d = strtod(json_string_value(v), &end);
-		if (end != json_string_value(v) && !*end)
-			return d;
-	}
-	return def;
-}
-
-const char **rxa_set_varying(const struct rxa_set *s, size_t *n)
-{
-	size_t cap = 8;
-	const char **v = calloc(cap + 1, sizeof(*v));
-	/* every knob name is judged once (a set of the names seen), so the pass
-	 * is points x knobs, not points^2 x knobs */
-	json_t *seen = json_object();
-	*n = 0;
-	if (!v || !seen) {
-		free(v);
-		json_decref(seen);
-		return NULL;
-	}
-	for (size_t i = 0; i < s->n; i++) {
-		const char *name;
-		json_t *val;
-		json_object_foreach(s->pts[i].knobs, name, val) {
-			if (json_object_get(seen, name))
-				continue;
-			if (json_object_set_new_nocheck(seen, name, json_true())) {
-				free(v);
-				json_decref(seen);
-				return NULL;
-			}
-			char a[256], b[256];
-			const char *first =
-			    rxa_result_knob_str(s->pts[0].knobs, name, a, sizeof(a));
-			bool differs = false;
-			for (size_t j = 0; j < s->n && !differs; j++) {
-				const char *o =
-				    rxa_result_knob_str(s->pts[j].knobs, name, b, sizeof(b));
-				differs = (!first != !o) || (first && o && strcmp(first, o));
-			}
-			if (!differs)
-				continue;
-			if (*n == cap) {
-				const char **nv = realloc(v, (cap * 2 + 1) * sizeof(*nv));
-				if (!nv) {
-					free(v);
-					json_decref(seen);
-					return NULL;
-				}
-				v = nv;
-				cap *= 2;
-			}
-			v[(*n)++] = name;
-			v[*n] = NULL;
-		}
-	}
-	json_decref(seen);
-	return v;
-}
 
 struct sig {
 	size_t i;
@@ -184,33 +93,6 @@ out:
 	free(sg);
 	json_decref(count);
 	return rc;
-}
-
-void rxa_point_label(const struct rxa_point *p, const char *const *vary, size_t nvary, char *buf,
-		     size_t n)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < nvary && len < n; i++) {
-		char vb[256];
-		const char *v = rxa_result_knob_str(p->knobs, vary[i], vb, sizeof(vb));
-		/* a knob this point's engine does not have (a verbs point in a
-		 * sweep that varies the mempool cache) is left out, not "=-" */
-		if (v)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "",
-						vary[i], v);
-	}
-	/* nothing varies (one point): name it by the knobs a reader looks for first */
-	static const char *const main_knobs[] = {"engine", "mode", "frame", "queues"};
-	for (size_t i = 0; !nvary && i < sizeof(main_knobs) / sizeof(main_knobs[0]) && len < n; i++) {
-		char vb[256];
-		const char *v = rxa_result_knob_str(p->knobs, main_knobs[i], vb, sizeof(vb));
-		if (v)
-			len += (size_t)snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "", main_knobs[i], v);
-	}
-	if (!len)
-		snprintf(buf, n, "%s", p->key ? p->key : "-");
-	rxu_utf8_trim(buf);
 }
 
 bool rxa_pair_agrees(const struct rxa_point *a, const struct rxa_point *b,

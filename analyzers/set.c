@@ -133,11 +133,6 @@ static struct rxa_point *point_add(struct loader *L)
 	return p;
 }
 
-const struct rxr_result *rxa_point_run(const struct rxa_point *p)
-{
-	return p->ndr_run ? p->ndr_run : p->top_run;
-}
-
 /*
  * Knob order is meaning (labels, the varying columns, a diff's heading
  * and the reproduce commands follow it); a JSON object's member order is
