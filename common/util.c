@@ -15,20 +15,29 @@
 
 #include "rxray/util.h"
 
+/* The unsigned number s starts with (no sign), finite; *end after it. */
+static int lead_number(const char *s, double *v, char **end)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	*v = strtod(s, end);
+	if (*end == s || errno || !isfinite(*v))
+		return -EINVAL;
+	return 0;
+}
+
 /* Split "12.5M" into 12.5 and a multiplier; the whole string must parse. */
 static int parse_scaled(const char *s, double *out, bool allow_frac_plain)
 {
-	if (!s || !*s)
+	if (!s)
 		return -EINVAL;
 	for (const char *c = s; *c; c++)
 		if (isspace((unsigned char)*c))
 			return -EINVAL;
-	if (*s == '-' || *s == '+')
-		return -EINVAL;
 	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
+	double v;
+	if (lead_number(s, &v, &end))
 		return -EINVAL;
 	double mul = 1;
 	if (!strcmp(end, "")) {
@@ -84,12 +93,9 @@ int rxu_parse_rate(const char *s, double *pps)
 
 int rxu_parse_seconds(const char *s, double min, double max, double *out)
 {
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
 	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
+	double v;
+	if (lead_number(s, &v, &end))
 		return -EINVAL;
 	if (!strcmp(end, "") || !strcmp(end, "s"))
 		;

@@ -46,14 +46,8 @@ static uint64_t read_cntfrq(void)
 
 static uint64_t read_native(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	uint32_t lo, hi;
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-#elif defined(__aarch64__)
-	uint64_t v;
-	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
-	return v;
+#if RXP_NATIVE_COUNTER
+	return rxp_native_read();
 #else
 	return read_monotonic();
 #endif
@@ -68,7 +62,7 @@ static __thread struct perf_event_mmap_page *pmu_page;
 static __thread int pmu_failed;
 static __thread int pmu_errno; /* why the first open failed (positive errno) */
 
-static int pmu_open_self(void)
+int rxp_clock_pmu_open(void)
 {
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof(attr));
@@ -81,8 +75,14 @@ static int pmu_open_self(void)
 	attr.config1 = 0x2; /* arm64: request user access (perf_user_access sysctl) */
 #endif
 	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+static int pmu_open_self(void)
+{
+	int fd = rxp_clock_pmu_open();
 	if (fd < 0)
-		return -errno;
+		return fd;
 	void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
 	close(fd); /* the mapping keeps the event alive */
 	if (p == MAP_FAILED)

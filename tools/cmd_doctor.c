@@ -9,11 +9,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -152,20 +150,14 @@ static void check_hugepages(struct doctor *d)
 
 static void check_pmu(struct doctor *d)
 {
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_HARDWARE;
-	attr.size = sizeof(attr);
-	attr.config = PERF_COUNT_HW_CPU_CYCLES;
-	attr.exclude_kernel = 1;
-	attr.disabled = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	/* the counter the pmu clock would open, opened the same way */
+	int fd = rxp_clock_pmu_open();
 	if (fd >= 0) {
 		close(fd);
 		report(d, OK, "pmu", NULL, "hardware cycle counter available");
 		return;
 	}
-	int e = errno;
+	int e = -fd;
 	long paranoid = read_long_file("/proc/sys/kernel/perf_event_paranoid");
 	report(d, WARN, "pmu",
 	       e == EACCES || e == EPERM

@@ -233,27 +233,20 @@ ALWAYS_INLINE void dp_seq_note(uint64_t seq, uint64_t *next, uint64_t *missing, 
 	}
 }
 
-/* The app's work on one burst: hdr_read, app, free, each lapped. */
-ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxp_probe *p,
-				const struct verbs_burst *b, bool hds)
+/* The end of hdr_read (its sequence tallies) and the app stage, the
+ * per-packet work of a minimal consumer (pkt_len): the host and the GPU
+ * paths share both, so each charges its own stages alike. */
+ALWAYS_INLINE void dp_read_end_and_app(struct verbs_queue *q, struct rxp_probe *p,
+					const struct verbs_burst *b, uint64_t next,
+					uint64_t missing, uint64_t dup)
 {
 	struct verbs_app_stats *a = &q->app;
 	uint32_t n = b->n;
-
-	/* hdr_read: first touch of each header, sequence check per queue */
-	uint64_t next = a->next_seq;
-	uint64_t dup = 0, missing = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		dp_seq_note(dp_hdr_seq(q, b->pkt[i].slot, hds), &next, &missing, &dup);
-		rxp_op_delay(q->od_hdr_read);
-	}
 	a->next_seq = next;
 	a->seq_missing += missing;
 	a->seq_dup += dup;
 	dp_lap(p, RXP_ST_HDR_READ, n);
 	rxp_stage_begin(p, RXP_ST_APP);
-
-	/* app: the per-packet work of a minimal consumer (pkt_len) */
 	uint64_t bytes = 0, bad = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		bytes += b->pkt[i].len;
@@ -263,6 +256,22 @@ ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxp_probe *p,
 	a->len_errors += bad;
 	a->received += n;
 	dp_lap(p, RXP_ST_APP, n);
+}
+
+/* The app's work on one burst: hdr_read, app, free, each lapped. */
+ALWAYS_INLINE void dp_app_burst(struct verbs_queue *q, struct rxp_probe *p,
+				const struct verbs_burst *b, bool hds)
+{
+	uint32_t n = b->n;
+
+	/* hdr_read: first touch of each header, sequence check per queue */
+	uint64_t next = q->app.next_seq;
+	uint64_t dup = 0, missing = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		dp_seq_note(dp_hdr_seq(q, b->pkt[i].slot, hds), &next, &missing, &dup);
+		rxp_op_delay(q->od_hdr_read);
+	}
+	dp_read_end_and_app(q, p, b, next, missing, dup);
 	rxp_stage_begin(p, RXP_ST_FREE);
 
 	/* free: one atomic add per packet, as daqiri releases slots; then
@@ -292,26 +301,14 @@ void verbs_app_gpu(struct verbs_queue *q, struct rxp_probe *p, const struct verb
 	uint32_t n = b->n;
 	/* hdr_read: headers are on the host (hds); the payload addresses and
 	 * sequence numbers go to the GPU */
-	uint64_t next = a->next_seq, dup = 0, missing = 0, bytes = 0, bad = 0;
+	uint64_t next = a->next_seq, dup = 0, missing = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t slot = b->pkt[i].slot;
 		q->gseq[i] = dp_hdr_seq(q, slot, true);
 		q->gaddr[i] = q->pay_base + (size_t)slot * q->pay_stride;
 		dp_seq_note(q->gseq[i], &next, &missing, &dup);
 	}
-	a->next_seq = next;
-	a->seq_missing += missing;
-	a->seq_dup += dup;
-	dp_lap(p, RXP_ST_HDR_READ, n);
-	rxp_stage_begin(p, RXP_ST_APP);
-	for (uint32_t i = 0; i < n; i++) {
-		bytes += b->pkt[i].len;
-		bad += b->pkt[i].len != q->frame;
-	}
-	a->bytes += bytes;
-	a->len_errors += bad;
-	a->received += n;
-	dp_lap(p, RXP_ST_APP, n);
+	dp_read_end_and_app(q, p, b, next, missing, dup);
 	/* depth 64 (verbs_engine.c): rxg_submit is busy exactly when 64 wait */
 	rxp_stage_begin(p, !n ? RXP_ST_FREE
 			      : rxg_inflight(q->gpu) >= 64 ? RXP_ST_GPU_WAIT : RXP_ST_GPU_LAUNCH);

@@ -144,24 +144,42 @@ double rxp_clock_to_ns(uint64_t ticks);
 extern uint64_t (*rxp_clock_read_fn)(void);
 extern int rxp_clock_native;
 
+/* The architecture's native counter (rdtsc, cntvct_el0); 0 where there is
+ * none (RXP_NATIVE_COUNTER is 0 there). */
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+#define RXP_NATIVE_COUNTER 1
+#else
+#define RXP_NATIVE_COUNTER 0
+#endif
+static inline uint64_t rxp_native_read(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return 0;
+#endif
+}
+
 /* Inline fast read: the native counter when it is the active source. */
 static inline uint64_t rxp_now(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	if (__builtin_expect(rxp_clock_native, 1)) {
-		uint32_t lo, hi;
-		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-		return ((uint64_t)hi << 32) | lo;
-	}
-#elif defined(__aarch64__)
-	if (__builtin_expect(rxp_clock_native, 1)) {
-		uint64_t v;
-		__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
-		return v;
-	}
+#if RXP_NATIVE_COUNTER
+	if (__builtin_expect(rxp_clock_native, 1))
+		return rxp_native_read();
 #endif
 	return rxp_clock_read_fn();
 }
+
+/* Open the hardware cycle counter for this thread as the pmu clock does
+ * (user space only; on arm64 asking for user access): a file descriptor,
+ * or -errno. `rxray doctor` asks whether the clock could have one. */
+int rxp_clock_pmu_open(void);
 
 /* Spin until `ticks` clock ticks have passed since `from`; returns now. */
 static inline uint64_t rxp_spin_until(uint64_t from, uint64_t ticks)
