@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verbs' shared front and tail: option parsing with one error line,
- * input paths checked before they are read, output opened and committed
- * through the one writer (rxray/afile.h). See cli.h.
+ * The verbs' shared front and tail: option parsing with one error line
+ * (and the analysis verbs' whole option loop), input paths checked before
+ * they are read, output opened and committed through the one writer
+ * (rxray/afile.h). See cli.h.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -95,12 +96,97 @@ int rxt_cli_out_finish(const char *verb, const char *path, struct rxr_afile *af,
 	return RXU_EXIT_OK;
 }
 
-int rxt_cli_light_frac(const char *verb, const char *arg, double *out)
+/* The analysis verbs' options: getopt's long entry and short letters ("":
+ * long only; the value stands for the option in the switch). */
+static const struct {
+	unsigned bit;
+	struct option lo;
+	const char *sh;
+} ana_opts[] = {
+    {RXT_AO_FORMAT, {"format", required_argument, NULL, 'f'}, "f:"},
+    {RXT_AO_TABLE, {"table", required_argument, NULL, 'T'}, ""},
+    {RXT_AO_ROWS, {"rows", required_argument, NULL, 'n'}, "n:"},
+    {RXT_AO_OUTPUT, {"output", required_argument, NULL, 'o'}, "o:"},
+    {RXT_AO_SELECT, {"select", required_argument, NULL, 's'}, "s:"},
+    {RXT_AO_LIGHT_FRAC, {"light-frac", required_argument, NULL, 'L'}, ""},
+    {RXT_AO_TITLE, {"title", required_argument, NULL, 't'}, "t:"},
+};
+#define ANA_NOPTS (sizeof(ana_opts) / sizeof(ana_opts[0]))
+
+/* 0 when v is one of the NULL-terminated w; else one line naming them as
+ * "md, csv or json" and RXU_EXIT_USAGE. */
+static int ana_one_of(const char *verb, const char *opt, const char *v, const char *const *w)
 {
-	char *end = NULL;
-	double f = strtod(arg, &end);
-	if (end == arg || *end || !(f > 0) || f > 1)
-		return rxu_usage_err(verb, "--light-frac: '%s' (expected 0 < F <= 1)", arg);
-	*out = f;
-	return 0;
+	char words[128] = "";
+	size_t n = 0;
+	for (size_t k = 0; w[k]; k++)
+		if (!strcmp(v, w[k]))
+			return 0;
+	for (size_t k = 0; w[k] && n < sizeof(words); k++) {
+		const char *sep = w[k + 1] ? ", " : " or ";
+		n += (size_t)snprintf(words + n, sizeof(words) - n, "%s%s", k ? sep : "", w[k]);
+	}
+	return rxu_usage_err(verb, "%s: '%s' (expected %s)", opt, v, words);
+}
+
+int rxt_cli_ana_parse(const char *verb, int argc, char **argv, const struct rxt_ana_spec *sp,
+		      struct rxt_ana_opts *o)
+{
+	struct option lo[ANA_NOPTS + 2];
+	char sh[2 * ANA_NOPTS + 2] = "", *end = NULL;
+	size_t nlo = 0;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->format = sp->formats ? sp->formats[0] : NULL;
+	o->table = sp->tables ? sp->tables[0] : NULL;
+	o->output = sp->output;
+	o->light_frac = sp->light_frac;
+	o->rows = 12;
+	for (size_t k = 0; k < ANA_NOPTS; k++) {
+		if (!(sp->want & ana_opts[k].bit))
+			continue;
+		lo[nlo++] = ana_opts[k].lo;
+		strcat(sh, ana_opts[k].sh);
+	}
+	lo[nlo++] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[nlo] = (struct option){NULL, 0, NULL, 0};
+	strcat(sh, "h");
+	optind = 1;
+	while ((c = rxt_cli_getopt(verb, argc, argv, sh, lo)) != -1) {
+		switch (c) {
+		case 'f': o->format = optarg; break;
+		case 'T': o->table = optarg; break;
+		case 'o': o->output = optarg; break;
+		case 's': o->select = optarg; break;
+		case 't': o->title = optarg; break;
+		case 'L':
+			o->light_frac = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->light_frac > 0) || o->light_frac > 1)
+				return rxu_usage_err(
+				    verb, "--light-frac: '%s' (expected 0 < F <= 1)", optarg);
+			break;
+		case 'n':
+			if (rxu_parse_u64(optarg, 0, 100000, &o->rows))
+				return rxu_usage_err(
+				    verb, "--rows: '%s' is not a count in 0..100000", optarg);
+			break;
+		case 'h': sp->usage(stdout); return RXU_EXIT_OK;
+		default: return RXU_EXIT_USAGE;
+		}
+	}
+	if ((sp->want & RXT_AO_FORMAT) && ana_one_of(verb, "--format", o->format, sp->formats))
+		return RXU_EXIT_USAGE;
+	if ((sp->want & RXT_AO_TABLE) && ana_one_of(verb, "--table", o->table, sp->tables))
+		return RXU_EXIT_USAGE;
+	/* getopt has moved the operands after the options */
+	o->operand = argv + optind;
+	o->noperands = argc - optind;
+	int n = o->noperands;
+	if (n < sp->min_operands || (sp->max_operands >= 0 && n > sp->max_operands))
+		return rxu_usage_err(verb, "expected %s, got %d%s%s%s (rxray %s --help)",
+				     sp->operands, n, sp->counted ? " " : "",
+				     sp->counted ? sp->counted : "",
+				     sp->counted && n != 1 ? "s" : "", verb);
+	return RXT_CLI_GO;
 }

@@ -5,7 +5,6 @@
  * over frame sizes; and the seed report's table.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,73 +148,42 @@ out:
 
 int rxt_cmd_ceiling(int argc, char **argv)
 {
-	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
-					   {"table", required_argument, NULL, 'T'},
-					   {"output", required_argument, NULL, 'o'},
-					   {"select", required_argument, NULL, 's'},
-					   {"light-frac", required_argument, NULL, 'L'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *fmt = "md", *table = "ceiling", *output = "-", *select = NULL;
-	int c;
-	optind = 1;
-	while ((c = rxt_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
-		switch (c) {
-		case 'f': fmt = optarg; break;
-		case 'T': table = optarg; break;
-		case 'o': output = optarg; break;
-		case 's': select = optarg; break;
-		case 'L':
-			if (rxt_cli_light_frac(VERB, optarg, &ceiling_light_frac))
-				return RXU_EXIT_USAGE;
-			break;
-		case 'h': ceiling_usage(stdout); return RXU_EXIT_OK;
-		default: return RXU_EXIT_USAGE;
-		}
-	}
-	if (strcmp(fmt, "md") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
-		return rxu_usage_err(VERB, "--format: '%s' (expected md, csv or json)", fmt);
-	if (strcmp(table, "ceiling") && strcmp(table, "bounds") && strcmp(table, "seed") &&
-	    strcmp(table, "model"))
-		return rxu_usage_err(VERB, "--table: '%s' (expected ceiling, bounds, seed or model)",
-				     table);
-	if (argc - optind != 1)
-		return rxu_usage_err(VERB, "expected one RESULTS path, got %d (rxray ceiling --help)",
-				     argc - optind);
-	char err[RXA_ERR_LEN];
+	static const char *const formats[] = {"md", "csv", "json", NULL};
+	static const char *const tables[] = {"ceiling", "bounds", "seed", "model", NULL};
+	static const struct rxt_ana_spec spec = {
+	    .want =
+		RXT_AO_FORMAT | RXT_AO_TABLE | RXT_AO_OUTPUT | RXT_AO_SELECT | RXT_AO_LIGHT_FRAC,
+	    .formats = formats,
+	    .tables = tables,
+	    .output = "-",
+	    .light_frac = RXA_MODEL_LIGHT_FRAC,
+	    .min_operands = 1,
+	    .max_operands = 1,
+	    .operands = "one RESULTS path",
+	    .usage = ceiling_usage,
+	};
+	struct rxt_ana_opts ao;
+	int ec = rxt_cli_ana_parse(VERB, argc, argv, &spec, &ao);
+	if (ec != RXT_CLI_GO)
+		return ec;
+	const char *fmt = ao.format, *table = ao.table, *output = ao.output;
+	ceiling_light_frac = ao.light_frac;
 	struct rxa_set *s = NULL, view = {0};
-	struct rxa_sel sel = {0};
 	struct rxa_ceiling *cs = NULL;
 	struct rxa_family *f = NULL;
 	struct rxr_afile af = {0};
 	size_t n = 0, nf = 0;
-	int ec = 0;
-	int rc = rxt_cli_set_load(VERB, argv[optind], &s);
-	if (rc)
-		return rc;
-	if (select && rxa_sel_parse(select, &sel, err, sizeof(err))) {
-		ec = rxu_usage_err(VERB, "--select: %s", err);
-		goto out;
-	}
 	/* a view of the selected points (borrowed), so labels show what varies among them */
-	view = *s;
-	view.pts = calloc(s->n, sizeof(*view.pts));
-	cs = calloc(s->n, sizeof(*cs));
-	if (!cs || !view.pts) {
+	if ((ec = rxt_cli_set_select(VERB, ao.operand[0], ao.select, &s, &view)))
+		return ec;
+	cs = calloc(view.n, sizeof(*cs));
+	if (!cs) {
 		ec = RXU_EXIT_RUNTIME;
 		goto out;
 	}
-	view.n = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (!select || rxa_sel_match(&sel, s->pts[i].knobs))
-			view.pts[view.n++] = s->pts[i];
-	for (size_t i = 0; i < view.n; i++) {
-		rxa_ceiling_compute(&view.pts[i], &cs[n]);
-		rxa_ceiling_model(&cs[n++], ceiling_light_frac);
-	}
-	if (!n) {
-		ec = rxu_usage_err(VERB, "--select %s: no point matches", select);
-		goto out;
+	for (; n < view.n; n++) {
+		rxa_ceiling_compute(&view.pts[n], &cs[n]);
+		rxa_ceiling_model(&cs[n], ceiling_light_frac);
 	}
 	if (rxa_families_build(&view, cs, n, &f, &nf)) {
 		ec = RXU_EXIT_RUNTIME;
@@ -228,7 +196,6 @@ out:
 	rxa_families_free(f, nf);
 	free(cs);
 	free(view.pts);
-	rxa_sel_free(&sel);
 	rxa_set_free(s);
 	return ec;
 }

@@ -5,7 +5,6 @@
  * ceiling would be if one stage cost what it costs in A.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,47 +195,39 @@ out:
 
 int rxt_cmd_diff(int argc, char **argv)
 {
-	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
-					   {"rows", required_argument, NULL, 'n'},
-					   {"output", required_argument, NULL, 'o'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *fmt = "md", *output = "-";
-	uint64_t rows = 12;
-	int c;
-	optind = 1;
-	while ((c = rxt_cli_getopt(VERB, argc, argv, "f:n:o:h", lo)) != -1) {
-		switch (c) {
-		case 'f': fmt = optarg; break;
-		case 'o': output = optarg; break;
-		case 'n':
-			if (rxu_parse_u64(optarg, 0, 100000, &rows))
-				return rxu_usage_err(VERB, "--rows: '%s' is not a count in 0..100000", optarg);
-			break;
-		case 'h': diff_usage(stdout); return RXU_EXIT_OK;
-		default: return RXU_EXIT_USAGE;
-		}
-	}
-	if (strcmp(fmt, "md") && strcmp(fmt, "json"))
-		return rxu_usage_err(VERB, "--format: '%s' (expected md or json)", fmt);
-	if (argc - optind == 2)
-		return diff_files(argv[optind], argv[optind + 1], !strcmp(fmt, "json"), output,
-				  (size_t)rows);
-	if (argc - optind != 3)
-		return rxu_usage_err(VERB, "expected RUN_A RUN_B or RESULTS A B, got %d argument%s "
-					   "(rxray diff --help)", argc - optind, argc - optind == 1 ? "" : "s");
+	static const char *const formats[] = {"md", "json", NULL};
+	static const struct rxt_ana_spec spec = {
+	    .want = RXT_AO_FORMAT | RXT_AO_ROWS | RXT_AO_OUTPUT,
+	    .formats = formats,
+	    .output = "-",
+	    .min_operands = 2,
+	    .max_operands = 3,
+	    .operands = "RUN_A RUN_B or RESULTS A B",
+	    .counted = "argument",
+	    .usage = diff_usage,
+	};
+	struct rxt_ana_opts ao;
+	int ec = rxt_cli_ana_parse(VERB, argc, argv, &spec, &ao);
+	if (ec != RXT_CLI_GO)
+		return ec;
+	const char *fmt = ao.format, *output = ao.output;
+	char **arg = ao.operand;
+	uint64_t rows = ao.rows;
+	if (ao.noperands == 2)
+		return diff_files(arg[0], arg[1], !strcmp(fmt, "json"), output, (size_t)rows);
 	char err[RXA_ERR_LEN];
 	struct rxa_set *s = NULL;
 	struct rxa_sel sa = {0}, sb = {0};
 	struct rxr_afile af = {0};
 	json_t *arr = NULL;
-	int ec = 0, rc;
-	if (rxa_sel_parse(argv[optind + 1], &sa, err, sizeof(err)) ||
-	    rxa_sel_parse(argv[optind + 2], &sb, err, sizeof(err))) {
+	int rc;
+	ec = RXU_EXIT_OK;
+	if (rxa_sel_parse(arg[1], &sa, err, sizeof(err)) ||
+	    rxa_sel_parse(arg[2], &sb, err, sizeof(err))) {
 		ec = rxu_usage_err(VERB, "%s", err);
 		goto out;
 	}
-	if ((ec = rxt_cli_set_load(VERB, argv[optind], &s)))
+	if ((ec = rxt_cli_set_load(VERB, arg[0], &s)))
 		goto out;
 	char la[128], lb[128];
 	rxa_sel_labels(&sa, &sb, la, lb, sizeof(la));
@@ -246,7 +237,7 @@ int rxt_cmd_diff(int argc, char **argv)
 		nb += rxa_sel_match(&sb, s->pts[i].knobs) && rxa_point_run(&s->pts[i]);
 	}
 	if (!na || !nb) {
-		ec = rxu_usage_err(VERB, "%s: no measured point matches %s", argv[optind],
+		ec = rxu_usage_err(VERB, "%s: no measured point matches %s", arg[0],
 				   !na ? sa.text : sb.text);
 		goto out;
 	}
@@ -280,8 +271,9 @@ int rxt_cmd_diff(int argc, char **argv)
 	free(cand);
 	if (!rc && !pairs) {
 		rxr_afile_abort(&af);
-		ec = rxu_usage_err(VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
-				   argv[optind], sa.text, sb.text);
+		ec = rxu_usage_err(
+		    VERB, "%s: no pair of points matching %s and %s agrees on the other knobs",
+		    arg[0], sa.text, sb.text);
 		goto out;
 	}
 	if (!rc && json) {

@@ -7,7 +7,6 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,29 +97,24 @@ out:
 
 int rxt_cmd_report(int argc, char **argv)
 {
-	static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
-					   {"title", required_argument, NULL, 't'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *out = NULL, *title = NULL;
-	int c;
-	optind = 1;
-	while ((c = rxt_cli_getopt(VERB, argc, argv, "o:t:h", lo)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 't': title = optarg; break;
-		case 'h': report_usage(stdout); return RXU_EXIT_OK;
-		default: return RXU_EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 1)
-		return rxu_usage_err(VERB, "expected one RESULTS path, got %d (rxray report --help)",
-				     argc - optind);
+	/* no .output: -o has no default, it is required */
+	static const struct rxt_ana_spec spec = {
+	    .want = RXT_AO_OUTPUT | RXT_AO_TITLE,
+	    .min_operands = 1,
+	    .max_operands = 1,
+	    .operands = "one RESULTS path",
+	    .usage = report_usage,
+	};
+	struct rxt_ana_opts ao;
+	int rc = rxt_cli_ana_parse(VERB, argc, argv, &spec, &ao);
+	if (rc != RXT_CLI_GO)
+		return rc;
+	const char *out = ao.output, *title = ao.title;
 	if (!out || !*out)
 		return rxu_usage_err(VERB, "-o DIR: the output folder is required");
 	char err[RXA_ERR_LEN];
 	struct rxa_set *s = NULL;
-	int rc = rxt_cli_set_load(VERB, argv[optind], &s);
+	rc = rxt_cli_set_load(VERB, ao.operand[0], &s);
 	if (rc)
 		return rc;
 	struct rxo_report_opts o = {.title = title, .rxray = "rxray", .version = RXRAY_VERSION,

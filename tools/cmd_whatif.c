@@ -5,7 +5,6 @@
  * -> parse changes -> load -> per selected point: model, apply, table.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,83 +61,53 @@ static void whatif_usage(FILE *f)
 
 int rxt_cmd_whatif(int argc, char **argv)
 {
-	static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
-					   {"output", required_argument, NULL, 'o'},
-					   {"select", required_argument, NULL, 's'},
-					   {"light-frac", required_argument, NULL, 'L'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *fmt = "md", *output = "-", *select = NULL;
-	double frac = RXA_MODEL_LIGHT_FRAC;
-	int c;
-	optind = 1;
-	/* getopt moves the operands after the options, so options may follow
-	 * INPUT and the changes; a change never starts with '-' (it starts
-	 * with a stage name: STAGE=-K), so none is taken for an option */
-	while ((c = rxt_cli_getopt(VERB, argc, argv, "f:o:s:h", lo)) != -1) {
-		switch (c) {
-		case 'f': fmt = optarg; break;
-		case 'o': output = optarg; break;
-		case 's': select = optarg; break;
-		case 'L':
-			if (rxt_cli_light_frac(VERB, optarg, &frac))
-				return RXU_EXIT_USAGE;
-			break;
-		case 'h': whatif_usage(stdout); return RXU_EXIT_OK;
-		default: return RXU_EXIT_USAGE;
-		}
-	}
-	if (argc - optind < 2) {
-		whatif_usage(stderr);
-		return RXU_EXIT_USAGE;
-	}
-	const char *input = argv[optind];
+	static const char *const formats[] = {"md", "csv", NULL};
+	/* options may follow INPUT and the changes; a change never starts
+	 * with '-' (it starts with a stage name: STAGE=-K), so none is taken
+	 * for an option */
+	static const struct rxt_ana_spec spec = {
+	    .want = RXT_AO_FORMAT | RXT_AO_OUTPUT | RXT_AO_SELECT | RXT_AO_LIGHT_FRAC,
+	    .formats = formats,
+	    .output = "-",
+	    .light_frac = RXA_MODEL_LIGHT_FRAC,
+	    .min_operands = 2,
+	    .max_operands = -1,
+	    .operands = "INPUT and at least one CHANGE",
+	    .usage = whatif_usage,
+	};
+	struct rxt_ana_opts ao;
+	int ec = rxt_cli_ana_parse(VERB, argc, argv, &spec, &ao);
+	if (ec != RXT_CLI_GO)
+		return ec;
+	const char *fmt = ao.format, *output = ao.output;
+	double frac = ao.light_frac;
+	const char *input = ao.operand[0];
 	struct rxa_whatif_change ch[WHATIF_MAX_CHANGES];
 	size_t nch = 0;
 	char err[RXA_ERR_LEN], changes[512] = "";
 	size_t cl = 0;
-	for (int i = optind + 1; i < argc; i++) {
+	for (int i = 1; i < ao.noperands; i++) {
 		if (nch == WHATIF_MAX_CHANGES)
 			return rxu_usage_err(VERB, "more than %d changes", WHATIF_MAX_CHANGES);
-		if (rxa_whatif_parse(argv[i], &ch[nch], err, sizeof(err)))
+		if (rxa_whatif_parse(ao.operand[i], &ch[nch], err, sizeof(err)))
 			return rxu_usage_err(VERB, "%s", err);
 		nch++;
 		if (cl < sizeof(changes))
-			cl += (size_t)snprintf(changes + cl, sizeof(changes) - cl, "%s%s", cl ? " " : "",
-					       argv[i]);
+			cl += (size_t)snprintf(changes + cl, sizeof(changes) - cl, "%s%s",
+					       cl ? " " : "", ao.operand[i]);
 	}
-	if (!nch)
-		return rxu_usage_err(VERB, "no CHANGE given (e.g. buf_alloc=-100)");
-	if (strcmp(fmt, "md") && strcmp(fmt, "csv"))
-		return rxu_usage_err(VERB, "--format: '%s' (expected md or csv)", fmt);
 
 	struct rxa_set *s = NULL, view = {0};
-	struct rxa_sel sel = {0};
 	struct rxa_whatif_point *w = NULL;
 	const struct rxa_point **pts = NULL;
 	struct rxr_afile af = {0};
 	struct rxa_table *t = NULL;
-	int ec = rxt_cli_set_load(VERB, input, &s);
-	if (ec)
+	if ((ec = rxt_cli_set_select(VERB, input, ao.select, &s, &view)))
 		return ec;
-	if (select && rxa_sel_parse(select, &sel, err, sizeof(err))) {
-		ec = rxu_usage_err(VERB, "--select: %s", err);
-		goto out;
-	}
-	view = *s;
-	view.pts = calloc(s->n, sizeof(*view.pts));
-	pts = calloc(s->n, sizeof(*pts));
-	w = calloc(s->n, sizeof(*w));
-	if (!view.pts || !pts || !w) {
+	pts = calloc(view.n, sizeof(*pts));
+	w = calloc(view.n, sizeof(*w));
+	if (!pts || !w) {
 		ec = RXU_EXIT_RUNTIME;
-		goto out;
-	}
-	view.n = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (!select || rxa_sel_match(&sel, s->pts[i].knobs))
-			view.pts[view.n++] = s->pts[i];
-	if (!view.n) {
-		ec = rxu_usage_err(VERB, "--select %s: no point matches", select);
 		goto out;
 	}
 	size_t applied = 0, modelled = 0, genlim = 0;
@@ -225,7 +194,6 @@ out:
 	free(w);
 	free(pts);
 	free(view.pts);
-	rxa_sel_free(&sel);
 	rxa_set_free(s);
 	return ec;
 }

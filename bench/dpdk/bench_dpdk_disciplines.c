@@ -20,25 +20,18 @@
  * puts), received Mpps and loss. "os" marks runs whose threads had to
  * share cores (fewer cores than NIC + RX + app).
  */
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "bench_run.h"
 #include "rxray/core.h"
 #include "rxray/dpdk.h"
 #include "rxray/result.h"
 
-#define MAX_RUNS 15
-
 struct opts {
-	char cores[256];
-	double seconds;
-	int runs;
+	struct bench_opts b;
 	double rate;
 	uint32_t frame;
 	uint32_t ring;
@@ -108,43 +101,22 @@ struct sample {
 	bool os;
 };
 
-static int child_run(const struct opts *o, const struct point *pt, const char *path)
+/* One point's config (one_run runs it in a child: bench_run). */
+static void point_config(const struct opts *o, const struct point *pt, struct rx_config *c)
 {
-	static volatile sig_atomic_t stop;
-	struct rx_config c;
-	struct rx_caps caps;
-	char err[512] = "";
-	rx_config_defaults(&c);
-	snprintf(c.engine, sizeof(c.engine), "dpdk");
-	snprintf(c.device, sizeof(c.device), "%s", pt->device ? pt->device : "sim");
-	c.mode = pt->mode;
-	c.discipline = pt->disc;
-	c.mempool_cache = pt->cache;
-	c.app = pt->app;
-	c.free_mode = pt->free_mode;
-	c.seconds = o->seconds;
-	c.rate_pps = o->rate;
-	c.frame = o->frame;
-	c.ring = o->ring;
-	c.allow_oversubscribe = true;
-	c.quiet = true;
-	if (o->cores[0] && rx_config_set(&c, "cores", o->cores, err, sizeof(err)))
-		goto fail;
-	if (rx_engine_dpdk.caps(&c, &caps, err, sizeof(err)) ||
-	    rx_config_validate(&c, &caps, err, sizeof(err)) ||
-	    rx_engine_dpdk.validate(&c, &caps, err, sizeof(err)))
-		goto fail;
-	struct rxr_result *r = NULL;
-	rxr_result_open(&r);
-	if (!r || rx_run_exec(&rx_engine_dpdk, &c, r, &stop, err, sizeof(err)) || rxr_result_write(r, path)) {
-		rxr_result_free(r);
-		goto fail;
-	}
-	rxr_result_free(r);
-	return 0;
-fail:
-	fprintf(stderr, "bench_dpdk_disciplines: %s: %s\n", pt->name, err);
-	return 1;
+	rx_config_defaults(c);
+	snprintf(c->engine, sizeof(c->engine), "dpdk");
+	snprintf(c->device, sizeof(c->device), "%s", pt->device ? pt->device : "sim");
+	c->mode = pt->mode;
+	c->discipline = pt->disc;
+	c->mempool_cache = pt->cache;
+	c->app = pt->app;
+	c->free_mode = pt->free_mode;
+	c->rate_pps = o->rate;
+	c->frame = o->frame;
+	c->ring = o->ring;
+	c->allow_oversubscribe = true;
+	c->quiet = true;
 }
 
 static double jnum(json_t *o, const char *a, const char *b)
@@ -155,56 +127,26 @@ static double jnum(json_t *o, const char *a, const char *b)
 	return json_number_value(v);
 }
 
-/*
- * Per-packet cost of a stage that resists preemption: the median lap
- * times the number of laps, over the packets the thread handled. A lap
- * the scheduler interrupts lands in the tail, not in the median; on a
- * shared VM the mean is dominated by those (use --mean to see it).
- */
-static double robust(const struct rxr_thread_result *t, enum rxp_stage s)
-{
-	return t->packets ? (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets : 0;
-}
-
-static double robust_busy(const struct rxr_thread_result *t)
-{
-	double sum = 0;
-	for (int s = 0; s < RXP_ST_COUNT; s++)
-		if (s != RXP_ST_IDLE)
-			sum += robust(t, (enum rxp_stage)s);
-	return sum;
-}
-
 static int one_run(const struct opts *o, const struct point *pt, struct sample *s)
 {
-	char path[64], err[512];
-	snprintf(path, sizeof(path), "/tmp/bench_dpdk_%d.json", (int)getpid());
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		_exit(child_run(o, pt, path));
-	int st;
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -EIO;
-	struct rxr_result *r = NULL;
-	rxr_result_read(path, &r, err, sizeof(err));
-	unlink(path);
-	if (!r) {
-		fprintf(stderr, "bench_dpdk_disciplines: %s\n", err);
-		return -EIO;
-	}
+	struct rx_config c;
+	struct rxr_result *r;
+	point_config(o, pt, &c);
+	int rc = bench_run(&o->b, &rx_engine_dpdk, &c, NULL, pt->name, &r);
+	if (rc)
+		return rc;
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct rxr_thread_result *t = &r->threads[i];
 		if (!strcmp(t->role, "rx")) {
-			s->rx_cpp = o->mean ? rxr_thread_cycles_per_packet(t) : robust_busy(t);
+			s->rx_cpp =
+			    o->mean ? rxr_thread_cycles_per_packet(t) : bench_robust_busy(t);
 			for (size_t k = 0; k < NCOLS; k++)
-				s->st[k] =
-				    o->mean ? t->st[cols[k]].cycles_per_packet : robust(t, cols[k]);
+				s->st[k] = o->mean ? t->st[cols[k]].cycles_per_packet
+						   : bench_robust(t, cols[k]);
 		} else if (!strcmp(t->role, "app")) {
-			s->app_cpp = o->mean ? rxr_thread_cycles_per_packet(t) : robust_busy(t);
+			s->app_cpp =
+			    o->mean ? rxr_thread_cycles_per_packet(t) : bench_robust_busy(t);
 		}
 	}
 	json_t *d = json_object_get(r->extra, "dpdk");
@@ -219,18 +161,6 @@ static int one_run(const struct opts *o, const struct point *pt, struct sample *
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "USAGE\n  bench_dpdk_disciplines [--cores LIST] [--seconds S] [--runs N] "
@@ -241,35 +171,32 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.seconds = 0.5, .runs = 3, .rate = 0, .frame = 1064, .ring = 8192};
-	static const struct option lo[] = {{"cores", required_argument, NULL, 'c'},
-					   {"seconds", required_argument, NULL, 's'},
-					   {"runs", required_argument, NULL, 'n'},
+	struct opts o = {.b = {.seconds = 0.5, .runs = 3}, .rate = 0, .frame = 1064, .ring = 8192};
+	static const struct option lo[] = {BENCH_LONG_OPTS,
 					   {"rate", required_argument, NULL, 'r'},
 					   {"frame", required_argument, NULL, 'f'},
 					   {"ring", required_argument, NULL, 'R'},
 					   {"mean", no_argument, NULL, 'm'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
-	int ch;
+	int ch, rc;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'c': snprintf(o.cores, sizeof(o.cores), "%s", optarg); break;
-		case 's': o.seconds = atof(optarg); break;
-		case 'n': o.runs = atoi(optarg); break;
 		case 'r': o.rate = atof(optarg); break;
 		case 'f': o.frame = (uint32_t)atoi(optarg); break;
 		case 'R': o.ring = (uint32_t)atoi(optarg); break;
 		case 'm': o.mean = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			if ((rc = bench_opt(ch, optarg, &o.b, usage)) != BENCH_OPT_TAKEN)
+				return rc;
+			break;
 		}
 	}
-	if (o.runs < 1 || o.runs > MAX_RUNS || o.seconds <= 0 || o.frame < 64 || !o.ring) {
+	if (!bench_opts_ok(&o.b) || o.frame < 64 || !o.ring) {
 		fprintf(stderr,
 			"bench_dpdk_disciplines: --runs 1..%d, --seconds > 0, --frame >= 64, "
 			"--ring > 0\n",
-			MAX_RUNS);
+			BENCH_MAX_RUNS);
 		return 2;
 	}
 	if (rxp_clock_init(50)) {
@@ -278,8 +205,8 @@ int main(int argc, char **argv)
 	}
 	printf("# bench_dpdk_disciplines: frame %u, ring %u, %.2f s x %d runs (median), rate %s, "
 	       "cores %s, TSC %.2f GHz\n",
-	       o.frame, o.ring, o.seconds, o.runs, o.rate > 0 ? "limited" : "max",
-	       o.cores[0] ? o.cores : "affinity", rxp_clock_get()->hz / 1e9);
+	       o.frame, o.ring, o.b.seconds, o.b.runs, o.rate > 0 ? "limited" : "max",
+	       o.b.cores[0] ? o.b.cores : "affinity", rxp_clock_get()->hz / 1e9);
 	printf("# RX-thread cycles/packet by stage (%s); app = app thread busy cycles/packet; "
 	       "gets/puts = shared-ring mempool calls per packet (empty polls excluded)\n",
 	       o.mean ? "mean" : "median lap x laps / packets");
@@ -289,10 +216,10 @@ int main(int argc, char **argv)
 	printf(" %7s %6s %6s %7s %6s\n", "app", "gets", "puts", "rx_Mpps", "loss");
 	int failed = 0;
 	for (size_t i = 0; i < NPOINTS; i++) {
-		double v[7 + NCOLS][MAX_RUNS];
+		double v[7 + NCOLS][BENCH_MAX_RUNS];
 		int ok = 0;
 		bool os = false;
-		for (int k = 0; k < o.runs; k++) {
+		for (int k = 0; k < o.b.runs; k++) {
 			struct sample s = {0};
 			if (one_run(&o, &points[i], &s))
 				continue;
@@ -314,12 +241,12 @@ int main(int argc, char **argv)
 		}
 		char name[40];
 		snprintf(name, sizeof(name), "%s%s", points[i].name, os ? " os" : "");
-		printf("%-31s %7.1f", name, median(v[0], ok));
+		printf("%-31s %7.1f", name, bench_median(v[0], ok));
 		for (size_t c = 0; c < NCOLS; c++)
-			printf(" %9.1f", median(v[1 + c], ok));
-		printf(" %7.1f %6.3f %6.3f %7.3f %5.1f%%\n", median(v[1 + NCOLS], ok),
-		       median(v[2 + NCOLS], ok), median(v[3 + NCOLS], ok), median(v[4 + NCOLS], ok),
-		       100 * median(v[5 + NCOLS], ok));
+			printf(" %9.1f", bench_median(v[1 + c], ok));
+		printf(" %7.1f %6.3f %6.3f %7.3f %5.1f%%\n", bench_median(v[1 + NCOLS], ok),
+		       bench_median(v[2 + NCOLS], ok), bench_median(v[3 + NCOLS], ok),
+		       bench_median(v[4 + NCOLS], ok), 100 * bench_median(v[5 + NCOLS], ok));
 		fflush(stdout);
 	}
 	return failed ? 1 : 0;

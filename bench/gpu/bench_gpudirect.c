@@ -55,25 +55,21 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_run.h"
 #include "rxray/core.h"
 #include "rxray/dpdk.h"
 #include "rxray/gpu.h"
 #include "rxray/result.h"
 #include "rxray/util.h"
 
-#define MAX_RUNS 15
-
 struct opts {
-	char cores[256];
-	double seconds;
-	int runs;
+	struct bench_opts b;
 	double rate;
 	enum rx_gpu_launch launch;
 	uint32_t writers; /* --dma-writers (0 = auto) */
@@ -107,48 +103,27 @@ struct sample {
 	char limit[96];
 };
 
-static int child_run(const struct opts *o, const struct point *pt, uint32_t frame, const char *path)
+/* One point's config (one_run runs it in a child: bench_run). */
+static void point_config(const struct opts *o, const struct point *pt, uint32_t frame,
+			 struct rx_config *c)
 {
-	static volatile sig_atomic_t stop;
-	struct rx_config c;
-	struct rx_caps caps;
-	char err[512] = "";
-	rx_config_defaults(&c);
-	snprintf(c.engine, sizeof(c.engine), "dpdk");
-	snprintf(c.device, sizeof(c.device), "sim");
-	c.mode = pt->mode;
-	c.payload_mem = RX_MEM_GPU;
-	c.payload = RX_PAYLOAD_FULL;
-	c.gpu_work = pt->work;
-	c.gpu_launch = pt->work == RX_GPU_WORK_NONE ? RX_GPU_LAUNCH_KERNEL : o->launch;
-	c.seconds = o->seconds;
-	c.rate_pps = o->rate;
-	c.dma_writers = o->writers;
+	rx_config_defaults(c);
+	snprintf(c->engine, sizeof(c->engine), "dpdk");
+	snprintf(c->device, sizeof(c->device), "sim");
+	c->mode = pt->mode;
+	c->payload_mem = RX_MEM_GPU;
+	c->payload = RX_PAYLOAD_FULL;
+	c->gpu_work = pt->work;
+	c->gpu_launch = pt->work == RX_GPU_WORK_NONE ? RX_GPU_LAUNCH_KERNEL : o->launch;
+	c->rate_pps = o->rate;
+	c->dma_writers = o->writers;
 	if (o->queues)
-		c.queues = o->queues;
+		c->queues = o->queues;
 	if (o->batch)
-		c.batch = o->batch;
-	c.frame = frame;
-	c.allow_oversubscribe = true;
-	c.quiet = true;
-	if (o->cores[0] && rx_config_set(&c, "cores", o->cores, err, sizeof(err)))
-		goto fail;
-	if (rx_engine_dpdk.caps(&c, &caps, err, sizeof(err)) ||
-	    rx_config_validate(&c, &caps, err, sizeof(err)) ||
-	    rx_engine_dpdk.validate(&c, &caps, err, sizeof(err)))
-		goto fail;
-	struct rxr_result *r = NULL;
-	rxr_result_open(&r);
-	if (!r || rx_run_exec(&rx_engine_dpdk, &c, r, &stop, err, sizeof(err)) ||
-	    rxr_result_write(r, path)) {
-		rxr_result_free(r);
-		goto fail;
-	}
-	rxr_result_free(r);
-	return 0;
-fail:
-	fprintf(stderr, "bench_gpudirect: %s %u B: %s\n", pt->name, frame, err);
-	return 1;
+		c->batch = o->batch;
+	c->frame = frame;
+	c->allow_oversubscribe = true;
+	c->quiet = true;
 }
 
 /* The busiest thread (busy cycles over the run's) and its costliest stage.
@@ -185,24 +160,14 @@ static void name_limit(const struct rxr_result *r, char *out, size_t len)
 
 static int one_run(const struct opts *o, const struct point *pt, uint32_t frame, struct sample *s)
 {
-	char path[64], err[512];
-	snprintf(path, sizeof(path), "/tmp/bench_gpudirect_%d.json", (int)getpid());
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		_exit(child_run(o, pt, frame, path));
-	int st;
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -EIO;
-	struct rxr_result *r = NULL;
-	rxr_result_read(path, &r, err, sizeof(err));
-	unlink(path);
-	if (!r) {
-		fprintf(stderr, "bench_gpudirect: %s\n", err);
-		return -EIO;
-	}
+	struct rx_config c;
+	struct rxr_result *r;
+	char what[96];
+	snprintf(what, sizeof(what), "%s %u B", pt->name, frame);
+	point_config(o, pt, frame, &c);
+	int rc = bench_run(&o->b, &rx_engine_dpdk, &c, NULL, what, &r);
+	if (rc)
+		return rc;
 	memset(s, 0, sizeof(*s));
 	s->offered = r->offered_mpps;
 	s->mpps = r->rx_mpps;
@@ -515,9 +480,9 @@ static int ndr_search_run(const struct opts *o, const struct point *pt, uint32_t
 struct ndr_row {
 	const struct point *pt;
 	uint32_t frame;
-	struct ndr_search s[MAX_RUNS];
-	int reruns[MAX_RUNS];
-	bool ok[MAX_RUNS];
+	struct ndr_search s[BENCH_MAX_RUNS];
+	int reruns[BENCH_MAX_RUNS];
+	bool ok[BENCH_MAX_RUNS];
 };
 
 static int ndr_cmp(const void *a, const void *b)
@@ -550,7 +515,7 @@ static int ndr_table(const struct opts *o)
 			struct ndr_row *w = &rows[nrows++];
 			w->pt = &points[pi];
 			w->frame = frames[fi];
-			for (int r = 0; r < o->runs; r++) {
+			for (int r = 0; r < o->b.runs; r++) {
 				bool conserved;
 				w->ok[r] = !ndr_search_run(o, w->pt, w->frame, r + 1, &w->s[r],
 							   &w->reruns[r], &conserved);
@@ -559,19 +524,19 @@ static int ndr_table(const struct opts *o)
 		}
 	printf("NDR: highest offered rate with zero loss, trials of %g s, median of %d search%s "
 	       "(Mpps)\n\n| path | frame |",
-	       o->seconds, o->runs, o->runs == 1 ? "" : "es");
-	for (int r = 0; r < o->runs; r++)
+	       o->b.seconds, o->b.runs, o->b.runs == 1 ? "" : "es");
+	for (int r = 0; r < o->b.runs; r++)
 		printf(" run %d NDR |", r + 1);
 	printf(" median NDR | interval of the median run | trials |\n|---|---:|");
-	for (int r = 0; r < o->runs; r++)
+	for (int r = 0; r < o->b.runs; r++)
 		printf("---:|");
 	printf("---:|---|---:|\n");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct ndr_row *w = &rows[i];
-		const struct ndr_search *done[MAX_RUNS];
+		const struct ndr_search *done[BENCH_MAX_RUNS];
 		int nd = 0;
 		printf("| %s | %u |", w->pt->name, w->frame);
-		for (int r = 0; r < o->runs; r++) {
+		for (int r = 0; r < o->b.runs; r++) {
 			char cell[48] = "failed";
 			if (w->ok[r]) {
 				ndr_cell(&w->s[r], cell, sizeof(cell));
@@ -622,8 +587,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.seconds = 1.0,
-			 .runs = 3,
+	struct opts o = {.b = {.seconds = 1.0, .runs = 3},
 			 .launch = RX_GPU_LAUNCH_KERNEL,
 			 .writers = 1,
 			 .ndr_floor = 1e6,
@@ -631,23 +595,18 @@ int main(int argc, char **argv)
 			 .ndr_trials = 10};
 	bool ndr_knobs = false, self_test = false;
 	static const struct option lo[] = {
-	    {"cores", 1, NULL, 'c'}, {"seconds", 1, NULL, 's'},	   {"runs", 1, NULL, 'n'},
-	    {"rate", 1, NULL, 'r'},  {"gpu-launch", 1, NULL, 'l'}, {"help", 0, NULL, 'h'},
-	    {"dma-writers", 1, NULL, 'w'}, {"queues", 1, NULL, 'q'},	   {"batch", 1, NULL, 'b'},
-	    {"only", 1, NULL, 'o'},	   {"frames", 1, NULL, 'f'},
-	    {"ndr-search", 0, NULL, 'N'}, {"ndr-floor", 1, NULL, 'F'},
-	    {"ndr-precision", 1, NULL, 'P'}, {"ndr-trials", 1, NULL, 'T'},
-	    {"self-test", 0, NULL, 'S'},
-	    {NULL, 0, NULL, 0}};
-	int ch;
+	    BENCH_LONG_OPTS,
+	    {"rate", 1, NULL, 'r'}, {"gpu-launch", 1, NULL, 'l'}, {"help", 0, NULL, 'h'},
+	    {"dma-writers", 1, NULL, 'w'}, {"queues", 1, NULL, 'q'}, {"batch", 1, NULL, 'b'},
+	    {"only", 1, NULL, 'o'}, {"frames", 1, NULL, 'f'}, {"ndr-search", 0, NULL, 'N'},
+	    {"ndr-floor", 1, NULL, 'F'}, {"ndr-precision", 1, NULL, 'P'},
+	    {"ndr-trials", 1, NULL, 'T'}, {"self-test", 0, NULL, 'S'}, {NULL, 0, NULL, 0}};
+	int ch, rc;
 	char err[256];
 	struct rx_config tmp;
 	rx_config_defaults(&tmp);
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'c': snprintf(o.cores, sizeof(o.cores), "%s", optarg); break;
-		case 's': o.seconds = atof(optarg); break;
-		case 'n': o.runs = atoi(optarg); break;
 		case 'r':
 		case 'l':
 		case 'w':
@@ -738,12 +697,14 @@ int main(int argc, char **argv)
 			o.ndr_trials = (int)v;
 			break;
 		}
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			if ((rc = bench_opt(ch, optarg, &o.b, usage)) != BENCH_OPT_TAKEN)
+				return rc;
+			break;
 		}
 	}
-	if (optind < argc || o.runs < 1 || o.runs > MAX_RUNS || !(o.seconds > 0)) {
-		fprintf(stderr, "bench_gpudirect: --runs 1..%d, --seconds > 0\n", MAX_RUNS);
+	if (optind < argc || !bench_opts_ok(&o.b)) {
+		fprintf(stderr, "bench_gpudirect: --runs 1..%d, --seconds > 0\n", BENCH_MAX_RUNS);
 		return 2;
 	}
 	if (self_test)
@@ -753,12 +714,12 @@ int main(int argc, char **argv)
 				"with --ndr-search\n");
 		return 2;
 	}
-	if (o.ndr && o.seconds < 1) {
+	if (o.ndr && o.b.seconds < 1) {
 		fprintf(
 		    stderr,
 		    "bench_gpudirect: --ndr-search needs --seconds >= 1 (trials of at least 1 s; "
 		    "got %g)\n",
-		    o.seconds);
+		    o.b.seconds);
 		return 2;
 	}
 	if (o.ndr && o.rate > 0) {
@@ -796,13 +757,14 @@ int main(int argc, char **argv)
 			printf("%s %u", k ? "," : "", o.frames[k]);
 		printf(" B; trials of %g s, floor %.2f Mpps, precision %g%%, at most %d trials a "
 		       "search, %d searches a row\n\n",
-		       o.seconds, o.ndr_floor / 1e6, 100 * o.ndr_precision, o.ndr_trials, o.runs);
+		       o.b.seconds, o.ndr_floor / 1e6, 100 * o.ndr_precision, o.ndr_trials,
+		       o.b.runs);
 		return ndr_table(&o);
 	}
 	printf("# bench_gpudirect: dpdk on the software NIC, payloads in GPU memory, offered "
 	       "%s, %.1f s per run, median of %d runs, GPU launch %s (reorder rows), %u "
 	       "queue(s), batch %u\n\n",
-	       o.rate > 0 ? "at --rate" : "at the NIC's maximum", o.seconds, o.runs,
+	       o.rate > 0 ? "at --rate" : "at the NIC's maximum", o.b.seconds, o.b.runs,
 	       rx_knob_value_name(rx_knob_find("gpu-launch"), (int)o.launch),
 	       o.queues ? o.queues : tmp.queues, o.batch ? o.batch : tmp.batch);
 	if (o.rate > 0)
@@ -818,9 +780,9 @@ int main(int argc, char **argv)
 				listed |= o.frames[k] == frames[fi];
 			if (!listed || (o.only[0] && !strstr(points[pi].name, o.only)))
 				continue;
-			struct sample s[MAX_RUNS];
+			struct sample s[BENCH_MAX_RUNS];
 			int n = 0;
-			for (int r = 0; r < o.runs; r++)
+			for (int r = 0; r < o.b.runs; r++)
 				if (one_run(&o, &points[pi], frames[fi], &s[n]) == 0)
 					n++;
 			if (!n) {

@@ -43,31 +43,27 @@
  *   bench_sim_fidelity --cores 2-5 --runs 5 --seconds 2
  *   bench_sim_fidelity --cores 2-15 --runs 3 --seconds 1 --only writers
  */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "bench_run.h"
 #include "rxray/core.h"
 #include "rxray/dpdk.h"
 #include "rxray/result.h"
+#include "rxray/simnic.h"
 #include "rxray/util.h"
 #include "rxray/verbs.h"
 
-#define MAX_RUNS 15
+#define BENCH_MAX_RUNS 15
 #define ALL_DPDK "nextnull,noprefetch,wqecheck,ptype,mrsplit,ringwqes,state,dbrec"
 
 struct opts {
-	char cores[256];
-	double seconds;
-	int runs;
+	struct bench_opts b;
 	double rate;
 	double ndr;
 	uint32_t frame;
@@ -176,100 +172,61 @@ static const enum rxp_stage cols[] = {RXP_ST_CQE_POLL, RXP_ST_BUF_ALLOC, RXP_ST_
 #define V_CQEW (NCOLS + 7)
 #define V_APP (NCOLS + 8)
 
-static int child_run(const struct opts *o, const struct point *pt, const char *path)
+/* One point's config (one_run runs it in a child: bench_run). */
+static void point_config(const struct opts *o, const struct point *pt, struct rx_config *c)
 {
-	static volatile sig_atomic_t stop;
-	const struct rx_engine_ops *eng =
-	    strcmp(pt->engine, "verbs") ? &rx_engine_dpdk : &rx_engine_verbs;
-	struct rx_config c;
-	struct rx_caps caps;
-	char err[512] = "";
-	if (pt->legacy)
-		setenv("RXRAY_SIM_LEGACY", pt->legacy, 1);
-	if (pt->group)
-		setenv("RXRAY_SIM_SCALAR_GROUP", pt->group, 1);
-	rx_config_defaults(&c);
-	snprintf(c.engine, sizeof(c.engine), "%s", pt->engine);
-	c.mode = pt->mode;
-	c.discipline = pt->d;
-	c.consumer = pt->consumer;
-	c.cqe_comp = pt->comp;
-	c.mempool_cache = pt->cache;
-	c.app = pt->app_thread ? RX_APP_THREAD : RX_APP_INLINE;
-	c.dma_writers = pt->writers;
-	c.seconds = o->seconds;
-	c.rate_pps = pt->rate == 3 ? pt->wrate : pt->rate == 2 ? 0 : pt->rate == 1 ? o->ndr : o->rate;
-	c.frame = pt->sat ? 128 : o->frame;
-	c.payload = pt->sat ? RX_PAYLOAD_NONE : c.payload;
-	c.ring = o->ring;
-	c.allow_oversubscribe = true;
-	c.quiet = true;
-	if (o->cores[0] && rx_config_set(&c, "cores", o->cores, err, sizeof(err)))
-		goto fail;
-	if (rx_run_check(eng, &c, 0, &caps, NULL, err, sizeof(err)))
-		goto fail;
-	struct rxr_result *r = NULL;
-	rxr_result_open(&r);
-	if (!r || rx_run_exec(eng, &c, r, &stop, err, sizeof(err)) || rxr_result_write(r, path)) {
-		rxr_result_free(r);
-		goto fail;
-	}
-	rxr_result_free(r);
-	return 0;
-fail:
-	fprintf(stderr, "bench_sim_fidelity: %s %s: %s\n", pt->disc, pt->label, err);
-	return 1;
-}
-
-/* Median lap x laps / packets: robust to preemption on a shared VM. */
-static double robust(const struct rxr_thread_result *t, enum rxp_stage s)
-{
-	return t->packets ? (double)t->st[s].p50 * (double)t->st[s].count / (double)t->packets : 0;
-}
-
-static double robust_busy(const struct rxr_thread_result *t)
-{
-	double sum = 0;
-	for (int s = 0; s < RXP_ST_COUNT; s++)
-		if (s != RXP_ST_IDLE)
-			sum += robust(t, (enum rxp_stage)s);
-	return sum;
+	rx_config_defaults(c);
+	snprintf(c->engine, sizeof(c->engine), "%s", pt->engine);
+	c->mode = pt->mode;
+	c->discipline = pt->d;
+	c->consumer = pt->consumer;
+	c->cqe_comp = pt->comp;
+	/* verbs has no mempool, and a run refuses a knob its engine does not
+	 * read: its rows leave the cache at the default */
+	if (strcmp(pt->engine, "verbs"))
+		c->mempool_cache = pt->cache;
+	c->app = pt->app_thread ? RX_APP_THREAD : RX_APP_INLINE;
+	c->dma_writers = pt->writers;
+	c->rate_pps = pt->rate == 3   ? pt->wrate
+		      : pt->rate == 2 ? 0
+		      : pt->rate == 1 ? o->ndr
+				      : o->rate;
+	c->frame = pt->sat ? 128 : o->frame;
+	c->payload = pt->sat ? RX_PAYLOAD_NONE : c->payload;
+	c->ring = o->ring;
+	c->allow_oversubscribe = true;
+	c->quiet = true;
 }
 
 static int one_run(const struct opts *o, const struct point *pt, double *v)
 {
-	char path[64], err[512];
-	snprintf(path, sizeof(path), "/tmp/bench_sim_fidelity_%d.json", (int)getpid());
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		_exit(child_run(o, pt, path));
-	int st;
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -EIO;
-	struct rxr_result *r = NULL;
-	rxr_result_read(path, &r, err, sizeof(err));
-	unlink(path);
-	if (!r) {
-		fprintf(stderr, "bench_sim_fidelity: %s\n", err);
-		return -EIO;
-	}
+	const struct rx_engine_ops *eng =
+	    strcmp(pt->engine, "verbs") ? &rx_engine_dpdk : &rx_engine_verbs;
+	/* read once at the NIC's setup, in the child */
+	const char *const env[] = {"RXRAY_SIM_LEGACY", pt->legacy, "RXRAY_SIM_SCALAR_GROUP",
+				   pt->group, NULL};
+	struct rx_config c;
+	struct rxr_result *r;
+	char what[96];
+	snprintf(what, sizeof(what), "%s %s", pt->disc, pt->label);
+	point_config(o, pt, &c);
+	int rc = bench_run(&o->b, eng, &c, env, what, &r);
+	if (rc)
+		return rc;
 	memset(v, 0, NVALS * sizeof(*v));
 	int nnic = 0;
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct rxr_thread_result *t = &r->threads[i];
 		if (!strcmp(t->role, "rx")) {
-			v[0] = robust_busy(t);
+			v[0] = bench_robust_busy(t);
 			for (size_t k = 0; k < NCOLS; k++)
-				v[1 + k] = robust(t, cols[k]);
+				v[1 + k] = bench_robust(t, cols[k]);
 		} else if (!strcmp(t->role, "app")) {
-			v[V_APP] = robust_busy(t);
+			v[V_APP] = bench_robust_busy(t);
 		} else if (!strcmp(t->role, "nic")) {
 			/* one writer's figures, averaged over the writers */
-			v[1 + NCOLS] += robust_busy(t);
-			v[V_CQEW] += robust(t, RXP_ST_CQE_WRITE);
+			v[1 + NCOLS] += bench_robust_busy(t);
+			v[V_CQEW] += bench_robust(t, RXP_ST_CQE_WRITE);
 			nnic++;
 		}
 	}
@@ -290,24 +247,12 @@ static int one_run(const struct opts *o, const struct point *pt, double *v)
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Medians of --runs runs of one point into med[NVALS]; the runs done. */
 static int point_median(const struct opts *o, const struct point *pt, double *med)
 {
-	double v[NVALS][MAX_RUNS], one[NVALS];
+	double v[NVALS][BENCH_MAX_RUNS], one[NVALS];
 	int ok = 0;
-	for (int k = 0; k < o->runs; k++) {
+	for (int k = 0; k < o->b.runs; k++) {
 		if (one_run(o, pt, one))
 			continue;
 		for (size_t c = 0; c < NVALS; c++)
@@ -315,7 +260,7 @@ static int point_median(const struct opts *o, const struct point *pt, double *me
 		ok++;
 	}
 	for (size_t c = 0; ok && c < NVALS; c++)
-		med[c] = median(v[c], ok);
+		med[c] = bench_median(v[c], ok);
 	return ok;
 }
 
@@ -469,7 +414,7 @@ static void ref_cores(const struct opts *o, int *wcore, int *ccore)
 	char err[256];
 	*wcore = *ccore = -1;
 	rx_config_defaults(&c);
-	if (o->cores[0] && rx_config_set(&c, "cores", o->cores, err, sizeof(err)) == 0 &&
+	if (o->b.cores[0] && rx_config_set(&c, "cores", o->b.cores, err, sizeof(err)) == 0 &&
 	    c.ncores >= 2) {
 		*ccore = c.cores[0];
 		*wcore = c.cores[1];
@@ -501,10 +446,10 @@ static int writers_table(const struct opts *o)
 {
 	int failed = 0, wc, cc;
 	ref_cores(o, &wc, &cc);
-	double ref[MAX_RUNS];
+	double ref[BENCH_MAX_RUNS];
 	int nref = 0;
-	for (int k = 0; k < o->runs; k++) {
-		double m = ref_once(o->seconds, wc, cc);
+	for (int k = 0; k < o->b.runs; k++) {
+		double m = ref_once(o->b.seconds, wc, cc);
 		if (m > 0)
 			ref[nref++] = m;
 	}
@@ -512,7 +457,7 @@ static int writers_table(const struct opts *o)
 	printf("# physical reference: one writer core publishing runs of 32 (header line, "
 	       "stamp, CQE line, owner bit last) to a polling consumer, flat out: %.1f Mpps "
 	       "(median of %d; writer core %d, consumer core %d)\n",
-	       nref ? median(ref, nref) : 0.0, nref, wc, cc);
+	       nref ? bench_median(ref, nref) : 0.0, nref, wc, cc);
 	printf("# verbs single %u B, app thread, fixed rates; cycles/packet (median lap x laps / "
 	       "packets); ppp = packets per poll that found any; nic = one writer's busy, "
 	       "cqe_w its cqe_write\n",
@@ -584,8 +529,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.seconds = 0.5,
-			 .runs = 3,
+	struct opts o = {.b = {.seconds = 0.5, .runs = 3},
 			 .rate = 0,
 			 .ndr = 6.5e6,
 			 .frame = 1064,
@@ -596,21 +540,18 @@ int main(int argc, char **argv)
 			 .nwcounts = 3};
 	bool bad_list = false;
 	static const struct option lo[] = {
-	    {"cores", required_argument, NULL, 'c'}, {"seconds", required_argument, NULL, 's'},
-	    {"runs", required_argument, NULL, 'n'},  {"rate", required_argument, NULL, 'r'},
-	    {"frame", required_argument, NULL, 'f'}, {"ring", required_argument, NULL, 'R'},
-	    {"only", required_argument, NULL, 'o'},  {"ndr", required_argument, NULL, 'N'},
-	    {"wrates", required_argument, NULL, 'W'}, {"writer-counts", required_argument, NULL, 'C'},
-	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
-	int ch;
+	    BENCH_LONG_OPTS,
+	    {"rate", required_argument, NULL, 'r'},   {"frame", required_argument, NULL, 'f'},
+	    {"ring", required_argument, NULL, 'R'},   {"only", required_argument, NULL, 'o'},
+	    {"ndr", required_argument, NULL, 'N'},    {"wrates", required_argument, NULL, 'W'},
+	    {"writer-counts", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
+	int ch, rc;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'c': snprintf(o.cores, sizeof(o.cores), "%s", optarg); break;
-		case 's': o.seconds = atof(optarg); break;
-		case 'n': o.runs = atoi(optarg); break;
 		case 'r':
 			if (rxu_parse_rate(optarg, &o.rate) < 0)
-				o.seconds = -1; /* reported below */
+				o.b.seconds = -1; /* reported below */
 			break;
 		case 'f': o.frame = (uint32_t)atoi(optarg); break;
 		case 'R': o.ring = (uint32_t)atoi(optarg); break;
@@ -630,7 +571,7 @@ int main(int argc, char **argv)
 				    o.wrates[n] > 0)
 					n++;
 				else if (ch == 'C' && n < 8 &&
-					 rxu_parse_u64(t, 1, RX_MAX_WRITERS, &v) == 0)
+					 rxu_parse_u64(t, 1, RXS_MAX_WRITERS, &v) == 0)
 					o.wcounts[n++] = (uint32_t)v;
 				else
 					bad_list = true;
@@ -643,12 +584,13 @@ int main(int argc, char **argv)
 				o.nwcounts = n;
 			break;
 		}
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			if ((rc = bench_opt(ch, optarg, &o.b, usage)) != BENCH_OPT_TAKEN)
+				return rc;
+			break;
 		}
 	}
-	if (o.runs < 1 || o.runs > MAX_RUNS || o.seconds <= 0 || o.frame < 64 || o.ring < 4 ||
-	    o.ndr <= 0 || bad_list ||
+	if (!bench_opts_ok(&o.b) || o.frame < 64 || o.ring < 4 || o.ndr <= 0 || bad_list ||
 	    (o.only[0] && strcmp(o.only, "fixes") && strcmp(o.only, "phasing") &&
 	     strcmp(o.only, "overload") && strcmp(o.only, "writers"))) {
 		fprintf(stderr,
@@ -656,7 +598,7 @@ int main(int argc, char **argv)
 			"--ring >= 4, --rate/--ndr rates (e.g. 6.5M), --wrates up to 4 rates, "
 			"--writer-counts up to 8 counts 1..16, --only "
 			"fixes|phasing|overload|writers\n",
-			MAX_RUNS);
+			BENCH_MAX_RUNS);
 		return 2;
 	}
 	if (rxp_clock_init(50)) {
@@ -665,8 +607,8 @@ int main(int argc, char **argv)
 	}
 	printf("# bench_sim_fidelity: frame %u, ring %u, %.2f s x %d runs (median), rate %s, "
 	       "cores %s, TSC %.2f GHz, probes %s\n",
-	       o.frame, o.ring, o.seconds, o.runs, o.rate > 0 ? "limited" : "max",
-	       o.cores[0] ? o.cores : "affinity", rxp_clock_get()->hz / 1e9,
+	       o.frame, o.ring, o.b.seconds, o.b.runs, o.rate > 0 ? "limited" : "max",
+	       o.b.cores[0] ? o.b.cores : "affinity", rxp_clock_get()->hz / 1e9,
 	       RXRAY_PROBE_MODE == RXP_MODE_OFF ? "off" : "on");
 	printf("# cycles/packet: rx = RX thread busy (median lap x laps / packets, app inline), "
 	       "nic = NIC thread busy; sat = clock Hz / rx pps when loss > 1%% (0 otherwise); "
