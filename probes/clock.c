@@ -19,7 +19,7 @@
 #include <cpuid.h>
 #endif
 
-#include "rxray/probe.h"
+#include "rxray/clock.h"
 
 static uint64_t read_monotonic(void)
 {
