@@ -61,7 +61,7 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 	if (!rc) {
 		c.allow_oversubscribe = true;
 		c.ncores = 0;
-		rc = rx_place_on(&c, caps.sim_nic, avail, navail, &rp, err, sizeof(err));
+		rc = rx_place_on(&c, &caps, avail, navail, &rp, err, sizeof(err));
 	}
 	if (rc < 0) {
 		/* cut at the reason's size, never mid-character */
@@ -70,7 +70,7 @@ int sweep_place_point(const struct sweep_point *p, const int *avail, int navail,
 		pl->reason[n] = '\0';
 		return 0;
 	}
-	pl->nic = rp.nic_threads * (rp.dma_writers > 0 ? rp.dma_writers : 1);
+	pl->nic = rp.nic_all; /* every device thread (NIC threads x writers) */
 	pl->app = rp.app == RX_APP_INLINE ? 0 : pl->rx;
 	snprintf(pl->app_mode, sizeof(pl->app_mode), "%s", rx_app_name(rp.app));
 	pl->needed = rp.needed;

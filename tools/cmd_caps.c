@@ -43,7 +43,7 @@ static void caps_print(const struct rx_caps *k, const char *engine)
 	       k->min_split);
 	printf("  gpu memory       %s%s%s%s\n", k->gpu_mem ? "yes" : "no", k->gpu_why[0] ? " (" : "",
 	       k->gpu_why, k->gpu_why[0] ? ")" : "");
-	printf("  software NIC     %s\n", k->sim_nic ? "yes (needs a core)" : "no");
+	printf("  software NIC     %s\n", k->dev ? "yes (needs a core)" : "no");
 	if (k->max_rate_pps > 0)
 		printf("  max rate         %.2f Mpps\n", k->max_rate_pps / 1e6);
 }
@@ -105,9 +105,10 @@ int rxt_cmd_caps(int argc, char **argv)
 			       rx_mode_name(c.mode), c.frame, c.queues, c.queues == 1 ? "" : "s",
 			       c.ring, c.batch);
 			printf("placement: nic");
-			if (pl.nic_threads <= 0)
+			/* every device thread's core: NIC threads x their writers */
+			if (pl.nic_all <= 0)
 				printf(" none");
-			for (int t = 0; t < pl.nic_threads; t++)
+			for (int t = 0; t < pl.nic_all; t++)
 				printf(" %d", pl.nic_cores[t]);
 			printf(", rx");
 			for (uint32_t i = 0; i < c.queues; i++)

@@ -121,14 +121,16 @@ static void run_summary(FILE *f, const struct rx_config *c, const struct rx_caps
 		char tgt[32] = "max";
 		if (target > 0)
 			snprintf(tgt, sizeof(tgt), "%.3f Mpps", target / 1e6);
-		/* auto (neither --dma-writers nor the device's writers=): say
-		 * that the placement chose */
-		bool autow = json_is_true(json_object_get(nic, "dma_writers_auto"));
-		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s, %lld thread(s) x %lld DMA writer(s)%s%s\n",
+		/* the device's one record of its counts: auto (nothing asked,
+		 * neither --dma-writers nor the device's writers=) says that
+		 * the placement chose */
+		struct rx_dev_record rec;
+		if (!caps->dev || !caps->dev->record || caps->dev->record(r, &rec) < 0)
+			memset(&rec, 0, sizeof(rec));
+		fprintf(f, "  software NIC: %.3f Mpps achieved, target %s, %u thread(s) x %u DMA writer(s)%s%s\n",
 			json_number_value(json_object_get(nic, "achieved_mpps")), tgt,
-			(long long)json_integer_value(json_object_get(nic, "nic_threads")),
-			(long long)json_integer_value(json_object_get(nic, "dma_writers")),
-			autow ? " (auto: the spare cores)" : "",
+			rec.actual.threads, rec.actual.writers,
+			rec.asked.writers ? "" : " (auto: the spare cores)",
 			lim ? "; generator-limited (the NIC set the pace)" : "");
 		fprintf(f, "  arrivals: trains of %lld at a %.0f Gb/s line rate (%.2f Mpps), rx found %.1f packets a poll\n",
 			(long long)json_integer_value(json_object_get(nic, "train")),

@@ -109,6 +109,7 @@ static int bench_once(const struct bench_opts *o, uint32_t frame, enum rx_dma dm
 	int rc = -ENOMEM;
 	uint32_t slot = (frame + 63) & ~63u, hkey = 0, pkey = 0, split = 64;
 	rxs_params_defaults(&p);
+	p.sample_shift = 0; /* the writers alone: no sampled laps */
 	p.ring = o->ring;
 	p.frame = frame;
 	p.sges = o->mode == RX_MODE_HDS ? 2 : 1;

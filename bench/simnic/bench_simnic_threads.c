@@ -73,6 +73,7 @@ static int bt_once(const struct bt_opts *o, uint32_t threads, struct bt_point *p
 	int rc = -ENOMEM, ncores = rxu_cores_available();
 	uint32_t slot = (o->frame + 63) & ~63u;
 	rxs_params_defaults(&p);
+	p.sample_shift = 0; /* the writers alone: no sampled laps */
 	p.queues = o->queues;
 	p.threads = threads;
 	p.ring = o->ring;

@@ -20,7 +20,6 @@ void rx_config_defaults(struct rx_config *c)
 	c->frame = 1064;
 	c->split = 64;
 	c->queues = 1;
-	c->dma_writers = 0; /* auto: the spare cores (rx_place) */
 	c->ring = 8192;
 	c->batch = 64;
 	c->burst = 64;
@@ -34,47 +33,6 @@ void rx_config_defaults(struct rx_config *c)
 	c->payload_mem = RX_MEM_HOST;
 	c->mempool_cache = 256;
 	c->sample_shift = 6;
-}
-
-/* Names come from the knob table (options.c): one list per enum. */
-static const char *knob_value(const char *knob, int v)
-{
-	return rx_knob_value_name(rx_knob_find(knob), v);
-}
-
-const char *rx_mode_name(enum rx_mode m)
-{
-	return knob_value("mode", (int)m);
-}
-
-const char *rx_app_name(enum rx_app a)
-{
-	return knob_value("app", (int)a);
-}
-
-const char *rx_free_name(enum rx_free f)
-{
-	return knob_value("free", (int)f);
-}
-
-const char *rx_discipline_name(enum rx_discipline d)
-{
-	return knob_value("discipline", (int)d);
-}
-
-const char *rx_dma_name(enum rx_dma d)
-{
-	return knob_value("dma", (int)d);
-}
-
-const char *rx_payload_name(enum rx_payload p)
-{
-	return knob_value("payload", (int)p);
-}
-
-const char *rx_mem_kind_name(enum rx_mem_kind k)
-{
-	return knob_value("payload-mem", (int)k);
 }
 
 json_t *rx_config_to_json(const struct rx_config *c)
@@ -97,8 +55,6 @@ json_t *rx_config_to_json(const struct rx_config *c)
 	json_object_set_new(o, "frame", json_integer(c->frame));
 	json_object_set_new(o, "split", json_integer(c->mode == RX_MODE_HDS ? c->split : 0));
 	json_object_set_new(o, "queues", json_integer(c->queues));
-	json_object_set_new(o, "nic_threads", json_integer(c->nic_threads));
-	json_object_set_new(o, "dma_writers", json_integer(c->dma_writers));
 	json_object_set_new(o, "ring", json_integer(c->ring));
 	json_object_set_new(o, "batch", json_integer(c->batch));
 	json_object_set_new(o, "burst", json_integer(c->burst));
@@ -165,7 +121,8 @@ json_t *rx_caps_to_json(const struct rx_caps *caps)
 	if (caps->gpu_why[0])
 		json_object_set_new(o, "gpu_why", json_string(caps->gpu_why));
 	json_object_set_new(o, "max_rate_pps", json_real(caps->max_rate_pps));
-	json_object_set_new(o, "sim_nic", json_boolean(caps->sim_nic));
+	/* a device with threads of its own (a software NIC) */
+	json_object_set_new(o, "sim_nic", json_boolean(caps->dev != NULL));
 	return o;
 }
 
@@ -206,19 +163,16 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 	if (caps->max_queues && c->queues > caps->max_queues)
 		return verr(err, errlen, "queues: %u exceeds the device maximum %u", c->queues,
 			    caps->max_queues);
-	if (c->nic_threads && !caps->sim_nic)
-		return verr(err, errlen,
-			    "nic-threads: %s has no software NIC threads (only device sim)",
-			    caps->name);
-	if (c->dma_writers > 1 && !caps->sim_nic)
-		return verr(err, errlen,
-			    "dma-writers: %s has no software NIC writers (only device sim)",
-			    caps->name);
 	if (!is_pow2(c->ring) || c->ring < 2)
 		return verr(err, errlen, "ring: %u must be a power of two >= 2", c->ring);
 	if (caps->max_ring && c->ring > caps->max_ring)
 		return verr(err, errlen, "ring: depth %u exceeds the device maximum %u (max_qp_wr)",
 			    c->ring, caps->max_ring);
+	/* the device's own options and thread counts, on the queues and ring
+	 * checked above, also where nothing is placed (a sweep's spec check) */
+	int rc = caps->dev ? caps->dev->check(c, caps, NULL, err, errlen) : 0;
+	if (rc < 0)
+		return rc;
 	if (c->batch < 1)
 		return verr(err, errlen, "batch: must be >= 1");
 	if (c->batch > c->ring)
@@ -289,12 +243,31 @@ int rx_config_validate_fields(const struct rx_config *c, const struct rx_caps *c
 	return 0;
 }
 
+int rx_config_check_engine(const struct rx_config *c, char *err, size_t errlen)
+{
+	struct rx_config def;
+	rx_config_defaults(&def);
+	for (size_t i = 0; i < rx_knob_count(); i++) {
+		const struct rx_knob *k = rx_knob_at(i);
+		if (rx_knob_applies(k, c->engine))
+			continue;
+		const char *a = (const char *)c + k->offset, *b = (const char *)&def + k->offset;
+		bool same = k->type == RX_KT_STRING ? !strncmp(a, b, k->size) : !memcmp(a, b, k->size);
+		if (!same)
+			return verr(err, errlen,
+				    "%s: the %s engine does not read it (an option of %s only); leave it "
+				    "out",
+				    k->name, c->engine, k->engines);
+	}
+	return 0;
+}
+
 int rx_config_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 		       size_t errlen)
 {
 	struct rx_placement pl;
 	int rc = rx_config_validate_fields(c, caps, err, errlen);
-	return rc < 0 ? rc : rx_place(c, caps->sim_nic, &pl, err, errlen);
+	return rc < 0 ? rc : rx_place(c, caps, &pl, err, errlen);
 }
 
 void rx_caps_ideal(struct rx_caps *caps)

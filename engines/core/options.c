@@ -81,10 +81,13 @@ static const struct rx_knob rx_knobs[] = {
      NULL,
      "sim: software NIC threads, each owning queues q % N, 1..queues or auto (default auto: "
      "spare cores, at most queues)", 0, NULL},
-    {"dma-writers", RX_KT_UINT, "W", 1, RX_MAX_WRITERS, NULL, FIELD(dma_writers), RX_KNOB_AUTO0,
+    /* the range is nic_cores[]'s, the core's own bound; the device owns
+     * its limits and what auto means (rx_dev_ops) */
+    {"dma-writers", RX_KT_UINT, "W", 1, RX_MAX_QUEUES, NULL, FIELD(dma_writers), RX_KNOB_AUTO0,
      NULL,
-     "sim: DMA writer threads per NIC thread, all writing its queues in claimed runs, 1..16 "
-     "or auto (the spare cores, at most 8; the run says what it chose) (default auto)", 0, NULL},
+     "sim: DMA writer threads per NIC thread, all writing its queues in claimed runs, W or "
+     "auto (the spare cores, within the software NIC's limits; the run records what was "
+     "asked, resolved and run) (default auto)", 0, NULL},
     {"ring", RX_KT_UINT, "N", 2, 1u << 24, NULL, FIELD(ring), RX_KNOB_POW2, NULL,
      "receive WQEs per queue, power of two (default 8192)",
      6, "rings"},
@@ -227,6 +230,47 @@ const char *rx_knob_value_name(const struct rx_knob *k, int value)
 		if (n->value == value)
 			return n->name;
 	return "?";
+}
+
+/* Names come from the knob table (options.c): one list per enum. */
+static const char *knob_value(const char *knob, int v)
+{
+	return rx_knob_value_name(rx_knob_find(knob), v);
+}
+
+const char *rx_mode_name(enum rx_mode m)
+{
+	return knob_value("mode", (int)m);
+}
+
+const char *rx_app_name(enum rx_app a)
+{
+	return knob_value("app", (int)a);
+}
+
+const char *rx_free_name(enum rx_free f)
+{
+	return knob_value("free", (int)f);
+}
+
+const char *rx_discipline_name(enum rx_discipline d)
+{
+	return knob_value("discipline", (int)d);
+}
+
+const char *rx_dma_name(enum rx_dma d)
+{
+	return knob_value("dma", (int)d);
+}
+
+const char *rx_payload_name(enum rx_payload p)
+{
+	return knob_value("payload", (int)p);
+}
+
+const char *rx_mem_kind_name(enum rx_mem_kind k)
+{
+	return knob_value("payload-mem", (int)k);
 }
 
 bool rx_knob_applies(const struct rx_knob *k, const char *engine)
@@ -405,23 +449,4 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 		break;
 	}
 	return oerr(err, errlen, "%s: unknown option", key);
-}
-
-int rx_config_check_engine(const struct rx_config *c, char *err, size_t errlen)
-{
-	struct rx_config def;
-	rx_config_defaults(&def);
-	for (size_t i = 0; i < rx_knob_count(); i++) {
-		const struct rx_knob *k = rx_knob_at(i);
-		if (rx_knob_applies(k, c->engine))
-			continue;
-		const char *a = (const char *)c + k->offset, *b = (const char *)&def + k->offset;
-		bool same = k->type == RX_KT_STRING ? !strncmp(a, b, k->size) : !memcmp(a, b, k->size);
-		if (!same)
-			return oerr(err, errlen,
-				    "%s: the %s engine does not read it (an option of %s only); leave it "
-				    "out",
-				    k->name, c->engine, k->engines);
-	}
-	return 0;
 }

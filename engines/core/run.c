@@ -59,7 +59,7 @@ int rx_run_check(const struct rx_engine_ops *ops, const struct rx_config *c, uns
 		rc = ops->validate(c, &k, err, errlen);
 	memset(&p, 0, sizeof(p));
 	if (!rc && !(flags & RX_CHECK_NO_PLACE))
-		rc = rx_place(c, k.sim_nic, &p, err, errlen);
+		rc = rx_place(c, &k, &p, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (caps)

@@ -11,7 +11,7 @@
 
 bool rxd_coalesce_ready(struct rxd_queue *q, uint32_t want)
 {
-	if (!want || q->run->be != &rxd_backend_sim)
+	if (!want || !q->run->be->soft_rings)
 		return true;
 	const struct rxd_simq *s = q->be;
 	/*

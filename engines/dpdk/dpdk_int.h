@@ -130,6 +130,11 @@ struct rxd_queue {
  */
 struct rxd_backend_ops {
 	const char *name;
+	/* Its queues are the software NIC's rings (q->be a struct rxd_simq),
+	 * which can be looked at without polling: calibration mode waits on
+	 * them (rxd_coalesce_ready). A flag, not a compare with the sim ops,
+	 * so the workers' code does not reach into the sim backend. */
+	bool soft_rings;
 	int (*caps)(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen);
 	int (*validate)(const struct rx_config *c, const struct rx_caps *caps, char *err,
 			size_t errlen);

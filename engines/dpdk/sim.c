@@ -38,29 +38,18 @@ static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, 
 	(void)err;
 	(void)errlen;
 	rxs_caps(caps);
+	/* mlx5 counts an RQ's descriptors in segments: a ring of N with two
+	 * segments per packet is N/2 WQEs, as the ethdev backend's queue
+	 * gets; the NIC's checks and its ring follow it (rxs_ring_wqes) */
+	caps->rq_segments = true;
 	return 0;
-}
-
-/* The ring the software NIC gets: mlx5 counts an RQ's descriptors in
- * segments, so a ring of N with two segments per packet is N/2 WQEs, as
- * the ethdev backend's queue gets (RXRAY_SIM_LEGACY=ringwqes: N WQEs of
- * two segments, as before). */
-static uint32_t sim_nic_ring(const struct rx_config *c)
-{
-	return c->mode == RX_MODE_HDS && !rxs_sim_legacy("ringwqes") ? c->ring / 2 : c->ring;
 }
 
 static int sim_validate(const struct rx_config *c, const struct rx_caps *caps, char *err,
 			size_t errlen)
 {
-	/* the device string's options and the NIC's own checks, on the ring
-	 * it will get, before anything opens (caps says what run would) */
-	struct rx_config nc = *c;
-	nc.ring = sim_nic_ring(c);
-	struct rxs_params prm;
-	int rc = rxs_params_from_config(&nc, -1, &prm, err, errlen);
-	if (rc < 0)
-		return rc;
+	/* the device string's options and the NIC's thread counts, on the
+	 * ring it will get, are the NIC's own check (caps->dev) */
 	if (c->discipline == RX_DISC_VECTOR && c->mode == RX_MODE_HDS) {
 		snprintf(err, errlen,
 			 "discipline: vector needs a single segment per WQE; buffer "
@@ -208,24 +197,6 @@ static int sim_mr_register(struct rxd_run *run, struct sim_priv *sp, char *err, 
 		snprintf(err, errlen, "buffers: cannot register pool memory with the NIC: %s",
 			 strerror(-rc));
 	return rc;
-}
-
-/* ------------------------------------------------------- packet types */
-
-uint32_t rxd_ptype_table[256];
-
-void rxd_ptype_table_init(void)
-{
-	/* index: bits 1:0 L3 (1 IPv6, 2 IPv4), bits 4:2 L4 (1 TCP, 2 UDP,
-	 * 3-4 TCP with flags), bits 7:6 tunnel (none here); unknown = 0 */
-	static const uint32_t l3[3] = {0, RTE_PTYPE_L3_IPV6_EXT_UNKNOWN,
-				       RTE_PTYPE_L3_IPV4_EXT_UNKNOWN};
-	static const uint32_t l4[5] = {RTE_PTYPE_L4_NONFRAG, RTE_PTYPE_L4_TCP, RTE_PTYPE_L4_UDP,
-				       RTE_PTYPE_L4_TCP, RTE_PTYPE_L4_TCP};
-	rxd_ptype_table[0] = RTE_PTYPE_L2_ETHER;
-	for (uint32_t a = 1; a < 3; a++)
-		for (uint32_t b = 0; b < 5; b++)
-			rxd_ptype_table[a | (b << 2)] = RTE_PTYPE_L2_ETHER | l3[a] | l4[b];
 }
 
 /* The queue's ring view and pools (before any MR is registered). */
@@ -397,15 +368,15 @@ static int sim_open(struct rxd_run *run, char *err, size_t errlen)
 		if (!sp->gpu_mem || !sp->gpu_len)
 			return -ENOMEM;
 	}
-	rc = rxs_params_from_config(c, run->pl.nic_core, &sp->prm, err, errlen);
+	struct rx_caps caps;
+	sim_caps(c, &caps, err, errlen);
+	rc = rxs_params_of_run(c, &caps, &run->pl, &sp->prm, err, errlen);
 	if (rc)
 		return rc;
-	rxs_params_place(&sp->prm, &run->pl);
 	sp->prm.stop = run->stop;
 	sp->prm.seconds = run->nic_seconds; /* the warm-up first, when there is one */
 	/* the PMD asks for compressed CQEs unless told not to */
 	sp->prm.cqe_comp = c->cqe_comp != RX_CQE_COMP_OFF;
-	sp->prm.ring = sim_nic_ring(c);
 	rxd_ptype_table_init();
 	rc = rxs_nic_open(&sp->prm, &sp->nic, err, errlen);
 	if (rc < 0)
@@ -597,6 +568,7 @@ static void sim_close(struct rxd_run *run)
 
 const struct rxd_backend_ops rxd_backend_sim = {
     .name = "sim",
+    .soft_rings = true,
     .caps = sim_caps,
     .validate = sim_validate,
     .open = sim_open,

@@ -120,7 +120,8 @@ static inline uint32_t rxd_mr_lookup(struct rxd_mr_cache *c, uintptr_t addr)
  * Packet type from the CQE, as the PMD does (mlx5_set_ptype_table,
  * rxq_cq_to_pkt_type): a 256-entry table indexed by the parser's L3/L4
  * header types (l4_hdr_type_etc >> 2) and the tunnel bits of the CQE's
- * first byte (<< 6). Filled once by rxd_ptype_table_init.
+ * first byte (<< 6). Filled by rxd_ptype_table_init (sim_ptype.c) when
+ * the backend opens.
  */
 extern uint32_t rxd_ptype_table[256];
 void rxd_ptype_table_init(void);

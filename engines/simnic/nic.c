@@ -40,26 +40,16 @@ static int nic_params_check(const struct rxs_params *p, char *err, size_t errlen
 		     RXS_MAX_FRAME);
 	else if (!(p->rate_pps >= 0) || !(p->seconds >= 0))
 		nerr(err, errlen, "rate: negative rate or seconds");
-	else if (p->writers > RXS_MAX_WRITERS)
-		nerr(err, errlen, "dma-writers: %u out of range 1..%u", p->writers, RXS_MAX_WRITERS);
-	else if ((p->writers ? p->writers : 1) * RXS_MIN_RUN > p->ring)
-		nerr(err, errlen, "dma-writers: %u writers need a ring of at least %u WQEs, ring is %u",
-		     p->writers, p->writers * RXS_MIN_RUN, p->ring);
-	else if ((p->threads ? p->threads : 1) * (p->writers ? p->writers : 1) > RXS_MAX_QUEUES)
-		nerr(err, errlen, "dma-writers: %u NIC threads x %u writers exceed %u threads",
-		     p->threads, p->writers, RXS_MAX_QUEUES);
 	else if (p->train > RXS_BURST)
 		nerr(err, errlen, "train: %u packets out of range 1..%u", p->train, RXS_BURST);
 	else if (p->line_gbps != 0 && !(p->line_gbps >= RXS_MIN_LINE_GBPS &&
 					p->line_gbps <= RXS_MAX_LINE_GBPS))
 		nerr(err, errlen, "line: %g Gb/s out of range %g..%g", p->line_gbps,
 		     RXS_MIN_LINE_GBPS, RXS_MAX_LINE_GBPS);
-	else if (p->threads > p->queues)
-		nerr(err, errlen,
-		     "nic-threads: %u NIC threads for %u queues; each thread needs a queue of its own",
-		     p->threads, p->queues);
 	else
-		return 0;
+		return rxs_threads_check(p->queues, p->ring,
+					 &(struct rx_dev_threads){p->threads, p->writers}, 0, err,
+					 errlen);
 	return -EINVAL;
 }
 
@@ -655,6 +645,73 @@ int rxs_nic_validity_add(const struct rxs_nic *n, struct rxr_validity *v)
 	return added;
 }
 
+/* One count of the record: asked (0: "auto"), resolved (0: 1) and run. */
+static json_t *nic_count_json(uint32_t asked, uint32_t resolved, uint32_t actual)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "asked", asked ? json_integer(asked) : json_string("auto"));
+	json_object_set_new(o, "resolved", json_integer(resolved ? resolved : 1));
+	json_object_set_new(o, "actual", json_integer(actual));
+	return o;
+}
+
+/* One count of a result's record into its three; false when it has the
+ * shape results had before the record: a number, the count run. */
+static bool nic_count_read(const json_t *v, uint32_t *asked, uint32_t *resolved,
+			   uint32_t *actual)
+{
+	if (!json_is_object(v)) {
+		*asked = *resolved = *actual = (uint32_t)json_integer_value(v);
+		return false;
+	}
+	*asked = (uint32_t)json_integer_value(json_object_get(v, "asked")); /* "auto": 0 */
+	*resolved = (uint32_t)json_integer_value(json_object_get(v, "resolved"));
+	*actual = (uint32_t)json_integer_value(json_object_get(v, "actual"));
+	return true;
+}
+
+/* An old shape's count: its number in o under key when there is one. */
+static void nic_old_count(const json_t *o, const char *key, uint32_t *v)
+{
+	const json_t *x = json_object_get(o, key);
+	if (json_is_integer(x))
+		*v = (uint32_t)json_integer_value(x);
+}
+
+int rxs_nic_record(const struct rxr_result *r, struct rx_dev_record *out)
+{
+	const json_t *nic = r->extra ? json_object_get(r->extra, "nic") : NULL;
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(nic) || !json_object_get(nic, "dma_writers"))
+		return -ENOENT;
+	bool nt = nic_count_read(json_object_get(nic, "nic_threads"), &out->asked.threads,
+				 &out->resolved.threads, &out->actual.threads);
+	bool nw = nic_count_read(json_object_get(nic, "dma_writers"), &out->asked.writers,
+				 &out->resolved.writers, &out->actual.writers);
+	/* Before the record, the config held the knobs (0 = auto; a device
+	 * option was not seen), the placement the resolved counts, and later
+	 * dma_writers_auto said whether any writer count was asked. */
+	const json_t *cfg = r->config, *pl = json_object_get(cfg, "placement");
+	if (!nt) {
+		nic_old_count(cfg, "nic_threads", &out->asked.threads);
+		nic_old_count(pl, "nic_threads", &out->resolved.threads);
+	}
+	if (!nw) {
+		const json_t *autow = json_object_get(nic, "dma_writers_auto");
+		uint32_t knob = out->asked.writers;
+		nic_old_count(cfg, "dma_writers", &knob);
+		/* auto false with the knob auto: the device's writers= asked */
+		if (json_is_true(autow))
+			out->asked.writers = 0;
+		else
+			out->asked.writers = knob ? knob : autow ? out->actual.writers : 0;
+		nic_old_count(pl, "dma_writers", &out->resolved.writers);
+	}
+	return 0;
+}
+
 int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 {
 	struct rxs_counters tot;
@@ -696,9 +753,11 @@ int rxs_nic_result_add(const struct rxs_nic *n, struct rxr_result *r)
 	json_object_set_new(o, "sges", json_integer(n->p.sges));
 	json_object_set_new(o, "cq_depth", json_integer(n->cq_depth));
 	json_object_set_new(o, "core", json_integer(n->p.core));
-	json_object_set_new(o, "nic_threads", json_integer(n->groups));
-	json_object_set_new(o, "dma_writers", json_integer(n->writers));
-	json_object_set_new(o, "dma_writers_auto", json_boolean(n->p.writers_auto));
+	/* asked, resolved and run, recorded here only (rxs_nic_record) */
+	json_object_set_new(o, "nic_threads", nic_count_json(n->p.asked.threads, n->p.threads,
+							      n->groups));
+	json_object_set_new(o, "dma_writers", nic_count_json(n->p.asked.writers, n->p.writers,
+							      n->writers));
 	/* the arrival pattern (simnic.h "Arrivals"), the same for every
 	 * writer count */
 	json_object_set_new(o, "train", json_integer(n->train));

@@ -240,7 +240,6 @@ static int mlx5_caps(const struct rx_config *c, struct rx_caps *caps, char *err,
 		caps->max_queues = RX_MAX_QUEUES;
 	caps->buffer_split = caps->max_sges >= 2;
 	caps->max_frame = mlx5_max_frame(ibv_get_device_name(d));
-	caps->sim_nic = false;
 	rc = 0;
 out:
 	if (ctx)

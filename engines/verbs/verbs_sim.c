@@ -16,11 +16,8 @@
 
 static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, size_t errlen)
 {
-	struct rxs_params p;
-	/* the device string's options are checked here, before anything opens */
-	int rc = rxs_params_from_config(c, -1, &p, err, errlen);
-	if (rc < 0)
-		return rc;
+	/* the device string's options: the NIC's own check (caps->dev),
+	 * with the shared validation, before anything opens */
 	if (c->cqe_comp == RX_CQE_COMP_ON) {
 		snprintf(err, errlen,
 			 "cqe-comp: the verbs engine's consumer (a DevX RQ, like daqiri's) "
@@ -28,17 +25,16 @@ static int sim_caps(const struct rx_config *c, struct rx_caps *caps, char *err, 
 		return -EINVAL;
 	}
 	rxs_caps(caps);
-	caps->sim_nic = true;
 	return 0;
 }
 
 static int sim_open(struct verbs_run *run, char *err, size_t errlen)
 {
 	struct rxs_params p;
-	int rc = rxs_params_from_config(run->c, run->pl.nic_core, &p, err, errlen);
+	/* the verbs RQ counts WQEs, not segments: no caps needed for the ring */
+	int rc = rxs_params_of_run(run->c, NULL, &run->pl, &p, err, errlen);
 	if (rc < 0)
 		return rc;
-	rxs_params_place(&p, &run->pl);
 	p.seconds = run->nic_seconds; /* the warm-up first, when there is one */
 	struct rxs_nic *nic = NULL;
 	rc = rxs_nic_open(&p, &nic, err, errlen);

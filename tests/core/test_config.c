@@ -20,7 +20,7 @@ static struct rx_caps sim_caps(void)
 	c.min_frame = 64;
 	c.min_split = 54;
 	c.buffer_split = true;
-	c.sim_nic = false; /* placement tested separately */
+	c.dev = NULL; /* placement tested separately */
 	return c;
 }
 
@@ -164,13 +164,57 @@ Test(config, json_names)
 
 static const int eight[8] = {0, 1, 2, 3, 4, 5, 6, 7};
 
+/*
+ * A device with threads of its own, as the core sees one: it asks for
+ * the knobs and sizes auto as one thread of one writer. The software
+ * NIC's own rules (auto from the spare cores, its limits, its device
+ * options) are tests/simnic's.
+ */
+static int fake_check(const struct rx_config *c, const struct rx_caps *caps,
+		      struct rx_dev_threads *asked, char *err, size_t errlen)
+{
+	(void)caps;
+	(void)err;
+	(void)errlen;
+	if (asked)
+		*asked = (struct rx_dev_threads){c->nic_threads, c->dma_writers};
+	return 0;
+}
+
+static int fake_size(const struct rx_config *c, const struct rx_caps *caps,
+		     const struct rx_dev_threads *asked, int spare, struct rx_dev_threads *out,
+		     char *err, size_t errlen)
+{
+	(void)c;
+	(void)caps;
+	(void)spare;
+	(void)err;
+	(void)errlen;
+	out->threads = asked->threads ? asked->threads : 1;
+	out->writers = asked->writers ? asked->writers : 1;
+	return 0;
+}
+
+static const struct rx_dev_ops fake_dev = {"fakenic", fake_check, fake_size, NULL};
+
+/* caps of a device with threads (with_threads) or without */
+static const struct rx_caps *dev_caps(bool with_threads)
+{
+	static struct rx_caps k[2];
+	snprintf(k[0].name, sizeof(k[0].name), "mlx5_0");
+	snprintf(k[1].name, sizeof(k[1].name), "fakenic");
+	k[1].dev = &fake_dev;
+	return &k[with_threads];
+}
+
 Test(place, two_cores_nic_and_inline_worker)
 {
 	struct rx_config c;
 	struct rx_placement pl;
 	char err[256] = "";
 	rx_config_defaults(&c);
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 2, &pl, err, sizeof(err)), 0, "%s",
+		     err);
 	cr_assert_eq(pl.nic_core, 0);
 	cr_assert_eq(pl.rx_core[0], 1);
 	cr_assert_eq(pl.app, RX_APP_INLINE);
@@ -188,7 +232,8 @@ Test(place, more_cores_give_app_threads)
 	c.queues = 2;
 	c.nic_threads = 1; /* auto would give the spare cores to NIC threads */
 	c.dma_writers = 1; /* and to DMA writers */
-	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 8, &pl, err, sizeof(err)), 0, "%s",
+		     err);
 	cr_assert_eq(pl.app, RX_APP_THREAD);
 	cr_assert_eq(pl.nic_core, 0);
 	cr_assert_eq(pl.rx_core[0], 1);
@@ -196,8 +241,12 @@ Test(place, more_cores_give_app_threads)
 	cr_assert_eq(pl.app_core[0], 3);
 	cr_assert_eq(pl.app_core[1], 4);
 	cr_assert_eq(pl.needed, 5);
-	/* no NIC thread on a real device */
-	cr_assert_eq(rx_place_on(&c, false, eight, 4, &pl, err, sizeof(err)), 0, "%s", err);
+	/* no NIC thread on a real device (and none may be asked for) */
+	cr_assert_eq(rx_place_on(&c, dev_caps(false), eight, 4, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
+	c.nic_threads = 0;
+	cr_assert_eq(rx_place_on(&c, dev_caps(false), eight, 4, &pl, err, sizeof(err)), 0, "%s",
+		     err);
 	cr_assert_eq(pl.nic_core, -1);
 	cr_assert_eq(pl.app, RX_APP_THREAD);
 	cr_assert_eq(pl.app_core[1], 3);
@@ -210,18 +259,19 @@ Test(place, infeasible_is_an_error_unless_oversubscribe)
 	char err[256] = "";
 	rx_config_defaults(&c);
 	c.app = RX_APP_THREAD;
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 2, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "app:", 4) == 0, "%s", err);
 	c.app = RX_APP_INLINE;
 	c.queues = 2;
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 2, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "queues:", 7) == 0, "%s", err);
 	c.queues = 1;
-	cr_assert_eq(rx_place_on(&c, true, eight, 1, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 1, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "cores:", 6) == 0, "%s", err);
 	c.queues = 2;
 	c.allow_oversubscribe = true;
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 2, &pl, err, sizeof(err)), 0, "%s",
+		     err);
 	cr_assert(pl.oversubscribed);
 	cr_assert_eq(pl.rx_core[1], 0, "round robin onto the NIC's core");
 	json_t *j = rx_placement_to_json(&pl);
@@ -238,7 +288,7 @@ Test(place, explicit_cores_checked)
 	c.cores[0] = rxu_core_nth(0);
 	c.cores[1] = rxu_core_nth(0);
 	c.ncores = 2;
-	cr_assert_eq(rx_place(&c, true, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place(&c, dev_caps(true), &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "twice") != NULL, "%s", err);
 }
 
@@ -304,53 +354,6 @@ Test(worker, runs_pinned_with_probe)
 
 /* ------------------------------------------------------- NIC threads */
 
-Test(place, auto_nic_threads_take_the_spare_cores)
-{
-	struct rx_config c;
-	struct rx_placement pl;
-	char err[256] = "";
-	int sixteen[16];
-	for (int i = 0; i < 16; i++)
-		sixteen[i] = i;
-	rx_config_defaults(&c);
-	c.dma_writers = 1; /* NIC threads here; auto writers: test_simnic */
-	/* 2 cores, 1 queue: one NIC thread, nothing changes */
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(pl.nic_threads, 1);
-	cr_assert_eq(pl.nic_cores[0], 0);
-	cr_assert_eq(pl.nic_cores[1], -1);
-	cr_assert_eq(pl.needed, 2);
-	/* 2 queues on 8: rx 2 + app 2, NIC threads min(2, 4 left) = 2 */
-	c.queues = 2;
-	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(pl.nic_threads, 2);
-	cr_assert_eq(pl.nic_core, 0);
-	cr_assert_eq(pl.nic_cores[1], 1);
-	cr_assert_eq(pl.rx_core[0], 2);
-	cr_assert_eq(pl.app_core[1], 5);
-	cr_assert_eq(pl.needed, 6);
-	/* 4 queues on 16: app threads, 4 NIC threads of the 8 left */
-	c.queues = 4;
-	cr_assert_eq(rx_place_on(&c, true, sixteen, 16, &pl, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(pl.app, RX_APP_THREAD);
-	cr_assert_eq(pl.nic_threads, 4);
-	cr_assert_eq(pl.needed, 12);
-	/* 3 queues on 7: app threads (1 + 6 fit), 1 core left -> 1 NIC thread */
-	c.queues = 3;
-	cr_assert_eq(rx_place_on(&c, true, eight, 7, &pl, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(pl.nic_threads, 1);
-	cr_assert_eq(pl.needed, 7);
-	/* oversubscribed: still one NIC thread */
-	c.queues = 2;
-	c.allow_oversubscribe = true;
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(pl.nic_threads, 1);
-	/* a real device has none */
-	cr_assert_eq(rx_place_on(&c, false, eight, 8, &pl, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(pl.nic_threads, 0);
-	cr_assert_eq(pl.nic_cores[0], -1);
-}
-
 Test(place, asked_nic_threads_are_counted_and_checked)
 {
 	struct rx_config c;
@@ -360,7 +363,8 @@ Test(place, asked_nic_threads_are_counted_and_checked)
 	c.queues = 2;
 	c.nic_threads = 2;
 	/* 4 cores: 2 + 2 + 2 app do not fit, so auto app runs inline */
-	cr_assert_eq(rx_place_on(&c, true, eight, 4, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 4, &pl, err, sizeof(err)), 0, "%s",
+		     err);
 	cr_assert_eq(pl.app, RX_APP_INLINE);
 	cr_assert_eq(pl.needed, 4);
 	cr_assert_eq(pl.nic_cores[0], 0);
@@ -369,47 +373,45 @@ Test(place, asked_nic_threads_are_counted_and_checked)
 	cr_assert_eq(pl.rx_core[1], 3);
 	json_t *j = rx_placement_to_json(&pl);
 	cr_assert_eq(json_array_size(json_object_get(j, "nic_cores")), 2);
-	cr_assert_eq(json_integer_value(json_object_get(j, "nic_threads")), 2);
+	/* the counts are the device's record, not the placement's */
+	cr_assert_null(json_object_get(j, "nic_threads"));
+	cr_assert_null(json_object_get(j, "dma_writers"));
 	cr_assert_eq(json_integer_value(json_object_get(j, "nic")), 0);
 	json_decref(j);
 	/* 3 cores: one NIC thread would fit, two do not */
-	cr_assert_eq(rx_place_on(&c, true, eight, 3, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 3, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "nic-threads: 2 NIC threads need 4 cores (NIC 2 + RX 2 + app 0), 3 "
 			      "available; use fewer --nic-threads, more --cores, or "
 			      "--allow-oversubscribe");
 	/* 2 cores: the queues themselves do not fit */
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 2, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "queues: 2 queues need 4 cores (NIC 2 + RX 2)", 44) == 0, "%s",
 		  err);
 	c.allow_oversubscribe = true;
-	cr_assert_eq(rx_place_on(&c, true, eight, 3, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 3, &pl, err, sizeof(err)), 0, "%s",
+		     err);
 	cr_assert(pl.oversubscribed);
 	cr_assert_eq(pl.needed, 4);
 	cr_assert_eq(pl.rx_core[1], 0, "round robin onto NIC thread 0's core");
 	c.allow_oversubscribe = false;
-	/* more threads than queues */
-	c.nic_threads = 3;
-	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), -EINVAL);
-	cr_assert(strncmp(err, "nic-threads: 3 NIC threads for 2 queues", 39) == 0, "%s", err);
-	/* the device option, alone and disagreeing */
-	c.nic_threads = 0;
-	snprintf(c.device, sizeof(c.device), "sim:rate=1M,nics=2");
-	cr_assert_eq(rx_place_on(&c, true, eight, 4, &pl, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(pl.nic_threads, 2);
-	c.nic_threads = 1;
-	cr_assert_eq(rx_place_on(&c, true, eight, 8, &pl, err, sizeof(err)), -EINVAL);
-	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
-	uint32_t n = 9;
+	/* a device's writers each take a core: threads x writers of them */
+	c.queues = 1;
 	c.nic_threads = 2;
-	cr_assert_eq(rx_nic_threads_asked(&c, &n, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(n, 2);
+	c.dma_writers = 3;
+	c.allow_oversubscribe = true;
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 8, &pl, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(pl.nic_all, 6);
+	cr_assert_eq(pl.nic_cores[5], 5);
+	cr_assert_eq(pl.rx_core[0], 6);
+	c.dma_writers = 0;
 	/* --app non-eal (an app thread) on 2 cores: named as what it is */
 	snprintf(c.device, sizeof(c.device), "sim");
 	c.allow_oversubscribe = false;
 	c.queues = 1;
 	c.nic_threads = 0;
 	c.app = RX_APP_THREAD;
-	cr_assert_eq(rx_place_on(&c, true, eight, 2, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place_on(&c, dev_caps(true), eight, 2, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "app: an app thread on a core of its own per queue (--app thread, "
 			      "non-eal) needs 3 cores (NIC 1 + RX 1 + app 1), 2 available; use "
 			      "--app inline, fewer queues, or --allow-oversubscribe");
@@ -430,8 +432,10 @@ Test(config, nic_threads_option_and_validation)
 	cr_assert_eq(rx_config_set(&c, "nic-threads", "65", err, sizeof(err)), -EINVAL);
 	cr_assert_eq(rx_config_set(&c, "nic-threads", "two", err, sizeof(err)), -EINVAL);
 	cr_assert_eq(rx_config_set(&c, "nic-threads", NULL, err, sizeof(err)), -EINVAL);
+	/* what was asked is the device's record (.nic), not the config's */
 	json_t *j = rx_config_to_json(&c);
-	cr_assert(json_is_integer(json_object_get(j, "nic_threads")));
+	cr_assert_null(json_object_get(j, "nic_threads"));
+	cr_assert_null(json_object_get(j, "dma_writers"));
 	json_decref(j);
 	/* only the software NIC has NIC threads */
 	struct rx_caps caps;

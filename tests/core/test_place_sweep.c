@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rxray/core.h"
+#include "rxray/engines.h"
 #include "rxray/sweep.h"
 
 /* `rxray run`/`caps` option parsing, as the CLI links it */
@@ -57,21 +58,26 @@ Test(place_sweep, sweep_and_rx_place_agree)
 							   e, sizeof(e)), 0, "%s", e);
 				c.allow_oversubscribe = over;
 				const char *what = sweep_point_knob(p, "device")->text;
+				/* the device's caps, as the trial's run asks them */
+				struct rx_caps caps;
+				cr_assert_eq(
+				    rxe_check(&c, RX_CHECK_NO_PLACE, &caps, NULL, e, sizeof(e)), 0,
+				    "%s", e);
 				if (!sw.feasible) {
-					cr_assert_eq(rx_place_on(&c, true, avail, navail, &pl, e,
+					cr_assert_eq(rx_place_on(&c, &caps, avail, navail, &pl, e,
 								 sizeof(e)),
 						     -EINVAL, "%s q%u %s on %d: sweep says infeasible",
 						     what, c.queues, sweep_point_knob(p, "app")->text, navail);
 					continue;
 				}
-				cr_assert_eq(rx_place_on(&c, true, sw.cores, sw.ncores, &pl, e,
+				cr_assert_eq(rx_place_on(&c, &caps, sw.cores, sw.ncores, &pl, e,
 							 sizeof(e)),
 					     0, "%s q%u on %d: %s", what, c.queues, navail, e);
 				cr_assert_eq(pl.needed, sw.needed, "%s q%u %s on %d cores", what,
 					     c.queues, sweep_point_knob(p, "app")->text, navail);
 				/* the sweep counts every NIC core: threads x writers */
-				cr_assert_eq(pl.nic_threads * (pl.dma_writers > 0 ? pl.dma_writers : 1),
-					     sw.nic, "%s q%u on %d cores", what, c.queues, navail);
+				cr_assert_eq(pl.nic_all, sw.nic, "%s q%u on %d cores", what,
+					     c.queues, navail);
 				cr_assert_eq(pl.app == RX_APP_INLINE ? 0 : (int)c.queues, sw.app);
 				cr_assert_eq(pl.oversubscribed, sw.oversubscribed);
 				checked++;

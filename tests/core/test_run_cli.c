@@ -137,7 +137,9 @@ Test(run_cli, two_nic_threads_run_and_conserve)
 		nics += !strcmp(r->threads[i].role, "nic");
 	cr_assert_eq(nics, 2, "one nic thread entry per NIC thread");
 	json_t *nic = json_object_get(r->extra, "nic");
-	cr_assert_eq(json_integer_value(json_object_get(nic, "nic_threads")), 2);
+	json_t *nt = json_object_get(nic, "nic_threads");
+	cr_assert_eq(json_integer_value(json_object_get(nt, "asked")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(nt, "actual")), 2);
 	json_t *ts = json_object_get(nic, "threads");
 	cr_assert_eq(json_array_size(ts), 2);
 	json_int_t offered = 0;
@@ -188,9 +190,10 @@ static void writers_run(const char *engine_args)
 		nics += !strcmp(r->threads[i].role, "nic");
 	cr_assert_eq(nics, 2, "one nic thread entry per writer");
 	json_t *nic = json_object_get(r->extra, "nic");
-	cr_assert_eq(json_integer_value(json_object_get(nic, "dma_writers")), 2);
+	json_t *dw = json_object_get(nic, "dma_writers");
+	cr_assert_eq(json_integer_value(json_object_get(dw, "actual")), 2, "%s", engine_args);
 	/* asked, not the placement's choice */
-	cr_assert(json_is_false(json_object_get(nic, "dma_writers_auto")), "%s", engine_args);
+	cr_assert_eq(json_integer_value(json_object_get(dw, "asked")), 2, "%s", engine_args);
 	json_t *ts = json_object_get(nic, "threads");
 	json_int_t offered = 0;
 	for (size_t i = 0; i < json_array_size(ts); i++)
@@ -229,6 +232,29 @@ Test(run_cli, dpdk_caps_refuses_what_run_refuses)
 		     "--dma-writers");
 	expect_usage("run --engine dpdk --mode hds --ring 64 --dma-writers 8 --allow-oversubscribe",
 		     "--dma-writers");
+	/* and what fits, both take: 4 writers on hds --ring 64's 32 WQEs */
+	char out[] = "/tmp/rxray-run-hds-XXXXXX";
+	int fd = mkstemp(out);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(rxray("caps --engine dpdk --mode hds --ring 64 --batch 32 --burst 32 "
+			   "--dma-writers 4 --allow-oversubscribe",
+			   line, sizeof(line)),
+		     0, "%s", line);
+	char args[512];
+	snprintf(args, sizeof(args),
+		 "run --engine dpdk --mode hds --ring 64 --batch 32 --burst 32 --dma-writers 4 "
+		 "--allow-oversubscribe --rate 200k --seconds 100ms -q -o %s",
+		 out);
+	cr_assert_eq(rxray(args, line, sizeof(line)), 0, "%s", line);
+	struct rxr_result *r = NULL;
+	char err[256] = "";
+	rxr_result_read(out, &r, err, sizeof(err));
+	cr_assert_not_null(r, "%s", err);
+	json_t *dw = json_object_get(json_object_get(r->extra, "nic"), "dma_writers");
+	cr_assert_eq(json_integer_value(json_object_get(dw, "actual")), 4);
+	rxr_result_free(r);
+	unlink(out);
 }
 
 /* The summary says "auto" only where nothing asked for a writer count:
@@ -252,6 +278,54 @@ static bool says_auto(const char *args)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rxray run %s failed", args);
 	cr_assert(nic, "rxray run %s printed no software NIC line", args);
 	return seen;
+}
+
+/* sim:writers=2 asks as --dma-writers 2 does: the one record says asked
+ * 2 (catches: the asked count read from the knob alone, 0 = auto), and
+ * the summary's NIC line calls nothing auto. */
+Test(run_cli, device_writers_are_recorded_as_asked)
+{
+	if (!have_engine())
+		cr_skip_test("needs the verbs engine in this build");
+	char path[] = "/tmp/rxray-run-asked-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	char cmd[1024], buf[512];
+	snprintf(cmd, sizeof(cmd),
+		 "%s run --engine verbs --device sim:writers=2 --allow-oversubscribe --rate 200k "
+		 "--ring 1024 --seconds 100ms -o %s 2>&1",
+		 RXRAY_BIN, path);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	bool nic = false, autow = false;
+	while (fgets(buf, sizeof(buf), f)) {
+		if (!strstr(buf, "software NIC:"))
+			continue;
+		nic = true;
+		autow |= strstr(buf, "(auto") != NULL;
+		cr_assert(strstr(buf, "x 2 DMA writer(s)") != NULL, "%s", buf);
+	}
+	int st = pclose(f);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
+	cr_assert(nic, "no software NIC line");
+	cr_assert(!autow, "sim:writers=2 printed as auto");
+	struct rxr_result *r = NULL;
+	char err[256] = "";
+	rxr_result_read(path, &r, err, sizeof(err));
+	cr_assert_not_null(r, "%s", err);
+	json_t *dw = json_object_get(json_object_get(r->extra, "nic"), "dma_writers");
+	cr_assert_eq(json_integer_value(json_object_get(dw, "asked")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(dw, "resolved")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(dw, "actual")), 2);
+	json_t *nt = json_object_get(json_object_get(r->extra, "nic"), "nic_threads");
+	cr_assert_str_eq(json_string_value(json_object_get(nt, "asked")), "auto");
+	cr_assert_eq(json_integer_value(json_object_get(nt, "actual")), 1);
+	/* recorded once: the config and the placement keep no copies */
+	cr_assert_null(json_object_get(r->config, "dma_writers"));
+	cr_assert_null(json_object_get(json_object_get(r->config, "placement"), "dma_writers"));
+	rxr_result_free(r);
+	unlink(path);
 }
 
 Test(run_cli, the_writers_label_says_auto_only_when_unasked)

@@ -349,7 +349,7 @@ Test(simnic, config_maps_to_params)
 	c.mode = RX_MODE_HDS;
 	c.inject[RXP_ST_HDR_WRITE] = 100;
 	c.inject[RXP_ST_CQE_POLL] = 100;
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.sges, 2);
 	cr_assert_float_eq(p.rate_pps, 2e6, 1);
 	cr_assert_eq(p.flows, 16);
@@ -357,10 +357,10 @@ Test(simnic, config_maps_to_params)
 	cr_assert_eq(p.inject[RXP_ST_HDR_WRITE], 100);
 	cr_assert_eq(p.inject[RXP_ST_CQE_POLL], 0, "engine stages are not the NIC's");
 	snprintf(c.device, sizeof(c.device), "sim:bogus=1");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "device:", 7) == 0, "%s", err);
 	snprintf(c.device, sizeof(c.device), "mlx5:0000:3b:00.0");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 }
 
 Test(simnic, result_carries_nic_thread_and_counters)
@@ -542,7 +542,15 @@ Test(simnic, result_has_a_nic_thread_entry_per_thread)
 	cr_assert_str_eq(r->threads[0].role, "nic");
 	cr_assert_str_eq(r->threads[1].role, "nic");
 	json_t *nic = json_object_get(r->extra, "nic");
-	cr_assert_eq(json_integer_value(json_object_get(nic, "nic_threads")), 2);
+	json_t *nt = json_object_get(nic, "nic_threads");
+	cr_assert_eq(json_integer_value(json_object_get(nt, "actual")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(nt, "resolved")), 2);
+	/* raw parameters asked for nothing */
+	cr_assert_str_eq(json_string_value(json_object_get(nt, "asked")), "auto");
+	struct rx_dev_record rec;
+	cr_assert_eq(rxs_nic_record(r, &rec), 0);
+	cr_assert_eq(rec.actual.threads, 2);
+	cr_assert_eq(rec.actual.writers, 1);
 	cr_assert(json_is_object(json_object_get(nic, "totals")), "aggregate kept");
 	json_t *ts = json_object_get(nic, "threads");
 	cr_assert_eq(json_array_size(ts), 2);
@@ -577,30 +585,33 @@ Test(simnic, nic_threads_params_checked)
 	rx_config_defaults(&c);
 	c.queues = 4;
 	snprintf(c.device, sizeof(c.device), "sim:nics=2");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.threads, 2);
 	c.nic_threads = 4;
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
 	snprintf(c.device, sizeof(c.device), "sim");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.threads, 4);
 	c.nic_threads = 0;
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.threads, 1, "auto is the placement's call; alone it is 1");
 	snprintf(c.device, sizeof(c.device), "sim:nics=0");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "device:", 7) == 0, "%s", err);
 	snprintf(c.device, sizeof(c.device), "sim:nics=8");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "queues") != NULL, "%s", err);
 
 	struct rx_placement pl;
 	memset(&pl, 0, sizeof(pl));
 	pl.nic_threads = 2;
+	pl.dma_writers = 1;
+	pl.nic_all = 2;
 	pl.nic_cores[0] = 5;
 	pl.nic_cores[1] = 7;
-	rxs_params_place(&p, &pl);
+	snprintf(c.device, sizeof(c.device), "sim");
+	cr_assert_eq(rxs_params_of_run(&c, NULL, &pl, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.threads, 2);
 	cr_assert_eq(p.core, 5);
 	cr_assert_eq(p.thread_core[1], 7);
@@ -1070,30 +1081,36 @@ Test(simnic, writers_params_checked)
 
 	rx_config_defaults(&c);
 	snprintf(c.device, sizeof(c.device), "sim:writers=4");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.writers, 4);
 	c.dma_writers = 2;
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "dma-writers:", 12) == 0, "%s", err);
+	c.dma_writers = 0;
 	snprintf(c.device, sizeof(c.device), "sim:writers=17");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
-	cr_assert(strncmp(err, "device:", 7) == 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "device: writers=17 out of range 1..16");
+	c.dma_writers = 17; /* the knob takes it: the limit is the NIC's */
+	snprintf(c.device, sizeof(c.device), "sim");
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "dma-writers: 17 out of range 1..16");
+	c.dma_writers = 2;
 	/* auto yields to the knob; line= and train= are device options */
 	snprintf(c.device, sizeof(c.device), "sim:writers=auto,line=100G,train=8");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.writers, 2);
 	cr_assert_eq(p.train, 8);
 	cr_assert_float_eq(p.line_gbps, 100.0, 1e-9);
 	snprintf(c.device, sizeof(c.device), "sim:line=4000G");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "line=4000G") != NULL, "%s", err);
 	snprintf(c.device, sizeof(c.device), "sim:train=0");
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "train=0") != NULL, "%s", err);
 	snprintf(c.device, sizeof(c.device), "sim");
 	c.ring = 16;
 	c.dma_writers = 4;
-	cr_assert_eq(rxs_params_from_config(&c, 0, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "dma-writers:", 12) == 0, "%s", err);
 
 	/* placement: writers get cores after the NIC threads' first; auto
@@ -1102,29 +1119,204 @@ Test(simnic, writers_params_checked)
 	for (int i = 0; i < 16; i++)
 		cores[i] = i;
 	struct rx_placement pl;
+	struct rx_caps caps;
+	rxs_caps(&caps);
 	rx_config_defaults(&c);
 	cr_assert_eq(c.dma_writers, 0, "auto is the default");
 	c.app = RX_APP_THREAD;
-	cr_assert_eq(rx_place_on(&c, true, cores, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, &caps, cores, 16, &pl, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(pl.nic_threads, 1);
-	cr_assert_eq(pl.dma_writers, RX_AUTO_WRITERS, "16 cores - rx - app leave 13: auto takes %d",
-		     RX_AUTO_WRITERS);
-	cr_assert_eq(pl.rx_core[0], RX_AUTO_WRITERS);
-	cr_assert_eq(rx_place_on(&c, true, cores, 4, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.dma_writers, (int)RXS_AUTO_WRITERS,
+		     "16 cores - rx - app leave 13: auto takes %u", RXS_AUTO_WRITERS);
+	cr_assert_eq(pl.rx_core[0], (int)RXS_AUTO_WRITERS);
+	cr_assert_eq(rx_place_on(&c, &caps, cores, 4, &pl, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(pl.dma_writers, 2, "4 cores - rx - app - the first writer leave one more");
 	c.app = RX_APP_AUTO;
-	cr_assert_eq(rx_place_on(&c, true, cores, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_place_on(&c, &caps, cores, 2, &pl, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(pl.dma_writers, 1, "2 cores: one writer");
 	c.app = RX_APP_THREAD;
 	c.dma_writers = 4;
-	cr_assert_eq(rx_place_on(&c, true, cores, 4, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rx_place_on(&c, &caps, cores, 4, &pl, err, sizeof(err)), -EINVAL);
 	cr_assert(strncmp(err, "dma-writers:", 12) == 0, "%s", err);
-	cr_assert_eq(rx_place_on(&c, true, cores, 16, &pl, err, sizeof(err)), 0, "%s", err);
-	rxs_params_defaults(&p);
-	rxs_params_place(&p, &pl);
+	cr_assert_eq(rx_place_on(&c, &caps, cores, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rxs_params_of_run(&c, &caps, &pl, &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.writers, 4);
+	cr_assert_eq(p.asked.writers, 4);
 	cr_assert_eq(p.thread_core[3], 3);
 	cr_assert_eq(p.thread_core[4], -1);
+}
+
+/* ------------------------------------------- the NIC's threads, placed */
+
+/* Auto NIC threads take the cores the rx workers and app threads leave,
+ * at most one per queue (the rule is the NIC's: rxs_dev_ops.size). */
+Test(simnic, place_auto_nic_threads_take_the_spare_cores)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	struct rx_caps caps;
+	char err[256] = "";
+	int sixteen[16];
+	for (int i = 0; i < 16; i++)
+		sixteen[i] = i;
+	rxs_caps(&caps);
+	cr_assert(caps.dev == &rxs_dev_ops);
+	rx_config_defaults(&c);
+	c.dma_writers = 1; /* NIC threads here; auto writers: writers_params_checked */
+	/* 2 cores, 1 queue: one NIC thread, nothing changes */
+	cr_assert_eq(rx_place_on(&c, &caps, sixteen, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 1);
+	cr_assert_eq(pl.nic_cores[0], 0);
+	cr_assert_eq(pl.nic_cores[1], -1);
+	cr_assert_eq(pl.needed, 2);
+	/* 2 queues on 8: rx 2 + app 2, NIC threads min(2, 4 left) = 2 */
+	c.queues = 2;
+	cr_assert_eq(rx_place_on(&c, &caps, sixteen, 8, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 2);
+	cr_assert_eq(pl.nic_core, 0);
+	cr_assert_eq(pl.nic_cores[1], 1);
+	cr_assert_eq(pl.rx_core[0], 2);
+	cr_assert_eq(pl.app_core[1], 5);
+	cr_assert_eq(pl.needed, 6);
+	/* 4 queues on 16: app threads, 4 NIC threads of the 8 left */
+	c.queues = 4;
+	cr_assert_eq(rx_place_on(&c, &caps, sixteen, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.app, RX_APP_THREAD);
+	cr_assert_eq(pl.nic_threads, 4);
+	cr_assert_eq(pl.needed, 12);
+	/* 3 queues on 7: app threads (1 + 6 fit), 1 core left -> 1 NIC thread */
+	c.queues = 3;
+	cr_assert_eq(rx_place_on(&c, &caps, sixteen, 7, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 1);
+	cr_assert_eq(pl.needed, 7);
+	/* oversubscribed: still one NIC thread */
+	c.queues = 2;
+	c.allow_oversubscribe = true;
+	cr_assert_eq(rx_place_on(&c, &caps, sixteen, 2, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 1);
+}
+
+/* The count asked for, by --nic-threads or the device's nics=: never more
+ * than the queues, and the two agree. */
+Test(simnic, place_asked_nic_threads_checked)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	struct rx_caps caps;
+	struct rx_dev_threads asked;
+	char err[256] = "";
+	const int eight[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+	rxs_caps(&caps);
+	rx_config_defaults(&c);
+	c.queues = 2;
+	c.nic_threads = 3;
+	cr_assert_eq(rx_place_on(&c, &caps, eight, 8, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads: 3 NIC threads for 2 queues", 39) == 0, "%s", err);
+	/* the device option, alone and disagreeing */
+	c.nic_threads = 0;
+	snprintf(c.device, sizeof(c.device), "sim:rate=1M,nics=2");
+	cr_assert_eq(caps.dev->check(&c, &caps, &asked, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(asked.threads, 2);
+	cr_assert_eq(asked.writers, 0, "auto");
+	cr_assert_eq(rx_place_on(&c, &caps, eight, 4, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.nic_threads, 2);
+	c.nic_threads = 1;
+	cr_assert_eq(rx_place_on(&c, &caps, eight, 8, &pl, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "nic-threads:", 12) == 0, "%s", err);
+	c.nic_threads = 2;
+	cr_assert_eq(caps.dev->check(&c, &caps, &asked, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(asked.threads, 2);
+	/* the same rule, named as the user wrote it */
+	c.nic_threads = 0;
+	snprintf(c.device, sizeof(c.device), "sim:nics=3");
+	cr_assert_eq(caps.dev->check(&c, &caps, NULL, err, sizeof(err)), -EINVAL);
+	cr_assert(strncmp(err, "device: nics=3 NIC threads for 2 queues", 39) == 0, "%s", err);
+}
+
+/*
+ * The ring the NIC gets is the one its rules see: the mlx5 PMD counts
+ * descriptors in segments (dpdk sim: caps.rq_segments), so hds --ring 64
+ * is 32 WQEs, 4 writers at most (catches: caps and the placement judged
+ * the writers on --ring while open gave the NIC half of it).
+ */
+Test(simnic, hds_ring_of_segments_holds_the_writers)
+{
+	struct rx_config c;
+	struct rx_placement pl;
+	struct rx_caps verbs, dpdk;
+	struct rxs_params p;
+	char err[256] = "";
+	int sixteen[16];
+	for (int i = 0; i < 16; i++)
+		sixteen[i] = i;
+	rxs_caps(&verbs);
+	rxs_caps(&dpdk);
+	dpdk.rq_segments = true;
+	rx_config_defaults(&c);
+	c.mode = RX_MODE_HDS;
+	c.ring = 64;
+	c.batch = 32;
+	c.burst = 32;
+	cr_assert_eq(rxs_ring_wqes(&c, &verbs), 64);
+	cr_assert_eq(rxs_ring_wqes(&c, &dpdk), 32);
+	cr_assert_eq(rxs_ring_wqes(&c, NULL), 64);
+	c.dma_writers = 8;
+	cr_assert_eq(rx_config_validate_fields(&c, &verbs, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rx_config_validate_fields(&c, &dpdk, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "dma-writers: 8 writers need a ring of at least 64 WQEs (8 each), "
+			      "the NIC's ring has 32");
+	/* auto takes what the ring holds */
+	c.dma_writers = 0;
+	c.app = RX_APP_THREAD;
+	cr_assert_eq(rx_place_on(&c, &dpdk, sixteen, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.dma_writers, 4, "32 WQEs / 8 a run");
+	cr_assert_eq(rxs_params_of_run(&c, &dpdk, &pl, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.ring, 32);
+	cr_assert_eq(p.writers, 4);
+	cr_assert_eq(p.asked.writers, 0, "auto");
+	cr_assert_eq(p.thread_core[3], 3);
+	cr_assert_eq(p.thread_core[4], -1);
+	/* single: every descriptor is a WQE */
+	c.mode = RX_MODE_SINGLE;
+	cr_assert_eq(rxs_ring_wqes(&c, &dpdk), 64);
+	cr_assert_eq(rx_place_on(&c, &dpdk, sixteen, 16, &pl, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pl.dma_writers, (int)RXS_AUTO_WRITERS);
+}
+
+/*
+ * Results written before the record ({"asked","resolved","actual"}) read
+ * as they were: the counts were numbers (.nic.nic_threads, .nic.dma_writers,
+ * with .nic.dma_writers_auto) and the config and placement held copies.
+ * The fixture is such a run: `rxray run --device sim:writers=2
+ * --nic-threads 1`, trimmed. Catches: a reader that takes only the object.
+ */
+Test(simnic, reads_a_result_from_before_the_record)
+{
+	struct rxr_result *r = NULL;
+	struct rx_dev_record rec;
+	struct rx_caps caps;
+	char err[256] = "";
+	rxr_result_read(SIMNIC_DATA_DIR "/result_before_nic_record.json", &r, err, sizeof(err));
+	cr_assert_not_null(r, "the reader refused it: %s", err);
+	json_t *nic = json_object_get(r->extra, "nic");
+	cr_assert(json_is_integer(json_object_get(nic, "dma_writers")), "the old shape");
+	rxs_caps(&caps);
+	cr_assert_eq(caps.dev->record(r, &rec), 0);
+	cr_assert_eq(rec.actual.threads, 1);
+	cr_assert_eq(rec.actual.writers, 2);
+	cr_assert_eq(rec.resolved.threads, 1);
+	cr_assert_eq(rec.resolved.writers, 2);
+	cr_assert_eq(rec.asked.threads, 1, "--nic-threads 1");
+	cr_assert_eq(rec.asked.writers, 2, "writers=2: not auto, though --dma-writers was");
+	/* older still: no dma_writers_auto, the knob was all there was */
+	json_object_del(nic, "dma_writers_auto");
+	cr_assert_eq(caps.dev->record(r, &rec), 0);
+	cr_assert_eq(rec.asked.writers, 0, "auto, as the summary of the time said");
+	cr_assert_eq(rec.actual.writers, 2);
+	/* a result without a software NIC has no record */
+	json_object_del(r->extra, "nic");
+	cr_assert_eq(caps.dev->record(r, &rec), -ENOENT);
+	rxr_result_free(r);
 }
 
 /* A second phase (rxs_nic_rearm, as after a warm-up) on the writer path:

@@ -75,8 +75,8 @@ struct rx_config {
 	uint32_t frame;         /* bytes on the wire, without FCS */
 	uint32_t split;         /* hds: bytes into the header segment */
 	uint32_t queues;
-	uint32_t nic_threads;   /* sim: software NIC threads, 0 = auto (rx_place) */
-	uint32_t dma_writers;   /* sim: DMA writers per NIC thread, 0 = auto (rx_place) */
+	uint32_t nic_threads;   /* device threads (software NIC), 0 = auto: rx_dev_ops */
+	uint32_t dma_writers;   /* DMA writers per NIC thread, 0 = auto: rx_dev_ops */
 	uint32_t ring;          /* receive WQEs per queue (power of two) */
 	uint32_t batch;         /* packets per hand-off to the app */
 	uint32_t burst;         /* CQEs polled per rx burst */
@@ -227,6 +227,44 @@ int rx_config_set(struct rx_config *c, const char *key, const char *val, char *e
 
 /* ----------------------------------------------------------------- caps */
 
+/*
+ * A device that runs threads of its own (the software NIC: NIC threads,
+ * each with DMA writers) owns their rules: its device-string options, the
+ * limits on the counts and what auto means. The core asks it through this
+ * table, found on its caps (rx_caps.dev, NULL: a device without threads),
+ * and only hands out the cores. The device's library defines the one
+ * instance (engines/simnic: rxs_dev_ops, set by rxs_caps).
+ */
+struct rx_caps;
+struct rx_dev_threads {
+	uint32_t threads;       /* NIC threads */
+	uint32_t writers;       /* DMA writers per NIC thread */
+};
+/* What a run asked for (0 = auto), what the placement resolved it to and
+ * what the device ran, as its result records them. */
+struct rx_dev_record {
+	struct rx_dev_threads asked, resolved, actual;
+};
+struct rx_dev_ops {
+	const char *name;
+	/* The device's checks of c before anything is placed: its own
+	 * device-string options, the knobs and those options agreeing, and
+	 * every rule on the counts taken alone. asked (may be NULL): the
+	 * counts asked for, 0 = auto. 0, or -EINVAL with one "<knob>: ..."
+	 * or "device: ..." line. Pure and cheap: it runs more than once. */
+	int (*check)(const struct rx_config *c, const struct rx_caps *caps,
+		     struct rx_dev_threads *asked, char *err, size_t errlen);
+	/* Auto resolved, given spare = the cores the rx workers and app
+	 * threads leave (may be <= 0), then the rules on the pair. out has
+	 * no 0. 0, or -EINVAL with one line. */
+	int (*size)(const struct rx_config *c, const struct rx_caps *caps,
+		    const struct rx_dev_threads *asked, int spare, struct rx_dev_threads *out,
+		    char *err, size_t errlen);
+	/* The counts as r records them, in this build's shape or an earlier
+	 * one. 0, or -ENOENT when r has no record of the device. */
+	int (*record)(const struct rxr_result *r, struct rx_dev_record *out);
+};
+
 struct rx_caps {
 	char name[64];          /* "simnic", "mlx5_0", "net_null0" */
 	uint32_t max_ring;      /* max WQEs per RQ (max_qp_wr) */
@@ -239,7 +277,12 @@ struct rx_caps {
 	double max_rate_pps;    /* device/generator ceiling if known, else 0 */
 	uint32_t min_frame;     /* smallest frame (0 = no limit) */
 	uint32_t min_split;     /* hds: smallest header segment (0 = 1) */
-	bool sim_nic;           /* a software NIC thread needs a core */
+	/* threads of the device's own, each needing a core (the software
+	 * NIC); NULL: none */
+	const struct rx_dev_ops *dev;
+	/* the RQ counts its descriptors in segments (the mlx5 PMD): a ring of
+	 * N with two segments per packet holds N/2 WQEs */
+	bool rq_segments;
 };
 
 /* Caps as a JSON object (new reference, NULL on ENOMEM). */
@@ -271,55 +314,42 @@ bool rx_dev_caps_offline(const char *device);
 
 /*
  * Thread placement for a run: which core each role gets. Roles needing a
- * core of their own: the software NIC's threads (sim devices only), one rx
- * worker per queue, and an app thread per queue when c->app is THREAD/EAL
- * (AUTO resolves to THREAD when cores allow, else INLINE).
+ * core of their own: the device's threads (caps->dev, the software NIC),
+ * one rx worker per queue, and an app thread per queue when c->app is
+ * THREAD/EAL (AUTO resolves to THREAD when cores allow, else INLINE).
  *
- * NIC threads (each owns queues q % nic_threads): the count asked for by
- * c->nic_threads or the device option "sim:nics=N" (both set: they must
- * agree), never more than the queues; else auto = min(queues, cores left
- * after the rx workers and app threads), at least 1 (1 on a 2-core
- * machine). AUTO app is resolved first, as if there were one NIC thread
- * (or the count asked for). Cores are handed out in order: NIC threads,
- * rx workers, app threads. needed counts every NIC thread; more than
+ * The device's threads: caps->dev->check gives the counts asked for, and
+ * AUTO app is resolved as if there were that many NIC threads (auto: 1).
+ * caps->dev->size then resolves auto from the cores the rx workers and
+ * app threads leave. Cores are handed out in order: the device's threads
+ * (NIC thread t's writer w on nic_cores[t * dma_writers + w]), rx
+ * workers, app threads. needed counts every device thread; more than
  * available is an error naming the roles unless c->allow_oversubscribe.
- * DMA writers (sim): each NIC thread has c->dma_writers writer threads
- * ("sim:writers=W" likewise), each on a core of its own, NIC thread t's
- * writer w on nic_cores[t * dma_writers + w]; auto (0, the default) =
- * 1 + the cores left after every other role / NIC threads, at most
- * RX_AUTO_WRITERS and ring / 8 (1 on a 2-core machine).
+ * A device without threads refuses --nic-threads and --dma-writers > 1.
  */
-#define RX_MAX_WRITERS 16
-#define RX_AUTO_WRITERS 8
 struct rx_placement {
-	int nic_core;            /* -1 when no software NIC; = nic_cores[0] */
-	int nic_threads;         /* 0 when no software NIC */
-	int dma_writers;         /* writers per NIC thread (nic_cores holds
-				  * nic_threads * dma_writers cores) */
-	int nic_cores[RX_MAX_QUEUES]; /* core of NIC thread t, -1 past the last */
+	int nic_core;            /* -1 when the device has no threads; = nic_cores[0] */
+	int nic_threads;         /* resolved NIC threads, 0 when none */
+	int dma_writers;         /* resolved writers per NIC thread, 0 when none */
+	int nic_all;             /* nic_threads x dma_writers: the entries of nic_cores */
+	int nic_cores[RX_MAX_QUEUES]; /* core of device thread i, -1 past the last */
 	int rx_core[RX_MAX_QUEUES];
 	int app_core[RX_MAX_QUEUES]; /* -1 = inline in the rx worker */
 	enum rx_app app;         /* resolved */
 	int needed, available;
 	bool oversubscribed;
 };
-int rx_place(const struct rx_config *c, bool sim_nic, struct rx_placement *pl, char *err,
-	     size_t errlen);
+int rx_place(const struct rx_config *c, const struct rx_caps *caps, struct rx_placement *pl,
+	     char *err, size_t errlen);
 /*
  * The same decision on an explicit list of usable cores (no affinity
  * check): what rx_place does after resolving --cores or the mask.
  */
-int rx_place_on(const struct rx_config *c, bool sim_nic, const int *cores, int ncores,
-		struct rx_placement *pl, char *err, size_t errlen);
-/*
- * The NIC thread count asked for: c->nic_threads, or the "nics=N" option
- * of a "sim:..." device string, 0 when neither (auto). 0 or -EINVAL with
- * "nic-threads: ..." / "device: ..." in err (bad nics=, the two disagree,
- * more threads than queues).
- */
-int rx_nic_threads_asked(const struct rx_config *c, uint32_t *n, char *err, size_t errlen);
-/* Placement as JSON {"nic","nic_threads","nic_cores":[],"rx":[],"app":[],
- * "app_mode","needed","available","oversubscribed"} (new reference). */
+int rx_place_on(const struct rx_config *c, const struct rx_caps *caps, const int *cores,
+		int ncores, struct rx_placement *pl, char *err, size_t errlen);
+/* Placement as JSON {"nic","nic_cores":[],"rx":[],"app":[],"app_mode",
+ * "needed","available","oversubscribed"} (new reference). The counts
+ * asked, resolved and run are the device's record (rx_dev_ops.record). */
 json_t *rx_placement_to_json(const struct rx_placement *pl);
 
 /* --------------------------------------------------------------- device */

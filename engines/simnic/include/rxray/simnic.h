@@ -136,7 +136,8 @@
  * in flight) keeps it, up to NIC_RUNS_MAX, and publishes it once the
  * ticket is done; it never waits for one and claims the next meanwhile.
  * A descheduled writer holds back, in order, the packets behind its run.
- * W * RXS_MIN_RUN must not exceed the ring.
+ * The limits on the counts (a run of RXS_MIN_RUN WQEs a writer, at most
+ * RXS_MAX_WRITERS): rxs_threads_check, their only copy.
  *
  * Late: a NIC does not fall behind the wire, a software one can (a writer
  * descheduled, steal). Paced, each queue has a late limit: a tenth of
@@ -195,6 +196,7 @@ extern "C" {
 #define RXS_MAX_FRAME 9216u
 #define RXS_BURST 32u
 #define RXS_MAX_WRITERS 16u   /* DMA writers per NIC thread */
+#define RXS_AUTO_WRITERS 8u   /* auto takes no more writers per NIC thread */
 #define RXS_MIN_RUN 8u        /* WQEs a writer's run needs, at least */
 #define RXS_MIN_LINE_GBPS 1.0    /* line rate range (device option line=) */
 #define RXS_MAX_LINE_GBPS 1600.0
@@ -253,9 +255,9 @@ struct rxs_params {
 	bool cqe_comp;          /* write compressed sessions (off by default) */
 	/* DMA writers per NIC thread; 0 = 1 */
 	uint32_t writers;
-	/* writers is the placement's choice: neither --dma-writers nor the
-	 * device's writers= asked for a count (recorded as dma_writers_auto) */
-	bool writers_auto;
+	/* what the run asked for, 0 = auto (rxs_params_of_run; the result's
+	 * record: rxs_nic_result_add) */
+	struct rx_dev_threads asked;
 	/* Arrival pattern: packets per train (1..RXS_BURST, 0 = RXS_BURST)
 	 * and the line rate inside a train (Gb/s, 0 = 400) */
 	uint32_t train;
@@ -365,27 +367,45 @@ struct rxs_ring {
 	__be32 *cq_dbrec;       /* [RXS_CQ_SET_CI] = consumer index */
 };
 
-/* Defaults: 1 queue, ring 1024, 1 sge, frame 1064, rate max, 1 s, cache,
- * stamp, unpinned. */
+/* A run's defaults (rx_config_defaults: ring 8192, 2 s, ...), one NIC
+ * thread of one writer, unpinned. */
 void rxs_params_defaults(struct rxs_params *p);
 /*
- * Derive NIC parameters from a run config: queues, ring, sges (hds -> 2),
- * frame, rate, seconds, dma, payload, NIC-stage injections, sample shift,
- * threads (c->nic_threads, 0 -> 1); then apply the device string's options
- * ("sim" or "sim:rate=12M,flows=256,cq=16384,nics=2,writers=4"; rate=
- * overrides the config's rate, nics= must agree with c->nic_threads when
- * both are set and may not exceed the queues; writers= likewise with
- * c->dma_writers, whose default 1 yields to it; auto (0) is 1 until
- * rxs_params_place). nic_core (thread 0) from rx_place; other threads
- * unpinned until rxs_params_place. 0, or -EINVAL with "device: ..." or
- * "dma-writers: ..." (writers x 8 WQEs over the ring) in err.
+ * The NIC parameters of a run: queues, ring (rxs_ring_wqes), sges (hds:
+ * 2), frame, rate, seconds, dma, payload, NIC-stage injections, sample
+ * shift; then the device string's options ("sim" or
+ * "sim:rate=12M,flows=256,cq=16384,nics=2,writers=4"; rate= overrides the
+ * config's), the counts asked for into p->asked (rxs_dev_ops.check's
+ * rules), and the threads, writers and their cores from the placement pl
+ * (NULL: auto is 1, unpinned). caps NULL: the ring is c->ring. 0, or
+ * -EINVAL with "device: ...", "nic-threads: ..." or "dma-writers: ...".
  */
-int rxs_params_from_config(const struct rx_config *c, int nic_core, struct rxs_params *p,
-			   char *err, size_t errlen);
-/* Take the NIC thread count and cores from a placement (rx_place):
- * threads = pl->nic_threads, writers = pl->dma_writers (when > 0),
- * core / thread_core[] = pl->nic_cores[] (threads x writers of them). */
-void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl);
+int rxs_params_of_run(const struct rx_config *c, const struct rx_caps *caps,
+		      const struct rx_placement *pl, struct rxs_params *p, char *err,
+		      size_t errlen);
+/*
+ * The rules on the NIC's thread counts, the only copy: writers
+ * 1..RXS_MAX_WRITERS, NIC threads <= queues, writers x RXS_MIN_RUN <=
+ * the ring's WQEs, NIC threads x writers <= RXS_MAX_QUEUES. A count of 0
+ * is auto, not known yet: its rules take 1. from_dev (RXS_ASKED_*) names
+ * the counts the device string asked for, so the line names what the
+ * user wrote ("device: writers=..." or "dma-writers: ..."). 0, or -EINVAL.
+ */
+#define RXS_ASKED_NICS_DEV 0x1u    /* nics= of the device string */
+#define RXS_ASKED_WRITERS_DEV 0x2u /* writers= of the device string */
+int rxs_threads_check(uint32_t queues, uint32_t wqes, const struct rx_dev_threads *t,
+		      unsigned from_dev, char *err, size_t errlen);
+/* The WQEs the NIC's RQ gets: c->ring, halved in hds when the driver
+ * counts descriptors in segments (caps->rq_segments: the mlx5 PMD). */
+uint32_t rxs_ring_wqes(const struct rx_config *c, const struct rx_caps *caps);
+/* The software NIC's device ops (core.h struct rx_dev_ops): its checks,
+ * its sizing of auto, and its record's reader. rxs_caps sets caps->dev
+ * to it. */
+extern const struct rx_dev_ops rxs_dev_ops;
+/* The NIC thread and writer counts as r's "nic" record has them (rxs_dev_ops.record):
+ * the {"asked","resolved","actual"} objects, or the numbers results had
+ * before them. 0, or -ENOENT when r has no "nic". */
+int rxs_nic_record(const struct rxr_result *r, struct rx_dev_record *out);
 /*
  * Before/after switches for bench/sim_fidelity: true when the comma list
  * in the environment variable RXRAY_SIM_LEGACY names `what`, i.e. the
@@ -395,7 +415,8 @@ void rxs_params_place(struct rxs_params *p, const struct rx_placement *pl);
  * the packet path.
  */
 bool rxs_sim_legacy(const char *what);
-/* Caps of the software NIC (max ring, sges, queues, frame, split). */
+/* Caps of the software NIC (max ring, sges, queues, frame, split), with
+ * caps->dev = &rxs_dev_ops. */
 void rxs_caps(struct rx_caps *caps);
 
 /*
@@ -467,8 +488,9 @@ const struct rxp_probe *rxs_nic_thread_probe(const struct rxs_nic *n, uint32_t t
  * Add the NIC to a result: one thread entry per NIC thread (role "nic"),
  * and r->extra "nic": {target_pps, achieved_mpps, seconds,
  * busy_cycles_per_packet, generator_limited, dma, payload, flows, sges,
- * cq_depth, core (thread 0's), totals, per-queue counters, nic_threads,
- * dma_writers, writer_threads, train, line_gbps, line_mpps,
+ * cq_depth, core (thread 0's), totals, per-queue counters, nic_threads
+ * and dma_writers (each {"asked": N or "auto", "resolved", "actual"}: the
+ * one record of them), writer_threads, train, line_gbps, line_mpps,
  * threads: [{thread, group, writer, core, queues: [q...], flows, target_pps,
  * achieved_mpps, seconds, busy_cycles_per_packet, bursts, offered,
  * received, out_of_buffer}]}. Sets r->c.offered and r->c.out_of_buffer
