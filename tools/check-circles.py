@@ -21,20 +21,19 @@ Prints one line per circle: the folder, its files, then each inner edge
 `a.c -> b.c: symbol, symbol`; exit 1 if any, 2 on bad usage or when nothing
 is built, 0 when clean.
 """
-import importlib.util
 import os
+import runpy
 import sys
+import types
 from collections import defaultdict
 
 DEFINED = set("TDBRVWGSCuiv")
 
 
 def load_prefixes():
+    """The sibling script check-prefixes.py, as a module (its name has a hyphen)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("check_prefixes", os.path.join(here, "check-prefixes.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return types.SimpleNamespace(**runpy.run_path(os.path.join(here, "check-prefixes.py")))
 
 
 def components(nodes, edges):

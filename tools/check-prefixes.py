@@ -21,22 +21,21 @@ Prints `<source>: <symbol> (<type>) lacks <prefix>` per offence; exit 1 if
 any, 2 on bad usage or when nothing is built, 0 when clean. NM defaults to
 $NM, then nm. check-circles.py imports objects() and nm_table().
 """
-import importlib.util
 import os
+import runpy
 import re
 import subprocess
 import sys
+import types
 
 SKIP = ("tests", "bench", "fuzz")
 STRONG = set("TDBRGSCui")
 
 
 def load_layout():
+    """The sibling script check-layout.py, as a module (its name has a hyphen)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("check_layout", os.path.join(here, "check-layout.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return types.SimpleNamespace(**runpy.run_path(os.path.join(here, "check-layout.py")))
 
 
 def objects(build, src):
