@@ -24,7 +24,7 @@ WALK = re.compile(r"dma_writers|dma-writers|writers=|MAX_WRITERS|AUTO_WRITERS|MI
 MAX_WALK = 6
 DEVICE_WORDS = re.compile(r'"(nics|writers)=')
 OWNER = "engines/simnic/params.c"
-MESSAGES = ["disagrees with the device option", "writers exceed %u threads",
+MESSAGES = ["disagrees with the device option", "NIC threads exceed %u threads",
             "a ring of at least %u WQEs"]
 ROOMS = ("engines", "tools", "sweeps")
 
@@ -79,9 +79,9 @@ def self_test():
         ok &= any("parses the software NIC" in b for b in bad)
         ok &= any("walk crosses 7 files" in b for b in bad)
         os.remove(os.path.join(t, "engines/core/place.c"))
-        put("tools/cmd_x.c", '"writers exceed %u threads"\n')
+        put("tools/cmd_x.c", '"NIC threads exceed %u threads"\n')
         bad, _ = check(t)
-        ok &= any("'writers exceed %u threads' is written in" in b for b in bad)
+        ok &= any("'NIC threads exceed %u threads' is written in" in b for b in bad)
     print("check-owners self-test:", "PASS" if ok else "FAIL")
     return 0 if ok else 1
 

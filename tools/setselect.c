@@ -27,6 +27,7 @@ int rxt_cli_set_select(const char *verb, const char *path, const char *select, s
 	view->n = 0;
 	view->pts = calloc((*s)->n, sizeof(*view->pts));
 	if (!view->pts) {
+		rxu_err(verb, "out of memory for %zu points", (*s)->n);
 		ec = RXU_EXIT_RUNTIME;
 		goto fail;
 	}

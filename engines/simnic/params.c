@@ -150,8 +150,8 @@ int rxs_threads_check(uint32_t queues, uint32_t wqes, const struct rx_dev_thread
 			    wp, w, w == 1 ? " needs" : "s need", w * RXS_MIN_RUN, RXS_MIN_RUN,
 			    wqes);
 	if ((uint64_t)th * w > RXS_MAX_QUEUES)
-		return perr(err, errlen, "%s%u NIC threads x %u writers exceed %u threads", wp, th,
-			    w, RXS_MAX_QUEUES);
+		return perr(err, errlen, "%s%u writers x %u NIC threads exceed %u threads", wp, w,
+			    th, RXS_MAX_QUEUES);
 	return 0;
 }
 

@@ -1094,6 +1094,15 @@ Test(simnic, writers_params_checked)
 	snprintf(c.device, sizeof(c.device), "sim");
 	cr_assert_eq(rxs_params_of_run(&c, NULL, NULL, &p, err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "dma-writers: 17 out of range 1..16");
+	/* the pair's limit names the writers as they were asked, and their count */
+	cr_assert_eq(rxs_threads_check(8, 8192, &(struct rx_dev_threads){8, 16},
+				       RXS_ASKED_WRITERS_DEV, err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_str_eq(err, "device: writers=16 writers x 8 NIC threads exceed 64 threads");
+	cr_assert_eq(rxs_threads_check(8, 8192, &(struct rx_dev_threads){8, 16}, 0, err,
+				       sizeof(err)),
+		     -EINVAL);
+	cr_assert_str_eq(err, "dma-writers: 16 writers x 8 NIC threads exceed 64 threads");
 	c.dma_writers = 2;
 	/* auto yields to the knob; line= and train= are device options */
 	snprintf(c.device, sizeof(c.device), "sim:writers=auto,line=100G,train=8");

@@ -367,8 +367,10 @@ struct rxs_ring {
 	__be32 *cq_dbrec;       /* [RXS_CQ_SET_CI] = consumer index */
 };
 
-/* A run's defaults (rx_config_defaults: ring 8192, 2 s, ...), one NIC
- * thread of one writer, unpinned. */
+/* A run's defaults (rx_config_defaults: ring 8192, 2 s, sampled laps
+ * every 2^6 packets in the full probe mode, ...), one NIC thread of one
+ * writer, unpinned. A caller measuring the writers alone sets
+ * sample_shift 0. */
 void rxs_params_defaults(struct rxs_params *p);
 /*
  * The NIC parameters of a run: queues, ring (rxs_ring_wqes), sges (hds:
