@@ -25,7 +25,7 @@ MAX_WALK = 6
 DEVICE_WORDS = re.compile(r'"(nics|writers)=')
 OWNER = "engines/simnic/params.c"
 MESSAGES = ["disagrees with the device option", "NIC threads exceed %u threads",
-            "a ring of at least %u WQEs"]
+            "a ring of at least %u WQEs", "each NIC thread owns at least one queue"]
 ROOMS = ("engines", "tools", "sweeps")
 
 
