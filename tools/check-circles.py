@@ -67,17 +67,11 @@ def components(nodes, edges):
 
 
 def main(argv):
-    args = list(argv[1:])
-    nm = os.environ.get("NM") or "nm"
-    if "--nm" in args:
-        i = args.index("--nm")
-        nm = args[i + 1] if i + 1 < len(args) else ""
-        del args[i:i + 2]
-    if len(args) != 2 or not nm or not all(os.path.isdir(a) for a in args):
-        print("usage: check-circles.py BUILD SRC [--nm NM]", file=sys.stderr)
-        return 2
-    build, src = args
     px = load_prefixes()
+    got = px.build_src_nm(argv)
+    if not got:
+        return 2
+    build, src, nm = got
     objs = px.objects(build, src)
     syms = px.nm_table([o for o, _, _ in objs], nm)
     definers, uses = defaultdict(set), defaultdict(set)

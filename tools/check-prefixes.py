@@ -19,7 +19,7 @@ run `cmake --build` first); LTO objects would need nm --plugin.
 
 Prints `<source>: <symbol> (<type>) lacks <prefix>` per offence; exit 1 if
 any, 2 on bad usage or when nothing is built, 0 when clean. NM defaults to
-$NM, then nm. check-circles.py imports objects() and nm_table().
+$NM, then nm. check-circles.py imports objects(), nm_table() and build_src_nm().
 """
 import os
 import runpy
@@ -120,7 +120,9 @@ def allowed(name, room):
             or (room.startswith("engines/") and name == "rx_engine_" + room.split("/", 1)[1]))
 
 
-def main(argv):
+def build_src_nm(argv):
+    """BUILD SRC [--nm NM] of argv (NM: $NM, then nm), or None after the
+    usage line. check-circles.py takes the same arguments."""
     args = list(argv[1:])
     nm = os.environ.get("NM") or "nm"
     if "--nm" in args:
@@ -128,9 +130,16 @@ def main(argv):
         nm = args[i + 1] if i + 1 < len(args) else ""
         del args[i:i + 2]
     if len(args) != 2 or not nm or not all(os.path.isdir(a) for a in args):
-        print("usage: check-prefixes.py BUILD SRC [--nm NM]", file=sys.stderr)
+        print(f"usage: {os.path.basename(argv[0])} BUILD SRC [--nm NM]", file=sys.stderr)
+        return None
+    return args[0], args[1], nm
+
+
+def main(argv):
+    got = build_src_nm(argv)
+    if not got:
         return 2
-    build, src = args
+    build, src, nm = got
     layout = load_layout()
     table = layout.rooms(src)
     objs = objects(build, src)
