@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rxray/analyze.h"
 #include "rxray/sweep.h"
+#include "sweep_test_util.h"
 
 __attribute__((noinline)) static char *slurp(const char *path)
 {
@@ -97,25 +97,9 @@ static char *table(void)
 		snprintf(fr, sizeof(fr), "%d", 9000 + i);
 		rows[n++] = summary(fr, st, "why it did not run");
 	}
-	char dir[] = "/tmp/rxray-readme-XXXXXX", path[64];
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-	FILE *o = fopen(path, "w");
-	cr_assert_not_null(o);
-	for (size_t i = 0; i < n; i++) {
-		char *s = json_dumps(rows[i], JSON_COMPACT);
-		fprintf(o, "%s\n", s);
-		free(s);
+	char *out = sw_table_of(rows, n);
+	for (size_t i = 0; i < n; i++)
 		json_decref(rows[i]);
-	}
-	fclose(o);
-	char *out = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&out, &len);
-	cr_assert_eq(sweep_table_print(m, path), 0);
-	fclose(m);
-	unlink(path);
-	rmdir(dir);
 	return out;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "rxray/sweep.h"
+#include "sweep_test_util.h"
 
 struct model {
 	double C, G;        /* ceiling and generator max, pps */
@@ -672,29 +673,6 @@ Test(sweep_search, the_time_budget_ends_a_point_unresolved_with_both_bounds)
 	sweep_search_result_free(&r);
 }
 
-__attribute__((noinline)) static char *table_of(json_t **sums, size_t n)
-{
-	char dir[] = "/tmp/rxray-table-XXXXXX", path[64];
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	for (size_t i = 0; i < n; i++) {
-		char *s = json_dumps(sums[i], JSON_COMPACT);
-		fprintf(f, "%s\n", s);
-		free(s);
-	}
-	fclose(f);
-	char *out = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&out, &len);
-	cr_assert_eq(sweep_table_print(m, path), 0);
-	fclose(m);
-	unlink(path);
-	rmdir(dir);
-	return out;
-}
-
 Test(sweep_search, intervals_and_flags_in_the_summary_and_the_table)
 {
 	struct sweep_search_cfg c = cfg_default();
@@ -735,7 +713,7 @@ Test(sweep_search, intervals_and_flags_in_the_summary_and_the_table)
 	double lo = r.ndr_pps / 1e6, hi = r.ndr_hi_pps / 1e6;
 	sweep_search_result_free(&r);
 
-	char *t = table_of(sum, 2);
+	char *t = sw_table_of(sum, 2);
 	cr_expect(strstr(t, "| NDR Mpps | PDR Mpps | NIC flat-out Mpps | trials | NDR interval | PDR "
 			    "interval | flags | note |"), "%s", t);
 	char want[128];
@@ -795,7 +773,7 @@ Test(sweep_search, the_run_results_verdict_marks_a_trial_disturbed)
 	json_array_foreach(json_object_get(sum, "flags"), i, f) flagged |=
 	    !strcmp(json_string_value(f), "oversubscribed");
 	cr_expect(flagged, "flags without oversubscribed");
-	char *t = table_of(&sum, 1);
+	char *t = sw_table_of(&sum, 1);
 	cr_expect(strstr(t, "oversubscribed |") || strstr(t, "oversubscribed;"), "%s", t);
 	free(t);
 	json_decref(sum);

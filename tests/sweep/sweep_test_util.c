@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rxray/sweep.h"
 #include "rxray/util.h"
 #include "sweep_test_util.h"
 
@@ -171,4 +172,25 @@ int sw_run_available(const char *engine, const char *device, char *why, size_t w
 	free(out);
 	free(err);
 	return rc == 0;
+}
+
+char *sw_table_of(json_t *const *sums, size_t n)
+{
+	char *dir = sw_tmpdir(), path[600];
+	snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (size_t i = 0; i < n; i++) {
+		char *s = json_dumps(sums[i], JSON_COMPACT);
+		fprintf(f, "%s\n", s);
+		free(s);
+	}
+	fclose(f);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	cr_assert_eq(sweep_table_print(m, path), 0);
+	fclose(m);
+	sw_rmtree(dir);
+	return out;
 }

@@ -3,6 +3,7 @@
 #ifndef RXRAY_TESTS_SWEEP_TEST_UTIL_H
 #define RXRAY_TESTS_SWEEP_TEST_UTIL_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -30,6 +31,9 @@ extern long sw_run_fsize;
 pid_t sw_spawn(char *const argv[]);
 /* The same, the child holding keep as its fd 3 (keep < 0: none). */
 pid_t sw_spawn_keeping(char *const argv[], int keep);
+/* The sweep table (sweep_table_print) of a results.jsonl holding the n
+ * point summaries (malloc'd text). Aborts the test on failure. */
+char *sw_table_of(json_t *const *sums, size_t n);
 /* Does this build's rxray have a working `run` on engine/device? */
 int sw_run_available(const char *engine, const char *device, char *why, size_t whylen);
 
