@@ -42,14 +42,16 @@ static char *how_to_read(void)
 	return out;
 }
 
-/* word explained: a table row that starts with it, or a `quoted` term */
+/* word explained: a table row of the text whose first cell starts with it
+ * (not a row of an indented example), or a `quoted` term */
 static void expect_explained(const char *sec, const char *word, const char *from)
 {
-	char a[160], b[160], c[160];
-	snprintf(a, sizeof(a), "| %s", word);
+	char a[160], b[160], c[160], d[160];
+	snprintf(a, sizeof(a), "\n| %s", word);
+	snprintf(d, sizeof(d), "\n| `%s", word);
 	snprintf(b, sizeof(b), "`%s", word);
 	snprintf(c, sizeof(c), "`N %s", word); /* a count before it: `N disturbed trials` */
-	cr_expect(strstr(sec, a) || strstr(sec, b) || strstr(sec, c),
+	cr_expect(strstr(sec, a) || strstr(sec, b) || strstr(sec, c) || strstr(sec, d),
 		  "README.md, \"How to read the output\": nothing explains '%s' (%s)", word, from);
 }
 
