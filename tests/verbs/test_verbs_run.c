@@ -192,9 +192,28 @@ Test(verbs_run, many_revolutions)
 	c.ring = 16;
 	c.batch = 8;
 	c.burst = 8;
-	struct rxr_result *r = run_ok(&c);
-	check_run(r);
-	/* unloaded, this is tens of thousands; a slot-reuse stall stops at 1 */
+	/* Unloaded, this is tens of thousands; a slot-reuse stall stops at 1.
+	 * A 16-slot ring covers 16 us at this rate, so a host that takes the
+	 * rx thread's core drops most packets: a run the host disturbed (its
+	 * validity says so) is run again, up to three times (once, beside
+	 * the other tests on two cores, one received 1,424). A stall loses
+	 * every time, and a run the host left alone is judged at once. */
+	struct rxr_result *r = NULL;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		if (r)
+			rxr_result_free(r);
+		r = run_ok(&c);
+		check_run(r);
+		if (r->c.received / c.ring > 200)
+			break;
+		bool disturbed = json_is_true(
+		    json_object_get(json_object_get(r->extra, "validity"), "disturbed"));
+		fprintf(stderr, "note: run %d turned the ring %lu times (%s)\n", attempt + 1,
+			(unsigned long)(r->c.received / c.ring),
+			disturbed ? "the host disturbed it" : "undisturbed");
+		if (!disturbed)
+			break;
+	}
 	if (r->c.received / c.ring <= 200)
 		skip_if_starved(r);
 	cr_assert_gt(r->c.received / c.ring, 200, "only %lu revolutions",
