@@ -158,15 +158,33 @@ Test(attribution, vector_refill_get_in_buf_alloc_lookup_in_sge_setup, .timeout =
 	 * app's puts (one per batch) in free */
 	cfg_vector(&c);
 	c.op_delay_mempool = (uint32_t)K;
-	struct rxr_result *mp = dt_run_ok(&c);
+	/* about 60 refills a run; a host that takes the run's cores leaves
+	 * fewer, and its validity says so: such a run is run again, up to
+	 * three times (once, beside the other tests on two cores, one made 7) */
+	struct rxr_result *mp = NULL;
+	double refills = 0;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		if (mp)
+			rxr_result_free(mp);
+		mp = dt_run_ok(&c);
+		refills = json_number_value(json_object_get(
+		    json_array_get(json_object_get(json_object_get(mp->extra, "dpdk"), "sim_queues"),
+				   0),
+		    "bulk_gets"));
+		bool disturbed = json_is_true(
+		    json_object_get(json_object_get(mp->extra, "validity"), "disturbed"));
+		if (refills > 20 || !disturbed)
+			break;
+		fprintf(stderr, "note: run %d made %.0f refills of %llu packets offered (the host "
+				"disturbed it)\n",
+			attempt + 1, refills, (unsigned long long)mp->c.offered);
+	}
 	const struct rxr_thread_result *d = dt_thread(mp, "rx");
 	double gets = dnum(mp, "mempool.rx.get_calls"), puts = dnum(mp, "mempool.rx.put_calls");
-	double refills = json_number_value(json_object_get(
-	    json_array_get(json_object_get(json_object_get(mp->extra, "dpdk"), "sim_queues"), 0),
-	    "bulk_gets"));
 	double alaps = (double)d->st[RXP_ST_BUF_ALLOC].count;
 	double flaps = (double)d->st[RXP_ST_FREE].count;
-	cr_assert_gt(refills, 20, "%.0f refills", refills);
+	cr_assert_gt(refills, 20, "%.0f refills (offered %llu, received %llu)", refills,
+		     (unsigned long long)mp->c.offered, (unsigned long long)mp->c.received);
 	cr_assert_float_eq(gets, refills, 0.5, "driver gets %.0f, bulk refills %.0f", gets,
 			   refills);
 	cr_assert_gt(flaps, 20, "%.0f free laps", flaps);
