@@ -15,8 +15,9 @@
  * achieved: what the device really saw, not what was asked.
  *
  * The host is part of every trial: a trial the run marked disturbed
- * (validity.h) only judges a load that has nothing else, and such a load
- * is re-run while it bounds a goal. Trials that disagree at one load are
+ * (validity.h) that lost only judges a load that has nothing else, and
+ * such a load is re-run while it bounds a goal; a disturbed trial that
+ * met the goal judges like any other (the host only takes capacity away). Trials that disagree at one load are
  * settled there. When a lower bound falls, the search walks down from the
  * failing rate in steps whose width doubles (MLRsearch's external search)
  * instead of jumping to a rate one slow trial received: on a shared host a
@@ -101,11 +102,24 @@ static bool exceeds(const struct sweep_search_cfg *c, double bad_s, double all_s
 	return c->exceed_ratio > 0 ? bad_s > c->exceed_ratio * all_s + 1e-12 : bad_s > 0;
 }
 
-/* Undisturbed trials and broken ones judge a load; disturbed ones only
- * when it has nothing else (then the load is tainted). */
-static bool trial_judges(const struct sweep_trial *t, bool tainted)
+/* A trial that met the goal at the rate asked: offered it (no
+ * shortfall) and lost no more than loss. */
+static bool trial_clean(const struct sweep_trial *t, double loss)
+{
+	return t->status == SWEEP_TRIAL_OK && t->loss <= loss + 1e-12 &&
+	       !(t->target_pps > 0 && t->offered_pps < t->target_pps * (1 - SHORTFALL));
+}
+
+/* Undisturbed trials and broken ones judge a load, and so does a
+ * disturbed trial that met the goal anyway: the host can only take
+ * capacity away, so a pass it disturbed still stands. A disturbed trial
+ * that lost judges only a load that has nothing else (then the load is
+ * tainted: its failure may be the host's). */
+static bool trial_judges(const struct sweep_trial *t, bool tainted, double loss)
 {
 	bool disturbed = t->status == SWEEP_TRIAL_OK && t->disturbed;
+	if (disturbed && trial_clean(t, loss))
+		return !tainted;
 	return tainted ? disturbed : !disturbed;
 }
 
@@ -132,7 +146,7 @@ static void loads_build(struct state *s, double loss)
 				    .tainted = true};
 		for (size_t k = i; k < s->r->ntrials; k++) {
 			const struct sweep_trial *t = &s->r->trials[k];
-			if (t->target_pps == target && trial_judges(t, false))
+			if (t->target_pps == target && trial_judges(t, false, loss))
 				ld->tainted = false;
 		}
 		for (size_t k = i; k < s->r->ntrials; k++) {
@@ -144,7 +158,7 @@ static void loads_build(struct state *s, double loss)
 				ok && target > 0 && t->offered_pps < target * (1 - SHORTFALL);
 			bool lossy = ok && t->loss > loss + 1e-12;
 			ld->passed_once |= ok && !lossy && !shortfall;
-			if (!trial_judges(t, ld->tainted))
+			if (!trial_judges(t, ld->tainted, loss))
 				continue;
 			ld->ntrials++;
 			ld->all_s += t->seconds;
