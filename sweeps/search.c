@@ -157,7 +157,7 @@ static void loads_build(struct state *s, double loss)
 			bool shortfall =
 				ok && target > 0 && t->offered_pps < target * (1 - SHORTFALL);
 			bool lossy = ok && t->loss > loss + 1e-12;
-			ld->passed_once |= ok && !lossy && !shortfall;
+			ld->passed_once |= trial_clean(t, loss);
 			if (!trial_judges(t, ld->tainted, loss))
 				continue;
 			ld->ntrials++;
